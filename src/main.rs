@@ -1,1 +1,6 @@
-fn main() {}
+//! The `tribunal` command line.
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    tribunal::cli::main()
+}

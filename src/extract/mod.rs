@@ -1,1 +1,455 @@
-//! placeholder
+//! The extraction ladder: finds the JSON object or array in what a model emitted.
+//!
+//! Each [`Tier`] is a more forgiving way of reading the text:
+//!
+//! * [`Tier::Strict`]: the whole text is JSON ([`strict::parse`]);
+//! * [`Tier::Fence`]: the first Markdown code fence holding JSON ([`fence::extract`]);
+//! * [`Tier::Embedded`]: the first balanced `{...}` in prose that is JSON ([`embedded::extract`]);
+//! * [`Tier::Repair`]: almost-JSON rewritten into JSON ([`repair::repair`]);
+//! * [`Tier::Fallback`]: handled by the caller, never by [`extract`].
+//!
+//! Every tier accepts only an object or an array as its result. No tier recurses on the
+//! input, and each one's work is linear in the length of the text, so adversarial input
+//! (megabytes of `{`, or 100,000 levels of nesting) neither overflows the stack nor takes
+//! quadratic time. Nesting deeper than `serde_json`'s recursion limit simply fails to parse.
+
+pub mod embedded;
+pub mod fence;
+pub mod repair;
+pub mod strict;
+
+use serde_json::Value;
+
+/// One rung of the extraction ladder, from the strictest to the most forgiving.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Tier {
+    /// The whole text is a JSON object or array.
+    Strict,
+    /// The first Markdown code fence whose content is a JSON object or array.
+    Fence,
+    /// The first balanced `{...}` in the text that is a JSON object.
+    Embedded,
+    /// Almost-JSON rewritten into JSON, listing the repairs made.
+    Repair,
+    /// The caller's last resort; [`extract`] skips it.
+    Fallback,
+}
+
+impl Tier {
+    /// Every tier, in ladder order.
+    pub const ALL: [Tier; 5] = [
+        Tier::Strict,
+        Tier::Fence,
+        Tier::Embedded,
+        Tier::Repair,
+        Tier::Fallback,
+    ];
+
+    /// The lowercase name, as used in configuration and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Strict => "strict",
+            Tier::Fence => "fence",
+            Tier::Embedded => "embedded",
+            Tier::Repair => "repair",
+            Tier::Fallback => "fallback",
+        }
+    }
+
+    /// The tier with that name (ASCII case and surrounding whitespace are ignored).
+    pub fn parse(name: &str) -> Option<Tier> {
+        let name = name.trim();
+        Tier::ALL
+            .into_iter()
+            .find(|tier| tier.as_str().eq_ignore_ascii_case(name))
+    }
+}
+
+impl std::fmt::Display for Tier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One kind of repair the [`Tier::Repair`] rewriter can make.
+///
+/// The derived order is the order in which repairs are listed.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Repair {
+    /// A comma before `}` or `]` was removed.
+    TrailingComma,
+    /// A single-quoted string was rewritten with double quotes.
+    SingleQuotes,
+    /// A bare identifier used as a key was quoted.
+    UnquotedKeys,
+    /// `True`, `False` or `None` became `true`, `false` or `null`.
+    PythonLiterals,
+    /// A `//`, `/* */` or `#` comment was removed.
+    Comments,
+    /// A string cut off by the end of the text was closed.
+    ClosedString,
+    /// Objects or arrays left open at the end of the text were closed.
+    ClosedBrackets,
+    /// An unfinished last member (a key without a value, a dangling comma, a cut-off
+    /// literal or number) was dropped.
+    DroppedIncompleteMember,
+    /// A missing comma between two members was inserted.
+    MissingComma,
+    /// A quote inside a string that did not end it was escaped.
+    UnescapedQuotes,
+    /// An escape JSON does not allow (`\'`, `\x`, a lone surrogate) was rewritten.
+    InvalidEscapes,
+    /// A raw newline, tab or other control character inside a string was escaped.
+    ControlCharacters,
+}
+
+impl Repair {
+    /// Every repair kind, in listing order.
+    pub const ALL: [Repair; 12] = [
+        Repair::TrailingComma,
+        Repair::SingleQuotes,
+        Repair::UnquotedKeys,
+        Repair::PythonLiterals,
+        Repair::Comments,
+        Repair::ClosedString,
+        Repair::ClosedBrackets,
+        Repair::DroppedIncompleteMember,
+        Repair::MissingComma,
+        Repair::UnescapedQuotes,
+        Repair::InvalidEscapes,
+        Repair::ControlCharacters,
+    ];
+
+    /// The `snake_case` name, as serialized.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Repair::TrailingComma => "trailing_comma",
+            Repair::SingleQuotes => "single_quotes",
+            Repair::UnquotedKeys => "unquoted_keys",
+            Repair::PythonLiterals => "python_literals",
+            Repair::Comments => "comments",
+            Repair::ClosedString => "closed_string",
+            Repair::ClosedBrackets => "closed_brackets",
+            Repair::DroppedIncompleteMember => "dropped_incomplete_member",
+            Repair::MissingComma => "missing_comma",
+            Repair::UnescapedQuotes => "unescaped_quotes",
+            Repair::InvalidEscapes => "invalid_escapes",
+            Repair::ControlCharacters => "control_characters",
+        }
+    }
+
+    /// The repair kind with that `snake_case` name.
+    pub fn parse(name: &str) -> Option<Repair> {
+        let name = name.trim();
+        Repair::ALL
+            .into_iter()
+            .find(|repair| repair.as_str().eq_ignore_ascii_case(name))
+    }
+}
+
+impl std::fmt::Display for Repair {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A JSON value found in a model's output, with how it was found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Extracted {
+    /// The object or array.
+    pub value: Value,
+    /// The tier that found it.
+    pub tier: Tier,
+    /// The repairs made, each kind once, in [`Repair`] order (empty unless `tier` is
+    /// [`Tier::Repair`]).
+    pub repairs: Vec<Repair>,
+}
+
+/// Runs the given tiers in order and returns the first success, or `None`.
+///
+/// [`Tier::Fallback`] is ignored here: the caller handles it.
+pub fn extract(text: &str, tiers: &[Tier]) -> Option<Extracted> {
+    tiers.iter().find_map(|&tier| {
+        let (value, repairs) = match tier {
+            Tier::Strict => (strict::parse(text)?, Vec::new()),
+            Tier::Fence => (fence::extract(text)?, Vec::new()),
+            Tier::Embedded => (embedded::extract(text)?, Vec::new()),
+            Tier::Repair => repair::repair(text)?,
+            Tier::Fallback => return None,
+        };
+        Some(Extracted {
+            value,
+            tier,
+            repairs,
+        })
+    })
+}
+
+/// Parses `text` as JSON, accepting only an object or an array.
+///
+/// Returns at once (without parsing) unless `text` starts with `{` or `[`, so a long
+/// string or number costs nothing.
+pub(crate) fn parse_container(text: &str) -> Option<Value> {
+    if !text.starts_with(['{', '[']) {
+        return None;
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(value @ (Value::Object(_) | Value::Array(_))) => Some(value),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const LADDER: [Tier; 4] = [Tier::Strict, Tier::Fence, Tier::Embedded, Tier::Repair];
+
+    #[test]
+    fn tier_names_round_trip() {
+        for tier in Tier::ALL {
+            assert_eq!(Tier::parse(tier.as_str()), Some(tier));
+            assert_eq!(tier.to_string(), tier.as_str());
+            let serialized = serde_json::to_string(&tier).unwrap();
+            assert_eq!(serialized, format!("\"{}\"", tier.as_str()));
+            let back: Tier = serde_json::from_str(&serialized).unwrap();
+            assert_eq!(back, tier);
+        }
+        assert_eq!(Tier::parse(" Fence "), Some(Tier::Fence));
+        assert_eq!(Tier::parse("REPAIR"), Some(Tier::Repair));
+        assert_eq!(Tier::parse("loose"), None);
+        assert_eq!(Tier::parse(""), None);
+    }
+
+    #[test]
+    fn tier_order_is_ladder_order() {
+        let mut sorted = Tier::ALL;
+        sorted.sort();
+        assert_eq!(sorted, Tier::ALL);
+    }
+
+    #[test]
+    fn repair_names_round_trip() {
+        let mut sorted = Repair::ALL;
+        sorted.sort();
+        assert_eq!(sorted, Repair::ALL);
+        for repair in Repair::ALL {
+            let serialized = serde_json::to_string(&repair).unwrap();
+            assert_eq!(serialized, format!("\"{}\"", repair.as_str()));
+            assert_eq!(Repair::parse(repair.as_str()), Some(repair));
+            assert_eq!(repair.to_string(), repair.as_str());
+        }
+        assert_eq!(Repair::TrailingComma.as_str(), "trailing_comma");
+        assert_eq!(
+            Repair::DroppedIncompleteMember.as_str(),
+            "dropped_incomplete_member"
+        );
+        assert_eq!(Repair::parse("nope"), None);
+    }
+
+    #[test]
+    fn parse_container_accepts_only_objects_and_arrays() {
+        assert_eq!(parse_container("{}"), Some(json!({})));
+        assert_eq!(parse_container("[1]"), Some(json!([1])));
+        assert_eq!(parse_container("1"), None);
+        assert_eq!(parse_container("\"s\""), None);
+        assert_eq!(parse_container("null"), None);
+        assert_eq!(parse_container(" {}"), None);
+        assert_eq!(parse_container("{} x"), None);
+    }
+
+    #[test]
+    fn seed_001_strict() {
+        let text =
+            r#"{"kind": "world.observed", "text": "The path folds itself into a paper crane."}"#;
+        let found = extract(text, &LADDER).unwrap();
+        assert_eq!(found.tier, Tier::Strict);
+        assert!(found.repairs.is_empty());
+        assert_eq!(
+            found.value,
+            json!({"kind": "world.observed", "text": "The path folds itself into a paper crane."})
+        );
+    }
+
+    #[test]
+    fn seed_001_embedded() {
+        let text =
+            r#"Certainly! Here is the JSON: {"kind": "agent.spoke", "text": "I collect echoes."}"#;
+        let found = extract(text, &LADDER).unwrap();
+        assert_eq!(found.tier, Tier::Embedded);
+        assert_eq!(
+            found.value,
+            json!({"kind": "agent.spoke", "text": "I collect echoes."})
+        );
+        assert!(found.repairs.is_empty());
+    }
+
+    #[test]
+    fn seed_001_pure_text() {
+        let text = "The mushrooms charge admission to their bioluminescent shows.";
+        assert_eq!(extract(text, &LADDER), None);
+        for tier in Tier::ALL {
+            assert_eq!(extract(text, &[tier]), None);
+        }
+    }
+
+    #[test]
+    fn seed_004_fence() {
+        let text = "Here's my response:\n```json\n{\"eval\": null, \"thought\": \"thinking\", \"mood\": \"🤔\", \"confidence\": 0.7, \"monologue\": \"hmm\"}\n```";
+        let found = extract(text, &LADDER).unwrap();
+        assert_eq!(found.tier, Tier::Fence);
+        assert_eq!(
+            found.value,
+            json!({"eval": null, "thought": "thinking", "mood": "🤔", "confidence": 0.7, "monologue": "hmm"})
+        );
+        assert_eq!(
+            found.value["mood"].as_str().unwrap().as_bytes(),
+            "🤔".as_bytes()
+        );
+        let keys: Vec<&str> = found
+            .value
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(keys, ["eval", "thought", "mood", "confidence", "monologue"]);
+    }
+
+    #[test]
+    fn seed_004_malformed() {
+        let text = "I'm not sure what to do {partial json";
+        assert_eq!(extract(text, &[Tier::Strict, Tier::Fence]), None);
+        assert_eq!(extract(text, &LADDER), None);
+        assert_eq!(extract(text, &Tier::ALL), None);
+    }
+
+    #[test]
+    fn tiers_run_in_the_given_order() {
+        let text = "{\"a\": 1}";
+        assert_eq!(extract(text, &LADDER).unwrap().tier, Tier::Strict);
+        let reversed = [Tier::Repair, Tier::Embedded, Tier::Fence, Tier::Strict];
+        let found = extract(text, &reversed).unwrap();
+        assert_eq!(found.tier, Tier::Repair);
+        assert!(found.repairs.is_empty());
+        assert_eq!(
+            extract(text, &[Tier::Embedded]).unwrap().tier,
+            Tier::Embedded
+        );
+        assert_eq!(extract(text, &[Tier::Fence]), None);
+    }
+
+    #[test]
+    fn only_requested_tiers_run() {
+        let text = "Sure: {\"a\": 1}";
+        assert_eq!(extract(text, &[Tier::Strict, Tier::Fence]), None);
+        assert_eq!(extract(text, &[]), None);
+        assert_eq!(extract(text, &[Tier::Fallback]), None);
+        let found = extract(text, &[Tier::Fallback, Tier::Embedded]).unwrap();
+        assert_eq!(found.tier, Tier::Embedded);
+    }
+
+    #[test]
+    fn repair_tier_reports_repairs() {
+        let text = "{'a': True, 'b': [1, 2,],}";
+        let found = extract(text, &LADDER).unwrap();
+        assert_eq!(found.tier, Tier::Repair);
+        assert_eq!(found.value, json!({"a": true, "b": [1, 2]}));
+        assert_eq!(
+            found.repairs,
+            [
+                Repair::TrailingComma,
+                Repair::SingleQuotes,
+                Repair::PythonLiterals
+            ]
+        );
+    }
+
+    #[test]
+    fn truncated_output_reaches_the_repair_tier() {
+        let text = "```json\n{\"thought\": \"I was thinking abo";
+        let found = extract(text, &LADDER).unwrap();
+        assert_eq!(found.tier, Tier::Repair);
+        assert_eq!(found.value, json!({"thought": "I was thinking abo"}));
+        assert_eq!(
+            found.repairs,
+            [Repair::ClosedString, Repair::ClosedBrackets]
+        );
+    }
+
+    #[test]
+    fn every_truncation_of_a_fenced_answer_is_handled() {
+        let full = "Here's my response:\n```json\n{\n  \"thought\": \"a \\\"quoted\\\" 🤔 idea\",\n  \"scores\": [1, -2.5e1, true, null],\n  \"nested\": {\"k\": \"v\"}\n}\n```\nHope that helps!";
+        let expected = json!({
+            "thought": "a \"quoted\" 🤔 idea",
+            "scores": [1, -25.0, true, null],
+            "nested": {"k": "v"}
+        });
+        let found = extract(full, &LADDER).unwrap();
+        assert_eq!(found.tier, Tier::Fence);
+        assert_eq!(found.value, expected);
+        let open_brace = full.find('{').unwrap();
+        let close_brace = full.rfind('}').unwrap();
+        for (end, _) in full.char_indices().skip(1) {
+            let prefix = &full[..end];
+            let found = extract(prefix, &LADDER);
+            if end <= open_brace {
+                assert_eq!(found, None, "{prefix:?}");
+                continue;
+            }
+            let found = found.unwrap_or_else(|| panic!("nothing for {prefix:?}"));
+            assert!(found.value.is_object(), "{prefix:?}");
+            if end <= close_brace {
+                assert_eq!(found.tier, Tier::Repair, "{prefix:?}");
+                assert!(
+                    found.repairs.contains(&Repair::ClosedBrackets),
+                    "{prefix:?}"
+                );
+            } else {
+                assert_eq!(found.value, expected, "{prefix:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn scalars_are_never_a_success() {
+        for text in ["42", "\"just a string\"", "null", "true", "```json\n7\n```"] {
+            assert_eq!(extract(text, &LADDER), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn deep_nesting_fails_without_crashing() {
+        for open in ["[", "{", "{\"a\":", "[{\"a\":"] {
+            let unbalanced = open.repeat(100_000);
+            assert_eq!(extract(&unbalanced, &LADDER), None);
+        }
+        let arrays = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        assert_eq!(extract(&arrays, &LADDER), None);
+        let objects = format!("{}{}", "{\"a\":".repeat(100_000), "}".repeat(100_000));
+        assert_eq!(extract(&objects, &LADDER), None);
+        let braces = format!("{}{}", "{".repeat(100_000), "}".repeat(100_000));
+        assert_eq!(extract(&braces, &LADDER), None);
+    }
+
+    #[test]
+    fn ten_megabytes_of_braces() {
+        let text = "{".repeat(10 * 1024 * 1024);
+        assert_eq!(extract(&text, &LADDER), None);
+        // An unclosed brace hides what follows it from the embedded tier, and the repair
+        // tier gives up after its eight attempts.
+        let object_after = format!("{text}{{\"a\": 1}}");
+        assert_eq!(extract(&object_after, &LADDER), None);
+        let object_before = format!("{{\"a\": 1}}{text}");
+        let found = extract(&object_before, &LADDER).unwrap();
+        assert_eq!(found.tier, Tier::Embedded);
+        assert_eq!(found.value, json!({"a": 1}));
+    }
+}

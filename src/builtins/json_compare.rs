@@ -1,0 +1,1106 @@
+//! `json_compare` (metric, seed 002): compares the top-level keys of the extracted JSON
+//! (the AIO) with the ground truth (`expected`, the GT) in the seed's four phases —
+//! key buckets, completeness, hallucination, accuracy with per-field strategies — and
+//! scores the weighted Response Quality Score (RQS).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, LazyLock};
+
+use regex::Regex;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use super::required_fields::escape_pointer_token;
+use super::Builtin;
+use crate::component::{
+    self, BuildCtx, BuildError, Compiled, Context, EvalError, Kind, Metric, MetricOutput, Strategy,
+};
+use crate::report::Issue;
+use crate::strategy::{
+    Exact, Semantic, StrategyRegistry, DEFAULT_FUZZY_THRESHOLD, DEFAULT_SEMANTIC_THRESHOLD,
+};
+
+pub const BUILTIN: Builtin = Builtin {
+    name: "json_compare",
+    kind: Kind::Metric,
+    summary: "Compares extracted JSON with the ground truth: completeness, hallucination, accuracy, RQS (seed 002)",
+    docs: DOCS,
+    build,
+};
+
+const DOCS: &str = r#"# json_compare
+
+Metric (seed 002). Compares the top-level keys of the extracted JSON (the AIO) with
+the record's ground truth `expected` (the GT) and scores the Response Quality Score.
+
+**Null**: JSON `null`, `""`, or a string of whitespace only (Python `str.strip()`
+whitespace).
+
+**Phase 0, buckets** (keys listed in GT order, then AIO-only keys in AIO order):
+`extra_keys` (in AIO, not in GT), `gt_null_aio_has_value`, `gt_non_null`,
+`aio_missing_or_null` (GT non-null, AIO missing or null), `both_non_null`.
+
+- **Completeness** = `|both_non_null| / |gt_non_null|` (1.0 when nothing is expected).
+- **Hallucination** = `(|extra_keys| + |gt_null_aio_has_value|) / |GT keys ∪ AIO keys|`
+  (0.0 when there are no keys).
+- **Accuracy** = matching fields / scorable fields over `both_non_null`, fields with
+  the `ignore` strategy excluded (1.0 when nothing is scorable). A field matches when
+  its strategy's similarity is at least the strategy's threshold.
+- **RQS** = `(w_accuracy × accuracy) + (w_completeness × completeness) +
+  (w_safety × safety) − (w_hallucination × hallucination)`, clamped to [0, 1]. The
+  score is the RQS.
+
+**Strategy per field**: the `field_strategies` entry for the key (strategy names are
+case-insensitive: `EXACT`, `FUZZY`, `SEMANTIC`, `IGNORE`, or any strategy component of
+the pack), else detected from the GT value: numbers, booleans, arrays, objects,
+ISO-8601 dates (`2024-05-01`) and date-times (`2024-05-01T10:30`, optional seconds,
+fraction, `Z` or `±HH:MM`, `T` or a space) and e-mail addresses → `exact`; any other
+string → `semantic`.
+
+## Config
+
+| key | default | meaning |
+|-----|---------|---------|
+| `field_strategies` | `{}` | map of field → strategy name, or a path (relative to the manifest) to a JSON file in the seed's format, e.g. `{"customer_name": "FUZZY", "internal_notes": "IGNORE"}`; read and checked at load |
+| `fuzzy_threshold` | `0.85` | similarity a `fuzzy` field needs |
+| `semantic_threshold` | `0.80` | similarity a `semantic` field needs |
+| `thresholds` | `{}` | thresholds of other strategies by name (else the strategy's own default) |
+| `weights` | `{accuracy: 0.45, completeness: 0.25, hallucination: 0.15, safety: 0.15}` | RQS weights (each ≥ 0) |
+| `safety_metric` | none | a metric that runs earlier in the pipeline; its score is the safety score (1.0 when unset) |
+
+Details: `completeness`, `hallucination`, `accuracy`, `safety`, `rqs`, `buckets` (the
+five key lists), `fields` (per `both_non_null` key: `strategy`, `similarity`,
+`matched`; ignored keys carry only `strategy: ignore`), `ignored`.
+
+Issues (warnings, so they feed re-ask feedback without changing the status): ``missing
+`key` `` for each `aio_missing_or_null` key, ``unexpected `key` `` for each hallucinated
+key, `` `key` does not match the expected value (fuzzy 0.72 < 0.85)`` for each
+non-matching field, each at the key's JSON pointer; and an error ``output has no JSON
+object to compare`` when nothing was extracted (the AIO is then `{}`).
+
+A record without `expected`, or whose `expected` is not an object, a strategy failure
+(the `semantic` strategy needs an embedding backend this build does not have), or a
+`safety_metric` without a score is an evaluation error: the record becomes `ERROR`.
+
+## Example
+
+```yaml
+pipeline:
+  metrics:
+    - use: json_compare
+      with:
+        field_strategies: field_strategies.json   # or { name: FUZZY, bio: SEMANTIC }
+        fuzzy_threshold: 0.85
+        weights: { accuracy: 0.45, completeness: 0.25, hallucination: 0.15, safety: 0.15 }
+```
+
+## Refinements of the seed
+
+- Fuzzy similarity is a normalised Levenshtein ratio, not an LLM call; EXACT compares
+  numbers numerically (`2` equals `2.0`).
+- Strategy names are looked up once at load; unknown names are load errors with a
+  suggestion, and any strategy component of the pack can be named.
+- Hallucinated keys whose GT value is null read ``unexpected `key` (no value
+  expected)``.
+"#;
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+struct Config {
+    field_strategies: Option<Value>,
+    fuzzy_threshold: Option<f64>,
+    semantic_threshold: Option<f64>,
+    thresholds: BTreeMap<String, f64>,
+    weights: Weights,
+    safety_metric: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct Weights {
+    accuracy: f64,
+    completeness: f64,
+    hallucination: f64,
+    safety: f64,
+}
+
+impl Default for Weights {
+    fn default() -> Self {
+        Self {
+            accuracy: 0.45,
+            completeness: 0.25,
+            hallucination: 0.15,
+            safety: 0.15,
+        }
+    }
+}
+
+/// A strategy looked up once, with the threshold it is held to.
+#[derive(Debug, Clone)]
+struct Resolved {
+    /// Lower-case registry name.
+    name: String,
+    strategy: Arc<dyn Strategy>,
+    threshold: f64,
+}
+
+impl Resolved {
+    fn is_ignore(&self) -> bool {
+        self.name == "ignore"
+    }
+}
+
+#[derive(Debug)]
+struct JsonCompare {
+    component: String,
+    field_strategies: HashMap<String, Resolved>,
+    auto_exact: Resolved,
+    auto_semantic: Resolved,
+    weights: Weights,
+    safety_metric: Option<String>,
+}
+
+/// Resolves strategy names against the pack's registry at load.
+struct Resolver<'a> {
+    component: &'a str,
+    registry: &'a StrategyRegistry,
+    thresholds: BTreeMap<String, f64>,
+}
+
+impl Resolver<'_> {
+    fn resolve(&self, name: &str) -> Result<Resolved, (String, Option<String>)> {
+        let lower = name.trim().to_lowercase();
+        let Some(strategy) = self.registry.get(&lower) else {
+            let suggestion = crate::suggest::nearest(&lower, self.registry.names()).map(|s| {
+                if name.chars().any(char::is_lowercase) {
+                    s
+                } else {
+                    s.to_uppercase()
+                }
+            });
+            let known: Vec<String> = self.registry.names().map(str::to_uppercase).collect();
+            return Err((
+                format!("unknown strategy `{name}` (known: {})", known.join(", ")),
+                suggestion,
+            ));
+        };
+        Ok(self.resolved(lower, Arc::clone(strategy)))
+    }
+
+    fn resolved(&self, name: String, strategy: Arc<dyn Strategy>) -> Resolved {
+        let threshold =
+            self.thresholds
+                .get(&name)
+                .copied()
+                .unwrap_or_else(|| match name.as_str() {
+                    "fuzzy" => DEFAULT_FUZZY_THRESHOLD,
+                    "semantic" => DEFAULT_SEMANTIC_THRESHOLD,
+                    _ => strategy.default_threshold(),
+                });
+        Resolved {
+            name,
+            strategy,
+            threshold,
+        }
+    }
+
+    /// A built-in the auto-detection needs, from the registry when it has one.
+    fn builtin(&self, name: &str, fallback: Arc<dyn Strategy>) -> Resolved {
+        let strategy = self.registry.get(name).map_or(fallback, Arc::clone);
+        self.resolved(name.to_owned(), strategy)
+    }
+
+    fn error(&self, message: impl std::fmt::Display, key: &str) -> BuildError {
+        BuildError::new(format!("{}: {message}", self.component)).at_key(key)
+    }
+}
+
+fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
+    let config: Config = component::parse_config(ctx.name, config)?;
+    let mut resolver = Resolver {
+        component: ctx.name,
+        registry: ctx.strategies,
+        thresholds: BTreeMap::new(),
+    };
+
+    // Thresholds, by lower-case strategy name.
+    let check = |value: f64, key: &str| {
+        if value.is_finite() && (0.0..=1.0).contains(&value) {
+            Ok(value)
+        } else {
+            Err(resolver.error(
+                format_args!("`{key}` must be within [0, 1], got {value}"),
+                key,
+            ))
+        }
+    };
+    let mut thresholds = BTreeMap::new();
+    for (name, &value) in &config.thresholds {
+        let key = format!("thresholds.{name}");
+        let lower = name.to_lowercase();
+        if ctx.strategies.get(&lower).is_none() {
+            let mut error = resolver.error(
+                format_args!("`thresholds`: unknown strategy `{name}`"),
+                &key,
+            );
+            error.suggestion = crate::suggest::nearest(&lower, ctx.strategies.names());
+            return Err(error);
+        }
+        if thresholds.insert(lower, check(value, &key)?).is_some() {
+            return Err(resolver.error(
+                format_args!("`thresholds` names `{name}` twice"),
+                "thresholds",
+            ));
+        }
+    }
+    for (name, key, value) in [
+        ("fuzzy", "fuzzy_threshold", config.fuzzy_threshold),
+        ("semantic", "semantic_threshold", config.semantic_threshold),
+    ] {
+        if let Some(value) = value {
+            if thresholds
+                .insert(name.to_owned(), check(value, key)?)
+                .is_some()
+            {
+                return Err(resolver.error(
+                    format_args!("set either `{key}` or `thresholds.{name}`, not both"),
+                    key,
+                ));
+            }
+        }
+    }
+    resolver.thresholds = thresholds;
+
+    let weights = config.weights;
+    for (key, value) in [
+        ("weights.accuracy", weights.accuracy),
+        ("weights.completeness", weights.completeness),
+        ("weights.hallucination", weights.hallucination),
+        ("weights.safety", weights.safety),
+    ] {
+        if !(value.is_finite() && value >= 0.0) {
+            return Err(resolver.error(
+                format_args!("`{key}` must be a finite number >= 0, got {value}"),
+                key,
+            ));
+        }
+    }
+
+    let field_strategies = field_strategies(config.field_strategies, ctx, &resolver)?;
+    if let Some(metric) = &config.safety_metric {
+        if metric.is_empty() {
+            return Err(resolver.error("`safety_metric` must name a metric", "safety_metric"));
+        }
+    }
+    Ok(Compiled::Metric(Arc::new(JsonCompare {
+        component: ctx.name.to_owned(),
+        field_strategies,
+        auto_exact: resolver.builtin("exact", Arc::new(Exact)),
+        auto_semantic: resolver.builtin("semantic", Arc::new(Semantic)),
+        weights,
+        safety_metric: config.safety_metric,
+    })))
+}
+
+/// Reads `field_strategies` (inline map or JSON file) and resolves every name once.
+fn field_strategies(
+    config: Option<Value>,
+    ctx: &BuildCtx<'_>,
+    resolver: &Resolver<'_>,
+) -> Result<HashMap<String, Resolved>, BuildError> {
+    const KEY: &str = "field_strategies";
+    let (map, file) = match config {
+        None | Some(Value::Null) => return Ok(HashMap::new()),
+        Some(Value::Object(map)) => (map, None),
+        Some(Value::String(path)) => {
+            let resolved = ctx.resolve(&path);
+            let shown = resolved.display().to_string();
+            let text = std::fs::read_to_string(&resolved).map_err(|err| {
+                resolver.error(format_args!("cannot read field_strategies file `{shown}`: {err}"), KEY)
+            })?;
+            let value: Value = serde_json::from_str(&text).map_err(|err| {
+                resolver.error(format_args!("field_strategies file `{shown}` is not valid JSON: {err}"), KEY)
+            })?;
+            let Value::Object(map) = value else {
+                return Err(resolver.error(
+                    format_args!(
+                        "field_strategies file `{shown}` must hold a JSON object mapping field names to strategy names"
+                    ),
+                    KEY,
+                ));
+            };
+            (map, Some(shown))
+        }
+        Some(_) => {
+            return Err(resolver.error(
+                "`field_strategies` must be a map of field names to strategy names, or the path of a JSON file holding one",
+                KEY,
+            ))
+        }
+    };
+    let mut resolved = HashMap::with_capacity(map.len());
+    for (field, value) in map {
+        let place = match &file {
+            Some(file) => format!("field_strategies file `{file}`: field `{field}`"),
+            None => format!("field_strategies: field `{field}`"),
+        };
+        let key = if file.is_some() {
+            KEY.to_owned()
+        } else {
+            format!("{KEY}.{field}")
+        };
+        let Value::String(name) = value else {
+            return Err(resolver.error(
+                format_args!(
+                    "{place}: the strategy must be a name such as EXACT, FUZZY, SEMANTIC or IGNORE"
+                ),
+                &key,
+            ));
+        };
+        match resolver.resolve(&name) {
+            Ok(strategy) => {
+                resolved.insert(field, strategy);
+            }
+            Err((message, suggestion)) => {
+                let mut error = resolver.error(format_args!("{place}: {message}"), &key);
+                error.suggestion = suggestion;
+                return Err(error);
+            }
+        }
+    }
+    Ok(resolved)
+}
+
+/// Python's `str.isspace()`: Unicode `White_Space` plus U+001C–U+001F.
+fn is_py_space(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+}
+
+/// The seed's `is_null`: `None`, `""` or whitespace only.
+fn is_null(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::String(s) => s.chars().all(is_py_space),
+        _ => false,
+    }
+}
+
+static DATE_TIME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt ]([01][0-9]|2[0-3]):[0-5][0-9](:([0-5][0-9]|60)(\.[0-9]+)?)?([Zz]|[+-]([01][0-9]|2[0-3]):?[0-5][0-9])?)?$",
+    )
+    .expect("valid date-time regex")
+});
+
+static EMAIL: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^[^@\s]+@[^@\s.]+(\.[^@\s.]+)+$").expect("valid e-mail regex"));
+
+/// Strings auto-detection compares exactly: ISO-8601 dates / date-times and e-mails.
+fn is_exact_text(text: &str) -> bool {
+    let text = text.trim_matches(is_py_space);
+    DATE_TIME.is_match(text) || EMAIL.is_match(text)
+}
+
+/// A similarity for messages: up to four decimals, more when that would hide the gap.
+fn show(value: f64, threshold: f64) -> String {
+    fn short(x: f64) -> String {
+        let text = format!("{x:.4}");
+        let text = text.trim_end_matches('0').trim_end_matches('.');
+        text.to_owned()
+    }
+    let (a, b) = (short(value), short(threshold));
+    if a == b {
+        format!("{value}")
+    } else {
+        a
+    }
+}
+
+fn pointer(key: &str) -> String {
+    format!("/{}", escape_pointer_token(key))
+}
+
+impl JsonCompare {
+    fn strategy_for(&self, key: &str, gt: &Value) -> &Resolved {
+        if let Some(explicit) = self.field_strategies.get(key) {
+            return explicit;
+        }
+        match gt {
+            Value::String(s) if !is_exact_text(s) => &self.auto_semantic,
+            _ => &self.auto_exact,
+        }
+    }
+}
+
+impl Metric for JsonCompare {
+    fn evaluate(&self, ctx: &Context<'_>) -> Result<MetricOutput, EvalError> {
+        let name = &self.component;
+        let gt = match ctx.expected {
+            Value::Object(map) => map,
+            Value::Null => {
+                return Err(EvalError::new(format!(
+                    "{name} needs ground truth: the record has no `expected`"
+                )))
+            }
+            other => {
+                return Err(EvalError::new(format!(
+                    "{name}: `expected` must be a JSON object, got {}",
+                    type_name(other)
+                )))
+            }
+        };
+        let safety = match &self.safety_metric {
+            None => 1.0,
+            Some(metric) => *ctx.scores.get(metric).ok_or_else(|| {
+                EvalError::new(format!(
+                    "{name}: safety_metric `{metric}` has no score: it must run before {name} in the pipeline"
+                ))
+            })?,
+        };
+        let mut issues = Vec::new();
+        let empty = Map::new();
+        let aio = if let Value::Object(map) = ctx.json {
+            map
+        } else {
+            issues.push(Issue::error("", "output has no JSON object to compare"));
+            &empty
+        };
+
+        let mut extra_keys: Vec<&str> = Vec::new();
+        let mut gt_null_aio_has_value: Vec<&str> = Vec::new();
+        let mut gt_non_null: Vec<&str> = Vec::new();
+        let mut aio_missing_or_null: Vec<&str> = Vec::new();
+        let mut both_non_null: Vec<&str> = Vec::new();
+        let mut ignored: Vec<&str> = Vec::new();
+        let mut fields = Map::new();
+        let mut matched_count = 0usize;
+
+        for (key, gt_value) in gt {
+            let aio_value = aio.get(key).filter(|v| !is_null(v));
+            if is_null(gt_value) {
+                if aio_value.is_some() {
+                    gt_null_aio_has_value.push(key);
+                    issues.push(
+                        Issue::warning("", format!("unexpected `{key}` (no value expected)"))
+                            .at(pointer(key)),
+                    );
+                }
+                continue;
+            }
+            gt_non_null.push(key);
+            let Some(aio_value) = aio_value else {
+                aio_missing_or_null.push(key);
+                issues.push(Issue::warning("", format!("missing `{key}`")).at(pointer(key)));
+                continue;
+            };
+            both_non_null.push(key);
+            let resolved = self.strategy_for(key, gt_value);
+            if resolved.is_ignore() {
+                ignored.push(key);
+                fields.insert(key.clone(), json!({ "strategy": "ignore" }));
+                continue;
+            }
+            let similarity = resolved
+                .strategy
+                .compare(gt_value, aio_value, ctx)
+                .map_err(|err| {
+                    EvalError::new(format!(
+                        "{name}: field `{key}` ({} strategy): {err}",
+                        resolved.name
+                    ))
+                })?;
+            let matched = similarity >= resolved.threshold;
+            if matched {
+                matched_count += 1;
+            } else {
+                issues.push(
+                    Issue::warning(
+                        "",
+                        format!(
+                            "`{key}` does not match the expected value ({} {} < {})",
+                            resolved.name,
+                            show(similarity, resolved.threshold),
+                            show(resolved.threshold, similarity),
+                        ),
+                    )
+                    .at(pointer(key)),
+                );
+            }
+            fields.insert(
+                key.clone(),
+                json!({ "strategy": resolved.name, "similarity": similarity, "matched": matched }),
+            );
+        }
+        for key in aio.keys() {
+            if !gt.contains_key(key) {
+                extra_keys.push(key);
+                issues.push(Issue::warning("", format!("unexpected `{key}`")).at(pointer(key)));
+            }
+        }
+
+        // Phase 1: completeness.
+        let completeness = if gt_non_null.is_empty() {
+            1.0
+        } else {
+            both_non_null.len() as f64 / gt_non_null.len() as f64
+        };
+        // Phase 2: hallucination.
+        let total_distinct = gt.len() + extra_keys.len();
+        let hallucination = if total_distinct == 0 {
+            0.0
+        } else {
+            (extra_keys.len() + gt_null_aio_has_value.len()) as f64 / total_distinct as f64
+        };
+        // Phase 3: accuracy.
+        let scorable = both_non_null.len() - ignored.len();
+        let accuracy = if scorable == 0 {
+            1.0
+        } else {
+            matched_count as f64 / scorable as f64
+        };
+        // Phase 4: RQS, clamped like Python's `max(0.0, min(1.0, rqs))`.
+        let w = self.weights;
+        let rqs = (w.accuracy * accuracy) + (w.completeness * completeness) + (w.safety * safety)
+            - (w.hallucination * hallucination);
+        let rqs = if rqs < 1.0 { rqs } else { 1.0 };
+        let rqs = if rqs > 0.0 { rqs } else { 0.0 };
+
+        let details = json!({
+            "completeness": completeness,
+            "hallucination": hallucination,
+            "accuracy": accuracy,
+            "safety": safety,
+            "rqs": rqs,
+            "buckets": {
+                "extra_keys": extra_keys,
+                "gt_null_aio_has_value": gt_null_aio_has_value,
+                "gt_non_null": gt_non_null,
+                "aio_missing_or_null": aio_missing_or_null,
+                "both_non_null": both_non_null,
+            },
+            "fields": fields,
+            "ignored": ignored,
+        });
+        Ok(MetricOutput {
+            score: rqs,
+            issues,
+            details,
+        })
+    }
+}
+
+fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builtins::test_support::{build_ctx, Fixture};
+    use crate::report::Severity;
+    use std::path::Path;
+
+    /// A stand-in for an embedding model: always the same similarity.
+    #[derive(Debug)]
+    struct Fixed(f64);
+
+    impl Strategy for Fixed {
+        fn compare(&self, _: &Value, _: &Value, _: &Context<'_>) -> Result<f64, EvalError> {
+            Ok(self.0)
+        }
+    }
+
+    fn registry_with_semantic(similarity: f64) -> Arc<StrategyRegistry> {
+        let mut registry = StrategyRegistry::with_builtins();
+        registry.insert("semantic", Arc::new(Fixed(similarity)));
+        Arc::new(registry)
+    }
+
+    fn build_with(
+        config: &Value,
+        registry: &Arc<StrategyRegistry>,
+        base: &Path,
+    ) -> Result<Arc<dyn Metric>, BuildError> {
+        let ctx = BuildCtx {
+            name: "json_compare",
+            base_dir: base,
+            strategies: registry,
+            contract: None,
+        };
+        match build(config, &ctx)? {
+            Compiled::Metric(m) => Ok(m),
+            other => panic!("expected a metric, got {:?}", other.kind()),
+        }
+    }
+
+    fn metric(config: &Value) -> Arc<dyn Metric> {
+        build_with(config, &registry_with_semantic(0.88), Path::new(".")).expect("builds")
+    }
+
+    fn eval(
+        metric: &Arc<dyn Metric>,
+        json: Value,
+        expected: Value,
+    ) -> Result<MetricOutput, EvalError> {
+        let fixture = Fixture::new("", json, expected);
+        metric.evaluate(&fixture.ctx())
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-9
+    }
+
+    fn seed_gt() -> Value {
+        json!({
+            "name": "John Smith",
+            "email": "john@example.com",
+            "bio": "Senior engineer with 10 years of experience...",
+            "internal_id": null,
+            "status": "active"
+        })
+    }
+
+    fn seed_aio() -> Value {
+        json!({
+            "name": "John Smyth",
+            "email": "john@example.com",
+            "bio": "Experienced senior engineer, 10+ years...",
+            "internal_id": "abc123",
+            "extra_field": "surprise"
+        })
+    }
+
+    #[test]
+    fn seed_walkthrough() {
+        let m = metric(&json!({"field_strategies": {"name": "FUZZY", "bio": "SEMANTIC"}}));
+        let out = eval(&m, seed_aio(), seed_gt()).unwrap();
+        let d = &out.details;
+        assert!(close(d["completeness"].as_f64().unwrap(), 0.75));
+        assert!(close(d["hallucination"].as_f64().unwrap(), 2.0 / 6.0));
+        assert!(close(d["accuracy"].as_f64().unwrap(), 1.0));
+        assert!(close(d["safety"].as_f64().unwrap(), 1.0));
+        assert!(close(out.score, 0.7375), "{}", out.score);
+        assert!(close(d["rqs"].as_f64().unwrap(), 0.7375));
+        assert_eq!(
+            d["buckets"],
+            json!({
+                "extra_keys": ["extra_field"],
+                "gt_null_aio_has_value": ["internal_id"],
+                "gt_non_null": ["name", "email", "bio", "status"],
+                "aio_missing_or_null": ["status"],
+                "both_non_null": ["name", "email", "bio"],
+            })
+        );
+        assert_eq!(d["fields"]["name"]["strategy"], json!("fuzzy"));
+        assert!(close(
+            d["fields"]["name"]["similarity"].as_f64().unwrap(),
+            0.9
+        ));
+        assert_eq!(
+            d["fields"]["email"],
+            json!({"strategy": "exact", "similarity": 1.0, "matched": true})
+        );
+        assert_eq!(
+            d["fields"]["bio"],
+            json!({"strategy": "semantic", "similarity": 0.88, "matched": true})
+        );
+        assert_eq!(d["ignored"], json!([]));
+        let keys: Vec<&String> = d.as_object().unwrap().keys().collect();
+        assert_eq!(
+            keys,
+            [
+                "completeness",
+                "hallucination",
+                "accuracy",
+                "safety",
+                "rqs",
+                "buckets",
+                "fields",
+                "ignored"
+            ]
+        );
+        let issues: Vec<(&str, Option<&str>, Severity)> = out
+            .issues
+            .iter()
+            .map(|i| (i.message.as_str(), i.path.as_deref(), i.severity))
+            .collect();
+        assert_eq!(
+            issues,
+            [
+                (
+                    "unexpected `internal_id` (no value expected)",
+                    Some("/internal_id"),
+                    Severity::Warning
+                ),
+                ("missing `status`", Some("/status"), Severity::Warning),
+                (
+                    "unexpected `extra_field`",
+                    Some("/extra_field"),
+                    Severity::Warning
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn phase_zero_edge_cases() {
+        let m = metric(&Value::Null);
+        let gt = json!({
+            "null_absent": null,
+            "null_null": "",
+            "null_valued": "  ",
+            "present_absent": 1,
+            "present_null": 2,
+            "present_blank": 3,
+            "present_value": 4
+        });
+        let aio = json!({
+            "null_null": null,
+            "null_valued": "x",
+            "present_null": null,
+            "present_blank": "\u{3000}\t\u{1f}",
+            "present_value": 4,
+            "only_aio": false
+        });
+        let out = eval(&m, aio, gt).unwrap();
+        assert_eq!(
+            out.details["buckets"],
+            json!({
+                "extra_keys": ["only_aio"],
+                "gt_null_aio_has_value": ["null_valued"],
+                "gt_non_null": ["present_absent", "present_null", "present_blank", "present_value"],
+                "aio_missing_or_null": ["present_absent", "present_null", "present_blank"],
+                "both_non_null": ["present_value"],
+            })
+        );
+        assert!(close(out.details["completeness"].as_f64().unwrap(), 0.25));
+        assert!(close(
+            out.details["hallucination"].as_f64().unwrap(),
+            2.0 / 8.0
+        ));
+        assert!(close(out.details["accuracy"].as_f64().unwrap(), 1.0));
+    }
+
+    #[test]
+    fn empty_ground_truth_is_complete_and_accurate() {
+        let m = metric(&Value::Null);
+        let out = eval(&m, json!({}), json!({})).unwrap();
+        assert!(close(out.details["completeness"].as_f64().unwrap(), 1.0));
+        assert!(close(out.details["accuracy"].as_f64().unwrap(), 1.0));
+        assert!(close(out.details["hallucination"].as_f64().unwrap(), 0.0));
+        assert!(close(out.score, 0.85));
+        let out = eval(&m, json!({"a": 1}), json!({})).unwrap();
+        assert!(close(out.details["hallucination"].as_f64().unwrap(), 1.0));
+        assert!(close(out.score, 0.7));
+    }
+
+    #[test]
+    fn ignore_is_excluded_from_accuracy() {
+        let m = metric(&json!({"field_strategies": {"notes": "ignore", "n": "Exact"}}));
+        let out = eval(
+            &m,
+            json!({"notes": "whatever", "n": 3}),
+            json!({"notes": "internal", "n": 4}),
+        )
+        .unwrap();
+        assert_eq!(out.details["ignored"], json!(["notes"]));
+        assert_eq!(
+            out.details["fields"]["notes"],
+            json!({"strategy": "ignore"})
+        );
+        assert!(close(out.details["accuracy"].as_f64().unwrap(), 0.0));
+        assert_eq!(out.issues.len(), 1);
+        assert_eq!(
+            out.issues[0].message,
+            "`n` does not match the expected value (exact 0 < 1)"
+        );
+        let out = eval(&m, json!({"notes": "x"}), json!({"notes": "y"})).unwrap();
+        assert!(close(out.details["accuracy"].as_f64().unwrap(), 1.0));
+    }
+
+    #[test]
+    fn numbers_compare_numerically() {
+        let m = metric(&Value::Null);
+        let out = eval(
+            &m,
+            json!({"n": 2.0, "b": true, "l": [1, "X"], "o": {"k": 1}}),
+            json!({"n": 2, "b": true, "l": [1.0, "x"], "o": {"k": 1.0}}),
+        )
+        .unwrap();
+        assert!(close(out.details["accuracy"].as_f64().unwrap(), 1.0));
+        for key in ["n", "b", "l", "o"] {
+            assert_eq!(
+                out.details["fields"][key]["strategy"],
+                json!("exact"),
+                "{key}"
+            );
+        }
+    }
+
+    #[test]
+    fn dates_and_emails_are_auto_exact() {
+        let m = metric(&Value::Null);
+        let gt = json!({
+            "d": "2024-05-01",
+            "dt": "2024-05-01T10:30:00Z",
+            "dt2": "2024-05-01 10:30",
+            "dt3": "2024-05-01T10:30:15.123+02:00",
+            "mail": "Jane.Doe@Example.org",
+            "text": "not a date 2024-05-01",
+            "bad_month": "2024-13-01"
+        });
+        let aio = json!({
+            "d": "2024-05-02",
+            "dt": "2024-05-01t10:30:00z",
+            "dt2": "2024-05-01 10:30",
+            "dt3": "2024-05-01T10:30:15.123+02:00",
+            "mail": "jane.doe@example.org",
+            "text": "x",
+            "bad_month": "y"
+        });
+        let out = eval(&m, aio, gt).unwrap();
+        let f = &out.details["fields"];
+        for key in ["d", "dt", "dt2", "dt3", "mail"] {
+            assert_eq!(f[key]["strategy"], json!("exact"), "{key}");
+        }
+        for key in ["text", "bad_month"] {
+            assert_eq!(f[key]["strategy"], json!("semantic"), "{key}");
+        }
+        assert_eq!(f["d"]["matched"], json!(false));
+        assert_eq!(f["mail"]["matched"], json!(true));
+        assert_eq!(f["dt"]["matched"], json!(true));
+        for text in [
+            "a@b",
+            "two words@x.com",
+            "@x.com",
+            "2024-05-01T25:00",
+            "2024-05-01T10",
+        ] {
+            assert!(!is_exact_text(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn fuzzy_thresholds_and_mismatch_messages() {
+        let m = metric(&json!({"field_strategies": {"name": "fuzzy"}, "fuzzy_threshold": 0.95}));
+        let out = eval(
+            &m,
+            json!({"name": "John Smyth"}),
+            json!({"name": "John Smith"}),
+        )
+        .unwrap();
+        assert_eq!(
+            out.issues[0].message,
+            "`name` does not match the expected value (fuzzy 0.9 < 0.95)"
+        );
+        assert_eq!(out.issues[0].path.as_deref(), Some("/name"));
+        let m = metric(
+            &json!({"field_strategies": {"bio": "semantic"}, "thresholds": {"semantic": 0.9}}),
+        );
+        let out = eval(&m, json!({"bio": "a"}), json!({"bio": "b"})).unwrap();
+        assert_eq!(out.details["fields"]["bio"]["matched"], json!(false));
+        assert_eq!(
+            out.issues[0].message,
+            "`bio` does not match the expected value (semantic 0.88 < 0.9)"
+        );
+    }
+
+    #[test]
+    fn pointer_escapes_key_names() {
+        let m = metric(&Value::Null);
+        let out = eval(&m, json!({"x/y": 1}), json!({"a~b": 1})).unwrap();
+        let paths: Vec<_> = out.issues.iter().map(|i| i.path.as_deref()).collect();
+        assert_eq!(paths, [Some("/a~0b"), Some("/x~1y")]);
+    }
+
+    #[test]
+    fn rqs_is_clamped() {
+        let m = metric(
+            &json!({"weights": {"accuracy": 0, "completeness": 0, "safety": 0, "hallucination": 1}}),
+        );
+        let out = eval(&m, json!({"a": 1}), json!({})).unwrap();
+        assert!(close(out.score, 0.0));
+        assert!(out.score >= 0.0);
+        let m = metric(&json!({"weights": {"accuracy": 1, "completeness": 1}}));
+        let out = eval(&m, json!({"a": 1}), json!({"a": 1})).unwrap();
+        assert!(close(out.score, 1.0));
+    }
+
+    #[test]
+    fn safety_metric_comes_from_earlier_scores() {
+        let m = metric(&json!({"safety_metric": "toxicity"}));
+        let mut fixture = Fixture::new("", json!({"a": 1}), json!({"a": 1}));
+        let err = m.evaluate(&fixture.ctx()).unwrap_err();
+        assert!(err.0.contains("must run before json_compare"), "{}", err.0);
+        fixture.scores.insert("toxicity".to_owned(), 0.5);
+        let out = m.evaluate(&fixture.ctx()).unwrap();
+        assert!(close(out.details["safety"].as_f64().unwrap(), 0.5));
+        assert!(close(out.score, 0.45 + 0.25 + 0.15 * 0.5));
+    }
+
+    #[test]
+    fn ground_truth_is_required_and_json_may_be_absent() {
+        let m = metric(&Value::Null);
+        let err = eval(&m, json!({}), Value::Null).unwrap_err();
+        assert_eq!(
+            err.0,
+            "json_compare needs ground truth: the record has no `expected`"
+        );
+        assert!(eval(&m, json!({}), json!([1])).is_err());
+        let out = eval(&m, Value::Null, json!({"a": 1})).unwrap();
+        assert_eq!(
+            out.issues[0].message,
+            "output has no JSON object to compare"
+        );
+        assert_eq!(out.issues[0].severity, Severity::Error);
+        assert_eq!(out.details["buckets"]["aio_missing_or_null"], json!(["a"]));
+    }
+
+    #[test]
+    fn semantic_unavailable_is_an_eval_error() {
+        let ctx = build_ctx("json_compare");
+        let Compiled::Metric(m) = build(&Value::Null, &ctx).unwrap() else {
+            panic!("a metric")
+        };
+        let err = eval(&m, json!({"bio": "b"}), json!({"bio": "a text"})).unwrap_err();
+        assert!(
+            err.0.contains("`bio`") && err.0.contains("not available"),
+            "{}",
+            err.0
+        );
+        // Exact fields still work without an embedding backend.
+        assert!(eval(&m, json!({"n": 1}), json!({"n": 1})).is_ok());
+    }
+
+    #[test]
+    fn field_strategies_from_a_json_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("strategies.json"),
+            r#"{"name": "FUZZY", "bio": "SEMANTIC", "notes": "IGNORE"}"#,
+        )
+        .unwrap();
+        let registry = registry_with_semantic(0.88);
+        let m = build_with(
+            &json!({"field_strategies": "strategies.json"}),
+            &registry,
+            dir.path(),
+        )
+        .unwrap();
+        let mut gt = seed_gt();
+        gt["notes"] = json!("n");
+        let mut aio = seed_aio();
+        aio["notes"] = json!("m");
+        let out = eval(&m, aio, gt).unwrap();
+        assert_eq!(out.details["fields"]["name"]["strategy"], json!("fuzzy"));
+        assert_eq!(out.details["ignored"], json!(["notes"]));
+
+        let err = build_with(
+            &json!({"field_strategies": "absent.json"}),
+            &registry,
+            dir.path(),
+        )
+        .unwrap_err();
+        assert!(err.message.contains("absent.json"), "{}", err.message);
+        std::fs::write(dir.path().join("bad.json"), r#"{"name": "FUZY"}"#).unwrap();
+        let err = build_with(
+            &json!({"field_strategies": "bad.json"}),
+            &registry,
+            dir.path(),
+        )
+        .unwrap_err();
+        assert!(
+            err.message.contains("bad.json") && err.message.contains("`name`"),
+            "{}",
+            err.message
+        );
+        assert_eq!(err.suggestion.as_deref(), Some("FUZZY"));
+        std::fs::write(dir.path().join("list.json"), "[1]").unwrap();
+        let err = build_with(
+            &json!({"field_strategies": "list.json"}),
+            &registry,
+            dir.path(),
+        )
+        .unwrap_err();
+        assert!(err.message.contains("list.json"), "{}", err.message);
+        std::fs::write(dir.path().join("broken.json"), "{").unwrap();
+        let err = build_with(
+            &json!({"field_strategies": "broken.json"}),
+            &registry,
+            dir.path(),
+        )
+        .unwrap_err();
+        assert!(err.message.contains("broken.json"), "{}", err.message);
+    }
+
+    #[test]
+    fn unknown_strategy_names_suggest_the_nearest() {
+        let registry = registry_with_semantic(0.88);
+        let err = build_with(
+            &json!({"field_strategies": {"name": "FUZY"}}),
+            &registry,
+            Path::new("."),
+        )
+        .unwrap_err();
+        assert_eq!(err.suggestion.as_deref(), Some("FUZZY"));
+        assert_eq!(err.key.as_deref(), Some("field_strategies.name"));
+        let err = build_with(
+            &json!({"field_strategies": {"name": "semntic"}}),
+            &registry,
+            Path::new("."),
+        )
+        .unwrap_err();
+        assert_eq!(err.suggestion.as_deref(), Some("semantic"));
+        let err = build_with(
+            &json!({"thresholds": {"fuzzzy": 0.5}}),
+            &registry,
+            Path::new("."),
+        )
+        .unwrap_err();
+        assert_eq!(err.suggestion.as_deref(), Some("fuzzy"));
+        for bad in [
+            json!({"field_strategies": {"name": 1}}),
+            json!({"field_strategies": 3}),
+            json!({"fuzzy_threshold": 1.5}),
+            json!({"fuzzy_threshold": 0.9, "thresholds": {"FUZZY": 0.8}}),
+            json!({"weights": {"acuracy": 1}}),
+            json!({"weights": {"safety": -1}}),
+        ] {
+            assert!(
+                build_with(&bad, &registry, Path::new(".")).is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn custom_strategies_use_their_thresholds() {
+        let mut registry = StrategyRegistry::with_builtins();
+        registry.insert("half", Arc::new(Fixed(0.5)));
+        let registry = Arc::new(registry);
+        let m = build_with(
+            &json!({"field_strategies": {"a": "HALF", "b": "half"}, "thresholds": {"half": 0.5}}),
+            &registry,
+            Path::new("."),
+        )
+        .unwrap();
+        let out = eval(&m, json!({"a": "x", "b": "y"}), json!({"a": "p", "b": "q"})).unwrap();
+        assert!(close(out.details["accuracy"].as_f64().unwrap(), 1.0));
+        // Without a configured threshold, the strategy's default (1.0) applies.
+        let m = build_with(
+            &json!({"field_strategies": {"a": "half"}}),
+            &registry,
+            Path::new("."),
+        )
+        .unwrap();
+        let out = eval(&m, json!({"a": "x"}), json!({"a": "p"})).unwrap();
+        assert!(close(out.details["accuracy"].as_f64().unwrap(), 0.0));
+    }
+}

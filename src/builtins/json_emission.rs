@@ -1,0 +1,804 @@
+//! `json_emission` (metric, seed 000): scores whether a response actually emits a JSON
+//! event (`{"event": "agent:status", "data": {...}}`) rather than describing one, with
+//! the seed's `validate_json_emission` scoring reproduced bit for bit, and an issue when
+//! the response only describes emitting JSON.
+
+use std::sync::Arc;
+
+use regex::{Regex, RegexBuilder};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::Builtin;
+use crate::component::{
+    self, BuildCtx, BuildError, Compiled, Context, EvalError, Kind, Metric, MetricOutput,
+};
+use crate::report::Issue;
+
+pub const BUILTIN: Builtin = Builtin {
+    name: "json_emission",
+    kind: Kind::Metric,
+    summary: "Scores actual JSON event emission versus describing it (seed 000)",
+    docs: DOCS,
+    build,
+};
+
+const DOCS: &str = r#"# json_emission
+
+Metric (seed 000, `validate_json_emission`). Scores whether the raw output actually
+emits a JSON event such as `{"event": "agent:status", "data": {"status": "ready"}}`
+rather than describing one ("I would emit an agent:status event...").
+
+Scoring, exactly as the seed's evaluation mode (the float additions happen in the
+seed's order, so the score is bit-identical to Python's):
+
+1. Every non-overlapping match of `pattern` in the raw output (Python `re.findall`).
+2. Any match → `+points.structure` (0.4).
+3. Any match that parses (as Python's `json.loads` would) to an object with `event`
+   and `data` keys → `+points.valid` (0.3); then, looking at the matches in order and
+   skipping unparseable ones, the first whose `event` is in `events` →
+   `+points.event` (0.3).
+4. No match, and a `description_patterns` entry matches (case-insensitively) →
+   `score = max(0, score - penalty)` and an error issue `description_message`.
+5. Score = `min(score, 1)`. `verdict` (the seed's bootstrapping bool) is
+   `score >= threshold`, taken before the `min`, as in the seed.
+
+## Config
+
+| key | default |
+|-----|---------|
+| `events` | `[agent:status, agent:spawn, state:entity:create, state:entity:update, message:send, message:publish]` |
+| `threshold` | `0.7` |
+| `pattern` | `\{[^{}]*"event"\s*:\s*"[^"]+"\s*,[^{}]*"data"\s*:\s*\{[^{}]*\}[^{}]*\}` |
+| `description_patterns` | `I (would\|will\|can\|should) (emit\|send\|output\|generate)`, `(emit\|send\|output\|generate) (a\|an\|the) (JSON\|event)`, `JSON (event\|message\|object) (would\|will\|should) be`, `here('s\| is) (the\|a\|an) JSON` |
+| `points` | `{structure: 0.4, valid: 0.3, event: 0.3}` (each ≥ 0) |
+| `penalty` | `0.2` (≥ 0) |
+| `description_message` | `describes JSON instead of emitting it` |
+
+Details: `matches` (number of pattern matches), `valid` (number of matches that parse
+to an object with `event` and `data`), `known_event` (a match carries a listed event),
+`described` (no match, and a description pattern matched), `verdict`.
+
+## Example
+
+```yaml
+pipeline:
+  metrics:
+    - use: json_emission
+      with:
+        events: [agent:status, message:send]
+        threshold: 0.7
+```
+
+## Refinements of the seed
+
+- Python's `json.loads` is reproduced, not approximated by a strict JSON parser: `NaN`,
+  `Infinity`, `-Infinity`, out-of-range numbers such as `1e400` and lone surrogate
+  escapes are accepted, duplicate keys keep the last value, raw control characters in
+  strings are rejected; nesting deeper than 1,000 levels counts as unparseable (Python
+  raises `RecursionError`, which the seed's bare `except` swallows).
+- Patterns use the Rust `regex` syntax (the seed's patterns mean the same in both);
+  `\s` and `\S` are widened to Python's whitespace set (which also holds the
+  separators U+001C–U+001F). The whole match is used even if a custom `pattern` has
+  capture groups.
+- A description of JSON emission adds an error issue (the seed only lowers a score
+  that is already 0).
+"#;
+
+const DEFAULT_PATTERN: &str =
+    r#"\{[^{}]*"event"\s*:\s*"[^"]+"\s*,[^{}]*"data"\s*:\s*\{[^{}]*\}[^{}]*\}"#;
+const DEFAULT_EVENTS: [&str; 6] = [
+    "agent:status",
+    "agent:spawn",
+    "state:entity:create",
+    "state:entity:update",
+    "message:send",
+    "message:publish",
+];
+const DEFAULT_DESCRIPTION_PATTERNS: [&str; 4] = [
+    r"I (would|will|can|should) (emit|send|output|generate)",
+    r"(emit|send|output|generate) (a|an|the) (JSON|event)",
+    r"JSON (event|message|object) (would|will|should) be",
+    r"here('s| is) (the|a|an) JSON",
+];
+const DEFAULT_DESCRIPTION_MESSAGE: &str = "describes JSON instead of emitting it";
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct Config {
+    events: Vec<String>,
+    threshold: f64,
+    pattern: String,
+    description_patterns: Vec<String>,
+    points: Points,
+    penalty: f64,
+    description_message: String,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            events: DEFAULT_EVENTS.map(str::to_owned).to_vec(),
+            threshold: 0.7,
+            pattern: DEFAULT_PATTERN.to_owned(),
+            description_patterns: DEFAULT_DESCRIPTION_PATTERNS.map(str::to_owned).to_vec(),
+            points: Points::default(),
+            penalty: 0.2,
+            description_message: DEFAULT_DESCRIPTION_MESSAGE.to_owned(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct Points {
+    structure: f64,
+    valid: f64,
+    event: f64,
+}
+
+impl Default for Points {
+    fn default() -> Self {
+        Self {
+            structure: 0.4,
+            valid: 0.3,
+            event: 0.3,
+        }
+    }
+}
+
+#[derive(Debug)]
+struct JsonEmission {
+    events: Vec<String>,
+    threshold: f64,
+    pattern: Regex,
+    descriptions: Vec<Regex>,
+    points: Points,
+    penalty: f64,
+    description_message: String,
+}
+
+fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
+    let config: Config = component::parse_config(ctx.name, config)?;
+    let name = ctx.name;
+    let non_negative = |value: f64, key: &str| {
+        if value.is_finite() && value >= 0.0 {
+            Ok(value)
+        } else {
+            Err(BuildError::new(format!(
+                "{name}: `{key}` must be a finite number >= 0, got {value}"
+            ))
+            .at_key(key))
+        }
+    };
+    non_negative(config.points.structure, "points.structure")?;
+    non_negative(config.points.valid, "points.valid")?;
+    non_negative(config.points.event, "points.event")?;
+    non_negative(config.penalty, "penalty")?;
+    if !config.threshold.is_finite() {
+        return Err(
+            BuildError::new(format!("{name}: `threshold` must be a finite number"))
+                .at_key("threshold"),
+        );
+    }
+    let compile = |pattern: &str, key: &str, case_insensitive: bool| {
+        RegexBuilder::new(&python_whitespace(pattern))
+            .case_insensitive(case_insensitive)
+            .build()
+            .map_err(|err| {
+                BuildError::new(format!("{name}: invalid `{key}` regex `{pattern}`: {err}"))
+                    .at_key(key)
+            })
+    };
+    let pattern = compile(&config.pattern, "pattern", false)?;
+    let descriptions = config
+        .description_patterns
+        .iter()
+        .map(|p| compile(p, "description_patterns", true))
+        .collect::<Result<_, _>>()?;
+    Ok(Compiled::Metric(Arc::new(JsonEmission {
+        events: config.events,
+        threshold: config.threshold,
+        pattern,
+        descriptions,
+        points: config.points,
+        penalty: config.penalty,
+        description_message: config.description_message,
+    })))
+}
+
+/// Rewrites `\s` / `\S` so they match Python's `str.isspace()` set, which adds the
+/// information separators U+001C–U+001F to Unicode `White_Space`. Everything else
+/// passes through; character-class nesting is tracked the way Rust parses it.
+fn python_whitespace(pattern: &str) -> String {
+    const SPACE: &str = r"\s\x1C-\x1F";
+    let mut out = String::with_capacity(pattern.len() + 16);
+    let mut depth = 0usize; // character-class nesting
+                            // Just after `[` (1) or `[^` (2): a `]` here is literal.
+    let mut class_start = 0u8;
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        let at_class_start = std::mem::take(&mut class_start);
+        match c {
+            '\\' => match chars.next() {
+                Some('s') if depth > 0 => out.push_str(SPACE),
+                Some('s') => {
+                    out.push('[');
+                    out.push_str(SPACE);
+                    out.push(']');
+                }
+                Some('S') => {
+                    out.push_str("[^");
+                    out.push_str(SPACE);
+                    out.push(']');
+                }
+                Some(other) => {
+                    out.push('\\');
+                    out.push(other);
+                }
+                None => out.push('\\'),
+            },
+            '[' => {
+                depth += 1;
+                class_start = 1;
+                out.push('[');
+            }
+            '^' if depth > 0 && at_class_start == 1 => {
+                class_start = 2;
+                out.push('^');
+            }
+            ']' if depth > 0 && at_class_start == 0 => {
+                depth -= 1;
+                out.push(']');
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+impl Metric for JsonEmission {
+    fn evaluate(&self, ctx: &Context<'_>) -> Result<MetricOutput, EvalError> {
+        let matches: Vec<&str> = self
+            .pattern
+            .find_iter(ctx.output)
+            .map(|m| m.as_str())
+            .collect();
+        let mut score = 0.0_f64;
+        let mut valid = 0usize;
+        let mut known_event = false;
+        let mut described = false;
+        let mut issues = Vec::new();
+        if matches.is_empty() {
+            if self.descriptions.iter().any(|r| r.is_match(ctx.output)) {
+                described = true;
+                // Python's `max(0.0, score - penalty)`.
+                let lowered = score - self.penalty;
+                score = if lowered > 0.0 { lowered } else { 0.0 };
+                issues.push(Issue::error("", self.description_message.clone()));
+            }
+        } else {
+            score += self.points.structure;
+            let parsed: Vec<Option<py_json::Parsed>> =
+                matches.iter().map(|m| py_json::loads(m)).collect();
+            valid = parsed
+                .iter()
+                .flatten()
+                .filter(|p| p.has_event && p.has_data)
+                .count();
+            if valid > 0 {
+                score += self.points.valid;
+                // `parsed.get("event") in ksi_events`, skipping unparseable matches
+                // and (AttributeError) non-objects.
+                let hit = parsed.iter().flatten().any(|p| {
+                    p.event
+                        .as_deref()
+                        .is_some_and(|event| self.events.iter().any(|e| e == event))
+                });
+                if hit {
+                    score += self.points.event;
+                    known_event = true;
+                }
+            }
+        }
+        let verdict = score >= self.threshold;
+        // Python's `min(score, max_score)`.
+        let score = if 1.0 < score { 1.0 } else { score };
+        Ok(MetricOutput {
+            score,
+            issues,
+            details: json!({
+                "matches": matches.len(),
+                "valid": valid,
+                "known_event": known_event,
+                "described": described,
+                "verdict": verdict,
+            }),
+        })
+    }
+}
+
+/// A validating reader that accepts exactly what Python's `json.loads` (the default C
+/// scanner, `strict=True`) accepts, keeping only what the seed looks at.
+mod py_json {
+    /// Python's default recursion limit; deeper input raises `RecursionError`.
+    const MAX_DEPTH: usize = 1000;
+
+    /// What the metric needs from a parsed match.
+    #[derive(Debug, Default)]
+    pub(super) struct Parsed {
+        /// The document is an object with an `event` key.
+        pub has_event: bool,
+        /// The document is an object with a `data` key.
+        pub has_data: bool,
+        /// The (last) `event` value, when the document is an object and that value is
+        /// a string representable in Rust (a lone surrogate never equals an event name).
+        pub event: Option<String>,
+    }
+
+    /// `json.loads(text)`, or `None` where Python raises.
+    pub(super) fn loads(text: &str) -> Option<Parsed> {
+        let mut reader = Reader {
+            bytes: text.as_bytes(),
+            text,
+            at: 0,
+        };
+        reader.skip_ws();
+        let parsed = if reader.peek() == Some(b'{') {
+            reader.top_object()?
+        } else {
+            reader.value(0)?;
+            Parsed::default()
+        };
+        reader.skip_ws();
+        (reader.at == reader.bytes.len()).then_some(parsed)
+    }
+
+    /// A decoded string: `None` when it holds a lone surrogate.
+    type PyStr = Option<String>;
+
+    enum Scalar {
+        Str(PyStr),
+        Other,
+    }
+
+    struct Reader<'a> {
+        bytes: &'a [u8],
+        text: &'a str,
+        at: usize,
+    }
+
+    impl Reader<'_> {
+        fn peek(&self) -> Option<u8> {
+            self.bytes.get(self.at).copied()
+        }
+
+        fn skip_ws(&mut self) {
+            while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+                self.at += 1;
+            }
+        }
+
+        fn eat(&mut self, literal: &str) -> Option<()> {
+            if self.bytes[self.at..].starts_with(literal.as_bytes()) {
+                self.at += literal.len();
+                Some(())
+            } else {
+                None
+            }
+        }
+
+        /// The top-level object, recording its `event` / `data` keys.
+        fn top_object(&mut self) -> Option<Parsed> {
+            let mut parsed = Parsed::default();
+            self.object(0, |key, value| match key.as_deref() {
+                Some("event") => {
+                    parsed.has_event = true;
+                    parsed.event = match value {
+                        Scalar::Str(s) => s,
+                        Scalar::Other => None,
+                    };
+                }
+                Some("data") => parsed.has_data = true,
+                _ => {}
+            })?;
+            Some(parsed)
+        }
+
+        fn object(&mut self, depth: usize, mut entry: impl FnMut(PyStr, Scalar)) -> Option<()> {
+            if depth >= MAX_DEPTH {
+                return None;
+            }
+            self.at += 1; // `{`
+            self.skip_ws();
+            if self.peek() == Some(b'}') {
+                self.at += 1;
+                return Some(());
+            }
+            loop {
+                if self.peek() != Some(b'"') {
+                    return None;
+                }
+                let key = self.string()?;
+                self.skip_ws();
+                self.eat(":")?;
+                self.skip_ws();
+                let value = self.value(depth + 1)?;
+                entry(key, value);
+                self.skip_ws();
+                match self.peek()? {
+                    b',' => {
+                        self.at += 1;
+                        self.skip_ws();
+                    }
+                    b'}' => {
+                        self.at += 1;
+                        return Some(());
+                    }
+                    _ => return None,
+                }
+            }
+        }
+
+        fn array(&mut self, depth: usize) -> Option<()> {
+            if depth >= MAX_DEPTH {
+                return None;
+            }
+            self.at += 1; // `[`
+            self.skip_ws();
+            if self.peek() == Some(b']') {
+                self.at += 1;
+                return Some(());
+            }
+            loop {
+                self.value(depth + 1)?;
+                self.skip_ws();
+                match self.peek()? {
+                    b',' => {
+                        self.at += 1;
+                        self.skip_ws();
+                    }
+                    b']' => {
+                        self.at += 1;
+                        return Some(());
+                    }
+                    _ => return None,
+                }
+            }
+        }
+
+        fn value(&mut self, depth: usize) -> Option<Scalar> {
+            match self.peek()? {
+                b'"' => return self.string().map(Scalar::Str),
+                b'{' => self.object(depth, |_, _| {})?,
+                b'[' => self.array(depth)?,
+                b'n' => self.eat("null")?,
+                b't' => self.eat("true")?,
+                b'f' => self.eat("false")?,
+                b'N' => self.eat("NaN")?,
+                b'I' => self.eat("Infinity")?,
+                b'-' if self.bytes[self.at..].starts_with(b"-I") => self.eat("-Infinity")?,
+                b'-' | b'0'..=b'9' => self.number()?,
+                _ => return None,
+            }
+            Some(Scalar::Other)
+        }
+
+        /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?` with ASCII digits; any
+        /// number is accepted whatever its magnitude (`1e400` is `inf` in Python).
+        fn number(&mut self) -> Option<()> {
+            if self.peek() == Some(b'-') {
+                self.at += 1;
+            }
+            match self.peek()? {
+                b'0' => self.at += 1,
+                b'1'..=b'9' => self.digits(),
+                _ => return None,
+            }
+            if self.peek() == Some(b'.')
+                && self.bytes.get(self.at + 1).is_some_and(u8::is_ascii_digit)
+            {
+                self.at += 1;
+                self.digits();
+            }
+            if matches!(self.peek(), Some(b'e' | b'E')) {
+                let start = self.at;
+                self.at += 1;
+                if matches!(self.peek(), Some(b'+' | b'-')) {
+                    self.at += 1;
+                }
+                if self.peek().is_some_and(|b| b.is_ascii_digit()) {
+                    self.digits();
+                } else {
+                    // Python ends the number before the `e`; what follows then fails.
+                    self.at = start;
+                }
+            }
+            Some(())
+        }
+
+        fn digits(&mut self) {
+            while self.peek().is_some_and(|b| b.is_ascii_digit()) {
+                self.at += 1;
+            }
+        }
+
+        fn hex4(&mut self) -> Option<u16> {
+            let digits = self.bytes.get(self.at..self.at + 4)?;
+            let mut value = 0u16;
+            for &d in digits {
+                value = value * 16 + u16::try_from((d as char).to_digit(16)?).ok()?;
+            }
+            self.at += 4;
+            Some(value)
+        }
+
+        /// A string at `"`; `Some(None)` when it decodes to a lone surrogate.
+        fn string(&mut self) -> Option<PyStr> {
+            self.at += 1; // opening quote
+            let mut out = String::new();
+            let mut exact = true;
+            loop {
+                let start = self.at;
+                while let Some(b) = self.peek() {
+                    if b == b'"' || b == b'\\' || b < 0x20 {
+                        break;
+                    }
+                    self.at += 1;
+                }
+                // Only ASCII bytes stop the scan, so `start..at` is on char boundaries.
+                out.push_str(&self.text[start..self.at]);
+                match self.peek()? {
+                    b'"' => {
+                        self.at += 1;
+                        return Some(exact.then_some(out));
+                    }
+                    b'\\' => {
+                        self.at += 1;
+                        let escape = self.peek()?;
+                        self.at += 1;
+                        match escape {
+                            b'"' => out.push('"'),
+                            b'\\' => out.push('\\'),
+                            b'/' => out.push('/'),
+                            b'b' => out.push('\u{8}'),
+                            b'f' => out.push('\u{c}'),
+                            b'n' => out.push('\n'),
+                            b'r' => out.push('\r'),
+                            b't' => out.push('\t'),
+                            b'u' => {
+                                let unit = self.hex4()?;
+                                match unit {
+                                    0xD800..=0xDBFF => {
+                                        let save = self.at;
+                                        let low = if self.eat("\\u").is_some() {
+                                            self.hex4()?
+                                        } else {
+                                            0
+                                        };
+                                        if (0xDC00..=0xDFFF).contains(&low) {
+                                            let code = 0x10000
+                                                + ((u32::from(unit) - 0xD800) << 10)
+                                                + (u32::from(low) - 0xDC00);
+                                            out.push(char::from_u32(code)?);
+                                        } else {
+                                            // A lone high surrogate: Python keeps it.
+                                            self.at = save;
+                                            exact = false;
+                                        }
+                                    }
+                                    0xDC00..=0xDFFF => exact = false,
+                                    _ => out.push(char::from_u32(u32::from(unit))?),
+                                }
+                            }
+                            _ => return None,
+                        }
+                    }
+                    // A raw control character: invalid with `strict=True`.
+                    _ => return None,
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builtins::test_support::{build_ctx, Fixture};
+
+    fn metric(config: &Value) -> Arc<dyn Metric> {
+        match build(config, &build_ctx("json_emission")).expect("builds") {
+            Compiled::Metric(m) => m,
+            other => panic!("expected a metric, got {:?}", other.kind()),
+        }
+    }
+
+    fn run_with(config: &Value, output: &str) -> MetricOutput {
+        let fixture = Fixture::new(output, Value::Null, Value::Null);
+        metric(config).evaluate(&fixture.ctx()).unwrap()
+    }
+
+    fn run(output: &str) -> MetricOutput {
+        run_with(&Value::Null, output)
+    }
+
+    fn same(a: f64, b: f64) -> bool {
+        a.to_bits() == b.to_bits()
+    }
+
+    // The seed's sums, in the seed's order.
+    const FULL: f64 = 0.0 + 0.4 + 0.3 + 0.3;
+    const STRUCTURED: f64 = 0.0 + 0.4 + 0.3;
+    const MATCHED: f64 = 0.0 + 0.4;
+
+    #[test]
+    fn seed_actual_emission_scores_full() {
+        let out = run(
+            r#"Status update: {"event": "agent:status", "data": {"status": "ready", "agent_id": "a1"}}"#,
+        );
+        assert!(same(out.score, FULL.min(1.0)), "{}", out.score);
+        assert!(out.issues.is_empty());
+        assert_eq!(
+            out.details,
+            json!({"matches": 1, "valid": 1, "known_event": true, "described": false, "verdict": true})
+        );
+    }
+
+    #[test]
+    fn seed_description_scores_zero_with_an_issue() {
+        let out = run("I would emit an agent:status event to report that I am ready.");
+        assert!(same(out.score, 0.0));
+        assert_eq!(out.issues.len(), 1);
+        assert_eq!(
+            out.issues[0].message,
+            "describes JSON instead of emitting it"
+        );
+        assert_eq!(out.issues[0].severity, crate::report::Severity::Error);
+        assert_eq!(out.issues[0].rule, "");
+        assert_eq!(out.details["described"], json!(true));
+        assert_eq!(out.details["verdict"], json!(false));
+    }
+
+    #[test]
+    fn description_patterns_are_case_insensitive() {
+        for text in [
+            "i WILL SEND the status now",
+            "HERE'S THE json you asked for",
+            "the json Object Should Be like this",
+            "Let me GENERATE AN EVENT",
+        ] {
+            let out = run(text);
+            assert_eq!(out.issues.len(), 1, "{text}");
+            assert!(same(out.score, 0.0));
+        }
+        let plain = run("Nothing to see here.");
+        assert!(plain.issues.is_empty());
+        assert_eq!(plain.details["described"], json!(false));
+    }
+
+    #[test]
+    fn unknown_event_scores_point_seven() {
+        let out = run(r#"{"event": "custom:thing", "data": {"x": 1}}"#);
+        assert!(same(out.score, STRUCTURED), "{}", out.score);
+        assert_eq!(out.details["known_event"], json!(false));
+        assert_eq!(out.details["verdict"], json!(true));
+    }
+
+    #[test]
+    fn invalid_json_matching_the_regex_scores_point_four() {
+        let out = run(r#"{"event": "agent:status", "data": {"status": "ready",}}"#);
+        assert!(same(out.score, MATCHED), "{}", out.score);
+        assert_eq!(out.details["valid"], json!(0));
+        assert_eq!(out.details["verdict"], json!(false));
+        // Single quotes and a raw control character are invalid too.
+        assert!(same(
+            run("{'event': 'x', \"event\": \"a\", \"data\": {}}").score,
+            MATCHED
+        ));
+        assert!(same(
+            run("{\"event\": \"agent:status\", \"data\": {\"s\": \"a\tb\"}}").score,
+            MATCHED
+        ));
+        // A description next to a match is not penalised (the seed's else-branch).
+        let out = run(r#"I would emit {"event": "agent:status", "data": {"a": 1,}}"#);
+        assert!(same(out.score, MATCHED) && out.issues.is_empty());
+    }
+
+    #[test]
+    fn python_only_json_is_valid() {
+        let known =
+            run(r#"{"event": "agent:status", "data": {"x": NaN, "y": -Infinity, "z": 1e400}}"#);
+        assert!(same(known.score, FULL.min(1.0)), "{}", known.score);
+        let unknown = run(
+            r#"{"event": "other", "data": {"x": Infinity, "big": 123456789012345678901234567890}}"#,
+        );
+        assert!(same(unknown.score, STRUCTURED), "{}", unknown.score);
+        let surrogate = run(r#"{"event": "agent:status", "data": {"s": "\ud800 and \udc00"}}"#);
+        assert!(same(surrogate.score, FULL.min(1.0)));
+        // ...but not things Python rejects.
+        for bad in ["-NaN", "nan", "01", "1.", ".5", "1e", "+1", "0x10"] {
+            let text = format!(r#"{{"event": "agent:status", "data": {{"x": {bad}}}}}"#);
+            assert!(same(run(&text).score, MATCHED), "{bad}");
+        }
+    }
+
+    #[test]
+    fn escapes_and_duplicate_keys_follow_python() {
+        // The last duplicate wins.
+        let out = run(r#"{"event": "nope", "data": {}, "event": "agent:status"}"#);
+        assert!(same(out.score, FULL.min(1.0)), "{}", out.score);
+        let out = run(r#"{"event": "agent:status", "data": {}, "event": "nope"}"#);
+        assert!(same(out.score, STRUCTURED));
+        // Escaped event names decode before comparison.
+        let out = run(r#"{"event": "agent\u003astatus", "data": {"emoji": "\ud83d\ude00"}}"#);
+        assert!(same(out.score, FULL.min(1.0)));
+    }
+
+    #[test]
+    fn only_the_second_match_carries_a_known_event() {
+        let out = run(concat!(
+            r#"First {"event": "custom:x", "data": {"a": 1}} then "#,
+            r#"{"event": "message:send", "data": {"to": "b"}}."#
+        ));
+        assert!(same(out.score, FULL.min(1.0)));
+        assert_eq!(out.details["matches"], json!(2));
+        assert_eq!(out.details["valid"], json!(2));
+        // An invalid first match is skipped; the valid second one carries the points.
+        let out = run(concat!(
+            r#"{"event": "agent:spawn", "data": {"a": 1,}} "#,
+            r#"{"event": "custom:y", "data": {}}"#
+        ));
+        assert!(same(out.score, STRUCTURED));
+    }
+
+    #[test]
+    fn python_whitespace_is_honoured() {
+        let out = run("{\"event\"\u{1c}: \"agent:status\", \"data\": {}}");
+        assert_eq!(out.details["matches"], json!(1));
+        assert_eq!(
+            python_whitespace(r"[^\s]\s\S[\]\s]"),
+            r"[^\s\x1C-\x1F][\s\x1C-\x1F][^\s\x1C-\x1F][\]\s\x1C-\x1F]"
+        );
+        assert_eq!(python_whitespace(r"[]\s]\\s"), r"[]\s\x1C-\x1F]\\s");
+        assert_eq!(python_whitespace(r"[^^]\s"), r"[^^][\s\x1C-\x1F]");
+    }
+
+    #[test]
+    fn config_is_honoured() {
+        let config = json!({
+            "events": ["custom:thing"],
+            "threshold": 0.9,
+            "points": {"structure": 0.5, "valid": 0.5, "event": 0.5},
+            "description_patterns": ["plan to emit"],
+            "description_message": "emit it, do not describe it"
+        });
+        let out = run_with(&config, r#"{"event": "custom:thing", "data": {}}"#);
+        assert!(same(out.score, 1.0));
+        assert_eq!(out.details["verdict"], json!(true));
+        let out = run_with(&config, "I PLAN TO EMIT something");
+        assert_eq!(out.issues[0].message, "emit it, do not describe it");
+        let out = run_with(&config, "I would emit an event");
+        assert!(out.issues.is_empty());
+        let custom = run_with(&json!({"pattern": r"<json>[^<]*</json>"}), "<json>1</json>");
+        assert_eq!(custom.details["matches"], json!(1));
+        assert!(same(custom.score, MATCHED));
+    }
+
+    #[test]
+    fn bad_configs_are_build_errors() {
+        let ctx = build_ctx("json_emission");
+        for bad in [
+            json!({"pattern": "(unclosed"}),
+            json!({"description_patterns": ["[z-a]"]}),
+            json!({"penalty": -0.2}),
+            json!({"points": {"structure": -1}}),
+            json!({"points": {"strcture": 1}}),
+            json!({"events": "agent:status"}),
+        ] {
+            assert!(build(&bad, &ctx).is_err(), "{bad}");
+        }
+        let err = build(&json!({"treshold": 0.5}), &ctx).unwrap_err();
+        assert_eq!(err.suggestion.as_deref(), Some("threshold"));
+    }
+}

@@ -1,0 +1,114 @@
+//! Built-in rules: one module per rule, one table mapping public names to builders.
+//!
+//! Each module exposes `pub const BUILTIN: Builtin` with its name, kind, a one-line
+//! summary, its documentation (printed by `tribunal explain NAME`) and a `build`
+//! function that compiles a config into a ready component once, at pack load.
+
+use serde_json::Value;
+
+use crate::component::{BuildCtx, BuildError, Compiled, Kind};
+
+pub mod json_compare;
+pub mod json_emission;
+pub mod no_placeholders;
+pub mod required_fields;
+
+/// A built-in rule's entry in the registry.
+#[derive(Debug, Clone, Copy)]
+pub struct Builtin {
+    pub name: &'static str,
+    pub kind: Kind,
+    pub summary: &'static str,
+    /// Markdown documentation: what it does, its config keys, an example.
+    pub docs: &'static str,
+    pub build: fn(&Value, &BuildCtx<'_>) -> Result<Compiled, BuildError>,
+}
+
+/// Every built-in, by public name.
+pub const BUILTINS: &[Builtin] = &[
+    crate::contract::BUILTIN,
+    json_compare::BUILTIN,
+    json_emission::BUILTIN,
+    no_placeholders::BUILTIN,
+    required_fields::BUILTIN,
+];
+
+/// Looks a built-in up by its public name.
+pub fn find(name: &str) -> Option<&'static Builtin> {
+    BUILTINS.iter().find(|b| b.name == name)
+}
+
+/// Public names of all built-ins (for suggestions).
+pub fn names() -> impl Iterator<Item = &'static str> {
+    BUILTINS.iter().map(|b| b.name)
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    //! A context builder for unit tests of rules.
+    use std::collections::BTreeMap;
+    use std::path::Path;
+    use std::sync::{Arc, OnceLock};
+
+    use serde_json::Value;
+
+    use crate::component::{BuildCtx, Context};
+    use crate::report::{ExtractionInfo, Issue};
+    use crate::strategy::StrategyRegistry;
+
+    pub fn strategies() -> &'static Arc<StrategyRegistry> {
+        static REGISTRY: OnceLock<Arc<StrategyRegistry>> = OnceLock::new();
+        REGISTRY.get_or_init(|| Arc::new(StrategyRegistry::with_builtins()))
+    }
+
+    pub fn build_ctx(name: &str) -> BuildCtx<'_> {
+        BuildCtx {
+            name,
+            base_dir: Path::new("."),
+            strategies: strategies(),
+            contract: None,
+        }
+    }
+
+    /// Owns everything a `Context` borrows.
+    pub struct Fixture {
+        pub output: String,
+        pub json: Value,
+        pub expected: Value,
+        pub meta: Value,
+        pub extraction: ExtractionInfo,
+        pub issues: Vec<Issue>,
+        pub scores: BTreeMap<String, f64>,
+    }
+
+    impl Fixture {
+        pub fn new(output: &str, json: Value, expected: Value) -> Self {
+            Self {
+                output: output.to_owned(),
+                json,
+                expected,
+                meta: Value::Null,
+                extraction: ExtractionInfo {
+                    tier: None,
+                    repairs: Vec::new(),
+                    raw_fallback: false,
+                },
+                issues: Vec::new(),
+                scores: BTreeMap::new(),
+            }
+        }
+
+        pub fn ctx(&self) -> Context<'_> {
+            Context {
+                output: &self.output,
+                json: &self.json,
+                extraction: &self.extraction,
+                expected: &self.expected,
+                meta: &self.meta,
+                issues: &self.issues,
+                scores: &self.scores,
+                strategies: strategies(),
+            }
+        }
+    }
+}

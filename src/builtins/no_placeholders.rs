@@ -1,0 +1,416 @@
+//! `no_placeholders` (postprocessor, seed 003 rule 1): reports fields of the extracted
+//! JSON (or its whole document, or the raw output when nothing was extracted) whose
+//! text still contains an unfilled placeholder token such as `TODO`, `TBD` or `FIXME`.
+
+use std::sync::Arc;
+
+use regex::{Regex, RegexBuilder};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::required_fields::{escape_pointer_token, FieldPath, Template};
+use super::Builtin;
+use crate::component::{
+    self, BuildCtx, BuildError, Compiled, Context, EvalError, Kind, PostOutput, Postprocessor,
+};
+use crate::report::{Issue, Severity};
+
+pub const BUILTIN: Builtin = Builtin {
+    name: "no_placeholders",
+    kind: Kind::Postprocessor,
+    summary: "Text must not contain unfilled placeholders such as TODO, TBD or FIXME",
+    docs: DOCS,
+    build,
+};
+
+const DOCS: &str = r#"# no_placeholders
+
+Postprocessor (seed 003, rule 1: `if "TODO" in readme or "TBD" in readme or "FIXME"
+in readme`). Reports text that still contains an unfilled placeholder token.
+
+- With `fields`: each listed field is checked in order. A string is checked by
+  substring (like Python's `in`); an array or object is checked through its string
+  leaves; numbers, booleans, `null` and missing fields are fine. At most one issue per
+  field, at the field's JSON pointer.
+- Without `fields`: every string leaf of the extracted JSON is checked, in document
+  order, one issue per leaf that contains a token, at the leaf's JSON pointer. When
+  nothing was extracted (`json` is `null`), the raw output text is checked instead
+  (one issue, no path).
+
+## Config
+
+| key | default | meaning |
+|-----|---------|---------|
+| `tokens` | `[TODO, TBD, FIXME]` | substrings that mark a placeholder (non-empty strings) |
+| `fields` | the whole document | paths to check, dotted (`docs.readme`) or JSON pointer (`/docs/readme`) |
+| `case_sensitive` | `true` | `false` also finds `todo`, `Tbd`... (Unicode simple case folding) |
+| `message` | ``` `{field}` contains an unfilled placeholder ({token})``` | issue text |
+| `severity` | `error` | `error`, `warning` or `info` |
+
+Message placeholders: `{field}` is the field's path as written in `fields`, or the
+JSON pointer of the leaf when scanning the whole document (`output` for the raw
+text); `{token}` is the first configured token found (in `tokens` order, within the
+first offending string leaf of the field). `{{` and `}}` write literal braces.
+
+## Example (seed 003's wording)
+
+```yaml
+pipeline:
+  postprocessors:
+    - use: no_placeholders
+      with:
+        fields: [readme]
+        message: README contains unfilled placeholders
+```
+
+## Refinements of the seed
+
+- The seed checks one string (`readme`); here any fields, nested values, or the whole
+  document can be checked, and tokens, case sensitivity and severity are configurable.
+"#;
+
+const DEFAULT_MESSAGE: &str = "`{field}` contains an unfilled placeholder ({token})";
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct Config {
+    tokens: Vec<String>,
+    fields: Option<Vec<String>>,
+    case_sensitive: bool,
+    message: String,
+    severity: Severity,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            tokens: ["TODO", "TBD", "FIXME"].map(str::to_owned).to_vec(),
+            fields: None,
+            case_sensitive: true,
+            message: DEFAULT_MESSAGE.to_owned(),
+            severity: Severity::Error,
+        }
+    }
+}
+
+/// The tokens, compiled once.
+#[derive(Debug)]
+enum Matcher {
+    Sensitive,
+    /// One case-insensitive literal regex per token, in token order.
+    Insensitive(Vec<Regex>),
+}
+
+#[derive(Debug)]
+struct Field {
+    written: String,
+    path: FieldPath,
+}
+
+#[derive(Debug)]
+struct NoPlaceholders {
+    tokens: Vec<String>,
+    matcher: Matcher,
+    fields: Option<Vec<Field>>,
+    message: Template,
+    severity: Severity,
+}
+
+fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
+    let config: Config = component::parse_config(ctx.name, config)?;
+    let name = ctx.name;
+    if config.tokens.is_empty() || config.tokens.iter().any(String::is_empty) {
+        return Err(BuildError::new(format!(
+            "{name}: `tokens` must list at least one token, and no token may be empty"
+        ))
+        .at_key("tokens"));
+    }
+    let matcher = if config.case_sensitive {
+        Matcher::Sensitive
+    } else {
+        let regexes = config
+            .tokens
+            .iter()
+            .map(|token| {
+                RegexBuilder::new(&regex::escape(token))
+                    .case_insensitive(true)
+                    .build()
+                    .map_err(|err| {
+                        BuildError::new(format!("{name}: token `{token}`: {err}")).at_key("tokens")
+                    })
+            })
+            .collect::<Result<_, _>>()?;
+        Matcher::Insensitive(regexes)
+    };
+    let fields = match config.fields {
+        None => None,
+        Some(fields) if fields.is_empty() => {
+            return Err(BuildError::new(format!(
+                "{name}: `fields` is empty; omit it to check the whole document"
+            ))
+            .at_key("fields"))
+        }
+        Some(fields) => Some(
+            fields
+                .into_iter()
+                .map(|written| {
+                    let path = FieldPath::parse(&written).map_err(|err| {
+                        BuildError::new(format!("{name}: fields: {err}")).at_key("fields")
+                    })?;
+                    Ok(Field { written, path })
+                })
+                .collect::<Result<Vec<_>, BuildError>>()?,
+        ),
+    };
+    let message = Template::parse(&config.message, &["field", "token"]).map_err(|mut err| {
+        err.message = format!("{name}: {}", err.message);
+        err.key = Some("message".to_owned());
+        err
+    })?;
+    Ok(Compiled::Postprocessor(Arc::new(NoPlaceholders {
+        tokens: config.tokens,
+        matcher,
+        fields,
+        message,
+        severity: config.severity,
+    })))
+}
+
+impl NoPlaceholders {
+    /// Index of the first token (in config order) that `text` contains.
+    fn first_token(&self, text: &str) -> Option<usize> {
+        match &self.matcher {
+            Matcher::Sensitive => self.tokens.iter().position(|t| text.contains(t.as_str())),
+            Matcher::Insensitive(regexes) => regexes.iter().position(|r| r.is_match(text)),
+        }
+    }
+
+    /// The first token found in the string leaves of `value`, in document order.
+    fn first_token_in(&self, value: &Value) -> Option<usize> {
+        let mut stack = vec![value];
+        while let Some(value) = stack.pop() {
+            match value {
+                Value::String(s) => {
+                    if let Some(token) = self.first_token(s) {
+                        return Some(token);
+                    }
+                }
+                Value::Array(items) => stack.extend(items.iter().rev()),
+                Value::Object(map) => stack.extend(map.values().rev()),
+                _ => {}
+            }
+        }
+        None
+    }
+
+    fn issue(&self, field: &str, token: usize) -> Issue {
+        let message = self.message.render(|var| match var {
+            "field" => Some(field),
+            "token" => Some(self.tokens[token].as_str()),
+            _ => None,
+        });
+        let mut issue = Issue::error("", message);
+        issue.severity = self.severity;
+        issue
+    }
+}
+
+impl Postprocessor for NoPlaceholders {
+    fn process(&self, ctx: &Context<'_>) -> Result<PostOutput, EvalError> {
+        let mut issues = Vec::new();
+        if let Some(fields) = &self.fields {
+            for field in fields {
+                let token = field
+                    .path
+                    .lookup(ctx.json)
+                    .and_then(|v| self.first_token_in(v));
+                if let Some(token) = token {
+                    issues.push(self.issue(&field.written, token).at(field.path.pointer()));
+                }
+            }
+        } else if ctx.json.is_null() {
+            if let Some(token) = self.first_token(ctx.output) {
+                issues.push(self.issue("output", token));
+            }
+        } else {
+            // Whole document, iteratively, in document order.
+            let mut stack: Vec<(&Value, String)> = vec![(ctx.json, String::new())];
+            while let Some((value, pointer)) = stack.pop() {
+                match value {
+                    Value::String(s) => {
+                        if let Some(token) = self.first_token(s) {
+                            issues.push(self.issue(&pointer, token).at(pointer));
+                        }
+                    }
+                    Value::Array(items) => {
+                        for (index, item) in items.iter().enumerate().rev() {
+                            stack.push((item, format!("{pointer}/{index}")));
+                        }
+                    }
+                    Value::Object(map) => {
+                        for (key, item) in map.iter().rev() {
+                            stack.push((item, format!("{pointer}/{}", escape_pointer_token(key))));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Ok(PostOutput { issues, json: None })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builtins::test_support::{build_ctx, Fixture};
+    use serde_json::json;
+
+    fn compile(config: &Value) -> Arc<dyn Postprocessor> {
+        match build(config, &build_ctx("no_placeholders")).expect("builds") {
+            Compiled::Postprocessor(p) => p,
+            other => panic!("expected a postprocessor, got {:?}", other.kind()),
+        }
+    }
+
+    fn run(
+        rule: &Arc<dyn Postprocessor>,
+        output: &str,
+        json: Value,
+    ) -> Vec<(String, Option<String>)> {
+        let fixture = Fixture::new(output, json, Value::Null);
+        rule.process(&fixture.ctx())
+            .unwrap()
+            .issues
+            .into_iter()
+            .map(|i| (i.message, i.path))
+            .collect()
+    }
+
+    #[test]
+    fn seed_rule_one_with_its_message() {
+        let rule = compile(
+            &json!({"fields": ["readme"], "message": "README contains unfilled placeholders"}),
+        );
+        for readme in [
+            "# Tool\nTODO: usage",
+            "Status: TBD",
+            "FIXME later",
+            "TODO TBD FIXME",
+        ] {
+            assert_eq!(
+                run(&rule, "", json!({ "readme": readme })),
+                [(
+                    "README contains unfilled placeholders".to_owned(),
+                    Some("/readme".to_owned())
+                )]
+            );
+        }
+        assert!(run(
+            &rule,
+            "",
+            json!({"readme": "# Tool\nAll done. todo is fine in lower case"})
+        )
+        .is_empty());
+        assert!(
+            run(&rule, "", json!({"other": "TODO"})).is_empty(),
+            "a missing field is not an issue"
+        );
+        assert!(run(&rule, "", json!({"readme": 42})).is_empty());
+    }
+
+    #[test]
+    fn default_message_names_field_and_first_token_in_token_order() {
+        let rule = compile(&json!({"fields": ["docs.readme", "/notes"]}));
+        let issues = run(
+            &rule,
+            "",
+            json!({"docs": {"readme": "FIXME and TODO"}, "notes": ["ok", {"x": "TBD"}, "TODO"]}),
+        );
+        assert_eq!(
+            issues,
+            [
+                (
+                    "`docs.readme` contains an unfilled placeholder (TODO)".to_owned(),
+                    Some("/docs/readme".to_owned())
+                ),
+                (
+                    "`/notes` contains an unfilled placeholder (TBD)".to_owned(),
+                    Some("/notes".to_owned())
+                ),
+            ]
+        );
+        let issues = rule
+            .process(&Fixture::new("", json!({"notes": "TODO"}), Value::Null).ctx())
+            .unwrap()
+            .issues;
+        assert_eq!(issues[0].severity, Severity::Error);
+        assert_eq!(issues[0].rule, "");
+    }
+
+    #[test]
+    fn whole_document_reports_each_string_leaf_in_order() {
+        let rule = compile(&Value::Null);
+        let issues = run(
+            &rule,
+            "",
+            json!({"title": "TBD", "n": 1, "a/b": {"list": ["fine", "TODO x", null], "t~": "FIXME"}}),
+        );
+        let paths: Vec<Option<&str>> = issues.iter().map(|(_, p)| p.as_deref()).collect();
+        assert_eq!(
+            paths,
+            [Some("/title"), Some("/a~1b/list/1"), Some("/a~1b/t~0")]
+        );
+        assert_eq!(
+            issues[1].0,
+            "`/a~1b/list/1` contains an unfilled placeholder (TODO)"
+        );
+    }
+
+    #[test]
+    fn raw_output_is_checked_when_nothing_was_extracted() {
+        let rule = compile(&Value::Null);
+        assert_eq!(
+            run(&rule, "Plan: FIXME", Value::Null),
+            [(
+                "`output` contains an unfilled placeholder (FIXME)".to_owned(),
+                None
+            )]
+        );
+        assert!(run(&rule, "All done", Value::Null).is_empty());
+    }
+
+    #[test]
+    fn case_insensitive_tokens_and_severity() {
+        let rule = compile(
+            &json!({"tokens": ["todo", "xxx"], "case_sensitive": false, "severity": "warning", "message": "{token}@{field}"}),
+        );
+        let fixture = Fixture::new("", json!({"a": "ToDo: write", "b": "XXX"}), Value::Null);
+        let issues = rule.process(&fixture.ctx()).unwrap().issues;
+        assert_eq!(issues.len(), 2);
+        assert_eq!(issues[0].message, "todo@/a");
+        assert_eq!(issues[1].message, "xxx@/b");
+        assert!(issues.iter().all(|i| i.severity == Severity::Warning));
+        let sensitive = compile(&json!({"tokens": ["todo"]}));
+        assert!(run(&sensitive, "", json!({"a": "TODO"})).is_empty());
+    }
+
+    #[test]
+    fn bad_configs_are_build_errors() {
+        let ctx = build_ctx("no_placeholders");
+        for bad in [
+            json!({"tokens": []}),
+            json!({"tokens": [""]}),
+            json!({"fields": []}),
+            json!({"fields": ["a..b"]}),
+            json!({"message": "{feld}"}),
+            json!({"severity": "fatal"}),
+        ] {
+            assert!(build(&bad, &ctx).is_err(), "{bad}");
+        }
+        let err = build(&json!({"token": ["X"]}), &ctx).unwrap_err();
+        assert_eq!(err.suggestion.as_deref(), Some("tokens"));
+        let err = build(&json!({"message": "{feld}"}), &ctx).unwrap_err();
+        assert_eq!(err.suggestion.as_deref(), Some("{field}"));
+    }
+}

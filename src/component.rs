@@ -1,0 +1,223 @@
+//! The three component kinds and the context every component receives.
+//!
+//! Built-ins, Rhai scripts and native plugins all implement these traits; the
+//! engine never knows which implementation source it is calling. Every trait
+//! is `Send + Sync` so a compiled pack can be shared across worker threads.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use crate::report::{ExtractionInfo, Issue};
+use crate::strategy::StrategyRegistry;
+
+/// What a component is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// Returns a score in [0, 1].
+    #[serde(alias = "evaluation")]
+    Metric,
+    /// Returns issues and may normalise the extracted JSON.
+    Postprocessor,
+    /// Compares an expected and an actual field value; returns a similarity in [0, 1].
+    Strategy,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Metric => "metric",
+            Kind::Postprocessor => "postprocessor",
+            Kind::Strategy => "strategy",
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The one shape every component sees for one record.
+#[derive(Debug, Clone, Copy)]
+pub struct Context<'a> {
+    /// The raw model output.
+    pub output: &'a str,
+    /// The extracted (and so far normalised) JSON; `Null` when nothing was extracted.
+    pub json: &'a Value,
+    pub extraction: &'a ExtractionInfo,
+    /// Ground truth; `Null` when the record has none.
+    pub expected: &'a Value,
+    pub meta: &'a Value,
+    /// Issues raised by earlier pipeline steps.
+    pub issues: &'a [Issue],
+    /// Scores of the metrics that already ran, by name.
+    pub scores: &'a BTreeMap<String, f64>,
+    /// Field-matching strategies available to metrics.
+    pub strategies: &'a StrategyRegistry,
+}
+
+impl Context<'_> {
+    /// The serialised context handed across extension boundaries (Rhai, plugins):
+    /// the same JSON for every implementation source, with this component's config.
+    pub fn to_value(&self, config: &Value) -> Value {
+        json!({
+            "output": self.output,
+            "json": self.json,
+            "extraction": self.extraction,
+            "expected": self.expected,
+            "meta": self.meta,
+            "config": config,
+            "issues": self.issues,
+            "scores": self.scores,
+        })
+    }
+}
+
+/// A failure of the evaluation itself (not a finding about the output):
+/// the record becomes `ERROR` with this reason.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct EvalError(pub String);
+
+impl EvalError {
+    pub fn new(reason: impl Into<String>) -> Self {
+        Self(reason.into())
+    }
+}
+
+/// What a metric returns.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct MetricOutput {
+    pub score: f64,
+    pub issues: Vec<Issue>,
+    pub details: Value,
+}
+
+impl MetricOutput {
+    pub fn score(score: f64) -> Self {
+        Self {
+            score,
+            ..Self::default()
+        }
+    }
+}
+
+/// What a postprocessor returns.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PostOutput {
+    pub issues: Vec<Issue>,
+    /// Replacement for the extracted JSON, when the postprocessor normalises it.
+    pub json: Option<Value>,
+}
+
+pub trait Metric: Send + Sync + fmt::Debug {
+    fn evaluate(&self, ctx: &Context<'_>) -> Result<MetricOutput, EvalError>;
+}
+
+pub trait Postprocessor: Send + Sync + fmt::Debug {
+    fn process(&self, ctx: &Context<'_>) -> Result<PostOutput, EvalError>;
+}
+
+pub trait Strategy: Send + Sync + fmt::Debug {
+    /// Similarity of `actual` to `expected`, in [0, 1].
+    fn compare(&self, expected: &Value, actual: &Value, ctx: &Context<'_>)
+        -> Result<f64, EvalError>;
+
+    /// The similarity at or above which a field counts as matching, unless the
+    /// calling metric configures its own threshold for this strategy.
+    fn default_threshold(&self) -> f64 {
+        1.0
+    }
+}
+
+/// A compiled component, ready to run.
+#[derive(Debug, Clone)]
+pub enum Compiled {
+    Metric(Arc<dyn Metric>),
+    Postprocessor(Arc<dyn Postprocessor>),
+    Strategy(Arc<dyn Strategy>),
+}
+
+impl Compiled {
+    pub fn kind(&self) -> Kind {
+        match self {
+            Compiled::Metric(_) => Kind::Metric,
+            Compiled::Postprocessor(_) => Kind::Postprocessor,
+            Compiled::Strategy(_) => Kind::Strategy,
+        }
+    }
+}
+
+/// What a component's builder may look at. Built once per component use at pack load.
+#[derive(Debug, Clone)]
+pub struct BuildCtx<'a> {
+    /// The name the component is known by in the pack.
+    pub name: &'a str,
+    /// Folder that relative paths in the config are resolved against (the manifest's folder).
+    pub base_dir: &'a Path,
+    pub strategies: &'a Arc<StrategyRegistry>,
+    pub contract: Option<&'a Arc<crate::contract::Contract>>,
+}
+
+impl BuildCtx<'_> {
+    pub fn resolve(&self, path: &str) -> PathBuf {
+        self.base_dir.join(path)
+    }
+}
+
+/// Why a component could not be built. The loader adds file, line and column.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct BuildError {
+    pub message: String,
+    /// A config key (dotted) the error is about, used to locate it in the source.
+    pub key: Option<String>,
+    pub suggestion: Option<String>,
+}
+
+impl BuildError {
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            key: None,
+            suggestion: None,
+        }
+    }
+
+    #[must_use]
+    pub fn at_key(mut self, key: impl Into<String>) -> Self {
+        self.key = Some(key.into());
+        self
+    }
+}
+
+/// Deserialises a built-in's config strictly, turning serde's message into a
+/// `BuildError` that names the offending key and suggests the nearest valid one.
+pub fn parse_config<T: serde::de::DeserializeOwned>(
+    component: &str,
+    config: &Value,
+) -> Result<T, BuildError> {
+    let config = if config.is_null() {
+        Value::Object(serde_json::Map::new())
+    } else {
+        config.clone()
+    };
+    serde_json::from_value(config).map_err(|err| {
+        let message = err.to_string();
+        let mut error = BuildError::new(format!("{component}: invalid config: {message}"));
+        if let Some((unknown, expected)) = crate::suggest::parse_unknown_field(&message) {
+            error.key = Some(unknown.clone());
+            error.suggestion = crate::suggest::nearest(&unknown, expected.iter().map(String::as_str));
+        } else if let Some(field) = crate::suggest::parse_field_in_message(&message) {
+            error.key = Some(field);
+        }
+        error
+    })
+}

@@ -1,0 +1,212 @@
+//! The embedded tier: the first balanced `{...}` in prose that is a JSON object.
+//!
+//! One pass over the bytes with an explicit stack of open braces finds every balanced
+//! span. Quotes start a JSON string only inside braces (quotes in the surrounding prose
+//! are ignored at depth 0), and inside a string braces do not count and backslash
+//! escapes are honoured.
+//!
+//! The spans are tried by start position, skipping any span that lies inside a span
+//! already tried that failed. Balanced spans nest or are disjoint, so a span is only
+//! ever tried if no balanced span encloses it: the spans tried are exactly the outermost
+//! ones. The pass therefore keeps only those (dropping the spans a newly closed one
+//! encloses), which leaves them sorted and disjoint: the total parsing work is at most
+//! the length of the text, and the whole tier is linear.
+//!
+//! A `{` never closed counts as a failed span running to the end of the text, so it hides
+//! every span after it: in a truncated `{"a": {"b": 1}, "c": ...` the complete inner
+//! object is not mistaken for the answer (the repair tier closes the outer one instead).
+
+use serde_json::Value;
+
+/// The first outermost balanced `{...}` span of the text that parses as a JSON object.
+pub fn extract(text: &str) -> Option<Value> {
+    outermost_spans(text)
+        .into_iter()
+        .find_map(|(start, end)| super::parse_container(&text[start..end]))
+}
+
+/// The outermost balanced `{...}` spans before the first `{` never closed, as byte
+/// ranges `(start, end)`, sorted and disjoint.
+fn outermost_spans(text: &str) -> Vec<(usize, usize)> {
+    let mut open: Vec<usize> = Vec::new();
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    let mut in_string = false;
+    let mut escaped = false;
+    for (i, &byte) in text.as_bytes().iter().enumerate() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if byte == b'\\' {
+                escaped = true;
+            } else if byte == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match byte {
+            b'{' => open.push(i),
+            b'}' => {
+                if let Some(start) = open.pop() {
+                    while spans.last().is_some_and(|&(inner, _)| inner > start) {
+                        spans.pop();
+                    }
+                    spans.push((start, i + 1));
+                }
+            }
+            b'"' if !open.is_empty() => in_string = true,
+            _ => {}
+        }
+    }
+    if let Some(&unclosed) = open.first() {
+        spans.truncate(spans.partition_point(|&(start, _)| start < unclosed));
+    }
+    spans
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn seed_001() {
+        let text =
+            r#"Certainly! Here is the JSON: {"kind": "agent.spoke", "text": "I collect echoes."}"#;
+        assert_eq!(
+            extract(text),
+            Some(json!({"kind": "agent.spoke", "text": "I collect echoes."}))
+        );
+    }
+
+    #[test]
+    fn seed_004_malformed() {
+        assert_eq!(extract("I'm not sure what to do {partial json"), None);
+    }
+
+    #[test]
+    fn pure_text() {
+        assert_eq!(
+            extract("The mushrooms charge admission to their bioluminescent shows."),
+            None
+        );
+        assert_eq!(extract(""), None);
+    }
+
+    #[test]
+    fn whole_text_object() {
+        assert_eq!(extract("{\"a\": 1}"), Some(json!({"a": 1})));
+    }
+
+    #[test]
+    fn trailing_prose() {
+        let text = "Here: {\"a\": [1, 2]} and that's all, \"folks\".";
+        assert_eq!(extract(text), Some(json!({"a": [1, 2]})));
+    }
+
+    #[test]
+    fn braces_inside_strings_do_not_count() {
+        let text = r#"Result: {"a": "x}y{"} done"#;
+        assert_eq!(extract(text), Some(json!({"a": "x}y{"})));
+        let text = r#"Result: {"a": "}}}", "b": "{{{"} done"#;
+        assert_eq!(extract(text), Some(json!({"a": "}}}", "b": "{{{"})));
+    }
+
+    #[test]
+    fn escaped_quotes_inside_strings() {
+        let text = r#"x {"a": "say \"}\" now", "b": "\\"} y"#;
+        assert_eq!(
+            extract(text),
+            Some(json!({"a": "say \"}\" now", "b": "\\"}))
+        );
+    }
+
+    #[test]
+    fn quotes_in_prose_are_ignored() {
+        let text = r#"She said "look: {" and then {"a": 1}"#;
+        // The first brace opens inside the prose quote, which is not tracked at depth 0;
+        // its content then holds a quote that opens a string, so nothing closes.
+        assert_eq!(extract(text), None);
+        let text = r#"He said "here it is" {"a": 1} "ok""#;
+        assert_eq!(extract(text), Some(json!({"a": 1})));
+    }
+
+    #[test]
+    fn first_parsing_span_wins() {
+        let text = r#"{not json} then {"a": 1} then {"b": 2}"#;
+        assert_eq!(extract(text), Some(json!({"a": 1})));
+    }
+
+    #[test]
+    fn failing_outer_span_hides_inner_spans() {
+        let text = r#"{broken {"a": 1} still broken}"#;
+        assert_eq!(extract(text), None);
+        let text = r#"{broken {"a": 1} still broken} but {"b": 2}"#;
+        assert_eq!(extract(text), Some(json!({"b": 2})));
+    }
+
+    #[test]
+    fn unclosed_brace_hides_later_spans() {
+        let text = r#"{"outer": {"inner": 1}"#;
+        assert_eq!(extract(text), None);
+        let text = r#"{"a": {"b": 1}, "c": [{"d": 2}], "e": "trunc"#;
+        assert_eq!(extract(text), None);
+        let text = r#"Note {see below. Here: {"a": 1}"#;
+        assert_eq!(extract(text), None);
+        let text = r#"First {"a": 1} then {"b": "#;
+        assert_eq!(extract(text), Some(json!({"a": 1})));
+    }
+
+    #[test]
+    fn only_objects() {
+        assert_eq!(extract("list: [1, 2, 3]"), None);
+        assert_eq!(extract("list: [{\"a\": 1}]"), Some(json!({"a": 1})));
+    }
+
+    #[test]
+    fn spans_are_outermost_and_sorted() {
+        let text = "{a{b}c} {d} {{e}";
+        assert_eq!(outermost_spans(text), [(0, 7), (8, 11)]);
+        assert_eq!(
+            outermost_spans("{a{b}c} {d} {e}"),
+            [(0, 7), (8, 11), (12, 15)]
+        );
+        assert_eq!(outermost_spans("}}{{"), []);
+        assert_eq!(outermost_spans("{a} {b {c}"), [(0, 3)]);
+    }
+
+    #[test]
+    fn unicode_around_and_inside() {
+        let text = "🤔 voilà: {\"mood\": \"🤔\"} ✓";
+        assert_eq!(extract(text), Some(json!({"mood": "🤔"})));
+    }
+
+    #[test]
+    fn deep_nesting_fails_without_crashing() {
+        assert_eq!(extract(&"{".repeat(100_000)), None);
+        assert_eq!(extract(&"[".repeat(100_000)), None);
+        let balanced = format!("{}{}", "{".repeat(100_000), "}".repeat(100_000));
+        assert_eq!(extract(&balanced), None);
+        let objects = format!("{}1{}", "{\"a\":".repeat(100_000), "}".repeat(100_000));
+        assert_eq!(extract(&objects), None);
+    }
+
+    #[test]
+    fn deep_unclosed_prefix_hides_the_object() {
+        let text = format!("{}{{\"a\": 1}}", "{".repeat(100_000));
+        assert_eq!(extract(&text), None);
+        let text = format!("{{\"a\": 1}}{}", "{".repeat(100_000));
+        assert_eq!(extract(&text), Some(json!({"a": 1})));
+    }
+
+    #[test]
+    fn ten_megabytes_of_braces() {
+        let text = "{".repeat(10 * 1024 * 1024);
+        assert_eq!(extract(&text), None);
+        let closers = "}".repeat(10 * 1024 * 1024);
+        assert_eq!(extract(&closers), None);
+        let pairs = "{}".repeat(5 * 1024 * 1024);
+        assert_eq!(extract(&pairs), Some(json!({})));
+        let failing_pairs = "{x}".repeat(3 * 1024 * 1024);
+        assert_eq!(extract(&failing_pairs), None);
+    }
+}

@@ -1,0 +1,759 @@
+//! Loading a rule pack: resolve, validate and compile everything once.
+//!
+//! `Pack::load` reads `pack.yaml`, the component manifests its globs name, the
+//! contract and the pipeline; it builds every component once and reports every
+//! error it finds (file, line, column, suggestion). The loaded `Pack` is
+//! immutable and `Send + Sync`; evaluation lives in `pipeline.rs`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+use crate::builtins;
+use crate::component::{BuildCtx, BuildError, Compiled, Kind, Metric, Postprocessor};
+use crate::contract::{Contract, DEFAULT_LADDER};
+use crate::extract::Tier;
+use crate::loader::{yaml_to_value, LoadError, LoadErrors, Source};
+use crate::manifest::{ComponentManifest, Implementation, PackManifest, ScoringSpec, UseSpec};
+use crate::strategy::StrategyRegistry;
+use crate::suggest::nearest;
+
+/// A `--set component.key=value` override of a component's config for one run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Override {
+    /// Step or component name.
+    pub component: String,
+    /// Dotted key inside the component's config.
+    pub key: String,
+    pub value: Value,
+    /// The text as given, for error messages and the revision.
+    pub raw: String,
+}
+
+impl Override {
+    /// Parses `component.key=value`. The value is read as YAML (so `0.9`, `true`
+    /// and `[a, b]` are typed); `@path` reads a JSON or YAML file, relative to `cwd`.
+    pub fn parse(spec: &str, cwd: &Path) -> Result<Self, String> {
+        let (target, value) = spec
+            .split_once('=')
+            .ok_or_else(|| format!("--set {spec}: expected component.key=value"))?;
+        let (component, key) = target
+            .split_once('.')
+            .filter(|(c, k)| !c.is_empty() && !k.is_empty())
+            .ok_or_else(|| format!("--set {spec}: expected component.key=value"))?;
+        let value = if let Some(path) = value.strip_prefix('@') {
+            let path = cwd.join(path);
+            let text = std::fs::read_to_string(&path)
+                .map_err(|err| format!("--set {spec}: cannot read {}: {err}", path.display()))?;
+            yaml_to_value(&text, &path).map_err(|err| format!("--set {spec}: {err}"))?
+        } else {
+            yaml_to_value(value, Path::new("--set")).unwrap_or_else(|_| Value::String(value.to_owned()))
+        };
+        Ok(Self {
+            component: component.to_owned(),
+            key: key.to_owned(),
+            value,
+            raw: spec.to_owned(),
+        })
+    }
+}
+
+/// Options for loading a pack.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    pub overrides: Vec<Override>,
+}
+
+/// What `list` and `explain` show about a component of the pack.
+#[derive(Debug, Clone)]
+pub struct ComponentInfo {
+    pub name: String,
+    pub kind: Kind,
+    pub version: Option<String>,
+    pub description: Option<String>,
+    pub implementation: Implementation,
+    /// The Markdown body of the manifest, if it had one.
+    pub docs: Option<String>,
+    pub file: PathBuf,
+    pub dependencies: Vec<String>,
+}
+
+/// A compiled pipeline step.
+#[derive(Debug)]
+pub(crate) struct Step<T: ?Sized> {
+    /// The name results and issues are reported under.
+    pub name: String,
+    pub run: Arc<T>,
+    pub weight: f64,
+}
+
+/// A loaded, compiled rule pack. Immutable and shareable across threads.
+#[derive(Debug)]
+pub struct Pack {
+    pub name: String,
+    pub version: String,
+    pub description: Option<String>,
+    pub dir: PathBuf,
+    /// Hash of every file in the pack folder and of the run's overrides.
+    pub revision: String,
+    pub components: Vec<ComponentInfo>,
+    pub contract: Option<Arc<Contract>>,
+    pub scoring: ScoringSpec,
+    /// Test files named by the pack's `tests` globs.
+    pub tests: Vec<PathBuf>,
+    /// Things worth fixing that do not stop the pack from loading.
+    pub warnings: Vec<LoadError>,
+    pub(crate) ladder: Vec<Tier>,
+    pub(crate) postprocessors: Vec<Step<dyn Postprocessor>>,
+    pub(crate) metrics: Vec<Step<dyn Metric>>,
+    pub(crate) strategies: Arc<StrategyRegistry>,
+    pub(crate) label: String,
+}
+
+impl Pack {
+    /// Loads the pack in `path` (a folder holding `pack.yaml`, or the file itself).
+    pub fn load(path: impl AsRef<Path>) -> Result<Self, LoadErrors> {
+        Self::load_with(path, &LoadOptions::default())
+    }
+
+    /// Loads a pack with run options such as config overrides.
+    pub fn load_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Self, LoadErrors> {
+        let path = path.as_ref();
+        let manifest_path = if path.is_dir() {
+            path.join("pack.yaml")
+        } else {
+            path.to_path_buf()
+        };
+        if !manifest_path.is_file() {
+            return Err(LoadError::new(
+                &manifest_path,
+                (1, 1),
+                "no such pack: expected a folder with a pack.yaml, or the path of a pack.yaml",
+            )
+            .into());
+        }
+        let dir = manifest_path
+            .parent()
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+        let source = Source::read(&manifest_path)?;
+        let manifest: PackManifest = source.parse()?;
+        PackLoader {
+            dir,
+            source,
+            errors: Vec::new(),
+            warnings: Vec::new(),
+        }
+        .load(&manifest, options)
+    }
+
+    /// `name@version`.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// The extraction tiers tried for every record, in order.
+    pub fn ladder(&self) -> &[Tier] {
+        &self.ladder
+    }
+
+    /// Names of the pipeline's postprocessor steps, in order.
+    pub fn postprocessor_names(&self) -> impl Iterator<Item = &str> {
+        self.postprocessors.iter().map(|s| s.name.as_str())
+    }
+
+    /// Names and weights of the pipeline's metric steps, in order.
+    pub fn metric_steps(&self) -> impl Iterator<Item = (&str, f64)> {
+        self.metrics.iter().map(|s| (s.name.as_str(), s.weight))
+    }
+
+    pub fn component(&self, name: &str) -> Option<&ComponentInfo> {
+        self.components.iter().find(|c| c.name == name)
+    }
+
+    /// The strategies metrics can look up (built-ins plus the pack's own).
+    pub fn strategies(&self) -> &StrategyRegistry {
+        &self.strategies
+    }
+}
+
+struct LoadedComponent {
+    manifest: ComponentManifest,
+    source: Source,
+    implementation: Option<Implementation>,
+}
+
+struct PackLoader {
+    dir: PathBuf,
+    source: Source,
+    errors: Vec<LoadError>,
+    warnings: Vec<LoadError>,
+}
+
+impl PackLoader {
+    fn error_at(&mut self, keys: &[&str], value: Option<&str>, message: impl Into<String>) -> &mut LoadError {
+        let at = self.source.locate(keys, value);
+        self.errors.push(LoadError::new(&self.source.path, at, message));
+        self.errors.last_mut().expect("just pushed")
+    }
+
+    fn load(mut self, manifest: &PackManifest, options: &LoadOptions) -> Result<Pack, LoadErrors> {
+        let components = self.load_components(manifest);
+        self.check_dependencies(&components);
+
+        let contract = match manifest.contract.as_ref().map(Contract::compile) {
+            None => None,
+            Some(Ok(contract)) => Some(Arc::new(contract)),
+            Some(Err(err)) => {
+                let key = err.key.clone();
+                let keys: Vec<&str> = std::iter::once("contract").chain(key.as_deref()).collect();
+                let help = err.suggestion.clone().map(|s| format!("did you mean `{s}`?"));
+                self.error_at(&keys, None, format!("contract: {}", err.message)).help = help;
+                None
+            }
+        };
+        let ladder = contract
+            .as_ref()
+            .map_or_else(|| DEFAULT_LADDER.to_vec(), |c| c.ladder.clone());
+
+        self.check_overrides(manifest, &components, options);
+        let strategies = Arc::new(self.build_strategies(&components, options));
+
+        let mut uses: Vec<UseSpec> = manifest.pipeline.postprocessors.clone();
+        if contract.is_some() && !uses.iter().any(|u| u.component == "contract") {
+            uses.insert(0, UseSpec { component: "contract".into(), weight: 1.0, with: None, alias: None });
+        }
+        let mut seen = BTreeSet::new();
+        let mut postprocessors = Vec::new();
+        for spec in &uses {
+            self.check_unique_step(&mut seen, spec, "postprocessors");
+            if let Some(Compiled::Postprocessor(run)) =
+                self.build_step(spec, "postprocessors", Kind::Postprocessor, &components, &strategies, contract.as_ref(), options)
+            {
+                postprocessors.push(Step { name: spec.step_name().to_owned(), run, weight: spec.weight });
+            }
+        }
+        let mut metrics = Vec::new();
+        for spec in &manifest.pipeline.metrics {
+            self.check_unique_step(&mut seen, spec, "metrics");
+            if !(spec.weight.is_finite() && spec.weight >= 0.0) {
+                self.error_at(&["pipeline", "metrics", &spec.component, "weight"], None, format!(
+                    "metric `{}`: weight must be a number ≥ 0, got {}",
+                    spec.step_name(),
+                    spec.weight
+                ));
+            }
+            if let Some(Compiled::Metric(run)) =
+                self.build_step(spec, "metrics", Kind::Metric, &components, &strategies, contract.as_ref(), options)
+            {
+                metrics.push(Step { name: spec.step_name().to_owned(), run, weight: spec.weight });
+            }
+        }
+        self.check_scoring(&manifest.scoring);
+        let tests = self.expand_globs(&manifest.tests, "tests");
+
+        if !self.errors.is_empty() {
+            return Err(LoadErrors(self.errors));
+        }
+        let used: BTreeSet<&str> = uses
+            .iter()
+            .chain(&manifest.pipeline.metrics)
+            .map(|u| u.component.as_str())
+            .chain(components.iter().flat_map(|c| c.manifest.dependencies.iter().map(String::as_str)))
+            .collect();
+        for component in &components {
+            if component.manifest.kind != Kind::Strategy && !used.contains(component.manifest.name.as_str()) {
+                let at = component.source.locate(&["name"], Some(&component.manifest.name));
+                self.warnings.push(LoadError::new(
+                    &component.source.path,
+                    at,
+                    format!("component `{}` is not used by the pipeline", component.manifest.name),
+                ));
+            }
+        }
+        let revision = revision(&self.dir, options);
+        let version = manifest.version.clone().unwrap_or_else(|| "0.0.0".to_owned());
+        Ok(Pack {
+            label: format!("{}@{version}", manifest.name),
+            name: manifest.name.clone(),
+            version,
+            description: manifest.description.clone(),
+            dir: self.dir,
+            revision,
+            components: components
+                .into_iter()
+                .filter_map(|c| {
+                    Some(ComponentInfo {
+                        implementation: c.implementation?,
+                        name: c.manifest.name,
+                        kind: c.manifest.kind,
+                        version: c.manifest.version,
+                        description: c.manifest.description,
+                        docs: c.source.body,
+                        file: c.source.path,
+                        dependencies: c.manifest.dependencies,
+                    })
+                })
+                .collect(),
+            contract,
+            scoring: manifest.scoring,
+            tests,
+            warnings: self.warnings,
+            ladder,
+            postprocessors,
+            metrics,
+            strategies,
+        })
+    }
+
+    fn expand_globs(&mut self, patterns: &[String], section: &str) -> Vec<PathBuf> {
+        let mut files = BTreeSet::new();
+        for pattern in patterns {
+            let is_glob = pattern.contains(['*', '?', '[']);
+            let full = self.dir.join(pattern);
+            let Some(full_text) = full.to_str() else {
+                self.error_at(&[section], Some(pattern), format!("path `{pattern}` is not valid UTF-8"));
+                continue;
+            };
+            let matches: Vec<PathBuf> = match glob::glob(full_text) {
+                Ok(paths) => paths.filter_map(Result::ok).filter(|p| p.is_file()).collect(),
+                Err(err) => {
+                    self.error_at(&[section], Some(pattern), format!("bad glob `{pattern}`: {err}"));
+                    continue;
+                }
+            };
+            if matches.is_empty() {
+                if is_glob {
+                    let at = self.source.locate(&[section], Some(pattern));
+                    self.warnings.push(LoadError::new(
+                        &self.source.path,
+                        at,
+                        format!("`{pattern}` matches no file"),
+                    ));
+                } else {
+                    self.error_at(&[section], Some(pattern), format!("missing file `{pattern}` (looked in {})", self.dir.display()));
+                }
+            }
+            files.extend(matches);
+        }
+        files.into_iter().collect()
+    }
+
+    fn load_components(&mut self, manifest: &PackManifest) -> Vec<LoadedComponent> {
+        let files = self.expand_globs(&manifest.components, "components");
+        let mut loaded: Vec<LoadedComponent> = Vec::new();
+        for file in files {
+            if file.file_name().is_some_and(|n| n == "pack.yaml") {
+                continue;
+            }
+            let source = match Source::read(&file) {
+                Ok(source) => source,
+                Err(err) => {
+                    self.errors.push(err);
+                    continue;
+                }
+            };
+            let component: ComponentManifest = match source.parse() {
+                Ok(component) => component,
+                Err(err) => {
+                    self.errors.push(err);
+                    continue;
+                }
+            };
+            if let Some(first) = loaded.iter().find(|c| c.manifest.name == component.name) {
+                let at = source.locate(&["name"], Some(&component.name));
+                self.errors.push(LoadError::new(
+                    &source.path,
+                    at,
+                    format!(
+                        "duplicate component name `{}` (also defined in {})",
+                        component.name,
+                        first.source.path.display()
+                    ),
+                ));
+                continue;
+            }
+            let implementation = match &component.implementation {
+                None => {
+                    let at = source.locate(&["name"], None);
+                    self.errors.push(LoadError::new(
+                        &source.path,
+                        at,
+                        format!("component `{}` has no `implementation` (builtin, script, inline or plugin)", component.name),
+                    ).with_help(Some("add e.g. `implementation: { builtin: json_emission }`".into())));
+                    None
+                }
+                Some(spec) => match spec.resolve() {
+                    Ok(implementation) => Some(implementation),
+                    Err(message) => {
+                        let at = source.locate(&["implementation"], None);
+                        self.errors.push(LoadError::new(&source.path, at, message));
+                        None
+                    }
+                },
+            };
+            if let Some(Implementation::Builtin(name)) = &implementation {
+                match builtins::find(name) {
+                    None => {
+                        let at = source.locate(&["implementation", "builtin"], Some(name));
+                        self.errors.push(
+                            LoadError::new(&source.path, at, format!("unknown built-in `{name}`"))
+                                .suggest(nearest(name, builtins::names())),
+                        );
+                    }
+                    Some(builtin) if builtin.kind != component.kind => {
+                        let at = source.locate(&["implementation", "builtin"], Some(name));
+                        self.errors.push(LoadError::new(
+                            &source.path,
+                            at,
+                            format!(
+                                "component `{}` is a {} but built-in `{name}` is a {}",
+                                component.name, component.kind, builtin.kind
+                            ),
+                        ));
+                    }
+                    Some(_) => {}
+                }
+            }
+            if let Some(Implementation::Script(path)) = &implementation {
+                let dir = source.path.parent().unwrap_or(Path::new("."));
+                if !dir.join(path).is_file() {
+                    let at = source.locate(&["implementation", "script"], Some(path));
+                    self.errors.push(LoadError::new(&source.path, at, format!("missing script file `{path}` (looked in {})", dir.display())));
+                }
+            }
+            loaded.push(LoadedComponent { manifest: component, source, implementation });
+        }
+        loaded
+    }
+
+    /// Every dependency names a component of the pack, a built-in rule or a
+    /// built-in strategy, and the pack's dependency graph has no cycle.
+    fn check_dependencies(&mut self, components: &[LoadedComponent]) {
+        let local: BTreeMap<&str, usize> = components
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.manifest.name.as_str(), i))
+            .collect();
+        let known_strategies = StrategyRegistry::with_builtins();
+        for component in components {
+            for dependency in &component.manifest.dependencies {
+                let known = local.contains_key(dependency.as_str())
+                    || builtins::find(dependency).is_some()
+                    || known_strategies.get(dependency).is_some();
+                if !known {
+                    let at = component.source.locate(&["dependencies"], Some(dependency));
+                    let candidates = local.keys().copied().chain(builtins::names().map(|n| -> &str { n }));
+                    self.errors.push(
+                        LoadError::new(
+                            &component.source.path,
+                            at,
+                            format!(
+                                "component `{}` depends on `{dependency}`, which is neither a component of this pack nor a built-in",
+                                component.manifest.name
+                            ),
+                        )
+                        .suggest(nearest(dependency, candidates)),
+                    );
+                }
+            }
+        }
+        // Iterative depth-first search with colours; reports each cycle once.
+        let mut state = vec![0u8; components.len()]; // 0 new, 1 on stack, 2 done
+        for start in 0..components.len() {
+            if state[start] != 0 {
+                continue;
+            }
+            let mut stack: Vec<(usize, usize)> = vec![(start, 0)];
+            state[start] = 1;
+            while let Some(&mut (node, ref mut next)) = stack.last_mut() {
+                let deps = &components[node].manifest.dependencies;
+                if *next < deps.len() {
+                    let dep = &deps[*next];
+                    *next += 1;
+                    let Some(&target) = local.get(dep.as_str()) else { continue };
+                    match state[target] {
+                        0 => {
+                            state[target] = 1;
+                            stack.push((target, 0));
+                        }
+                        1 => {
+                            let from = stack.iter().position(|(n, _)| *n == target).unwrap_or(0);
+                            let mut names: Vec<&str> = stack[from..]
+                                .iter()
+                                .map(|(n, _)| components[*n].manifest.name.as_str())
+                                .collect();
+                            names.push(components[target].manifest.name.as_str());
+                            let owner = &components[node];
+                            let at = owner.source.locate(&["dependencies"], Some(dep));
+                            self.errors.push(LoadError::new(
+                                &owner.source.path,
+                                at,
+                                format!("dependency cycle: {}", names.join(" → ")),
+                            ).with_help(Some("remove one of these dependencies".into())));
+                        }
+                        _ => {}
+                    }
+                } else {
+                    state[node] = 2;
+                    stack.pop();
+                }
+            }
+        }
+    }
+
+    fn check_unique_step(&mut self, seen: &mut BTreeSet<String>, spec: &UseSpec, section: &str) {
+        if !seen.insert(spec.step_name().to_owned()) {
+            self.error_at(&["pipeline", section], Some(&spec.component), format!(
+                "step `{}` appears twice in the pipeline",
+                spec.step_name()
+            ))
+            .help = Some("give the second use its own name with `as: other_name`".into());
+        }
+    }
+
+    fn check_scoring(&mut self, scoring: &ScoringSpec) {
+        if scoring.needs_improvement_max_issues < scoring.pass_max_issues {
+            self.error_at(&["scoring", "needs_improvement_max_issues"], None, format!(
+                "needs_improvement_max_issues ({}) is below pass_max_issues ({})",
+                scoring.needs_improvement_max_issues, scoring.pass_max_issues
+            ));
+        }
+        if let Some(min) = scoring.min_score {
+            if !(0.0..=1.0).contains(&min) {
+                self.error_at(&["scoring", "min_score"], None, format!("min_score must be within [0, 1], got {min}"));
+            }
+        }
+    }
+
+    fn check_overrides(&mut self, manifest: &PackManifest, components: &[LoadedComponent], options: &LoadOptions) {
+        let steps: BTreeSet<&str> = manifest
+            .pipeline
+            .postprocessors
+            .iter()
+            .chain(&manifest.pipeline.metrics)
+            .flat_map(|u| [u.component.as_str(), u.step_name()])
+            .chain(components.iter().map(|c| c.manifest.name.as_str()))
+            .collect();
+        for o in &options.overrides {
+            if !steps.contains(o.component.as_str()) {
+                let path = self.source.path.clone();
+                self.errors.push(
+                    LoadError::new(&path, (1, 1), format!(
+                        "--set {}: the pack has no component or step `{}`",
+                        o.raw, o.component
+                    ))
+                    .suggest(nearest(&o.component, steps.iter().copied())),
+                );
+            }
+        }
+    }
+
+    fn build_strategies(&mut self, components: &[LoadedComponent], options: &LoadOptions) -> StrategyRegistry {
+        let mut registry = StrategyRegistry::with_builtins();
+        let plain = Arc::new(StrategyRegistry::with_builtins());
+        for component in components.iter().filter(|c| c.manifest.kind == Kind::Strategy) {
+            let config = merged_config(component.manifest.config.as_ref(), None, &component.manifest.name, &component.manifest.name, options);
+            let dir = component.source.path.parent().unwrap_or(Path::new(".")).to_path_buf();
+            let ctx = BuildCtx { name: &component.manifest.name, base_dir: &dir, strategies: &plain, contract: None };
+            match self.build_implementation(component, &config, &ctx) {
+                Ok(Compiled::Strategy(strategy)) => registry.insert(&component.manifest.name, strategy),
+                Ok(_) => {}
+                Err(err) => self.push_build_error(component, None, &err),
+            }
+        }
+        registry
+    }
+
+    fn build_implementation(&self, component: &LoadedComponent, config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
+        match &component.implementation {
+            Some(Implementation::Builtin(name)) => match builtins::find(name) {
+                Some(builtin) => (builtin.build)(config, ctx),
+                None => Err(BuildError::new(format!("unknown built-in `{name}`"))),
+            },
+            Some(Implementation::Script(_) | Implementation::Inline(_)) => Err(BuildError::new(format!(
+                "component `{}` is a Rhai script, and this build has no Rhai host yet",
+                component.manifest.name
+            ))),
+            Some(Implementation::Plugin(p)) => Err(BuildError::new(format!(
+                "component `{}` comes from plugin library `{}`, and this build has no plugin host yet",
+                component.manifest.name, p.library
+            ))),
+            None => Err(BuildError::new("no implementation")),
+        }
+    }
+
+    fn push_build_error(&mut self, component: &LoadedComponent, spec: Option<(&UseSpec, &str)>, err: &BuildError) {
+        let help = err.suggestion.clone().map(|s| format!("did you mean `{s}`?"));
+        let key = err.key.as_deref();
+        let in_with = spec.and_then(|(s, _)| s.with.as_ref()).zip(key).is_some_and(|(with, key)| with.get(key).is_some());
+        let error = if in_with {
+            let (spec, section) = spec.expect("checked above");
+            let at = self.source.locate(&["pipeline", section, &spec.component, "with", key.unwrap_or("")], None);
+            LoadError::new(&self.source.path, at, err.message.clone())
+        } else {
+            let at = match key {
+                Some(key) => component.source.locate(&["config", key], None),
+                None => component.source.locate(&["implementation"], None),
+            };
+            LoadError::new(&component.source.path, at, err.message.clone())
+        };
+        self.errors.push(error.with_help(help));
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn build_step(
+        &mut self,
+        spec: &UseSpec,
+        section: &str,
+        expected: Kind,
+        components: &[LoadedComponent],
+        strategies: &Arc<StrategyRegistry>,
+        contract: Option<&Arc<Contract>>,
+        options: &LoadOptions,
+    ) -> Option<Compiled> {
+        let step = spec.step_name();
+        if let Some(component) = components.iter().find(|c| c.manifest.name == spec.component) {
+            if component.manifest.kind != expected {
+                self.error_at(&["pipeline", section], Some(&spec.component), format!(
+                    "`{}` is a {}, not a {expected}; list it under `{}`",
+                    spec.component,
+                    component.manifest.kind,
+                    section_for(component.manifest.kind)
+                ));
+                return None;
+            }
+            component.implementation.as_ref()?;
+            let config = merged_config(component.manifest.config.as_ref(), spec.with.as_ref(), &spec.component, step, options);
+            let dir = component.source.path.parent().unwrap_or(Path::new(".")).to_path_buf();
+            let ctx = BuildCtx { name: step, base_dir: &dir, strategies, contract };
+            return match self.build_implementation(component, &config, &ctx) {
+                Ok(compiled) => Some(compiled),
+                Err(err) => {
+                    self.push_build_error(component, Some((spec, section)), &err);
+                    None
+                }
+            };
+        }
+        let Some(builtin) = builtins::find(&spec.component) else {
+            let candidates: Vec<&str> = components
+                .iter()
+                .map(|c| c.manifest.name.as_str())
+                .chain(builtins::names().map(|n| -> &str { n }))
+                .collect();
+            self.error_at(&["pipeline", section], Some(&spec.component), format!(
+                "unknown component `{}`: not in this pack and not a built-in",
+                spec.component
+            ))
+            .help = nearest(&spec.component, candidates).map(|s| format!("did you mean `{s}`?"));
+            return None;
+        };
+        if builtin.kind != expected {
+            self.error_at(&["pipeline", section], Some(&spec.component), format!(
+                "built-in `{}` is a {}, not a {expected}; list it under `{}`",
+                spec.component,
+                builtin.kind,
+                section_for(builtin.kind)
+            ));
+            return None;
+        }
+        let config = merged_config(None, spec.with.as_ref(), &spec.component, step, options);
+        let dir = self.dir.clone();
+        let ctx = BuildCtx { name: step, base_dir: &dir, strategies, contract };
+        match (builtin.build)(&config, &ctx) {
+            Ok(compiled) => Some(compiled),
+            Err(err) => {
+                let key = err.key.clone().unwrap_or_default();
+                let help = err.suggestion.clone().map(|s| format!("did you mean `{s}`?"));
+                let keys = ["pipeline", section, spec.component.as_str(), "with", key.as_str()];
+                let keys = if key.is_empty() { &keys[..3] } else { &keys[..] };
+                let value = if key.is_empty() { Some(spec.component.as_str()) } else { None };
+                self.error_at(keys, value, err.message).help = help;
+                None
+            }
+        }
+    }
+}
+
+fn section_for(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Metric => "pipeline.metrics",
+        Kind::Postprocessor => "pipeline.postprocessors",
+        Kind::Strategy => "components (strategies are looked up by name, not run as steps)",
+    }
+}
+
+/// Manifest defaults, then the pipeline's `with:`, then `--set` overrides for
+/// this component or step. Top-level keys replace; `--set a.b.c` sets nested keys.
+fn merged_config(defaults: Option<&Value>, with: Option<&Value>, component: &str, step: &str, options: &LoadOptions) -> Value {
+    let mut config = Map::new();
+    for layer in [defaults, with].into_iter().flatten() {
+        if let Value::Object(map) = layer {
+            for (k, v) in map {
+                config.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    for o in options.overrides.iter().filter(|o| o.component == component || o.component == step) {
+        let mut target = &mut config;
+        let mut parts = o.key.split('.').peekable();
+        while let Some(part) = parts.next() {
+            if parts.peek().is_none() {
+                target.insert(part.to_owned(), o.value.clone());
+                break;
+            }
+            let slot = target
+                .entry(part.to_owned())
+                .or_insert_with(|| Value::Object(Map::new()));
+            if !slot.is_object() {
+                *slot = Value::Object(Map::new());
+            }
+            target = slot.as_object_mut().expect("just made an object");
+        }
+    }
+    Value::Object(config)
+}
+
+/// Hash of every file under the pack folder (paths and contents, in sorted order;
+/// hidden entries skipped) and of the overrides, as 16 hex digits.
+fn revision(dir: &Path, options: &LoadOptions) -> String {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(folder) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else { continue };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if entry.file_name().to_string_lossy().starts_with('.') {
+                continue;
+            }
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    let mut hasher = Sha256::new();
+    for file in files {
+        let relative = file.strip_prefix(dir).unwrap_or(&file);
+        hasher.update(relative.to_string_lossy().replace('\\', "/").as_bytes());
+        hasher.update([0]);
+        if let Ok(bytes) = std::fs::read(&file) {
+            hasher.update((bytes.len() as u64).to_le_bytes());
+            hasher.update(&bytes);
+        }
+    }
+    for o in &options.overrides {
+        hasher.update(b"--set ");
+        hasher.update(o.component.as_bytes());
+        hasher.update(b".");
+        hasher.update(o.key.as_bytes());
+        hasher.update(b"=");
+        hasher.update(o.value.to_string().as_bytes());
+    }
+    let digest = hasher.finalize();
+    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+}

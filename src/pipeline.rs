@@ -1,0 +1,247 @@
+//! Evaluating one record with a compiled pack: extraction ladder, then the
+//! postprocessors in order, then the metrics; then score, status and feedback.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::component::{Context, EvalError};
+use crate::extract::{self, Tier};
+use crate::pack::Pack;
+use crate::report::{ExtractionInfo, Issue, MetricResult, Report, Severity, Status};
+use crate::text::{prefix_chars, python_repr_list};
+
+/// Characters of the raw output quoted in the fallback warning (seed 004).
+const FALLBACK_QUOTE_CHARS: usize = 200;
+
+/// One record to evaluate.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Input {
+    /// The record's id, echoed in the result (`null` when the record has none).
+    pub id: Value,
+    /// The raw model output.
+    pub output: String,
+    /// Ground truth, `null` when absent.
+    pub expected: Value,
+    pub meta: Value,
+}
+
+impl Input {
+    pub fn new(output: impl Into<String>) -> Self {
+        Self {
+            output: output.into(),
+            ..Self::default()
+        }
+    }
+
+    #[must_use]
+    pub fn with_id(mut self, id: impl Into<Value>) -> Self {
+        self.id = id.into();
+        self
+    }
+
+    #[must_use]
+    pub fn with_expected(mut self, expected: Value) -> Self {
+        self.expected = expected;
+        self
+    }
+
+    #[must_use]
+    pub fn with_meta(mut self, meta: Value) -> Self {
+        self.meta = meta;
+        self
+    }
+}
+
+impl Pack {
+    /// Evaluates one record. Never panics on bad output; a failing component
+    /// makes the report `ERROR` with the reason.
+    pub fn evaluate(&self, input: &Input) -> Report {
+        let mut issues: Vec<Issue> = Vec::new();
+        let (mut json, extraction) = self.extract(&input.output, &mut issues);
+        let mut scores: BTreeMap<String, f64> = BTreeMap::new();
+        let mut metrics: BTreeMap<String, MetricResult> = BTreeMap::new();
+
+        let failure = (|| -> Result<(), EvalError> {
+            for step in &self.postprocessors {
+                let ctx = Context {
+                    output: &input.output,
+                    json: &json,
+                    extraction: &extraction,
+                    expected: &input.expected,
+                    meta: &input.meta,
+                    issues: &issues,
+                    scores: &scores,
+                    strategies: &self.strategies,
+                };
+                let out = step
+                    .run
+                    .process(&ctx)
+                    .map_err(|e| EvalError::new(format!("postprocessor `{}`: {e}", step.name)))?;
+                issues.extend(out.issues.into_iter().map(|i| named(i, &step.name)));
+                if let Some(new_json) = out.json {
+                    json = new_json;
+                }
+            }
+            for step in &self.metrics {
+                let ctx = Context {
+                    output: &input.output,
+                    json: &json,
+                    extraction: &extraction,
+                    expected: &input.expected,
+                    meta: &input.meta,
+                    issues: &issues,
+                    scores: &scores,
+                    strategies: &self.strategies,
+                };
+                let out = step
+                    .run
+                    .evaluate(&ctx)
+                    .map_err(|e| EvalError::new(format!("metric `{}`: {e}", step.name)))?;
+                if !(0.0..=1.0).contains(&out.score) {
+                    return Err(EvalError::new(format!(
+                        "metric `{}` returned a score of {}, outside [0, 1]",
+                        step.name, out.score
+                    )));
+                }
+                issues.extend(out.issues.into_iter().map(|i| named(i, &step.name)));
+                scores.insert(step.name.clone(), out.score);
+                metrics.insert(
+                    step.name.clone(),
+                    MetricResult {
+                        score: out.score,
+                        weight: step.weight,
+                        details: out.details,
+                    },
+                );
+            }
+            Ok(())
+        })();
+
+        let mut report = Report {
+            id: input.id.clone(),
+            line: None,
+            status: Status::Error,
+            passed: false,
+            score: None,
+            metrics,
+            issues,
+            extraction: Some(extraction),
+            json,
+            feedback: None,
+            error: None,
+            pack: self.label.clone(),
+            revision: self.revision.clone(),
+        };
+        if let Err(err) = failure {
+            report.error = Some(err.0);
+            return report;
+        }
+        report.score = self.weighted_score(&report.metrics);
+        report.status = self.status(report.error_count(), report.score);
+        report.passed = report.status == Status::Pass;
+        report.feedback = self.feedback(&report.issues);
+        report
+    }
+
+    /// Evaluates many records on `jobs` threads (0 = all cores), handing each
+    /// report to `sink` in input order. Memory stays bounded whatever the input size.
+    pub fn evaluate_batch<I, F>(&self, inputs: I, jobs: usize, sink: F)
+    where
+        I: IntoIterator<Item = Input>,
+        I::IntoIter: Send,
+        F: FnMut(Report),
+    {
+        crate::parallel::ordered_map(inputs.into_iter(), jobs, |input| self.evaluate(&input), sink);
+    }
+
+    fn extract(&self, output: &str, issues: &mut Vec<Issue>) -> (Value, ExtractionInfo) {
+        if let Some(found) = extract::extract(output, &self.ladder) {
+            let info = ExtractionInfo {
+                tier: Some(found.tier),
+                repairs: found.repairs,
+                raw_fallback: false,
+            };
+            return (found.value, info);
+        }
+        if let Some(fallback) = self.contract.as_ref().and_then(|c| c.fallback_json(output)) {
+            let tried: Vec<&str> = self.ladder.iter().map(|t| t.as_str()).collect();
+            issues.push(Issue::warning(
+                "extraction",
+                format!(
+                    "no JSON found in the output (tried: {}); used the fallback values. Raw output starts: {:?}",
+                    tried.join(", "),
+                    prefix_chars(output, FALLBACK_QUOTE_CHARS)
+                ),
+            ));
+            let info = ExtractionInfo {
+                tier: Some(Tier::Fallback),
+                repairs: Vec::new(),
+                raw_fallback: true,
+            };
+            return (fallback, info);
+        }
+        let info = ExtractionInfo {
+            tier: None,
+            repairs: Vec::new(),
+            raw_fallback: false,
+        };
+        (Value::Null, info)
+    }
+
+    fn weighted_score(&self, metrics: &BTreeMap<String, MetricResult>) -> Option<f64> {
+        if self.metrics.is_empty() {
+            return None;
+        }
+        let (mut total, mut weights) = (0.0, 0.0);
+        for step in &self.metrics {
+            let result = metrics.get(&step.name)?;
+            total += result.score * step.weight;
+            weights += step.weight;
+        }
+        (weights > 0.0).then(|| (total / weights).clamp(0.0, 1.0))
+    }
+
+    /// Error-severity issues → PASS / NEEDS_IMPROVEMENT / FAIL by the two limits,
+    /// then FAIL when `min_score` is set and not reached.
+    fn status(&self, errors: usize, score: Option<f64>) -> Status {
+        let scoring = &self.scoring;
+        let by_issues = if errors <= scoring.pass_max_issues {
+            Status::Pass
+        } else if errors <= scoring.needs_improvement_max_issues {
+            Status::NeedsImprovement
+        } else {
+            Status::Fail
+        };
+        match (scoring.min_score, score) {
+            (Some(min), Some(score)) if score < min => Status::Fail,
+            _ => by_issues,
+        }
+    }
+
+    /// Re-ask text: the issues in the seeds' `Previous issues: [...]` form, then
+    /// the contract's OUTPUT FORMAT block. `None` when there is nothing to fix.
+    fn feedback(&self, issues: &[Issue]) -> Option<String> {
+        let messages: Vec<&str> = issues
+            .iter()
+            .filter(|i| i.severity != Severity::Info)
+            .map(|i| i.message.as_str())
+            .collect();
+        if messages.is_empty() {
+            return None;
+        }
+        let mut text = format!("Previous issues: {}", python_repr_list(messages));
+        if let Some(contract) = &self.contract {
+            text.push_str("\n\n");
+            text.push_str(&contract.format_block());
+        }
+        Some(text)
+    }
+}
+
+fn named(mut issue: Issue, step: &str) -> Issue {
+    if issue.rule.is_empty() {
+        step.clone_into(&mut issue.rule);
+    }
+    issue
+}

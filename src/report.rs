@@ -1,0 +1,190 @@
+//! The per-record result: issues, metric results, status and the serialisable record.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::extract::{Repair, Tier};
+
+/// How much an issue counts. Only `error` issues count towards the status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    #[default]
+    Error,
+    Warning,
+    Info,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        }
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One finding about a record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Issue {
+    /// The component (or engine stage) that raised it.
+    pub rule: String,
+    pub severity: Severity,
+    pub message: String,
+    /// JSON pointer into the extracted JSON (`""` is the whole document), if the issue has a place.
+    #[serde(default)]
+    pub path: Option<String>,
+}
+
+impl Issue {
+    pub fn error(rule: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            rule: rule.into(),
+            severity: Severity::Error,
+            message: message.into(),
+            path: None,
+        }
+    }
+
+    pub fn warning(rule: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            severity: Severity::Warning,
+            ..Self::error(rule, message)
+        }
+    }
+
+    #[must_use]
+    pub fn at(mut self, path: impl Into<String>) -> Self {
+        self.path = Some(path.into());
+        self
+    }
+}
+
+/// Outcome of a record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Status {
+    Pass,
+    NeedsImprovement,
+    Fail,
+    Error,
+}
+
+impl Status {
+    pub const ALL: [Status; 4] = [
+        Status::Pass,
+        Status::NeedsImprovement,
+        Status::Fail,
+        Status::Error,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Pass => "PASS",
+            Status::NeedsImprovement => "NEEDS_IMPROVEMENT",
+            Status::Fail => "FAIL",
+            Status::Error => "ERROR",
+        }
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What the extraction ladder did for a record.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExtractionInfo {
+    /// The tier that produced `json`, or `None` when no tier succeeded.
+    pub tier: Option<Tier>,
+    pub repairs: Vec<Repair>,
+    pub raw_fallback: bool,
+}
+
+impl ExtractionInfo {
+    pub fn tier_name(&self) -> &'static str {
+        self.tier.map_or("none", Tier::as_str)
+    }
+}
+
+/// A metric's result inside a report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MetricResult {
+    pub score: f64,
+    pub weight: f64,
+    #[serde(skip_serializing_if = "Value::is_null")]
+    pub details: Value,
+}
+
+/// The result of evaluating one record: the public result record.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    pub id: Value,
+    /// 1-based line of the record in its input file (0 for a single `check`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+    pub status: Status,
+    pub passed: bool,
+    /// Weight-averaged metric score; `null` when the pipeline has no metric or evaluation failed.
+    pub score: Option<f64>,
+    pub metrics: BTreeMap<String, MetricResult>,
+    pub issues: Vec<Issue>,
+    pub extraction: Option<ExtractionInfo>,
+    pub json: Value,
+    pub feedback: Option<String>,
+    pub error: Option<String>,
+    /// `name@version` of the pack.
+    pub pack: String,
+    /// Content revision of the pack (hash of its files and run overrides).
+    pub revision: String,
+}
+
+impl Report {
+    /// A record that could not be evaluated at all (bad input line, script failure...).
+    pub fn errored(id: Value, reason: impl Into<String>, pack: &str, revision: &str) -> Self {
+        Self {
+            id,
+            line: None,
+            status: Status::Error,
+            passed: false,
+            score: None,
+            metrics: BTreeMap::new(),
+            issues: Vec::new(),
+            extraction: None,
+            json: Value::Null,
+            feedback: None,
+            error: Some(reason.into()),
+            pack: pack.to_owned(),
+            revision: revision.to_owned(),
+        }
+    }
+
+    pub fn error_count(&self) -> usize {
+        self.issues
+            .iter()
+            .filter(|i| i.severity == Severity::Error)
+            .count()
+    }
+
+    /// The result record as one line of JSON.
+    pub fn to_json_line(&self) -> String {
+        serde_json::to_string(self).expect("a report always serialises")
+    }
+
+    /// The result record as a JSON value.
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).expect("a report always serialises")
+    }
+}

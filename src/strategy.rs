@@ -1,0 +1,207 @@
+//! Field-matching strategies and the registry metrics look them up in.
+//!
+//! A strategy compares an expected and an actual field value and returns a
+//! similarity in [0, 1]. `exact`, `fuzzy`, `semantic` and `ignore` are built in;
+//! a pack adds its own strategy components (scripts, plugins) under their names.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::component::{Context, EvalError, Strategy};
+use crate::text::similarity;
+
+/// Default similarity a `fuzzy` match needs (seed 002).
+pub const DEFAULT_FUZZY_THRESHOLD: f64 = 0.85;
+/// Default similarity a `semantic` match needs (seed 002).
+pub const DEFAULT_SEMANTIC_THRESHOLD: f64 = 0.80;
+
+/// Strategies by lower-case name. Built once per pack; shared by every record.
+#[derive(Debug, Clone)]
+pub struct StrategyRegistry {
+    by_name: BTreeMap<String, Arc<dyn Strategy>>,
+}
+
+impl Default for StrategyRegistry {
+    fn default() -> Self {
+        Self::with_builtins()
+    }
+}
+
+impl StrategyRegistry {
+    /// The built-in strategies: `exact`, `fuzzy`, `semantic`, `ignore`.
+    pub fn with_builtins() -> Self {
+        let mut by_name: BTreeMap<String, Arc<dyn Strategy>> = BTreeMap::new();
+        by_name.insert("exact".into(), Arc::new(Exact));
+        by_name.insert("fuzzy".into(), Arc::new(Fuzzy));
+        by_name.insert("semantic".into(), Arc::new(Semantic));
+        by_name.insert("ignore".into(), Arc::new(Ignore));
+        Self { by_name }
+    }
+
+    /// Adds (or replaces) a strategy under `name` (stored lower-case).
+    pub fn insert(&mut self, name: &str, strategy: Arc<dyn Strategy>) {
+        self.by_name.insert(name.to_lowercase(), strategy);
+    }
+
+    /// Looks a strategy up by name, case-insensitively (`FUZZY` and `fuzzy` are one).
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Strategy>> {
+        self.by_name.get(&name.to_lowercase())
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.by_name.keys().map(String::as_str)
+    }
+}
+
+/// `exact`: case-insensitive comparison of the values' text; objects regardless
+/// of key order; numerically equal numbers are equal (2 == 2.0).
+#[derive(Debug, Clone, Copy)]
+pub struct Exact;
+
+impl Strategy for Exact {
+    fn compare(&self, expected: &Value, actual: &Value, _: &Context<'_>) -> Result<f64, EvalError> {
+        Ok(if exact_match(expected, actual) { 1.0 } else { 0.0 })
+    }
+}
+
+/// Top-level comparison: like Python's `str(gt).lower() == str(aio).lower()`, a
+/// string equals a number or boolean whose text it spells.
+pub fn exact_match(expected: &Value, actual: &Value) -> bool {
+    match (expected, actual) {
+        (Value::String(s), other @ (Value::Number(_) | Value::Bool(_)))
+        | (other @ (Value::Number(_) | Value::Bool(_)), Value::String(s)) => {
+            s.to_lowercase() == scalar_text(other)
+        }
+        _ => structural_eq(expected, actual),
+    }
+}
+
+fn scalar_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.to_lowercase(),
+        other => other.to_string().to_lowercase(),
+    }
+}
+
+/// Nested comparison: types must agree (as in sorted JSON text), strings and
+/// object keys compare case-insensitively, numbers numerically.
+fn structural_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Null, Value::Null) => true,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Number(x), Value::Number(y)) => numbers_equal(x, y),
+        (Value::String(x), Value::String(y)) => x == y || x.to_lowercase() == y.to_lowercase(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| structural_eq(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            if x.len() != y.len() {
+                return false;
+            }
+            let lowered: BTreeMap<String, &Value> =
+                y.iter().map(|(k, v)| (k.to_lowercase(), v)).collect();
+            x.iter().all(|(k, v)| {
+                lowered
+                    .get(&k.to_lowercase())
+                    .is_some_and(|w| structural_eq(v, w))
+            })
+        }
+        _ => false,
+    }
+}
+
+fn numbers_equal(x: &serde_json::Number, y: &serde_json::Number) -> bool {
+    if let (Some(a), Some(b)) = (x.as_i64(), y.as_i64()) {
+        return a == b;
+    }
+    if let (Some(a), Some(b)) = (x.as_u64(), y.as_u64()) {
+        return a == b;
+    }
+    match (x.as_f64(), y.as_f64()) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// `fuzzy`: when both values are strings, normalised Levenshtein similarity of the
+/// lower-cased strings; otherwise as `exact`.
+#[derive(Debug, Clone, Copy)]
+pub struct Fuzzy;
+
+impl Strategy for Fuzzy {
+    fn compare(&self, expected: &Value, actual: &Value, ctx: &Context<'_>) -> Result<f64, EvalError> {
+        match (expected, actual) {
+            (Value::String(e), Value::String(a)) => Ok(similarity(e, a)),
+            _ => Exact.compare(expected, actual, ctx),
+        }
+    }
+
+    fn default_threshold(&self) -> f64 {
+        DEFAULT_FUZZY_THRESHOLD
+    }
+}
+
+/// `semantic`: cosine similarity of sentence embeddings. The embedding backend
+/// is not part of this build yet, so using it is an evaluation error that says so.
+#[derive(Debug, Clone, Copy)]
+pub struct Semantic;
+
+impl Strategy for Semantic {
+    fn compare(&self, _: &Value, _: &Value, _: &Context<'_>) -> Result<f64, EvalError> {
+        Err(EvalError::new(
+            "the `semantic` strategy is not available in this build (no sentence-embedding \
+             backend yet); map the field to `fuzzy`, `exact` or `ignore` in field_strategies",
+        ))
+    }
+
+    fn default_threshold(&self) -> f64 {
+        DEFAULT_SEMANTIC_THRESHOLD
+    }
+}
+
+/// `ignore`: the field takes no part in accuracy. Callers check for it by name;
+/// comparing with it always matches.
+#[derive(Debug, Clone, Copy)]
+pub struct Ignore;
+
+impl Strategy for Ignore {
+    fn compare(&self, _: &Value, _: &Value, _: &Context<'_>) -> Result<f64, EvalError> {
+        Ok(1.0)
+    }
+
+    fn default_threshold(&self) -> f64 {
+        0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn exact_follows_the_seed_and_design() {
+        assert!(exact_match(&json!("John@Example.com"), &json!("john@example.com")));
+        assert!(exact_match(&json!(2), &json!(2.0)));
+        assert!(exact_match(&json!(2), &json!("2")));
+        assert!(exact_match(&json!(true), &json!("True")));
+        assert!(exact_match(&json!({"a": 1, "b": [1, "X"]}), &json!({"b": [1.0, "x"], "a": 1})));
+        assert!(!exact_match(&json!([1, 2]), &json!([2, 1])));
+        assert!(!exact_match(&json!(["2"]), &json!([2])));
+        assert!(!exact_match(&json!({"a": 1}), &json!({"a": 1, "b": 2})));
+    }
+
+    #[test]
+    fn registry_lookup_is_case_insensitive() {
+        let registry = StrategyRegistry::with_builtins();
+        assert!(registry.get("FUZZY").is_some());
+        assert!(registry.get("Exact").is_some());
+        assert!(registry.get("nope").is_none());
+        assert_eq!(
+            registry.names().collect::<Vec<_>>(),
+            ["exact", "fuzzy", "ignore", "semantic"]
+        );
+    }
+}

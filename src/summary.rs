@@ -1,0 +1,211 @@
+//! Aggregate figures of a run: status counts, score distribution per metric,
+//! extraction tiers. Flat memory: percentiles come from a fixed histogram.
+
+use std::collections::BTreeMap;
+use std::fmt::{self, Write as _};
+
+use serde_json::{json, Map, Value};
+
+use crate::extract::Tier;
+use crate::report::{Report, Status};
+
+/// Histogram resolution: scores are bucketed to 1/10000.
+const BUCKETS: usize = 10_000;
+
+/// Distribution of scores in [0, 1].
+#[derive(Debug, Clone)]
+pub struct ScoreStats {
+    count: u64,
+    sum: f64,
+    histogram: Vec<u64>,
+}
+
+impl Default for ScoreStats {
+    fn default() -> Self {
+        Self {
+            count: 0,
+            sum: 0.0,
+            histogram: vec![0; BUCKETS + 1],
+        }
+    }
+}
+
+impl ScoreStats {
+    pub fn add(&mut self, score: f64) {
+        let score = score.clamp(0.0, 1.0);
+        self.count += 1;
+        self.sum += score;
+        self.histogram[(score * BUCKETS as f64).round() as usize] += 1;
+    }
+
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    pub fn mean(&self) -> Option<f64> {
+        (self.count > 0).then(|| self.sum / self.count as f64)
+    }
+
+    /// Nearest-rank percentile (`p` in (0, 100]), to 1/10000.
+    pub fn percentile(&self, p: f64) -> Option<f64> {
+        if self.count == 0 {
+            return None;
+        }
+        let rank = ((p / 100.0) * self.count as f64).ceil().max(1.0) as u64;
+        let mut seen = 0;
+        for (bucket, n) in self.histogram.iter().enumerate() {
+            seen += n;
+            if seen >= rank {
+                return Some(bucket as f64 / BUCKETS as f64);
+            }
+        }
+        Some(1.0)
+    }
+
+    fn to_value(&self) -> Value {
+        json!({
+            "count": self.count,
+            "mean": self.mean(),
+            "p50": self.percentile(50.0),
+            "p90": self.percentile(90.0),
+        })
+    }
+}
+
+/// Everything `eval --summary` prints.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    pub records: u64,
+    pub statuses: BTreeMap<Status, u64>,
+    pub score: ScoreStats,
+    /// Per metric, in pipeline order.
+    pub metrics: Vec<(String, ScoreStats)>,
+    /// Records per extraction tier (`none` when nothing was extracted).
+    pub tiers: BTreeMap<String, u64>,
+    pub repairs: BTreeMap<String, u64>,
+}
+
+impl Summary {
+    pub fn new(metric_names: Vec<String>) -> Self {
+        Self {
+            records: 0,
+            statuses: BTreeMap::new(),
+            score: ScoreStats::default(),
+            metrics: metric_names
+                .into_iter()
+                .map(|name| (name, ScoreStats::default()))
+                .collect(),
+            tiers: BTreeMap::new(),
+            repairs: BTreeMap::new(),
+        }
+    }
+
+    pub fn add(&mut self, report: &Report) {
+        self.records += 1;
+        *self.statuses.entry(report.status).or_default() += 1;
+        if let Some(score) = report.score {
+            self.score.add(score);
+        }
+        for (name, stats) in &mut self.metrics {
+            if let Some(result) = report.metrics.get(name) {
+                stats.add(result.score);
+            }
+        }
+        if let Some(extraction) = &report.extraction {
+            *self.tiers.entry(extraction.tier_name().to_owned()).or_default() += 1;
+            for repair in &extraction.repairs {
+                *self.repairs.entry(repair.as_str().to_owned()).or_default() += 1;
+            }
+        }
+    }
+
+    pub fn count(&self, status: Status) -> u64 {
+        self.statuses.get(&status).copied().unwrap_or(0)
+    }
+
+    /// The summary as JSON (for tools).
+    pub fn to_value(&self) -> Value {
+        let statuses: Map<String, Value> = Status::ALL
+            .iter()
+            .map(|s| (s.as_str().to_owned(), json!(self.count(*s))))
+            .collect();
+        let metrics: Map<String, Value> = self
+            .metrics
+            .iter()
+            .map(|(name, stats)| (name.clone(), stats.to_value()))
+            .collect();
+        json!({
+            "records": self.records,
+            "statuses": statuses,
+            "score": self.score.to_value(),
+            "metrics": metrics,
+            "extraction": self.tiers,
+            "repairs": self.repairs,
+        })
+    }
+}
+
+fn fmt_opt(value: Option<f64>) -> String {
+    value.map_or_else(|| "-".to_owned(), |v| format!("{v:.4}"))
+}
+
+impl fmt::Display for Summary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let statuses: Vec<String> = Status::ALL
+            .iter()
+            .map(|s| format!("{} {}", s.as_str(), self.count(*s)))
+            .collect();
+        writeln!(f, "records     {}", self.records)?;
+        writeln!(f, "status      {}", statuses.join("  "))?;
+        let width = self
+            .metrics
+            .iter()
+            .map(|(n, _)| n.chars().count())
+            .chain([5])
+            .max()
+            .unwrap_or(5);
+        let mut rows = vec![("score".to_owned(), &self.score)];
+        rows.extend(self.metrics.iter().map(|(n, s)| (n.clone(), s)));
+        writeln!(f, "{:width$}  {:>8}  {:>8}  {:>8}  {:>8}", "metric", "count", "mean", "p50", "p90")?;
+        for (name, stats) in rows {
+            writeln!(
+                f,
+                "{name:width$}  {:>8}  {:>8}  {:>8}  {:>8}",
+                stats.count(),
+                fmt_opt(stats.mean()),
+                fmt_opt(stats.percentile(50.0)),
+                fmt_opt(stats.percentile(90.0)),
+            )?;
+        }
+        let mut tiers = String::new();
+        let order = Tier::ALL.iter().map(|t| t.as_str()).chain(["none"]);
+        for tier in order {
+            if let Some(n) = self.tiers.get(tier) {
+                let _ = write!(tiers, "{tier} {n}  ");
+            }
+        }
+        write!(f, "extraction  {}", tiers.trim_end())?;
+        if !self.repairs.is_empty() {
+            let repairs: Vec<String> = self.repairs.iter().map(|(k, v)| format!("{k} {v}")).collect();
+            write!(f, "\nrepairs     {}", repairs.join("  "))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_use_nearest_rank() {
+        let mut stats = ScoreStats::default();
+        for s in [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0] {
+            stats.add(s);
+        }
+        assert_eq!(stats.percentile(50.0), Some(0.5));
+        assert_eq!(stats.percentile(90.0), Some(0.9));
+        assert!((stats.mean().unwrap() - 0.55).abs() < 1e-12);
+        assert_eq!(ScoreStats::default().percentile(50.0), None);
+    }
+}

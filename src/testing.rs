@@ -1,0 +1,229 @@
+//! Pack tests: the cases a pack ships under `tests:`, run by `tribunal test`.
+//!
+//! A test file is YAML: `cases:` (a list), and optionally `set:` config overrides
+//! (`component.key: value`) applied to the pack for that file. A file may also be
+//! just the list of cases. Each case gives an `output` (plus optional `id`,
+//! `expected`, `meta`) and `expect`, a partial result record: every key given must
+//! match the result (objects match as subsets, arrays element by element with the
+//! same length, numbers within 1e-9).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::loader::{LoadError, Source};
+use crate::pack::{LoadOptions, Override, Pack};
+use crate::pipeline::Input;
+
+/// Tolerance for numbers in expectations.
+pub const NUMBER_TOLERANCE: f64 = 1e-9;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TestFile {
+    #[serde(default)]
+    set: serde_json::Map<String, Value>,
+    cases: Vec<Case>,
+}
+
+/// One test case.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Case {
+    pub name: String,
+    #[serde(default)]
+    pub id: Option<Value>,
+    pub output: Value,
+    #[serde(default)]
+    pub expected: Option<Value>,
+    #[serde(default)]
+    pub meta: Option<Value>,
+    pub expect: Value,
+}
+
+impl Case {
+    fn input(&self) -> Input {
+        let output = match &self.output {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        Input {
+            id: self.id.clone().unwrap_or_else(|| Value::String(self.name.clone())),
+            output,
+            expected: self.expected.clone().unwrap_or(Value::Null),
+            meta: self.meta.clone().unwrap_or(Value::Null),
+        }
+    }
+}
+
+/// Reads a test file: its overrides and cases.
+pub fn read_test_file(path: &Path) -> Result<(Vec<Override>, Vec<Case>), LoadError> {
+    let source = Source::read(path)?;
+    let is_list = source
+        .yaml
+        .lines()
+        .map(str::trim_start)
+        .find(|l| !l.is_empty() && !l.starts_with('#') && *l != "---")
+        .is_some_and(|l| l.starts_with('-'));
+    let file = if is_list {
+        TestFile { set: serde_json::Map::new(), cases: source.parse()? }
+    } else {
+        source.parse::<TestFile>()?
+    };
+    let mut overrides = Vec::new();
+    for (target, value) in file.set {
+        let (component, key) = target.split_once('.').ok_or_else(|| {
+            LoadError::new(path, source.locate(&["set", &target], None), format!("`set` key `{target}` must be component.key"))
+        })?;
+        overrides.push(Override {
+            component: component.to_owned(),
+            key: key.to_owned(),
+            raw: format!("{target}={value}"),
+            value,
+        });
+    }
+    Ok((overrides, file.cases))
+}
+
+/// Where `actual` differs from `expected` (a partial record), as readable lines.
+pub fn mismatches(expected: &Value, actual: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    compare(expected, actual, "", &mut out);
+    out
+}
+
+fn compare(expected: &Value, actual: &Value, path: &str, out: &mut Vec<String>) {
+    let here = if path.is_empty() { "(record)" } else { path };
+    match (expected, actual) {
+        (Value::Object(e), Value::Object(a)) => {
+            for (key, value) in e {
+                let child = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+                match a.get(key) {
+                    Some(found) => compare(value, found, &child, out),
+                    None if value.is_null() => {}
+                    None => out.push(format!("{child}: expected {value}, but the result has no such key")),
+                }
+            }
+        }
+        (Value::Array(e), Value::Array(a)) => {
+            if e.len() != a.len() {
+                out.push(format!("{here}: expected {} items, got {}: {}", e.len(), a.len(), actual));
+                return;
+            }
+            for (i, (x, y)) in e.iter().zip(a).enumerate() {
+                compare(x, y, &format!("{path}[{i}]"), out);
+            }
+        }
+        (Value::Number(e), Value::Number(a)) => {
+            let (e, a) = (e.as_f64().unwrap_or(f64::NAN), a.as_f64().unwrap_or(f64::NAN));
+            if (e - a).abs() > NUMBER_TOLERANCE {
+                out.push(format!("{here}: expected {e}, got {a}"));
+            }
+        }
+        (e, a) if e == a => {}
+        (e, a) => out.push(format!("{here}: expected {e}, got {a}")),
+    }
+}
+
+/// Result of running one pack's tests.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub passed: usize,
+    pub failed: usize,
+    /// Human-readable lines (failures, and every case when verbose).
+    pub log: String,
+}
+
+/// Runs every test file of the pack in `dir`.
+pub fn run_pack(dir: &Path, verbose: bool) -> Outcome {
+    let mut outcome = Outcome::default();
+    let pack = match Pack::load(dir) {
+        Ok(pack) => pack,
+        Err(errors) => {
+            outcome.failed += 1;
+            let _ = writeln!(outcome.log, "{}\n{errors}", dir.display());
+            return outcome;
+        }
+    };
+    let _ = writeln!(outcome.log, "{} ({})", dir.display(), pack.label());
+    if pack.tests.is_empty() {
+        let _ = writeln!(outcome.log, "  (no tests)");
+    }
+    for file in &pack.tests {
+        let shown = file.strip_prefix(dir).unwrap_or(file).display().to_string();
+        let (overrides, cases) = match read_test_file(file) {
+            Ok(parsed) => parsed,
+            Err(err) => {
+                outcome.failed += 1;
+                let _ = writeln!(outcome.log, "  FAIL  {err}");
+                continue;
+            }
+        };
+        let owned;
+        let run_pack = if overrides.is_empty() {
+            &pack
+        } else {
+            match Pack::load_with(dir, &LoadOptions { overrides }) {
+                Ok(p) => {
+                    owned = p;
+                    &owned
+                }
+                Err(errors) => {
+                    outcome.failed += cases.len().max(1);
+                    let _ = writeln!(outcome.log, "  FAIL  {shown}: `set` does not load:\n{errors}");
+                    continue;
+                }
+            }
+        };
+        for case in &cases {
+            let report = run_pack.evaluate(&case.input()).to_value();
+            let problems = mismatches(&case.expect, &report);
+            if problems.is_empty() {
+                outcome.passed += 1;
+                if verbose {
+                    let _ = writeln!(outcome.log, "  ok    {shown}: {}", case.name);
+                }
+            } else {
+                outcome.failed += 1;
+                let _ = writeln!(outcome.log, "  FAIL  {shown}: {}", case.name);
+                for problem in problems {
+                    let _ = writeln!(outcome.log, "        {problem}");
+                }
+            }
+        }
+    }
+    outcome
+}
+
+/// `tribunal test [PACK...]`.
+pub fn run_cli(paths: &[PathBuf], verbose: bool) -> Result<u8, String> {
+    let paths = if paths.is_empty() { vec![PathBuf::from("rules")] } else { paths.to_vec() };
+    let packs = crate::cli::discover_packs(&paths)?;
+    let (mut passed, mut failed) = (0, 0);
+    for pack in packs {
+        let outcome = run_pack(&pack, verbose);
+        print!("{}", outcome.log);
+        passed += outcome.passed;
+        failed += outcome.failed;
+    }
+    println!("{passed} passed, {failed} failed");
+    Ok(if failed == 0 { crate::cli::EXIT_OK } else { crate::cli::EXIT_NOT_PASSED })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn partial_records_match_as_subsets() {
+        let actual = json!({"status": "PASS", "score": 0.737_500_000_000_000_1, "issues": [{"message": "a", "rule": "r"}], "json": {"a": 1, "b": 2}});
+        assert!(mismatches(&json!({"status": "PASS", "score": 0.7375, "json": {"a": 1}}), &actual).is_empty());
+        assert!(mismatches(&json!({"issues": [{"message": "a"}]}), &actual).is_empty());
+        assert_eq!(mismatches(&json!({"issues": []}), &actual).len(), 1);
+        assert_eq!(mismatches(&json!({"status": "FAIL"}), &actual), ["status: expected \"FAIL\", got \"PASS\""]);
+        assert_eq!(mismatches(&json!({"error": null}), &actual), Vec::<String>::new());
+    }
+}
