@@ -25,7 +25,11 @@ pub const EXIT_USAGE: u8 = 2;
 pub const EXIT_RECORD_ERRORS: u8 = 3;
 
 #[derive(Debug, Parser)]
-#[command(name = "tribunal", version, about = "Validate and score what language models emit, with YAML rule packs")]
+#[command(
+    name = "tribunal",
+    version,
+    about = "Validate and score what language models emit, with YAML rule packs"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -183,7 +187,11 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(err) => {
             let _ = err.print();
-            return ExitCode::from(if err.use_stderr() { EXIT_USAGE } else { EXIT_OK });
+            return ExitCode::from(if err.use_stderr() {
+                EXIT_USAGE
+            } else {
+                EXIT_OK
+            });
         }
     };
     let result = match cli.command {
@@ -216,26 +224,38 @@ fn read_limited(reader: impl Read, limit: usize, what: &str) -> Result<String, S
         .read_to_end(&mut bytes)
         .map_err(|e| format!("cannot read {what}: {e}"))?;
     if bytes.len() > limit {
-        return Err(format!("{what} is larger than {limit} bytes (raise --max-record-bytes)"));
+        return Err(format!(
+            "{what} is larger than {limit} bytes (raise --max-record-bytes)"
+        ));
     }
-    String::from_utf8(bytes).map_err(|e| format!("{what} is not valid UTF-8 (at byte {})", e.utf8_error().valid_up_to() + 1))
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "{what} is not valid UTF-8 (at byte {})",
+            e.utf8_error().valid_up_to() + 1
+        )
+    })
 }
 
 fn check(args: &CheckArgs) -> Result<u8, String> {
     let pack = args.pack.load()?;
     let output = match &args.file {
         None => read_limited(io::stdin().lock(), args.max_record_bytes, "stdin")?,
-        Some(p) if p.as_os_str() == "-" => read_limited(io::stdin().lock(), args.max_record_bytes, "stdin")?,
+        Some(p) if p.as_os_str() == "-" => {
+            read_limited(io::stdin().lock(), args.max_record_bytes, "stdin")?
+        }
         Some(path) => {
-            let file = File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+            let file =
+                File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
             read_limited(file, args.max_record_bytes, &path.display().to_string())?
         }
     };
     let expected = match &args.expected {
         None => Value::Null,
         Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-            serde_json::from_str(&text).map_err(|e| format!("{}: not valid JSON: {e}", path.display()))?
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            serde_json::from_str(&text)
+                .map_err(|e| format!("{}: not valid JSON: {e}", path.display()))?
         }
     };
     let mut input = Input::new(output).with_expected(expected);
@@ -245,23 +265,37 @@ fn check(args: &CheckArgs) -> Result<u8, String> {
     let report = pack.evaluate(&input);
     let mut stdout = io::stdout().lock();
     let written = if args.json {
-        writeln!(stdout, "{}", serde_json::to_string_pretty(&report.to_value()).unwrap_or_default())
+        writeln!(
+            stdout,
+            "{}",
+            serde_json::to_string_pretty(&report.to_value()).unwrap_or_default()
+        )
     } else if args.feedback {
         writeln!(stdout, "{}", report.feedback.as_deref().unwrap_or(""))
     } else {
         write!(stdout, "{}", render_report(&report))
     };
     written.map_err(|e| format!("cannot write to stdout: {e}"))?;
-    Ok(if report.passed { EXIT_OK } else { EXIT_NOT_PASSED })
+    Ok(if report.passed {
+        EXIT_OK
+    } else {
+        EXIT_NOT_PASSED
+    })
 }
 
 /// The human-readable form of a report, as `check` prints it.
 pub fn render_report(report: &Report) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
-    let score = report.score.map_or_else(|| "-".to_owned(), |s| format!("{s:.4}"));
+    let score = report
+        .score
+        .map_or_else(|| "-".to_owned(), |s| format!("{s:.4}"));
     let tier = report.extraction.as_ref().map_or("-", |e| e.tier_name());
-    let _ = writeln!(out, "{}  score {score}  extraction {tier}  ({})", report.status, report.pack);
+    let _ = writeln!(
+        out,
+        "{}  score {score}  extraction {tier}  ({})",
+        report.status, report.pack
+    );
     if let Some(extraction) = &report.extraction {
         if !extraction.repairs.is_empty() {
             let repairs: Vec<&str> = extraction.repairs.iter().map(|r| r.as_str()).collect();
@@ -274,14 +308,26 @@ pub fn render_report(report: &Report) -> String {
     if !report.metrics.is_empty() {
         let _ = writeln!(out, "metrics:");
         for (name, result) in &report.metrics {
-            let _ = writeln!(out, "  {name:<24} {:.4}  (weight {})", result.score, result.weight);
+            let _ = writeln!(
+                out,
+                "  {name:<24} {:.4}  (weight {})",
+                result.score, result.weight
+            );
         }
     }
     if !report.issues.is_empty() {
         let _ = writeln!(out, "issues:");
         for issue in &report.issues {
-            let path = issue.path.as_deref().filter(|p| !p.is_empty()).unwrap_or("-");
-            let _ = writeln!(out, "  {:<7} {:<18} {:<14} {}", issue.severity, issue.rule, path, issue.message);
+            let path = issue
+                .path
+                .as_deref()
+                .filter(|p| !p.is_empty())
+                .unwrap_or("-");
+            let _ = writeln!(
+                out,
+                "  {:<7} {:<18} {:<14} {}",
+                issue.severity, issue.rule, path, issue.message
+            );
         }
     }
     if let Some(feedback) = &report.feedback {
@@ -299,14 +345,16 @@ fn run_eval(args: &EvalArgs) -> Result<u8, String> {
     let mut sink: Box<dyn Write> = match &args.output {
         Some(path) => Box::new(BufWriter::with_capacity(
             1 << 16,
-            File::create(path).map_err(|e| format!("cannot write results to {}: {e}", path.display()))?,
+            File::create(path)
+                .map_err(|e| format!("cannot write results to {}: {e}", path.display()))?,
         )),
         None => Box::new(BufWriter::with_capacity(1 << 16, io::stdout().lock())),
     };
     let reader: Box<dyn BufRead + Send> = if args.input.as_os_str() == "-" {
         Box::new(BufReader::with_capacity(1 << 16, io::stdin()))
     } else {
-        let file = File::open(&args.input).map_err(|e| format!("cannot read {}: {e}", args.input.display()))?;
+        let file = File::open(&args.input)
+            .map_err(|e| format!("cannot read {}: {e}", args.input.display()))?;
         Box::new(BufReader::with_capacity(1 << 16, file))
     };
     let options = EvalOptions {
@@ -322,8 +370,10 @@ fn run_eval(args: &EvalArgs) -> Result<u8, String> {
     let progress = (!args.no_progress && io::stderr().is_terminal()).then(|| {
         let bar = ProgressBar::new_spinner();
         bar.set_style(
-            ProgressStyle::with_template("{spinner} {pos} records  {per_sec}  {elapsed_precise} {msg}")
-                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            ProgressStyle::with_template(
+                "{spinner} {pos} records  {per_sec}  {elapsed_precise} {msg}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
         );
         bar
     });
@@ -345,7 +395,11 @@ fn run_eval(args: &EvalArgs) -> Result<u8, String> {
             value["seconds"] = serde_json::json!(elapsed);
             serde_json::to_string_pretty(&value).unwrap_or_default()
         } else {
-            let rate = if elapsed > 0.0 { summary.records as f64 / elapsed } else { 0.0 };
+            let rate = if elapsed > 0.0 {
+                summary.records as f64 / elapsed
+            } else {
+                0.0
+            };
             format!("pack        {} (revision {})\n{summary}\ntime        {elapsed:.2}s ({rate:.0} records/s)", pack.label(), pack.revision)
         };
         if args.output.is_some() {
@@ -372,14 +426,18 @@ pub fn discover_packs(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
             packs.push(path.clone());
             continue;
         }
-        let entries = std::fs::read_dir(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let entries =
+            std::fs::read_dir(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         let mut found: Vec<PathBuf> = entries
             .flatten()
             .map(|e| e.path())
             .filter(|p| p.join("pack.yaml").is_file())
             .collect();
         if found.is_empty() {
-            return Err(format!("{}: no pack.yaml here or in its sub-folders", path.display()));
+            return Err(format!(
+                "{}: no pack.yaml here or in its sub-folders",
+                path.display()
+            ));
         }
         found.sort();
         packs.extend(found);
@@ -401,9 +459,13 @@ fn lint(args: &LintArgs) -> Result<u8, String> {
                     eprintln!("warning: {warning}");
                 }
                 if pack.tests.is_empty() {
-                    eprintln!("warning: {}: the pack has no tests (add `tests: [tests/*.yaml]`)", path.display());
+                    eprintln!(
+                        "warning: {}: the pack has no tests (add `tests: [tests/*.yaml]`)",
+                        path.display()
+                    );
                 }
-                failed |= args.deny_warnings && (!pack.warnings.is_empty() || pack.tests.is_empty());
+                failed |=
+                    args.deny_warnings && (!pack.warnings.is_empty() || pack.tests.is_empty());
                 println!(
                     "ok  {}  {} components, {} postprocessors, {} metrics, {} test files",
                     pack.label(),
@@ -437,16 +499,30 @@ fn list(path: &Path) -> Result<u8, String> {
             c.description.as_deref().unwrap_or("").trim()
         );
     }
-    println!("\nextraction: {}", pack.ladder().iter().map(|t| t.as_str()).collect::<Vec<_>>().join(" → "));
-    println!("postprocessors: {}", pack.postprocessor_names().collect::<Vec<_>>().join(", "));
-    let metrics: Vec<String> = pack.metric_steps().map(|(n, w)| format!("{n} (weight {w})")).collect();
+    println!(
+        "\nextraction: {}",
+        pack.ladder()
+            .iter()
+            .map(|t| t.as_str())
+            .collect::<Vec<_>>()
+            .join(" → ")
+    );
+    println!(
+        "postprocessors: {}",
+        pack.postprocessor_names().collect::<Vec<_>>().join(", ")
+    );
+    let metrics: Vec<String> = pack
+        .metric_steps()
+        .map(|(n, w)| format!("{n} (weight {w})"))
+        .collect();
     println!("metrics: {}", metrics.join(", "));
     let s = &pack.scoring;
     println!(
         "scoring: PASS ≤ {} errors, NEEDS_IMPROVEMENT ≤ {}, min_score {}",
         s.pass_max_issues,
         s.needs_improvement_max_issues,
-        s.min_score.map_or_else(|| "none".to_owned(), |m| m.to_string())
+        s.min_score
+            .map_or_else(|| "none".to_owned(), |m| m.to_string())
     );
     println!("tests: {} files", pack.tests.len());
     Ok(EXIT_OK)
@@ -492,7 +568,10 @@ fn prompt(args: &PromptArgs) -> Result<u8, String> {
         .as_ref()
         .ok_or_else(|| format!("pack `{}` has no `contract:` section", pack.label()))?;
     if args.schema {
-        println!("{}", serde_json::to_string_pretty(&contract.json_schema(&pack.name)).unwrap_or_default());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&contract.json_schema(&pack.name)).unwrap_or_default()
+        );
     } else {
         println!("{}", contract.format_block());
     }

@@ -40,7 +40,7 @@ impl Kind {
 
 impl fmt::Display for Kind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        f.pad(self.as_str())
     }
 }
 
@@ -127,8 +127,12 @@ pub trait Postprocessor: Send + Sync + fmt::Debug {
 
 pub trait Strategy: Send + Sync + fmt::Debug {
     /// Similarity of `actual` to `expected`, in [0, 1].
-    fn compare(&self, expected: &Value, actual: &Value, ctx: &Context<'_>)
-        -> Result<f64, EvalError>;
+    fn compare(
+        &self,
+        expected: &Value,
+        actual: &Value,
+        ctx: &Context<'_>,
+    ) -> Result<f64, EvalError>;
 
     /// The similarity at or above which a field counts as matching, unless the
     /// calling metric configures its own threshold for this strategy.
@@ -214,7 +218,8 @@ pub fn parse_config<T: serde::de::DeserializeOwned>(
         let mut error = BuildError::new(format!("{component}: invalid config: {message}"));
         if let Some((unknown, expected)) = crate::suggest::parse_unknown_field(&message) {
             error.key = Some(unknown.clone());
-            error.suggestion = crate::suggest::nearest(&unknown, expected.iter().map(String::as_str));
+            error.suggestion =
+                crate::suggest::nearest(&unknown, expected.iter().map(String::as_str));
         } else if let Some(field) = crate::suggest::parse_field_in_message(&message) {
             error.key = Some(field);
         }

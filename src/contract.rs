@@ -14,7 +14,9 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use crate::builtins::Builtin;
-use crate::component::{BuildCtx, BuildError, Compiled, Context, EvalError, Kind, PostOutput, Postprocessor};
+use crate::component::{
+    BuildCtx, BuildError, Compiled, Context, EvalError, Kind, PostOutput, Postprocessor,
+};
 use crate::extract::Tier;
 use crate::report::Issue;
 use crate::text::{count_sentences, python_json};
@@ -244,11 +246,16 @@ pub struct Contract {
 impl Contract {
     /// Checks a spec and compiles it. Errors carry the key they are about.
     pub fn compile(spec: &ContractSpec) -> Result<Self, BuildError> {
-        let tiers = spec.extract.clone().unwrap_or_else(|| DEFAULT_LADDER.to_vec());
+        let tiers = spec
+            .extract
+            .clone()
+            .unwrap_or_else(|| DEFAULT_LADDER.to_vec());
         if let Some(pos) = tiers.iter().position(|t| *t == Tier::Fallback) {
             if pos + 1 != tiers.len() {
-                return Err(BuildError::new("`fallback` must be the last extraction tier")
-                    .at_key("extract"));
+                return Err(
+                    BuildError::new("`fallback` must be the last extraction tier")
+                        .at_key("extract"),
+                );
             }
             if spec.fallback.is_none() {
                 return Err(BuildError::new(
@@ -264,7 +271,10 @@ impl Contract {
                 return Err(BuildError::new("`may_emit` lists no kind").at_key("may_emit"));
             }
             if let Some(kind) = spec.fallback.as_ref().and_then(|f| f.get(&kind_field)) {
-                if !kind.as_str().is_some_and(|k| may_emit.iter().any(|m| m == k)) {
+                if !kind
+                    .as_str()
+                    .is_some_and(|k| may_emit.iter().any(|m| m == k))
+                {
                     return Err(BuildError::new(format!(
                         "the fallback {kind_field} {kind} is not in may_emit ({})",
                         may_emit.join(" | ")
@@ -297,7 +307,11 @@ impl Contract {
             fields.push(FieldRule {
                 name: name.clone(),
                 pointer: format!("/{}", escape_pointer(name)),
-                types: field.types.as_ref().map(TypeSpec::to_vec).unwrap_or_default(),
+                types: field
+                    .types
+                    .as_ref()
+                    .map(TypeSpec::to_vec)
+                    .unwrap_or_default(),
                 spec: field.clone(),
                 sentences,
             });
@@ -323,7 +337,12 @@ impl Contract {
             .as_ref()
             .and_then(|f| f.get(&self.kind_field))
             .and_then(Value::as_str)
-            .or_else(|| self.may_emit.as_ref().and_then(|m| m.first()).map(String::as_str))
+            .or_else(|| {
+                self.may_emit
+                    .as_ref()
+                    .and_then(|m| m.first())
+                    .map(String::as_str)
+            })
     }
 
     /// The fallback JSON for `raw`: the template with `{raw}` replaced by the whole
@@ -403,12 +422,14 @@ impl Contract {
         if let Some(number) = value.as_f64() {
             if let Some(min) = spec.min.filter(|min| number < *min) {
                 issues.push(
-                    Issue::error("", format!("`{name}` must be at least {min}, got {number}")).at(at()),
+                    Issue::error("", format!("`{name}` must be at least {min}, got {number}"))
+                        .at(at()),
                 );
             }
             if let Some(max) = spec.max.filter(|max| number > *max) {
                 issues.push(
-                    Issue::error("", format!("`{name}` must be at most {max}, got {number}")).at(at()),
+                    Issue::error("", format!("`{name}` must be at most {max}, got {number}"))
+                        .at(at()),
                 );
             }
         }
@@ -418,7 +439,11 @@ impl Contract {
                 issues.push(
                     Issue::error(
                         "",
-                        format!("`{name}` must be one of: {}, got {}", list.join(" | "), value),
+                        format!(
+                            "`{name}` must be one of: {}, got {}",
+                            list.join(" | "),
+                            value
+                        ),
                     )
                     .at(at()),
                 );
@@ -433,14 +458,20 @@ impl Contract {
         if let Some(length) = length {
             if let Some(min) = spec.min_length.filter(|min| length < *min) {
                 issues.push(
-                    Issue::error("", format!("`{name}` must have a length of at least {min}, got {length}"))
-                        .at(at()),
+                    Issue::error(
+                        "",
+                        format!("`{name}` must have a length of at least {min}, got {length}"),
+                    )
+                    .at(at()),
                 );
             }
             if let Some(max) = spec.max_length.filter(|max| length > *max) {
                 issues.push(
-                    Issue::error("", format!("`{name}` must have a length of at most {max}, got {length}"))
-                        .at(at()),
+                    Issue::error(
+                        "",
+                        format!("`{name}` must have a length of at most {max}, got {length}"),
+                    )
+                    .at(at()),
                 );
             }
         }
@@ -468,7 +499,11 @@ impl Contract {
                                 type_name(item)
                             ),
                         )
-                        .at(format!("{}/{}", field.pointer, escape_pointer(key))),
+                        .at(format!(
+                            "{}/{}",
+                            field.pointer,
+                            escape_pointer(key)
+                        )),
                     );
                 }
             }
@@ -514,7 +549,10 @@ impl Contract {
             .at(format!("/{}", escape_pointer(&self.kind_field))),
         );
         let mut fixed = object.clone();
-        fixed.insert(self.kind_field.clone(), Value::String(replacement.to_owned()));
+        fixed.insert(
+            self.kind_field.clone(),
+            Value::String(replacement.to_owned()),
+        );
         Some(Value::Object(fixed))
     }
 
@@ -572,7 +610,10 @@ impl Contract {
             }
             Some(t) => t.default_hint().to_owned(),
         };
-        if field.types.contains(&JsonType::Null) && non_null.len() == field.types.len() - 1 && !non_null.is_empty() {
+        if field.types.contains(&JsonType::Null)
+            && non_null.len() == field.types.len() - 1
+            && !non_null.is_empty()
+        {
             format!("{base} or null")
         } else {
             base
@@ -634,11 +675,23 @@ impl Contract {
             let is_string = field.types.contains(&JsonType::String);
             let is_array = field.types.contains(&JsonType::Array);
             if let Some(n) = spec.min_length {
-                let key = if is_string { "minLength" } else if is_array { "minItems" } else { "minProperties" };
+                let key = if is_string {
+                    "minLength"
+                } else if is_array {
+                    "minItems"
+                } else {
+                    "minProperties"
+                };
                 schema.insert(key.into(), json!(n));
             }
             if let Some(n) = spec.max_length {
-                let key = if is_string { "maxLength" } else if is_array { "maxItems" } else { "maxProperties" };
+                let key = if is_string {
+                    "maxLength"
+                } else if is_array {
+                    "maxItems"
+                } else {
+                    "maxProperties"
+                };
                 schema.insert(key.into(), json!(n));
             }
             if let Some(values) = spec.values {
@@ -660,7 +713,10 @@ impl Contract {
             properties.insert(field.name.clone(), Value::Object(schema));
         }
         let mut schema = Map::new();
-        schema.insert("$schema".into(), json!("https://json-schema.org/draft/2020-12/schema"));
+        schema.insert(
+            "$schema".into(),
+            json!("https://json-schema.org/draft/2020-12/schema"),
+        );
         schema.insert("title".into(), json!(title));
         schema.insert("type".into(), json!("object"));
         schema.insert("properties".into(), Value::Object(properties));
@@ -719,7 +775,9 @@ fn number_word(n: usize) -> String {
     const WORDS: [&str; 11] = [
         "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
     ];
-    WORDS.get(n).map_or_else(|| n.to_string(), |w| (*w).to_owned())
+    WORDS
+        .get(n)
+        .map_or_else(|| n.to_string(), |w| (*w).to_owned())
 }
 
 fn sentences_phrase(lo: usize, hi: usize) -> String {

@@ -73,7 +73,10 @@ pub struct RawRecord {
 pub enum RawBody {
     Bytes(Vec<u8>),
     /// The line was longer than the limit; only its start is kept.
-    TooLarge { size: usize, prefix: Vec<u8> },
+    TooLarge {
+        size: usize,
+        prefix: Vec<u8>,
+    },
     /// Reading the input failed here.
     ReadError(String),
 }
@@ -188,7 +191,10 @@ pub fn parse_record(record: &RawRecord, options: &EvalOptions) -> Result<Input, 
     let text = std::str::from_utf8(bytes).map_err(|err| {
         (
             recover_id(bytes, &options.fields.id),
-            format!("line {line}: not valid UTF-8 (at byte {})", err.valid_up_to() + 1),
+            format!(
+                "line {line}: not valid UTF-8 (at byte {})",
+                err.valid_up_to() + 1
+            ),
         )
     })?;
     let value: Value = serde_json::from_str(text).map_err(|err| {
@@ -198,7 +204,10 @@ pub fn parse_record(record: &RawRecord, options: &EvalOptions) -> Result<Input, 
         )
     })?;
     let Value::Object(mut object) = value else {
-        return Err((Value::Null, format!("line {line}: a record must be a JSON object")));
+        return Err((
+            Value::Null,
+            format!("line {line}: a record must be a JSON object"),
+        ));
     };
     let id = object.remove(&options.fields.id).unwrap_or(Value::Null);
     let output = match object.remove(&options.fields.output) {
@@ -206,7 +215,10 @@ pub fn parse_record(record: &RawRecord, options: &EvalOptions) -> Result<Input, 
         None | Some(Value::Null) => {
             return Err((
                 id,
-                format!("line {line}: record has no `{}` field", options.fields.output),
+                format!(
+                    "line {line}: record has no `{}` field",
+                    options.fields.output
+                ),
             ))
         }
         // Data sets sometimes store the structured output itself: evaluate its JSON text.
@@ -215,7 +227,9 @@ pub fn parse_record(record: &RawRecord, options: &EvalOptions) -> Result<Input, 
     Ok(Input {
         id,
         output,
-        expected: object.remove(&options.fields.expected).unwrap_or(Value::Null),
+        expected: object
+            .remove(&options.fields.expected)
+            .unwrap_or(Value::Null),
         meta: object.remove(&options.fields.meta).unwrap_or(Value::Null),
     })
 }
@@ -248,13 +262,23 @@ pub fn evaluate_record(pack: &Pack, record: &RawRecord, options: &EvalOptions) -
 
 /// Streams `input` through the pack, writing one JSON line per record to `out`
 /// in input order; `on_record` sees each report after it is written (progress).
-pub fn run<R, W, P>(pack: &Pack, input: R, out: &mut W, options: &EvalOptions, mut on_record: P) -> io::Result<Summary>
+pub fn run<R, W, P>(
+    pack: &Pack,
+    input: R,
+    out: &mut W,
+    options: &EvalOptions,
+    mut on_record: P,
+) -> io::Result<Summary>
 where
     R: BufRead + Send,
     W: Write,
     P: FnMut(&Report),
 {
-    let mut summary = Summary::new(pack.metric_steps().map(|(name, _)| name.to_owned()).collect());
+    let mut summary = Summary::new(
+        pack.metric_steps()
+            .map(|(name, _)| name.to_owned())
+            .collect(),
+    );
     let mut write_error: Option<io::Error> = None;
     let records = RecordReader::new(input, options.max_record_bytes);
     crate::parallel::ordered_map(
@@ -300,7 +324,10 @@ mod tests {
 
     #[test]
     fn reader_caps_long_lines() {
-        let long = format!("{{\"id\": \"big\", \"output\": \"{}\"}}\nnext\n", "x".repeat(10_000));
+        let long = format!(
+            "{{\"id\": \"big\", \"output\": \"{}\"}}\nnext\n",
+            "x".repeat(10_000)
+        );
         let records = lines(&long, 1000);
         assert_eq!(records.len(), 2);
         match &records[0].body {
@@ -310,7 +337,14 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        let err = parse_record(&records[0], &EvalOptions { max_record_bytes: 1000, ..EvalOptions::default() }).unwrap_err();
+        let err = parse_record(
+            &records[0],
+            &EvalOptions {
+                max_record_bytes: 1000,
+                ..EvalOptions::default()
+            },
+        )
+        .unwrap_err();
         assert_eq!(err.0, Value::String("big".into()));
         assert!(err.1.contains("above the limit of 1000 bytes"), "{}", err.1);
     }
@@ -318,13 +352,22 @@ mod tests {
     #[test]
     fn records_without_output_or_with_bad_json_are_errors() {
         let opts = EvalOptions::default();
-        let rec = |text: &str| RawRecord { line: 3, body: RawBody::Bytes(text.as_bytes().to_vec()) };
+        let rec = |text: &str| RawRecord {
+            line: 3,
+            body: RawBody::Bytes(text.as_bytes().to_vec()),
+        };
         let (id, reason) = parse_record(&rec(r#"{"id": 7}"#), &opts).unwrap_err();
-        assert_eq!((id, reason.as_str()), (Value::from(7), "line 3: record has no `output` field"));
+        assert_eq!(
+            (id, reason.as_str()),
+            (Value::from(7), "line 3: record has no `output` field")
+        );
         let (id, reason) = parse_record(&rec(r#"{"id": "q", "output": "#), &opts).unwrap_err();
         assert_eq!(id, Value::from("q"));
         assert!(reason.starts_with("line 3: not valid JSON"), "{reason}");
-        let bad = RawRecord { line: 1, body: RawBody::Bytes(b"{\"id\": 1, \"output\": \"\xff\"}".to_vec()) };
+        let bad = RawRecord {
+            line: 1,
+            body: RawBody::Bytes(b"{\"id\": 1, \"output\": \"\xff\"}".to_vec()),
+        };
         let (id, reason) = parse_record(&bad, &opts).unwrap_err();
         assert_eq!(id, Value::from(1));
         assert!(reason.contains("not valid UTF-8"), "{reason}");
@@ -332,7 +375,10 @@ mod tests {
 
     #[test]
     fn structured_outputs_are_evaluated_as_json_text() {
-        let rec = RawRecord { line: 1, body: RawBody::Bytes(br#"{"output": {"a": 1}}"#.to_vec()) };
+        let rec = RawRecord {
+            line: 1,
+            body: RawBody::Bytes(br#"{"output": {"a": 1}}"#.to_vec()),
+        };
         let input = parse_record(&rec, &EvalOptions::default()).unwrap();
         assert_eq!(input.output, r#"{"a":1}"#);
     }

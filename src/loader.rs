@@ -100,9 +100,8 @@ pub struct Source {
 impl Source {
     /// Reads `path`. Markdown files (`.md`) must start with `---` front matter.
     pub fn read(path: &Path) -> Result<Self, LoadError> {
-        let bytes = std::fs::read(path).map_err(|err| {
-            LoadError::new(path, (1, 1), format!("cannot read file: {err}"))
-        })?;
+        let bytes = std::fs::read(path)
+            .map_err(|err| LoadError::new(path, (1, 1), format!("cannot read file: {err}")))?;
         let text = String::from_utf8(bytes).map_err(|err| {
             let at = err.utf8_error().valid_up_to();
             let line = err.as_bytes()[..at].iter().filter(|b| **b == b'\n').count() + 1;
@@ -161,9 +160,7 @@ impl Source {
     }
 
     fn yaml_error(&self, err: &serde_yaml::Error) -> LoadError {
-        let (line, column) = err
-            .location()
-            .map_or((1, 1), |l| (l.line(), l.column()));
+        let (line, column) = err.location().map_or((1, 1), |l| (l.line(), l.column()));
         let mut message = err.to_string();
         if let Some(cut) = message.rfind(" at line ") {
             message.truncate(cut);
@@ -268,7 +265,8 @@ mod tests {
 
     #[test]
     fn wrong_type_is_located() {
-        let src = Source::from_text(Path::new("x.yaml"), "name: a\nweight: heavy\n".into()).unwrap();
+        let src =
+            Source::from_text(Path::new("x.yaml"), "name: a\nweight: heavy\n".into()).unwrap();
         let err = src.parse::<Demo>().unwrap_err();
         assert_eq!(err.line, 2, "{err}");
         assert!(err.message.contains("invalid type"), "{err}");
@@ -293,7 +291,10 @@ mod tests {
     fn locate_finds_keys_and_values() {
         let text = "name: p\npipeline:\n  metrics:\n    - use: json_emision\n      weight: 1\n";
         let src = Source::from_text(Path::new("pack.yaml"), text.into()).unwrap();
-        assert_eq!(src.locate(&["pipeline", "metrics"], Some("json_emision")), (4, 12));
+        assert_eq!(
+            src.locate(&["pipeline", "metrics"], Some("json_emision")),
+            (4, 12)
+        );
         assert_eq!(src.locate(&["pipeline"], None), (2, 1));
     }
 }

@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 
 use crate::builtins;
 use crate::component::{BuildCtx, BuildError, Compiled, Kind, Metric, Postprocessor};
-use crate::contract::{Contract, DEFAULT_LADDER};
+use crate::contract::{Contract, ContractSpec, DEFAULT_LADDER};
 use crate::extract::Tier;
 use crate::loader::{yaml_to_value, LoadError, LoadErrors, Source};
 use crate::manifest::{ComponentManifest, Implementation, PackManifest, ScoringSpec, UseSpec};
@@ -50,7 +50,8 @@ impl Override {
                 .map_err(|err| format!("--set {spec}: cannot read {}: {err}", path.display()))?;
             yaml_to_value(&text, &path).map_err(|err| format!("--set {spec}: {err}"))?
         } else {
-            yaml_to_value(value, Path::new("--set")).unwrap_or_else(|_| Value::String(value.to_owned()))
+            yaml_to_value(value, Path::new("--set"))
+                .unwrap_or_else(|_| Value::String(value.to_owned()))
         };
         Ok(Self {
             component: component.to_owned(),
@@ -193,9 +194,15 @@ struct PackLoader {
 }
 
 impl PackLoader {
-    fn error_at(&mut self, keys: &[&str], value: Option<&str>, message: impl Into<String>) -> &mut LoadError {
+    fn error_at(
+        &mut self,
+        keys: &[&str],
+        value: Option<&str>,
+        message: impl Into<String>,
+    ) -> &mut LoadError {
         let at = self.source.locate(keys, value);
-        self.errors.push(LoadError::new(&self.source.path, at, message));
+        self.errors
+            .push(LoadError::new(&self.source.path, at, message));
         self.errors.last_mut().expect("just pushed")
     }
 
@@ -203,14 +210,19 @@ impl PackLoader {
         let components = self.load_components(manifest);
         self.check_dependencies(&components);
 
-        let contract = match manifest.contract.as_ref().map(Contract::compile) {
+        let contract_spec = self.contract_spec(manifest, options);
+        let contract = match contract_spec.as_ref().map(Contract::compile) {
             None => None,
             Some(Ok(contract)) => Some(Arc::new(contract)),
             Some(Err(err)) => {
                 let key = err.key.clone();
                 let keys: Vec<&str> = std::iter::once("contract").chain(key.as_deref()).collect();
-                let help = err.suggestion.clone().map(|s| format!("did you mean `{s}`?"));
-                self.error_at(&keys, None, format!("contract: {}", err.message)).help = help;
+                let help = err
+                    .suggestion
+                    .clone()
+                    .map(|s| format!("did you mean `{s}`?"));
+                self.error_at(&keys, None, format!("contract: {}", err.message))
+                    .help = help;
                 None
             }
         };
@@ -223,32 +235,64 @@ impl PackLoader {
 
         let mut uses: Vec<UseSpec> = manifest.pipeline.postprocessors.clone();
         if contract.is_some() && !uses.iter().any(|u| u.component == "contract") {
-            uses.insert(0, UseSpec { component: "contract".into(), weight: 1.0, with: None, alias: None });
+            uses.insert(
+                0,
+                UseSpec {
+                    component: "contract".into(),
+                    weight: 1.0,
+                    with: None,
+                    alias: None,
+                },
+            );
         }
         let mut seen = BTreeSet::new();
         let mut postprocessors = Vec::new();
         for spec in &uses {
             self.check_unique_step(&mut seen, spec, "postprocessors");
-            if let Some(Compiled::Postprocessor(run)) =
-                self.build_step(spec, "postprocessors", Kind::Postprocessor, &components, &strategies, contract.as_ref(), options)
-            {
-                postprocessors.push(Step { name: spec.step_name().to_owned(), run, weight: spec.weight });
+            if let Some(Compiled::Postprocessor(run)) = self.build_step(
+                spec,
+                "postprocessors",
+                Kind::Postprocessor,
+                &components,
+                &strategies,
+                contract.as_ref(),
+                options,
+            ) {
+                postprocessors.push(Step {
+                    name: spec.step_name().to_owned(),
+                    run,
+                    weight: spec.weight,
+                });
             }
         }
         let mut metrics = Vec::new();
         for spec in &manifest.pipeline.metrics {
             self.check_unique_step(&mut seen, spec, "metrics");
             if !(spec.weight.is_finite() && spec.weight >= 0.0) {
-                self.error_at(&["pipeline", "metrics", &spec.component, "weight"], None, format!(
-                    "metric `{}`: weight must be a number ≥ 0, got {}",
-                    spec.step_name(),
-                    spec.weight
-                ));
+                self.error_at(
+                    &["pipeline", "metrics", &spec.component, "weight"],
+                    None,
+                    format!(
+                        "metric `{}`: weight must be a number ≥ 0, got {}",
+                        spec.step_name(),
+                        spec.weight
+                    ),
+                );
             }
-            if let Some(Compiled::Metric(run)) =
-                self.build_step(spec, "metrics", Kind::Metric, &components, &strategies, contract.as_ref(), options)
-            {
-                metrics.push(Step { name: spec.step_name().to_owned(), run, weight: spec.weight });
+            if let Some(Compiled::Metric(run)) = self.build_step(
+                spec,
+                "metrics",
+                Kind::Metric,
+                &components,
+                &strategies,
+                contract.as_ref(),
+                options,
+            ) {
+                metrics.push(Step {
+                    name: spec.step_name().to_owned(),
+                    run,
+                    weight: spec.weight,
+                });
             }
         }
         self.check_scoring(&manifest.scoring);
@@ -261,20 +305,34 @@ impl PackLoader {
             .iter()
             .chain(&manifest.pipeline.metrics)
             .map(|u| u.component.as_str())
-            .chain(components.iter().flat_map(|c| c.manifest.dependencies.iter().map(String::as_str)))
+            .chain(
+                components
+                    .iter()
+                    .flat_map(|c| c.manifest.dependencies.iter().map(String::as_str)),
+            )
             .collect();
         for component in &components {
-            if component.manifest.kind != Kind::Strategy && !used.contains(component.manifest.name.as_str()) {
-                let at = component.source.locate(&["name"], Some(&component.manifest.name));
+            if component.manifest.kind != Kind::Strategy
+                && !used.contains(component.manifest.name.as_str())
+            {
+                let at = component
+                    .source
+                    .locate(&["name"], Some(&component.manifest.name));
                 self.warnings.push(LoadError::new(
                     &component.source.path,
                     at,
-                    format!("component `{}` is not used by the pipeline", component.manifest.name),
+                    format!(
+                        "component `{}` is not used by the pipeline",
+                        component.manifest.name
+                    ),
                 ));
             }
         }
         let revision = revision(&self.dir, options);
-        let version = manifest.version.clone().unwrap_or_else(|| "0.0.0".to_owned());
+        let version = manifest
+            .version
+            .clone()
+            .unwrap_or_else(|| "0.0.0".to_owned());
         Ok(Pack {
             label: format!("{}@{version}", manifest.name),
             name: manifest.name.clone(),
@@ -308,19 +366,68 @@ impl PackLoader {
         })
     }
 
+    /// The contract as written, with `--set contract.key=value` overrides applied
+    /// (so one pack can serve agents with different `may_emit` grants).
+    fn contract_spec(
+        &mut self,
+        manifest: &PackManifest,
+        options: &LoadOptions,
+    ) -> Option<ContractSpec> {
+        let overrides: Vec<&Override> = options
+            .overrides
+            .iter()
+            .filter(|o| o.component == "contract")
+            .collect();
+        if overrides.is_empty() {
+            return manifest.contract.clone();
+        }
+        let raw: Value = self.source.parse().unwrap_or(Value::Null);
+        let mut spec = raw
+            .get("contract")
+            .cloned()
+            .unwrap_or_else(|| Value::Object(Map::new()));
+        for o in &overrides {
+            set_dotted(&mut spec, &o.key, o.value.clone());
+        }
+        match serde_json::from_value::<ContractSpec>(spec) {
+            Ok(spec) => Some(spec),
+            Err(err) => {
+                let raws: Vec<&str> = overrides.iter().map(|o| o.raw.as_str()).collect();
+                let path = self.source.path.clone();
+                self.errors.push(LoadError::new(
+                    &path,
+                    (1, 1),
+                    format!("--set {}: {err}", raws.join(", ")),
+                ));
+                None
+            }
+        }
+    }
+
     fn expand_globs(&mut self, patterns: &[String], section: &str) -> Vec<PathBuf> {
         let mut files = BTreeSet::new();
         for pattern in patterns {
             let is_glob = pattern.contains(['*', '?', '[']);
             let full = self.dir.join(pattern);
             let Some(full_text) = full.to_str() else {
-                self.error_at(&[section], Some(pattern), format!("path `{pattern}` is not valid UTF-8"));
+                self.error_at(
+                    &[section],
+                    Some(pattern),
+                    format!("path `{pattern}` is not valid UTF-8"),
+                );
                 continue;
             };
             let matches: Vec<PathBuf> = match glob::glob(full_text) {
-                Ok(paths) => paths.filter_map(Result::ok).filter(|p| p.is_file()).collect(),
+                Ok(paths) => paths
+                    .filter_map(Result::ok)
+                    .filter(|p| p.is_file())
+                    .collect(),
                 Err(err) => {
-                    self.error_at(&[section], Some(pattern), format!("bad glob `{pattern}`: {err}"));
+                    self.error_at(
+                        &[section],
+                        Some(pattern),
+                        format!("bad glob `{pattern}`: {err}"),
+                    );
                     continue;
                 }
             };
@@ -333,7 +440,14 @@ impl PackLoader {
                         format!("`{pattern}` matches no file"),
                     ));
                 } else {
-                    self.error_at(&[section], Some(pattern), format!("missing file `{pattern}` (looked in {})", self.dir.display()));
+                    self.error_at(
+                        &[section],
+                        Some(pattern),
+                        format!(
+                            "missing file `{pattern}` (looked in {})",
+                            self.dir.display()
+                        ),
+                    );
                 }
             }
             files.extend(matches);
@@ -421,10 +535,18 @@ impl PackLoader {
                 let dir = source.path.parent().unwrap_or(Path::new("."));
                 if !dir.join(path).is_file() {
                     let at = source.locate(&["implementation", "script"], Some(path));
-                    self.errors.push(LoadError::new(&source.path, at, format!("missing script file `{path}` (looked in {})", dir.display())));
+                    self.errors.push(LoadError::new(
+                        &source.path,
+                        at,
+                        format!("missing script file `{path}` (looked in {})", dir.display()),
+                    ));
                 }
             }
-            loaded.push(LoadedComponent { manifest: component, source, implementation });
+            loaded.push(LoadedComponent {
+                manifest: component,
+                source,
+                implementation,
+            });
         }
         loaded
     }
@@ -445,7 +567,10 @@ impl PackLoader {
                     || known_strategies.get(dependency).is_some();
                 if !known {
                     let at = component.source.locate(&["dependencies"], Some(dependency));
-                    let candidates = local.keys().copied().chain(builtins::names().map(|n| -> &str { n }));
+                    let candidates = local
+                        .keys()
+                        .copied()
+                        .chain(builtins::names().map(|n| -> &str { n }));
                     self.errors.push(
                         LoadError::new(
                             &component.source.path,
@@ -473,7 +598,9 @@ impl PackLoader {
                 if *next < deps.len() {
                     let dep = &deps[*next];
                     *next += 1;
-                    let Some(&target) = local.get(dep.as_str()) else { continue };
+                    let Some(&target) = local.get(dep.as_str()) else {
+                        continue;
+                    };
                     match state[target] {
                         0 => {
                             state[target] = 1;
@@ -488,11 +615,14 @@ impl PackLoader {
                             names.push(components[target].manifest.name.as_str());
                             let owner = &components[node];
                             let at = owner.source.locate(&["dependencies"], Some(dep));
-                            self.errors.push(LoadError::new(
-                                &owner.source.path,
-                                at,
-                                format!("dependency cycle: {}", names.join(" → ")),
-                            ).with_help(Some("remove one of these dependencies".into())));
+                            self.errors.push(
+                                LoadError::new(
+                                    &owner.source.path,
+                                    at,
+                                    format!("dependency cycle: {}", names.join(" → ")),
+                                )
+                                .with_help(Some("remove one of these dependencies".into())),
+                            );
                         }
                         _ => {}
                     }
@@ -506,29 +636,43 @@ impl PackLoader {
 
     fn check_unique_step(&mut self, seen: &mut BTreeSet<String>, spec: &UseSpec, section: &str) {
         if !seen.insert(spec.step_name().to_owned()) {
-            self.error_at(&["pipeline", section], Some(&spec.component), format!(
-                "step `{}` appears twice in the pipeline",
-                spec.step_name()
-            ))
+            self.error_at(
+                &["pipeline", section],
+                Some(&spec.component),
+                format!("step `{}` appears twice in the pipeline", spec.step_name()),
+            )
             .help = Some("give the second use its own name with `as: other_name`".into());
         }
     }
 
     fn check_scoring(&mut self, scoring: &ScoringSpec) {
         if scoring.needs_improvement_max_issues < scoring.pass_max_issues {
-            self.error_at(&["scoring", "needs_improvement_max_issues"], None, format!(
-                "needs_improvement_max_issues ({}) is below pass_max_issues ({})",
-                scoring.needs_improvement_max_issues, scoring.pass_max_issues
-            ));
+            self.error_at(
+                &["scoring", "needs_improvement_max_issues"],
+                None,
+                format!(
+                    "needs_improvement_max_issues ({}) is below pass_max_issues ({})",
+                    scoring.needs_improvement_max_issues, scoring.pass_max_issues
+                ),
+            );
         }
         if let Some(min) = scoring.min_score {
             if !(0.0..=1.0).contains(&min) {
-                self.error_at(&["scoring", "min_score"], None, format!("min_score must be within [0, 1], got {min}"));
+                self.error_at(
+                    &["scoring", "min_score"],
+                    None,
+                    format!("min_score must be within [0, 1], got {min}"),
+                );
             }
         }
     }
 
-    fn check_overrides(&mut self, manifest: &PackManifest, components: &[LoadedComponent], options: &LoadOptions) {
+    fn check_overrides(
+        &mut self,
+        manifest: &PackManifest,
+        components: &[LoadedComponent],
+        options: &LoadOptions,
+    ) {
         let steps: BTreeSet<&str> = manifest
             .pipeline
             .postprocessors
@@ -538,28 +682,57 @@ impl PackLoader {
             .chain(components.iter().map(|c| c.manifest.name.as_str()))
             .collect();
         for o in &options.overrides {
-            if !steps.contains(o.component.as_str()) {
+            if o.component != "contract" && !steps.contains(o.component.as_str()) {
                 let path = self.source.path.clone();
                 self.errors.push(
-                    LoadError::new(&path, (1, 1), format!(
-                        "--set {}: the pack has no component or step `{}`",
-                        o.raw, o.component
-                    ))
+                    LoadError::new(
+                        &path,
+                        (1, 1),
+                        format!(
+                            "--set {}: the pack has no component or step `{}`",
+                            o.raw, o.component
+                        ),
+                    )
                     .suggest(nearest(&o.component, steps.iter().copied())),
                 );
             }
         }
     }
 
-    fn build_strategies(&mut self, components: &[LoadedComponent], options: &LoadOptions) -> StrategyRegistry {
+    fn build_strategies(
+        &mut self,
+        components: &[LoadedComponent],
+        options: &LoadOptions,
+    ) -> StrategyRegistry {
         let mut registry = StrategyRegistry::with_builtins();
         let plain = Arc::new(StrategyRegistry::with_builtins());
-        for component in components.iter().filter(|c| c.manifest.kind == Kind::Strategy) {
-            let config = merged_config(component.manifest.config.as_ref(), None, &component.manifest.name, &component.manifest.name, options);
-            let dir = component.source.path.parent().unwrap_or(Path::new(".")).to_path_buf();
-            let ctx = BuildCtx { name: &component.manifest.name, base_dir: &dir, strategies: &plain, contract: None };
+        for component in components
+            .iter()
+            .filter(|c| c.manifest.kind == Kind::Strategy)
+        {
+            let config = merged_config(
+                component.manifest.config.as_ref(),
+                None,
+                &component.manifest.name,
+                &component.manifest.name,
+                options,
+            );
+            let dir = component
+                .source
+                .path
+                .parent()
+                .unwrap_or(Path::new("."))
+                .to_path_buf();
+            let ctx = BuildCtx {
+                name: &component.manifest.name,
+                base_dir: &dir,
+                strategies: &plain,
+                contract: None,
+            };
             match self.build_implementation(component, &config, &ctx) {
-                Ok(Compiled::Strategy(strategy)) => registry.insert(&component.manifest.name, strategy),
+                Ok(Compiled::Strategy(strategy)) => {
+                    registry.insert(&component.manifest.name, strategy)
+                }
                 Ok(_) => {}
                 Err(err) => self.push_build_error(component, None, &err),
             }
@@ -567,7 +740,12 @@ impl PackLoader {
         registry
     }
 
-    fn build_implementation(&self, component: &LoadedComponent, config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
+    fn build_implementation(
+        &self,
+        component: &LoadedComponent,
+        config: &Value,
+        ctx: &BuildCtx<'_>,
+    ) -> Result<Compiled, BuildError> {
         match &component.implementation {
             Some(Implementation::Builtin(name)) => match builtins::find(name) {
                 Some(builtin) => (builtin.build)(config, ctx),
@@ -585,13 +763,33 @@ impl PackLoader {
         }
     }
 
-    fn push_build_error(&mut self, component: &LoadedComponent, spec: Option<(&UseSpec, &str)>, err: &BuildError) {
-        let help = err.suggestion.clone().map(|s| format!("did you mean `{s}`?"));
+    fn push_build_error(
+        &mut self,
+        component: &LoadedComponent,
+        spec: Option<(&UseSpec, &str)>,
+        err: &BuildError,
+    ) {
+        let help = err
+            .suggestion
+            .clone()
+            .map(|s| format!("did you mean `{s}`?"));
         let key = err.key.as_deref();
-        let in_with = spec.and_then(|(s, _)| s.with.as_ref()).zip(key).is_some_and(|(with, key)| with.get(key).is_some());
+        let in_with = spec
+            .and_then(|(s, _)| s.with.as_ref())
+            .zip(key)
+            .is_some_and(|(with, key)| with.get(key).is_some());
         let error = if in_with {
             let (spec, section) = spec.expect("checked above");
-            let at = self.source.locate(&["pipeline", section, &spec.component, "with", key.unwrap_or("")], None);
+            let at = self.source.locate(
+                &[
+                    "pipeline",
+                    section,
+                    &spec.component,
+                    "with",
+                    key.unwrap_or(""),
+                ],
+                None,
+            );
             LoadError::new(&self.source.path, at, err.message.clone())
         } else {
             let at = match key {
@@ -615,20 +813,43 @@ impl PackLoader {
         options: &LoadOptions,
     ) -> Option<Compiled> {
         let step = spec.step_name();
-        if let Some(component) = components.iter().find(|c| c.manifest.name == spec.component) {
+        if let Some(component) = components
+            .iter()
+            .find(|c| c.manifest.name == spec.component)
+        {
             if component.manifest.kind != expected {
-                self.error_at(&["pipeline", section], Some(&spec.component), format!(
-                    "`{}` is a {}, not a {expected}; list it under `{}`",
-                    spec.component,
-                    component.manifest.kind,
-                    section_for(component.manifest.kind)
-                ));
+                self.error_at(
+                    &["pipeline", section],
+                    Some(&spec.component),
+                    format!(
+                        "`{}` is a {}, not a {expected}; list it under `{}`",
+                        spec.component,
+                        component.manifest.kind,
+                        section_for(component.manifest.kind)
+                    ),
+                );
                 return None;
             }
             component.implementation.as_ref()?;
-            let config = merged_config(component.manifest.config.as_ref(), spec.with.as_ref(), &spec.component, step, options);
-            let dir = component.source.path.parent().unwrap_or(Path::new(".")).to_path_buf();
-            let ctx = BuildCtx { name: step, base_dir: &dir, strategies, contract };
+            let config = merged_config(
+                component.manifest.config.as_ref(),
+                spec.with.as_ref(),
+                &spec.component,
+                step,
+                options,
+            );
+            let dir = component
+                .source
+                .path
+                .parent()
+                .unwrap_or(Path::new("."))
+                .to_path_buf();
+            let ctx = BuildCtx {
+                name: step,
+                base_dir: &dir,
+                strategies,
+                contract,
+            };
             return match self.build_implementation(component, &config, &ctx) {
                 Ok(compiled) => Some(compiled),
                 Err(err) => {
@@ -643,33 +864,63 @@ impl PackLoader {
                 .map(|c| c.manifest.name.as_str())
                 .chain(builtins::names().map(|n| -> &str { n }))
                 .collect();
-            self.error_at(&["pipeline", section], Some(&spec.component), format!(
-                "unknown component `{}`: not in this pack and not a built-in",
-                spec.component
-            ))
+            self.error_at(
+                &["pipeline", section],
+                Some(&spec.component),
+                format!(
+                    "unknown component `{}`: not in this pack and not a built-in",
+                    spec.component
+                ),
+            )
             .help = nearest(&spec.component, candidates).map(|s| format!("did you mean `{s}`?"));
             return None;
         };
         if builtin.kind != expected {
-            self.error_at(&["pipeline", section], Some(&spec.component), format!(
-                "built-in `{}` is a {}, not a {expected}; list it under `{}`",
-                spec.component,
-                builtin.kind,
-                section_for(builtin.kind)
-            ));
+            self.error_at(
+                &["pipeline", section],
+                Some(&spec.component),
+                format!(
+                    "built-in `{}` is a {}, not a {expected}; list it under `{}`",
+                    spec.component,
+                    builtin.kind,
+                    section_for(builtin.kind)
+                ),
+            );
             return None;
         }
         let config = merged_config(None, spec.with.as_ref(), &spec.component, step, options);
         let dir = self.dir.clone();
-        let ctx = BuildCtx { name: step, base_dir: &dir, strategies, contract };
+        let ctx = BuildCtx {
+            name: step,
+            base_dir: &dir,
+            strategies,
+            contract,
+        };
         match (builtin.build)(&config, &ctx) {
             Ok(compiled) => Some(compiled),
             Err(err) => {
                 let key = err.key.clone().unwrap_or_default();
-                let help = err.suggestion.clone().map(|s| format!("did you mean `{s}`?"));
-                let keys = ["pipeline", section, spec.component.as_str(), "with", key.as_str()];
-                let keys = if key.is_empty() { &keys[..3] } else { &keys[..] };
-                let value = if key.is_empty() { Some(spec.component.as_str()) } else { None };
+                let help = err
+                    .suggestion
+                    .clone()
+                    .map(|s| format!("did you mean `{s}`?"));
+                let keys = [
+                    "pipeline",
+                    section,
+                    spec.component.as_str(),
+                    "with",
+                    key.as_str(),
+                ];
+                let keys = if key.is_empty() {
+                    &keys[..3]
+                } else {
+                    &keys[..]
+                };
+                let value = if key.is_empty() {
+                    Some(spec.component.as_str())
+                } else {
+                    None
+                };
                 self.error_at(keys, value, err.message).help = help;
                 None
             }
@@ -687,7 +938,13 @@ fn section_for(kind: Kind) -> &'static str {
 
 /// Manifest defaults, then the pipeline's `with:`, then `--set` overrides for
 /// this component or step. Top-level keys replace; `--set a.b.c` sets nested keys.
-fn merged_config(defaults: Option<&Value>, with: Option<&Value>, component: &str, step: &str, options: &LoadOptions) -> Value {
+fn merged_config(
+    defaults: Option<&Value>,
+    with: Option<&Value>,
+    component: &str,
+    step: &str,
+    options: &LoadOptions,
+) -> Value {
     let mut config = Map::new();
     for layer in [defaults, with].into_iter().flatten() {
         if let Value::Object(map) = layer {
@@ -696,24 +953,31 @@ fn merged_config(defaults: Option<&Value>, with: Option<&Value>, component: &str
             }
         }
     }
-    for o in options.overrides.iter().filter(|o| o.component == component || o.component == step) {
-        let mut target = &mut config;
-        let mut parts = o.key.split('.').peekable();
-        while let Some(part) = parts.next() {
-            if parts.peek().is_none() {
-                target.insert(part.to_owned(), o.value.clone());
-                break;
-            }
-            let slot = target
-                .entry(part.to_owned())
-                .or_insert_with(|| Value::Object(Map::new()));
-            if !slot.is_object() {
-                *slot = Value::Object(Map::new());
-            }
-            target = slot.as_object_mut().expect("just made an object");
-        }
+    let mut config = Value::Object(config);
+    for o in options
+        .overrides
+        .iter()
+        .filter(|o| o.component == component || o.component == step)
+    {
+        set_dotted(&mut config, &o.key, o.value.clone());
     }
-    Value::Object(config)
+    config
+}
+
+/// Sets `a.b.c` inside `target`, making objects along the way.
+fn set_dotted(target: &mut Value, key: &str, value: Value) {
+    let mut target = target;
+    for part in key.split('.') {
+        if !target.is_object() {
+            *target = Value::Object(Map::new());
+        }
+        target = target
+            .as_object_mut()
+            .expect("just made an object")
+            .entry(part.to_owned())
+            .or_insert(Value::Null);
+    }
+    *target = value;
 }
 
 /// Hash of every file under the pack folder (paths and contents, in sorted order;
@@ -722,7 +986,9 @@ fn revision(dir: &Path, options: &LoadOptions) -> String {
     let mut files = Vec::new();
     let mut pending = vec![dir.to_path_buf()];
     while let Some(folder) = pending.pop() {
-        let Ok(entries) = std::fs::read_dir(&folder) else { continue };
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
         for entry in entries.flatten() {
             let path = entry.path();
             if entry.file_name().to_string_lossy().starts_with('.') {

@@ -78,7 +78,11 @@ where
     });
 }
 
-fn drain_in_order<R, S: FnMut(R)>(done: &Receiver<(usize, Vec<R>)>, permits: &Receiver<()>, sink: &mut S) {
+fn drain_in_order<R, S: FnMut(R)>(
+    done: &Receiver<(usize, Vec<R>)>,
+    permits: &Receiver<()>,
+    sink: &mut S,
+) {
     let mut pending: BTreeMap<usize, Vec<R>> = BTreeMap::new();
     let mut next = 0;
     for (seq, results) in done {
@@ -100,19 +104,26 @@ mod tests {
     #[test]
     fn keeps_input_order_with_many_workers() {
         let mut out = Vec::new();
-        ordered_map(0..10_000u64, 4, |x| {
-            if x % 97 == 0 {
-                std::thread::sleep(std::time::Duration::from_micros(200));
-            }
-            x * 2
-        }, |r| out.push(r));
+        ordered_map(
+            0..10_000u64,
+            4,
+            |x| {
+                if x % 97 == 0 {
+                    std::thread::sleep(std::time::Duration::from_micros(200));
+                }
+                x * 2
+            },
+            |r| out.push(r),
+        );
         assert_eq!(out, (0..10_000u64).map(|x| x * 2).collect::<Vec<_>>());
     }
 
     #[test]
     fn single_job_runs_inline() {
         let mut out = Vec::new();
-        ordered_map(["a", "b"].into_iter(), 1, str::to_uppercase, |r| out.push(r));
+        ordered_map(["a", "b"].into_iter(), 1, str::to_uppercase, |r| {
+            out.push(r)
+        });
         assert_eq!(out, ["A", "B"]);
     }
 

@@ -152,7 +152,12 @@ impl Pack {
         I::IntoIter: Send,
         F: FnMut(Report),
     {
-        crate::parallel::ordered_map(inputs.into_iter(), jobs, |input| self.evaluate(&input), sink);
+        crate::parallel::ordered_map(
+            inputs.into_iter(),
+            jobs,
+            |input| self.evaluate(&input),
+            sink,
+        );
     }
 
     fn extract(&self, output: &str, issues: &mut Vec<Issue>) -> (Value, ExtractionInfo) {

@@ -62,7 +62,11 @@ pub struct Exact;
 
 impl Strategy for Exact {
     fn compare(&self, expected: &Value, actual: &Value, _: &Context<'_>) -> Result<f64, EvalError> {
-        Ok(if exact_match(expected, actual) { 1.0 } else { 0.0 })
+        Ok(if exact_match(expected, actual) {
+            1.0
+        } else {
+            0.0
+        })
     }
 }
 
@@ -131,7 +135,12 @@ fn numbers_equal(x: &serde_json::Number, y: &serde_json::Number) -> bool {
 pub struct Fuzzy;
 
 impl Strategy for Fuzzy {
-    fn compare(&self, expected: &Value, actual: &Value, ctx: &Context<'_>) -> Result<f64, EvalError> {
+    fn compare(
+        &self,
+        expected: &Value,
+        actual: &Value,
+        ctx: &Context<'_>,
+    ) -> Result<f64, EvalError> {
         match (expected, actual) {
             (Value::String(e), Value::String(a)) => Ok(similarity(e, a)),
             _ => Exact.compare(expected, actual, ctx),
@@ -183,11 +192,17 @@ mod tests {
 
     #[test]
     fn exact_follows_the_seed_and_design() {
-        assert!(exact_match(&json!("John@Example.com"), &json!("john@example.com")));
+        assert!(exact_match(
+            &json!("John@Example.com"),
+            &json!("john@example.com")
+        ));
         assert!(exact_match(&json!(2), &json!(2.0)));
         assert!(exact_match(&json!(2), &json!("2")));
         assert!(exact_match(&json!(true), &json!("True")));
-        assert!(exact_match(&json!({"a": 1, "b": [1, "X"]}), &json!({"b": [1.0, "x"], "a": 1})));
+        assert!(exact_match(
+            &json!({"a": 1, "b": [1, "X"]}),
+            &json!({"b": [1.0, "x"], "a": 1})
+        ));
         assert!(!exact_match(&json!([1, 2]), &json!([2, 1])));
         assert!(!exact_match(&json!(["2"]), &json!([2])));
         assert!(!exact_match(&json!({"a": 1}), &json!({"a": 1, "b": 2})));

@@ -75,8 +75,14 @@ mod tests {
     #[test]
     fn suggests_close_names_only() {
         let names = ["json_emission", "json_compare", "no_placeholders"];
-        assert_eq!(nearest("json_emision", names).as_deref(), Some("json_emission"));
-        assert_eq!(nearest("no_placeholder", names).as_deref(), Some("no_placeholders"));
+        assert_eq!(
+            nearest("json_emision", names).as_deref(),
+            Some("json_emission")
+        );
+        assert_eq!(
+            nearest("no_placeholder", names).as_deref(),
+            Some("no_placeholders")
+        );
         assert_eq!(nearest("totally_else", names), None);
     }
 

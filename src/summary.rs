@@ -112,7 +112,10 @@ impl Summary {
             }
         }
         if let Some(extraction) = &report.extraction {
-            *self.tiers.entry(extraction.tier_name().to_owned()).or_default() += 1;
+            *self
+                .tiers
+                .entry(extraction.tier_name().to_owned())
+                .or_default() += 1;
             for repair in &extraction.repairs {
                 *self.repairs.entry(repair.as_str().to_owned()).or_default() += 1;
             }
@@ -166,7 +169,11 @@ impl fmt::Display for Summary {
             .unwrap_or(5);
         let mut rows = vec![("score".to_owned(), &self.score)];
         rows.extend(self.metrics.iter().map(|(n, s)| (n.clone(), s)));
-        writeln!(f, "{:width$}  {:>8}  {:>8}  {:>8}  {:>8}", "metric", "count", "mean", "p50", "p90")?;
+        writeln!(
+            f,
+            "{:width$}  {:>8}  {:>8}  {:>8}  {:>8}",
+            "metric", "count", "mean", "p50", "p90"
+        )?;
         for (name, stats) in rows {
             writeln!(
                 f,
@@ -186,7 +193,11 @@ impl fmt::Display for Summary {
         }
         write!(f, "extraction  {}", tiers.trim_end())?;
         if !self.repairs.is_empty() {
-            let repairs: Vec<String> = self.repairs.iter().map(|(k, v)| format!("{k} {v}")).collect();
+            let repairs: Vec<String> = self
+                .repairs
+                .iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect();
             write!(f, "\nrepairs     {}", repairs.join("  "))?;
         }
         Ok(())

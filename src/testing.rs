@@ -50,7 +50,10 @@ impl Case {
             other => other.to_string(),
         };
         Input {
-            id: self.id.clone().unwrap_or_else(|| Value::String(self.name.clone())),
+            id: self
+                .id
+                .clone()
+                .unwrap_or_else(|| Value::String(self.name.clone())),
             output,
             expected: self.expected.clone().unwrap_or(Value::Null),
             meta: self.meta.clone().unwrap_or(Value::Null),
@@ -68,14 +71,21 @@ pub fn read_test_file(path: &Path) -> Result<(Vec<Override>, Vec<Case>), LoadErr
         .find(|l| !l.is_empty() && !l.starts_with('#') && *l != "---")
         .is_some_and(|l| l.starts_with('-'));
     let file = if is_list {
-        TestFile { set: serde_json::Map::new(), cases: source.parse()? }
+        TestFile {
+            set: serde_json::Map::new(),
+            cases: source.parse()?,
+        }
     } else {
         source.parse::<TestFile>()?
     };
     let mut overrides = Vec::new();
     for (target, value) in file.set {
         let (component, key) = target.split_once('.').ok_or_else(|| {
-            LoadError::new(path, source.locate(&["set", &target], None), format!("`set` key `{target}` must be component.key"))
+            LoadError::new(
+                path,
+                source.locate(&["set", &target], None),
+                format!("`set` key `{target}` must be component.key"),
+            )
         })?;
         overrides.push(Override {
             component: component.to_owned(),
@@ -99,17 +109,28 @@ fn compare(expected: &Value, actual: &Value, path: &str, out: &mut Vec<String>) 
     match (expected, actual) {
         (Value::Object(e), Value::Object(a)) => {
             for (key, value) in e {
-                let child = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+                let child = if path.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{path}.{key}")
+                };
                 match a.get(key) {
                     Some(found) => compare(value, found, &child, out),
                     None if value.is_null() => {}
-                    None => out.push(format!("{child}: expected {value}, but the result has no such key")),
+                    None => out.push(format!(
+                        "{child}: expected {value}, but the result has no such key"
+                    )),
                 }
             }
         }
         (Value::Array(e), Value::Array(a)) => {
             if e.len() != a.len() {
-                out.push(format!("{here}: expected {} items, got {}: {}", e.len(), a.len(), actual));
+                out.push(format!(
+                    "{here}: expected {} items, got {}: {}",
+                    e.len(),
+                    a.len(),
+                    actual
+                ));
                 return;
             }
             for (i, (x, y)) in e.iter().zip(a).enumerate() {
@@ -117,7 +138,10 @@ fn compare(expected: &Value, actual: &Value, path: &str, out: &mut Vec<String>) 
             }
         }
         (Value::Number(e), Value::Number(a)) => {
-            let (e, a) = (e.as_f64().unwrap_or(f64::NAN), a.as_f64().unwrap_or(f64::NAN));
+            let (e, a) = (
+                e.as_f64().unwrap_or(f64::NAN),
+                a.as_f64().unwrap_or(f64::NAN),
+            );
             if (e - a).abs() > NUMBER_TOLERANCE {
                 out.push(format!("{here}: expected {e}, got {a}"));
             }
@@ -172,7 +196,10 @@ pub fn run_pack(dir: &Path, verbose: bool) -> Outcome {
                 }
                 Err(errors) => {
                     outcome.failed += cases.len().max(1);
-                    let _ = writeln!(outcome.log, "  FAIL  {shown}: `set` does not load:\n{errors}");
+                    let _ = writeln!(
+                        outcome.log,
+                        "  FAIL  {shown}: `set` does not load:\n{errors}"
+                    );
                     continue;
                 }
             }
@@ -199,7 +226,11 @@ pub fn run_pack(dir: &Path, verbose: bool) -> Outcome {
 
 /// `tribunal test [PACK...]`.
 pub fn run_cli(paths: &[PathBuf], verbose: bool) -> Result<u8, String> {
-    let paths = if paths.is_empty() { vec![PathBuf::from("rules")] } else { paths.to_vec() };
+    let paths = if paths.is_empty() {
+        vec![PathBuf::from("rules")]
+    } else {
+        paths.to_vec()
+    };
     let packs = crate::cli::discover_packs(&paths)?;
     let (mut passed, mut failed) = (0, 0);
     for pack in packs {
@@ -209,7 +240,11 @@ pub fn run_cli(paths: &[PathBuf], verbose: bool) -> Result<u8, String> {
         failed += outcome.failed;
     }
     println!("{passed} passed, {failed} failed");
-    Ok(if failed == 0 { crate::cli::EXIT_OK } else { crate::cli::EXIT_NOT_PASSED })
+    Ok(if failed == 0 {
+        crate::cli::EXIT_OK
+    } else {
+        crate::cli::EXIT_NOT_PASSED
+    })
 }
 
 #[cfg(test)]
@@ -220,10 +255,20 @@ mod tests {
     #[test]
     fn partial_records_match_as_subsets() {
         let actual = json!({"status": "PASS", "score": 0.737_500_000_000_000_1, "issues": [{"message": "a", "rule": "r"}], "json": {"a": 1, "b": 2}});
-        assert!(mismatches(&json!({"status": "PASS", "score": 0.7375, "json": {"a": 1}}), &actual).is_empty());
+        assert!(mismatches(
+            &json!({"status": "PASS", "score": 0.7375, "json": {"a": 1}}),
+            &actual
+        )
+        .is_empty());
         assert!(mismatches(&json!({"issues": [{"message": "a"}]}), &actual).is_empty());
         assert_eq!(mismatches(&json!({"issues": []}), &actual).len(), 1);
-        assert_eq!(mismatches(&json!({"status": "FAIL"}), &actual), ["status: expected \"FAIL\", got \"PASS\""]);
-        assert_eq!(mismatches(&json!({"error": null}), &actual), Vec::<String>::new());
+        assert_eq!(
+            mismatches(&json!({"status": "FAIL"}), &actual),
+            ["status: expected \"FAIL\", got \"PASS\""]
+        );
+        assert_eq!(
+            mismatches(&json!({"error": null}), &actual),
+            Vec::<String>::new()
+        );
     }
 }

@@ -41,7 +41,10 @@ pub fn count_sentences(text: &str) -> usize {
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         if matches!(c, '.' | '!' | '?' | '…') {
-            while matches!(chars.peek(), Some('.' | '!' | '?' | '…' | '"' | '\'' | ')' | '”' | '’')) {
+            while matches!(
+                chars.peek(),
+                Some('.' | '!' | '?' | '…' | '"' | '\'' | ')' | '”' | '’')
+            ) {
                 chars.next();
             }
             let at_boundary = chars.peek().is_none_or(|n| n.is_whitespace());
@@ -160,7 +163,10 @@ mod tests {
 
     #[test]
     fn sentences_are_counted() {
-        assert_eq!(count_sentences("A mossy ticket booth opens in a tree root."), 1);
+        assert_eq!(
+            count_sentences("A mossy ticket booth opens in a tree root."),
+            1
+        );
         assert_eq!(count_sentences("One. Two! Three?"), 3);
         assert_eq!(count_sentences("Wait... what?! Fine"), 3);
         assert_eq!(count_sentences("Pi is 3.14 today."), 1);

@@ -75,8 +75,10 @@ pipeline:
 - Python's `json.loads` is reproduced, not approximated by a strict JSON parser: `NaN`,
   `Infinity`, `-Infinity`, out-of-range numbers such as `1e400` and lone surrogate
   escapes are accepted, duplicate keys keep the last value, raw control characters in
-  strings are rejected; nesting deeper than 1,000 levels counts as unparseable (Python
-  raises `RecursionError`, which the seed's bare `except` swallows).
+  strings are rejected, and so (as in Python 3.11+) are integers of more than 4,300
+  digits; nesting deeper than 1,000 levels counts as unparseable (Python raises
+  `RecursionError` at a version-dependent depth, which the seed's bare `except`
+  swallows).
 - Patterns use the Rust `regex` syntax (the seed's patterns mean the same in both);
   `\s` and `\S` are widened to Python's whitespace set (which also holds the
   separators U+001C–U+001F). The whole match is used even if a custom `pattern` has
@@ -321,8 +323,11 @@ impl Metric for JsonEmission {
 /// A validating reader that accepts exactly what Python's `json.loads` (the default C
 /// scanner, `strict=True`) accepts, keeping only what the seed looks at.
 mod py_json {
-    /// Python's default recursion limit; deeper input raises `RecursionError`.
+    /// Python's default recursion limit; deeper input raises `RecursionError` (at a
+    /// depth that depends on the Python version).
     const MAX_DEPTH: usize = 1000;
+    /// `sys.int_info.default_max_str_digits` (Python 3.11+).
+    const MAX_INT_DIGITS: usize = 4300;
 
     /// What the metric needs from a parsed match.
     #[derive(Debug, Default)]
@@ -490,16 +495,20 @@ mod py_json {
             if self.peek() == Some(b'-') {
                 self.at += 1;
             }
+            let int_start = self.at;
             match self.peek()? {
                 b'0' => self.at += 1,
                 b'1'..=b'9' => self.digits(),
                 _ => return None,
             }
+            let int_digits = self.at - int_start;
+            let mut is_float = false;
             if self.peek() == Some(b'.')
                 && self.bytes.get(self.at + 1).is_some_and(u8::is_ascii_digit)
             {
                 self.at += 1;
                 self.digits();
+                is_float = true;
             }
             if matches!(self.peek(), Some(b'e' | b'E')) {
                 let start = self.at;
@@ -509,12 +518,14 @@ mod py_json {
                 }
                 if self.peek().is_some_and(|b| b.is_ascii_digit()) {
                     self.digits();
+                    is_float = true;
                 } else {
                     // Python ends the number before the `e`; what follows then fails.
                     self.at = start;
                 }
             }
-            Some(())
+            // `int()` refuses longer digit strings (ValueError) since Python 3.11.
+            (is_float || int_digits <= MAX_INT_DIGITS).then_some(())
         }
 
         fn digits(&mut self) {
@@ -716,6 +727,27 @@ mod tests {
         assert!(same(unknown.score, STRUCTURED), "{}", unknown.score);
         let surrogate = run(r#"{"event": "agent:status", "data": {"s": "\ud800 and \udc00"}}"#);
         assert!(same(surrogate.score, FULL.min(1.0)));
+        let long = format!(
+            r#"{{"event": "agent:status", "data": {{"n": {}}}}}"#,
+            "9".repeat(4300)
+        );
+        assert!(same(run(&long).score, FULL.min(1.0)));
+        let too_long = format!(
+            r#"{{"event": "agent:status", "data": {{"n": -{}}}}}"#,
+            "9".repeat(4301)
+        );
+        assert!(same(run(&too_long).score, MATCHED));
+        let long_float = format!(
+            r#"{{"event": "agent:status", "data": {{"n": {}.5}}}}"#,
+            "9".repeat(5000)
+        );
+        assert!(same(run(&long_float).score, FULL.min(1.0)));
+        let deep = format!(
+            r#"{{"event": "agent:status", "data": {{"n": {}{}}}}}"#,
+            "[".repeat(2000),
+            "]".repeat(2000)
+        );
+        assert!(same(run(&deep).score, MATCHED));
         // ...but not things Python rejects.
         for bad in ["-NaN", "nan", "01", "1.", ".5", "1e", "+1", "0x10"] {
             let text = format!(r#"{{"event": "agent:status", "data": {{"x": {bad}}}}}"#);

@@ -1,0 +1,491 @@
+//! Integration tests through the real `tribunal` binary: exit codes, bad input,
+//! load errors with file:line:col, ordering and the summary.
+
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn tribunal() -> Command {
+    Command::cargo_bin("tribunal").expect("binary builds")
+}
+
+fn write(dir: &Path, name: &str, text: &str) {
+    let path = dir.join(name);
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, text).unwrap();
+}
+
+/// A small pack with a contract, a placeholder check and the emission metric.
+fn demo_pack(dir: &Path) {
+    write(
+        dir,
+        "pack.yaml",
+        r#"name: demo
+version: 0.1.0
+components: [components/*.yaml]
+contract:
+  may_emit: [note]
+  fields:
+    kind: { type: string, required: true }
+    text: { type: string, required: true, sentences: [1, 2] }
+  fallback: { kind: note, text: "{raw}" }
+pipeline:
+  postprocessors: [ { use: no_placeholders, with: { fields: [text] } } ]
+  metrics: [ { use: emission, weight: 1.0 } ]
+"#,
+    );
+    write(
+        dir,
+        "components/emission.yaml",
+        "kind: metric\nname: emission\nimplementation: { builtin: json_emission }\n",
+    );
+}
+
+fn results(stdout: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("result lines are JSON"))
+        .collect()
+}
+
+#[test]
+fn check_exit_code_says_whether_the_output_passed() {
+    let dir = tempfile::tempdir().unwrap();
+    demo_pack(dir.path());
+    tribunal()
+        .args(["check", "--pack"])
+        .arg(dir.path())
+        .write_stdin(r#"{"kind": "note", "text": "All good."}"#)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::starts_with(
+            "PASS  score 0.0000  extraction strict  (demo@0.1.0)",
+        ));
+    tribunal()
+        .args(["check", "--pack"])
+        .arg(dir.path())
+        .write_stdin(r#"{"kind": "note", "text": "TODO. One. Two."}"#)
+        .assert()
+        .code(1)
+        .stdout(
+            predicate::str::starts_with("NEEDS_IMPROVEMENT")
+                .and(predicate::str::contains("error   contract           /text          `text` must be one or two sentences, got 3")),
+        );
+    tribunal()
+        .args(["check", "--feedback", "--pack"])
+        .arg(dir.path())
+        .write_stdin(r#"{"kind": "note"}"#)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::starts_with(
+            "Previous issues: ['missing required field `text`']\n\nOUTPUT FORMAT\n",
+        ));
+}
+
+#[test]
+fn check_json_prints_the_result_record() {
+    let dir = tempfile::tempdir().unwrap();
+    demo_pack(dir.path());
+    let out = tribunal()
+        .args(["check", "--json", "--pack"])
+        .arg(dir.path())
+        .write_stdin("Sure! {\"kind\": \"other\", \"text\": \"TODO write this.\"}")
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let record: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(record["extraction"]["tier"], "embedded");
+    assert_eq!(
+        record["json"]["kind"], "note",
+        "kind outside may_emit is replaced"
+    );
+    let messages: Vec<&str> = record["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["message"].as_str().unwrap())
+        .collect();
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("\"other\" is not allowed")),
+        "{messages:?}"
+    );
+    assert!(
+        messages.iter().any(|m| m.contains("unfilled placeholder")),
+        "{messages:?}"
+    );
+    assert_eq!(record["status"], "NEEDS_IMPROVEMENT");
+    let feedback = record["feedback"].as_str().unwrap();
+    assert!(feedback.starts_with("Previous issues: ['"), "{feedback}");
+    assert!(feedback.contains("OUTPUT FORMAT"), "{feedback}");
+    assert_eq!(record["revision"].as_str().unwrap().len(), 16);
+}
+
+#[test]
+fn eval_keeps_order_and_turns_bad_lines_into_error_records() {
+    let dir = tempfile::tempdir().unwrap();
+    demo_pack(dir.path());
+    let mut data = Vec::new();
+    for i in 0..300 {
+        writeln!(
+            data,
+            r#"{{"id": {i}, "output": "{{\"kind\": \"note\", \"text\": \"Line {i}.\"}}"}}"#
+        )
+        .unwrap();
+        match i {
+            10 => data.extend_from_slice(b"{\"id\": \"bad-json\", \"output\": \n"),
+            20 => data.extend_from_slice(b"{\"id\": \"no-output\"}\n"),
+            30 => data.extend_from_slice(b"{\"id\": \"latin1\", \"output\": \"caf\xe9\"}\n"),
+            40 => data.extend_from_slice(b"\n"),
+            _ => {}
+        }
+    }
+    write(dir.path(), "data.jsonl", &String::from_utf8_lossy(&data));
+    // Rewrite with the raw (non-UTF-8) bytes.
+    fs::write(dir.path().join("data.jsonl"), &data).unwrap();
+    let out = tribunal()
+        .args(["eval", "--jobs", "2", "--pack"])
+        .arg(dir.path())
+        .arg("--input")
+        .arg(dir.path().join("data.jsonl"))
+        .assert()
+        .code(3)
+        .get_output()
+        .stdout
+        .clone();
+    let records = results(&out);
+    assert_eq!(records.len(), 303, "every non-blank line yields a result");
+    let ids: Vec<String> = records.iter().map(|r| r["id"].to_string()).collect();
+    let numbers: Vec<&String> = ids.iter().filter(|id| !id.starts_with('"')).collect();
+    let expected: Vec<String> = (0..300).map(|i| i.to_string()).collect();
+    assert_eq!(
+        numbers,
+        expected.iter().collect::<Vec<_>>(),
+        "results come in input order"
+    );
+    for (id, line, reason) in [
+        ("\"bad-json\"", 12, "not valid JSON"),
+        ("\"no-output\"", 23, "no `output` field"),
+        ("\"latin1\"", 34, "not valid UTF-8"),
+    ] {
+        let index = ids.iter().position(|i| i == id).unwrap();
+        assert_eq!(records[index]["status"], "ERROR");
+        assert_eq!(records[index]["line"], line);
+        assert!(
+            records[index]["error"].as_str().unwrap().contains(reason),
+            "{}",
+            records[index]
+        );
+    }
+    assert_eq!(ids[11], "\"bad-json\"");
+    let errors = records.iter().filter(|r| r["status"] == "ERROR").count();
+    assert_eq!(errors, 3);
+}
+
+#[test]
+fn eval_oversized_record_is_an_error_and_the_run_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    demo_pack(dir.path());
+    let big = "x".repeat(10 * 1024 * 1024);
+    let data = format!(
+        "{{\"id\": \"big\", \"output\": \"{big}\"}}\n{{\"id\": \"small\", \"output\": \"hi\"}}\n"
+    );
+    write(dir.path(), "data.jsonl", &data);
+    let out = tribunal()
+        .args(["eval", "--no-progress", "--pack"])
+        .arg(dir.path())
+        .arg("--input")
+        .arg(dir.path().join("data.jsonl"))
+        .args(["--max-record-bytes", "1048576"])
+        .assert()
+        .code(3)
+        .get_output()
+        .stdout
+        .clone();
+    let records = results(&out);
+    assert_eq!(records.len(), 2);
+    assert_eq!(records[0]["id"], "big");
+    assert_eq!(records[0]["status"], "ERROR");
+    assert!(records[0]["error"]
+        .as_str()
+        .unwrap()
+        .contains("above the limit of 1048576 bytes"));
+    assert_eq!(records[1]["id"], "small");
+    assert_ne!(records[1]["status"], "ERROR");
+}
+
+#[test]
+fn deeply_nested_output_does_not_overflow_the_stack() {
+    let dir = tempfile::tempdir().unwrap();
+    demo_pack(dir.path());
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let deep_obj = format!("{}1{}", "{\"a\":".repeat(100_000), "}".repeat(100_000));
+    let lines = [
+        serde_json::json!({"id": "arrays", "output": deep}).to_string(),
+        serde_json::json!({"id": "objects", "output": deep_obj}).to_string(),
+        format!("{{\"id\": \"raw\", \"output\": {deep}}}"),
+    ];
+    write(dir.path(), "deep.jsonl", &(lines.join("\n") + "\n"));
+    let out = tribunal()
+        .args(["eval", "--pack"])
+        .arg(dir.path())
+        .arg("--input")
+        .arg(dir.path().join("deep.jsonl"))
+        .assert()
+        .code(3) // the third line's record is itself too deep to parse: an ERROR record
+        .get_output()
+        .stdout
+        .clone();
+    let records = results(&out);
+    assert_eq!(records.len(), 3);
+    assert_eq!(records[0]["extraction"]["tier"], "fallback");
+    assert_eq!(records[1]["extraction"]["tier"], "fallback");
+    assert_eq!(records[2]["status"], "ERROR");
+}
+
+#[test]
+fn eval_output_path_that_cannot_be_written_fails_before_evaluating() {
+    let dir = tempfile::tempdir().unwrap();
+    demo_pack(dir.path());
+    write(dir.path(), "data.jsonl", "{\"output\": \"x\"}\n");
+    tribunal()
+        .args(["eval", "--pack"])
+        .arg(dir.path())
+        .arg("--input")
+        .arg(dir.path().join("data.jsonl"))
+        .arg("--output")
+        .arg(dir.path().join("no/such/dir/out.jsonl"))
+        .assert()
+        .code(2)
+        .stdout(predicate::str::is_empty())
+        .stderr(
+            predicate::str::contains("cannot write results to")
+                .and(predicate::str::contains("out.jsonl")),
+        );
+}
+
+#[test]
+fn eval_summary_counts_statuses_tiers_and_metrics() {
+    let dir = tempfile::tempdir().unwrap();
+    demo_pack(dir.path());
+    write(
+        dir.path(),
+        "data.jsonl",
+        concat!(
+            r#"{"id": 1, "output": "{\"kind\": \"note\", \"text\": \"Fine.\"}"}"#,
+            "\n",
+            r#"{"id": 2, "output": "```json\n{\"kind\": \"note\", \"text\": \"Fenced.\"}\n```"}"#,
+            "\n",
+            r#"{"id": 3, "output": "just prose"}"#,
+            "\n",
+        ),
+    );
+    tribunal()
+        .args(["eval", "--summary", "--pack"])
+        .arg(dir.path())
+        .arg("--input")
+        .arg(dir.path().join("data.jsonl"))
+        .arg("--output")
+        .arg(dir.path().join("out.jsonl"))
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("records     3")
+                .and(predicate::str::contains(
+                    "extraction  strict 1  fence 1  fallback 1",
+                ))
+                .and(predicate::str::contains("emission")),
+        );
+    assert_eq!(
+        fs::read_to_string(dir.path().join("out.jsonl"))
+            .unwrap()
+            .lines()
+            .count(),
+        3
+    );
+}
+
+#[test]
+fn set_overrides_a_component_config() {
+    let dir = tempfile::tempdir().unwrap();
+    demo_pack(dir.path());
+    let run = |extra: &[&str]| {
+        let out = tribunal()
+            .args(["check", "--json", "--pack"])
+            .arg(dir.path())
+            .args(extra)
+            .write_stdin(r#"{"event": "custom:go", "data": {}}"#)
+            .output()
+            .unwrap();
+        let record: Value = serde_json::from_slice(&out.stdout).unwrap();
+        record["score"].as_f64().unwrap()
+    };
+    assert!((run(&[]) - 0.7).abs() < 1e-9);
+    assert!((run(&["--set", "emission.events=[custom:go]"]) - 1.0).abs() < 1e-9);
+    tribunal()
+        .args(["check", "--pack"])
+        .arg(dir.path())
+        .args(["--set", "emisson.events=[x]"])
+        .write_stdin("{}")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("did you mean `emission`?"));
+}
+
+fn lint_fails_with(files: &[(&str, &str)], expected: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        write(dir.path(), name, text);
+    }
+    let assert = tribunal().arg("lint").arg(dir.path()).assert().code(2);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+    for needle in expected {
+        assert!(stderr.contains(needle), "missing {needle:?} in:\n{stderr}");
+    }
+    // check reports the same load error with exit 2.
+    tribunal()
+        .args(["check", "--pack"])
+        .arg(dir.path())
+        .write_stdin("{}")
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn unknown_key_is_a_load_error_with_position_and_suggestion() {
+    lint_fails_with(
+        &[(
+            "pack.yaml",
+            "name: p\npipeline:\n  metrics:\n    - use: json_emission\n      wieght: 2\n",
+        )],
+        &[
+            "pack.yaml:5:7: pipeline.metrics[0]: unknown field `wieght`",
+            "did you mean `weight`?",
+        ],
+    );
+}
+
+#[test]
+fn unknown_component_is_suggested() {
+    lint_fails_with(
+        &[(
+            "pack.yaml",
+            "name: p\npipeline:\n  metrics:\n    - use: json_emision\n",
+        )],
+        &[
+            "pack.yaml:4:12: unknown component `json_emision`",
+            "did you mean `json_emission`?",
+        ],
+    );
+}
+
+#[test]
+fn wrong_type_is_a_load_error() {
+    lint_fails_with(
+        &[("pack.yaml", "name: p\nscoring:\n  min_score: high\n")],
+        &["pack.yaml:3:14: scoring.min_score: invalid type: string \"high\", expected f64"],
+    );
+}
+
+#[test]
+fn missing_file_is_a_load_error() {
+    lint_fails_with(
+        &[(
+            "pack.yaml",
+            "name: p\ncomponents: [components/missing.yaml]\n",
+        )],
+        &["pack.yaml:2:14: missing file `components/missing.yaml`"],
+    );
+}
+
+#[test]
+fn dependency_cycle_is_a_load_error() {
+    lint_fails_with(
+        &[
+            ("pack.yaml", "name: p\ncomponents: [c/*.yaml]\npipeline:\n  metrics: [a]\n"),
+            ("c/a.yaml", "kind: metric\nname: a\ndependencies: [b]\nimplementation: { builtin: json_emission }\n"),
+            ("c/b.yaml", "kind: metric\nname: b\ndependencies: [a]\nimplementation: { builtin: json_emission }\n"),
+        ],
+        &["b.yaml:3:16: dependency cycle: a → b → a", "help: remove one of these dependencies"],
+    );
+}
+
+#[test]
+fn manifest_in_markdown_front_matter_with_seed_aliases_loads_and_explains() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "pack.yaml",
+        "name: p\ncomponents: [c/*.md]\npipeline:\n  metrics: [m]\n",
+    );
+    write(
+        dir.path(),
+        "c/m.md",
+        "---\ncomponent_type: evaluation\nname: m\nimplementation:\n  builtin: json_emission\n---\n# M\n\nExplains itself.\n",
+    );
+    tribunal().arg("lint").arg(dir.path()).assert().success();
+    tribunal()
+        .args(["explain", "m", "--pack"])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Explains itself."));
+    tribunal()
+        .args(["list"])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("m  ").and(predicate::str::contains("builtin json_emission")),
+        );
+    tribunal()
+        .args(["explain", "json_emision"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("did you mean `json_emission`?"));
+}
+
+#[test]
+fn prompt_prints_the_format_block_and_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    demo_pack(dir.path());
+    tribunal()
+        .args(["prompt", "--pack"])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stdout("OUTPUT FORMAT\nReply with a single JSON object and nothing else — no prose before or after.\nSchema: {\"kind\": \"...\", \"text\": \"...\"}\nkind must be one of: note\ntext must be one or two sentences.\n");
+    let out = tribunal()
+        .args(["prompt", "--schema", "--pack"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let schema: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        schema["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
+    assert_eq!(
+        schema["properties"]["kind"]["enum"],
+        serde_json::json!(["note"])
+    );
+    assert_eq!(schema["required"], serde_json::json!(["kind", "text"]));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    tribunal().args(["eval"]).assert().code(2);
+    tribunal()
+        .args(["check", "--pack", "/no/such/pack"])
+        .write_stdin("{}")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no such pack"));
+}
