@@ -81,7 +81,7 @@ struct CheckArgs {
     pack: PackOptions,
     /// The model output to check; `-` or nothing reads stdin.
     file: Option<PathBuf>,
-    /// Ground truth JSON file (for metrics such as json_compare).
+    /// Ground truth JSON file (for metrics such as `json_compare`).
     #[arg(long)]
     expected: Option<PathBuf>,
     /// Print the result record as JSON.

@@ -1,6 +1,6 @@
 //! Reading YAML sources: the ONLY module that touches `serde_yaml`.
 //!
-//! serde_yaml is deprecated upstream; keeping every use of it here means a
+//! `serde_yaml` is deprecated upstream; keeping every use of it here means a
 //! maintained fork can be swapped in by editing this one file. Everything else
 //! sees typed manifests, `serde_json::Value`s and `LoadError`s with file, line
 //! and column.

@@ -151,7 +151,7 @@ pub struct ScoringSpec {
     /// Error-severity issues allowed for PASS.
     #[serde(default)]
     pub pass_max_issues: usize,
-    /// Error-severity issues allowed for NEEDS_IMPROVEMENT; above this: FAIL.
+    /// Error-severity issues allowed for `NEEDS_IMPROVEMENT`; above this: FAIL.
     #[serde(default = "default_needs_improvement_max")]
     pub needs_improvement_max_issues: usize,
     /// A score below this is FAIL.

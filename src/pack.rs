@@ -6,6 +6,7 @@
 //! immutable and `Send + Sync`; evaluation lives in `pipeline.rs`.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -731,7 +732,7 @@ impl PackLoader {
             };
             match self.build_implementation(component, &config, &ctx) {
                 Ok(Compiled::Strategy(strategy)) => {
-                    registry.insert(&component.manifest.name, strategy)
+                    registry.insert(&component.manifest.name, strategy);
                 }
                 Ok(_) => {}
                 Err(err) => self.push_build_error(component, None, &err),
@@ -1021,5 +1022,10 @@ fn revision(dir: &Path, options: &LoadOptions) -> String {
         hasher.update(o.value.to_string().as_bytes());
     }
     let digest = hasher.finalize();
-    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+    digest[..8]
+        .iter()
+        .fold(String::with_capacity(16), |mut hex, b| {
+            let _ = write!(hex, "{b:02x}");
+            hex
+        })
 }

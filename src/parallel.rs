@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use std::thread;
 
 /// Items are handed to workers in chunks to keep channel traffic low.
-const CHUNK: usize = 16;
+const CHUNK: usize = 32;
 /// Chunks in flight per worker (read ahead, being evaluated, or waiting to be written).
 const CHUNKS_PER_WORKER: usize = 4;
 
@@ -122,7 +122,7 @@ mod tests {
     fn single_job_runs_inline() {
         let mut out = Vec::new();
         ordered_map(["a", "b"].into_iter(), 1, str::to_uppercase, |r| {
-            out.push(r)
+            out.push(r);
         });
         assert_eq!(out, ["A", "B"]);
     }

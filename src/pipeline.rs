@@ -207,7 +207,7 @@ impl Pack {
         (weights > 0.0).then(|| (total / weights).clamp(0.0, 1.0))
     }
 
-    /// Error-severity issues → PASS / NEEDS_IMPROVEMENT / FAIL by the two limits,
+    /// Error-severity issues → `PASS` / `NEEDS_IMPROVEMENT` / `FAIL` by the two limits,
     /// then FAIL when `min_score` is set and not reached.
     fn status(&self, errors: usize, score: Option<f64>) -> Status {
         let scoring = &self.scoring;

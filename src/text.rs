@@ -1,5 +1,7 @@
 //! Small text utilities shared by rules, strategies and error messages.
 
+use std::fmt::Write as _;
+
 use serde_json::Value;
 
 /// Levenshtein distance over Unicode scalar values, in O(len(a) · len(b)) time
@@ -80,7 +82,7 @@ pub fn python_repr_str(s: &str) -> String {
                 out.push(c);
             }
             c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
+                let _ = write!(out, "\\x{:02x}", c as u32);
             }
             c => out.push(c),
         }

@@ -1,5 +1,5 @@
 //! Integration tests through the real `tribunal` binary: exit codes, bad input,
-//! load errors with file:line:col, ordering and the summary.
+//! load errors with file, line and column, ordering and the summary.
 
 use std::fs;
 use std::io::Write;
