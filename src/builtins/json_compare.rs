@@ -64,6 +64,7 @@ string → `semantic`.
 | `field_strategies` | `{}` | map of field → strategy name, or a path (relative to the manifest) to a JSON file in the seed's format, e.g. `{"customer_name": "FUZZY", "internal_notes": "IGNORE"}`; read and checked at load |
 | `fuzzy_threshold` | `0.85` | similarity a `fuzzy` field needs |
 | `semantic_threshold` | `0.80` | similarity a `semantic` field needs |
+| `text_strategy` | `semantic` | strategy auto-detection gives plain-text strings (e.g. `fuzzy` while no embedding backend is available) |
 | `thresholds` | `{}` | thresholds of other strategies by name (else the strategy's own default) |
 | `weights` | `{accuracy: 0.45, completeness: 0.25, hallucination: 0.15, safety: 0.15}` | RQS weights (each ≥ 0) |
 | `safety_metric` | none | a metric that runs earlier in the pipeline; its score is the safety score (1.0 when unset) |
@@ -113,6 +114,8 @@ struct Config {
     thresholds: BTreeMap<String, f64>,
     weights: Weights,
     safety_metric: Option<String>,
+    /// Strategy auto-detection gives plain-text strings (default `semantic`).
+    text_strategy: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -287,6 +290,19 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
     }
 
     let field_strategies = field_strategies(config.field_strategies, ctx, &resolver)?;
+    let text_strategy = config
+        .text_strategy
+        .as_deref()
+        .unwrap_or("semantic")
+        .to_lowercase();
+    if text_strategy == "ignore" || ctx.strategies.get(&text_strategy).is_none() {
+        let mut error = resolver.error(
+            format_args!("`text_strategy`: unknown or unusable strategy `{text_strategy}`"),
+            "text_strategy",
+        );
+        error.suggestion = crate::suggest::nearest(&text_strategy, ctx.strategies.names());
+        return Err(error);
+    }
     if let Some(metric) = &config.safety_metric {
         if metric.is_empty() {
             return Err(resolver.error("`safety_metric` must name a metric", "safety_metric"));
@@ -296,7 +312,7 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
         component: ctx.name.to_owned(),
         field_strategies,
         auto_exact: resolver.builtin("exact", Arc::new(Exact)),
-        auto_semantic: resolver.builtin("semantic", Arc::new(Semantic)),
+        auto_semantic: resolver.builtin(&text_strategy, Arc::new(Semantic)),
         weights,
         safety_metric: config.safety_metric,
     })))
@@ -842,6 +858,35 @@ mod tests {
                 "{key}"
             );
         }
+    }
+
+    #[test]
+    fn text_strategy_chooses_what_plain_strings_use() {
+        let registry = Arc::new(StrategyRegistry::with_builtins());
+        let m = build_with(
+            &json!({"text_strategy": "fuzzy"}),
+            &registry,
+            Path::new("."),
+        )
+        .unwrap();
+        let out = eval(&m, json!({"city": "Lisboa"}), json!({"city": "Lisbon"})).unwrap();
+        assert_eq!(out.details["fields"]["city"]["strategy"], json!("fuzzy"));
+        assert!(close(
+            out.details["fields"]["city"]["similarity"]
+                .as_f64()
+                .unwrap(),
+            5.0 / 6.0
+        ));
+        assert!(close(out.details["accuracy"].as_f64().unwrap(), 0.0));
+        let err =
+            build_with(&json!({"text_strategy": "fuzy"}), &registry, Path::new(".")).unwrap_err();
+        assert_eq!(err.suggestion.as_deref(), Some("fuzzy"));
+        assert!(build_with(
+            &json!({"text_strategy": "ignore"}),
+            &registry,
+            Path::new(".")
+        )
+        .is_err());
     }
 
     #[test]
