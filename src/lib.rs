@@ -1,4 +1,24 @@
 //! Tribunal: a rules engine that validates and scores what language models emit.
+//!
+//! Load a rule pack once, then evaluate any number of outputs with it, from any
+//! number of threads:
+//!
+//! ```
+//! use tribunal::{Input, Pack, Status};
+//!
+//! let pack = Pack::load("rules/ksi-emission").expect("the shipped pack loads");
+//! let report = pack.evaluate(&Input::new(r#"{"event": "agent:status", "data": {"ok": true}}"#));
+//! assert_eq!(report.status, Status::Pass);
+//! assert_eq!(report.score, Some(1.0));
+//!
+//! // Batches run in parallel (0 = all cores) and come back in input order.
+//! let inputs = ["I would emit an event.", r#"{"event": "x:y", "data": {}}"#].map(Input::new);
+//! let mut scores = Vec::new();
+//! pack.evaluate_batch(inputs, 0, |report| scores.push(report.score));
+//! assert_eq!(scores, [Some(0.0), Some(0.7)]);
+//! ```
+//!
+//! See `examples/evaluate.rs` for a retry loop using the re-ask `feedback`.
 pub mod builtins;
 pub mod component;
 pub mod contract;
