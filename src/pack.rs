@@ -955,11 +955,11 @@ fn merged_config(
         }
     }
     let mut config = Value::Object(config);
-    for o in options
-        .overrides
-        .iter()
-        .filter(|o| o.component == component || o.component == step)
-    {
+    // `--set contract.*` overrides the pack's contract itself (see `contract_spec`).
+    let targets = |o: &&Override| {
+        o.component != "contract" && (o.component == component || o.component == step)
+    };
+    for o in options.overrides.iter().filter(targets) {
         set_dotted(&mut config, &o.key, o.value.clone());
     }
     config

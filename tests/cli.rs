@@ -329,6 +329,27 @@ fn set_overrides_a_component_config() {
     };
     assert!((run(&[]) - 0.7).abs() < 1e-9);
     assert!((run(&["--set", "emission.events=[custom:go]"]) - 1.0).abs() < 1e-9);
+    let kind = |extra: &[&str]| {
+        let out = tribunal()
+            .args(["check", "--json", "--pack"])
+            .arg(dir.path())
+            .args(extra)
+            .write_stdin(r#"{"kind": "memo", "text": "Hi."}"#)
+            .output()
+            .unwrap();
+        let record: Value = serde_json::from_slice(&out.stdout).unwrap();
+        record["json"]["kind"].as_str().unwrap().to_owned()
+    };
+    assert_eq!(kind(&[]), "note", "memo is outside may_emit: coerced");
+    assert_eq!(kind(&["--set", "contract.may_emit=[note, memo]"]), "memo");
+    tribunal()
+        .args(["check", "--pack"])
+        .arg(dir.path())
+        .args(["--set", "contract.may_emit=7"])
+        .write_stdin("{}")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--set contract.may_emit=7"));
     tribunal()
         .args(["check", "--pack"])
         .arg(dir.path())
