@@ -81,7 +81,7 @@ fn batch_results_come_back_in_input_order() {
     });
     let mut seen = Vec::new();
     pack.evaluate_batch(inputs, 2, |report| {
-        seen.push((report.id.clone(), report.passed))
+        seen.push((report.id.clone(), report.passed));
     });
     assert_eq!(seen.len(), 2_000);
     for (i, (id, passed)) in seen.iter().enumerate() {
