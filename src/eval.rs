@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::pack::Pack;
 use crate::pipeline::Input;
 use crate::report::Report;
-use crate::summary::Summary;
+use crate::summary::{Digest, Summary};
 
 /// Default limit on one input record (one JSONL line): 4 MiB.
 pub const DEFAULT_MAX_RECORD_BYTES: usize = 4 * 1024 * 1024;
@@ -61,28 +61,78 @@ impl Default for EvalOptions {
     }
 }
 
-/// One raw input line.
-#[derive(Debug)]
-pub struct RawRecord {
+/// One raw input line, borrowed from its batch.
+#[derive(Debug, Clone, Copy)]
+pub struct RawRecord<'a> {
     /// 1-based line number.
     pub line: u64,
-    pub body: RawBody,
+    pub body: RawBody<'a>,
 }
 
-#[derive(Debug)]
-pub enum RawBody {
-    Bytes(Vec<u8>),
+#[derive(Debug, Clone, Copy)]
+pub enum RawBody<'a> {
+    Bytes(&'a [u8]),
     /// The line was longer than the limit; only its start is kept.
     TooLarge {
         size: usize,
-        prefix: Vec<u8>,
+        prefix: &'a [u8],
     },
     /// Reading the input failed here.
+    ReadError(&'a str),
+}
+
+#[derive(Debug, Clone)]
+enum Slot {
+    Bytes {
+        start: usize,
+        end: usize,
+    },
+    TooLarge {
+        start: usize,
+        end: usize,
+        size: usize,
+    },
     ReadError(String),
 }
 
-/// Splits a byte stream into lines without ever holding more than `max` bytes of
-/// one line; skips blank lines.
+/// A batch of consecutive input lines sharing one buffer, so that a batch costs
+/// two allocations however many records it holds.
+#[derive(Debug, Default)]
+pub struct Batch {
+    data: Vec<u8>,
+    records: Vec<(u64, Slot)>,
+}
+
+impl Batch {
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    pub fn records(&self) -> impl Iterator<Item = RawRecord<'_>> {
+        self.records.iter().map(|(line, slot)| RawRecord {
+            line: *line,
+            body: match slot {
+                Slot::Bytes { start, end } => RawBody::Bytes(&self.data[*start..*end]),
+                Slot::TooLarge { start, end, size } => RawBody::TooLarge {
+                    size: *size,
+                    prefix: &self.data[*start..*end],
+                },
+                Slot::ReadError(err) => RawBody::ReadError(err),
+            },
+        })
+    }
+}
+
+/// Records per batch, and the bytes after which a batch is closed early.
+const BATCH_RECORDS: usize = 256;
+const BATCH_BYTES: usize = 1 << 20;
+
+/// Splits a byte stream into batches of lines without ever holding more than
+/// `max` bytes of one line; skips blank lines.
 #[derive(Debug)]
 pub struct RecordReader<R> {
     reader: R,
@@ -101,8 +151,9 @@ impl<R: BufRead> RecordReader<R> {
         }
     }
 
-    fn read_line(&mut self) -> io::Result<Option<RawBody>> {
-        let mut kept: Vec<u8> = Vec::new();
+    /// Appends the next line to `data`; returns its slot, or `None` at the end.
+    fn read_line(&mut self, data: &mut Vec<u8>) -> io::Result<Option<Slot>> {
+        let start = data.len();
         let mut size = 0usize;
         let mut saw_any = false;
         loop {
@@ -114,12 +165,15 @@ impl<R: BufRead> RecordReader<R> {
                 break;
             }
             saw_any = true;
-            let (chunk, found_newline) = match memchr_newline(buffer) {
+            let (chunk, found_newline) = match buffer.iter().position(|b| *b == b'\n') {
                 Some(pos) => (&buffer[..pos], true),
                 None => (buffer, false),
             };
-            let room = self.max.saturating_add(1).saturating_sub(kept.len());
-            kept.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            let room = self
+                .max
+                .saturating_add(1)
+                .saturating_sub(data.len() - start);
+            data.extend_from_slice(&chunk[..chunk.len().min(room)]);
             size += chunk.len();
             let consumed = chunk.len() + usize::from(found_newline);
             self.reader.consume(consumed);
@@ -127,55 +181,60 @@ impl<R: BufRead> RecordReader<R> {
                 break;
             }
         }
-        if kept.last() == Some(&b'\r') && size <= self.max + 1 {
-            kept.pop();
+        if data.len() > start && data.last() == Some(&b'\r') && size <= self.max + 1 {
+            data.pop();
             size -= 1;
         }
         if size > self.max {
-            kept.truncate(OVERSIZE_PREFIX);
-            return Ok(Some(RawBody::TooLarge { size, prefix: kept }));
+            data.truncate(start + OVERSIZE_PREFIX.min(data.len() - start));
+            return Ok(Some(Slot::TooLarge {
+                start,
+                end: data.len(),
+                size,
+            }));
         }
-        Ok(Some(RawBody::Bytes(kept)))
+        Ok(Some(Slot::Bytes {
+            start,
+            end: data.len(),
+        }))
     }
 }
 
-fn memchr_newline(buffer: &[u8]) -> Option<usize> {
-    buffer.iter().position(|b| *b == b'\n')
-}
-
 impl<R: BufRead> Iterator for RecordReader<R> {
-    type Item = RawRecord;
+    type Item = Batch;
 
-    fn next(&mut self) -> Option<RawRecord> {
-        while !self.done {
+    fn next(&mut self) -> Option<Batch> {
+        let mut batch = Batch::default();
+        while !self.done && batch.records.len() < BATCH_RECORDS && batch.data.len() < BATCH_BYTES {
             self.line += 1;
-            match self.read_line() {
+            match self.read_line(&mut batch.data) {
                 Ok(None) => self.done = true,
-                Ok(Some(RawBody::Bytes(bytes))) if bytes.iter().all(u8::is_ascii_whitespace) => {}
-                Ok(Some(body)) => {
-                    return Some(RawRecord {
-                        line: self.line,
-                        body,
-                    })
+                Ok(Some(Slot::Bytes { start, end }))
+                    if batch.data[start..end].iter().all(u8::is_ascii_whitespace) =>
+                {
+                    batch.data.truncate(start);
                 }
+                Ok(Some(slot)) => batch.records.push((self.line, slot)),
                 Err(err) => {
                     self.done = true;
-                    return Some(RawRecord {
-                        line: self.line,
-                        body: RawBody::ReadError(err.to_string()),
-                    });
+                    batch
+                        .records
+                        .push((self.line, Slot::ReadError(err.to_string())));
                 }
             }
         }
-        None
+        (!batch.is_empty()).then_some(batch)
     }
 }
 
 /// Turns one raw line into an `Input`, or the reason it cannot be evaluated
 /// (with whatever id could be recovered).
-pub fn parse_record(record: &RawRecord, options: &EvalOptions) -> Result<Input, (Value, String)> {
+pub fn parse_record(
+    record: &RawRecord<'_>,
+    options: &EvalOptions,
+) -> Result<Input, (Value, String)> {
     let line = record.line;
-    let bytes = match &record.body {
+    let bytes = match record.body {
         RawBody::Bytes(bytes) => bytes,
         RawBody::TooLarge { size, prefix } => {
             return Err((
@@ -251,7 +310,7 @@ fn recover_id(bytes: &[u8], field: &str) -> Value {
 }
 
 /// Evaluates one raw record into its result record.
-pub fn evaluate_record(pack: &Pack, record: &RawRecord, options: &EvalOptions) -> Report {
+pub fn evaluate_record(pack: &Pack, record: &RawRecord<'_>, options: &EvalOptions) -> Report {
     let mut report = match parse_record(record, options) {
         Ok(input) => pack.evaluate(&input),
         Err((id, reason)) => Report::errored(id, reason, pack.label(), &pack.revision),
@@ -260,43 +319,78 @@ pub fn evaluate_record(pack: &Pack, record: &RawRecord, options: &EvalOptions) -
     report
 }
 
+/// What the writer thread receives for a batch: the result lines, ready to
+/// write, and the few figures the summary needs.
+struct BatchResult {
+    lines: String,
+    digests: Vec<Digest>,
+    /// Metric scores, `metric_count` per record, in pipeline order.
+    metric_scores: Vec<Option<f64>>,
+}
+
+fn evaluate_batch(
+    pack: &Pack,
+    batch: &Batch,
+    options: &EvalOptions,
+    metric_count: usize,
+) -> BatchResult {
+    let mut result = BatchResult {
+        lines: String::with_capacity(batch.data.len() * 2 + 256 * batch.len()),
+        digests: Vec::with_capacity(batch.len()),
+        metric_scores: Vec::with_capacity(batch.len() * metric_count),
+    };
+    for record in batch.records() {
+        let report = evaluate_record(pack, &record, options);
+        result.lines.push_str(&report.to_json_line());
+        result.lines.push('\n');
+        result.digests.push(Digest::of(&report));
+        result.metric_scores.extend(
+            pack.metric_steps()
+                .map(|(name, _)| report.metrics.get(name).map(|m| m.score)),
+        );
+    }
+    result
+}
+
 /// Streams `input` through the pack, writing one JSON line per record to `out`
-/// in input order; `on_record` sees each report after it is written (progress).
+/// in input order; `on_record` is told after each batch how many records were
+/// written (progress).
 pub fn run<R, W, P>(
     pack: &Pack,
     input: R,
     out: &mut W,
     options: &EvalOptions,
-    mut on_record: P,
+    mut on_records: P,
 ) -> io::Result<Summary>
 where
     R: BufRead + Send,
     W: Write,
-    P: FnMut(&Report),
+    P: FnMut(u64),
 {
-    let mut summary = Summary::new(
-        pack.metric_steps()
-            .map(|(name, _)| name.to_owned())
-            .collect(),
-    );
+    let names: Vec<String> = pack
+        .metric_steps()
+        .map(|(name, _)| name.to_owned())
+        .collect();
+    let metric_count = names.len();
+    let mut summary = Summary::new(names);
     let mut write_error: Option<io::Error> = None;
-    let records = RecordReader::new(input, options.max_record_bytes);
-    crate::parallel::ordered_map(
-        records,
+    let batches = RecordReader::new(input, options.max_record_bytes);
+    crate::parallel::ordered_map_chunked(
+        batches,
         options.jobs,
-        |record| {
-            let report = evaluate_record(pack, &record, options);
-            let line = report.to_json_line();
-            (report, line)
-        },
-        |(report, line)| {
+        1,
+        |batch| evaluate_batch(pack, &batch, options, metric_count),
+        |result| {
             if write_error.is_none() {
-                if let Err(err) = writeln!(out, "{line}") {
+                if let Err(err) = out.write_all(result.lines.as_bytes()) {
                     write_error = Some(err);
                 }
             }
-            summary.add(&report);
-            on_record(&report);
+            let per_record = result.metric_scores.chunks(metric_count.max(1));
+            for (digest, scores) in result.digests.iter().zip(per_record) {
+                summary.add_digest(digest, &scores[..metric_count]);
+            }
+            on_records(result.digests.len() as u64);
         },
     );
     if let Some(err) = write_error {
@@ -309,17 +403,50 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fmt::Write as _;
 
-    fn lines(input: &str, max: usize) -> Vec<RawRecord> {
-        RecordReader::new(input.as_bytes(), max).collect()
+    fn owned(input: &str, max: usize) -> Vec<(u64, String)> {
+        RecordReader::new(input.as_bytes(), max)
+            .flat_map(|batch| {
+                batch
+                    .records()
+                    .map(|r| {
+                        let text = match r.body {
+                            RawBody::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+                            RawBody::TooLarge { size, prefix } => {
+                                format!("TOO LARGE {size} {}", prefix.len())
+                            }
+                            RawBody::ReadError(e) => format!("READ ERROR {e}"),
+                        };
+                        (r.line, text)
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect()
     }
 
     #[test]
     fn reader_skips_blank_lines_and_counts_them() {
-        let records = lines("{\"a\":1}\n\n  \n{\"b\":2}\r\n", 100);
-        assert_eq!(records.len(), 2);
-        assert_eq!(records[1].line, 4);
-        assert!(matches!(&records[1].body, RawBody::Bytes(b) if b == b"{\"b\":2}"));
+        let records = owned("{\"a\":1}\n\n  \n{\"b\":2}\r\n", 100);
+        assert_eq!(
+            records,
+            [(1, "{\"a\":1}".to_owned()), (4, "{\"b\":2}".to_owned())]
+        );
+    }
+
+    #[test]
+    fn reader_batches_many_lines_in_order() {
+        let text = (0..1000).fold(String::new(), |mut text, i| {
+            let _ = writeln!(text, "{{\"i\": {i}}}");
+            text
+        });
+        let batches: Vec<Batch> = RecordReader::new(text.as_bytes(), 100).collect();
+        assert!(batches.len() > 1);
+        let lines: Vec<u64> = batches
+            .iter()
+            .flat_map(|b| b.records().map(|r| r.line).collect::<Vec<_>>())
+            .collect();
+        assert_eq!(lines, (1..=1000).collect::<Vec<u64>>());
     }
 
     #[test]
@@ -328,58 +455,49 @@ mod tests {
             "{{\"id\": \"big\", \"output\": \"{}\"}}\nnext\n",
             "x".repeat(10_000)
         );
-        let records = lines(&long, 1000);
-        assert_eq!(records.len(), 2);
-        match &records[0].body {
-            RawBody::TooLarge { size, prefix } => {
-                assert_eq!(*size, long.find('\n').unwrap());
-                assert!(prefix.len() <= OVERSIZE_PREFIX);
-            }
-            other => panic!("{other:?}"),
-        }
-        let err = parse_record(
-            &records[0],
-            &EvalOptions {
-                max_record_bytes: 1000,
-                ..EvalOptions::default()
-            },
-        )
-        .unwrap_err();
+        let size = long.find('\n').unwrap();
+        let records = owned(&long, 1000);
+        assert_eq!(records[0], (1, format!("TOO LARGE {size} 1001")));
+        assert_eq!(records[1], (2, "next".to_owned()));
+        let batch = RecordReader::new(long.as_bytes(), 1000).next().unwrap();
+        let record = batch.records().next().unwrap();
+        let options = EvalOptions {
+            max_record_bytes: 1000,
+            ..EvalOptions::default()
+        };
+        let err = parse_record(&record, &options).unwrap_err();
         assert_eq!(err.0, Value::String("big".into()));
         assert!(err.1.contains("above the limit of 1000 bytes"), "{}", err.1);
+    }
+
+    fn rec(text: &[u8]) -> RawRecord<'_> {
+        RawRecord {
+            line: 3,
+            body: RawBody::Bytes(text),
+        }
     }
 
     #[test]
     fn records_without_output_or_with_bad_json_are_errors() {
         let opts = EvalOptions::default();
-        let rec = |text: &str| RawRecord {
-            line: 3,
-            body: RawBody::Bytes(text.as_bytes().to_vec()),
-        };
-        let (id, reason) = parse_record(&rec(r#"{"id": 7}"#), &opts).unwrap_err();
+        let (id, reason) = parse_record(&rec(br#"{"id": 7}"#), &opts).unwrap_err();
         assert_eq!(
             (id, reason.as_str()),
             (Value::from(7), "line 3: record has no `output` field")
         );
-        let (id, reason) = parse_record(&rec(r#"{"id": "q", "output": "#), &opts).unwrap_err();
+        let (id, reason) = parse_record(&rec(br#"{"id": "q", "output": "#), &opts).unwrap_err();
         assert_eq!(id, Value::from("q"));
         assert!(reason.starts_with("line 3: not valid JSON"), "{reason}");
-        let bad = RawRecord {
-            line: 1,
-            body: RawBody::Bytes(b"{\"id\": 1, \"output\": \"\xff\"}".to_vec()),
-        };
-        let (id, reason) = parse_record(&bad, &opts).unwrap_err();
+        let (id, reason) =
+            parse_record(&rec(b"{\"id\": 1, \"output\": \"\xff\"}"), &opts).unwrap_err();
         assert_eq!(id, Value::from(1));
         assert!(reason.contains("not valid UTF-8"), "{reason}");
     }
 
     #[test]
     fn structured_outputs_are_evaluated_as_json_text() {
-        let rec = RawRecord {
-            line: 1,
-            body: RawBody::Bytes(br#"{"output": {"a": 1}}"#.to_vec()),
-        };
-        let input = parse_record(&rec, &EvalOptions::default()).unwrap();
+        let input =
+            parse_record(&rec(br#"{"output": {"a": 1}}"#), &EvalOptions::default()).unwrap();
         assert_eq!(input.output, r#"{"a":1}"#);
     }
 }

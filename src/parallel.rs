@@ -24,7 +24,20 @@ pub fn effective_jobs(jobs: usize) -> usize {
 /// Applies `f` to every item on `jobs` threads (0 = all cores) and calls `sink`
 /// with the results in input order, on the calling thread. With one job no
 /// thread is started.
-pub fn ordered_map<T, R, I, F, S>(items: I, jobs: usize, f: F, mut sink: S)
+pub fn ordered_map<T, R, I, F, S>(items: I, jobs: usize, f: F, sink: S)
+where
+    T: Send,
+    R: Send,
+    I: Iterator<Item = T> + Send,
+    F: Fn(T) -> R + Sync,
+    S: FnMut(R),
+{
+    ordered_map_chunked(items, jobs, CHUNK, f, sink);
+}
+
+/// As [`ordered_map`], handing items to workers `chunk` at a time (use 1 when
+/// the items are already batches).
+pub fn ordered_map_chunked<T, R, I, F, S>(items: I, jobs: usize, chunk: usize, f: F, mut sink: S)
 where
     T: Send,
     R: Send,
@@ -51,11 +64,11 @@ where
             let mut items = items;
             let mut seq = 0;
             loop {
-                let chunk: Vec<T> = items.by_ref().take(CHUNK).collect();
-                if chunk.is_empty() {
+                let batch: Vec<T> = items.by_ref().take(chunk.max(1)).collect();
+                if batch.is_empty() {
                     break;
                 }
-                if permit_tx.send(()).is_err() || work_tx.send((seq, chunk)).is_err() {
+                if permit_tx.send(()).is_err() || work_tx.send((seq, batch)).is_err() {
                     break;
                 }
                 seq += 1;

@@ -6,7 +6,7 @@ use std::fmt::{self, Write as _};
 
 use serde_json::{json, Map, Value};
 
-use crate::extract::Tier;
+use crate::extract::{Repair, Tier};
 use crate::report::{Report, Status};
 
 /// Histogram resolution: scores are bucketed to 1/10000.
@@ -72,6 +72,38 @@ impl ScoreStats {
     }
 }
 
+/// The few figures of a report the summary needs; `Copy`, so worker threads
+/// can hand them over without allocating.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Digest {
+    pub status: Status,
+    pub score: Option<f64>,
+    /// Extraction tier name (`none` when nothing was extracted); `None` when the
+    /// record never reached extraction.
+    pub tier: Option<&'static str>,
+    /// Bit `i` set when `Repair::ALL[i]` was applied.
+    pub repairs: u32,
+}
+
+impl Digest {
+    pub fn of(report: &Report) -> Self {
+        let extraction = report.extraction.as_ref();
+        let repairs = extraction.map_or(0, |e| {
+            Repair::ALL
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| e.repairs.contains(r))
+                .fold(0, |bits, (i, _)| bits | (1 << i))
+        });
+        Self {
+            status: report.status,
+            score: report.score,
+            tier: extraction.map(crate::report::ExtractionInfo::tier_name),
+            repairs,
+        }
+    }
+}
+
 /// Everything `eval --summary` prints.
 #[derive(Debug, Clone)]
 pub struct Summary {
@@ -101,22 +133,32 @@ impl Summary {
     }
 
     pub fn add(&mut self, report: &Report) {
+        let scores: Vec<Option<f64>> = self
+            .metrics
+            .iter()
+            .map(|(name, _)| report.metrics.get(name).map(|m| m.score))
+            .collect();
+        self.add_digest(&Digest::of(report), &scores);
+    }
+
+    /// Adds one record from its digest and its metric scores (in the order of
+    /// the names given to [`Summary::new`]).
+    pub fn add_digest(&mut self, digest: &Digest, metric_scores: &[Option<f64>]) {
         self.records += 1;
-        *self.statuses.entry(report.status).or_default() += 1;
-        if let Some(score) = report.score {
+        *self.statuses.entry(digest.status).or_default() += 1;
+        if let Some(score) = digest.score {
             self.score.add(score);
         }
-        for (name, stats) in &mut self.metrics {
-            if let Some(result) = report.metrics.get(name) {
-                stats.add(result.score);
+        for ((_, stats), score) in self.metrics.iter_mut().zip(metric_scores) {
+            if let Some(score) = score {
+                stats.add(*score);
             }
         }
-        if let Some(extraction) = &report.extraction {
-            *self
-                .tiers
-                .entry(extraction.tier_name().to_owned())
-                .or_default() += 1;
-            for repair in &extraction.repairs {
+        if let Some(tier) = digest.tier {
+            *self.tiers.entry(tier.to_owned()).or_default() += 1;
+        }
+        for (bit, repair) in Repair::ALL.iter().enumerate() {
+            if digest.repairs & (1 << bit) != 0 {
                 *self.repairs.entry(repair.as_str().to_owned()).or_default() += 1;
             }
         }
