@@ -84,6 +84,9 @@ struct CheckArgs {
     /// Ground truth JSON file (for metrics such as `json_compare`).
     #[arg(long)]
     expected: Option<PathBuf>,
+    /// The record's `meta` (a JSON object), as components see it.
+    #[arg(long)]
+    meta: Option<String>,
     /// Print the result record as JSON.
     #[arg(long)]
     json: bool,
@@ -174,8 +177,8 @@ struct ExplainArgs {
 
 #[derive(Debug, Args)]
 struct PromptArgs {
-    #[arg(long, short)]
-    pack: PathBuf,
+    #[command(flatten)]
+    pack: PackOptions,
     /// Print a JSON Schema (draft 2020-12) of the contract instead.
     #[arg(long)]
     schema: bool,
@@ -259,6 +262,10 @@ fn check(args: &CheckArgs) -> Result<u8, String> {
         }
     };
     let mut input = Input::new(output).with_expected(expected);
+    if let Some(meta) = &args.meta {
+        input.meta =
+            serde_json::from_str(meta).map_err(|e| format!("--meta: not valid JSON: {e}"))?;
+    }
     if let Some(file) = &args.file {
         input.id = Value::String(file.display().to_string());
     }
@@ -499,14 +506,11 @@ fn list(path: &Path) -> Result<u8, String> {
             c.description.as_deref().unwrap_or("").trim()
         );
     }
-    println!(
-        "\nextraction: {}",
-        pack.ladder()
-            .iter()
-            .map(|t| t.as_str())
-            .collect::<Vec<_>>()
-            .join(" → ")
-    );
+    let mut tiers: Vec<&str> = pack.ladder().iter().map(|t| t.as_str()).collect();
+    if pack.contract.as_ref().is_some_and(|c| c.fallback.is_some()) {
+        tiers.push("fallback");
+    }
+    println!("\nextraction: {}", tiers.join(" → "));
     println!(
         "postprocessors: {}",
         pack.postprocessor_names().collect::<Vec<_>>().join(", ")
@@ -562,7 +566,7 @@ fn explain(args: &ExplainArgs) -> Result<u8, String> {
 }
 
 fn prompt(args: &PromptArgs) -> Result<u8, String> {
-    let pack = Pack::load(&args.pack).map_err(|e| e.to_string())?;
+    let pack = args.pack.load()?;
     let contract = pack
         .contract
         .as_ref()

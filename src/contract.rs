@@ -100,11 +100,42 @@ pub struct FieldSpec {
 }
 
 /// `type: string` or `type: [string, "null"]`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone)]
 pub enum TypeSpec {
     One(JsonType),
     Many(Vec<JsonType>),
+}
+
+impl<'de> Deserialize<'de> for TypeSpec {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct SpecVisitor;
+        impl<'de> Visitor<'de> for SpecVisitor {
+            type Value = TypeSpec;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(
+                    f,
+                    "a type name or a list of them ({})",
+                    JsonType::NAMES.join(", ")
+                )
+            }
+            fn visit_str<E: de::Error>(self, name: &str) -> Result<TypeSpec, E> {
+                JsonType::parse(name)
+                    .map(TypeSpec::One)
+                    .ok_or_else(|| E::unknown_variant(name, &JsonType::NAMES))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<TypeSpec, E> {
+                Ok(TypeSpec::One(JsonType::Null))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<TypeSpec, A::Error> {
+                let mut types = Vec::new();
+                while let Some(t) = seq.next_element::<JsonType>()? {
+                    types.push(t);
+                }
+                Ok(TypeSpec::Many(types))
+            }
+        }
+        deserializer.deserialize_any(SpecVisitor)
+    }
 }
 
 impl TypeSpec {
@@ -434,7 +465,7 @@ impl Contract {
             }
         }
         if let Some(allowed) = &spec.one_of {
-            if !allowed.contains(value) {
+            if !allowed.iter().any(|a| same_value(a, value)) {
                 let list: Vec<String> = allowed.iter().map(display_value).collect();
                 issues.push(
                     Issue::error(
@@ -731,6 +762,16 @@ fn type_schema(t: JsonType) -> Value {
         json!({})
     } else {
         json!({ "type": t.as_str() })
+    }
+}
+
+/// Equality for `enum`: JSON equality, except that numbers compare by value (2 == 2.0).
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a.as_f64(), b.as_f64()) {
+        (Some(x), Some(y)) if a.is_number() && b.is_number() => {
+            (x - y).abs() <= f64::EPSILON * x.abs().max(y.abs())
+        }
+        _ => a == b,
     }
 }
 

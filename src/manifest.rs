@@ -177,13 +177,19 @@ impl Default for ScoringSpec {
 #[derive(Debug, Clone, PartialEq)]
 pub struct UseSpec {
     pub component: String,
-    pub weight: f64,
+    /// Only metrics have weights (default 1.0).
+    pub weight: Option<f64>,
     pub with: Option<Value>,
     /// The name the step's results are reported under (default: the component name).
     pub alias: Option<String>,
 }
 
 impl UseSpec {
+    /// A metric's weight in the pack score (default 1.0).
+    pub fn weight(&self) -> f64 {
+        self.weight.unwrap_or(1.0)
+    }
+
     pub fn step_name(&self) -> &str {
         self.alias.as_deref().unwrap_or(&self.component)
     }
@@ -194,16 +200,12 @@ impl UseSpec {
 struct UseMap {
     #[serde(rename = "use")]
     component: String,
-    #[serde(default = "default_weight")]
-    weight: f64,
+    #[serde(default)]
+    weight: Option<f64>,
     #[serde(default)]
     with: Option<Value>,
     #[serde(default, rename = "as")]
     alias: Option<String>,
-}
-
-fn default_weight() -> f64 {
-    1.0
 }
 
 impl<'de> Deserialize<'de> for UseSpec {
@@ -217,7 +219,7 @@ impl<'de> Deserialize<'de> for UseSpec {
             fn visit_str<E: de::Error>(self, name: &str) -> Result<UseSpec, E> {
                 Ok(UseSpec {
                     component: name.to_owned(),
-                    weight: 1.0,
+                    weight: None,
                     with: None,
                     alias: None,
                 })

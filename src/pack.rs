@@ -145,6 +145,8 @@ impl Pack {
         PackLoader {
             dir,
             source,
+            manifests_failed: false,
+            overrides: options.overrides.clone(),
             errors: Vec::new(),
             warnings: Vec::new(),
         }
@@ -190,6 +192,10 @@ struct LoadedComponent {
 struct PackLoader {
     dir: PathBuf,
     source: Source,
+    /// Some component manifest could not be read or parsed.
+    manifests_failed: bool,
+    /// The run's `--set` overrides, to blame them for the config errors they cause.
+    overrides: Vec<Override>,
     errors: Vec<LoadError>,
     warnings: Vec<LoadError>,
 }
@@ -212,6 +218,7 @@ impl PackLoader {
         self.check_dependencies(&components);
 
         let contract_spec = self.contract_spec(manifest, options);
+        let contract_declared = manifest.contract.is_some();
         let contract = match contract_spec.as_ref().map(Contract::compile) {
             None => None,
             Some(Ok(contract)) => Some(Arc::new(contract)),
@@ -240,7 +247,7 @@ impl PackLoader {
                 0,
                 UseSpec {
                     component: "contract".into(),
-                    weight: 1.0,
+                    weight: None,
                     with: None,
                     alias: None,
                 },
@@ -250,6 +257,19 @@ impl PackLoader {
         let mut postprocessors = Vec::new();
         for spec in &uses {
             self.check_unique_step(&mut seen, spec, "postprocessors");
+            if spec.weight.is_some() {
+                self.error_at(
+                    &["pipeline", "postprocessors", &spec.component, "weight"],
+                    None,
+                    format!(
+                        "postprocessor `{}` has a `weight`, but only metrics are weighted",
+                        spec.step_name()
+                    ),
+                );
+            }
+            if spec.component == "contract" && contract.is_none() && contract_declared {
+                continue; // the contract's own error is already reported
+            }
             if let Some(Compiled::Postprocessor(run)) = self.build_step(
                 spec,
                 "postprocessors",
@@ -262,21 +282,21 @@ impl PackLoader {
                 postprocessors.push(Step {
                     name: spec.step_name().to_owned(),
                     run,
-                    weight: spec.weight,
+                    weight: 1.0,
                 });
             }
         }
         let mut metrics = Vec::new();
         for spec in &manifest.pipeline.metrics {
             self.check_unique_step(&mut seen, spec, "metrics");
-            if !(spec.weight.is_finite() && spec.weight >= 0.0) {
+            if !(spec.weight().is_finite() && spec.weight() >= 0.0) {
                 self.error_at(
                     &["pipeline", "metrics", &spec.component, "weight"],
                     None,
                     format!(
                         "metric `{}`: weight must be a number ≥ 0, got {}",
                         spec.step_name(),
-                        spec.weight
+                        spec.weight()
                     ),
                 );
             }
@@ -292,11 +312,20 @@ impl PackLoader {
                 metrics.push(Step {
                     name: spec.step_name().to_owned(),
                     run,
-                    weight: spec.weight,
+                    weight: spec.weight(),
                 });
             }
         }
         self.check_scoring(&manifest.scoring);
+        if manifest.scoring.min_score.is_some()
+            && manifest.pipeline.metrics.iter().all(|m| m.weight() == 0.0)
+        {
+            self.error_at(
+                &["scoring", "min_score"],
+                None,
+                "min_score needs a score, but the pipeline has no metric with a weight above 0",
+            );
+        }
         let tests = self.expand_globs(&manifest.tests, "tests");
 
         if !self.errors.is_empty() {
@@ -467,6 +496,7 @@ impl PackLoader {
                 Ok(source) => source,
                 Err(err) => {
                     self.errors.push(err);
+                    self.manifests_failed = true;
                     continue;
                 }
             };
@@ -474,6 +504,7 @@ impl PackLoader {
                 Ok(component) => component,
                 Err(err) => {
                     self.errors.push(err);
+                    self.manifests_failed = true;
                     continue;
                 }
             };
@@ -764,16 +795,64 @@ impl PackLoader {
         }
     }
 
+    /// The `--set` override a config error on `key` of this component/step comes from.
+    fn blamed_override(&self, names: &[&str], key: Option<&str>) -> Option<&Override> {
+        let first = |k: &str| k.split('.').next().unwrap_or(k).to_owned();
+        let key = key.map(first)?;
+        self.overrides
+            .iter()
+            .find(|o| names.contains(&o.component.as_str()) && first(&o.key) == key)
+    }
+
+    /// Reports a config error caused by a `--set` override, if it was one.
+    fn push_override_error(&mut self, names: &[&str], err: &BuildError) -> bool {
+        let Some(o) = self.blamed_override(names, err.key.as_deref()) else {
+            return false;
+        };
+        let raw = o.raw.clone();
+        self.push_set_error(&raw, err);
+        true
+    }
+
+    /// The `--set` overrides that changed this component's config, for a help line
+    /// when an error cannot be pinned to one key.
+    fn overrides_note(&self, names: &[&str]) -> Option<String> {
+        let raws: Vec<&str> = self
+            .overrides
+            .iter()
+            .filter(|o| names.contains(&o.component.as_str()))
+            .map(|o| o.raw.as_str())
+            .collect();
+        (!raws.is_empty())
+            .then(|| format!("this config was changed by --set {}", raws.join(", --set ")))
+    }
+
+    fn push_set_error(&mut self, raw: &str, err: &BuildError) {
+        let message = format!("--set {raw}: {}", err.message);
+        let help = err
+            .suggestion
+            .clone()
+            .map(|s| format!("did you mean `{s}`?"));
+        let path = self.source.path.clone();
+        self.errors
+            .push(LoadError::new(&path, (1, 1), message).with_help(help));
+    }
+
     fn push_build_error(
         &mut self,
         component: &LoadedComponent,
         spec: Option<(&UseSpec, &str)>,
         err: &BuildError,
     ) {
+        let step = spec.map_or(component.manifest.name.as_str(), |(s, _)| s.step_name());
+        if self.push_override_error(&[&component.manifest.name, step], err) {
+            return;
+        }
         let help = err
             .suggestion
             .clone()
-            .map(|s| format!("did you mean `{s}`?"));
+            .map(|s| format!("did you mean `{s}`?"))
+            .or_else(|| self.overrides_note(&[&component.manifest.name, step]));
         let key = err.key.as_deref();
         let in_with = spec
             .and_then(|(s, _)| s.with.as_ref())
@@ -831,7 +910,12 @@ impl PackLoader {
                 );
                 return None;
             }
-            component.implementation.as_ref()?;
+            // An unknown or mismatched built-in was reported with the manifest.
+            if let Implementation::Builtin(name) = component.implementation.as_ref()? {
+                if builtins::find(name).is_none_or(|b| b.kind != component.manifest.kind) {
+                    return None;
+                }
+            }
             let config = merged_config(
                 component.manifest.config.as_ref(),
                 spec.with.as_ref(),
@@ -860,6 +944,11 @@ impl PackLoader {
             };
         }
         let Some(builtin) = builtins::find(&spec.component) else {
+            if self.manifests_failed {
+                // A manifest that did not parse may define this name; its own
+                // error is already reported.
+                return None;
+            }
             let candidates: Vec<&str> = components
                 .iter()
                 .map(|c| c.manifest.name.as_str())
@@ -899,12 +988,14 @@ impl PackLoader {
         };
         match (builtin.build)(&config, &ctx) {
             Ok(compiled) => Some(compiled),
+            Err(err) if self.push_override_error(&[&spec.component, step], &err) => None,
             Err(err) => {
                 let key = err.key.clone().unwrap_or_default();
                 let help = err
                     .suggestion
                     .clone()
-                    .map(|s| format!("did you mean `{s}`?"));
+                    .map(|s| format!("did you mean `{s}`?"))
+                    .or_else(|| self.overrides_note(&[&spec.component, step]));
                 let keys = [
                     "pipeline",
                     section,

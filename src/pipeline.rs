@@ -224,14 +224,15 @@ impl Pack {
         }
     }
 
-    /// Re-ask text: the issues in the seeds' `Previous issues: [...]` form, then
+    /// Re-ask text: the issues (each message once) in the seeds' `Previous issues: [...]` form, then
     /// the contract's OUTPUT FORMAT block. `None` when there is nothing to fix.
     fn feedback(&self, issues: &[Issue]) -> Option<String> {
-        let messages: Vec<&str> = issues
-            .iter()
-            .filter(|i| i.severity != Severity::Info)
-            .map(|i| i.message.as_str())
-            .collect();
+        let mut messages: Vec<&str> = Vec::new();
+        for issue in issues.iter().filter(|i| i.severity != Severity::Info) {
+            if !messages.contains(&issue.message.as_str()) {
+                messages.push(&issue.message);
+            }
+        }
         if messages.is_empty() {
             return None;
         }

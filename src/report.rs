@@ -134,7 +134,7 @@ pub struct MetricResult {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Report {
     pub id: Value,
-    /// 1-based line of the record in its input file (0 for a single `check`).
+    /// 1-based line of the record in its input file (absent for a single `check`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line: Option<u64>,
     pub status: Status,

@@ -510,3 +510,94 @@ fn usage_errors_exit_2() {
         .code(2)
         .stderr(predicate::str::contains("no such pack"));
 }
+
+#[test]
+fn misplaced_weight_and_unscorable_min_score_are_load_errors() {
+    lint_fails_with(
+        &[(
+            "pack.yaml",
+            "name: p\npipeline:\n  postprocessors:\n    - use: no_placeholders\n      weight: 2\n",
+        )],
+        &["pack.yaml:5:7: postprocessor `no_placeholders` has a `weight`, but only metrics are weighted"],
+    );
+    lint_fails_with(
+        &[(
+            "pack.yaml",
+            "name: p\npipeline:\n  metrics: [{ use: json_emission, weight: 0 }]\nscoring:\n  min_score: 0.5\n",
+        )],
+        &["pack.yaml:5:3: min_score needs a score"],
+    );
+}
+
+#[test]
+fn a_type_typo_in_the_contract_is_suggested() {
+    lint_fails_with(
+        &[(
+            "pack.yaml",
+            "name: p\ncontract:\n  fields:\n    n: { type: numbr }\n",
+        )],
+        &[
+            "pack.yaml:4:16: contract.fields.n.type: unknown value `numbr`",
+            "did you mean `number`?",
+        ],
+    );
+}
+
+#[test]
+fn an_unknown_builtin_is_reported_once() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "pack.yaml",
+        "name: p\ncomponents: [c/*.yaml]\npipeline:\n  metrics: [m]\n",
+    );
+    write(
+        dir.path(),
+        "c/m.yaml",
+        "kind: metric\nname: m\nimplementation: { builtin: json_emision }\n",
+    );
+    let out = tribunal()
+        .arg("lint")
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let stderr = String::from_utf8_lossy(&out);
+    assert_eq!(stderr.matches("error:").count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("m.yaml:3:28: unknown built-in `json_emision`"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_bad_set_value_is_blamed_on_the_set() {
+    let dir = tempfile::tempdir().unwrap();
+    demo_pack(dir.path());
+    tribunal()
+        .args(["check", "--pack"])
+        .arg(dir.path())
+        .args(["--set", "emission.threshold=high"])
+        .write_stdin("{}")
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("emission: invalid config: invalid type: string \"high\"")
+                .and(predicate::str::contains(
+                    "help: this config was changed by --set emission.threshold=high",
+                )),
+        );
+    tribunal()
+        .args(["check", "--pack"])
+        .arg(dir.path())
+        .args(["--set", "emission.tresholds=0.5"])
+        .write_stdin("{}")
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("pack.yaml:1:1: --set emission.tresholds=0.5: emission: invalid config: unknown field `tresholds`")
+                .and(predicate::str::contains("did you mean `threshold`?")),
+        );
+}

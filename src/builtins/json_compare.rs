@@ -15,6 +15,7 @@ use super::Builtin;
 use crate::component::{
     self, BuildCtx, BuildError, Compiled, Context, EvalError, Kind, Metric, MetricOutput, Strategy,
 };
+use crate::contract::RAW_FALLBACK_KEY;
 use crate::report::Issue;
 use crate::strategy::{
     Exact, Semantic, StrategyRegistry, DEFAULT_FUZZY_THRESHOLD, DEFAULT_SEMANTIC_THRESHOLD,
@@ -547,7 +548,8 @@ impl Metric for JsonCompare {
                 json!({ "strategy": resolved.name, "similarity": similarity, "matched": matched }),
             );
         }
-        for key in aio.keys() {
+        // The engine's own fallback marker is not something the model said.
+        for key in aio.keys().filter(|k| *k != RAW_FALLBACK_KEY) {
             if !gt.contains_key(key) {
                 extra_keys.push(key);
                 issues.push(Issue::warning("", format!("unexpected `{key}`")).at(pointer(key)));
@@ -858,6 +860,15 @@ mod tests {
                 "{key}"
             );
         }
+    }
+
+    #[test]
+    fn the_raw_fallback_marker_is_not_a_hallucination() {
+        let m = metric(&json!({}));
+        let out = eval(&m, json!({"n": 1, "_raw_fallback": true}), json!({"n": 1})).unwrap();
+        assert!(close(out.details["hallucination"].as_f64().unwrap(), 0.0));
+        assert_eq!(out.details["buckets"]["extra_keys"], json!([]));
+        assert!(out.issues.is_empty());
     }
 
     #[test]
