@@ -10,6 +10,7 @@ use crate::component::{BuildCtx, BuildError, Compiled, Kind};
 
 pub mod json_compare;
 pub mod json_emission;
+pub mod json_schema;
 pub mod no_placeholders;
 pub mod required_fields;
 
@@ -29,6 +30,7 @@ pub const BUILTINS: &[Builtin] = &[
     crate::contract::BUILTIN,
     json_compare::BUILTIN,
     json_emission::BUILTIN,
+    json_schema::BUILTIN,
     no_placeholders::BUILTIN,
     required_fields::BUILTIN,
 ];

@@ -1,0 +1,248 @@
+//! `json_schema` (postprocessor): validates the extracted JSON against a JSON
+//! Schema, compiled once at pack load. Each violation becomes an issue at the
+//! JSON pointer of the offending value.
+
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::Builtin;
+use crate::component::{
+    self, BuildCtx, BuildError, Compiled, Context, EvalError, Kind, PostOutput, Postprocessor,
+};
+use crate::report::{Issue, Severity};
+
+const DOCS: &str = r#"# json_schema (postprocessor)
+
+Validates the extracted JSON against a JSON Schema (drafts 4, 6, 7, 2019-09 and
+2020-12; the draft is read from `$schema`, 2020-12 when absent). The schema is
+compiled once when the pack loads; a schema that does not compile is a load error.
+Remote `$ref`s are not fetched.
+
+Each violation is an issue whose `path` is the JSON pointer of the offending value,
+for example `/scores/alice: "high" is not of type "number"`. When nothing was
+extracted, one issue says so.
+
+## Config
+
+| key | default | meaning |
+|---|---|---|
+| `schema` | — (required) | path of a JSON (or YAML) schema file, relative to the manifest (or the pack when used by name), or the schema itself inline |
+| `max_issues` | `20` | at most this many violations are reported per record |
+| `severity` | `error` | severity of the issues |
+
+## Example
+
+```yaml
+pipeline:
+  postprocessors:
+    - use: json_schema
+      with: { schema: schemas/verdict.json }
+```
+
+`tribunal prompt --schema` prints a schema of the pack's contract, which can be
+saved and used here.
+"#;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Config {
+    schema: Value,
+    #[serde(default = "default_max_issues")]
+    max_issues: usize,
+    #[serde(default)]
+    severity: Severity,
+}
+
+fn default_max_issues() -> usize {
+    20
+}
+
+#[derive(Debug)]
+struct JsonSchema {
+    validator: jsonschema::Validator,
+    max_issues: usize,
+    severity: Severity,
+}
+
+impl Postprocessor for JsonSchema {
+    fn process(&self, ctx: &Context<'_>) -> Result<PostOutput, EvalError> {
+        let issue = |message: String, path: &str| Issue {
+            rule: String::new(),
+            severity: self.severity,
+            message,
+            path: Some(path.to_owned()),
+        };
+        if ctx.json.is_null() {
+            return Ok(PostOutput {
+                issues: vec![issue("the output contains no JSON to validate".into(), "")],
+                json: None,
+            });
+        }
+        let issues = self
+            .validator
+            .iter_errors(ctx.json)
+            .take(self.max_issues)
+            .map(|error| {
+                let path = error.instance_path().as_str().to_owned();
+                let message = if path.is_empty() {
+                    error.to_string()
+                } else {
+                    format!("{path}: {error}")
+                };
+                issue(message, &path)
+            })
+            .collect();
+        Ok(PostOutput { issues, json: None })
+    }
+}
+
+fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
+    let config: Config = component::parse_config(ctx.name, config)?;
+    let schema = match &config.schema {
+        Value::String(path) => {
+            let file = ctx.resolve(path);
+            let text = std::fs::read_to_string(&file).map_err(|err| {
+                BuildError::new(format!(
+                    "{}: cannot read schema {}: {err}",
+                    ctx.name,
+                    file.display()
+                ))
+                .at_key("schema")
+            })?;
+            crate::loader::yaml_to_value(&text, &file).map_err(|err| {
+                BuildError::new(format!(
+                    "{}: schema {} is not JSON or YAML: {err}",
+                    ctx.name,
+                    file.display()
+                ))
+                .at_key("schema")
+            })?
+        }
+        Value::Object(_) | Value::Bool(_) => config.schema.clone(),
+        other => {
+            return Err(BuildError::new(format!(
+                "{}: `schema` must be a file path or a schema object, got {other}",
+                ctx.name
+            ))
+            .at_key("schema"))
+        }
+    };
+    let validator = jsonschema::validator_for(&schema).map_err(|err| {
+        BuildError::new(format!("{}: invalid JSON Schema: {err}", ctx.name)).at_key("schema")
+    })?;
+    if config.max_issues == 0 {
+        return Err(
+            BuildError::new(format!("{}: `max_issues` must be at least 1", ctx.name))
+                .at_key("max_issues"),
+        );
+    }
+    Ok(Compiled::Postprocessor(Arc::new(JsonSchema {
+        validator,
+        max_issues: config.max_issues,
+        severity: config.severity,
+    })))
+}
+
+pub const BUILTIN: Builtin = Builtin {
+    name: "json_schema",
+    kind: Kind::Postprocessor,
+    summary: "validates the extracted JSON against a JSON Schema file",
+    docs: DOCS,
+    build,
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builtins::test_support::{build_ctx, Fixture};
+    use serde_json::json;
+
+    fn post(config: &Value) -> Arc<dyn Postprocessor> {
+        match build(config, &build_ctx("json_schema")).expect("builds") {
+            Compiled::Postprocessor(p) => p,
+            other => panic!("{:?}", other.kind()),
+        }
+    }
+
+    fn schema() -> Value {
+        json!({
+            "type": "object",
+            "required": ["kind", "scores"],
+            "properties": {
+                "kind": {"enum": ["a", "b"]},
+                "scores": {"type": "object", "additionalProperties": {"type": "number"}}
+            }
+        })
+    }
+
+    #[test]
+    fn violations_become_issues_at_their_pointer() {
+        let p = post(&json!({ "schema": schema() }));
+        let fixture = Fixture::new(
+            "",
+            json!({"kind": "c", "scores": {"alice": "high"}}),
+            Value::Null,
+        );
+        let out = p.process(&fixture.ctx()).unwrap();
+        let mut paths: Vec<&str> = out
+            .issues
+            .iter()
+            .map(|i| i.path.as_deref().unwrap())
+            .collect();
+        paths.sort_unstable();
+        assert_eq!(paths, ["/kind", "/scores/alice"]);
+        assert!(out.issues.iter().all(|i| i.severity == Severity::Error));
+        let fixture = Fixture::new("", json!({"kind": "a", "scores": {}}), Value::Null);
+        assert!(p.process(&fixture.ctx()).unwrap().issues.is_empty());
+        let fixture = Fixture::new("", json!({"kind": "a"}), Value::Null);
+        let out = p.process(&fixture.ctx()).unwrap();
+        assert_eq!(out.issues.len(), 1);
+        assert!(
+            out.issues[0].message.contains("scores"),
+            "{}",
+            out.issues[0].message
+        );
+    }
+
+    #[test]
+    fn schema_files_are_read_at_build_and_bad_schemas_fail() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("s.json"), schema().to_string()).unwrap();
+        let strategies = crate::builtins::test_support::strategies();
+        let ctx = BuildCtx {
+            name: "json_schema",
+            base_dir: dir.path(),
+            strategies,
+            contract: None,
+        };
+        assert!(build(&json!({"schema": "s.json"}), &ctx).is_ok());
+        let err = build(&json!({"schema": "missing.json"}), &ctx).unwrap_err();
+        assert!(
+            err.message.contains("cannot read schema"),
+            "{}",
+            err.message
+        );
+        let err = build(&json!({"schema": {"type": 12}}), &ctx).unwrap_err();
+        assert!(
+            err.message.contains("invalid JSON Schema"),
+            "{}",
+            err.message
+        );
+        assert!(build(&json!({}), &ctx).is_err());
+    }
+
+    #[test]
+    fn no_json_is_one_issue_and_max_issues_caps() {
+        let p = post(&json!({ "schema": {"items": {"type": "string"}}, "max_issues": 2 }));
+        let fixture = Fixture::new("", json!([1, 2, 3, 4]), Value::Null);
+        assert_eq!(p.process(&fixture.ctx()).unwrap().issues.len(), 2);
+        let fixture = Fixture::new("", Value::Null, Value::Null);
+        let out = p.process(&fixture.ctx()).unwrap();
+        assert_eq!(
+            out.issues[0].message,
+            "the output contains no JSON to validate"
+        );
+    }
+}
