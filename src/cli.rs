@@ -340,7 +340,11 @@ pub fn render_report(report: &Report) -> String {
     if let Some(feedback) = &report.feedback {
         let _ = writeln!(out, "feedback:");
         for line in feedback.lines() {
-            let _ = writeln!(out, "  {line}");
+            if line.is_empty() {
+                out.push('\n');
+            } else {
+                let _ = writeln!(out, "  {line}");
+            }
         }
     }
     out

@@ -386,9 +386,9 @@ where
                     write_error = Some(err);
                 }
             }
-            let per_record = result.metric_scores.chunks(metric_count.max(1));
-            for (digest, scores) in result.digests.iter().zip(per_record) {
-                summary.add_digest(digest, &scores[..metric_count]);
+            for (i, digest) in result.digests.iter().enumerate() {
+                let scores = &result.metric_scores[i * metric_count..(i + 1) * metric_count];
+                summary.add_digest(digest, scores);
             }
             on_records(result.digests.len() as u64);
         },

@@ -1073,7 +1073,8 @@ fn set_dotted(target: &mut Value, key: &str, value: Value) {
 }
 
 /// Hash of every file under the pack folder (paths and contents, in sorted order;
-/// hidden entries skipped) and of the overrides, as 16 hex digits.
+/// hidden entries and the top-level README.md skipped) and of the overrides, as 16
+/// hex digits.
 fn revision(dir: &Path, options: &LoadOptions) -> String {
     let mut files = Vec::new();
     let mut pending = vec![dir.to_path_buf()];
@@ -1083,7 +1084,10 @@ fn revision(dir: &Path, options: &LoadOptions) -> String {
         };
         for entry in entries.flatten() {
             let path = entry.path();
-            if entry.file_name().to_string_lossy().starts_with('.') {
+            let name = entry.file_name().to_string_lossy().to_lowercase();
+            // Hidden entries, and the pack's README (documentation that cannot change
+            // any result), are not part of the revision.
+            if name.starts_with('.') || (folder == dir && name == "readme.md") {
                 continue;
             }
             if path.is_dir() {

@@ -211,11 +211,16 @@ impl fmt::Display for Summary {
             .unwrap_or(5);
         let mut rows = vec![("score".to_owned(), &self.score)];
         rows.extend(self.metrics.iter().map(|(n, s)| (n.clone(), s)));
-        writeln!(
-            f,
-            "{:width$}  {:>8}  {:>8}  {:>8}  {:>8}",
-            "metric", "count", "mean", "p50", "p90"
-        )?;
+        if self.metrics.is_empty() {
+            // A pack without metrics has no score: the statuses say it all.
+            rows.clear();
+        } else {
+            writeln!(
+                f,
+                "{:width$}  {:>8}  {:>8}  {:>8}  {:>8}",
+                "metric", "count", "mean", "p50", "p90"
+            )?;
+        }
         for (name, stats) in rows {
             writeln!(
                 f,

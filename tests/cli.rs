@@ -601,3 +601,34 @@ fn a_bad_set_value_is_blamed_on_the_set() {
                 .and(predicate::str::contains("did you mean `threshold`?")),
         );
 }
+
+#[test]
+fn eval_summary_counts_records_of_a_pack_without_metrics() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "pack.yaml",
+        "name: nometric\npipeline:\n  postprocessors: [ { use: required_fields, with: { paths: [a] } } ]\n",
+    );
+    write(
+        dir.path(),
+        "data.jsonl",
+        "{\"output\": \"{\\\"a\\\": 1}\"}\n{\"output\": \"{}\"}\n{\"nope\": 1}\n",
+    );
+    tribunal()
+        .args(["eval", "--summary", "--pack"])
+        .arg(dir.path())
+        .arg("--input")
+        .arg(dir.path().join("data.jsonl"))
+        .arg("--output")
+        .arg(dir.path().join("out.jsonl"))
+        .assert()
+        .code(3)
+        .stdout(
+            predicate::str::contains("records     3")
+                .and(predicate::str::contains(
+                    "status      PASS 1  NEEDS_IMPROVEMENT 1  FAIL 0  ERROR 1",
+                ))
+                .and(predicate::str::contains("extraction  strict 2")),
+        );
+}
