@@ -60,7 +60,11 @@ fn revision_changes_with_the_files_and_the_overrides() {
         .revision;
     assert_ne!(first, with_set);
     fs::write(dir.path().join("README.md"), "# Docs only\n").unwrap();
-    assert_eq!(first, Pack::load(dir.path()).unwrap().revision, "the README is not behaviour");
+    assert_eq!(
+        first,
+        Pack::load(dir.path()).unwrap().revision,
+        "the README is not behaviour"
+    );
     pack_dir(dir.path(), 0.8);
     assert_ne!(first, Pack::load(dir.path()).unwrap().revision);
     let report = Pack::load(dir.path()).unwrap().evaluate(&Input::new("x"));
