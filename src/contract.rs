@@ -19,7 +19,7 @@ use crate::component::{
 };
 use crate::extract::Tier;
 use crate::report::Issue;
-use crate::text::{count_sentences, python_json};
+use crate::text::{count_sentences, escape_pointer, json_type_name as type_name, python_json};
 
 /// The ladder used when a pack does not configure one.
 pub const DEFAULT_LADDER: [Tier; 4] = [Tier::Strict, Tier::Fence, Tier::Embedded, Tier::Repair];
@@ -775,27 +775,10 @@ fn same_value(a: &Value, b: &Value) -> bool {
     }
 }
 
-/// Escapes a key for use in a JSON pointer (RFC 6901).
-pub fn escape_pointer(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
-}
-
 fn display_value(value: &Value) -> String {
     match value {
         Value::String(s) => s.clone(),
         other => other.to_string(),
-    }
-}
-
-/// "a string", "an object", "null"...
-pub fn type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -189,6 +189,16 @@ struct LoadedComponent {
     implementation: Option<Implementation>,
 }
 
+impl LoadedComponent {
+    /// The manifest's folder: relative paths in its config resolve from here.
+    fn dir(&self) -> PathBuf {
+        self.source
+            .path
+            .parent()
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+    }
+}
+
 struct PackLoader {
     dir: PathBuf,
     source: Source,
@@ -749,12 +759,7 @@ impl PackLoader {
                 &component.manifest.name,
                 options,
             );
-            let dir = component
-                .source
-                .path
-                .parent()
-                .unwrap_or(Path::new("."))
-                .to_path_buf();
+            let dir = component.dir();
             let ctx = BuildCtx {
                 name: &component.manifest.name,
                 base_dir: &dir,
@@ -923,12 +928,7 @@ impl PackLoader {
                 step,
                 options,
             );
-            let dir = component
-                .source
-                .path
-                .parent()
-                .unwrap_or(Path::new("."))
-                .to_path_buf();
+            let dir = component.dir();
             let ctx = BuildCtx {
                 name: step,
                 base_dir: &dir,

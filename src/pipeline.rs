@@ -64,16 +64,7 @@ impl Pack {
 
         let failure = (|| -> Result<(), EvalError> {
             for step in &self.postprocessors {
-                let ctx = Context {
-                    output: &input.output,
-                    json: &json,
-                    extraction: &extraction,
-                    expected: &input.expected,
-                    meta: &input.meta,
-                    issues: &issues,
-                    scores: &scores,
-                    strategies: &self.strategies,
-                };
+                let ctx = self.context(input, &extraction, &json, &issues, &scores);
                 let out = step
                     .run
                     .process(&ctx)
@@ -84,16 +75,7 @@ impl Pack {
                 }
             }
             for step in &self.metrics {
-                let ctx = Context {
-                    output: &input.output,
-                    json: &json,
-                    extraction: &extraction,
-                    expected: &input.expected,
-                    meta: &input.meta,
-                    issues: &issues,
-                    scores: &scores,
-                    strategies: &self.strategies,
-                };
+                let ctx = self.context(input, &extraction, &json, &issues, &scores);
                 let out = step
                     .run
                     .evaluate(&ctx)
@@ -158,6 +140,27 @@ impl Pack {
             |input| self.evaluate(&input),
             sink,
         );
+    }
+
+    /// The context a component sees at this point of the pipeline.
+    fn context<'a>(
+        &'a self,
+        input: &'a Input,
+        extraction: &'a ExtractionInfo,
+        json: &'a Value,
+        issues: &'a [Issue],
+        scores: &'a BTreeMap<String, f64>,
+    ) -> Context<'a> {
+        Context {
+            output: &input.output,
+            json,
+            extraction,
+            expected: &input.expected,
+            meta: &input.meta,
+            issues,
+            scores,
+            strategies: &self.strategies,
+        }
     }
 
     fn extract(&self, output: &str, issues: &mut Vec<Issue>) -> (Value, ExtractionInfo) {

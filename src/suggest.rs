@@ -27,26 +27,17 @@ where
 
 /// Parses serde's "unknown field `x`, expected one of `a`, `b`" (or "expected `a`").
 pub fn parse_unknown_field(message: &str) -> Option<(String, Vec<String>)> {
-    let rest = message.split("unknown field `").nth(1)?;
-    let (field, rest) = rest.split_once('`')?;
-    let expected = rest
-        .split("expected")
-        .nth(1)
-        .map(|list| {
-            list.split('`')
-                .skip(1)
-                .step_by(2)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default();
-    Some((field.to_owned(), expected))
+    parse_unknown("unknown field `", message)
 }
 
 /// Parses "unknown variant `x`, expected one of `a`, `b`".
 pub fn parse_unknown_variant(message: &str) -> Option<(String, Vec<String>)> {
-    let rest = message.split("unknown variant `").nth(1)?;
-    let (value, rest) = rest.split_once('`')?;
+    parse_unknown("unknown variant `", message)
+}
+
+fn parse_unknown(marker: &str, message: &str) -> Option<(String, Vec<String>)> {
+    let rest = message.split(marker).nth(1)?;
+    let (wrong, rest) = rest.split_once('`')?;
     let expected = rest
         .split("expected")
         .nth(1)
@@ -58,7 +49,7 @@ pub fn parse_unknown_variant(message: &str) -> Option<(String, Vec<String>)> {
                 .collect()
         })
         .unwrap_or_default();
-    Some((value.to_owned(), expected))
+    Some((wrong.to_owned(), expected))
 }
 
 /// Parses "missing field `x`" or "...for key `x`" style messages for the field name.

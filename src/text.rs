@@ -133,6 +133,23 @@ fn write_python_json(value: &Value, out: &mut String) {
     }
 }
 
+/// Escapes one key for use in a JSON pointer (RFC 6901): `~` → `~0`, `/` → `~1`.
+pub fn escape_pointer(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+/// "a string", "an object", "null"... for messages about a JSON value's type.
+pub fn json_type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 /// The first `max` characters of `s` (not bytes: never splits a character).
 pub fn prefix_chars(s: &str, max: usize) -> &str {
     match s.char_indices().nth(max) {

@@ -10,7 +10,6 @@ use regex::Regex;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use super::required_fields::escape_pointer_token;
 use super::Builtin;
 use crate::component::{
     self, BuildCtx, BuildError, Compiled, Context, EvalError, Kind, Metric, MetricOutput, Strategy,
@@ -20,6 +19,7 @@ use crate::report::Issue;
 use crate::strategy::{
     Exact, Semantic, StrategyRegistry, DEFAULT_FUZZY_THRESHOLD, DEFAULT_SEMANTIC_THRESHOLD,
 };
+use crate::text::{escape_pointer, json_type_name as type_name};
 
 pub const BUILTIN: Builtin = Builtin {
     name: "json_compare",
@@ -434,7 +434,7 @@ fn show(value: f64, threshold: f64) -> String {
 }
 
 fn pointer(key: &str) -> String {
-    format!("/{}", escape_pointer_token(key))
+    format!("/{}", escape_pointer(key))
 }
 
 impl JsonCompare {
@@ -604,17 +604,6 @@ impl Metric for JsonCompare {
             issues,
             details,
         })
-    }
-}
-
-fn type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -8,12 +8,13 @@ use regex::{Regex, RegexBuilder};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::required_fields::{escape_pointer_token, FieldPath, Template};
+use super::required_fields::{FieldPath, Template};
 use super::Builtin;
 use crate::component::{
     self, BuildCtx, BuildError, Compiled, Context, EvalError, Kind, PostOutput, Postprocessor,
 };
 use crate::report::{Issue, Severity};
+use crate::text::escape_pointer;
 
 pub const BUILTIN: Builtin = Builtin {
     name: "no_placeholders",
@@ -249,7 +250,7 @@ impl Postprocessor for NoPlaceholders {
                     }
                     Value::Object(map) => {
                         for (key, item) in map.iter().rev() {
-                            stack.push((item, format!("{pointer}/{}", escape_pointer_token(key))));
+                            stack.push((item, format!("{pointer}/{}", escape_pointer(key))));
                         }
                     }
                     _ => {}

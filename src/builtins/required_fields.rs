@@ -18,6 +18,7 @@ use crate::component::{
     self, BuildCtx, BuildError, Compiled, Context, EvalError, Kind, PostOutput, Postprocessor,
 };
 use crate::report::{Issue, Severity};
+use crate::text::escape_pointer;
 
 pub const BUILTIN: Builtin = Builtin {
     name: "required_fields",
@@ -93,11 +94,6 @@ pipeline:
 // Shared helpers: field paths and message templates.
 // ---------------------------------------------------------------------------
 
-/// Escapes one JSON-pointer reference token (`~` → `~0`, `/` → `~1`).
-pub(crate) fn escape_pointer_token(token: &str) -> String {
-    token.replace('~', "~0").replace('/', "~1")
-}
-
 /// A path into a JSON document, compiled once: dotted (`a.b`) or JSON pointer (`/a/b`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct FieldPath {
@@ -128,7 +124,7 @@ impl FieldPath {
         let mut pointer = String::new();
         for segment in &segments {
             pointer.push('/');
-            pointer.push_str(&escape_pointer_token(segment));
+            pointer.push_str(&escape_pointer(segment));
         }
         Ok(Self { segments, pointer })
     }
