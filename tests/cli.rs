@@ -632,3 +632,43 @@ fn eval_summary_counts_records_of_a_pack_without_metrics() {
                 .and(predicate::str::contains("extraction  strict 2")),
         );
 }
+
+#[test]
+fn set_reads_a_value_from_a_file_with_at() {
+    let dir = tempfile::tempdir().unwrap();
+    demo_pack(dir.path());
+    write(dir.path(), "events.json", r#"["custom:go", "custom:stop"]"#);
+    let out = tribunal()
+        .current_dir(dir.path())
+        .args([
+            "check",
+            "--json",
+            "--pack",
+            ".",
+            "--set",
+            "emission.events=@events.json",
+        ])
+        .write_stdin(r#"{"event": "custom:stop", "data": {}}"#)
+        .output()
+        .unwrap();
+    let record: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        (record["score"].as_f64().unwrap() - 1.0).abs() < 1e-9,
+        "{record}"
+    );
+    tribunal()
+        .current_dir(dir.path())
+        .args([
+            "check",
+            "--pack",
+            ".",
+            "--set",
+            "emission.events=@missing.json",
+        ])
+        .write_stdin("{}")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--set emission.events=@missing.json: cannot read",
+        ));
+}
