@@ -70,49 +70,100 @@ impl Strategy for Exact {
     }
 }
 
-/// Top-level comparison: like Python's `str(gt).lower() == str(aio).lower()`, a
-/// string equals a number or boolean whose text it spells.
+/// Seed 002's `str(gt).lower() == str(aio).lower()` (JSON with sorted keys for
+/// objects and arrays), with the brief's refinement that numerically equal numbers
+/// are equal: two numbers compare by value, and inside objects and arrays an
+/// integral float is written as the integer (`[2]` equals `[2.0]`).
 pub fn exact_match(expected: &Value, actual: &Value) -> bool {
     match (expected, actual) {
-        (Value::String(s), other @ (Value::Number(_) | Value::Bool(_)))
-        | (other @ (Value::Number(_) | Value::Bool(_)), Value::String(s)) => {
-            s.to_lowercase() == scalar_text(other)
-        }
-        _ => structural_eq(expected, actual),
-    }
-}
-
-fn scalar_text(value: &Value) -> String {
-    match value {
-        Value::String(s) => s.to_lowercase(),
-        other => other.to_string().to_lowercase(),
-    }
-}
-
-/// Nested comparison: types must agree (as in sorted JSON text), strings and
-/// object keys compare case-insensitively, numbers numerically.
-fn structural_eq(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Null, Value::Null) => true,
-        (Value::Bool(x), Value::Bool(y)) => x == y,
         (Value::Number(x), Value::Number(y)) => numbers_equal(x, y),
-        (Value::String(x), Value::String(y)) => x == y || x.to_lowercase() == y.to_lowercase(),
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| structural_eq(p, q))
+        _ => exact_text(expected).to_lowercase() == exact_text(actual).to_lowercase(),
+    }
+}
+
+/// Python's `str(value)` for a scalar; sorted JSON text for objects and arrays.
+fn exact_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Number(n) => python_number(n),
+        Value::Bool(true) => "True".to_owned(),
+        Value::Bool(false) => "False".to_owned(),
+        Value::Null => "None".to_owned(),
+        container => {
+            let mut out = String::new();
+            write_sorted_json(container, &mut out);
+            out
         }
-        (Value::Object(x), Value::Object(y)) => {
-            if x.len() != y.len() {
-                return false;
+    }
+}
+
+/// `json.dumps(value, sort_keys=True)`'s layout, keys sorted case-insensitively,
+/// numbers canonical (2.0 → 2).
+fn write_sorted_json(value: &Value, out: &mut String) {
+    match value {
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_sorted_json(item, out);
             }
-            let lowered: BTreeMap<String, &Value> =
-                y.iter().map(|(k, v)| (k.to_lowercase(), v)).collect();
-            x.iter().all(|(k, v)| {
-                lowered
-                    .get(&k.to_lowercase())
-                    .is_some_and(|w| structural_eq(v, w))
-            })
+            out.push(']');
         }
-        _ => false,
+        Value::Object(map) => {
+            // Keys in case-insensitive order (ties: as written), so that objects
+            // compare regardless of key order even when key case differs.
+            let sorted: BTreeMap<(String, &String), &Value> = map
+                .iter()
+                .map(|(k, v)| ((k.to_lowercase(), k), v))
+                .collect();
+            out.push('{');
+            for (i, ((_, key), item)) in sorted.into_iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push_str(": ");
+                write_sorted_json(item, out);
+            }
+            out.push('}');
+        }
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 => {
+                out.push_str(&format!("{f:.0}"));
+            }
+            _ => out.push_str(&python_number(n)),
+        },
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
+
+/// Python's `str()` of a JSON number: integers as digits, floats as `repr(float)`
+/// (`2.0`, `1e-05`, `1.5e+16`).
+fn python_number(n: &serde_json::Number) -> String {
+    if !n.is_f64() {
+        return n.to_string();
+    }
+    let f = n.as_f64().unwrap_or(f64::NAN);
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0.0" } else { "0.0" }.to_owned();
+    }
+    // Shortest round-trip digits, then Python's layout: positional for exponents
+    // in [-4, 16), scientific with a signed two-digit exponent otherwise.
+    let sci = format!("{f:e}");
+    let (mantissa, exponent) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    if (-4..16).contains(&exponent) {
+        let text = format!("{f}");
+        if text.contains('.') {
+            text
+        } else {
+            format!("{text}.0")
+        }
+    } else {
+        let sign = if exponent < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", exponent.abs())
     }
 }
 
@@ -207,6 +258,19 @@ mod tests {
         assert!(!exact_match(&json!([1, 2]), &json!([2, 1])));
         assert!(!exact_match(&json!(["2"]), &json!([2])));
         assert!(!exact_match(&json!({"a": 1}), &json!({"a": 1, "b": 2})));
+        assert!(exact_match(
+            &json!({"o": {"a": 1, "A": 2}}),
+            &json!({"o": {"A": 2, "a": 1}})
+        ));
+        assert!(!exact_match(&json!(2.0), &json!("2")), "str(2.0) is 2.0");
+        assert!(exact_match(&json!(2.0), &json!("2.0")));
+        assert!(exact_match(&json!(1e-05), &json!("1E-05")));
+        assert!(exact_match(&json!(1.5e16), &json!("1.5e+16")));
+        assert!(exact_match(&json!(0.0001), &json!("0.0001")));
+        assert!(
+            exact_match(&json!({"a": [1, 2]}), &json!("{\"a\": [1, 2]}")),
+            "dumps text"
+        );
     }
 
     #[test]

@@ -25,8 +25,9 @@ pub fn levenshtein(a: &[char], b: &[char]) -> usize {
 /// Normalised similarity `1 - distance / longer length` of the lower-cased strings
 /// (1.0 for two empty strings).
 pub fn similarity(a: &str, b: &str) -> f64 {
-    let a: Vec<char> = a.chars().flat_map(char::to_lowercase).collect();
-    let b: Vec<char> = b.chars().flat_map(char::to_lowercase).collect();
+    // Whole-string lowering, as Python's `str.lower()` (final sigma depends on context).
+    let a: Vec<char> = a.to_lowercase().chars().collect();
+    let b: Vec<char> = b.to_lowercase().chars().collect();
     let longer = a.len().max(b.len());
     if longer == 0 {
         return 1.0;
@@ -178,6 +179,10 @@ mod tests {
         assert!((similarity("John Smith", "john smyth") - 0.9).abs() < 1e-12);
         assert!((similarity("", "") - 1.0).abs() < f64::EPSILON);
         assert!(similarity("abc", "xyz").abs() < f64::EPSILON);
+        assert!(
+            (similarity("ΟΔΟΣ", "οδος") - 1.0).abs() < f64::EPSILON,
+            "final sigma"
+        );
     }
 
     #[test]

@@ -415,7 +415,24 @@ static EMAIL: LazyLock<Regex> =
 /// Strings auto-detection compares exactly: ISO-8601 dates / date-times and e-mails.
 fn is_exact_text(text: &str) -> bool {
     let text = text.trim_matches(is_py_space);
-    DATE_TIME.is_match(text) || EMAIL.is_match(text)
+    (DATE_TIME.is_match(text) && is_calendar_date(text)) || EMAIL.is_match(text)
+}
+
+/// Whether the `YYYY-MM-DD` the text starts with exists (no 30 February).
+fn is_calendar_date(text: &str) -> bool {
+    let number =
+        |range: std::ops::Range<usize>| text.get(range).and_then(|t| t.parse::<u32>().ok());
+    let (Some(year), Some(month), Some(day)) = (number(0..4), number(5..7), number(8..10)) else {
+        return false;
+    };
+    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    let days = match month {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    };
+    (1..=days).contains(&day)
 }
 
 /// A similarity for messages: up to four decimals, more when that would hide the gap.
@@ -549,7 +566,8 @@ impl Metric for JsonCompare {
             );
         }
         // The engine's own fallback marker is not something the model said.
-        for key in aio.keys().filter(|k| *k != RAW_FALLBACK_KEY) {
+        let marker = ctx.extraction.raw_fallback.then_some(RAW_FALLBACK_KEY);
+        for key in aio.keys().filter(|k| Some(k.as_str()) != marker) {
             if !gt.contains_key(key) {
                 extra_keys.push(key);
                 issues.push(Issue::warning("", format!("unexpected `{key}`")).at(pointer(key)));
@@ -854,10 +872,15 @@ mod tests {
     #[test]
     fn the_raw_fallback_marker_is_not_a_hallucination() {
         let m = metric(&json!({}));
-        let out = eval(&m, json!({"n": 1, "_raw_fallback": true}), json!({"n": 1})).unwrap();
+        let mut fixture = Fixture::new("", json!({"n": 1, "_raw_fallback": true}), json!({"n": 1}));
+        fixture.extraction.raw_fallback = true;
+        let out = m.evaluate(&fixture.ctx()).unwrap();
         assert!(close(out.details["hallucination"].as_f64().unwrap(), 0.0));
         assert_eq!(out.details["buckets"]["extra_keys"], json!([]));
         assert!(out.issues.is_empty());
+        // A model that writes the key itself did say it.
+        let out = eval(&m, json!({"n": 1, "_raw_fallback": true}), json!({"n": 1})).unwrap();
+        assert!(close(out.details["hallucination"].as_f64().unwrap(), 0.5));
     }
 
     #[test]
@@ -887,6 +910,16 @@ mod tests {
             Path::new(".")
         )
         .is_err());
+    }
+
+    #[test]
+    fn impossible_dates_are_text() {
+        assert!(is_exact_text("2024-02-29"));
+        assert!(!is_exact_text("2023-02-29"));
+        assert!(!is_exact_text("2024-02-30"));
+        assert!(!is_exact_text("2024-04-31T10:00:00Z"));
+        assert!(is_exact_text("2000-02-29 23:59"));
+        assert!(!is_exact_text("1900-02-29"));
     }
 
     #[test]

@@ -44,6 +44,7 @@ in readme`). Reports text that still contains an unfilled placeholder token.
 |-----|---------|---------|
 | `tokens` | `[TODO, TBD, FIXME]` | substrings that mark a placeholder (non-empty strings) |
 | `fields` | the whole document | paths to check, dotted (`docs.readme`) or JSON pointer (`/docs/readme`) |
+| `containers` | `leaves` | how a listed field holding an array or object is checked: `leaves` (every string inside it) or `python` (Python's `in`, as seed 003's code: an array holds a token as an element, an object as a key) |
 | `case_sensitive` | `true` | `false` also finds `todo`, `Tbd`... (Unicode simple case folding) |
 | `message` | ``` `{field}` contains an unfilled placeholder ({token})``` | issue text |
 | `severity` | `error` | `error`, `warning` or `info` |
@@ -77,6 +78,7 @@ const DEFAULT_MESSAGE: &str = "`{field}` contains an unfilled placeholder ({toke
 struct Config {
     tokens: Vec<String>,
     fields: Option<Vec<String>>,
+    containers: Containers,
     case_sensitive: bool,
     message: String,
     severity: Severity,
@@ -87,11 +89,22 @@ impl Default for Config {
         Self {
             tokens: ["TODO", "TBD", "FIXME"].map(str::to_owned).to_vec(),
             fields: None,
+            containers: Containers::Leaves,
             case_sensitive: true,
             message: DEFAULT_MESSAGE.to_owned(),
             severity: Severity::Error,
         }
     }
+}
+
+/// How a listed field holding an array or object is checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Containers {
+    /// Every string inside it, at any depth.
+    Leaves,
+    /// Python's `in`: an array holds a token as an element, an object as a key.
+    Python,
 }
 
 /// The tokens, compiled once.
@@ -113,6 +126,7 @@ struct NoPlaceholders {
     tokens: Vec<String>,
     matcher: Matcher,
     fields: Option<Vec<Field>>,
+    containers: Containers,
     message: Template,
     severity: Severity,
 }
@@ -169,6 +183,7 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
         err
     })?;
     Ok(Compiled::Postprocessor(Arc::new(NoPlaceholders {
+        containers: config.containers,
         tokens: config.tokens,
         matcher,
         fields,
@@ -188,6 +203,9 @@ impl NoPlaceholders {
 
     /// The first token found in the string leaves of `value`, in document order.
     fn first_token_in(&self, value: &Value) -> Option<usize> {
+        if self.containers == Containers::Python {
+            return self.first_token_python(value);
+        }
         let mut stack = vec![value];
         while let Some(value) = stack.pop() {
             match value {
@@ -202,6 +220,31 @@ impl NoPlaceholders {
             }
         }
         None
+    }
+
+    /// Python's `token in value`: substring of a string, element of a list, key of
+    /// a dict; nothing else holds a token.
+    fn first_token_python(&self, value: &Value) -> Option<usize> {
+        let equal = |token: &str, text: &str| {
+            if matches!(self.matcher, Matcher::Sensitive) {
+                token == text
+            } else {
+                token.to_lowercase() == text.to_lowercase()
+            }
+        };
+        match value {
+            Value::String(s) => self.first_token(s),
+            Value::Array(items) => self.tokens.iter().position(|t| {
+                items
+                    .iter()
+                    .any(|item| item.as_str().is_some_and(|s| equal(t, s)))
+            }),
+            Value::Object(map) => self
+                .tokens
+                .iter()
+                .position(|t| map.keys().any(|k| equal(t, k))),
+            _ => None,
+        }
     }
 
     fn issue(&self, field: &str, token: usize) -> Issue {
@@ -264,6 +307,22 @@ impl Postprocessor for NoPlaceholders {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn python_containers_follow_pythons_in() {
+        let p = compile(&json!({"fields": ["readme"], "containers": "python"}));
+        let check = |readme: Value| {
+            let fixture = Fixture::new("", json!({ "readme": readme }), Value::Null);
+            p.process(&fixture.ctx()).unwrap().issues.len()
+        };
+        assert_eq!(check(json!("x TODO y")), 1);
+        assert_eq!(check(json!(["# tool", "TODO: usage"])), 0);
+        assert_eq!(check(json!(["TODO"])), 1);
+        assert_eq!(check(json!([["TODO"]])), 0);
+        assert_eq!(check(json!({"TODO": "usage"})), 1);
+        assert_eq!(check(json!({"usage": "TODO"})), 0);
+        assert_eq!(check(json!(5)), 0);
+    }
     use crate::builtins::test_support::{build_ctx, Fixture};
     use serde_json::json;
 
