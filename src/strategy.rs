@@ -5,6 +5,7 @@
 //! a pack adds its own strategy components (scripts, plugins) under their names.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -131,7 +132,7 @@ fn write_sorted_json(value: &Value, out: &mut String) {
         }
         Value::Number(n) => match n.as_f64() {
             Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 => {
-                out.push_str(&format!("{f:.0}"));
+                let _ = write!(out, "{f:.0}");
             }
             _ => out.push_str(&python_number(n)),
         },
