@@ -22,6 +22,8 @@ pub struct Block<'a> {
     pub content: &'a str,
     /// Whether a closing fence was found (otherwise the block runs to the end of the text).
     pub closed: bool,
+    /// The fence character: `` ` `` or `~`.
+    pub fence: char,
 }
 
 /// The first fenced block with a JSON-like info string whose trimmed content parses as a
@@ -29,7 +31,20 @@ pub struct Block<'a> {
 pub fn extract(text: &str) -> Option<Value> {
     blocks(text)
         .filter(|block| is_json_info(block.info))
-        .find_map(|block| super::parse_container(block.content.trim()))
+        .find_map(|block| {
+            super::parse_container(block.content.trim()).or_else(|| {
+                if block.fence != '`' {
+                    return None;
+                }
+                // Models write a closing fence with text after it ("``` Hope that
+                // helps!"), which CommonMark does not close on: cut there instead.
+                let cut = block
+                    .content
+                    .find("\n```")
+                    .or_else(|| block.content.starts_with("```").then_some(0))?;
+                super::parse_container(block.content[..cut].trim())
+            })
+        })
 }
 
 /// Whether a fence's info string announces JSON (or says nothing): the first word,
@@ -74,6 +89,7 @@ impl<'a> Iterator for Blocks<'a> {
                         info: open.info,
                         content: &text[content_start..pos],
                         closed: true,
+                        fence: char::from(open.fence_char),
                     });
                 }
                 pos = after;
@@ -83,6 +99,7 @@ impl<'a> Iterator for Blocks<'a> {
                 info: open.info,
                 content: &text[content_start..],
                 closed: false,
+                fence: char::from(open.fence_char),
             });
         }
         None
@@ -224,7 +241,8 @@ mod tests {
             [Block {
                 info: "markdown",
                 content: "intro\n```json\n{}\n```\n",
-                closed: true
+                closed: true,
+                fence: '`',
             }]
         );
         // The inner fence belongs to a markdown block, so it is not a JSON block.
@@ -290,7 +308,8 @@ mod tests {
             [Block {
                 info: "json",
                 content: "{\"a\": 1}\n",
-                closed: false
+                closed: false,
+                fence: '`',
             }]
         );
         assert_eq!(extract(text), Some(json!({"a": 1})));
@@ -358,5 +377,13 @@ mod tests {
         assert_eq!(extract(&"{".repeat(10 * 1024 * 1024)), None);
         let text = format!("```json\n{}\n```", "{".repeat(10 * 1024 * 1024));
         assert_eq!(extract(&text), None);
+    }
+
+    #[test]
+    fn a_closing_fence_with_trailing_text_still_closes() {
+        let text = "Here:\n```json\n{\"a\": 1}\n``` Hope that helps!\nBye";
+        assert_eq!(extract(text), Some(serde_json::json!({"a": 1})));
+        let text = "```\n{\"a\": [1, 2]}\n```end";
+        assert_eq!(extract(text), Some(serde_json::json!({"a": [1, 2]})));
     }
 }
