@@ -5,13 +5,12 @@
 //! a pack adds its own strategy components (scripts, plugins) under their names.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::sync::Arc;
 
 use serde_json::Value;
 
 use crate::component::{Context, EvalError, Strategy};
-use crate::text::similarity;
+use crate::text::{python_number, similarity, write_python_json, PythonJson};
 
 /// Default similarity a `fuzzy` match needs (seed 002).
 pub const DEFAULT_FUZZY_THRESHOLD: f64 = 0.85;
@@ -92,79 +91,13 @@ fn exact_text(value: &Value) -> String {
         Value::Null => "None".to_owned(),
         container => {
             let mut out = String::new();
-            write_sorted_json(container, &mut out);
+            let style = PythonJson {
+                sort_keys: true,
+                canonical_numbers: true,
+            };
+            write_python_json(container, &mut out, &style);
             out
         }
-    }
-}
-
-/// `json.dumps(value, sort_keys=True)`'s layout, keys sorted case-insensitively,
-/// numbers canonical (2.0 → 2).
-fn write_sorted_json(value: &Value, out: &mut String) {
-    match value {
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_sorted_json(item, out);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            // Keys in case-insensitive order (ties: as written), so that objects
-            // compare regardless of key order even when key case differs.
-            let sorted: BTreeMap<(String, &String), &Value> = map
-                .iter()
-                .map(|(k, v)| ((k.to_lowercase(), k), v))
-                .collect();
-            out.push('{');
-            for (i, ((_, key), item)) in sorted.into_iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push_str(": ");
-                write_sorted_json(item, out);
-            }
-            out.push('}');
-        }
-        Value::Number(n) => match n.as_f64() {
-            Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 => {
-                let _ = write!(out, "{f:.0}");
-            }
-            _ => out.push_str(&python_number(n)),
-        },
-        scalar => out.push_str(&scalar.to_string()),
-    }
-}
-
-/// Python's `str()` of a JSON number: integers as digits, floats as `repr(float)`
-/// (`2.0`, `1e-05`, `1.5e+16`).
-fn python_number(n: &serde_json::Number) -> String {
-    if !n.is_f64() {
-        return n.to_string();
-    }
-    let f = n.as_f64().unwrap_or(f64::NAN);
-    if f == 0.0 {
-        return if f.is_sign_negative() { "-0.0" } else { "0.0" }.to_owned();
-    }
-    // Shortest round-trip digits, then Python's layout: positional for exponents
-    // in [-4, 16), scientific with a signed two-digit exponent otherwise.
-    let sci = format!("{f:e}");
-    let (mantissa, exponent) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exponent: i32 = exponent.parse().unwrap_or(0);
-    if (-4..16).contains(&exponent) {
-        let text = format!("{f}");
-        if text.contains('.') {
-            text
-        } else {
-            format!("{text}.0")
-        }
-    } else {
-        let sign = if exponent < 0 { '-' } else { '+' };
-        format!("{mantissa}e{sign}{:02}", exponent.abs())
     }
 }
 

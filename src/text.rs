@@ -102,11 +102,22 @@ pub fn python_repr_list<'a>(items: impl IntoIterator<Item = &'a str>) -> String 
 /// separators, non-ASCII kept), as the seeds' prompts print it.
 pub fn python_json(value: &Value) -> String {
     let mut out = String::new();
-    write_python_json(value, &mut out);
+    write_python_json(value, &mut out, &PythonJson::default());
     out
 }
 
-fn write_python_json(value: &Value, out: &mut String) {
+/// How [`write_python_json`] lays out keys and numbers.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PythonJson {
+    /// Keys in case-insensitive order (ties: as written) instead of as given.
+    pub sort_keys: bool,
+    /// Integral floats written as integers (`2.0` → `2`), so that numerically
+    /// equal numbers have one spelling.
+    pub canonical_numbers: bool,
+}
+
+/// Writes `value` in Python's `json.dumps` layout, styled by `style`.
+pub fn write_python_json(value: &Value, out: &mut String, style: &PythonJson) {
     match value {
         Value::Array(items) => {
             out.push('[');
@@ -114,23 +125,61 @@ fn write_python_json(value: &Value, out: &mut String) {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                write_python_json(item, out);
+                write_python_json(item, out, style);
             }
             out.push(']');
         }
         Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            if style.sort_keys {
+                entries.sort_by_cached_key(|(k, _)| (k.to_lowercase(), (*k).clone()));
+            }
             out.push('{');
-            for (i, (key, item)) in map.iter().enumerate() {
+            for (i, (key, item)) in entries.into_iter().enumerate() {
                 if i > 0 {
                     out.push_str(", ");
                 }
                 out.push_str(&Value::String(key.clone()).to_string());
                 out.push_str(": ");
-                write_python_json(item, out);
+                write_python_json(item, out, style);
             }
             out.push('}');
         }
+        Value::Number(n) if style.canonical_numbers && n.is_f64() => match n.as_f64() {
+            Some(f) if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 => {
+                let _ = write!(out, "{f:.0}");
+            }
+            _ => out.push_str(&python_number(n)),
+        },
         scalar => out.push_str(&scalar.to_string()),
+    }
+}
+
+/// Python's `str()` of a JSON number: integers as digits, floats as `repr(float)`
+/// (`2.0`, `1e-05`, `1.5e+16`).
+pub fn python_number(n: &serde_json::Number) -> String {
+    if !n.is_f64() {
+        return n.to_string();
+    }
+    let f = n.as_f64().unwrap_or(f64::NAN);
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0.0" } else { "0.0" }.to_owned();
+    }
+    // Shortest round-trip digits, then Python's layout: positional for exponents
+    // in [-4, 16), scientific with a signed two-digit exponent otherwise.
+    let sci = format!("{f:e}");
+    let (mantissa, exponent) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    if (-4..16).contains(&exponent) {
+        let text = format!("{f}");
+        if text.contains('.') {
+            text
+        } else {
+            format!("{text}.0")
+        }
+    } else {
+        let sign = if exponent < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", exponent.abs())
     }
 }
 
