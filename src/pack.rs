@@ -550,14 +550,16 @@ impl PackLoader {
                     }
                 },
             };
+            let mut implementation = implementation;
             if let Some(Implementation::Builtin(name)) = &implementation {
-                match builtins::find(name) {
+                let usable = match builtins::find(name) {
                     None => {
                         let at = source.locate(&["implementation", "builtin"], Some(name));
                         self.errors.push(
                             LoadError::new(&source.path, at, format!("unknown built-in `{name}`"))
                                 .suggest(nearest(name, builtins::names())),
                         );
+                        false
                     }
                     Some(builtin) if builtin.kind != component.kind => {
                         let at = source.locate(&["implementation", "builtin"], Some(name));
@@ -569,8 +571,13 @@ impl PackLoader {
                                 component.name, component.kind, builtin.kind
                             ),
                         ));
+                        false
                     }
-                    Some(_) => {}
+                    Some(_) => true,
+                };
+                // Reported once, here: later steps skip a component without an implementation.
+                if !usable {
+                    implementation = None;
                 }
             }
             if let Some(Implementation::Script(path)) = &implementation {
@@ -750,7 +757,7 @@ impl PackLoader {
         let plain = Arc::new(StrategyRegistry::with_builtins());
         for component in components
             .iter()
-            .filter(|c| c.manifest.kind == Kind::Strategy)
+            .filter(|c| c.manifest.kind == Kind::Strategy && c.implementation.is_some())
         {
             let config = merged_config(
                 component.manifest.config.as_ref(),
@@ -915,12 +922,8 @@ impl PackLoader {
                 );
                 return None;
             }
-            // An unknown or mismatched built-in was reported with the manifest.
-            if let Implementation::Builtin(name) = component.implementation.as_ref()? {
-                if builtins::find(name).is_none_or(|b| b.kind != component.manifest.kind) {
-                    return None;
-                }
-            }
+            // An unusable implementation was reported with the manifest.
+            component.implementation.as_ref()?;
             let config = merged_config(
                 component.manifest.config.as_ref(),
                 spec.with.as_ref(),

@@ -570,6 +570,20 @@ fn an_unknown_builtin_is_reported_once() {
         stderr.contains("m.yaml:3:28: unknown built-in `json_emision`"),
         "{stderr}"
     );
+
+    // A strategy without an implementation: one error too.
+    write(dir.path(), "pack.yaml", "name: p\ncomponents: [c/*.yaml]\n");
+    write(dir.path(), "c/m.yaml", "kind: strategy\nname: m\n");
+    let out = tribunal()
+        .arg("lint")
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let stderr = String::from_utf8_lossy(&out);
+    assert_eq!(stderr.matches("error:").count(), 1, "{stderr}");
 }
 
 #[test]
