@@ -32,6 +32,7 @@ pub mod report;
 pub mod strategy;
 pub mod suggest;
 pub mod text;
+pub mod wire;
 
 pub use component::{Context, EvalError, Kind};
 pub use loader::{LoadError, LoadErrors};

@@ -1,0 +1,345 @@
+//! The result shapes an extension (a Rhai script or a native plugin) returns, and
+//! their validation. Both hosts turn what the extension produced into a
+//! `serde_json::Value` and hand it here, so a script and a plugin that return the
+//! same thing get the same outcome and the same error messages.
+//!
+//! - metric: a number in [0, 1], a bool (`true` = 1, `false` = 0), or an object
+//!   `{ score, issues?, details? }`;
+//! - postprocessor: an array of issues, or an object `{ issues?, json? }` (`json`
+//!   replaces the extracted JSON);
+//! - strategy: a number in [0, 1];
+//! - an issue: a string (an `error` with that message) or an object
+//!   `{ message, severity?, path?, rule? }` with `severity` one of `error`,
+//!   `warning`, `info` (default `error`), `path` a JSON pointer and `rule`
+//!   defaulting to the component's name.
+//!
+//! Every error message names the component (`who`), so a record that becomes
+//! `ERROR` says which extension produced the bad value.
+
+use serde_json::{Map, Value};
+
+use crate::component::{EvalError, MetricOutput, PostOutput};
+use crate::report::{Issue, Severity};
+use crate::text::json_type_name;
+
+/// A metric's return value.
+pub fn metric_output(who: &str, value: Value) -> Result<MetricOutput, EvalError> {
+    match value {
+        Value::Object(mut map) => {
+            check_keys(who, "metric result", &map, &["score", "issues", "details"])?;
+            let score = match map.remove("score") {
+                Some(score) => score_value(who, "`score`", &score)?,
+                None => {
+                    return Err(EvalError::new(format!(
+                        "{who}: a metric result object needs a `score`"
+                    )))
+                }
+            };
+            let issues = match map.remove("issues") {
+                Some(issues) => issue_list(who, issues)?,
+                None => Vec::new(),
+            };
+            let details = map.remove("details").unwrap_or(Value::Null);
+            Ok(MetricOutput {
+                score,
+                issues,
+                details,
+            })
+        }
+        other => Ok(MetricOutput::score(score_value(who, "the score", &other)?)),
+    }
+}
+
+/// A postprocessor's return value.
+pub fn post_output(who: &str, value: Value) -> Result<PostOutput, EvalError> {
+    match value {
+        Value::Array(_) => Ok(PostOutput {
+            issues: issue_list(who, value)?,
+            json: None,
+        }),
+        Value::Null => Ok(PostOutput::default()),
+        Value::Object(mut map) => {
+            check_keys(who, "postprocessor result", &map, &["issues", "json"])?;
+            let issues = match map.remove("issues") {
+                Some(issues) => issue_list(who, issues)?,
+                None => Vec::new(),
+            };
+            Ok(PostOutput {
+                issues,
+                json: map.remove("json"),
+            })
+        }
+        other => Err(EvalError::new(format!(
+            "{who}: a postprocessor must return an array of issues or an object {{ issues, json }}, got {}",
+            describe(&other)
+        ))),
+    }
+}
+
+/// A strategy's return value.
+pub fn similarity(who: &str, value: &Value) -> Result<f64, EvalError> {
+    match value {
+        Value::Number(_) => score_value(who, "the similarity", value),
+        other => Err(EvalError::new(format!(
+            "{who}: a strategy must return a number in [0, 1], got {}",
+            describe(other)
+        ))),
+    }
+}
+
+/// Checks a score: a finite number within [0, 1], or a bool.
+pub fn score_value(who: &str, what: &str, value: &Value) -> Result<f64, EvalError> {
+    let score = match value {
+        Value::Bool(b) => return Ok(if *b { 1.0 } else { 0.0 }),
+        Value::Number(n) => n.as_f64().unwrap_or(f64::NAN),
+        other => {
+            return Err(EvalError::new(format!(
+                "{who}: {what} must be a number in [0, 1] or a bool, got {}",
+                describe(other)
+            )))
+        }
+    };
+    check_score(who, what, score)
+}
+
+/// Checks a score that is already a float (NaN and infinities included).
+pub fn check_score(who: &str, what: &str, score: f64) -> Result<f64, EvalError> {
+    if score.is_nan() {
+        return Err(EvalError::new(format!(
+            "{who}: {what} is NaN; it must be a number in [0, 1]"
+        )));
+    }
+    if !(0.0..=1.0).contains(&score) {
+        return Err(EvalError::new(format!(
+            "{who}: {what} {score} is outside [0, 1]"
+        )));
+    }
+    Ok(score)
+}
+
+/// An array of issues (strings or objects).
+pub fn issue_list(who: &str, value: Value) -> Result<Vec<Issue>, EvalError> {
+    let Value::Array(items) = value else {
+        return Err(EvalError::new(format!(
+            "{who}: `issues` must be an array, got {}",
+            describe(&value)
+        )));
+    };
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| issue(who, i, item))
+        .collect()
+}
+
+fn issue(who: &str, index: usize, value: Value) -> Result<Issue, EvalError> {
+    let rule = who_rule(who);
+    match value {
+        Value::String(message) => Ok(Issue::error(rule, message)),
+        Value::Object(mut map) => {
+            let at = format!("issue {index}");
+            check_keys(who, &at, &map, &["message", "severity", "path", "rule"])?;
+            let message = match map.remove("message") {
+                Some(Value::String(m)) => m,
+                Some(other) => {
+                    return Err(EvalError::new(format!(
+                        "{who}: {at}: `message` must be a string, got {}",
+                        describe(&other)
+                    )))
+                }
+                None => {
+                    return Err(EvalError::new(format!(
+                        "{who}: {at} has no `message`"
+                    )))
+                }
+            };
+            let severity = match map.remove("severity") {
+                None | Some(Value::Null) => Severity::Error,
+                Some(Value::String(s)) => match s.to_ascii_lowercase().as_str() {
+                    "error" => Severity::Error,
+                    "warning" | "warn" => Severity::Warning,
+                    "info" => Severity::Info,
+                    _ => {
+                        return Err(EvalError::new(format!(
+                            "{who}: {at}: unknown severity `{s}` (expected error, warning or info)"
+                        )))
+                    }
+                },
+                Some(other) => {
+                    return Err(EvalError::new(format!(
+                        "{who}: {at}: `severity` must be a string, got {}",
+                        describe(&other)
+                    )))
+                }
+            };
+            let path = match map.remove("path") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(p)) if p.is_empty() || p.starts_with('/') => Some(p),
+                Some(Value::String(p)) => {
+                    return Err(EvalError::new(format!(
+                        "{who}: {at}: `path` must be a JSON pointer (\"\" or starting with `/`), got \"{p}\""
+                    )))
+                }
+                Some(other) => {
+                    return Err(EvalError::new(format!(
+                        "{who}: {at}: `path` must be a string, got {}",
+                        describe(&other)
+                    )))
+                }
+            };
+            let rule = match map.remove("rule") {
+                None | Some(Value::Null) => rule,
+                Some(Value::String(r)) => r,
+                Some(other) => {
+                    return Err(EvalError::new(format!(
+                        "{who}: {at}: `rule` must be a string, got {}",
+                        describe(&other)
+                    )))
+                }
+            };
+            Ok(Issue {
+                rule,
+                severity,
+                message,
+                path,
+            })
+        }
+        other => Err(EvalError::new(format!(
+            "{who}: issue {index} must be a string or an object {{ message, severity, path }}, got {}",
+            describe(&other)
+        ))),
+    }
+}
+
+/// The rule name for issues: `who` reads like "script `name`"; the rule is the
+/// component name inside the backticks when there is one.
+fn who_rule(who: &str) -> String {
+    match (who.find('`'), who.rfind('`')) {
+        (Some(a), Some(b)) if b > a => who[a + 1..b].to_owned(),
+        _ => who.to_owned(),
+    }
+}
+
+fn check_keys(
+    who: &str,
+    what: &str,
+    map: &Map<String, Value>,
+    allowed: &[&str],
+) -> Result<(), EvalError> {
+    if let Some(key) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
+        let expected = allowed
+            .iter()
+            .map(|k| format!("`{k}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        return Err(EvalError::new(format!(
+            "{who}: {what} has an unknown key `{key}` (expected {expected})"
+        )));
+    }
+    Ok(())
+}
+
+fn describe(value: &Value) -> String {
+    let text = value.to_string();
+    let shown = crate::text::prefix_chars(&text, 60);
+    if shown.len() < text.len() {
+        format!("{} {shown}...", json_type_name(value))
+    } else {
+        format!("{} {shown}", json_type_name(value))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::float_cmp)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const WHO: &str = "script `fields`";
+
+    #[test]
+    fn metric_shapes() {
+        assert_eq!(metric_output(WHO, json!(0.5)).unwrap().score, 0.5);
+        assert_eq!(metric_output(WHO, json!(true)).unwrap().score, 1.0);
+        assert_eq!(metric_output(WHO, json!(false)).unwrap().score, 0.0);
+        assert_eq!(metric_output(WHO, json!(1)).unwrap().score, 1.0);
+        let out = metric_output(
+            WHO,
+            json!({"score": 0.25, "issues": ["bad", {"message": "meh", "severity": "warning", "path": "/a"}], "details": {"k": 1}}),
+        )
+        .unwrap();
+        assert_eq!(out.score, 0.25);
+        assert_eq!(out.details, json!({"k": 1}));
+        assert_eq!(out.issues[0], Issue::error("fields", "bad"));
+        assert_eq!(out.issues[1], Issue::warning("fields", "meh").at("/a"));
+    }
+
+    #[test]
+    fn bad_metric_results_name_the_component() {
+        for (value, expected) in [
+            (json!(1.5), "script `fields`: the score 1.5 is outside [0, 1]"),
+            (json!(-0.1), "script `fields`: the score -0.1 is outside [0, 1]"),
+            (
+                json!("high"),
+                "script `fields`: the score must be a number in [0, 1] or a bool, got a string \"high\"",
+            ),
+            (
+                json!({"issues": []}),
+                "script `fields`: a metric result object needs a `score`",
+            ),
+            (
+                json!({"score": 1, "scroe": 2}),
+                "script `fields`: metric result has an unknown key `scroe` (expected `score`, `issues`, `details`)",
+            ),
+            (
+                json!({"score": 1, "issues": [{"message": "x", "severity": "fatal"}]}),
+                "script `fields`: issue 0: unknown severity `fatal` (expected error, warning or info)",
+            ),
+            (
+                json!({"score": 1, "issues": [{"message": "x", "path": "a"}]}),
+                "script `fields`: issue 0: `path` must be a JSON pointer (\"\" or starting with `/`), got \"a\"",
+            ),
+            (
+                json!({"score": 1, "issues": [3]}),
+                "script `fields`: issue 0 must be a string or an object { message, severity, path }, got a number 3",
+            ),
+        ] {
+            assert_eq!(metric_output(WHO, value).unwrap_err().0, expected);
+        }
+        assert_eq!(
+            check_score(WHO, "the score", f64::NAN).unwrap_err().0,
+            "script `fields`: the score is NaN; it must be a number in [0, 1]"
+        );
+    }
+
+    #[test]
+    fn postprocessor_shapes() {
+        let out = post_output(WHO, json!(["a"])).unwrap();
+        assert_eq!(out.issues, [Issue::error("fields", "a")]);
+        assert_eq!(out.json, None);
+        let out = post_output(WHO, json!({"json": {"x": 1}})).unwrap();
+        assert!(out.issues.is_empty());
+        assert_eq!(out.json, Some(json!({"x": 1})));
+        assert_eq!(
+            post_output(WHO, Value::Null).unwrap(),
+            PostOutput::default()
+        );
+        assert_eq!(
+            post_output(WHO, json!(2)).unwrap_err().0,
+            "script `fields`: a postprocessor must return an array of issues or an object { issues, json }, got a number 2"
+        );
+    }
+
+    #[test]
+    fn strategy_shape() {
+        assert_eq!(similarity(WHO, &json!(0.9)).unwrap(), 0.9);
+        assert_eq!(
+            similarity(WHO, &json!(true)).unwrap_err().0,
+            "script `fields`: a strategy must return a number in [0, 1], got a boolean true"
+        );
+        assert_eq!(
+            similarity(WHO, &json!(2)).unwrap_err().0,
+            "script `fields`: the similarity 2 is outside [0, 1]"
+        );
+    }
+}
