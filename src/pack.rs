@@ -67,6 +67,8 @@ impl Override {
 #[derive(Debug, Clone, Default)]
 pub struct LoadOptions {
     pub overrides: Vec<Override>,
+    /// Folders to look for plugin libraries in, after the manifest's own folder.
+    pub plugin_dirs: Vec<PathBuf>,
 }
 
 /// What `list` and `explain` show about a component of the pack.
@@ -147,6 +149,7 @@ impl Pack {
             source,
             manifests_failed: false,
             overrides: options.overrides.clone(),
+            plugin_dirs: options.plugin_dirs.clone(),
             errors: Vec::new(),
             warnings: Vec::new(),
         }
@@ -206,6 +209,8 @@ struct PackLoader {
     manifests_failed: bool,
     /// The run's `--set` overrides, to blame them for the config errors they cause.
     overrides: Vec<Override>,
+    /// Where plugin libraries are looked for (`--plugin-dir`).
+    plugin_dirs: Vec<PathBuf>,
     errors: Vec<LoadError>,
     warnings: Vec<LoadError>,
 }
@@ -799,10 +804,13 @@ impl PackLoader {
                 "component `{}` is a Rhai script, and this build has no Rhai host yet",
                 component.manifest.name
             ))),
-            Some(Implementation::Plugin(p)) => Err(BuildError::new(format!(
-                "component `{}` comes from plugin library `{}`, and this build has no plugin host yet",
-                component.manifest.name, p.library
-            ))),
+            Some(Implementation::Plugin(p)) => crate::plugin::build(
+                p,
+                component.manifest.kind,
+                config,
+                ctx,
+                &self.plugin_dirs,
+            ),
             None => Err(BuildError::new("no implementation")),
         }
     }
