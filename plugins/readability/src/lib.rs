@@ -15,7 +15,9 @@ use tribunal_plugin::{export_plugin, Context, Error, Issue, Metric, MetricResult
 pub struct ReadabilityConfig {
     /// JSON pointer to the text in the extracted JSON; `null` scores the raw output.
     pub field: Option<String>,
-    /// Flesch reading ease range that scores 1, `[low, high]`.
+    /// Flesch reading ease range that scores 1, `[low, high]`. The default,
+    /// `[60, 122]`, asks for plain English or easier (the formula cannot exceed
+    /// 121.22, so the default sets no upper bound).
     pub target: [f64; 2],
     /// Points outside the target range at which the score reaches 0.
     pub tolerance: f64,
@@ -25,7 +27,7 @@ impl Default for ReadabilityConfig {
     fn default() -> Self {
         Self {
             field: Some("/text".to_owned()),
-            target: [60.0, 80.0],
+            target: [60.0, 122.0],
             tolerance: 30.0,
         }
     }
@@ -333,14 +335,15 @@ mod tests {
         assert_eq!(hard.score, 0.0);
         assert_eq!(hard.issues.len(), 1);
         assert!(hard.issues[0].message.contains("harder than the target"));
-        // Easy text above the default [60, 80] band is penalised, less so with a wide band.
-        assert!(easy.score < 1.0);
-        let wide = metric(json!({"target": [60, 130]}));
-        let easy = wide
-            .evaluate(&context(json!({"text": "The cat sat on the mat. It was warm. We had tea."})))
-            .unwrap();
+        // The default target has no upper bound; a [60, 80] band penalises very easy text.
         assert_eq!(easy.score, 1.0);
         assert!(easy.issues.is_empty());
+        let band = metric(json!({"target": [60, 80]}));
+        let easy = band
+            .evaluate(&context(json!({"text": "The cat sat on the mat. It was warm. We had tea."})))
+            .unwrap();
+        assert!(easy.score < 1.0);
+        assert!(easy.issues[0].message.contains("easier than the target"));
     }
 
     #[test]
