@@ -800,17 +800,15 @@ impl PackLoader {
                 Some(builtin) => (builtin.build)(config, ctx),
                 None => Err(BuildError::new(format!("unknown built-in `{name}`"))),
             },
-            Some(Implementation::Script(_) | Implementation::Inline(_)) => Err(BuildError::new(format!(
-                "component `{}` is a Rhai script, and this build has no Rhai host yet",
-                component.manifest.name
-            ))),
-            Some(Implementation::Plugin(p)) => crate::plugin::build(
-                p,
-                component.manifest.kind,
-                config,
-                ctx,
-                &self.plugin_dirs,
-            ),
+            Some(Implementation::Script(_) | Implementation::Inline(_)) => {
+                Err(BuildError::new(format!(
+                    "component `{}` is a Rhai script, and this build has no Rhai host yet",
+                    component.manifest.name
+                )))
+            }
+            Some(Implementation::Plugin(p)) => {
+                crate::plugin::build(p, component.manifest.kind, config, ctx, &self.plugin_dirs)
+            }
             None => Err(BuildError::new("no implementation")),
         }
     }

@@ -245,7 +245,11 @@ pub fn run_cli(paths: &[PathBuf], verbose: bool) -> Result<u8, String> {
 }
 
 /// `tribunal test [PACK...] --plugin-dir DIR...`.
-pub fn run_cli_with(paths: &[PathBuf], verbose: bool, plugin_dirs: &[PathBuf]) -> Result<u8, String> {
+pub fn run_cli_with(
+    paths: &[PathBuf],
+    verbose: bool,
+    plugin_dirs: &[PathBuf],
+) -> Result<u8, String> {
     let paths = if paths.is_empty() {
         vec![PathBuf::from("rules")]
     } else {

@@ -61,7 +61,9 @@ fn fixture(name: &str, kind: &str, component: &str) -> String {
 }
 
 fn load_error(dir: &Path) -> String {
-    Pack::load_with(dir, &with_plugins()).unwrap_err().to_string()
+    Pack::load_with(dir, &with_plugins())
+        .unwrap_err()
+        .to_string()
 }
 
 // ---- the example plugins and pack --------------------------------------------
@@ -165,12 +167,24 @@ fn a_library_next_to_the_manifest_is_found_by_name() {
         dir.path(),
         &[(
             "m.yaml",
-            plugin_manifest("plain", "metric", "tribunal_readability", "readability", "config: { field: null }\n"),
+            plugin_manifest(
+                "plain",
+                "metric",
+                "tribunal_readability",
+                "readability",
+                "config: { field: null }\n",
+            ),
         )],
         "  metrics: [plain]\n",
     );
     let file = library_path("tribunal_readability");
-    fs::copy(&file, dir.path().join("components").join(file.file_name().unwrap())).unwrap();
+    fs::copy(
+        &file,
+        dir.path()
+            .join("components")
+            .join(file.file_name().unwrap()),
+    )
+    .unwrap();
     let pack = Pack::load(dir.path()).unwrap();
     let report = pack.evaluate(&Input::new("Short words. Clear text."));
     assert_eq!(report.score, Some(1.0));
@@ -179,9 +193,10 @@ fn a_library_next_to_the_manifest_is_found_by_name() {
 #[test]
 fn a_library_is_opened_once_per_process() {
     let first = tribunal::plugin::load(&library_path("tribunal_tolerance")).unwrap();
-    let via_dotdot = plugin_dir().join("deps").join("..").join(
-        library_path("tribunal_tolerance").file_name().unwrap(),
-    );
+    let via_dotdot = plugin_dir()
+        .join("deps")
+        .join("..")
+        .join(library_path("tribunal_tolerance").file_name().unwrap());
     let second = tribunal::plugin::load(&via_dotdot).unwrap();
     assert!(Arc::ptr_eq(&first, &second));
     assert_eq!(first.name, "tolerance");
@@ -201,7 +216,10 @@ fn a_library_that_is_not_a_plugin_is_refused_naming_the_file() {
     let library = library_path("tribunal_fixture_not_a_plugin");
     write_pack(
         dir.path(),
-        &[("m.yaml", plugin_manifest("m", "metric", &library.display().to_string(), "x", ""))],
+        &[(
+            "m.yaml",
+            plugin_manifest("m", "metric", &library.display().to_string(), "x", ""),
+        )],
         "  metrics: [m]\n",
     );
     let err = load_error(dir.path());
@@ -246,7 +264,10 @@ fn another_abi_version_is_refused_before_anything_else_is_called() {
     let library = library_path("tribunal_fixture_wrong_abi");
     write_pack(
         dir.path(),
-        &[("m.yaml", plugin_manifest("m", "metric", &library.display().to_string(), "x", ""))],
+        &[(
+            "m.yaml",
+            plugin_manifest("m", "metric", &library.display().to_string(), "x", ""),
+        )],
         "  metrics: [m]\n",
     );
     let err = load_error(dir.path());
@@ -263,13 +284,19 @@ fn another_abi_version_is_refused_before_anything_else_is_called() {
         .arg(dir.path())
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("has ABI version 999, but this tribunal expects ABI version 1"));
+        .stderr(predicate::str::contains(
+            "has ABI version 999, but this tribunal expects ABI version 1",
+        ));
 }
 
 #[test]
 fn an_unknown_component_lists_the_plugin_components_and_suggests_one() {
     let dir = tempfile::tempdir().unwrap();
-    write_pack(dir.path(), &[("m.yaml", fixture("m", "metric", "panic"))], "  metrics: [m]\n");
+    write_pack(
+        dir.path(),
+        &[("m.yaml", fixture("m", "metric", "panic"))],
+        "  metrics: [m]\n",
+    );
     let err = load_error(dir.path());
     assert!(
         err.contains(
@@ -283,7 +310,11 @@ fn an_unknown_component_lists_the_plugin_components_and_suggests_one() {
 #[test]
 fn a_component_of_another_kind_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    write_pack(dir.path(), &[("s.yaml", fixture("s", "strategy", "panics"))], "  metrics: []\n");
+    write_pack(
+        dir.path(),
+        &[("s.yaml", fixture("s", "strategy", "panics"))],
+        "  metrics: []\n",
+    );
     let err = load_error(dir.path());
     assert!(
         err.contains("component `s` is declared a strategy, but plugin `fixtures`")
@@ -300,7 +331,13 @@ fn plugin_config_errors_point_at_the_key_and_suggest_a_name() {
         dir.path(),
         &[(
             "r.yaml",
-            plugin_manifest("r", "metric", &library, "readability", "config:\n  field: /text\n  targt: [60, 80]\n"),
+            plugin_manifest(
+                "r",
+                "metric",
+                &library,
+                "readability",
+                "config:\n  field: /text\n  targt: [60, 80]\n",
+            ),
         )],
         "  metrics: [r]\n",
     );
@@ -334,7 +371,11 @@ fn plugin_config_errors_point_at_the_key_and_suggest_a_name() {
 #[test]
 fn a_panic_makes_that_record_error_and_the_next_record_is_fine() {
     let dir = tempfile::tempdir().unwrap();
-    write_pack(dir.path(), &[("p.yaml", fixture("p", "metric", "panics"))], "  metrics: [p]\n");
+    write_pack(
+        dir.path(),
+        &[("p.yaml", fixture("p", "metric", "panics"))],
+        "  metrics: [p]\n",
+    );
     let pack = Pack::load_with(dir.path(), &with_plugins()).unwrap();
     let inputs = ["fine", "please panic", "fine again"].map(Input::new);
     let mut reports = Vec::new();
@@ -355,7 +396,11 @@ fn a_panic_makes_that_record_error_and_the_next_record_is_fine() {
 #[test]
 fn a_panic_through_the_cli_is_an_error_record_and_the_run_goes_on() {
     let dir = tempfile::tempdir().unwrap();
-    write_pack(dir.path(), &[("p.yaml", fixture("p", "metric", "panics"))], "  metrics: [p]\n");
+    write_pack(
+        dir.path(),
+        &[("p.yaml", fixture("p", "metric", "panics"))],
+        "  metrics: [p]\n",
+    );
     let data = dir.path().join("data.jsonl");
     fs::write(
         &data,
@@ -371,10 +416,16 @@ fn a_panic_through_the_cli_is_an_error_record_and_the_run_goes_on() {
         .unwrap();
     assert_eq!(output.status.code(), Some(3), "some record is ERROR");
     let stdout = String::from_utf8(output.stdout).unwrap();
-    let records: Vec<Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let records: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(records.len(), 2);
     assert_eq!(records[0]["status"], "ERROR");
-    assert!(records[0]["error"].as_str().unwrap().contains("panicked at"));
+    assert!(records[0]["error"]
+        .as_str()
+        .unwrap()
+        .contains("panicked at"));
     assert_eq!(records[1]["status"], "PASS");
     // The panic was captured, not printed by a panic hook.
     let stderr = String::from_utf8(output.stderr).unwrap();
@@ -387,7 +438,10 @@ fn metric_error(library: &str, component: &str, output: &str) -> String {
     let library = library_path(library).display().to_string();
     write_pack(
         dir.path(),
-        &[("m.yaml", plugin_manifest("m", "metric", &library, component, ""))],
+        &[(
+            "m.yaml",
+            plugin_manifest("m", "metric", &library, component, ""),
+        )],
         "  metrics: [m]\n",
     );
     let pack = Pack::load(dir.path()).unwrap();
@@ -401,11 +455,18 @@ fn invalid_json_a_null_result_or_a_bare_result_are_record_errors() {
     let file = "libtribunal_fixture_raw.so";
     let linux = cfg!(target_os = "linux");
     let err = metric_error("tribunal_fixture_raw", "bad_json", "{}");
-    assert!(err.contains("plugin `m` (") && err.contains("returned invalid JSON (EOF while parsing an object"), "{err}");
+    assert!(
+        err.contains("plugin `m` (")
+            && err.contains("returned invalid JSON (EOF while parsing an object"),
+        "{err}"
+    );
     assert!(err.ends_with(r#": {"ok": 0.5"#), "{err}");
     assert!(!linux || err.contains(file), "{err}");
     let err = metric_error("tribunal_fixture_raw", "null_result", "{}");
-    assert!(err.ends_with("returned a null pointer instead of a JSON reply"), "{err}");
+    assert!(
+        err.ends_with("returned a null pointer instead of a JSON reply"),
+        "{err}"
+    );
     let err = metric_error("tribunal_fixture_raw", "not_an_envelope", "{}");
     assert!(
         err.ends_with(r#"returned JSON that is neither {"ok": ...} nor {"error": ...}"#),
@@ -423,7 +484,10 @@ fn a_score_outside_zero_to_one_is_a_record_error() {
 #[test]
 fn an_error_returned_by_the_plugin_names_the_plugin() {
     let err = metric_error("tribunal_fixture_sdk", "fails", " ");
-    assert!(err.contains("plugin `m` (") && err.ends_with(": nothing to look at"), "{err}");
+    assert!(
+        err.contains("plugin `m` (") && err.ends_with(": nothing to look at"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -433,8 +497,20 @@ fn plugins_see_the_shared_context() {
     write_pack(
         dir.path(),
         &[
-            ("echo.yaml", plugin_manifest("echo", "metric", &library, "echo", "config: { score: 0.25 }\n")),
-            ("lower.yaml", plugin_manifest("lower", "postprocessor", &library, "lowercase", "")),
+            (
+                "echo.yaml",
+                plugin_manifest(
+                    "echo",
+                    "metric",
+                    &library,
+                    "echo",
+                    "config: { score: 0.25 }\n",
+                ),
+            ),
+            (
+                "lower.yaml",
+                plugin_manifest("lower", "postprocessor", &library, "lowercase", ""),
+            ),
         ],
         "  postprocessors: [lower]\n  metrics: [json_emission, echo]\n",
     );
@@ -453,7 +529,10 @@ fn plugins_see_the_shared_context() {
     );
     let details = &value["metrics"]["echo"]["details"];
     assert_eq!(details["tier"], "fence");
-    assert_eq!(details["json"], json!({"event": "agent:status", "data": {}}));
+    assert_eq!(
+        details["json"],
+        json!({"event": "agent:status", "data": {}})
+    );
     assert_eq!(details["expected"], json!({"event": "agent:status"}));
     assert_eq!(details["meta"], json!({"run": 7}));
     assert_eq!(details["config"], json!({"score": 0.25}));
@@ -501,7 +580,9 @@ fn many_threads_calling_one_plugin_match_a_single_thread() {
     ];
     let inputs = || {
         (0..3000u32).map(|i| {
-            let summary: Vec<&str> = (0..(i % 7 + 1)).map(|k| words[((i + k) as usize) % words.len()]).collect();
+            let summary: Vec<&str> = (0..(i % 7 + 1))
+                .map(|k| words[((i + k) as usize) % words.len()])
+                .collect();
             let total = 100.0 + f64::from(i % 50);
             let output = json!({
                 "summary": summary.join(" "),
@@ -521,7 +602,8 @@ fn many_threads_calling_one_plugin_match_a_single_thread() {
     assert_eq!(one.len(), 3000);
     assert!(one == four, "jobs 4 differs from jobs 1");
     // The data exercises both outcomes of both plugins.
-    let matched = |r: &Value| r["metrics"]["json_compare"]["details"]["fields"]["total"]["matched"] == true;
+    let matched =
+        |r: &Value| r["metrics"]["json_compare"]["details"]["fields"]["total"]["matched"] == true;
     assert!(one.iter().any(matched) && !one.iter().all(matched));
     let readable = |r: &Value| r["metrics"]["summary_readability"]["score"] == 1.0;
     assert!(one.iter().any(readable) && !one.iter().all(readable));

@@ -97,8 +97,10 @@ impl PluginLibrary {
 }
 
 fn file_name(path: &Path) -> String {
-    path.file_name()
-        .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
 }
 
 /// Libraries opened so far, by canonical path, with the outcome of opening them
@@ -111,7 +113,9 @@ pub fn load(path: &Path) -> Result<Arc<PluginLibrary>, String> {
     let path = path
         .canonicalize()
         .map_err(|err| format!("cannot open plugin library {}: {err}", path.display()))?;
-    let mut loaded = LOADED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut loaded = LOADED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some(outcome) = loaded.get(&path) {
         return outcome.clone();
     }
@@ -387,8 +391,9 @@ struct CompareInput<'a> {
 
 impl Instance {
     fn call(&self, input: &impl Serialize) -> Result<Value, EvalError> {
-        let input = serde_json::to_vec(input)
-            .map_err(|err| EvalError::new(format!("{}: cannot encode the input: {err}", self.who)))?;
+        let input = serde_json::to_vec(input).map_err(|err| {
+            EvalError::new(format!("{}: cannot encode the input: {err}", self.who))
+        })?;
         self.library
             .raw
             .evaluate(self.handle, &input, envelope)
@@ -518,23 +523,26 @@ mod tests {
         assert_eq!(names[0], "my-plugin");
         assert!(names.contains(&format!("{prefix}my-plugin{suffix}")));
         assert!(names.contains(&format!("{prefix}my_plugin{suffix}")));
-        assert_eq!(
-            file_names(&format!("x{suffix}")),
-            [format!("x{suffix}")]
-        );
+        assert_eq!(file_names(&format!("x{suffix}")), [format!("x{suffix}")]);
     }
 
     #[test]
     fn a_missing_library_lists_every_path_tried() {
         let dir = tempfile::tempdir().unwrap();
         let extra = dir.path().join("extra");
-        let err = find_library("nothing_here", dir.path(), std::slice::from_ref(&extra))
-            .unwrap_err();
+        let err =
+            find_library("nothing_here", dir.path(), std::slice::from_ref(&extra)).unwrap_err();
         let suffix = std::env::consts::DLL_SUFFIX;
         let prefix = std::env::consts::DLL_PREFIX;
-        assert!(err.starts_with("plugin library `nothing_here` not found; tried: "), "{err}");
+        assert!(
+            err.starts_with("plugin library `nothing_here` not found; tried: "),
+            "{err}"
+        );
         for folder in [dir.path(), extra.as_path()] {
-            for name in ["nothing_here".to_owned(), format!("{prefix}nothing_here{suffix}")] {
+            for name in [
+                "nothing_here".to_owned(),
+                format!("{prefix}nothing_here{suffix}"),
+            ] {
                 let path = folder.join(name);
                 assert!(err.contains(&path.display().to_string()), "{err}");
             }

@@ -184,9 +184,10 @@ impl Metric for Readability {
     fn new(config: ReadabilityConfig) -> Result<Self, Error> {
         let [low, high] = config.target;
         if !(low.is_finite() && high.is_finite() && low <= high) {
-            return Err(
-                format!("`target` must be [low, high] with low ≤ high, got [{low}, {high}]").into(),
-            );
+            return Err(format!(
+                "`target` must be [low, high] with low ≤ high, got [{low}, {high}]"
+            )
+            .into());
         }
         if !(config.tolerance.is_finite() && config.tolerance > 0.0) {
             return Err(format!(
@@ -217,17 +218,21 @@ impl Metric for Readability {
             None => issue,
         };
         let Some(text) = text else {
-            return Ok(MetricResult::score(0.0).with_issue(with_path(Issue::error(format!(
-                "no text to score: {} is missing or not a string",
-                self.where_text()
-            )))));
+            return Ok(
+                MetricResult::score(0.0).with_issue(with_path(Issue::error(format!(
+                    "no text to score: {} is missing or not a string",
+                    self.where_text()
+                )))),
+            );
         };
         let stats = TextStats::of(text);
         let (Some(flesch), Some(grade)) = (stats.flesch_reading_ease(), stats.grade_level()) else {
-            return Ok(MetricResult::score(0.0).with_issue(with_path(Issue::error(format!(
-                "no text to score: {} has no words",
-                self.where_text()
-            )))));
+            return Ok(
+                MetricResult::score(0.0).with_issue(with_path(Issue::error(format!(
+                    "no text to score: {} has no words",
+                    self.where_text()
+                )))),
+            );
         };
         let score = self.score_for(flesch);
         let [low, high] = self.config.target;
@@ -325,7 +330,9 @@ mod tests {
     fn simple_text_scores_high_and_dense_text_low() {
         let m = metric(json!({}));
         let easy = m
-            .evaluate(&context(json!({"text": "The cat sat on the mat. It was warm. We had tea."})))
+            .evaluate(&context(
+                json!({"text": "The cat sat on the mat. It was warm. We had tea."}),
+            ))
             .unwrap();
         let hard = m
             .evaluate(&context(json!({"text": "Notwithstanding considerable organizational complexity, interdisciplinary collaboration fundamentally necessitates comprehensive institutional accountability mechanisms."})))
@@ -340,7 +347,9 @@ mod tests {
         assert!(easy.issues.is_empty());
         let band = metric(json!({"target": [60, 80]}));
         let easy = band
-            .evaluate(&context(json!({"text": "The cat sat on the mat. It was warm. We had tea."})))
+            .evaluate(&context(
+                json!({"text": "The cat sat on the mat. It was warm. We had tea."}),
+            ))
             .unwrap();
         assert!(easy.score < 1.0);
         assert!(easy.issues[0].message.contains("easier than the target"));

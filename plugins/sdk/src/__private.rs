@@ -136,11 +136,7 @@ impl Registry {
         }
         let request: Request = serde_json::from_slice(request)
             .map_err(|err| format!("invalid instantiate request: {err}"))?;
-        let Some(entry) = self
-            .components
-            .iter()
-            .find(|c| c.name == request.component)
-        else {
+        let Some(entry) = self.components.iter().find(|c| c.name == request.component) else {
             let names: Vec<&str> = self.components.iter().map(|c| c.name).collect();
             return Err(format!(
                 "plugin `{}` has no component `{}` (it exports: {})",
@@ -257,9 +253,7 @@ impl<S: Strategy> Instance for StrategyInstance<S> {
             .0
             .compare(&input.expected, &input.actual, &input.context)?;
         if !similarity.is_finite() {
-            return Err(
-                format!("the similarity is {similarity}, not a number in [0, 1]").into(),
-            );
+            return Err(format!("the similarity is {similarity}, not a number in [0, 1]").into());
         }
         Ok(Value::from(similarity))
     }

@@ -127,7 +127,9 @@ pub unsafe fn evaluate(instance: *const c_void, input: *const u8, len: usize) ->
     let instance: &dyn Instance = unsafe { &**instance.cast::<Box<dyn Instance>>() };
     // SAFETY: the caller's contract.
     let input = unsafe { bytes(input, len) };
-    envelope(guarded(|| instance.call(input).map_err(|err| err.to_string())))
+    envelope(guarded(|| {
+        instance.call(input).map_err(|err| err.to_string())
+    }))
 }
 
 /// # Safety

@@ -53,8 +53,8 @@ impl Tolerance {
     /// Similarity of two numbers in [0, 1].
     pub fn similarity(&self, expected: f64, actual: f64) -> f64 {
         let difference = (actual - expected).abs();
-        let tolerance = (self.config.rel_tol * actual.abs().max(expected.abs()))
-            .max(self.config.abs_tol);
+        let tolerance =
+            (self.config.rel_tol * actual.abs().max(expected.abs())).max(self.config.abs_tol);
         if difference <= tolerance {
             1.0
         } else if self.config.graded && tolerance > 0.0 {
