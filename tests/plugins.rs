@@ -580,7 +580,7 @@ fn many_threads_calling_one_plugin_match_a_single_thread() {
     ];
     let inputs = || {
         (0..3000u32).map(|i| {
-            let summary: Vec<&str> = (0..(i % 7 + 1))
+            let summary: Vec<&str> = (0..=(i % 7))
                 .map(|k| words[((i + k) as usize) % words.len()])
                 .collect();
             let total = 100.0 + f64::from(i % 50);

@@ -138,7 +138,7 @@ fn open(path: &Path) -> Result<PluginLibrary, String> {
             "plugin library {shown} (ABI version {ABI_VERSION}) does not export `{symbol}`"
         ),
     })?;
-    let manifest = raw.manifest(|bytes| envelope(bytes));
+    let manifest = raw.manifest(envelope);
     let manifest = manifest
         .and_then(|value| {
             serde_json::from_value::<PluginManifest>(value).map_err(|err| err.to_string())
@@ -258,12 +258,8 @@ pub fn build(
     plugin_dirs: &[PathBuf],
 ) -> Result<Compiled, BuildError> {
     let help = "build the plugin, then put it next to the manifest, pass its folder with --plugin-dir, or list it in TRIBUNAL_PLUGIN_PATH";
-    let path = find_library(&plugin.library, ctx.base_dir, plugin_dirs).map_err(|err| {
-        let mut error = BuildError::new(err);
-        error.suggestion = None;
-        error.message.push_str(&format!(" ({help})"));
-        error
-    })?;
+    let path = find_library(&plugin.library, ctx.base_dir, plugin_dirs)
+        .map_err(|err| BuildError::new(format!("{err} ({help})")))?;
     let library = load(&path).map_err(BuildError::new)?;
     let Some(declared) = library.component(&plugin.component) else {
         let mut error = BuildError::new(format!(

@@ -126,44 +126,44 @@ mod tests {
         Tolerance::new(serde_json::from_value(config).unwrap()).unwrap()
     }
 
-    fn compare(s: &Tolerance, expected: Value, actual: Value) -> f64 {
-        s.compare(&expected, &actual, &Context::default()).unwrap()
+    fn compare(s: &Tolerance, expected: &Value, actual: &Value) -> f64 {
+        s.compare(expected, actual, &Context::default()).unwrap()
     }
 
     #[test]
     fn relative_tolerance_scales_with_magnitude() {
         let s = strategy(json!({"rel_tol": 0.01}));
-        assert_eq!(compare(&s, json!(100), json!(100.9)), 1.0);
-        assert_eq!(compare(&s, json!(100), json!(101.5)), 0.0);
-        assert_eq!(compare(&s, json!(0.001), json!(0.00101)), 1.0);
-        assert_eq!(compare(&s, json!(0), json!(0.000_001)), 0.0);
+        assert_eq!(compare(&s, &json!(100), &json!(100.9)), 1.0);
+        assert_eq!(compare(&s, &json!(100), &json!(101.5)), 0.0);
+        assert_eq!(compare(&s, &json!(0.001), &json!(0.00101)), 1.0);
+        assert_eq!(compare(&s, &json!(0), &json!(0.000_001)), 0.0);
     }
 
     #[test]
     fn absolute_tolerance_covers_values_near_zero() {
         let s = strategy(json!({"rel_tol": 0.01, "abs_tol": 0.001}));
-        assert_eq!(compare(&s, json!(0), json!(0.0005)), 1.0);
-        assert_eq!(compare(&s, json!(0), json!(0.002)), 0.0);
+        assert_eq!(compare(&s, &json!(0), &json!(0.0005)), 1.0);
+        assert_eq!(compare(&s, &json!(0), &json!(0.002)), 0.0);
     }
 
     #[test]
     fn graded_similarity_shrinks_with_the_miss() {
         let s = strategy(json!({"rel_tol": 0.0, "abs_tol": 1.0, "graded": true}));
-        assert_eq!(compare(&s, json!(10), json!(11)), 1.0);
-        assert_eq!(compare(&s, json!(10), json!(12)), 0.5);
-        assert_eq!(compare(&s, json!(10), json!(14)), 0.25);
+        assert_eq!(compare(&s, &json!(10), &json!(11)), 1.0);
+        assert_eq!(compare(&s, &json!(10), &json!(12)), 0.5);
+        assert_eq!(compare(&s, &json!(10), &json!(14)), 0.25);
     }
 
     #[test]
     fn strings_and_non_numbers() {
         let s = strategy(json!({}));
-        assert_eq!(compare(&s, json!(12.5), json!(" 12.5 ")), 1.0);
-        assert_eq!(compare(&s, json!(12.5), json!("twelve")), 0.0);
-        assert_eq!(compare(&s, json!(null), json!(null)), 1.0);
-        assert_eq!(compare(&s, json!("n/a"), json!("n/a")), 1.0);
-        assert_eq!(compare(&s, json!("n/a"), json!(3)), 0.0);
+        assert_eq!(compare(&s, &json!(12.5), &json!(" 12.5 ")), 1.0);
+        assert_eq!(compare(&s, &json!(12.5), &json!("twelve")), 0.0);
+        assert_eq!(compare(&s, &json!(null), &json!(null)), 1.0);
+        assert_eq!(compare(&s, &json!("n/a"), &json!("n/a")), 1.0);
+        assert_eq!(compare(&s, &json!("n/a"), &json!(3)), 0.0);
         let strict = strategy(json!({"parse_strings": false}));
-        assert_eq!(compare(&strict, json!(12.5), json!("12.5")), 0.0);
+        assert_eq!(compare(&strict, &json!(12.5), &json!("12.5")), 0.0);
     }
 
     #[test]
