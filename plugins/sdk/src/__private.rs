@@ -11,7 +11,17 @@ pub use crate::ffi::{evaluate, free, release};
 
 /// One built component, called once per record.
 pub(crate) trait Instance: Send + Sync {
-    fn call(&self, input: &[u8]) -> Result<Value, Error>;
+    /// The serialised `{"ok": result}` reply to one evaluate request.
+    fn call(&self, input: &[u8]) -> Result<Vec<u8>, Error>;
+}
+
+/// `{"ok": value}`, serialised straight from `value` (no intermediate `Value`).
+pub(crate) fn ok_reply<T: serde::Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, Error> {
+    #[derive(serde::Serialize)]
+    struct OkReply<'a, T: ?Sized> {
+        ok: &'a T,
+    }
+    Ok(serde_json::to_vec(&OkReply { ok: value })?)
 }
 
 type Make = fn(Value) -> Result<Box<dyn Instance>, Error>;
@@ -149,8 +159,10 @@ impl Registry {
         if let Some(kind) = request.kind {
             if kind != entry.kind {
                 return Err(format!(
-                    "component `{}` is a {:?}, not a {kind:?}",
-                    entry.name, entry.kind
+                    "component `{}` is a {}, not a {}",
+                    entry.name,
+                    entry.kind.as_str(),
+                    kind.as_str()
                 )
                 .into());
             }
@@ -225,29 +237,29 @@ fn parse<T: serde::de::DeserializeOwned>(input: &[u8]) -> Result<T, Error> {
 struct MetricInstance<M>(M);
 
 impl<M: Metric> Instance for MetricInstance<M> {
-    fn call(&self, input: &[u8]) -> Result<Value, Error> {
+    fn call(&self, input: &[u8]) -> Result<Vec<u8>, Error> {
         let input: ContextInput = parse(input)?;
         let result = self.0.evaluate(&input.context)?;
         if !result.score.is_finite() {
             return Err(format!("the score is {}, not a number in [0, 1]", result.score).into());
         }
-        Ok(serde_json::to_value(result)?)
+        ok_reply(&result)
     }
 }
 
 struct PostInstance<P>(P);
 
 impl<P: Postprocessor> Instance for PostInstance<P> {
-    fn call(&self, input: &[u8]) -> Result<Value, Error> {
+    fn call(&self, input: &[u8]) -> Result<Vec<u8>, Error> {
         let input: ContextInput = parse(input)?;
-        Ok(serde_json::to_value(self.0.process(&input.context)?)?)
+        ok_reply(&self.0.process(&input.context)?)
     }
 }
 
 struct StrategyInstance<S>(S);
 
 impl<S: Strategy> Instance for StrategyInstance<S> {
-    fn call(&self, input: &[u8]) -> Result<Value, Error> {
+    fn call(&self, input: &[u8]) -> Result<Vec<u8>, Error> {
         let input: CompareInput = parse(input)?;
         let similarity = self
             .0
@@ -255,7 +267,7 @@ impl<S: Strategy> Instance for StrategyInstance<S> {
         if !similarity.is_finite() {
             return Err(format!("the similarity is {similarity}, not a number in [0, 1]").into());
         }
-        Ok(Value::from(similarity))
+        ok_reply(&similarity)
     }
 }
 

@@ -127,6 +127,16 @@ pub enum Kind {
     Strategy,
 }
 
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Metric => "metric",
+            Kind::Postprocessor => "postprocessor",
+            Kind::Strategy => "strategy",
+        }
+    }
+}
+
 /// The evaluation context of one record: the same shape Rhai scripts see.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
