@@ -596,6 +596,32 @@ impl PackLoader {
                     ));
                 }
             }
+            let mut plugin_failed = false;
+            if let Some(Implementation::Plugin(plugin)) = &implementation {
+                // Checked here, used or not, so a broken reference is reported
+                // once, at the manifest, like an unknown built-in.
+                let dir = source.path.parent().unwrap_or(Path::new("."));
+                if let Err(err) = crate::plugin::check(
+                    plugin,
+                    component.kind,
+                    &component.name,
+                    dir,
+                    &self.plugin_dirs,
+                ) {
+                    let value = if err.key == "library" {
+                        &plugin.library
+                    } else {
+                        &plugin.component
+                    };
+                    let at = source.locate(&["implementation", "plugin", err.key], Some(value));
+                    self.errors
+                        .push(LoadError::new(&source.path, at, err.message).with_help(err.help));
+                    plugin_failed = true;
+                }
+            }
+            if plugin_failed {
+                implementation = None;
+            }
             loaded.push(LoadedComponent {
                 manifest: component,
                 source,

@@ -135,7 +135,7 @@ fn without_a_plugin_dir_the_cli_lists_every_path_it_tried() {
         .assert()
         .code(2)
         .stderr(
-            predicate::str::contains("components/summary_readability.yaml:5:1: plugin library `tribunal_readability` not found; tried: ")
+            predicate::str::contains("components/summary_readability.yaml:6:22: plugin library `tribunal_readability` not found; tried: ")
                 .and(predicate::str::contains(
                     components
                         .join(format!(
@@ -223,7 +223,7 @@ fn a_library_that_is_not_a_plugin_is_refused_naming_the_file() {
         "  metrics: [m]\n",
     );
     let err = load_error(dir.path());
-    assert!(err.contains("components/m.yaml:3:1: "), "{err}");
+    assert!(err.contains("components/m.yaml:4:"), "{err}");
     assert!(
         err.contains(&format!(
             "{} is not a tribunal plugin: it has no `tribunal_plugin_abi_version` symbol (expected ABI version 1)",
@@ -305,6 +305,22 @@ fn an_unknown_component_lists_the_plugin_components_and_suggests_one() {
         "{err}"
     );
     assert!(err.contains("help: did you mean `panics`?"), "{err}");
+}
+
+#[test]
+fn a_broken_plugin_reference_is_a_load_error_even_when_unused() {
+    let dir = tempfile::tempdir().unwrap();
+    write_pack(
+        dir.path(),
+        &[("spare.yaml", fixture("spare", "metric", "no_such_thing"))],
+        "  metrics: [json_emission]\n",
+    );
+    let err = load_error(dir.path());
+    assert!(
+        err.contains("components/spare.yaml:4:")
+            && err.contains("has no component `no_such_thing`; it exports: panics (metric)"),
+        "{err}"
+    );
 }
 
 #[test]

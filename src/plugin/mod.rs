@@ -5,7 +5,7 @@
 //! crate (JSON across the boundary). Libraries are found by name or path next to
 //! the manifest, in each `--plugin-dir` and in `TRIBUNAL_PLUGIN_PATH`, with the
 //! platform's prefix and suffix; each is opened once per process (keyed by its
-//! canonical path) and never unloaded. Every raw call lives in [`ffi`]; what a
+//! canonical path) and never unloaded. Every raw call lives in `ffi.rs`; what a
 //! plugin returns is checked by [`crate::wire`], like a Rhai script's result.
 
 mod ffi;
@@ -248,8 +248,72 @@ pub fn find_library(
     ))
 }
 
-/// Builds the component `plugin` names, checking it against the library's
-/// manifest: it exists and is a `kind`. Called once per use at pack load.
+/// Why a manifest's `plugin:` reference is unusable, and which of its two keys
+/// (`library` or `component`) the error is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckError {
+    pub message: String,
+    /// `"library"` or `"component"`.
+    pub key: &'static str,
+    pub help: Option<String>,
+}
+
+/// Finds and opens the library `plugin` names and checks that it exports the
+/// component as a `kind` (`name` is the component's name in the pack).
+pub fn check(
+    plugin: &PluginRef,
+    kind: Kind,
+    name: &str,
+    manifest_dir: &Path,
+    plugin_dirs: &[PathBuf],
+) -> Result<Arc<PluginLibrary>, CheckError> {
+    let library_error = |message: String, help: Option<String>| CheckError {
+        message,
+        key: "library",
+        help,
+    };
+    let path = find_library(&plugin.library, manifest_dir, plugin_dirs).map_err(|err| {
+        library_error(
+            err,
+            Some("build the plugin, then put it next to this manifest, pass its folder with --plugin-dir, or add the folder to TRIBUNAL_PLUGIN_PATH".into()),
+        )
+    })?;
+    let library = load(&path).map_err(|err| library_error(err, None))?;
+    let Some(declared) = library.component(&plugin.component) else {
+        return Err(CheckError {
+            message: format!(
+                "plugin `{}` ({}) has no component `{}`; it exports: {}",
+                library.name,
+                library.file_name(),
+                plugin.component,
+                library.component_list()
+            ),
+            key: "component",
+            help: nearest(
+                &plugin.component,
+                library.components.iter().map(|c| c.name.as_str()),
+            )
+            .map(|s| format!("did you mean `{s}`?")),
+        });
+    };
+    if declared.kind != kind {
+        return Err(CheckError {
+            message: format!(
+                "component `{name}` is declared a {kind}, but plugin `{}` ({}) exports `{}` as a {}",
+                library.name,
+                library.file_name(),
+                declared.name,
+                declared.kind
+            ),
+            key: "component",
+            help: None,
+        });
+    }
+    Ok(library)
+}
+
+/// Builds the component `plugin` names (after [`check`]ing it), with its
+/// config. Called once per use at pack load.
 pub fn build(
     plugin: &PluginRef,
     kind: Kind,
@@ -257,34 +321,13 @@ pub fn build(
     ctx: &BuildCtx<'_>,
     plugin_dirs: &[PathBuf],
 ) -> Result<Compiled, BuildError> {
-    let help = "build the plugin, then put it next to the manifest, pass its folder with --plugin-dir, or list it in TRIBUNAL_PLUGIN_PATH";
-    let path = find_library(&plugin.library, ctx.base_dir, plugin_dirs)
-        .map_err(|err| BuildError::new(format!("{err} ({help})")))?;
-    let library = load(&path).map_err(BuildError::new)?;
-    let Some(declared) = library.component(&plugin.component) else {
-        let mut error = BuildError::new(format!(
-            "plugin `{}` ({}) has no component `{}`; it exports: {}",
-            library.name,
-            library.file_name(),
-            plugin.component,
-            library.component_list()
-        ));
-        error.suggestion = nearest(
-            &plugin.component,
-            library.components.iter().map(|c| c.name.as_str()),
-        );
-        return Err(error);
-    };
-    if declared.kind != kind {
-        return Err(BuildError::new(format!(
-            "component `{}` is declared a {kind}, but plugin `{}` ({}) exports `{}` as a {}",
-            ctx.name,
-            library.name,
-            library.file_name(),
-            declared.name,
-            declared.kind
-        )));
-    }
+    let library = check(plugin, kind, ctx.name, ctx.base_dir, plugin_dirs).map_err(|err| {
+        let mut error = BuildError::new(err.message);
+        if let Some(help) = err.help {
+            error.message = format!("{} ({help})", error.message);
+        }
+        error
+    })?;
     let who = format!("plugin `{}` ({})", ctx.name, library.file_name());
     let request = serde_json::json!({
         "component": plugin.component,
