@@ -585,6 +585,14 @@ fn explain(args: &ExplainArgs) -> Result<u8, String> {
                     println!("\n---\n\n{}", builtin.docs.trim());
                 }
             }
+            if let crate::manifest::Implementation::Plugin(plugin) = &c.implementation {
+                let dir = c.file.parent().unwrap_or(Path::new("."));
+                if let Ok(library) =
+                    crate::plugin::check(plugin, c.kind, &c.name, dir, &args.plugin_dirs)
+                {
+                    println!("\n---\n\n{}", library.describe(&plugin.component));
+                }
+            }
             return Ok(EXIT_OK);
         }
     }

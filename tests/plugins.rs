@@ -150,6 +150,24 @@ fn without_a_plugin_dir_the_cli_lists_every_path_it_tried() {
 }
 
 #[test]
+fn explain_shows_what_the_plugin_publishes() {
+    tribunal()
+        .args(["explain", "money", "--pack"])
+        .arg(example_pack())
+        .arg("--plugin-dir")
+        .arg(plugin_dir())
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("# money (strategy, plugin tribunal_tolerance::tolerance)")
+                .and(predicate::str::contains("plugin `tolerance` 0.1.0 ("))
+                .and(predicate::str::contains("config defaults: {"))
+                .and(predicate::str::contains("\"rel_tol\":0.01"))
+                .and(predicate::str::contains("config schema: {")),
+        );
+}
+
+#[test]
 fn the_plugin_path_variable_is_searched() {
     tribunal()
         .args(["lint"])

@@ -11,7 +11,7 @@
 mod ffi;
 
 use std::collections::BTreeMap;
-use std::fmt;
+use std::fmt::{self, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -85,6 +85,29 @@ impl PluginLibrary {
 
     pub fn component(&self, name: &str) -> Option<&PluginComponent> {
         self.components.iter().find(|c| c.name == name)
+    }
+
+    /// What `tribunal explain` shows about one of the library's components.
+    pub fn describe(&self, component: &str) -> String {
+        let mut text = format!(
+            "plugin `{}` {} ({}), component `{component}`",
+            self.name,
+            self.version.as_deref().unwrap_or("(no version)"),
+            self.path.display()
+        );
+        if let Some(c) = self.component(component) {
+            let _ = write!(text, " ({})", c.kind);
+            if let Some(description) = c.description.as_deref().filter(|d| !d.is_empty()) {
+                let _ = write!(text, "\n{description}");
+            }
+            let config = c.config.as_ref();
+            for (key, label) in [("defaults", "config defaults"), ("schema", "config schema")] {
+                if let Some(value) = config.and_then(|c| c.get(key)).filter(|v| !v.is_null()) {
+                    let _ = write!(text, "\n{label}: {value}");
+                }
+            }
+        }
+        text
     }
 
     fn component_list(&self) -> String {
