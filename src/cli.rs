@@ -61,6 +61,9 @@ struct PackOptions {
     /// Override a component's config for this run: component.key=value (value is YAML; @file reads a JSON/YAML file).
     #[arg(long = "set", value_name = "COMPONENT.KEY=VALUE")]
     set: Vec<String>,
+    /// Also look for plugin libraries in this folder (repeatable; after the manifest's folder).
+    #[arg(long = "plugin-dir", value_name = "DIR")]
+    plugin_dirs: Vec<PathBuf>,
 }
 
 impl PackOptions {
@@ -71,7 +74,11 @@ impl PackOptions {
             .iter()
             .map(|s| Override::parse(s, &cwd))
             .collect::<Result<Vec<_>, _>>()?;
-        Pack::load_with(&self.pack, &LoadOptions { overrides }).map_err(|e| e.to_string())
+        let options = LoadOptions {
+            overrides,
+            plugin_dirs: self.plugin_dirs.clone(),
+        };
+        Pack::load_with(&self.pack, &options).map_err(|e| e.to_string())
     }
 }
 
@@ -148,6 +155,9 @@ struct TestArgs {
     /// Print every case, not only failures.
     #[arg(long, short)]
     verbose: bool,
+    /// Also look for plugin libraries in this folder (repeatable).
+    #[arg(long = "plugin-dir", value_name = "DIR")]
+    plugin_dirs: Vec<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -158,12 +168,18 @@ struct LintArgs {
     /// Exit 2 on warnings too.
     #[arg(long)]
     deny_warnings: bool,
+    /// Also look for plugin libraries in this folder (repeatable).
+    #[arg(long = "plugin-dir", value_name = "DIR")]
+    plugin_dirs: Vec<PathBuf>,
 }
 
 #[derive(Debug, Args)]
 struct PackArg {
     /// The rule pack folder.
     pack: PathBuf,
+    /// Also look for plugin libraries in this folder (repeatable).
+    #[arg(long = "plugin-dir", value_name = "DIR")]
+    plugin_dirs: Vec<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -173,6 +189,9 @@ struct ExplainArgs {
     /// Look in this pack first.
     #[arg(long, short)]
     pack: Option<PathBuf>,
+    /// Also look for plugin libraries in this folder (repeatable).
+    #[arg(long = "plugin-dir", value_name = "DIR")]
+    plugin_dirs: Vec<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -200,9 +219,11 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Check(args) => check(&args),
         Command::Eval(args) => run_eval(&args),
-        Command::Test(args) => crate::testing::run_cli(&args.packs, args.verbose),
+        Command::Test(args) => {
+            crate::testing::run_cli_with(&args.packs, args.verbose, &args.plugin_dirs)
+        }
         Command::Lint(args) => lint(&args),
-        Command::List(args) => list(&args.pack),
+        Command::List(args) => list(&args.pack, &args.plugin_dirs),
         Command::Explain(args) => explain(&args),
         Command::Prompt(args) => prompt(&args),
     };
@@ -460,7 +481,11 @@ fn lint(args: &LintArgs) -> Result<u8, String> {
     let packs = discover_packs(&args.packs)?;
     let mut failed = false;
     for path in packs {
-        match Pack::load(&path) {
+        let options = LoadOptions {
+            plugin_dirs: args.plugin_dirs.clone(),
+            ..LoadOptions::default()
+        };
+        match Pack::load_with(&path, &options) {
             Err(errors) => {
                 eprintln!("{errors}");
                 failed = true;
@@ -491,8 +516,12 @@ fn lint(args: &LintArgs) -> Result<u8, String> {
     Ok(if failed { EXIT_USAGE } else { EXIT_OK })
 }
 
-fn list(path: &Path) -> Result<u8, String> {
-    let pack = Pack::load(path).map_err(|e| e.to_string())?;
+fn list(path: &Path, plugin_dirs: &[PathBuf]) -> Result<u8, String> {
+    let options = LoadOptions {
+        plugin_dirs: plugin_dirs.to_vec(),
+        ..LoadOptions::default()
+    };
+    let pack = Pack::load_with(path, &options).map_err(|e| e.to_string())?;
     println!("{}  (revision {})", pack.label(), pack.revision);
     if let Some(description) = &pack.description {
         println!("{}", description.trim());
@@ -538,7 +567,11 @@ fn list(path: &Path) -> Result<u8, String> {
 
 fn explain(args: &ExplainArgs) -> Result<u8, String> {
     if let Some(path) = &args.pack {
-        let pack = Pack::load(path).map_err(|e| e.to_string())?;
+        let options = LoadOptions {
+            plugin_dirs: args.plugin_dirs.clone(),
+            ..LoadOptions::default()
+        };
+        let pack = Pack::load_with(path, &options).map_err(|e| e.to_string())?;
         if let Some(c) = pack.component(&args.name) {
             println!("# {} ({}, {})", c.name, c.kind, c.implementation);
             if let Some(description) = &c.description {
@@ -550,6 +583,14 @@ fn explain(args: &ExplainArgs) -> Result<u8, String> {
             if let crate::manifest::Implementation::Builtin(name) = &c.implementation {
                 if let Some(builtin) = crate::builtins::find(name) {
                     println!("\n---\n\n{}", builtin.docs.trim());
+                }
+            }
+            if let crate::manifest::Implementation::Plugin(plugin) = &c.implementation {
+                let dir = c.file.parent().unwrap_or(Path::new("."));
+                if let Ok(library) =
+                    crate::plugin::check(plugin, c.kind, &c.name, dir, &args.plugin_dirs)
+                {
+                    println!("\n---\n\n{}", library.describe(&plugin.component));
                 }
             }
             return Ok(EXIT_OK);

@@ -28,6 +28,7 @@ pub mod manifest;
 pub mod pack;
 pub mod parallel;
 pub mod pipeline;
+pub mod plugin;
 pub mod report;
 pub mod strategy;
 pub mod suggest;

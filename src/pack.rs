@@ -67,6 +67,8 @@ impl Override {
 #[derive(Debug, Clone, Default)]
 pub struct LoadOptions {
     pub overrides: Vec<Override>,
+    /// Folders to look for plugin libraries in, after the manifest's own folder.
+    pub plugin_dirs: Vec<PathBuf>,
 }
 
 /// What `list` and `explain` show about a component of the pack.
@@ -147,6 +149,7 @@ impl Pack {
             source,
             manifests_failed: false,
             overrides: options.overrides.clone(),
+            plugin_dirs: options.plugin_dirs.clone(),
             errors: Vec::new(),
             warnings: Vec::new(),
         }
@@ -206,6 +209,8 @@ struct PackLoader {
     manifests_failed: bool,
     /// The run's `--set` overrides, to blame them for the config errors they cause.
     overrides: Vec<Override>,
+    /// Where plugin libraries are looked for (`--plugin-dir`).
+    plugin_dirs: Vec<PathBuf>,
     errors: Vec<LoadError>,
     warnings: Vec<LoadError>,
 }
@@ -591,6 +596,32 @@ impl PackLoader {
                     ));
                 }
             }
+            let mut plugin_failed = false;
+            if let Some(Implementation::Plugin(plugin)) = &implementation {
+                // Checked here, used or not, so a broken reference is reported
+                // once, at the manifest, like an unknown built-in.
+                let dir = source.path.parent().unwrap_or(Path::new("."));
+                if let Err(err) = crate::plugin::check(
+                    plugin,
+                    component.kind,
+                    &component.name,
+                    dir,
+                    &self.plugin_dirs,
+                ) {
+                    let value = if err.key == "library" {
+                        &plugin.library
+                    } else {
+                        &plugin.component
+                    };
+                    let at = source.locate(&["implementation", "plugin", err.key], Some(value));
+                    self.errors
+                        .push(LoadError::new(&source.path, at, err.message).with_help(err.help));
+                    plugin_failed = true;
+                }
+            }
+            if plugin_failed {
+                implementation = None;
+            }
             loaded.push(LoadedComponent {
                 manifest: component,
                 source,
@@ -795,14 +826,15 @@ impl PackLoader {
                 Some(builtin) => (builtin.build)(config, ctx),
                 None => Err(BuildError::new(format!("unknown built-in `{name}`"))),
             },
-            Some(Implementation::Script(_) | Implementation::Inline(_)) => Err(BuildError::new(format!(
-                "component `{}` is a Rhai script, and this build has no Rhai host yet",
-                component.manifest.name
-            ))),
-            Some(Implementation::Plugin(p)) => Err(BuildError::new(format!(
-                "component `{}` comes from plugin library `{}`, and this build has no plugin host yet",
-                component.manifest.name, p.library
-            ))),
+            Some(Implementation::Script(_) | Implementation::Inline(_)) => {
+                Err(BuildError::new(format!(
+                    "component `{}` is a Rhai script, and this build has no Rhai host yet",
+                    component.manifest.name
+                )))
+            }
+            Some(Implementation::Plugin(p)) => {
+                crate::plugin::build(p, component.manifest.kind, config, ctx, &self.plugin_dirs)
+            }
             None => Err(BuildError::new("no implementation")),
         }
     }

@@ -162,8 +162,17 @@ pub struct Outcome {
 
 /// Runs every test file of the pack in `dir`.
 pub fn run_pack(dir: &Path, verbose: bool) -> Outcome {
+    run_pack_with(dir, verbose, &[])
+}
+
+/// Runs every test file of the pack in `dir`, looking for plugins in `plugin_dirs` too.
+pub fn run_pack_with(dir: &Path, verbose: bool, plugin_dirs: &[PathBuf]) -> Outcome {
     let mut outcome = Outcome::default();
-    let pack = match Pack::load(dir) {
+    let base = LoadOptions {
+        plugin_dirs: plugin_dirs.to_vec(),
+        ..LoadOptions::default()
+    };
+    let pack = match Pack::load_with(dir, &base) {
         Ok(pack) => pack,
         Err(errors) => {
             outcome.failed += 1;
@@ -189,7 +198,13 @@ pub fn run_pack(dir: &Path, verbose: bool) -> Outcome {
         let run_pack = if overrides.is_empty() {
             &pack
         } else {
-            match Pack::load_with(dir, &LoadOptions { overrides }) {
+            match Pack::load_with(
+                dir,
+                &LoadOptions {
+                    overrides,
+                    ..base.clone()
+                },
+            ) {
                 Ok(p) => {
                     owned = p;
                     &owned
@@ -226,6 +241,15 @@ pub fn run_pack(dir: &Path, verbose: bool) -> Outcome {
 
 /// `tribunal test [PACK...]`.
 pub fn run_cli(paths: &[PathBuf], verbose: bool) -> Result<u8, String> {
+    run_cli_with(paths, verbose, &[])
+}
+
+/// `tribunal test [PACK...] --plugin-dir DIR...`.
+pub fn run_cli_with(
+    paths: &[PathBuf],
+    verbose: bool,
+    plugin_dirs: &[PathBuf],
+) -> Result<u8, String> {
     let paths = if paths.is_empty() {
         vec![PathBuf::from("rules")]
     } else {
@@ -234,7 +258,7 @@ pub fn run_cli(paths: &[PathBuf], verbose: bool) -> Result<u8, String> {
     let packs = crate::cli::discover_packs(&paths)?;
     let (mut passed, mut failed) = (0, 0);
     for pack in packs {
-        let outcome = run_pack(&pack, verbose);
+        let outcome = run_pack_with(&pack, verbose, plugin_dirs);
         print!("{}", outcome.log);
         passed += outcome.passed;
         failed += outcome.failed;

@@ -55,9 +55,15 @@ fn revision_changes_with_the_files_and_the_overrides() {
         "stable for the same files"
     );
     let overrides = vec![Override::parse("json_emission.threshold=0.5", dir.path()).unwrap()];
-    let with_set = Pack::load_with(dir.path(), &LoadOptions { overrides })
-        .unwrap()
-        .revision;
+    let with_set = Pack::load_with(
+        dir.path(),
+        &LoadOptions {
+            overrides,
+            ..LoadOptions::default()
+        },
+    )
+    .unwrap()
+    .revision;
     assert_ne!(first, with_set);
     fs::write(dir.path().join("README.md"), "# Docs only\n").unwrap();
     assert_eq!(

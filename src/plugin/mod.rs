@@ -1,0 +1,620 @@
+//! The native plugin host: finding, loading and checking plugin libraries, and
+//! the components that call into them.
+//!
+//! A plugin is a shared library exporting the C ABI of the `tribunal-plugin`
+//! crate (JSON across the boundary). Libraries are found by name or path next to
+//! the manifest, in each `--plugin-dir` and in `TRIBUNAL_PLUGIN_PATH`, with the
+//! platform's prefix and suffix; each is opened once per process (keyed by its
+//! canonical path) and never unloaded. Every raw call lives in `ffi.rs`; what a
+//! plugin returns is checked by [`crate::wire`], like a Rhai script's result.
+
+mod ffi;
+
+use std::collections::BTreeMap;
+use std::fmt::{self, Write as _};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::component::{
+    BuildCtx, BuildError, Compiled, Context, EvalError, Kind, Metric, MetricOutput, PostOutput,
+    Postprocessor, Strategy,
+};
+use crate::manifest::PluginRef;
+use crate::report::{ExtractionInfo, Issue};
+use crate::suggest::{nearest, parse_unknown_field};
+
+use ffi::{Handle, OpenError, RawPlugin};
+
+/// The plugin ABI version this engine speaks (`tribunal_plugin::ABI_VERSION`).
+pub const ABI_VERSION: u32 = 1;
+
+/// Environment variable with extra folders to look for plugin libraries in
+/// (separated like `PATH`).
+pub const PLUGIN_PATH_ENV: &str = "TRIBUNAL_PLUGIN_PATH";
+
+/// One component a plugin library exports, from its manifest.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct PluginComponent {
+    pub name: String,
+    pub kind: Kind,
+    #[serde(default)]
+    pub description: Option<String>,
+    /// `{ "defaults": {...}, "schema": {...} }` as the plugin publishes them.
+    #[serde(default)]
+    pub config: Option<Value>,
+}
+
+#[derive(Debug, Deserialize)]
+struct PluginManifest {
+    name: String,
+    #[serde(default)]
+    version: Option<String>,
+    components: Vec<PluginComponent>,
+}
+
+/// A loaded plugin library: checked, with its manifest read. Lives for the process.
+pub struct PluginLibrary {
+    /// Canonical path of the library file.
+    pub path: PathBuf,
+    /// The plugin's own name, from its manifest.
+    pub name: String,
+    pub version: Option<String>,
+    pub components: Vec<PluginComponent>,
+    raw: RawPlugin,
+}
+
+impl fmt::Debug for PluginLibrary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PluginLibrary")
+            .field("path", &self.path)
+            .field("name", &self.name)
+            .field("version", &self.version)
+            .field("components", &self.components)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PluginLibrary {
+    /// The library's file name, as error messages show it.
+    pub fn file_name(&self) -> String {
+        file_name(&self.path)
+    }
+
+    pub fn component(&self, name: &str) -> Option<&PluginComponent> {
+        self.components.iter().find(|c| c.name == name)
+    }
+
+    /// What `tribunal explain` shows about one of the library's components.
+    pub fn describe(&self, component: &str) -> String {
+        let mut text = format!(
+            "plugin `{}` {} ({}), component `{component}`",
+            self.name,
+            self.version.as_deref().unwrap_or("(no version)"),
+            self.path.display()
+        );
+        if let Some(c) = self.component(component) {
+            let _ = write!(text, " ({})", c.kind);
+            if let Some(description) = c.description.as_deref().filter(|d| !d.is_empty()) {
+                let _ = write!(text, "\n{description}");
+            }
+            let config = c.config.as_ref();
+            for (key, label) in [("defaults", "config defaults"), ("schema", "config schema")] {
+                if let Some(value) = config.and_then(|c| c.get(key)).filter(|v| !v.is_null()) {
+                    let _ = write!(text, "\n{label}: {value}");
+                }
+            }
+        }
+        text
+    }
+
+    fn component_list(&self) -> String {
+        self.components
+            .iter()
+            .map(|c| format!("{} ({})", c.name, c.kind))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
+/// Libraries opened so far, by canonical path, with the outcome of opening them
+/// (a library that failed its checks is not opened again).
+static LOADED: Mutex<BTreeMap<PathBuf, Result<Arc<PluginLibrary>, String>>> =
+    Mutex::new(BTreeMap::new());
+
+/// Opens the plugin library at `path` (once per process) and reads its manifest.
+pub fn load(path: &Path) -> Result<Arc<PluginLibrary>, String> {
+    let path = path
+        .canonicalize()
+        .map_err(|err| format!("cannot open plugin library {}: {err}", path.display()))?;
+    let mut loaded = LOADED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(outcome) = loaded.get(&path) {
+        return outcome.clone();
+    }
+    let outcome = open(&path).map(Arc::new);
+    loaded.insert(path, outcome.clone());
+    outcome
+}
+
+fn open(path: &Path) -> Result<PluginLibrary, String> {
+    let shown = path.display();
+    let raw = RawPlugin::open(path, ABI_VERSION).map_err(|err| match err {
+        OpenError::Load(reason) => format!("cannot load plugin library {shown}: {reason}"),
+        OpenError::NotAPlugin => format!(
+            "{shown} is not a tribunal plugin: it has no `tribunal_plugin_abi_version` symbol (expected ABI version {ABI_VERSION})"
+        ),
+        OpenError::WrongVersion(found) => format!(
+            "plugin library {shown} has ABI version {found}, but this tribunal expects ABI version {ABI_VERSION}; rebuild the plugin against a matching tribunal-plugin SDK"
+        ),
+        OpenError::MissingSymbol(symbol) => format!(
+            "plugin library {shown} (ABI version {ABI_VERSION}) does not export `{symbol}`"
+        ),
+    })?;
+    let manifest = raw.manifest(envelope);
+    let manifest = manifest
+        .and_then(|value| {
+            serde_json::from_value::<PluginManifest>(value).map_err(|err| err.to_string())
+        })
+        .map_err(|err| format!("plugin library {shown}: unusable manifest: {err}"))?;
+    Ok(PluginLibrary {
+        path: path.to_path_buf(),
+        name: manifest.name,
+        version: manifest.version,
+        components: manifest.components,
+        raw,
+    })
+}
+
+/// Reads a `{"ok": value}` / `{"error": "message"}` reply.
+fn envelope(bytes: Option<&[u8]>) -> Result<Value, String> {
+    let Some(bytes) = bytes else {
+        return Err("returned a null pointer instead of a JSON reply".into());
+    };
+    let value: Value = serde_json::from_slice(bytes).map_err(|err| {
+        let text = String::from_utf8_lossy(bytes);
+        let shown = crate::text::prefix_chars(&text, 80);
+        let more = if shown.len() < text.len() { "..." } else { "" };
+        format!("returned invalid JSON ({err}): {shown}{more}")
+    })?;
+    match value {
+        Value::Object(mut map) if map.len() == 1 => {
+            if let Some(error) = map.remove("error") {
+                return Err(match error {
+                    Value::String(message) => message,
+                    other => other.to_string(),
+                });
+            }
+            map.remove("ok").ok_or_else(not_an_envelope)
+        }
+        _ => Err(not_an_envelope()),
+    }
+}
+
+fn not_an_envelope() -> String {
+    "returned JSON that is neither {\"ok\": ...} nor {\"error\": ...}".into()
+}
+
+/// Every file name a `library:` value may have: as written, and with the
+/// platform's prefix and suffix (`name` → `libname.so`); a hyphenated crate name
+/// also as Cargo names its library (`my-plugin` → `libmy_plugin.so`).
+fn file_names(library: &str) -> Vec<String> {
+    let mut names = vec![library.to_owned()];
+    let suffix = std::env::consts::DLL_SUFFIX;
+    if !library.ends_with(suffix) {
+        let prefix = std::env::consts::DLL_PREFIX;
+        for stem in [library.to_owned(), library.replace('-', "_")] {
+            for name in [format!("{prefix}{stem}{suffix}"), format!("{stem}{suffix}")] {
+                if !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+        }
+    }
+    names
+}
+
+/// Finds the file of `library` (a name or a path): next to the manifest
+/// (`manifest_dir`), then in each of `plugin_dirs`, then in each folder of
+/// `TRIBUNAL_PLUGIN_PATH`. The error lists every path tried.
+pub fn find_library(
+    library: &str,
+    manifest_dir: &Path,
+    plugin_dirs: &[PathBuf],
+) -> Result<PathBuf, String> {
+    let written = Path::new(library);
+    let (parent, base) = match written.file_name() {
+        Some(base) => (
+            written.parent().unwrap_or(Path::new("")),
+            base.to_string_lossy().into_owned(),
+        ),
+        None => (Path::new(""), library.to_owned()),
+    };
+    let folders: Vec<PathBuf> = if written.is_absolute() {
+        vec![PathBuf::new()]
+    } else {
+        std::iter::once(manifest_dir.to_path_buf())
+            .chain(plugin_dirs.iter().cloned())
+            .chain(
+                std::env::var_os(PLUGIN_PATH_ENV)
+                    .map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
+                    .unwrap_or_default(),
+            )
+            .collect()
+    };
+    let mut tried = Vec::new();
+    for folder in &folders {
+        for name in file_names(&base) {
+            let candidate = folder.join(parent).join(name);
+            if candidate.is_file() {
+                return Ok(candidate);
+            }
+            if !tried.contains(&candidate) {
+                tried.push(candidate);
+            }
+        }
+    }
+    let tried: Vec<String> = tried.iter().map(|p| p.display().to_string()).collect();
+    Err(format!(
+        "plugin library `{library}` not found; tried: {}",
+        tried.join(", ")
+    ))
+}
+
+/// Why a manifest's `plugin:` reference is unusable, and which of its two keys
+/// (`library` or `component`) the error is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckError {
+    pub message: String,
+    /// `"library"` or `"component"`.
+    pub key: &'static str,
+    pub help: Option<String>,
+}
+
+/// Finds and opens the library `plugin` names and checks that it exports the
+/// component as a `kind` (`name` is the component's name in the pack).
+pub fn check(
+    plugin: &PluginRef,
+    kind: Kind,
+    name: &str,
+    manifest_dir: &Path,
+    plugin_dirs: &[PathBuf],
+) -> Result<Arc<PluginLibrary>, CheckError> {
+    let library_error = |message: String, help: Option<String>| CheckError {
+        message,
+        key: "library",
+        help,
+    };
+    let path = find_library(&plugin.library, manifest_dir, plugin_dirs).map_err(|err| {
+        library_error(
+            err,
+            Some("build the plugin, then put it next to this manifest, pass its folder with --plugin-dir, or add the folder to TRIBUNAL_PLUGIN_PATH".into()),
+        )
+    })?;
+    let library = load(&path).map_err(|err| library_error(err, None))?;
+    let Some(declared) = library.component(&plugin.component) else {
+        return Err(CheckError {
+            message: format!(
+                "plugin `{}` ({}) has no component `{}`; it exports: {}",
+                library.name,
+                library.file_name(),
+                plugin.component,
+                library.component_list()
+            ),
+            key: "component",
+            help: nearest(
+                &plugin.component,
+                library.components.iter().map(|c| c.name.as_str()),
+            )
+            .map(|s| format!("did you mean `{s}`?")),
+        });
+    };
+    if declared.kind != kind {
+        return Err(CheckError {
+            message: format!(
+                "component `{name}` is declared a {kind}, but plugin `{}` ({}) exports `{}` as a {}",
+                library.name,
+                library.file_name(),
+                declared.name,
+                declared.kind
+            ),
+            key: "component",
+            help: None,
+        });
+    }
+    Ok(library)
+}
+
+/// Builds the component `plugin` names (after [`check`]ing it), with its
+/// config. Called once per use at pack load.
+pub fn build(
+    plugin: &PluginRef,
+    kind: Kind,
+    config: &Value,
+    ctx: &BuildCtx<'_>,
+    plugin_dirs: &[PathBuf],
+) -> Result<Compiled, BuildError> {
+    let library = check(plugin, kind, ctx.name, ctx.base_dir, plugin_dirs).map_err(|err| {
+        let mut error = BuildError::new(err.message);
+        if let Some(help) = err.help {
+            error.message = format!("{} ({help})", error.message);
+        }
+        error
+    })?;
+    let who = format!("plugin `{}` ({})", ctx.name, library.file_name());
+    let request = serde_json::json!({
+        "component": plugin.component,
+        "kind": kind,
+        "config": config,
+    })
+    .to_string();
+    let handle = library
+        .raw
+        .instantiate(request.as_bytes(), |bytes, handle| {
+            envelope(bytes).map(|_| handle)
+        })
+        .map_err(|message| {
+            let mut error = BuildError::new(format!("{who}: {message}"));
+            if let Some((unknown, expected)) = parse_unknown_field(&message) {
+                error.suggestion = nearest(&unknown, expected.iter().map(String::as_str));
+                error.key = Some(unknown);
+            }
+            error
+        })?
+        .ok_or_else(|| {
+            BuildError::new(format!(
+                "{who}: instantiate reported success but returned no instance handle"
+            ))
+        })?;
+    let instance = Instance {
+        library,
+        handle,
+        who,
+        config: config.clone(),
+    };
+    Ok(match kind {
+        Kind::Metric => Compiled::Metric(Arc::new(PluginMetric(instance))),
+        Kind::Postprocessor => Compiled::Postprocessor(Arc::new(PluginPostprocessor(instance))),
+        Kind::Strategy => Compiled::Strategy(Arc::new(PluginStrategy(instance))),
+    })
+}
+
+/// One built plugin component; released in the plugin when dropped.
+struct Instance {
+    library: Arc<PluginLibrary>,
+    handle: Handle,
+    /// "plugin `name` (libfile.so)", the prefix of every error it causes.
+    who: String,
+    config: Value,
+}
+
+impl fmt::Debug for Instance {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.who)
+    }
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        self.library.raw.release(self.handle);
+    }
+}
+
+/// The context as it crosses the boundary: the same JSON as
+/// [`Context::to_value`], serialised straight from borrowed data.
+#[derive(Serialize)]
+struct WireContext<'a> {
+    output: &'a str,
+    json: &'a Value,
+    extraction: &'a ExtractionInfo,
+    expected: &'a Value,
+    meta: &'a Value,
+    config: &'a Value,
+    issues: &'a [Issue],
+    scores: &'a BTreeMap<String, f64>,
+}
+
+impl<'a> WireContext<'a> {
+    fn new(ctx: &'a Context<'a>, config: &'a Value) -> Self {
+        Self {
+            output: ctx.output,
+            json: ctx.json,
+            extraction: ctx.extraction,
+            expected: ctx.expected,
+            meta: ctx.meta,
+            config,
+            issues: ctx.issues,
+            scores: ctx.scores,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct EvaluateInput<'a> {
+    context: WireContext<'a>,
+}
+
+#[derive(Serialize)]
+struct CompareInput<'a> {
+    expected: &'a Value,
+    actual: &'a Value,
+    context: WireContext<'a>,
+}
+
+impl Instance {
+    fn call(&self, input: &impl Serialize) -> Result<Value, EvalError> {
+        let input = serde_json::to_vec(input).map_err(|err| {
+            EvalError::new(format!("{}: cannot encode the input: {err}", self.who))
+        })?;
+        self.library
+            .raw
+            .evaluate(self.handle, &input, envelope)
+            .map_err(|message| EvalError::new(format!("{}: {message}", self.who)))
+    }
+}
+
+struct PluginMetric(Instance);
+
+impl fmt::Debug for PluginMetric {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl Metric for PluginMetric {
+    fn evaluate(&self, ctx: &Context<'_>) -> Result<MetricOutput, EvalError> {
+        let value = self.0.call(&EvaluateInput {
+            context: WireContext::new(ctx, &self.0.config),
+        })?;
+        crate::wire::metric_output(&self.0.who, value)
+    }
+}
+
+struct PluginPostprocessor(Instance);
+
+impl fmt::Debug for PluginPostprocessor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl Postprocessor for PluginPostprocessor {
+    fn process(&self, ctx: &Context<'_>) -> Result<PostOutput, EvalError> {
+        let value = self.0.call(&EvaluateInput {
+            context: WireContext::new(ctx, &self.0.config),
+        })?;
+        crate::wire::post_output(&self.0.who, value)
+    }
+}
+
+struct PluginStrategy(Instance);
+
+impl fmt::Debug for PluginStrategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl Strategy for PluginStrategy {
+    fn compare(
+        &self,
+        expected: &Value,
+        actual: &Value,
+        ctx: &Context<'_>,
+    ) -> Result<f64, EvalError> {
+        let value = self.0.call(&CompareInput {
+            expected,
+            actual,
+            context: WireContext::new(ctx, &self.0.config),
+        })?;
+        crate::wire::similarity(&self.0.who, &value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::strategy::StrategyRegistry;
+    use serde_json::json;
+
+    #[test]
+    fn the_wire_context_is_the_shared_context_shape() {
+        let extraction = ExtractionInfo {
+            tier: Some(crate::extract::Tier::Fence),
+            repairs: Vec::new(),
+            raw_fallback: false,
+        };
+        let issues = [Issue::warning("x", "careful").at("/a")];
+        let scores = BTreeMap::from([("m".to_owned(), 0.5)]);
+        let strategies = StrategyRegistry::with_builtins();
+        let json = json!({"a": 1});
+        let expected = json!({"a": 2});
+        let meta = json!({"m": true});
+        let ctx = Context {
+            output: "raw",
+            json: &json,
+            extraction: &extraction,
+            expected: &expected,
+            meta: &meta,
+            issues: &issues,
+            scores: &scores,
+            strategies: &strategies,
+        };
+        let config = json!({"k": [1, 2]});
+        assert_eq!(
+            serde_json::to_value(WireContext::new(&ctx, &config)).unwrap(),
+            ctx.to_value(&config)
+        );
+    }
+
+    #[test]
+    fn replies_are_checked() {
+        assert_eq!(envelope(Some(br#"{"ok": 0.5}"#)), Ok(json!(0.5)));
+        assert_eq!(envelope(Some(br#"{"ok": null}"#)), Ok(Value::Null));
+        assert_eq!(envelope(Some(br#"{"error": "nope"}"#)), Err("nope".into()));
+        assert_eq!(
+            envelope(None),
+            Err("returned a null pointer instead of a JSON reply".into())
+        );
+        assert_eq!(
+            envelope(Some(br#"{"score": 1}"#)),
+            Err(r#"returned JSON that is neither {"ok": ...} nor {"error": ...}"#.into())
+        );
+        let err = envelope(Some(br#"{"ok": 0.5"#)).unwrap_err();
+        assert!(
+            err.starts_with("returned invalid JSON (EOF while parsing an object")
+                && err.ends_with(r#": {"ok": 0.5"#),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn library_names_get_the_platform_prefix_and_suffix() {
+        let (prefix, suffix) = (std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX);
+        let names = file_names("my-plugin");
+        assert_eq!(names[0], "my-plugin");
+        assert!(names.contains(&format!("{prefix}my-plugin{suffix}")));
+        assert!(names.contains(&format!("{prefix}my_plugin{suffix}")));
+        assert_eq!(file_names(&format!("x{suffix}")), [format!("x{suffix}")]);
+    }
+
+    #[test]
+    fn a_missing_library_lists_every_path_tried() {
+        let dir = tempfile::tempdir().unwrap();
+        let extra = dir.path().join("extra");
+        let err =
+            find_library("nothing_here", dir.path(), std::slice::from_ref(&extra)).unwrap_err();
+        let suffix = std::env::consts::DLL_SUFFIX;
+        let prefix = std::env::consts::DLL_PREFIX;
+        assert!(
+            err.starts_with("plugin library `nothing_here` not found; tried: "),
+            "{err}"
+        );
+        for folder in [dir.path(), extra.as_path()] {
+            for name in [
+                "nothing_here".to_owned(),
+                format!("{prefix}nothing_here{suffix}"),
+            ] {
+                let path = folder.join(name);
+                assert!(err.contains(&path.display().to_string()), "{err}");
+            }
+        }
+        std::fs::create_dir(&extra).unwrap();
+        let file = extra.join(format!("{prefix}nothing_here{suffix}"));
+        std::fs::write(&file, b"").unwrap();
+        assert_eq!(
+            find_library("nothing_here", dir.path(), std::slice::from_ref(&extra)).unwrap(),
+            file
+        );
+    }
+}

@@ -1,0 +1,644 @@
+//! Compiled plugins through the library and the CLI: the example plugins, and
+//! fixture libraries that are missing, foreign, of another ABI version, or that
+//! panic and return bad results.
+
+#[path = "support/plugin_build.rs"]
+mod plugin_build;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::{json, Value};
+use tribunal::{Input, LoadOptions, Pack, Status};
+
+use plugin_build::{library_path, plugin_dir};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn example_pack() -> PathBuf {
+    root().join("examples/packs/invoice-summary")
+}
+
+fn with_plugins() -> LoadOptions {
+    LoadOptions {
+        plugin_dirs: vec![plugin_dir().to_path_buf()],
+        ..LoadOptions::default()
+    }
+}
+
+fn tribunal() -> Command {
+    Command::cargo_bin("tribunal").unwrap()
+}
+
+/// A pack in `dir` whose components are `(file name, manifest)` pairs.
+fn write_pack(dir: &Path, components: &[(&str, String)], pipeline: &str) {
+    fs::create_dir_all(dir.join("components")).unwrap();
+    fs::write(
+        dir.join("pack.yaml"),
+        format!("name: t\nversion: 1.0.0\ncomponents: [components/*.yaml]\npipeline:\n{pipeline}"),
+    )
+    .unwrap();
+    for (file, manifest) in components {
+        fs::write(dir.join("components").join(file), manifest).unwrap();
+    }
+}
+
+/// A component manifest using `component` of the plugin `library`.
+fn plugin_manifest(name: &str, kind: &str, library: &str, component: &str, config: &str) -> String {
+    format!(
+        "kind: {kind}\nname: {name}\nimplementation:\n  plugin: {{ library: \"{library}\", component: {component} }}\n{config}"
+    )
+}
+
+fn fixture(name: &str, kind: &str, component: &str) -> String {
+    let library = library_path("tribunal_fixture_sdk");
+    plugin_manifest(name, kind, &library.display().to_string(), component, "")
+}
+
+fn load_error(dir: &Path) -> String {
+    Pack::load_with(dir, &with_plugins())
+        .unwrap_err()
+        .to_string()
+}
+
+// ---- the example plugins and pack --------------------------------------------
+
+#[test]
+fn the_example_pack_scores_with_both_plugins_through_the_library() {
+    let pack = Pack::load_with(example_pack(), &with_plugins()).unwrap();
+    let report = pack.evaluate(&Input {
+        expected: json!({"summary": "x", "total": 1234.5, "tax": 205.75, "currency": "EUR"}),
+        ..Input::new(
+            r#"{"summary": "You owe 1,234.50 euros for the May cloud plan. Please pay by 1 July.", "total": "1234.50", "tax": 205.7, "currency": "EUR"}"#,
+        )
+    });
+    assert_eq!(report.status, Status::Pass, "{:?}", report.error);
+    let value = report.to_value();
+    let fields = &value["metrics"]["json_compare"]["details"]["fields"];
+    assert_eq!(fields["total"]["strategy"], "money");
+    assert_eq!(fields["total"]["matched"], true);
+    assert_eq!(fields["tax"]["matched"], true); // 205.7 is within 1% of 205.75
+    let readability = &value["metrics"]["summary_readability"];
+    assert_eq!(readability["score"], 1.0);
+    assert_eq!(readability["details"]["words"], 14);
+    assert_eq!(readability["details"]["sentences"], 2);
+}
+
+#[test]
+fn the_example_pack_tests_pass_through_the_cli() {
+    tribunal()
+        .args(["test"])
+        .arg(example_pack())
+        .arg("--plugin-dir")
+        .arg(plugin_dir())
+        .assert()
+        .success()
+        .stdout(predicate::str::ends_with("4 passed, 0 failed\n"));
+}
+
+#[test]
+fn the_example_data_set_evaluates_through_the_cli() {
+    let output = tribunal()
+        .args(["eval", "--pack"])
+        .arg(example_pack())
+        .arg("--plugin-dir")
+        .arg(plugin_dir())
+        .arg("--input")
+        .arg(root().join("examples/data/invoice-summary.jsonl"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let records: Vec<Value> = String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let statuses: Vec<&str> = records
+        .iter()
+        .map(|r| r["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["PASS", "PASS", "FAIL", "PASS", "PASS", "FAIL"]);
+}
+
+#[test]
+fn without_a_plugin_dir_the_cli_lists_every_path_it_tried() {
+    let components = example_pack().join("components");
+    tribunal()
+        .args(["lint"])
+        .arg(example_pack())
+        .env_remove("TRIBUNAL_PLUGIN_PATH")
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("components/summary_readability.yaml:6:22: plugin library `tribunal_readability` not found; tried: ")
+                .and(predicate::str::contains(
+                    components
+                        .join(format!(
+                            "{}tribunal_readability{}",
+                            std::env::consts::DLL_PREFIX,
+                            std::env::consts::DLL_SUFFIX
+                        ))
+                        .display()
+                        .to_string(),
+                )),
+        );
+}
+
+#[test]
+fn explain_shows_what_the_plugin_publishes() {
+    tribunal()
+        .args(["explain", "money", "--pack"])
+        .arg(example_pack())
+        .arg("--plugin-dir")
+        .arg(plugin_dir())
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("# money (strategy, plugin tribunal_tolerance::tolerance)")
+                .and(predicate::str::contains("plugin `tolerance` 0.1.0 ("))
+                .and(predicate::str::contains("config defaults: {"))
+                .and(predicate::str::contains("\"rel_tol\":0.01"))
+                .and(predicate::str::contains("config schema: {")),
+        );
+}
+
+#[test]
+fn the_plugin_path_variable_is_searched() {
+    tribunal()
+        .args(["lint"])
+        .arg(example_pack())
+        .env("TRIBUNAL_PLUGIN_PATH", plugin_dir())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("ok  invoice-summary@1.0.0"));
+}
+
+#[test]
+fn a_library_next_to_the_manifest_is_found_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    write_pack(
+        dir.path(),
+        &[(
+            "m.yaml",
+            plugin_manifest(
+                "plain",
+                "metric",
+                "tribunal_readability",
+                "readability",
+                "config: { field: null }\n",
+            ),
+        )],
+        "  metrics: [plain]\n",
+    );
+    let file = library_path("tribunal_readability");
+    fs::copy(
+        &file,
+        dir.path()
+            .join("components")
+            .join(file.file_name().unwrap()),
+    )
+    .unwrap();
+    let pack = Pack::load(dir.path()).unwrap();
+    let report = pack.evaluate(&Input::new("Short words. Clear text."));
+    assert_eq!(report.score, Some(1.0));
+}
+
+#[test]
+fn a_library_is_opened_once_per_process() {
+    let first = tribunal::plugin::load(&library_path("tribunal_tolerance")).unwrap();
+    let via_dotdot = plugin_dir()
+        .join("deps")
+        .join("..")
+        .join(library_path("tribunal_tolerance").file_name().unwrap());
+    let second = tribunal::plugin::load(&via_dotdot).unwrap();
+    assert!(Arc::ptr_eq(&first, &second));
+    assert_eq!(first.name, "tolerance");
+    assert_eq!(first.components[0].name, "tolerance");
+    assert_eq!(first.components[0].kind, tribunal::Kind::Strategy);
+    assert_eq!(
+        first.components[0].config.as_ref().unwrap()["defaults"],
+        json!({"rel_tol": 0.01, "abs_tol": 0.0, "graded": false, "parse_strings": true})
+    );
+}
+
+// ---- libraries that cannot be loaded ---------------------------------------------
+
+#[test]
+fn a_library_that_is_not_a_plugin_is_refused_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let library = library_path("tribunal_fixture_not_a_plugin");
+    write_pack(
+        dir.path(),
+        &[(
+            "m.yaml",
+            plugin_manifest("m", "metric", &library.display().to_string(), "x", ""),
+        )],
+        "  metrics: [m]\n",
+    );
+    let err = load_error(dir.path());
+    assert!(err.contains("components/m.yaml:4:"), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{} is not a tribunal plugin: it has no `tribunal_plugin_abi_version` symbol (expected ABI version 1)",
+            library.canonicalize().unwrap().display()
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_file_that_is_not_a_shared_library_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    write_pack(
+        dir.path(),
+        &[("m.yaml", plugin_manifest("m", "metric", "fake", "x", ""))],
+        "  metrics: [m]\n",
+    );
+    let fake = dir.path().join("components").join(format!(
+        "{}fake{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    ));
+    fs::write(&fake, "this is text, not machine code\n").unwrap();
+    let err = load_error(dir.path());
+    assert!(
+        err.contains(&format!(
+            "cannot load plugin library {}: ",
+            fake.canonicalize().unwrap().display()
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn another_abi_version_is_refused_before_anything_else_is_called() {
+    // Every other export of this fixture aborts the process.
+    let dir = tempfile::tempdir().unwrap();
+    let library = library_path("tribunal_fixture_wrong_abi");
+    write_pack(
+        dir.path(),
+        &[(
+            "m.yaml",
+            plugin_manifest("m", "metric", &library.display().to_string(), "x", ""),
+        )],
+        "  metrics: [m]\n",
+    );
+    let err = load_error(dir.path());
+    assert!(
+        err.contains(&format!(
+            "plugin library {} has ABI version 999, but this tribunal expects ABI version 1; rebuild the plugin",
+            library.canonicalize().unwrap().display()
+        )),
+        "{err}"
+    );
+    // Through the CLI as well: a load error, exit 2.
+    tribunal()
+        .args(["lint"])
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "has ABI version 999, but this tribunal expects ABI version 1",
+        ));
+}
+
+#[test]
+fn an_unknown_component_lists_the_plugin_components_and_suggests_one() {
+    let dir = tempfile::tempdir().unwrap();
+    write_pack(
+        dir.path(),
+        &[("m.yaml", fixture("m", "metric", "panic"))],
+        "  metrics: [m]\n",
+    );
+    let err = load_error(dir.path());
+    assert!(
+        err.contains(
+            "plugin `fixtures` (libtribunal_fixture_sdk.so) has no component `panic`; it exports: panics (metric), out_of_range (metric), fails (metric), echo (metric), lowercase (postprocessor), panics_strategy (strategy)"
+        ) || !cfg!(target_os = "linux"),
+        "{err}"
+    );
+    assert!(err.contains("help: did you mean `panics`?"), "{err}");
+}
+
+#[test]
+fn a_broken_plugin_reference_is_a_load_error_even_when_unused() {
+    let dir = tempfile::tempdir().unwrap();
+    write_pack(
+        dir.path(),
+        &[("spare.yaml", fixture("spare", "metric", "no_such_thing"))],
+        "  metrics: [json_emission]\n",
+    );
+    let err = load_error(dir.path());
+    assert!(
+        err.contains("components/spare.yaml:4:")
+            && err.contains("has no component `no_such_thing`; it exports: panics (metric)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_component_of_another_kind_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    write_pack(
+        dir.path(),
+        &[("s.yaml", fixture("s", "strategy", "panics"))],
+        "  metrics: []\n",
+    );
+    let err = load_error(dir.path());
+    assert!(
+        err.contains("component `s` is declared a strategy, but plugin `fixtures`")
+            && err.contains("exports `panics` as a metric"),
+        "{err}"
+    );
+}
+
+#[test]
+fn plugin_config_errors_point_at_the_key_and_suggest_a_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let library = library_path("tribunal_readability").display().to_string();
+    write_pack(
+        dir.path(),
+        &[(
+            "r.yaml",
+            plugin_manifest(
+                "r",
+                "metric",
+                &library,
+                "readability",
+                "config:\n  field: /text\n  targt: [60, 80]\n",
+            ),
+        )],
+        "  metrics: [r]\n",
+    );
+    let err = load_error(dir.path());
+    assert!(
+        err.contains("components/r.yaml:7:3: plugin `r` (")
+            && err.contains("): invalid config: unknown field `targt`, expected one of `field`, `target`, `tolerance`")
+            && err.contains("help: did you mean `target`?"),
+        "{err}"
+    );
+    // A value the plugin's own check refuses, given in the pipeline's `with:`.
+    fs::write(
+        dir.path().join("components/r.yaml"),
+        plugin_manifest("r", "metric", &library, "readability", ""),
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("pack.yaml"),
+        "name: t\ncomponents: [components/*.yaml]\npipeline:\n  metrics:\n    - use: r\n      with: { target: [80, 60] }\n",
+    )
+    .unwrap();
+    let err = load_error(dir.path());
+    assert!(
+        err.contains("`target` must be [low, high] with low ≤ high, got [80, 60]"),
+        "{err}"
+    );
+}
+
+// ---- misbehaving plugins at evaluation time -------------------------------------
+
+#[test]
+fn a_panic_makes_that_record_error_and_the_next_record_is_fine() {
+    let dir = tempfile::tempdir().unwrap();
+    write_pack(
+        dir.path(),
+        &[("p.yaml", fixture("p", "metric", "panics"))],
+        "  metrics: [p]\n",
+    );
+    let pack = Pack::load_with(dir.path(), &with_plugins()).unwrap();
+    let inputs = ["fine", "please panic", "fine again"].map(Input::new);
+    let mut reports = Vec::new();
+    pack.evaluate_batch(inputs, 2, |r| reports.push(r));
+    assert_eq!(reports[0].status, Status::Pass);
+    assert_eq!(reports[1].status, Status::Error);
+    let error = reports[1].error.as_deref().unwrap();
+    assert!(
+        error.contains("plugin `p` (")
+            && error.contains("panicked at plugins/fixtures/sdk-fixtures/src/lib.rs:")
+            && error.ends_with("fixture asked to panic by output \"please panic\""),
+        "{error}"
+    );
+    assert_eq!(reports[2].status, Status::Pass);
+    assert_eq!(reports[2].score, Some(1.0));
+}
+
+#[test]
+fn a_panic_through_the_cli_is_an_error_record_and_the_run_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    write_pack(
+        dir.path(),
+        &[("p.yaml", fixture("p", "metric", "panics"))],
+        "  metrics: [p]\n",
+    );
+    let data = dir.path().join("data.jsonl");
+    fs::write(
+        &data,
+        "{\"id\": 1, \"output\": \"panic now\"}\n{\"id\": 2, \"output\": \"calm\"}\n",
+    )
+    .unwrap();
+    let output = tribunal()
+        .args(["eval", "--pack"])
+        .arg(dir.path())
+        .arg("--input")
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(3), "some record is ERROR");
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let records: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 2);
+    assert_eq!(records[0]["status"], "ERROR");
+    assert!(records[0]["error"]
+        .as_str()
+        .unwrap()
+        .contains("panicked at"));
+    assert_eq!(records[1]["status"], "PASS");
+    // The panic was captured, not printed by a panic hook.
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+/// The record's error when a one-metric pack evaluates `output` with `component`.
+fn metric_error(library: &str, component: &str, output: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let library = library_path(library).display().to_string();
+    write_pack(
+        dir.path(),
+        &[(
+            "m.yaml",
+            plugin_manifest("m", "metric", &library, component, ""),
+        )],
+        "  metrics: [m]\n",
+    );
+    let pack = Pack::load(dir.path()).unwrap();
+    let report = pack.evaluate(&Input::new(output));
+    assert_eq!(report.status, Status::Error);
+    report.error.unwrap()
+}
+
+#[test]
+fn invalid_json_a_null_result_or_a_bare_result_are_record_errors() {
+    let file = "libtribunal_fixture_raw.so";
+    let linux = cfg!(target_os = "linux");
+    let err = metric_error("tribunal_fixture_raw", "bad_json", "{}");
+    assert!(
+        err.contains("plugin `m` (")
+            && err.contains("returned invalid JSON (EOF while parsing an object"),
+        "{err}"
+    );
+    assert!(err.ends_with(r#": {"ok": 0.5"#), "{err}");
+    assert!(!linux || err.contains(file), "{err}");
+    let err = metric_error("tribunal_fixture_raw", "null_result", "{}");
+    assert!(
+        err.ends_with("returned a null pointer instead of a JSON reply"),
+        "{err}"
+    );
+    let err = metric_error("tribunal_fixture_raw", "not_an_envelope", "{}");
+    assert!(
+        err.ends_with(r#"returned JSON that is neither {"ok": ...} nor {"error": ...}"#),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_score_outside_zero_to_one_is_a_record_error() {
+    let err = metric_error("tribunal_fixture_sdk", "out_of_range", "{}");
+    assert!(err.contains("plugin `m` ("), "{err}");
+    assert!(err.ends_with("`score` 1.5 is outside [0, 1]"), "{err}");
+}
+
+#[test]
+fn an_error_returned_by_the_plugin_names_the_plugin() {
+    let err = metric_error("tribunal_fixture_sdk", "fails", " ");
+    assert!(
+        err.contains("plugin `m` (") && err.ends_with(": nothing to look at"),
+        "{err}"
+    );
+}
+
+#[test]
+fn plugins_see_the_shared_context() {
+    let dir = tempfile::tempdir().unwrap();
+    let library = library_path("tribunal_fixture_sdk").display().to_string();
+    write_pack(
+        dir.path(),
+        &[
+            (
+                "echo.yaml",
+                plugin_manifest(
+                    "echo",
+                    "metric",
+                    &library,
+                    "echo",
+                    "config: { score: 0.25 }\n",
+                ),
+            ),
+            (
+                "lower.yaml",
+                plugin_manifest("lower", "postprocessor", &library, "lowercase", ""),
+            ),
+        ],
+        "  postprocessors: [lower]\n  metrics: [json_emission, echo]\n",
+    );
+    let pack = Pack::load(dir.path()).unwrap();
+    let report = pack.evaluate(&Input {
+        meta: json!({"run": 7}),
+        expected: json!({"event": "agent:status"}),
+        ..Input::new("```json\n{\"event\": \"Agent:Status\", \"data\": {}}\n```")
+    });
+    let value = report.to_value();
+    // The postprocessor normalised the JSON and reported it, under its step name.
+    assert_eq!(value["json"], json!({"event": "agent:status", "data": {}}));
+    assert_eq!(
+        value["issues"][0],
+        json!({"rule": "lower", "severity": "warning", "message": "lower-cased `event`", "path": "/event"})
+    );
+    let details = &value["metrics"]["echo"]["details"];
+    assert_eq!(details["tier"], "fence");
+    assert_eq!(
+        details["json"],
+        json!({"event": "agent:status", "data": {}})
+    );
+    assert_eq!(details["expected"], json!({"event": "agent:status"}));
+    assert_eq!(details["meta"], json!({"run": 7}));
+    assert_eq!(details["config"], json!({"score": 0.25}));
+    assert_eq!(details["issues"], json!(["lower-cased `event`"]));
+    assert_eq!(
+        details["scores"],
+        json!({"json_emission": value["metrics"]["json_emission"]["score"]})
+    );
+    assert_eq!(value["metrics"]["echo"]["score"], 0.25);
+}
+
+#[test]
+fn a_panicking_strategy_makes_the_record_error() {
+    let dir = tempfile::tempdir().unwrap();
+    write_pack(
+        dir.path(),
+        &[("s.yaml", fixture("boom", "strategy", "panics_strategy"))],
+        "  metrics:\n    - use: json_compare\n      with: { field_strategies: { n: boom } }\n",
+    );
+    let pack = Pack::load(dir.path()).unwrap();
+    let report = pack.evaluate(&Input {
+        expected: json!({"n": 1}),
+        ..Input::new(r#"{"n": 1}"#)
+    });
+    assert_eq!(report.status, Status::Error);
+    let err = report.error.unwrap();
+    assert!(
+        err.contains("plugin `boom` (") && err.contains("strategy fixture always panics"),
+        "{err}"
+    );
+}
+
+// ---- many threads, one plugin ------------------------------------------------------
+
+#[test]
+fn many_threads_calling_one_plugin_match_a_single_thread() {
+    let pack = Pack::load_with(example_pack(), &with_plugins()).unwrap();
+    let words = [
+        "You owe",
+        "the invoice totals",
+        "notwithstanding considerable organizational complexity",
+        "please pay",
+        "by Friday.",
+        "It is due soon.",
+    ];
+    let inputs = || {
+        (0..3000u32).map(|i| {
+            let summary: Vec<&str> = (0..=(i % 7))
+                .map(|k| words[((i + k) as usize) % words.len()])
+                .collect();
+            let total = 100.0 + f64::from(i % 50);
+            let output = json!({
+                "summary": summary.join(" "),
+                "total": total * (1.0 + f64::from(i % 3) * 0.006),
+                "currency": "EUR",
+            });
+            Input {
+                expected: json!({"summary": "x", "total": total, "currency": "EUR"}),
+                ..Input::new(output.to_string())
+            }
+        })
+    };
+    let mut one = Vec::new();
+    pack.evaluate_batch(inputs(), 1, |r| one.push(r.to_value()));
+    let mut four = Vec::new();
+    pack.evaluate_batch(inputs(), 4, |r| four.push(r.to_value()));
+    assert_eq!(one.len(), 3000);
+    assert!(one == four, "jobs 4 differs from jobs 1");
+    // The data exercises both outcomes of both plugins.
+    let matched =
+        |r: &Value| r["metrics"]["json_compare"]["details"]["fields"]["total"]["matched"] == true;
+    assert!(one.iter().any(matched) && !one.iter().all(matched));
+    let readable = |r: &Value| r["metrics"]["summary_readability"]["score"] == 1.0;
+    assert!(one.iter().any(readable) && !one.iter().all(readable));
+}
