@@ -1115,19 +1115,45 @@ mod tests {
     }
 
     #[test]
-    fn semantic_unavailable_is_an_eval_error() {
-        let ctx = build_ctx("json_compare");
-        let Compiled::Metric(m) = build(&Value::Null, &ctx).unwrap() else {
-            panic!("a metric")
-        };
+    fn a_missing_model_fails_at_load_when_named_and_per_record_when_detected() {
+        let dir = tempfile::tempdir().unwrap();
+        let registry = Arc::new(StrategyRegistry::with_builtins());
+        // `model:` is checked at load, at its key.
+        let err =
+            build_with(&json!({"model": "no-model-here"}), &registry, dir.path()).unwrap_err();
+        assert_eq!(err.key.as_deref(), Some("model"));
+        assert!(
+            err.message.contains("no-model-here") && err.message.contains("does not exist"),
+            "{}",
+            err.message
+        );
+        // A field mapped to SEMANTIC explicitly needs a usable model at load.
+        let mut registry = StrategyRegistry::with_builtins();
+        let missing = dir.path().join("missing");
+        registry.insert(
+            "semantic",
+            Arc::new(crate::strategy::Semantic::with_model(Some(missing))),
+        );
+        let registry = Arc::new(registry);
+        let err = build_with(
+            &json!({"field_strategies": {"bio": "SEMANTIC"}}),
+            &registry,
+            dir.path(),
+        )
+        .unwrap_err();
+        assert_eq!(err.key.as_deref(), Some("field_strategies.bio"));
+        assert!(err.message.contains("does not exist"), "{}", err.message);
+        // Auto-detected text: the record that needs the model fails, with the reason.
+        let m = build_with(&Value::Null, &registry, dir.path()).expect("builds");
         let err = eval(&m, json!({"bio": "b"}), json!({"bio": "a text"})).unwrap_err();
         assert!(
-            err.0.contains("`bio`") && err.0.contains("not available"),
+            err.0.contains("field `bio` (semantic strategy)") && err.0.contains("does not exist"),
             "{}",
             err.0
         );
-        // Exact fields still work without an embedding backend.
+        // Identical texts and exact fields need no model.
         assert!(eval(&m, json!({"n": 1}), json!({"n": 1})).is_ok());
+        assert!(eval(&m, json!({"bio": "same"}), json!({"bio": "same"})).is_ok());
     }
 
     #[test]
