@@ -53,16 +53,13 @@ pub fn locate(explicit: Option<&Path>) -> Result<PathBuf, String> {
 /// The set-up's install folder, relative to the current directory and then to
 /// this crate's sources (so tests and a binary built here find it from anywhere).
 fn default_candidates() -> Vec<PathBuf> {
-    let mut out = vec![PathBuf::from(DEFAULT_MODEL_DIR)];
     let built_here = Path::new(env!("CARGO_MANIFEST_DIR")).join(DEFAULT_MODEL_DIR);
-    if let Ok(cwd) = std::env::current_dir() {
-        if cwd.join(DEFAULT_MODEL_DIR) != built_here {
-            out.push(built_here);
+    match std::env::current_dir() {
+        Ok(cwd) if cwd.join(DEFAULT_MODEL_DIR) != built_here => {
+            vec![cwd.join(DEFAULT_MODEL_DIR), built_here]
         }
-    } else {
-        out.push(built_here);
+        _ => vec![built_here],
     }
-    out
 }
 
 /// Why `dir` is not a usable model folder, if it is not.
