@@ -87,7 +87,10 @@ fn main() {
     let dir = locate(None).unwrap_or_else(|why| panic!("{why}"));
     let embedder = Embedder::load(&dir).expect("the model loads");
     let pairs = pairs(n);
-    println!("semantic: {n} distinct field pairs, model {}", dir.display());
+    println!(
+        "semantic: {n} distinct field pairs, model {}",
+        dir.display()
+    );
 
     let base = best_of(3, || {
         let started = Instant::now();

@@ -53,7 +53,8 @@ fn data() -> String {
             "description": said_d,
             "note": format!("the order {} has shipped", i % 13),
         });
-        let record = serde_json::json!({"id": i, "output": output.to_string(), "expected": expected});
+        let record =
+            serde_json::json!({"id": i, "output": output.to_string(), "expected": expected});
         writeln!(out, "{record}").unwrap();
     }
     out
@@ -68,7 +69,14 @@ fn one_and_two_jobs_give_identical_results() {
         let out = dir.path().join(format!("out-{jobs}.jsonl"));
         tribunal()
             .current_dir(root())
-            .args(["eval", "--pack", "rules/json-eval", "--jobs", jobs, "--input"])
+            .args([
+                "eval",
+                "--pack",
+                "rules/json-eval",
+                "--jobs",
+                jobs,
+                "--input",
+            ])
             .arg(&input)
             .arg("--output")
             .arg(&out)
@@ -132,7 +140,10 @@ fn the_environment_variable_and_model_config_find_the_model() {
             .args(["check", "--pack"])
             .arg(root().join("rules/json-eval"))
             .args(extra)
-            .args(["--set", "json_compare.field_strategies={name: FUZZY, bio: SEMANTIC}"])
+            .args([
+                "--set",
+                "json_compare.field_strategies={name: FUZZY, bio: SEMANTIC}",
+            ])
             .arg("--expected")
             .arg(root().join("rules/json-eval/examples/walkthrough_gt.json"))
             .arg(root().join("rules/json-eval/examples/walkthrough_aio.json"))

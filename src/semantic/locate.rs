@@ -16,6 +16,10 @@ pub const DEFAULT_MODEL_DIR: &str = "models/all-MiniLM-L6-v2";
 /// What a user runs to install the default model.
 pub const SETUP_COMMAND: &str = "scripts/setup";
 
+/// How to get a model, for the errors about a folder given explicitly.
+const HINT: &str = "give a sentence-transformers model folder (`scripts/setup` installs \
+                    all-MiniLM-L6-v2 in models/all-MiniLM-L6-v2)";
+
 /// Files a model folder must hold.
 const REQUIRED_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
 
@@ -23,12 +27,16 @@ const REQUIRED_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safet
 /// folder), else `$TRIBUNAL_MODEL_DIR`, else the set-up's install folder.
 pub fn locate(explicit: Option<&Path>) -> Result<PathBuf, String> {
     if let Some(dir) = explicit {
-        return check(dir).map_err(|why| format!("model folder `{}` {why}", dir.display()));
+        return check(dir).map_err(|why| format!("model folder `{}` {why}; {HINT}", dir.display()));
     }
     if let Some(dir) = std::env::var_os(MODEL_DIR_ENV).filter(|v| !v.is_empty()) {
         let dir = PathBuf::from(dir);
-        return check(&dir)
-            .map_err(|why| format!("{MODEL_DIR_ENV}=`{}`: that folder {why}", dir.display()));
+        return check(&dir).map_err(|why| {
+            format!(
+                "{MODEL_DIR_ENV}=`{}`: that folder {why}; {HINT}, or unset {MODEL_DIR_ENV}",
+                dir.display()
+            )
+        });
     }
     let candidates = default_candidates();
     for dir in &candidates {
