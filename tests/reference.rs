@@ -16,7 +16,7 @@ use tribunal::{Input, LoadOptions, Override, Pack};
 
 /// The seeds' reference code runs offline, without an embedding model: json-eval's
 /// reference scores the seed's SEMANTIC fields (and auto-detected text) FUZZY, so
-/// the pack is loaded with those overrides (`PACK` in gen_json_eval.py).
+/// the pack is loaded with those overrides (`PACK` in `gen_json_eval.py`).
 fn options(pack: &str, root: &Path) -> LoadOptions {
     let sets: &[&str] = match pack {
         "json-eval" => &[

@@ -1,7 +1,7 @@
 //! The `semantic` strategy against the real model (all-MiniLM-L6-v2, installed by
 //! `scripts/setup` into models/): token ids and embeddings match
-//! sentence-transformers' own (tests/fixtures/semantic_reference.json, written by
-//! scripts/semantic_reference.py), embeddings do not depend on batch composition,
+//! sentence-transformers' own (`tests/fixtures/semantic_reference.json`, written by
+//! `scripts/semantic_reference.py`), embeddings do not depend on batch composition,
 //! and the 0.80 threshold separates paraphrases from unrelated sentences.
 
 use std::path::{Path, PathBuf};

@@ -1,6 +1,6 @@
 //! The `semantic` strategy through the real binary: identical results from one and
 //! two jobs over several input batches, and the model location order and its
-//! errors (`TRIBUNAL_MODEL_DIR`, json_compare's `model:`).
+//! errors (`TRIBUNAL_MODEL_DIR`, `json_compare`'s `model:`).
 
 use std::fmt::Write as _;
 use std::path::Path;

@@ -149,6 +149,9 @@ impl Default for Weights {
     }
 }
 
+/// (expected, actual) value pairs a strategy is prepared for.
+type Pairs<'v> = Vec<(&'v Value, &'v Value)>;
+
 /// A strategy looked up once, with the threshold it is held to.
 #[derive(Debug, Clone)]
 struct Resolved {
@@ -513,7 +516,7 @@ impl Metric for JsonCompare {
         if !self.prepares {
             return;
         }
-        let mut by_strategy: BTreeMap<&str, (&Resolved, Vec<(&Value, &Value)>)> = BTreeMap::new();
+        let mut by_strategy: BTreeMap<&str, (&Resolved, Pairs<'_>)> = BTreeMap::new();
         for ctx in records {
             let (Value::Object(gt), Value::Object(aio)) = (ctx.expected, ctx.json) else {
                 continue;
@@ -701,7 +704,7 @@ impl Metric for JsonCompare {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::builtins::test_support::{build_ctx, Fixture};
+    use crate::builtins::test_support::Fixture;
     use crate::report::Severity;
     use std::path::Path;
 
