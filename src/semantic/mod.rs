@@ -20,8 +20,11 @@ use tokenizers::{Tokenizer, TruncationParams};
 
 pub use locate::{locate, DEFAULT_MODEL_DIR, MODEL_DIR_ENV, SETUP_COMMAND};
 
-/// Sequences per forward pass (each of one token length).
+/// Sequences per forward pass (each of one token length)...
 const MAX_BATCH: usize = 64;
+/// ...and tokens per pass, which bounds the attention scores' memory
+/// (`batch × heads × len²` floats: 50 MB for 16 sequences of 256 tokens).
+const MAX_BATCH_TOKENS: usize = 4096;
 /// Embeddings kept for the run; the oldest are dropped beyond this (~1.6 KB each
 /// for a 384-dimension model).
 pub const CACHE_ENTRIES: usize = 16_384;
@@ -49,6 +52,8 @@ struct PoolingConfig {
     pooling_mode_cls_token: bool,
     #[serde(default)]
     pooling_mode_max_tokens: bool,
+    #[serde(default)]
+    pooling_mode_mean_sqrt_len_tokens: bool,
 }
 
 impl Embedder {
@@ -61,6 +66,7 @@ impl Embedder {
             if !config.pooling_mode_mean_tokens
                 || config.pooling_mode_cls_token
                 || config.pooling_mode_max_tokens
+                || config.pooling_mode_mean_sqrt_len_tokens
             {
                 return Err(format!(
                     "`{}`: only mean pooling (pooling_mode_mean_tokens alone) is supported",
@@ -131,7 +137,8 @@ impl Embedder {
         }
         let mut out: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
         for (len, members) in by_len {
-            for group in members.chunks(MAX_BATCH) {
+            let per_pass = (MAX_BATCH_TOKENS / len).clamp(1, MAX_BATCH);
+            for group in members.chunks(per_pass) {
                 let flat: Vec<u32> = group.iter().flat_map(|&i| ids[i].iter().copied()).collect();
                 let pooled = self
                     .bert
