@@ -317,3 +317,33 @@ impl SemanticModel {
         self.loaded().map(|l| &l.embedder)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cache_keeps_the_newest_texts_within_its_bound() {
+        let mut cache = Cache {
+            map: HashMap::new(),
+            order: VecDeque::new(),
+            capacity: 3,
+        };
+        for i in 0..5u8 {
+            cache.insert(format!("t{i}"), Arc::from(vec![f32::from(i)]));
+        }
+        cache.insert("t4".to_owned(), Arc::from(vec![9.0]));
+        assert_eq!(cache.map.len(), 3);
+        assert!(!cache.map.contains_key("t0") && !cache.map.contains_key("t1"));
+        assert_eq!(&*cache.map["t4"], &[4.0], "an entry is never replaced");
+        assert_eq!(cache.order, ["t2", "t3", "t4"]);
+    }
+
+    #[test]
+    fn embeddings_are_unit_length_and_cosine_is_their_dot_product() {
+        let v = normalised(vec![3.0, 4.0]);
+        assert_eq!(v, [0.6, 0.8]);
+        assert!((cosine(&v, &v) - 1.0).abs() < 1e-7);
+        assert_eq!(normalised(vec![0.0, 0.0]), [0.0, 0.0]);
+    }
+}
