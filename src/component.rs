@@ -119,6 +119,11 @@ pub struct PostOutput {
 
 pub trait Metric: Send + Sync + fmt::Debug {
     fn evaluate(&self, ctx: &Context<'_>) -> Result<MetricOutput, EvalError>;
+
+    /// Called with the contexts of a batch of records before any of them is
+    /// evaluated, so work can be done once for all (e.g. embedding every text a
+    /// `semantic` field compares in one pass). Results must not depend on it.
+    fn prepare(&self, _records: &[Context<'_>]) {}
 }
 
 pub trait Postprocessor: Send + Sync + fmt::Debug {
@@ -138,6 +143,22 @@ pub trait Strategy: Send + Sync + fmt::Debug {
     /// calling metric configures its own threshold for this strategy.
     fn default_threshold(&self) -> f64 {
         1.0
+    }
+
+    /// Called with the (expected, actual) pairs a batch of records will compare,
+    /// before they are compared; only when [`Strategy::wants_prepare`] says so.
+    /// Results must not depend on it.
+    fn prepare(&self, _pairs: &[(&Value, &Value)]) {}
+
+    /// Whether [`Strategy::prepare`] does anything (callers skip collecting pairs).
+    fn wants_prepare(&self) -> bool {
+        false
+    }
+
+    /// Whether the strategy can run at all (e.g. `semantic` has a model), checked
+    /// at load when a pack names it explicitly; the reason when it cannot.
+    fn ready(&self) -> Result<(), String> {
+        Ok(())
     }
 }
 

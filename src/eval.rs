@@ -339,8 +339,26 @@ fn evaluate_batch(
         digests: Vec::with_capacity(batch.len()),
         metric_scores: Vec::with_capacity(batch.len() * metric_count),
     };
-    for record in batch.records() {
-        let report = evaluate_record(pack, &record, options);
+    // Parse every record first so the pack can evaluate the batch as one
+    // (metrics prepare their work for all its records at once).
+    let records: Vec<RawRecord<'_>> = batch.records().collect();
+    let mut inputs = Vec::with_capacity(records.len());
+    let parsed: Vec<Result<usize, (Value, String)>> = records
+        .iter()
+        .map(|record| {
+            parse_record(record, options).map(|input| {
+                inputs.push(input);
+                inputs.len() - 1
+            })
+        })
+        .collect();
+    let mut evaluated = pack.evaluate_many(&inputs).into_iter();
+    for (record, parsed) in records.iter().zip(parsed) {
+        let mut report = match parsed {
+            Ok(_) => evaluated.next().expect("one report per parsed record"),
+            Err((id, reason)) => Report::errored(id, reason, pack.label(), &pack.revision),
+        };
+        report.line = Some(record.line);
         result.lines.push_str(&report.to_json_line());
         result.lines.push('\n');
         result.digests.push(Digest::of(&report));

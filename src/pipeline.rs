@@ -13,6 +13,8 @@ use crate::text::{prefix_chars, python_repr_list};
 
 /// Characters of the raw output quoted in the fallback warning (seed 004).
 const FALLBACK_QUOTE_CHARS: usize = 200;
+/// Records [`Pack::evaluate_batch`] hands a worker (and metrics prepare for) at once.
+const BATCH_RECORDS: usize = 32;
 
 /// One record to evaluate.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -53,52 +55,125 @@ impl Input {
     }
 }
 
+/// A record between the postprocessors and the metrics.
+struct Staged {
+    json: Value,
+    extraction: ExtractionInfo,
+    issues: Vec<Issue>,
+    failure: Option<EvalError>,
+}
+
 impl Pack {
     /// Evaluates one record. Never panics on bad output; a failing component
     /// makes the report `ERROR` with the reason.
     pub fn evaluate(&self, input: &Input) -> Report {
+        self.evaluate_many(std::slice::from_ref(input))
+            .pop()
+            .expect("one report per input")
+    }
+
+    /// Evaluates a batch of records, one report per input in order: extraction
+    /// and postprocessors for every record, then each metric's
+    /// [`prepare`](crate::component::Metric::prepare) hook with the whole batch,
+    /// then the metrics record by record. Reports are the same as one
+    /// [`evaluate`](Self::evaluate) each.
+    pub fn evaluate_many(&self, inputs: &[Input]) -> Vec<Report> {
+        let staged: Vec<Staged> = inputs.iter().map(|input| self.stage(input)).collect();
+        if !self.metrics.is_empty() {
+            let scores = BTreeMap::new();
+            let contexts: Vec<Context<'_>> = inputs
+                .iter()
+                .zip(&staged)
+                .filter(|(_, s)| s.failure.is_none())
+                .map(|(input, s)| self.context(input, &s.extraction, &s.json, &s.issues, &scores))
+                .collect();
+            if !contexts.is_empty() {
+                for step in &self.metrics {
+                    step.run.prepare(&contexts);
+                }
+            }
+        }
+        inputs
+            .iter()
+            .zip(staged)
+            .map(|(input, staged)| self.finish(input, staged))
+            .collect()
+    }
+
+    /// Extraction, then the postprocessors in order.
+    fn stage(&self, input: &Input) -> Staged {
         let mut issues: Vec<Issue> = Vec::new();
         let (mut json, extraction) = self.extract(&input.output, &mut issues);
+        let scores: BTreeMap<String, f64> = BTreeMap::new();
+        let mut failure = None;
+        for step in &self.postprocessors {
+            let ctx = self.context(input, &extraction, &json, &issues, &scores);
+            match step.run.process(&ctx) {
+                Ok(out) => {
+                    issues.extend(out.issues.into_iter().map(|i| named(i, &step.name)));
+                    if let Some(new_json) = out.json {
+                        json = new_json;
+                    }
+                }
+                Err(e) => {
+                    failure = Some(EvalError::new(format!(
+                        "postprocessor `{}`: {e}",
+                        step.name
+                    )));
+                    break;
+                }
+            }
+        }
+        Staged {
+            json,
+            extraction,
+            issues,
+            failure,
+        }
+    }
+
+    /// The metrics in order, then score, status and feedback.
+    fn finish(&self, input: &Input, staged: Staged) -> Report {
+        let Staged {
+            json,
+            extraction,
+            mut issues,
+            failure,
+        } = staged;
         let mut scores: BTreeMap<String, f64> = BTreeMap::new();
         let mut metrics: BTreeMap<String, MetricResult> = BTreeMap::new();
 
-        let failure = (|| -> Result<(), EvalError> {
-            for step in &self.postprocessors {
-                let ctx = self.context(input, &extraction, &json, &issues, &scores);
-                let out = step
-                    .run
-                    .process(&ctx)
-                    .map_err(|e| EvalError::new(format!("postprocessor `{}`: {e}", step.name)))?;
-                issues.extend(out.issues.into_iter().map(|i| named(i, &step.name)));
-                if let Some(new_json) = out.json {
-                    json = new_json;
-                }
-            }
-            for step in &self.metrics {
-                let ctx = self.context(input, &extraction, &json, &issues, &scores);
-                let out = step
-                    .run
-                    .evaluate(&ctx)
-                    .map_err(|e| EvalError::new(format!("metric `{}`: {e}", step.name)))?;
-                if !(0.0..=1.0).contains(&out.score) {
-                    return Err(EvalError::new(format!(
-                        "metric `{}` returned a score of {}, outside [0, 1]",
-                        step.name, out.score
-                    )));
-                }
-                issues.extend(out.issues.into_iter().map(|i| named(i, &step.name)));
-                scores.insert(step.name.clone(), out.score);
-                metrics.insert(
-                    step.name.clone(),
-                    MetricResult {
-                        score: out.score,
-                        weight: step.weight,
-                        details: out.details,
-                    },
-                );
-            }
-            Ok(())
-        })();
+        let failure = failure.map_or_else(
+            || {
+                (|| -> Result<(), EvalError> {
+                    for step in &self.metrics {
+                        let ctx = self.context(input, &extraction, &json, &issues, &scores);
+                        let out = step
+                            .run
+                            .evaluate(&ctx)
+                            .map_err(|e| EvalError::new(format!("metric `{}`: {e}", step.name)))?;
+                        if !(0.0..=1.0).contains(&out.score) {
+                            return Err(EvalError::new(format!(
+                                "metric `{}` returned a score of {}, outside [0, 1]",
+                                step.name, out.score
+                            )));
+                        }
+                        issues.extend(out.issues.into_iter().map(|i| named(i, &step.name)));
+                        scores.insert(step.name.clone(), out.score);
+                        metrics.insert(
+                            step.name.clone(),
+                            MetricResult {
+                                score: out.score,
+                                weight: step.weight,
+                                details: out.details,
+                            },
+                        );
+                    }
+                    Ok(())
+                })()
+            },
+            Err,
+        );
 
         let mut report = Report {
             id: input.id.clone(),
@@ -127,18 +202,26 @@ impl Pack {
     }
 
     /// Evaluates many records on `jobs` threads (0 = all cores), handing each
-    /// report to `sink` in input order. Memory stays bounded whatever the input size.
-    pub fn evaluate_batch<I, F>(&self, inputs: I, jobs: usize, sink: F)
+    /// report to `sink` in input order. Records are evaluated in batches (see
+    /// [`evaluate_many`](Self::evaluate_many)). Memory stays bounded whatever the
+    /// input size.
+    pub fn evaluate_batch<I, F>(&self, inputs: I, jobs: usize, mut sink: F)
     where
         I: IntoIterator<Item = Input>,
         I::IntoIter: Send,
         F: FnMut(Report),
     {
-        crate::parallel::ordered_map(
-            inputs.into_iter(),
+        let mut inputs = inputs.into_iter();
+        let batches = std::iter::from_fn(move || {
+            let batch: Vec<Input> = inputs.by_ref().take(BATCH_RECORDS).collect();
+            (!batch.is_empty()).then_some(batch)
+        });
+        crate::parallel::ordered_map_chunked(
+            batches,
             jobs,
-            |input| self.evaluate(&input),
-            sink,
+            1,
+            |batch| self.evaluate_many(&batch),
+            |reports| reports.into_iter().for_each(&mut sink),
         );
     }
 

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::component::{Context, EvalError, Strategy};
+use crate::semantic::SemanticModel;
 use crate::text::{python_number, similarity, write_python_json, PythonJson};
 
 /// Default similarity a `fuzzy` match needs (seed 002).
@@ -35,7 +36,7 @@ impl StrategyRegistry {
         let mut by_name: BTreeMap<String, Arc<dyn Strategy>> = BTreeMap::new();
         by_name.insert("exact".into(), Arc::new(Exact));
         by_name.insert("fuzzy".into(), Arc::new(Fuzzy));
-        by_name.insert("semantic".into(), Arc::new(Semantic));
+        by_name.insert("semantic".into(), Arc::new(Semantic::default()));
         by_name.insert("ignore".into(), Arc::new(Ignore));
         Self { by_name }
     }
@@ -138,21 +139,74 @@ impl Strategy for Fuzzy {
     }
 }
 
-/// `semantic`: cosine similarity of sentence embeddings. The embedding backend
-/// is not part of this build yet, so using it is an evaluation error that says so.
-#[derive(Debug, Clone, Copy)]
-pub struct Semantic;
+/// `semantic`: when both values are strings, the cosine similarity of their
+/// sentence embeddings (clamped to [0, 1]); otherwise as `exact`. The model is
+/// found and loaded on first use (see [`crate::semantic`]); when there is none the
+/// comparison fails with the reason and the command that installs one.
+#[derive(Debug, Clone)]
+pub struct Semantic {
+    model: Arc<SemanticModel>,
+}
+
+impl Default for Semantic {
+    fn default() -> Self {
+        Self::with_model(None)
+    }
+}
+
+impl Semantic {
+    /// The strategy on the model in `dir` (`None`: `$TRIBUNAL_MODEL_DIR`, then the
+    /// set-up's install folder).
+    pub fn with_model(dir: Option<std::path::PathBuf>) -> Self {
+        Self {
+            model: SemanticModel::shared(dir),
+        }
+    }
+
+    pub fn model(&self) -> &Arc<SemanticModel> {
+        &self.model
+    }
+}
 
 impl Strategy for Semantic {
-    fn compare(&self, _: &Value, _: &Value, _: &Context<'_>) -> Result<f64, EvalError> {
-        Err(EvalError::new(
-            "the `semantic` strategy is not available in this build (no sentence-embedding \
-             backend yet); map the field to `fuzzy`, `exact` or `ignore` in field_strategies",
-        ))
+    fn compare(
+        &self,
+        expected: &Value,
+        actual: &Value,
+        ctx: &Context<'_>,
+    ) -> Result<f64, EvalError> {
+        match (expected, actual) {
+            (Value::String(e), Value::String(a)) if e == a => Ok(1.0),
+            (Value::String(e), Value::String(a)) => {
+                self.model.similarity(e, a).map_err(EvalError::new)
+            }
+            _ => Exact.compare(expected, actual, ctx),
+        }
     }
 
     fn default_threshold(&self) -> f64 {
         DEFAULT_SEMANTIC_THRESHOLD
+    }
+
+    fn prepare(&self, pairs: &[(&Value, &Value)]) {
+        let mut texts: Vec<&str> = Vec::with_capacity(pairs.len() * 2);
+        for pair in pairs {
+            if let (Value::String(e), Value::String(a)) = pair {
+                if e != a {
+                    texts.push(e);
+                    texts.push(a);
+                }
+            }
+        }
+        self.model.prefetch(&texts);
+    }
+
+    fn wants_prepare(&self) -> bool {
+        true
+    }
+
+    fn ready(&self) -> Result<(), String> {
+        self.model.locate().map(drop)
     }
 }
 

@@ -65,10 +65,11 @@ string → `semantic`.
 | `field_strategies` | `{}` | map of field → strategy name, or a path (relative to the manifest) to a JSON file in the seed's format, e.g. `{"customer_name": "FUZZY", "internal_notes": "IGNORE"}`; read and checked at load |
 | `fuzzy_threshold` | `0.85` | similarity a `fuzzy` field needs |
 | `semantic_threshold` | `0.80` | similarity a `semantic` field needs |
-| `text_strategy` | `semantic` | strategy auto-detection gives plain-text strings (e.g. `fuzzy` while no embedding backend is available) |
+| `text_strategy` | `semantic` | strategy auto-detection gives plain-text strings (e.g. `fuzzy` to avoid the embedding model) |
 | `thresholds` | `{}` | thresholds of other strategies by name (else the strategy's own default) |
 | `weights` | `{accuracy: 0.45, completeness: 0.25, hallucination: 0.15, safety: 0.15}` | RQS weights (each ≥ 0) |
 | `safety_metric` | none | a metric that runs earlier in the pipeline; its score is the safety score (1.0 when unset) |
+| `model` | none | folder (relative to the manifest) of the sentence-transformers model `semantic` uses; else `$TRIBUNAL_MODEL_DIR`, else the set-up's `models/all-MiniLM-L6-v2` (see docs/semantic.md) |
 
 Details: `completeness`, `hallucination`, `accuracy`, `safety`, `rqs`, `buckets` (the
 five key lists), `fields` (per `both_non_null` key: `strategy`, `similarity`,
@@ -81,8 +82,15 @@ non-matching field, each at the key's JSON pointer; and an error ``output has no
 object to compare`` when nothing was extracted (the AIO is then `{}`).
 
 A record without `expected`, or whose `expected` is not an object, a strategy failure
-(the `semantic` strategy needs an embedding backend this build does not have), or a
-`safety_metric` without a score is an evaluation error: the record becomes `ERROR`.
+(e.g. `semantic` with no embedding model installed), or a `safety_metric` without a
+score is an evaluation error: the record becomes `ERROR`. A field mapped to
+`semantic` explicitly (or a `model:` folder) with no usable model is a load error
+that says how to install one.
+
+**SEMANTIC** compares two strings by the cosine similarity of their sentence
+embeddings (all-MiniLM-L6-v2 by default, run locally; clamped to [0, 1]); other
+values as EXACT. Texts are embedded in batches before a batch of records is scored,
+and cached for the run.
 
 ## Example
 
@@ -117,6 +125,8 @@ struct Config {
     safety_metric: Option<String>,
     /// Strategy auto-detection gives plain-text strings (default `semantic`).
     text_strategy: Option<String>,
+    /// Sentence-embedding model folder for `semantic` (relative to the manifest).
+    model: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -138,6 +148,9 @@ impl Default for Weights {
         }
     }
 }
+
+/// (expected, actual) value pairs a strategy is prepared for.
+type Pairs<'v> = Vec<(&'v Value, &'v Value)>;
 
 /// A strategy looked up once, with the threshold it is held to.
 #[derive(Debug, Clone)]
@@ -162,6 +175,8 @@ struct JsonCompare {
     auto_semantic: Resolved,
     weights: Weights,
     safety_metric: Option<String>,
+    /// Whether any strategy this metric can use wants [`Strategy::prepare`].
+    prepares: bool,
 }
 
 /// Resolves strategy names against the pack's registry at load.
@@ -169,11 +184,16 @@ struct Resolver<'a> {
     component: &'a str,
     registry: &'a StrategyRegistry,
     thresholds: BTreeMap<String, f64>,
+    /// `semantic` on the model folder of this metric's `model:` config.
+    semantic: Option<Arc<dyn Strategy>>,
 }
 
 impl Resolver<'_> {
     fn resolve(&self, name: &str) -> Result<Resolved, (String, Option<String>)> {
         let lower = name.trim().to_lowercase();
+        if let (Some(semantic), "semantic") = (&self.semantic, lower.as_str()) {
+            return Ok(self.resolved(lower, Arc::clone(semantic)));
+        }
         let Some(strategy) = self.registry.get(&lower) else {
             let suggestion = crate::suggest::nearest(&lower, self.registry.names()).map(|s| {
                 if name.chars().any(char::is_lowercase) {
@@ -210,6 +230,9 @@ impl Resolver<'_> {
 
     /// A built-in the auto-detection needs, from the registry when it has one.
     fn builtin(&self, name: &str, fallback: Arc<dyn Strategy>) -> Resolved {
+        if let (Some(semantic), "semantic") = (&self.semantic, name) {
+            return self.resolved(name.to_owned(), Arc::clone(semantic));
+        }
         let strategy = self.registry.get(name).map_or(fallback, Arc::clone);
         self.resolved(name.to_owned(), strategy)
     }
@@ -225,7 +248,16 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
         component: ctx.name,
         registry: ctx.strategies,
         thresholds: BTreeMap::new(),
+        semantic: None,
     };
+    if let Some(model) = &config.model {
+        let semantic = Semantic::with_model(Some(ctx.resolve(model)));
+        semantic
+            .model()
+            .locate()
+            .map_err(|why| resolver.error(format_args!("`model`: {why}"), "model"))?;
+        resolver.semantic = Some(Arc::new(semantic));
+    }
 
     // Thresholds, by lower-case strategy name.
     let check = |value: f64, key: &str| {
@@ -309,13 +341,19 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
             return Err(resolver.error("`safety_metric` must name a metric", "safety_metric"));
         }
     }
+    let auto_semantic = resolver.builtin(&text_strategy, Arc::new(Semantic::default()));
+    let prepares = auto_semantic.strategy.wants_prepare()
+        || field_strategies
+            .values()
+            .any(|r| r.strategy.wants_prepare());
     Ok(Compiled::Metric(Arc::new(JsonCompare {
         component: ctx.name.to_owned(),
         field_strategies,
         auto_exact: resolver.builtin("exact", Arc::new(Exact)),
-        auto_semantic: resolver.builtin(&text_strategy, Arc::new(Semantic)),
+        auto_semantic,
         weights,
         safety_metric: config.safety_metric,
+        prepares,
     })))
 }
 
@@ -376,6 +414,11 @@ fn field_strategies(
         };
         match resolver.resolve(&name) {
             Ok(strategy) => {
+                // A strategy named explicitly must be usable now (e.g. `semantic`
+                // needs a model): say so at load, not once per record.
+                if let Err(why) = strategy.strategy.ready() {
+                    return Err(resolver.error(format_args!("{place}: {why}"), &key));
+                }
                 resolved.insert(field, strategy);
             }
             Err((message, suggestion)) => {
@@ -467,6 +510,39 @@ impl JsonCompare {
 }
 
 impl Metric for JsonCompare {
+    /// Hands every strategy that wants it the (GT, AIO) pairs of the batch's
+    /// `both_non_null` fields it will compare (e.g. `semantic` embeds them at once).
+    fn prepare(&self, records: &[Context<'_>]) {
+        if !self.prepares {
+            return;
+        }
+        let mut by_strategy: BTreeMap<&str, (&Resolved, Pairs<'_>)> = BTreeMap::new();
+        for ctx in records {
+            let (Value::Object(gt), Value::Object(aio)) = (ctx.expected, ctx.json) else {
+                continue;
+            };
+            for (key, gt_value) in gt {
+                if is_null(gt_value) {
+                    continue;
+                }
+                let Some(aio_value) = aio.get(key).filter(|v| !is_null(v)) else {
+                    continue;
+                };
+                let resolved = self.strategy_for(key, gt_value);
+                if resolved.strategy.wants_prepare() {
+                    by_strategy
+                        .entry(&resolved.name)
+                        .or_insert_with(|| (resolved, Vec::new()))
+                        .1
+                        .push((gt_value, aio_value));
+                }
+            }
+        }
+        for (resolved, pairs) in by_strategy.into_values() {
+            resolved.strategy.prepare(&pairs);
+        }
+    }
+
     fn evaluate(&self, ctx: &Context<'_>) -> Result<MetricOutput, EvalError> {
         let name = &self.component;
         let gt = match ctx.expected {
@@ -628,7 +704,7 @@ impl Metric for JsonCompare {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::builtins::test_support::{build_ctx, Fixture};
+    use crate::builtins::test_support::Fixture;
     use crate::report::Severity;
     use std::path::Path;
 
@@ -1042,19 +1118,45 @@ mod tests {
     }
 
     #[test]
-    fn semantic_unavailable_is_an_eval_error() {
-        let ctx = build_ctx("json_compare");
-        let Compiled::Metric(m) = build(&Value::Null, &ctx).unwrap() else {
-            panic!("a metric")
-        };
+    fn a_missing_model_fails_at_load_when_named_and_per_record_when_detected() {
+        let dir = tempfile::tempdir().unwrap();
+        let registry = Arc::new(StrategyRegistry::with_builtins());
+        // `model:` is checked at load, at its key.
+        let err =
+            build_with(&json!({"model": "no-model-here"}), &registry, dir.path()).unwrap_err();
+        assert_eq!(err.key.as_deref(), Some("model"));
+        assert!(
+            err.message.contains("no-model-here") && err.message.contains("does not exist"),
+            "{}",
+            err.message
+        );
+        // A field mapped to SEMANTIC explicitly needs a usable model at load.
+        let mut registry = StrategyRegistry::with_builtins();
+        let missing = dir.path().join("missing");
+        registry.insert(
+            "semantic",
+            Arc::new(crate::strategy::Semantic::with_model(Some(missing))),
+        );
+        let registry = Arc::new(registry);
+        let err = build_with(
+            &json!({"field_strategies": {"bio": "SEMANTIC"}}),
+            &registry,
+            dir.path(),
+        )
+        .unwrap_err();
+        assert_eq!(err.key.as_deref(), Some("field_strategies.bio"));
+        assert!(err.message.contains("does not exist"), "{}", err.message);
+        // Auto-detected text: the record that needs the model fails, with the reason.
+        let m = build_with(&Value::Null, &registry, dir.path()).expect("builds");
         let err = eval(&m, json!({"bio": "b"}), json!({"bio": "a text"})).unwrap_err();
         assert!(
-            err.0.contains("`bio`") && err.0.contains("not available"),
+            err.0.contains("field `bio` (semantic strategy)") && err.0.contains("does not exist"),
             "{}",
             err.0
         );
-        // Exact fields still work without an embedding backend.
+        // Identical texts and exact fields need no model.
         assert!(eval(&m, json!({"n": 1}), json!({"n": 1})).is_ok());
+        assert!(eval(&m, json!({"bio": "same"}), json!({"bio": "same"})).is_ok());
     }
 
     #[test]

@@ -1,0 +1,349 @@
+//! Sentence embeddings for the `semantic` strategy: a sentence-transformers model
+//! (BERT encoder, mean pooling, L2 normalisation) loaded from a local folder, run
+//! on the CPU with candle, and the cosine similarity of two texts.
+//!
+//! A model is loaded once per process and folder, on first use, and shared by
+//! every pack and thread. Embeddings are cached per text (bounded) for the run,
+//! and texts are embedded in batches of equal token length: without padding a
+//! text's embedding does not depend on what else is in its batch, so results are
+//! the same whatever the number of jobs or the batch boundaries.
+
+mod bert;
+pub mod locate;
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use serde::Deserialize;
+use tokenizers::{Tokenizer, TruncationParams};
+
+pub use locate::{locate, DEFAULT_MODEL_DIR, MODEL_DIR_ENV, SETUP_COMMAND};
+
+/// Sequences per forward pass (each of one token length)...
+const MAX_BATCH: usize = 64;
+/// ...and tokens per pass, which bounds the attention scores' memory
+/// (`batch × heads × len²` floats: 50 MB for 16 sequences of 256 tokens).
+const MAX_BATCH_TOKENS: usize = 4096;
+/// Embeddings kept for the run; the oldest are dropped beyond this (~1.6 KB each
+/// for a 384-dimension model).
+pub const CACHE_ENTRIES: usize = 16_384;
+
+/// A loaded model: tokenizer, encoder and the pooling settings of its folder.
+#[derive(Debug)]
+pub struct Embedder {
+    dir: PathBuf,
+    tokenizer: Tokenizer,
+    bert: bert::Bert,
+}
+
+/// `sentence_bert_config.json`.
+#[derive(Debug, Deserialize)]
+struct SentenceConfig {
+    max_seq_length: Option<usize>,
+}
+
+/// `1_Pooling/config.json`; only mean pooling is supported.
+#[derive(Debug, Deserialize)]
+struct PoolingConfig {
+    #[serde(default)]
+    pooling_mode_mean_tokens: bool,
+    #[serde(default)]
+    pooling_mode_cls_token: bool,
+    #[serde(default)]
+    pooling_mode_max_tokens: bool,
+    #[serde(default)]
+    pooling_mode_mean_sqrt_len_tokens: bool,
+}
+
+impl Embedder {
+    /// Loads the model in `dir` (see [`locate`] for where that is).
+    pub fn load(dir: &Path) -> Result<Self, String> {
+        let pooling = dir.join("1_Pooling").join("config.json");
+        if let Ok(text) = std::fs::read_to_string(&pooling) {
+            let config: PoolingConfig =
+                serde_json::from_str(&text).map_err(|e| format!("`{}`: {e}", pooling.display()))?;
+            if !config.pooling_mode_mean_tokens
+                || config.pooling_mode_cls_token
+                || config.pooling_mode_max_tokens
+                || config.pooling_mode_mean_sqrt_len_tokens
+            {
+                return Err(format!(
+                    "`{}`: only mean pooling (pooling_mode_mean_tokens alone) is supported",
+                    pooling.display()
+                ));
+            }
+        }
+        let bert = bert::Bert::load(dir)?;
+        let sentence = dir.join("sentence_bert_config.json");
+        let max_len = match std::fs::read_to_string(&sentence) {
+            Ok(text) => {
+                serde_json::from_str::<SentenceConfig>(&text)
+                    .map_err(|e| format!("`{}`: {e}", sentence.display()))?
+                    .max_seq_length
+            }
+            Err(_) => None,
+        }
+        .unwrap_or(bert.max_positions)
+        .min(bert.max_positions);
+
+        let tokenizer_path = dir.join("tokenizer.json");
+        let mut tokenizer = Tokenizer::from_file(&tokenizer_path)
+            .map_err(|e| format!("cannot load `{}`: {e}", tokenizer_path.display()))?;
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                max_length: max_len,
+                ..TruncationParams::default()
+            }))
+            .map_err(|e| format!("`{}`: {e}", tokenizer_path.display()))?;
+        tokenizer.with_padding(None);
+        Ok(Self {
+            dir: dir.to_path_buf(),
+            tokenizer,
+            bert,
+        })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn dimensions(&self) -> usize {
+        self.bert.hidden_size()
+    }
+
+    /// The token ids the model sees for `text` (with `[CLS]`/`[SEP]`, truncated).
+    pub fn token_ids(&self, text: &str) -> Result<Vec<u32>, String> {
+        self.tokenizer
+            .encode(text, true)
+            .map(|e| e.get_ids().to_vec())
+            .map_err(|e| {
+                format!(
+                    "cannot tokenize {:?}: {e}",
+                    crate::text::prefix_chars(text, 60)
+                )
+            })
+    }
+
+    /// L2-normalised embeddings of `texts`, in order.
+    pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
+        let ids = texts
+            .iter()
+            .map(|t| self.token_ids(t))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut by_len: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for (i, seq) in ids.iter().enumerate() {
+            by_len.entry(seq.len()).or_default().push(i);
+        }
+        let mut out: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
+        for (len, members) in by_len {
+            let per_pass = (MAX_BATCH_TOKENS / len).clamp(1, MAX_BATCH);
+            for group in members.chunks(per_pass) {
+                let flat: Vec<u32> = group.iter().flat_map(|&i| ids[i].iter().copied()).collect();
+                let pooled = self
+                    .bert
+                    .mean_pooled(&flat, group.len(), len)
+                    .and_then(|t| t.to_vec2::<f32>())
+                    .map_err(|e| format!("embedding failed: {e}"))?;
+                for (&i, row) in group.iter().zip(pooled) {
+                    out[i] = normalised(row);
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn normalised(mut v: Vec<f32>) -> Vec<f32> {
+    let norm = v
+        .iter()
+        .map(|&x| f64::from(x) * f64::from(x))
+        .sum::<f64>()
+        .sqrt();
+    if norm > 0.0 {
+        for x in &mut v {
+            *x = (f64::from(*x) / norm) as f32;
+        }
+    }
+    v
+}
+
+/// Cosine similarity of two L2-normalised embeddings.
+pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(&x, &y)| f64::from(x) * f64::from(y))
+        .sum()
+}
+
+/// Embeddings by text, oldest dropped first beyond `capacity`.
+#[derive(Debug)]
+struct Cache {
+    map: HashMap<String, Arc<[f32]>>,
+    order: VecDeque<String>,
+    capacity: usize,
+}
+
+impl Cache {
+    fn insert(&mut self, text: String, embedding: Arc<[f32]>) {
+        if self.map.contains_key(&text) {
+            return;
+        }
+        while self.map.len() >= self.capacity {
+            let Some(old) = self.order.pop_front() else {
+                break;
+            };
+            self.map.remove(&old);
+        }
+        self.order.push_back(text.clone());
+        self.map.insert(text, embedding);
+    }
+}
+
+/// A model folder's embedder and its cache, loaded on first use and shared.
+#[derive(Debug)]
+pub struct SemanticModel {
+    /// The folder from a component's config; `None` = environment, then default.
+    explicit: Option<PathBuf>,
+    loaded: OnceLock<Result<Loaded, String>>,
+}
+
+#[derive(Debug)]
+struct Loaded {
+    embedder: Embedder,
+    cache: Mutex<Cache>,
+}
+
+impl SemanticModel {
+    /// The process-wide handle for `explicit` (or for the default location), so a
+    /// model is loaded once however many packs and components use it.
+    pub fn shared(explicit: Option<PathBuf>) -> Arc<Self> {
+        static HANDLES: OnceLock<Mutex<HashMap<Option<PathBuf>, Arc<SemanticModel>>>> =
+            OnceLock::new();
+        let key = explicit.map(|p| p.canonicalize().unwrap_or(p));
+        let mut handles = HANDLES
+            .get_or_init(Mutex::default)
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        Arc::clone(handles.entry(key.clone()).or_insert_with(|| {
+            Arc::new(SemanticModel {
+                explicit: key,
+                loaded: OnceLock::new(),
+            })
+        }))
+    }
+
+    /// Where the model is, without loading it (a load-time check).
+    pub fn locate(&self) -> Result<PathBuf, String> {
+        locate(self.explicit.as_deref())
+    }
+
+    fn loaded(&self) -> Result<&Loaded, String> {
+        self.loaded
+            .get_or_init(|| {
+                let dir = self.locate()?;
+                let embedder = Embedder::load(&dir)
+                    .map_err(|e| format!("cannot load the sentence-embedding model: {e}"))?;
+                Ok(Loaded {
+                    embedder,
+                    cache: Mutex::new(Cache {
+                        map: HashMap::new(),
+                        order: VecDeque::new(),
+                        capacity: CACHE_ENTRIES,
+                    }),
+                })
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// The embeddings of `texts`, from the cache or computed in one batched pass.
+    pub fn embeddings(&self, texts: &[&str]) -> Result<Vec<Arc<[f32]>>, String> {
+        let loaded = self.loaded()?;
+        let mut found: Vec<Option<Arc<[f32]>>> = {
+            let cache = loaded
+                .cache
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            texts.iter().map(|t| cache.map.get(*t).cloned()).collect()
+        };
+        let mut missing: Vec<&str> = Vec::new();
+        let mut position: HashMap<&str, usize> = HashMap::new();
+        for (text, slot) in texts.iter().zip(&found) {
+            if slot.is_none() && !position.contains_key(text) {
+                position.insert(text, missing.len());
+                missing.push(text);
+            }
+        }
+        if !missing.is_empty() {
+            let computed = loaded.embedder.embed(&missing)?;
+            let computed: Vec<Arc<[f32]>> = computed.into_iter().map(Arc::from).collect();
+            let mut cache = loaded
+                .cache
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            for (text, embedding) in missing.iter().zip(&computed) {
+                cache.insert((*text).to_owned(), Arc::clone(embedding));
+            }
+            drop(cache);
+            for (text, slot) in texts.iter().zip(&mut found) {
+                if slot.is_none() {
+                    *slot = Some(Arc::clone(&computed[position[text]]));
+                }
+            }
+        }
+        Ok(found
+            .into_iter()
+            .map(|e| e.expect("every text embedded"))
+            .collect())
+    }
+
+    /// Cosine similarity of the two texts' embeddings, clamped to [0, 1].
+    pub fn similarity(&self, a: &str, b: &str) -> Result<f64, String> {
+        let pair = self.embeddings(&[a, b])?;
+        Ok(cosine(&pair[0], &pair[1]).clamp(0.0, 1.0))
+    }
+
+    /// Embeds (and caches) the texts not cached yet, in batches; errors are left
+    /// for the comparisons to report, record by record.
+    pub fn prefetch(&self, texts: &[&str]) {
+        if !texts.is_empty() {
+            let _ = self.embeddings(texts);
+        }
+    }
+
+    /// The loaded embedder (loading it if needed).
+    pub fn embedder(&self) -> Result<&Embedder, String> {
+        self.loaded().map(|l| &l.embedder)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cache_keeps_the_newest_texts_within_its_bound() {
+        let mut cache = Cache {
+            map: HashMap::new(),
+            order: VecDeque::new(),
+            capacity: 3,
+        };
+        for i in 0..5u8 {
+            cache.insert(format!("t{i}"), Arc::from(vec![f32::from(i)]));
+        }
+        cache.insert("t4".to_owned(), Arc::from(vec![9.0]));
+        assert_eq!(cache.map.len(), 3);
+        assert!(!cache.map.contains_key("t0") && !cache.map.contains_key("t1"));
+        assert_eq!(&*cache.map["t4"], &[4.0], "an entry is never replaced");
+        assert_eq!(cache.order, ["t2", "t3", "t4"]);
+    }
+
+    #[test]
+    fn embeddings_are_unit_length_and_cosine_is_their_dot_product() {
+        let v = normalised(vec![3.0, 4.0]);
+        assert_eq!(v, [0.6, 0.8]);
+        assert!((cosine(&v, &v) - 1.0).abs() < 1e-7);
+        assert_eq!(normalised(vec![0.0, 0.0]), [0.0, 0.0]);
+    }
+}

@@ -1,0 +1,244 @@
+//! The `semantic` strategy against the real model (all-MiniLM-L6-v2, installed by
+//! `scripts/setup` into models/): token ids and embeddings match
+//! sentence-transformers' own (`tests/fixtures/semantic_reference.json`, written by
+//! `scripts/semantic_reference.py`), embeddings do not depend on batch composition,
+//! and the 0.80 threshold separates paraphrases from unrelated sentences.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+use tribunal::semantic::{cosine, locate, Embedder, SemanticModel};
+use tribunal::{Input, Pack};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn model_dir() -> PathBuf {
+    locate(None).unwrap_or_else(|why| panic!("{why}"))
+}
+
+fn embedder() -> Embedder {
+    Embedder::load(&model_dir()).expect("the model loads")
+}
+
+struct Reference {
+    text: String,
+    ids: Vec<u32>,
+    embedding: Vec<f32>,
+}
+
+fn reference() -> Vec<Reference> {
+    let text = std::fs::read_to_string(root().join("tests/fixtures/semantic_reference.json"))
+        .expect("reference file");
+    let value: Value = serde_json::from_str(&text).expect("reference JSON");
+    value["records"]
+        .as_array()
+        .expect("records")
+        .iter()
+        .map(|r| Reference {
+            text: r["text"].as_str().unwrap().to_owned(),
+            ids: serde_json::from_value(r["ids"].clone()).unwrap(),
+            embedding: serde_json::from_value(r["embedding"].clone()).unwrap(),
+        })
+        .collect()
+}
+
+#[test]
+fn tokens_match_the_reference_tokenizer() {
+    let embedder = embedder();
+    let cases = reference();
+    assert!(cases.len() >= 20);
+    for case in &cases {
+        assert_eq!(
+            embedder.token_ids(&case.text).unwrap(),
+            case.ids,
+            "token ids of {:?}",
+            case.text
+        );
+    }
+    // The long text is truncated to the model's 256 tokens, as sentence-transformers does.
+    assert!(cases.iter().any(|c| c.ids.len() == 256));
+}
+
+#[test]
+fn embeddings_match_sentence_transformers() {
+    let embedder = embedder();
+    let cases = reference();
+    let texts: Vec<&str> = cases.iter().map(|c| c.text.as_str()).collect();
+    let ours = embedder.embed(&texts).unwrap();
+    let (mut worst_all, mut lowest_cosine) = (0.0f32, 1.0f64);
+    for (case, mine) in cases.iter().zip(&ours) {
+        assert_eq!(mine.len(), 384);
+        let agreement = cosine(mine, &case.embedding);
+        let worst = mine
+            .iter()
+            .zip(&case.embedding)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max);
+        assert!(
+            agreement > 1.0 - 1e-6 && worst < 1e-5,
+            "{:?}: cosine with the reference {agreement}, largest difference {worst}",
+            case.text
+        );
+        worst_all = worst_all.max(worst);
+        lowest_cosine = lowest_cosine.min(agreement);
+    }
+    println!(
+        "{} texts: largest component difference {worst_all:e}, lowest cosine with the reference {lowest_cosine}",
+        cases.len()
+    );
+}
+
+#[test]
+fn embeddings_do_not_depend_on_the_batch() {
+    let embedder = embedder();
+    let cases = reference();
+    let texts: Vec<&str> = cases.iter().map(|c| c.text.as_str()).collect();
+    let together = embedder.embed(&texts).unwrap();
+    let mut reversed: Vec<&str> = texts.clone();
+    reversed.reverse();
+    let mut backwards = embedder.embed(&reversed).unwrap();
+    backwards.reverse();
+    // Many texts of one token length share a forward pass.
+    let same_length: Vec<String> = (0..40).map(|i| format!("sentence number {i}")).collect();
+    let refs: Vec<&str> = same_length.iter().map(String::as_str).collect();
+    let grouped = embedder.embed(&refs).unwrap();
+    for (i, text) in texts.iter().enumerate() {
+        let alone = embedder.embed(&[text]).unwrap().remove(0);
+        assert!(alone == together[i], "{text:?}: alone vs in a batch");
+        assert!(alone == backwards[i], "{text:?}: batch order");
+    }
+    for (i, text) in refs.iter().enumerate().step_by(7) {
+        let alone = embedder.embed(&[text]).unwrap().remove(0);
+        assert!(
+            alone == grouped[i],
+            "{text:?}: alone vs among 40 of its length"
+        );
+    }
+}
+
+#[test]
+fn the_threshold_separates_paraphrases_from_unrelated_text() {
+    let model = SemanticModel::shared(None);
+    let similar = [
+        ("The cat sits on the mat.", "A cat is sitting on the mat."),
+        (
+            "How do I reset my password?",
+            "How can I change my password?",
+        ),
+        (
+            "The meeting was moved to next Monday.",
+            "The meeting has been rescheduled to next Monday.",
+        ),
+        ("Senior software engineer", "senior software developer"),
+        (
+            "Customer asked for a refund for a damaged item.",
+            "The customer requested a refund because the item was damaged.",
+        ),
+    ];
+    let unrelated = [
+        ("The cat sits on the mat.", "Quarterly revenue grew by 12%."),
+        (
+            "How do I reset my password?",
+            "I love hiking in the mountains.",
+        ),
+        ("Senior software engineer", "Fresh tomatoes and basil"),
+        (
+            "The meeting was moved to next Monday.",
+            "Photosynthesis converts light into chemical energy.",
+        ),
+    ];
+    for (a, b) in similar {
+        let s = model.similarity(a, b).unwrap();
+        assert!(s >= 0.80, "{a:?} ~ {b:?}: {s}");
+    }
+    for (a, b) in unrelated {
+        let s = model.similarity(a, b).unwrap();
+        assert!(s < 0.80, "{a:?} vs {b:?}: {s}");
+        assert!((0.0..=1.0).contains(&s));
+    }
+    // Symmetric, and a text is identical to itself.
+    let ab = model.similarity("red apple", "green pear").unwrap();
+    let ba = model.similarity("green pear", "red apple").unwrap();
+    assert!(ab.to_bits() == ba.to_bits());
+    assert!((model.similarity("red apple", "Red apple").unwrap() - 1.0).abs() < 1e-6);
+}
+
+/// Seed 002's walkthrough with the seed's own config (name FUZZY, bio SEMANTIC).
+#[test]
+fn seed_walkthrough_scores_0_7375_with_the_real_model() {
+    let input = Input::new(
+        r#"{"name": "John Smyth", "email": "john@example.com", "bio": "Experienced senior engineer, 10+ years...", "internal_id": "abc123", "extra_field": "surprise"}"#,
+    )
+    .with_expected(json!({
+        "name": "John Smith",
+        "email": "john@example.com",
+        "bio": "Senior engineer with 10 years of experience...",
+        "internal_id": null,
+        "status": "active"
+    }));
+    let overrides = tribunal::pack::LoadOptions {
+        overrides: vec![tribunal::pack::Override::parse(
+            r#"json_compare.field_strategies={"name": "FUZZY", "bio": "SEMANTIC"}"#,
+            root(),
+        )
+        .unwrap()],
+    };
+    let seed_config =
+        Pack::load_with(root().join("rules/json-eval"), &overrides).expect("loads with --set");
+    let report = seed_config.evaluate(&input);
+    assert_eq!(report.error, None);
+    let score = report.score.unwrap();
+    assert!((score - 0.7375).abs() < 1e-12, "RQS {score}");
+    let details = &report.metrics["json_compare"].details;
+    assert_eq!(details["accuracy"], 1.0);
+    let bio = &details["fields"]["bio"];
+    assert_eq!(bio["strategy"], "semantic");
+    assert_eq!(bio["matched"], true);
+    let similarity = bio["similarity"].as_f64().unwrap();
+    assert!((0.80..=1.0).contains(&similarity), "{bio}");
+}
+
+/// Many records with SEMANTIC fields, evaluated one by one, as a batch, and on
+/// several threads: every score is the same bits.
+#[test]
+fn batched_and_parallel_evaluation_give_identical_scores() {
+    let pack = Pack::load(root().join("rules/json-eval")).expect("json-eval loads");
+    let notes = [
+        "Customer wants a refund",
+        "Asked for money back on the order",
+        "Shipping address changed",
+        "Delivery address was updated",
+        "Complained about slow support",
+    ];
+    let inputs: Vec<Input> = (0..90)
+        .map(|i| {
+            let gt = notes[i % notes.len()];
+            let said = notes[(i * 7 + 1) % notes.len()];
+            Input::new(
+                json!({"description": said, "summary": format!("{said} #{}", i % 4)}).to_string(),
+            )
+            .with_id(i)
+            .with_expected(json!({"description": gt, "summary": format!("{gt} #{}", i % 3)}))
+        })
+        .collect();
+    let one_by_one: Vec<Value> = inputs.iter().map(|i| pack.evaluate(i).to_value()).collect();
+    let mut parallel = Vec::new();
+    pack.evaluate_batch(inputs.clone(), 2, |r| parallel.push(r.to_value()));
+    let batched: Vec<Value> = pack
+        .evaluate_many(&inputs)
+        .into_iter()
+        .map(|r| r.to_value())
+        .collect();
+    assert_eq!(one_by_one.len(), 90);
+    assert!(one_by_one.iter().all(|r| r["error"].is_null()));
+    assert_eq!(one_by_one, parallel);
+    assert_eq!(one_by_one, batched);
+    let fields = &one_by_one[0]["metrics"]["json_compare"]["details"]["fields"];
+    assert_eq!(fields["description"]["strategy"], "semantic");
+    assert_eq!(
+        fields["summary"]["strategy"], "semantic",
+        "auto-detected text"
+    );
+}

@@ -1,0 +1,192 @@
+//! The `semantic` strategy through the real binary: identical results from one and
+//! two jobs over several input batches, and the model location order and its
+//! errors (`TRIBUNAL_MODEL_DIR`, `json_compare`'s `model:`).
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn tribunal() -> Command {
+    let mut command = Command::cargo_bin("tribunal").expect("binary builds");
+    command.env_remove("TRIBUNAL_MODEL_DIR");
+    command
+}
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// 700 records (three input batches) whose text fields repeat and vary, so the
+/// embedding cache and the batches hold different texts with different jobs.
+fn data() -> String {
+    let descriptions = [
+        "Wholesale distributor of kitchen equipment",
+        "Sells restaurant kitchen equipment wholesale",
+        "Pet grooming salon",
+        "Family-run bakery with two shops",
+        "A bakery run by a family, two locations",
+        "Software consultancy for logistics firms",
+    ];
+    let addresses = [
+        "12 Harbour Street",
+        "12 Harbour St.",
+        "Flat 3, 41 Mill Road",
+        "41 Mill Rd, flat 3",
+    ];
+    let mut out = String::new();
+    for i in 0..700usize {
+        let gt_d = descriptions[i % descriptions.len()];
+        let said_d = descriptions[(i * 5 + i / 7) % descriptions.len()];
+        let gt_a = addresses[i % addresses.len()];
+        let said_a = addresses[(i / 3) % addresses.len()];
+        let expected = serde_json::json!({
+            "customer_name": "Maria Gonzalez",
+            "address_line_1": gt_a,
+            "description": gt_d,
+            "note": format!("order {} shipped", i % 11),
+        });
+        let output = serde_json::json!({
+            "customer_name": "Maria Gonzales",
+            "address_line_1": said_a,
+            "description": said_d,
+            "note": format!("the order {} has shipped", i % 13),
+        });
+        let record =
+            serde_json::json!({"id": i, "output": output.to_string(), "expected": expected});
+        writeln!(out, "{record}").unwrap();
+    }
+    out
+}
+
+#[test]
+fn one_and_two_jobs_give_identical_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("data.jsonl");
+    std::fs::write(&input, data()).unwrap();
+    let run = |jobs: &str| {
+        let out = dir.path().join(format!("out-{jobs}.jsonl"));
+        tribunal()
+            .current_dir(root())
+            .args([
+                "eval",
+                "--pack",
+                "rules/json-eval",
+                "--jobs",
+                jobs,
+                "--input",
+            ])
+            .arg(&input)
+            .arg("--output")
+            .arg(&out)
+            .assert()
+            .code(predicate::in_iter([0, 1]));
+        std::fs::read_to_string(out).unwrap()
+    };
+    let one = run("1");
+    let two = run("2");
+    assert_eq!(one.lines().count(), 700);
+    assert!(one == two, "results differ between --jobs 1 and --jobs 2");
+    assert!(!one.contains("\"status\":\"ERROR\""));
+    assert!(one.contains("\"strategy\":\"semantic\""));
+    // Both verdicts occur, so the comparison is not between constant results.
+    assert!(one.contains("\"matched\":true") && one.contains("\"matched\":false"));
+}
+
+#[test]
+fn a_model_folder_that_is_not_there_is_a_load_error_saying_how_to_get_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    // The environment variable is used as given: no fallback to the installed model.
+    tribunal()
+        .current_dir(root())
+        .env("TRIBUNAL_MODEL_DIR", &empty)
+        .args(["check", "--pack", "rules/json-eval", "--expected"])
+        .arg(root().join("rules/json-eval/examples/walkthrough_gt.json"))
+        .arg(root().join("rules/json-eval/examples/walkthrough_aio.json"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("pack.yaml:"))
+        .stderr(predicate::str::contains("TRIBUNAL_MODEL_DIR="))
+        .stderr(predicate::str::contains(
+            "lacks config.json, tokenizer.json, model.safetensors",
+        ));
+    // `model:` in the pack config is resolved against the manifest and checked at load.
+    tribunal()
+        .current_dir(root())
+        .args([
+            "check",
+            "--pack",
+            "rules/json-eval",
+            "--set",
+            "json_compare.model=no/such/model",
+            "--expected",
+        ])
+        .arg(root().join("rules/json-eval/examples/walkthrough_gt.json"))
+        .arg(root().join("rules/json-eval/examples/walkthrough_aio.json"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no/such/model"))
+        .stderr(predicate::str::contains("does not exist"));
+}
+
+#[test]
+fn the_environment_variable_and_model_config_find_the_model() {
+    let model = tribunal::semantic::locate(None).expect("the set-up installed the model");
+    let check = |command: &mut Command, extra: &[String]| {
+        command
+            .args(["check", "--pack"])
+            .arg(root().join("rules/json-eval"))
+            .args(extra)
+            .args([
+                "--set",
+                "json_compare.field_strategies={name: FUZZY, bio: SEMANTIC}",
+            ])
+            .arg("--expected")
+            .arg(root().join("rules/json-eval/examples/walkthrough_gt.json"))
+            .arg(root().join("rules/json-eval/examples/walkthrough_aio.json"))
+            .assert()
+            .code(0)
+            .stdout(predicate::str::contains("PASS  score 0.7375"));
+    };
+    let elsewhere = tempfile::tempdir().unwrap();
+    check(
+        tribunal()
+            .current_dir(elsewhere.path())
+            .env("TRIBUNAL_MODEL_DIR", &model),
+        &[],
+    );
+    check(
+        tribunal().current_dir(elsewhere.path()),
+        &[
+            "--set".to_owned(),
+            format!("json_compare.model={}", model.display()),
+        ],
+    );
+}
+
+#[test]
+fn packs_without_semantic_fields_do_not_need_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    tribunal()
+        .current_dir(root())
+        .env("TRIBUNAL_MODEL_DIR", &empty)
+        .args([
+            "eval",
+            "--pack",
+            "rules/json-eval",
+            "--input",
+            "examples/data/json-eval.jsonl",
+            "--set",
+            "json_compare.field_strategies={customer_name: FUZZY, address_line_1: FUZZY, phone_number: EXACT, internal_notes: IGNORE, description: FUZZY}",
+            "--set",
+            "json_compare.text_strategy=fuzzy",
+        ])
+        .assert()
+        .stdout(predicate::str::contains("\"strategy\":\"semantic\"").not())
+        .stdout(predicate::str::contains("\"id\":\"je-001\""));
+}
