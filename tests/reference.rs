@@ -31,6 +31,7 @@ fn options(pack: &str, root: &Path) -> LoadOptions {
             .iter()
             .map(|s| Override::parse(s, root).expect("valid override"))
             .collect(),
+        ..LoadOptions::default()
     }
 }
 

@@ -184,6 +184,7 @@ fn seed_walkthrough_scores_0_7375_with_the_real_model() {
             root(),
         )
         .unwrap()],
+        ..tribunal::pack::LoadOptions::default()
     };
     let seed_config =
         Pack::load_with(root().join("rules/json-eval"), &overrides).expect("loads with --set");
