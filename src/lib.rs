@@ -29,6 +29,7 @@ pub mod pack;
 pub mod parallel;
 pub mod pipeline;
 pub mod report;
+pub mod script;
 pub mod strategy;
 pub mod suggest;
 pub mod text;

@@ -149,6 +149,7 @@ impl Pack {
             overrides: options.overrides.clone(),
             errors: Vec::new(),
             warnings: Vec::new(),
+            script_host: None,
         }
         .load(&manifest, options)
     }
@@ -187,6 +188,8 @@ struct LoadedComponent {
     manifest: ComponentManifest,
     source: Source,
     implementation: Option<Implementation>,
+    /// A script implementation, compiled once for every use of the component.
+    script: Option<Arc<crate::script::CompiledScript>>,
 }
 
 impl LoadedComponent {
@@ -208,6 +211,8 @@ struct PackLoader {
     overrides: Vec<Override>,
     errors: Vec<LoadError>,
     warnings: Vec<LoadError>,
+    /// The pack's Rhai engine, built when the first script is compiled.
+    script_host: Option<Arc<crate::script::ScriptHost>>,
 }
 
 impl PackLoader {
@@ -591,13 +596,64 @@ impl PackLoader {
                     ));
                 }
             }
+            let script = match &implementation {
+                Some(Implementation::Script(_) | Implementation::Inline(_)) => {
+                    let compiled = self.compile_script(manifest, &component, &source, implementation.as_ref());
+                    if compiled.is_none() {
+                        implementation = None; // reported once, here
+                    }
+                    compiled
+                }
+                _ => None,
+            };
             loaded.push(LoadedComponent {
                 manifest: component,
                 source,
                 implementation,
+                script,
             });
         }
         loaded
+    }
+
+    /// Reads and compiles a component's script with the pack's engine; reports
+    /// (and returns `None` for) a missing file, a syntax error or a missing entry point.
+    fn compile_script(
+        &mut self,
+        manifest: &PackManifest,
+        component: &ComponentManifest,
+        source: &Source,
+        implementation: Option<&Implementation>,
+    ) -> Option<Arc<crate::script::CompiledScript>> {
+        let (text, origin) = match implementation? {
+            Implementation::Script(path) => {
+                let file = source.path.parent().unwrap_or(Path::new(".")).join(path);
+                // A missing file is reported by the caller's check.
+                let text = std::fs::read_to_string(&file).map_err(|err| {
+                    if file.is_file() {
+                        let at = source.locate(&["implementation", "script"], Some(path));
+                        self.errors.push(LoadError::new(
+                            &source.path,
+                            at,
+                            format!("cannot read script `{path}`: {err}"),
+                        ));
+                    }
+                }).ok()?;
+                (text, crate::script::Origin::file(&file))
+            }
+            Implementation::Inline(text) => (text.clone(), crate::script::inline_origin(source)),
+            _ => return None,
+        };
+        let host = Arc::clone(self.script_host.get_or_insert_with(|| {
+            Arc::new(crate::script::ScriptHost::new(manifest.limits))
+        }));
+        match crate::script::compile(&host, &component.name, component.kind, &text, origin) {
+            Ok(script) => Some(script),
+            Err(err) => {
+                self.errors.push(err);
+                None
+            }
+        }
     }
 
     /// Every dependency names a component of the pack, a built-in rule or a
@@ -795,10 +851,10 @@ impl PackLoader {
                 Some(builtin) => (builtin.build)(config, ctx),
                 None => Err(BuildError::new(format!("unknown built-in `{name}`"))),
             },
-            Some(Implementation::Script(_) | Implementation::Inline(_)) => Err(BuildError::new(format!(
-                "component `{}` is a Rhai script, and this build has no Rhai host yet",
-                component.manifest.name
-            ))),
+            Some(Implementation::Script(_) | Implementation::Inline(_)) => match &component.script {
+                Some(script) => crate::script::build(script, component.manifest.kind, config, ctx),
+                None => Err(BuildError::new("the script did not compile")),
+            },
             Some(Implementation::Plugin(p)) => Err(BuildError::new(format!(
                 "component `{}` comes from plugin library `{}`, and this build has no plugin host yet",
                 component.manifest.name, p.library
