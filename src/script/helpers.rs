@@ -22,6 +22,7 @@ pub const NAMES: &[&str] = &[
     "regex_test",
     "regex_find_all",
     "regex_captures",
+    "regex_escape",
     "levenshtein",
     "similarity",
     "jaro_winkler",
@@ -87,6 +88,9 @@ pub fn register(engine: &mut Engine) {
             Ok(Dynamic::from_map(result))
         },
     );
+    engine.register_fn("regex_escape", |text: &str| -> String {
+        regex::escape(text)
+    });
     engine.register_fn("levenshtein", |a: &str, b: &str| -> INT {
         let a: Vec<char> = a.chars().collect();
         let b: Vec<char> = b.chars().collect();
