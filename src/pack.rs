@@ -598,7 +598,8 @@ impl PackLoader {
             }
             let script = match &implementation {
                 Some(Implementation::Script(_) | Implementation::Inline(_)) => {
-                    let compiled = self.compile_script(manifest, &component, &source, implementation.as_ref());
+                    let compiled =
+                        self.compile_script(manifest, &component, &source, implementation.as_ref());
                     if compiled.is_none() {
                         implementation = None; // reported once, here
                     }
@@ -629,24 +630,27 @@ impl PackLoader {
             Implementation::Script(path) => {
                 let file = source.path.parent().unwrap_or(Path::new(".")).join(path);
                 // A missing file is reported by the caller's check.
-                let text = std::fs::read_to_string(&file).map_err(|err| {
-                    if file.is_file() {
-                        let at = source.locate(&["implementation", "script"], Some(path));
-                        self.errors.push(LoadError::new(
-                            &source.path,
-                            at,
-                            format!("cannot read script `{path}`: {err}"),
-                        ));
-                    }
-                }).ok()?;
+                let text = std::fs::read_to_string(&file)
+                    .map_err(|err| {
+                        if file.is_file() {
+                            let at = source.locate(&["implementation", "script"], Some(path));
+                            self.errors.push(LoadError::new(
+                                &source.path,
+                                at,
+                                format!("cannot read script `{path}`: {err}"),
+                            ));
+                        }
+                    })
+                    .ok()?;
                 (text, crate::script::Origin::file(&file))
             }
             Implementation::Inline(text) => (text.clone(), crate::script::inline_origin(source)),
             _ => return None,
         };
-        let host = Arc::clone(self.script_host.get_or_insert_with(|| {
-            Arc::new(crate::script::ScriptHost::new(manifest.limits))
-        }));
+        let host = Arc::clone(
+            self.script_host
+                .get_or_insert_with(|| Arc::new(crate::script::ScriptHost::new(manifest.limits))),
+        );
         match crate::script::compile(&host, &component.name, component.kind, &text, origin) {
             Ok(script) => Some(script),
             Err(err) => {

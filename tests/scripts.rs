@@ -55,7 +55,7 @@ fn eval(pack: &Pack, output: &str) -> tribunal::Report {
 
 fn error_of(pack: &Pack, output: &str) -> String {
     let report = eval(pack, output);
-    assert_eq!(report.status, Status::Error, "{:?}", report);
+    assert_eq!(report.status, Status::Error, "{report:?}");
     report.error.expect("an ERROR record has a reason")
 }
 
@@ -70,10 +70,22 @@ fn details(pack: &Pack, output: &str) -> Value {
 
 #[test]
 fn metric_returns_a_number_a_bool_or_a_map() {
-    assert_eq!(eval(&metric("fn evaluate(ctx) { 0.25 }"), "x").score, Some(0.25));
-    assert_eq!(eval(&metric("fn evaluate(ctx) { 1 }"), "x").score, Some(1.0));
-    assert_eq!(eval(&metric("fn evaluate(ctx) { true }"), "x").score, Some(1.0));
-    assert_eq!(eval(&metric("fn evaluate(ctx) { false }"), "x").score, Some(0.0));
+    assert_eq!(
+        eval(&metric("fn evaluate(ctx) { 0.25 }"), "x").score,
+        Some(0.25)
+    );
+    assert_eq!(
+        eval(&metric("fn evaluate(ctx) { 1 }"), "x").score,
+        Some(1.0)
+    );
+    assert_eq!(
+        eval(&metric("fn evaluate(ctx) { true }"), "x").score,
+        Some(1.0)
+    );
+    assert_eq!(
+        eval(&metric("fn evaluate(ctx) { false }"), "x").score,
+        Some(0.0)
+    );
     let pack = metric(
         r#"fn evaluate(ctx) {
             #{ score: 0.5,
@@ -83,7 +95,10 @@ fn metric_returns_a_number_a_bool_or_a_map() {
     );
     let report = eval(&pack, "{}");
     assert_eq!(report.score, Some(0.5));
-    assert_eq!(report.metrics["m"].details, json!({"n": 3, "list": [1, "two", null]}));
+    assert_eq!(
+        report.metrics["m"].details,
+        json!({"n": 3, "list": [1, "two", null]})
+    );
     let issues = serde_json::to_value(&report.issues).unwrap();
     assert_eq!(
         issues,
@@ -144,9 +159,15 @@ fn strategy_compare_is_used_by_json_compare() {
     .unwrap();
     let report = pack.evaluate(&Input::new(r#"{"x": 11}"#).with_expected(json!({"x": 10})));
     let field = &report.metrics["json_compare"].details["fields"]["x"];
-    assert_eq!(field, &json!({"strategy": "m", "similarity": 1.0, "matched": true}));
+    assert_eq!(
+        field,
+        &json!({"strategy": "m", "similarity": 1.0, "matched": true})
+    );
     let report = pack.evaluate(&Input::new(r#"{"x": 20}"#).with_expected(json!({"x": 10})));
-    assert_eq!(report.metrics["json_compare"].details["fields"]["x"]["matched"], false);
+    assert_eq!(
+        report.metrics["json_compare"].details["fields"]["x"]["matched"],
+        false
+    );
 }
 
 #[test]
@@ -211,13 +232,13 @@ fn bad_return_values_make_the_record_error_naming_the_script() {
 #[test]
 fn the_context_arrives_as_native_values_in_the_plugin_shape() {
     let pack = metric(
-        r#"fn evaluate(ctx) {
+        r"fn evaluate(ctx) {
             #{ score: 1.0, details: #{
                 ctx: ctx,
                 types: [type_of(ctx.output), type_of(ctx.json), type_of(ctx.json.n),
                         type_of(ctx.json.f), type_of(ctx.expected), type_of(ctx.config.words)],
             } }
-        }"#,
+        }",
     );
     let input = Input::new("```json\n{\"n\": 1, \"f\": 2.5, \"z\": null}\n```")
         .with_meta(json!({"model": "m1"}));
@@ -245,15 +266,26 @@ fn the_context_arrives_as_native_values_in_the_plugin_shape() {
 #[test]
 fn issues_and_scores_of_earlier_steps_are_in_the_context() {
     let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), "m.rhai", "fn evaluate(ctx) { #{ score: 1, details: #{ issues: ctx.issues, scores: ctx.scores } } }");
-    write(dir.path(), "m.yaml", "kind: metric\nname: m\nimplementation: { script: m.rhai }\n");
+    write(
+        dir.path(),
+        "m.rhai",
+        "fn evaluate(ctx) { #{ score: 1, details: #{ issues: ctx.issues, scores: ctx.scores } } }",
+    );
+    write(
+        dir.path(),
+        "m.yaml",
+        "kind: metric\nname: m\nimplementation: { script: m.rhai }\n",
+    );
     write(
         dir.path(),
         "pack.yaml",
         "name: t\ncomponents: [m.yaml]\npipeline:\n  postprocessors: [no_placeholders]\n  metrics: [json_emission, m]\n",
     );
     let pack = Pack::load(dir.path()).unwrap();
-    let d = details(&pack, r#"{"event": "agent:status", "data": {"note": "TODO"}}"#);
+    let d = details(
+        &pack,
+        r#"{"event": "agent:status", "data": {"note": "TODO"}}"#,
+    );
     assert_eq!(d["scores"], json!({"json_emission": 1.0}));
     assert_eq!(d["issues"][0]["rule"], "no_placeholders");
     assert_eq!(d["issues"][0]["severity"], "error");
@@ -297,10 +329,21 @@ fn every_helper_returns_what_the_guide_says() {
     assert_eq!(d["regex_no_match"], Value::Null);
     assert_eq!(d["regex_escape"], r"1\+1=2\?");
     assert_eq!(d["levenshtein"], 3);
-    assert!(close(&d["similarity"], 1.0 - 3.0 / 7.0), "{}", d["similarity"]);
-    assert!(close(&d["jaro_winkler"], 0.961_111_111_111_111_1), "{}", d["jaro_winkler"]);
+    assert!(
+        close(&d["similarity"], 1.0 - 3.0 / 7.0),
+        "{}",
+        d["similarity"]
+    );
+    assert!(
+        close(&d["jaro_winkler"], 0.961_111_111_111_111_1),
+        "{}",
+        d["jaro_winkler"]
+    );
     assert!(close(&d["token_set_ratio"], 1.0));
-    assert_eq!(d["json_pointer"], json!(["deep", null, true, {"a": [0, {"b": "deep"}], "c/d": true}]));
+    assert_eq!(
+        d["json_pointer"],
+        json!(["deep", null, true, {"a": [0, {"b": "deep"}], "c/d": true}])
+    );
     assert_eq!(d["parse_json"], json!({"k": [1, 2.5, null, "s"]}));
     assert_eq!(d["to_json"], r#"{"k":[1,null,"s"]}"#);
     assert_eq!(d["sentence_count"], 3);
@@ -314,10 +357,26 @@ fn every_helper_returns_what_the_guide_says() {
 fn compare_reaches_the_packs_own_script_strategies() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "near.rhai", "fn compare(e, a, ctx) { if (e - a).abs() < 1 { 1.0 } else { compare_with(\"exact\", e, a) } }");
-    write(dir.path(), "near.yaml", "kind: strategy\nname: near\nimplementation: { script: near.rhai }\n");
-    write(dir.path(), "m.rhai", "fn evaluate(ctx) { compare(\"near\", 10, ctx.json.x) }");
-    write(dir.path(), "m.yaml", "kind: metric\nname: m\nimplementation: { script: m.rhai }\n");
-    write(dir.path(), "pack.yaml", "name: t\ncomponents: [\"*.yaml\"]\npipeline:\n  metrics: [m]\n");
+    write(
+        dir.path(),
+        "near.yaml",
+        "kind: strategy\nname: near\nimplementation: { script: near.rhai }\n",
+    );
+    write(
+        dir.path(),
+        "m.rhai",
+        "fn evaluate(ctx) { compare(\"near\", 10, ctx.json.x) }",
+    );
+    write(
+        dir.path(),
+        "m.yaml",
+        "kind: metric\nname: m\nimplementation: { script: m.rhai }\n",
+    );
+    write(
+        dir.path(),
+        "pack.yaml",
+        "name: t\ncomponents: [\"*.yaml\"]\npipeline:\n  metrics: [m]\n",
+    );
     let pack = Pack::load(dir.path()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(eval(&pack, r#"{"x": 10.5}"#).score, Some(1.0));
     assert_eq!(eval(&pack, r#"{"x": 12}"#).score, Some(0.0));
@@ -333,15 +392,34 @@ fn helper_errors_name_the_helper_and_the_position() {
         err.contains("m.rhai:2:5): regex_test(): invalid regex `(unclosed`: regex parse error:"),
         "{err}"
     );
-    let err = error_of(&metric("fn evaluate(ctx) { parse_json(ctx.output) }"), "{oops");
-    assert!(err.contains("m.rhai:1:20): parse_json(): not JSON: key must be a string at line 1 column 2"), "{err}");
-    let err = error_of(&metric(r#"fn evaluate(ctx) { compare("fuzy", 1, 1) }"#), "x");
+    let err = error_of(
+        &metric("fn evaluate(ctx) { parse_json(ctx.output) }"),
+        "{oops",
+    );
+    assert!(
+        err.contains(
+            "m.rhai:1:20): parse_json(): not JSON: key must be a string at line 1 column 2"
+        ),
+        "{err}"
+    );
+    let err = error_of(
+        &metric(r#"fn evaluate(ctx) { compare("fuzy", 1, 1) }"#),
+        "x",
+    );
     assert!(
         err.ends_with("compare(): unknown strategy `fuzy` (known: exact, fuzzy, ignore, semantic); did you mean `fuzzy`?"),
         "{err}"
     );
-    let err = error_of(&metric(r#"fn evaluate(ctx) { json_pointer(ctx.json, "a") }"#), "{}");
-    assert!(err.ends_with("json_pointer(): `a` is not a JSON pointer (it must be \"\" or start with `/`)"), "{err}");
+    let err = error_of(
+        &metric(r#"fn evaluate(ctx) { json_pointer(ctx.json, "a") }"#),
+        "{}",
+    );
+    assert!(
+        err.ends_with(
+            "json_pointer(): `a` is not a JSON pointer (it must be \"\" or start with `/`)"
+        ),
+        "{err}"
+    );
     // parse_json errors can be caught by the script.
     let pack = metric(
         "fn evaluate(ctx) { let ok = 1; try { parse_json(ctx.output); } catch (e) { ok = 0; } ok }",
@@ -354,10 +432,22 @@ fn helper_errors_name_the_helper_and_the_position() {
 fn a_throw_and_an_unknown_function_are_errors_with_position() {
     let err = error_of(&metric("fn evaluate(ctx) {\n  throw \"no good\";\n}"), "x");
     assert!(err.ends_with("m.rhai:2:3): script threw: no good"), "{err}");
-    let err = error_of(&metric("fn evaluate(ctx) {\n  let x = 1;\n  x + no_such_helper(x)\n}"), "x");
-    assert!(err.ends_with("m.rhai:3:7): Function not found: no_such_helper (i64)"), "{err}");
-    let err = error_of(&metric("fn evaluate(ctx) { helper(ctx) }\nfn helper(c) { c.output.len() / 0 }"), "x");
-    assert!(err.ends_with("m.rhai:2:31): Division by zero: 1 / 0"), "{err}");
+    let err = error_of(
+        &metric("fn evaluate(ctx) {\n  let x = 1;\n  x + no_such_helper(x)\n}"),
+        "x",
+    );
+    assert!(
+        err.ends_with("m.rhai:3:7): Function not found: no_such_helper (i64)"),
+        "{err}"
+    );
+    let err = error_of(
+        &metric("fn evaluate(ctx) { helper(ctx) }\nfn helper(c) { c.output.len() / 0 }"),
+        "x",
+    );
+    assert!(
+        err.ends_with("m.rhai:2:31): Division by zero: 1 / 0"),
+        "{err}"
+    );
 }
 
 // ---------------------------------------------------------------- limits
@@ -368,8 +458,15 @@ fn runaway(script: &str, limits: &str, expected_reason: &str) {
     let pack = script_pack(dir.path(), "metric", script, limits).unwrap_or_else(|e| panic!("{e}"));
     let err = error_of(&pack, "run away");
     assert!(err.starts_with("metric `m`: script `m` ("), "{err}");
-    assert!(err.ends_with(expected_reason), "{err}\n  expected: {expected_reason}");
-    assert_eq!(eval(&pack, "ok").score, Some(1.0), "the next record is fine");
+    assert!(
+        err.ends_with(expected_reason),
+        "{err}\n  expected: {expected_reason}"
+    );
+    assert_eq!(
+        eval(&pack, "ok").score,
+        Some(1.0),
+        "the next record is fine"
+    );
 }
 
 #[test]
@@ -399,8 +496,16 @@ fn an_endless_loop_hits_the_deadline() {
 fn deep_recursion_hits_the_call_depth_limit() {
     let script = r#"fn down(n) { down(n + 1) }
 fn evaluate(ctx) { if ctx.output == "ok" { return 1; } down(0) }"#;
-    runaway(script, "", "exceeded the call depth limit of 32 (limits.max_call_depth)");
-    runaway(script, "limits: { max_call_depth: 5 }\n", "exceeded the call depth limit of 5 (limits.max_call_depth)");
+    runaway(
+        script,
+        "",
+        "exceeded the call depth limit of 32 (limits.max_call_depth)",
+    );
+    runaway(
+        script,
+        "limits: { max_call_depth: 5 }\n",
+        "exceeded the call depth limit of 5 (limits.max_call_depth)",
+    );
 }
 
 #[test]
@@ -444,11 +549,25 @@ fn a_huge_map_hits_the_map_size_limit() {
 #[test]
 fn deep_expressions_are_stopped_at_load() {
     let nested = format!("fn evaluate(ctx) {{ {}1{} }}", "(".repeat(8), ")".repeat(8));
-    let (err, _dir) = load_error("metric", &nested, "limits: { max_function_expr_depth: 4 }\n");
-    assert!(err.contains("script `m`: Expression exceeds maximum complexity"), "{err}");
+    let (err, _dir) = load_error(
+        "metric",
+        &nested,
+        "limits: { max_function_expr_depth: 4 }\n",
+    );
+    assert!(
+        err.contains("script `m`: Expression exceeds maximum complexity"),
+        "{err}"
+    );
     let dir = tempfile::tempdir().unwrap();
-    assert!(script_pack(dir.path(), "metric", &nested, "").is_ok(), "within the default depth");
-    let (err, _dir) = load_error("metric", "fn evaluate(ctx) { 1 }", "limits: { max_operation: 5 }\n");
+    assert!(
+        script_pack(dir.path(), "metric", &nested, "").is_ok(),
+        "within the default depth"
+    );
+    let (err, _dir) = load_error(
+        "metric",
+        "fn evaluate(ctx) { 1 }",
+        "limits: { max_operation: 5 }\n",
+    );
     assert!(err.contains("unknown field `max_operation`"), "{err}");
     assert!(err.contains("did you mean `max_operations`?"), "{err}");
 }
@@ -457,7 +576,11 @@ fn deep_expressions_are_stopped_at_load() {
 
 #[test]
 fn import_is_refused_at_load_with_its_position() {
-    let (err, dir) = load_error("metric", "import \"file\" as f;\nfn evaluate(ctx) { 1 }", "");
+    let (err, dir) = load_error(
+        "metric",
+        "import \"file\" as f;\nfn evaluate(ctx) { 1 }",
+        "",
+    );
     assert_eq!(
         err,
         format!(
@@ -466,7 +589,10 @@ fn import_is_refused_at_load_with_its_position() {
         )
     );
     let (err, _dir) = load_error("metric", "fn evaluate(ctx) { eval(\"1\") }", "");
-    assert!(err.contains("m.rhai:1:20: script `m`: reserved keyword 'eval' is disabled"), "{err}");
+    assert!(
+        err.contains("m.rhai:1:20: script `m`: reserved keyword 'eval' is disabled"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -498,9 +624,16 @@ fn inline_scripts_report_positions_in_the_manifest() {
         "m.yaml",
         "kind: metric\nname: m\nimplementation:\n  inline: |\n    fn evaluate(ctx) {\n      ctx.output.len() +\n    }\n",
     );
-    write(dir.path(), "pack.yaml", "name: t\ncomponents: [m.yaml]\npipeline:\n  metrics: [m]\n");
+    write(
+        dir.path(),
+        "pack.yaml",
+        "name: t\ncomponents: [m.yaml]\npipeline:\n  metrics: [m]\n",
+    );
     let err = Pack::load(dir.path()).unwrap_err().to_string();
-    let at = format!("error: {}:7:5: script `m`: ", dir.path().join("m.yaml").display());
+    let at = format!(
+        "error: {}:7:5: script `m`: ",
+        dir.path().join("m.yaml").display()
+    );
     assert!(err.starts_with(&at), "{err}\n  expected to start with {at}");
 
     write(
@@ -517,7 +650,13 @@ fn inline_scripts_report_positions_in_the_manifest() {
 fn print_and_debug_do_not_touch_stdout() {
     // Through the binary: stdout carries only the result record.
     let dir = tempfile::tempdir().unwrap();
-    script_pack(dir.path(), "metric", "fn evaluate(ctx) { print(\"hello\"); debug(42); 1 }", "").unwrap();
+    script_pack(
+        dir.path(),
+        "metric",
+        "fn evaluate(ctx) { print(\"hello\"); debug(42); 1 }",
+        "",
+    )
+    .unwrap();
     let out = tribunal_cmd()
         .args(["check", "--json", "--pack"])
         .arg(dir.path())
@@ -548,8 +687,12 @@ fn a_pack_with_scripts_is_shared_across_threads() {
 // ---------------------------------------------------------------- examples/scripts
 
 fn example(name: &str) -> String {
-    fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/scripts").join(name))
-        .unwrap()
+    fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("examples/scripts")
+            .join(name),
+    )
+    .unwrap()
 }
 
 #[test]
@@ -566,8 +709,17 @@ fn example_word_budget() {
 #[test]
 fn example_banned_phrases() {
     let dir = tempfile::tempdir().unwrap();
-    let pack = script_pack(dir.path(), "postprocessor", &example("banned_phrases.rhai"), "").unwrap();
-    let report = eval(&pack, "As an AI language model, I cannot. I hope this helps!");
+    let pack = script_pack(
+        dir.path(),
+        "postprocessor",
+        &example("banned_phrases.rhai"),
+        "",
+    )
+    .unwrap();
+    let report = eval(
+        &pack,
+        "As an AI language model, I cannot. I hope this helps!",
+    );
     let messages: Vec<&str> = report.issues.iter().map(|i| i.message.as_str()).collect();
     assert_eq!(
         messages,
@@ -587,7 +739,10 @@ fn example_token_set_strategy() {
         let report = pack.evaluate(&Input::new(actual).with_expected(json!({ "x": expected })));
         report.metrics["json_compare"].details["fields"]["x"]["similarity"].clone()
     };
-    assert_eq!(score(json!("New York Mets"), r#"{"x": "the mets (new york)"}"#), 1.0);
+    assert_eq!(
+        score(json!("New York Mets"), r#"{"x": "the mets (new york)"}"#),
+        1.0
+    );
     assert_eq!(score(json!(3), r#"{"x": 3.0}"#), 1.0, "non-strings: exact");
     assert_eq!(score(json!("alpha"), r#"{"x": "omega"}"#), json!(0.2));
 }
@@ -596,7 +751,10 @@ fn example_token_set_strategy() {
 fn example_confidence_gate() {
     let dir = tempfile::tempdir().unwrap();
     let pack = script_pack(dir.path(), "metric", &example("confidence_gate.rhai"), "").unwrap();
-    assert_eq!(eval(&pack, r#"{"answer": "yes", "confidence": 0.9}"#).score, Some(1.0));
+    assert_eq!(
+        eval(&pack, r#"{"answer": "yes", "confidence": 0.9}"#).score,
+        Some(1.0)
+    );
     let report = eval(&pack, r#"{"answer": "yes", "confidence": 0.2}"#);
     assert_eq!(report.score, Some(0.0));
     assert_eq!(report.issues[0].message, "confidence 0.2 is below 0.5");
@@ -660,7 +818,10 @@ fn cli_load_errors_for_scripts_exit_2_with_file_line_col() {
         .write_stdin("x")
         .assert()
         .code(2)
-        .stderr(predicates::str::contains(format!("{}:3:1: script `m`: ", file.display())));
+        .stderr(predicates::str::contains(format!(
+            "{}:3:1: script `m`: ",
+            file.display()
+        )));
 }
 
 #[test]
@@ -671,7 +832,9 @@ fn cli_list_explain_and_test_cover_the_scripted_pack() {
         .args(["list", "rules/scripted-fields"])
         .assert()
         .success()
-        .stdout(predicates::str::contains("filled_fields            metric        script filled_fields.rhai"));
+        .stdout(predicates::str::contains(
+            "filled_fields            metric        script filled_fields.rhai",
+        ));
     tribunal_cmd()
         .current_dir(root)
         .args(["test", "rules/scripted-fields"])

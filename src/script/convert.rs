@@ -57,8 +57,7 @@ pub fn context(ctx: &Context<'_>, config: Dynamic) -> Dynamic {
     extraction.insert(
         "repairs".into(),
         // Repairs are few and small; their serialised shape is the public one.
-        serde_json::to_value(&ctx.extraction.repairs)
-            .map_or(Dynamic::UNIT, |v| to_dynamic(&v)),
+        serde_json::to_value(&ctx.extraction.repairs).map_or(Dynamic::UNIT, |v| to_dynamic(&v)),
     );
     extraction.insert(
         "raw_fallback".into(),
@@ -91,10 +90,7 @@ fn issue(issue: &Issue) -> Dynamic {
     map.insert("message".into(), text(&issue.message));
     map.insert(
         "path".into(),
-        issue
-            .path
-            .as_deref()
-            .map_or(Dynamic::UNIT, text),
+        issue.path.as_deref().map_or(Dynamic::UNIT, text),
     );
     Dynamic::from_map(map)
 }
@@ -238,6 +234,8 @@ mod tests {
         for _ in 0..1000 {
             value = Dynamic::from_array(vec![value]);
         }
-        assert!(to_value(&value).unwrap_err().contains("nested more than 128"));
+        assert!(to_value(&value)
+            .unwrap_err()
+            .contains("nested more than 128"));
     }
 }

@@ -48,9 +48,12 @@ fn fail<T>(helper: &str, message: impl std::fmt::Display) -> HelperResult<T> {
 }
 
 pub fn register(engine: &mut Engine) {
-    engine.register_fn("regex_test", |text: &str, pattern: &str| -> HelperResult<bool> {
-        Ok(cached_regex("regex_test", pattern)?.is_match(text))
-    });
+    engine.register_fn(
+        "regex_test",
+        |text: &str, pattern: &str| -> HelperResult<bool> {
+            Ok(cached_regex("regex_test", pattern)?.is_match(text))
+        },
+    );
     engine.register_fn(
         "regex_find_all",
         |text: &str, pattern: &str| -> HelperResult<Array> {
@@ -114,7 +117,9 @@ pub fn register(engine: &mut Engine) {
             let Some(rest) = pointer.strip_prefix('/') else {
                 return fail(
                     "json_pointer",
-                    format!("`{pointer}` is not a JSON pointer (it must be \"\" or start with `/`)"),
+                    format!(
+                        "`{pointer}` is not a JSON pointer (it must be \"\" or start with `/`)"
+                    ),
                 );
             };
             Ok(lookup(&value, rest.split('/')))
@@ -144,6 +149,7 @@ pub fn register(engine: &mut Engine) {
     engine.register_fn("compare_with", compare_strategy);
 }
 
+#[allow(clippy::needless_pass_by_value)] // Rhai hands native functions their arguments by value
 fn compare_strategy(name: &str, expected: Dynamic, actual: Dynamic) -> HelperResult<FLOAT> {
     {
         {
@@ -229,7 +235,7 @@ fn cached_regex(helper: &str, pattern: &str) -> HelperResult<Arc<Regex>> {
 
 #[cfg(test)]
 pub(crate) fn regex_cache_len() -> usize {
-    regex_cache().read().map(|c| c.len()).unwrap_or(0)
+    regex_cache().read().map_or(0, |c| c.len())
 }
 
 #[cfg(test)]
@@ -251,7 +257,8 @@ mod tests {
         assert!(regex_cache_len() >= 1);
         let err = cached_regex("regex_test", "(unclosed").unwrap_err();
         assert!(
-            err.to_string().starts_with("regex_test(): invalid regex `(unclosed`"),
+            err.to_string()
+                .starts_with("regex_test(): invalid regex `(unclosed`"),
             "{err}"
         );
     }

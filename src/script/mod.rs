@@ -107,9 +107,9 @@ impl ScriptHost {
     /// a wall-clock deadline and the helper library.
     pub fn new(limits: ScriptLimits) -> Self {
         let mut engine = Engine::new_raw();
-        engine.register_global_module(
-            rhai::packages::Package::as_shared_module(&rhai::packages::StandardPackage::new()),
-        );
+        engine.register_global_module(rhai::packages::Package::as_shared_module(
+            &rhai::packages::StandardPackage::new(),
+        ));
         engine.disable_symbol("import");
         engine.disable_symbol("export");
         engine.disable_symbol("eval");
@@ -140,7 +140,7 @@ impl ScriptHost {
     }
 }
 
-/// Where a script's text lives, to turn Rhai's positions into file:line:col.
+/// Where a script's text lives, to turn Rhai's positions into `file:line:col`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Origin {
     pub file: PathBuf,
@@ -179,7 +179,10 @@ pub fn inline_origin(source: &crate::loader::Source) -> Origin {
     let (line, column) = source.locate(&["implementation", "inline"], None);
     let yaml_line = line.saturating_sub(source.line_offset); // 1-based, within the YAML
     let lines: Vec<&str> = source.yaml.lines().collect();
-    let key_line = lines.get(yaml_line.saturating_sub(1)).copied().unwrap_or("");
+    let key_line = lines
+        .get(yaml_line.saturating_sub(1))
+        .copied()
+        .unwrap_or("");
     let after_key = key_line
         .get(column.saturating_sub(1)..)
         .and_then(|rest| rest.split_once(':'))
@@ -257,13 +260,19 @@ pub fn compile(
         } else {
             format!(
                 "its `{entry}` takes {} parameter(s)",
-                defined.iter().map(ToString::to_string).collect::<Vec<_>>().join(" or ")
+                defined
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(" or ")
             )
         };
         return Err(LoadError::new(
             &origin.file,
             origin.locate(Position::NONE),
-            format!("script `{name}`: a {kind} script must define `fn {entry}({params})`, but {found}"),
+            format!(
+                "script `{name}`: a {kind} script must define `fn {entry}({params})`, but {found}"
+            ),
         ));
     }
     let uses_compare = calls_compare(text);
@@ -300,7 +309,7 @@ fn calls_compare(text: &str) -> bool {
 /// A script used as a component: the compiled script plus this use's config.
 pub struct ScriptComponent {
     script: Arc<CompiledScript>,
-    /// `script `name``, the prefix of every message about this component.
+    /// "script \`name\`", the prefix of every message about this component.
     who: String,
     /// The merged config, converted once.
     config: Dynamic,
@@ -345,7 +354,12 @@ impl ScriptComponent {
     }
 
     /// Runs `entry` with `args` under the limits; the result as JSON.
-    fn call(&self, entry: &str, args: impl FuncArgs, ctx: &Context<'_>) -> Result<Value, EvalError> {
+    fn call(
+        &self,
+        entry: &str,
+        args: impl FuncArgs,
+        ctx: &Context<'_>,
+    ) -> Result<Value, EvalError> {
         let script = &self.script;
         let owned = script.uses_compare.then(|| OwnedContext::from(ctx));
         let _frame = CallFrame::enter(&self.who, script.host.limits.timeout_ms, owned)
@@ -461,7 +475,7 @@ impl Strategy for ScriptComponent {
     }
 }
 
-/// Rhai's messages end with ` (line 3, position 7)`; ours give file:line:col instead.
+/// Rhai's messages end with ` (line 3, position 7)`; ours give `file:line:col` instead.
 fn strip_position(message: &str) -> String {
     match message.rfind(" (line ") {
         Some(cut) if message.ends_with(')') => message[..cut].to_owned(),
@@ -577,9 +591,10 @@ fn past_deadline() -> bool {
 
 fn current_script() -> String {
     FRAMES.with_borrow(|frames| {
-        frames
-            .last()
-            .map_or_else(|| "?".to_owned(), |f| f.who.trim_start_matches("script ").to_owned())
+        frames.last().map_or_else(
+            || "?".to_owned(),
+            |f| f.who.trim_start_matches("script ").to_owned(),
+        )
     })
 }
 
@@ -594,12 +609,16 @@ mod tests {
 
     #[test]
     fn compare_calls_are_spotted_but_not_definitions() {
-        assert!(calls_compare("fn evaluate(ctx) { compare(\"exact\", 1, 2) }"));
+        assert!(calls_compare(
+            "fn evaluate(ctx) { compare(\"exact\", 1, 2) }"
+        ));
         assert!(calls_compare("let s = compare (\"x\", a, b);"));
         assert!(!calls_compare("fn compare(expected, actual, ctx) { 1.0 }"));
         assert!(!calls_compare("fn evaluate(ctx) { my_compare(1) + 1 }"));
         assert!(!calls_compare("fn evaluate(ctx) { 1 }"));
-        assert!(calls_compare("fn compare(e, a, ctx) { compare_with(\"exact\", e, a) }"));
+        assert!(calls_compare(
+            "fn compare(e, a, ctx) { compare_with(\"exact\", e, a) }"
+        ));
     }
 
     #[test]

@@ -34,8 +34,16 @@ pub fn jaro(a: &str, b: &str) -> f64 {
     if matches == 0 {
         return 0.0;
     }
-    let a_seq = a.iter().zip(&a_matched).filter(|(_, m)| **m).map(|(c, _)| c);
-    let b_seq = b.iter().zip(&b_matched).filter(|(_, m)| **m).map(|(c, _)| c);
+    let a_seq = a
+        .iter()
+        .zip(&a_matched)
+        .filter(|(_, m)| **m)
+        .map(|(c, _)| c);
+    let b_seq = b
+        .iter()
+        .zip(&b_matched)
+        .filter(|(_, m)| **m)
+        .map(|(c, _)| c);
     let half_transpositions = a_seq.zip(b_seq).filter(|(x, y)| x != y).count();
     let m = matches as f64;
     let t = (half_transpositions / 2) as f64;
@@ -138,7 +146,11 @@ mod tests {
     #[test]
     fn jaro_winkler_known_values() {
         // The textbook examples (Winkler 1990; Wikipedia).
-        assert!(close(jaro("MARTHA", "MARHTA"), 0.944_444), "{}", jaro("MARTHA", "MARHTA"));
+        assert!(
+            close(jaro("MARTHA", "MARHTA"), 0.944_444),
+            "{}",
+            jaro("MARTHA", "MARHTA")
+        );
         assert!(close(jaro_winkler("MARTHA", "MARHTA"), 0.961_111));
         assert!(close(jaro_winkler("DWAYNE", "DUANE"), 0.84));
         assert!(close(jaro_winkler("DIXON", "DICKSONX"), 0.813_333));
@@ -152,7 +164,10 @@ mod tests {
     #[test]
     fn indel_ratio_known_values() {
         // rapidfuzz.fuzz.ratio("this is a test", "this is a test!") == 96.55...
-        assert!(close(indel_ratio("this is a test", "this is a test!"), 28.0 / 29.0));
+        assert!(close(
+            indel_ratio("this is a test", "this is a test!"),
+            28.0 / 29.0
+        ));
         assert!(close(indel_ratio("abc", "abc"), 1.0));
         assert!(close(indel_ratio("abc", "xyz"), 0.0));
         assert!(close(indel_ratio("", ""), 1.0));
@@ -161,8 +176,14 @@ mod tests {
     #[test]
     fn token_set_ratio_known_values() {
         // fuzzywuzzy's README: token_set_ratio("fuzzy was a bear", "fuzzy fuzzy was a bear") == 100
-        assert!(close(token_set_ratio("fuzzy was a bear", "fuzzy fuzzy was a bear"), 1.0));
-        assert!(close(token_set_ratio("New York Mets", "mets, new york"), 1.0));
+        assert!(close(
+            token_set_ratio("fuzzy was a bear", "fuzzy fuzzy was a bear"),
+            1.0
+        ));
+        assert!(close(
+            token_set_ratio("New York Mets", "mets, new york"),
+            1.0
+        ));
         assert!(close(token_set_ratio("", "  "), 1.0));
         assert!(close(token_set_ratio("abc", ""), 0.0));
         // common "a", only_a "b", only_b "c": max(ratio("a b","a c")=2/3·..., ratio("a","a b"), ratio("a","a c"))
