@@ -135,7 +135,11 @@ fn main() {
 
     // The script must do the same work as the built-in: same issues, every record.
     let data = generate(records);
-    for line in data.split(|b| *b == b'\n').take(12).filter(|l| !l.is_empty()) {
+    for line in data
+        .split(|b| *b == b'\n')
+        .take(12)
+        .filter(|l| !l.is_empty())
+    {
         let record: serde_json::Value = serde_json::from_slice(line).expect("generated");
         let input = Input::new(record["output"].as_str().expect("generated"));
         let (a, b) = (builtin.evaluate(&input), script.evaluate(&input));

@@ -647,10 +647,11 @@ impl PackLoader {
             Implementation::Inline(text) => (text.clone(), crate::script::inline_origin(source)),
             _ => return None,
         };
-        let host = Arc::clone(
-            self.script_host
-                .get_or_insert_with(|| Arc::new(crate::script::ScriptHost::new(manifest.limits))),
-        );
+        if self.script_host.is_none() {
+            let limits = self.script_limits(manifest);
+            self.script_host = Some(Arc::new(crate::script::ScriptHost::new(limits)));
+        }
+        let host = Arc::clone(self.script_host.as_ref().expect("just set"));
         match crate::script::compile(&host, &component.name, component.kind, &text, origin) {
             Ok(script) => Some(script),
             Err(err) => {
@@ -658,6 +659,28 @@ impl PackLoader {
                 None
             }
         }
+    }
+
+    /// The pack's `limits:` with the run's `--set limits.key=value` overrides.
+    fn script_limits(&mut self, manifest: &PackManifest) -> crate::script::ScriptLimits {
+        let mut limits = manifest.limits;
+        let overrides: Vec<Override> = self
+            .overrides
+            .iter()
+            .filter(|o| o.component == "limits")
+            .cloned()
+            .collect();
+        for o in overrides {
+            if let Err(message) = limits.set(&o.key, &o.value) {
+                let path = self.source.path.clone();
+                self.errors.push(
+                    LoadError::new(&path, (1, 1), format!("--set {}: {message}", o.raw)).suggest(
+                        nearest(&o.key, crate::script::ScriptLimits::KEYS.iter().copied()),
+                    ),
+                );
+            }
+        }
+        limits
     }
 
     /// Every dependency names a component of the pack, a built-in rule or a
@@ -791,7 +814,10 @@ impl PackLoader {
             .chain(components.iter().map(|c| c.manifest.name.as_str()))
             .collect();
         for o in &options.overrides {
-            if o.component != "contract" && !steps.contains(o.component.as_str()) {
+            if o.component != "contract"
+                && o.component != "limits"
+                && !steps.contains(o.component.as_str())
+            {
                 let path = self.source.path.clone();
                 self.errors.push(
                     LoadError::new(

@@ -866,3 +866,51 @@ fn the_shipped_sample_data_runs_through_the_scripted_pack() {
     assert!(statuses.contains(&Status::Pass), "{statuses:?}");
     assert!(statuses.iter().any(|s| *s != Status::Pass), "{statuses:?}");
 }
+
+#[test]
+fn limits_can_be_overridden_per_run_with_set() {
+    let dir = tempfile::tempdir().unwrap();
+    script_pack(
+        dir.path(),
+        "metric",
+        r#"fn evaluate(ctx) { let n = 0; while n < 10000 { n += 1; } 1 }"#,
+        "",
+    )
+    .unwrap();
+    let load = |spec: &str| {
+        let options = tribunal::LoadOptions {
+            overrides: vec![tribunal::Override::parse(spec, dir.path()).unwrap()],
+        };
+        Pack::load_with(dir.path(), &options)
+    };
+    let pack = load("limits.max_operations=1000").unwrap();
+    assert!(error_of(&pack, "x")
+        .ends_with("exceeded the 1,000 operation limit (limits.max_operations)"));
+    let pack = load("limits.max_operations=100000").unwrap();
+    assert_eq!(eval(&pack, "x").score, Some(1.0));
+    let err = load("limits.timeout=5").unwrap_err().to_string();
+    assert!(
+        err.contains("--set limits.timeout=5: unknown limit `timeout`"),
+        "{err}"
+    );
+    assert!(err.contains("did you mean `timeout_ms`?"), "{err}");
+    let err = load("limits.timeout_ms=-1").unwrap_err().to_string();
+    assert!(
+        err.contains("limits.timeout_ms must be a whole number ≥ 0, got -1"),
+        "{err}"
+    );
+}
+
+#[test]
+fn top_level_expression_depth_is_limited_at_load() {
+    let nested = format!(
+        "let x = {}1{};\nfn evaluate(ctx) {{ 1 }}",
+        "(".repeat(8),
+        ")".repeat(8)
+    );
+    let (err, _dir) = load_error("metric", &nested, "limits: { max_expr_depth: 4 }\n");
+    assert!(
+        err.contains("script `m`: Expression exceeds maximum complexity"),
+        "{err}"
+    );
+}

@@ -80,6 +80,42 @@ impl Default for ScriptLimits {
     }
 }
 
+impl ScriptLimits {
+    /// The keys of `limits:`.
+    pub const KEYS: [&'static str; 8] = [
+        "max_operations",
+        "max_call_depth",
+        "max_expr_depth",
+        "max_function_expr_depth",
+        "max_string_size",
+        "max_array_size",
+        "max_map_size",
+        "timeout_ms",
+    ];
+
+    /// Sets one limit by name (for `--set limits.timeout_ms=5000`).
+    pub fn set(&mut self, key: &str, value: &Value) -> Result<(), String> {
+        let Some(n) = value.as_u64() else {
+            return Err(format!(
+                "limits.{key} must be a whole number ≥ 0, got {value}"
+            ));
+        };
+        let size = usize::try_from(n).map_err(|_| format!("limits.{key}: {n} is too large"))?;
+        match key {
+            "max_operations" => self.max_operations = n,
+            "max_call_depth" => self.max_call_depth = size,
+            "max_expr_depth" => self.max_expr_depth = size,
+            "max_function_expr_depth" => self.max_function_expr_depth = size,
+            "max_string_size" => self.max_string_size = size,
+            "max_array_size" => self.max_array_size = size,
+            "max_map_size" => self.max_map_size = size,
+            "timeout_ms" => self.timeout_ms = n,
+            _ => return Err(format!("unknown limit `{key}`")),
+        }
+        Ok(())
+    }
+}
+
 /// One engine for a pack, built by the one hardening function below.
 pub struct ScriptHost {
     engine: Engine,
