@@ -252,6 +252,9 @@ pub struct CompiledScript {
     host: Arc<ScriptHost>,
     ast: AST,
     origin: Origin,
+    kind: Kind,
+    /// Where the entry point is defined (for errors Rhai gives no position for).
+    entry_at: Position,
     /// The script calls the `compare()` helper, which needs the record's context
     /// outside the call; other scripts skip building it.
     uses_compare: bool,
@@ -316,8 +319,39 @@ pub fn compile(
         host: Arc::clone(host),
         ast,
         origin,
+        kind,
+        entry_at: definition_position(text, entry),
         uses_compare,
     }))
+}
+
+/// The position of `fn NAME` in the text (line 1, column 1 if not found).
+fn definition_position(text: &str, name: &str) -> Position {
+    for (index, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("//") {
+            continue;
+        }
+        let mut from = 0;
+        while let Some(at) = line[from..].find("fn ") {
+            let start = from + at;
+            let rest = line[start + 3..].trim_start();
+            let word_before = line[..start]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_');
+            if !word_before
+                && rest.starts_with(name)
+                && rest[name.len()..].trim_start().starts_with('(')
+            {
+                return Position::new(
+                    u16::try_from(index + 1).unwrap_or(u16::MAX),
+                    u16::try_from(line[..start].chars().count() + 1).unwrap_or(u16::MAX),
+                );
+            }
+            from = start + 3;
+        }
+    }
+    Position::new(1, 1)
 }
 
 /// Whether the text calls `compare(` other than in `fn compare(` (a cheap,
@@ -471,8 +505,14 @@ impl ScriptComponent {
             }
             other => strip_position(&other.to_string()),
         };
+        // Rhai reports no position for the limits it enforces (operations, call
+        // depth, sizes, the deadline): name the entry point the call was in.
         let at = if pos.is_none() {
-            self.script.origin.file.display().to_string()
+            let (entry, _) = entry_point(self.script.kind);
+            format!(
+                "{}, somewhere in `fn {entry}`",
+                self.script.origin.describe(self.script.entry_at)
+            )
         } else {
             self.script.origin.describe(pos)
         };
@@ -655,6 +695,15 @@ mod tests {
         assert!(calls_compare(
             "fn compare(e, a, ctx) { compare_with(\"exact\", e, a) }"
         ));
+    }
+
+    #[test]
+    fn entry_points_are_found_in_the_text() {
+        let text = "// fn evaluate(x) in a comment\nfn helper() {}\n  fn evaluate(ctx) { 1 }";
+        assert_eq!(definition_position(text, "evaluate"), Position::new(3, 3));
+        let text = "fn helper() {}\n  fn  compare (e, a, ctx) { 1 }";
+        assert_eq!(definition_position(text, "compare"), Position::new(2, 3));
+        assert_eq!(definition_position("", "compare"), Position::new(1, 1));
     }
 
     #[test]
