@@ -914,3 +914,76 @@ fn top_level_expression_depth_is_limited_at_load() {
         "{err}"
     );
 }
+
+/// The bad-input list through the real binary: each record errors with the
+/// reason, and the run goes on (exit 3: some records could not be evaluated).
+#[test]
+fn cli_reports_every_kind_of_runtime_failure_per_record() {
+    let cases = [
+        (
+            "loop {}",
+            "exceeded the 1,000,000 operation limit (limits.max_operations)",
+        ),
+        (
+            "down(0)",
+            "exceeded the call depth limit of 32 (limits.max_call_depth)",
+        ),
+        (
+            "let s = \"\"; s.pad(1_000_000_000, 'x'); 1",
+            "Length of string exceeded the limit of 16,777,216 (limits.max_string_size)",
+        ),
+        (
+            "let a = []; a.pad(1_000_000, 0); 1",
+            "Size of array/BLOB exceeded the limit of 100,000 (limits.max_array_size)",
+        ),
+        ("no_such_fn(1)", "Function not found: no_such_fn (i64)"),
+        ("throw \"bad\"", "script threw: bad"),
+        ("return 2;", "the score 2 is outside [0, 1]"),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let mut script = String::from("fn down(n) { down(n + 1) }\nfn evaluate(ctx) {\n");
+    for (i, (body, _)) in cases.iter().enumerate() {
+        script.push_str(&format!("    if ctx.output == \"{i}\" {{ {body} }}\n"));
+    }
+    script.push_str("    1\n}\n");
+    script_pack(
+        dir.path(),
+        "metric",
+        &script,
+        "limits: { max_operations: 1000000, timeout_ms: 0 }\n",
+    )
+    .unwrap();
+    let mut data = String::new();
+    for i in 0..cases.len() {
+        data.push_str(&format!(
+            "{{\"id\": {i}, \"output\": \"{i}\"}}\n{{\"id\": \"ok{i}\", \"output\": \"fine\"}}\n"
+        ));
+    }
+    write(dir.path(), "data.jsonl", &data);
+    let out = tribunal_cmd()
+        .args(["eval", "--pack"])
+        .arg(dir.path())
+        .arg("--input")
+        .arg(dir.path().join("data.jsonl"))
+        .assert()
+        .code(3)
+        .get_output()
+        .clone();
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), cases.len() * 2);
+    for (i, (_, reason)) in cases.iter().enumerate() {
+        let bad = &lines[2 * i];
+        assert_eq!(bad["status"], "ERROR", "{bad}");
+        let error = bad["error"].as_str().unwrap();
+        assert!(error.starts_with("metric `m`: script `m`"), "{error}");
+        assert!(error.ends_with(reason), "{error}\n  expected: {reason}");
+        assert_eq!(
+            lines[2 * i + 1]["status"],
+            "PASS",
+            "the next record is fine"
+        );
+    }
+}

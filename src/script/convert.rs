@@ -229,6 +229,37 @@ mod tests {
     }
 
     #[test]
+    fn the_context_has_the_shape_plugins_get() {
+        use crate::extract::Tier;
+        use crate::report::{ExtractionInfo, Issue};
+        use crate::strategy::StrategyRegistry;
+        let extraction = ExtractionInfo {
+            tier: Some(Tier::Repair),
+            repairs: Vec::new(),
+            raw_fallback: true,
+        };
+        let issues = [
+            Issue::error("a", "first").at("/x"),
+            Issue::warning("b", "second"),
+        ];
+        let scores = [("m".to_owned(), 0.5)].into_iter().collect();
+        let strategies = StrategyRegistry::with_builtins();
+        let ctx = Context {
+            output: "raw text",
+            json: &json!({"k": [1, 2.5, null]}),
+            extraction: &extraction,
+            expected: &json!({"k": "v"}),
+            meta: &Value::Null,
+            issues: &issues,
+            scores: &scores,
+            strategies: &strategies,
+        };
+        let config = json!({"threshold": 0.7, "list": ["a"]});
+        let ours = to_value(&context(&ctx, to_dynamic(&config))).unwrap();
+        assert_eq!(ours, ctx.to_value(&config));
+    }
+
+    #[test]
     fn deep_nesting_is_an_error_not_a_crash() {
         let mut value = Dynamic::UNIT;
         for _ in 0..1000 {

@@ -221,7 +221,11 @@ fn cached_regex(helper: &str, pattern: &str) -> HelperResult<Arc<Regex>> {
     let regex = match Regex::new(pattern) {
         Ok(regex) => Arc::new(regex),
         Err(err) => {
-            let reason = err.to_string().split_whitespace().collect::<Vec<_>>().join(" ");
+            let reason = err
+                .to_string()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
             return fail(helper, format!("invalid regex `{pattern}`: {reason}"));
         }
     };

@@ -40,7 +40,7 @@ use crate::strategy::StrategyRegistry;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ScriptLimits {
-    /// Rhai operations (roughly: expressions evaluated) per call.
+    /// Rhai operations (roughly: expressions evaluated) per call (0: unlimited).
     pub max_operations: u64,
     /// Nested script function calls (recursion depth).
     pub max_call_depth: usize,
@@ -54,7 +54,7 @@ pub struct ScriptLimits {
     pub max_array_size: usize,
     /// Entries of any one object map a script builds.
     pub max_map_size: usize,
-    /// Wall-clock time per call, in milliseconds.
+    /// Wall-clock time per call, in milliseconds (0: no deadline).
     pub timeout_ms: u64,
 }
 
@@ -619,7 +619,7 @@ impl OwnedContext {
 /// One script call in progress on this thread.
 struct Frame {
     who: String,
-    deadline: Instant,
+    deadline: Option<Instant>,
     context: Option<Arc<OwnedContext>>,
 }
 
@@ -640,9 +640,13 @@ impl CallFrame {
                     "scripts calling strategies through compare() nest more than {MAX_NESTED_CALLS} deep"
                 ));
             }
-            let own = Instant::now() + Duration::from_millis(timeout_ms);
+            // 0 means no deadline of its own.
+            let own = (timeout_ms > 0).then(|| Instant::now() + Duration::from_millis(timeout_ms));
             // A nested call never outlives its caller's deadline.
-            let deadline = frames.last().map_or(own, |outer| outer.deadline.min(own));
+            let deadline = match (own, frames.last().and_then(|outer| outer.deadline)) {
+                (Some(own), Some(outer)) => Some(own.min(outer)),
+                (own, outer) => own.or(outer),
+            };
             frames.push(Frame {
                 who: who.to_owned(),
                 deadline,
@@ -662,7 +666,12 @@ impl Drop for CallFrame {
 }
 
 fn past_deadline() -> bool {
-    FRAMES.with_borrow(|frames| frames.last().is_some_and(|f| Instant::now() >= f.deadline))
+    FRAMES.with_borrow(|frames| {
+        frames
+            .last()
+            .and_then(|f| f.deadline)
+            .is_some_and(|deadline| Instant::now() >= deadline)
+    })
 }
 
 fn current_script() -> String {
