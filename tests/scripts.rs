@@ -3,6 +3,7 @@
 //! input of the scripting issue (runaway loops, deep recursion, huge values,
 //! imports, unknown functions, syntax errors).
 
+use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
 
@@ -873,7 +874,7 @@ fn limits_can_be_overridden_per_run_with_set() {
     script_pack(
         dir.path(),
         "metric",
-        r#"fn evaluate(ctx) { let n = 0; while n < 10000 { n += 1; } 1 }"#,
+        "fn evaluate(ctx) { let n = 0; while n < 10000 { n += 1; } 1 }",
         "",
     )
     .unwrap();
@@ -943,7 +944,7 @@ fn cli_reports_every_kind_of_runtime_failure_per_record() {
     let dir = tempfile::tempdir().unwrap();
     let mut script = String::from("fn down(n) { down(n + 1) }\nfn evaluate(ctx) {\n");
     for (i, (body, _)) in cases.iter().enumerate() {
-        script.push_str(&format!("    if ctx.output == \"{i}\" {{ {body} }}\n"));
+        writeln!(script, "    if ctx.output == \"{i}\" {{ {body} }}").unwrap();
     }
     script.push_str("    1\n}\n");
     script_pack(
@@ -955,9 +956,8 @@ fn cli_reports_every_kind_of_runtime_failure_per_record() {
     .unwrap();
     let mut data = String::new();
     for i in 0..cases.len() {
-        data.push_str(&format!(
-            "{{\"id\": {i}, \"output\": \"{i}\"}}\n{{\"id\": \"ok{i}\", \"output\": \"fine\"}}\n"
-        ));
+        writeln!(data, "{{\"id\": {i}, \"output\": \"{i}\"}}").unwrap();
+        writeln!(data, "{{\"id\": \"ok{i}\", \"output\": \"fine\"}}").unwrap();
     }
     write(dir.path(), "data.jsonl", &data);
     let out = tribunal_cmd()
