@@ -987,3 +987,26 @@ fn cli_reports_every_kind_of_runtime_failure_per_record() {
         );
     }
 }
+
+#[test]
+fn a_one_line_inline_script_reports_the_column_in_the_manifest() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "m.yaml",
+        "kind: metric\nname: m\nimplementation: { inline: \"fn evaluate(ctx) { nope }\" }\n",
+    );
+    write(
+        dir.path(),
+        "pack.yaml",
+        "name: t\ncomponents: [m.yaml]\npipeline:\n  metrics: [m]\n",
+    );
+    let err = Pack::load(dir.path()).unwrap_err().to_string();
+    assert_eq!(
+        err,
+        format!(
+            "error: {}:3:47: script `m`: Undefined variable: nope",
+            dir.path().join("m.yaml").display()
+        )
+    );
+}

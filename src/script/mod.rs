@@ -212,27 +212,39 @@ impl Origin {
 /// Where an `inline:` script sits in its manifest: a block scalar (`inline: |`)
 /// starts on the next line, indented; a plain or quoted scalar starts after the key.
 pub fn inline_origin(source: &crate::loader::Source) -> Origin {
-    let (line, column) = source.locate(&["implementation", "inline"], None);
-    let yaml_line = line.saturating_sub(source.line_offset); // 1-based, within the YAML
+    let (line, _) = source.locate(&["implementation"], None);
     let lines: Vec<&str> = source.yaml.lines().collect();
-    let key_line = lines
-        .get(yaml_line.saturating_sub(1))
-        .copied()
-        .unwrap_or("");
-    let after_key = key_line
-        .get(column.saturating_sub(1)..)
-        .and_then(|rest| rest.split_once(':'))
-        .map_or("", |(_, value)| value);
-    let value = after_key.trim_start();
+    // The `inline:` key on or after the `implementation` line (0-based index in the YAML).
+    let first = line.saturating_sub(source.line_offset + 1);
+    let found = lines.iter().enumerate().skip(first).find_map(|(i, l)| {
+        l.find("inline:")
+            .filter(|at| {
+                l[..*at]
+                    .chars()
+                    .next_back()
+                    .is_none_or(|c| !c.is_alphanumeric() && c != '_')
+            })
+            .map(|at| (i, at + "inline:".len()))
+    });
+    let Some((index, after_key)) = found else {
+        return Origin {
+            file: source.path.clone(),
+            line_offset: line.saturating_sub(1),
+            column_offset: 0,
+        };
+    };
+    let key_line = lines[index];
+    let value = key_line[after_key..].trim_start();
+    let file_line = index + 1 + source.line_offset; // 1-based line of the key in the file
     if value.starts_with('|') || value.starts_with('>') {
         let indent = lines
             .iter()
-            .skip(yaml_line)
+            .skip(index + 1)
             .find(|l| !l.trim().is_empty())
             .map_or(0, |l| l.len() - l.trim_start().len());
         Origin {
             file: source.path.clone(),
-            line_offset: line,
+            line_offset: file_line,
             column_offset: indent,
         }
     } else {
@@ -240,8 +252,8 @@ pub fn inline_origin(source: &crate::loader::Source) -> Origin {
         let start = key_line.len() - value.len() + quote;
         Origin {
             file: source.path.clone(),
-            line_offset: line - 1,
-            column_offset: start,
+            line_offset: file_line - 1,
+            column_offset: key_line[..start].chars().count(),
         }
     }
 }
