@@ -54,11 +54,13 @@ pub fn context(ctx: &Context<'_>, config: Dynamic) -> Dynamic {
             .tier
             .map_or(Dynamic::UNIT, |t| text(t.as_str())),
     );
-    extraction.insert(
-        "repairs".into(),
+    let repairs = if ctx.extraction.repairs.is_empty() {
+        Dynamic::from_array(Array::new())
+    } else {
         // Repairs are few and small; their serialised shape is the public one.
-        serde_json::to_value(&ctx.extraction.repairs).map_or(Dynamic::UNIT, |v| to_dynamic(&v)),
-    );
+        serde_json::to_value(&ctx.extraction.repairs).map_or(Dynamic::UNIT, |v| to_dynamic(&v))
+    };
+    extraction.insert("repairs".into(), repairs);
     extraction.insert(
         "raw_fallback".into(),
         Dynamic::from_bool(ctx.extraction.raw_fallback),

@@ -267,5 +267,10 @@ mod tests {
                 .contains("regex_test(): invalid regex `(unclosed`"),
             "{err}"
         );
+        // Bounded (in this one test: filling the shared cache empties it).
+        for i in 0..REGEX_CACHE_CAPACITY + 50 {
+            cached_regex("regex_test", &format!("^bounded-{i}$")).unwrap();
+            assert!(regex_cache_len() <= REGEX_CACHE_CAPACITY);
+        }
     }
 }
