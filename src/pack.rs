@@ -394,7 +394,10 @@ impl PackLoader {
                         kind: c.manifest.kind,
                         version: c.manifest.version,
                         description: c.manifest.description,
-                        docs: c.source.body,
+                        docs: c
+                            .source
+                            .body
+                            .or_else(|| c.script.as_ref().and_then(|s| s.header_comment())),
                         file: c.source.path,
                         dependencies: c.manifest.dependencies,
                     })

@@ -838,6 +838,22 @@ fn cli_list_explain_and_test_cover_the_scripted_pack() {
         ));
     tribunal_cmd()
         .current_dir(root)
+        .args([
+            "explain",
+            "filled_fields",
+            "--pack",
+            "rules/scripted-fields",
+        ])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(
+            "# filled_fields (metric, script filled_fields.rhai)",
+        ))
+        .stdout(predicates::str::contains(
+            "that hold a real value. One error issue per field that is missing, empty or a",
+        ));
+    tribunal_cmd()
+        .current_dir(root)
         .args(["test", "rules/scripted-fields"])
         .assert()
         .success()

@@ -265,11 +265,35 @@ pub struct CompiledScript {
     ast: AST,
     origin: Origin,
     kind: Kind,
+    /// The script's leading comment block (its documentation).
+    header: String,
     /// Where the entry point is defined (for errors Rhai gives no position for).
     entry_at: Position,
     /// The script calls the `compare()` helper, which needs the record's context
     /// outside the call; other scripts skip building it.
     uses_compare: bool,
+}
+
+impl CompiledScript {
+    /// The `//` comment lines at the top of the script, as its documentation for
+    /// `tribunal explain` (when the manifest has no Markdown body).
+    pub fn header_comment(&self) -> Option<String> {
+        let text = self.header.trim();
+        (!text.is_empty()).then(|| text.to_owned())
+    }
+}
+
+/// The leading `//` comment block of a script, without the slashes.
+fn leading_comment(text: &str) -> String {
+    text.lines()
+        .map(str::trim_start)
+        .take_while(|l| l.starts_with("//"))
+        .map(|l| {
+            let l = l.trim_start_matches('/');
+            l.strip_prefix(' ').unwrap_or(l)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The entry point a component kind must define, and its parameters.
@@ -332,6 +356,7 @@ pub fn compile(
         ast,
         origin,
         kind,
+        header: leading_comment(text),
         entry_at: definition_position(text, entry),
         uses_compare,
     }))
