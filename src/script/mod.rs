@@ -391,8 +391,9 @@ fn definition_position(text: &str, name: &str) -> Position {
     Position::new(1, 1)
 }
 
-/// Whether the text calls `compare(` other than in `fn compare(` (a cheap,
-/// conservative scan: a false positive only costs a context copy per call).
+/// Whether the text names the `compare` / `compare_with` helper anywhere but in
+/// `fn compare(` (a cheap, conservative scan that also catches `Fn("compare")`;
+/// a false positive, e.g. in a comment, only costs a context copy per call).
 fn calls_compare(text: &str) -> bool {
     let mut from = 0;
     while let Some(at) = text[from..].find("compare") {
@@ -404,9 +405,12 @@ fn calls_compare(text: &str) -> bool {
             .chars()
             .next_back()
             .is_some_and(|c| c.is_alphanumeric() || c == '_');
-        let after = text[end..].trim_start();
-        let call = after.starts_with('(') || after.starts_with("_with(");
-        if !word_before && call && !before.ends_with("fn") {
+        let rest = text[end..].strip_prefix("_with").unwrap_or(&text[end..]);
+        let word_after = rest
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_');
+        if !word_before && !word_after && !before.ends_with("fn") {
             return true;
         }
     }
@@ -737,6 +741,10 @@ mod tests {
         assert!(calls_compare("let s = compare (\"x\", a, b);"));
         assert!(!calls_compare("fn compare(expected, actual, ctx) { 1.0 }"));
         assert!(!calls_compare("fn evaluate(ctx) { my_compare(1) + 1 }"));
+        assert!(!calls_compare("fn evaluate(ctx) { compared + comparer }"));
+        assert!(calls_compare(
+            "fn evaluate(ctx) { call(Fn(\"compare\"), \"exact\", 1, 1) }"
+        ));
         assert!(!calls_compare("fn evaluate(ctx) { 1 }"));
         assert!(calls_compare(
             "fn compare(e, a, ctx) { compare_with(\"exact\", e, a) }"
