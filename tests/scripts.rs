@@ -962,6 +962,8 @@ fn cli_reports_every_kind_of_runtime_failure_per_record() {
             "regex_test(): invalid regex `(`: regex parse error: ( ^ error: unclosed group",
         ),
         ("throw \"bad\"", "script threw: bad"),
+        ("sleep(3600)", "sleep(): not available to scripts"),
+        ("sleep(0.5)", "sleep(): not available to scripts"),
         ("return 2;", "the score 2 is outside [0, 1]"),
     ];
     let dir = tempfile::tempdir().unwrap();

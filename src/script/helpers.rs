@@ -34,6 +34,7 @@ pub const NAMES: &[&str] = &[
     "word_count",
     "compare",
     "compare_with",
+    "sleep",
 ];
 
 /// Whether a runtime error's text was raised by a helper.
@@ -48,6 +49,14 @@ fn fail<T>(helper: &str, message: impl std::fmt::Display) -> HelperResult<T> {
 }
 
 pub fn register(engine: &mut Engine) {
+    // Rhai's core `sleep` would block the worker thread past the call's deadline
+    // (no operations run while it sleeps): scripts get an error instead.
+    engine.register_fn("sleep", |_: INT| -> HelperResult<()> {
+        fail("sleep", "not available to scripts")
+    });
+    engine.register_fn("sleep", |_: FLOAT| -> HelperResult<()> {
+        fail("sleep", "not available to scripts")
+    });
     engine.register_fn(
         "regex_test",
         |text: &str, pattern: &str| -> HelperResult<bool> {
