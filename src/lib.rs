@@ -30,6 +30,7 @@ pub mod parallel;
 pub mod pipeline;
 pub mod plugin;
 pub mod report;
+pub mod script;
 pub mod semantic;
 pub mod strategy;
 pub mod suggest;

@@ -133,6 +133,9 @@ pub struct PackManifest {
     /// Globs of test files, relative to the pack folder.
     #[serde(default)]
     pub tests: Vec<String>,
+    /// What one call of one of the pack's Rhai scripts may use.
+    #[serde(default)]
+    pub limits: crate::script::ScriptLimits,
 }
 
 #[derive(Debug, Clone, Deserialize, Default)]

@@ -152,6 +152,7 @@ impl Pack {
             plugin_dirs: options.plugin_dirs.clone(),
             errors: Vec::new(),
             warnings: Vec::new(),
+            script_host: None,
         }
         .load(&manifest, options)
     }
@@ -190,6 +191,8 @@ struct LoadedComponent {
     manifest: ComponentManifest,
     source: Source,
     implementation: Option<Implementation>,
+    /// A script implementation, compiled once for every use of the component.
+    script: Option<Arc<crate::script::CompiledScript>>,
 }
 
 impl LoadedComponent {
@@ -213,6 +216,8 @@ struct PackLoader {
     plugin_dirs: Vec<PathBuf>,
     errors: Vec<LoadError>,
     warnings: Vec<LoadError>,
+    /// The pack's Rhai engine, built when the first script is compiled.
+    script_host: Option<Arc<crate::script::ScriptHost>>,
 }
 
 impl PackLoader {
@@ -394,7 +399,10 @@ impl PackLoader {
                         kind: c.manifest.kind,
                         version: c.manifest.version,
                         description: c.manifest.description,
-                        docs: c.source.body,
+                        docs: c
+                            .source
+                            .body
+                            .or_else(|| c.script.as_ref().and_then(|s| s.header_comment())),
                         file: c.source.path,
                         dependencies: c.manifest.dependencies,
                     })
@@ -622,13 +630,91 @@ impl PackLoader {
             if plugin_failed {
                 implementation = None;
             }
+            let script = match &implementation {
+                Some(Implementation::Script(_) | Implementation::Inline(_)) => {
+                    let compiled =
+                        self.compile_script(manifest, &component, &source, implementation.as_ref());
+                    if compiled.is_none() {
+                        implementation = None; // reported once, here
+                    }
+                    compiled
+                }
+                _ => None,
+            };
             loaded.push(LoadedComponent {
                 manifest: component,
                 source,
                 implementation,
+                script,
             });
         }
         loaded
+    }
+
+    /// Reads and compiles a component's script with the pack's engine; reports
+    /// (and returns `None` for) a missing file, a syntax error or a missing entry point.
+    fn compile_script(
+        &mut self,
+        manifest: &PackManifest,
+        component: &ComponentManifest,
+        source: &Source,
+        implementation: Option<&Implementation>,
+    ) -> Option<Arc<crate::script::CompiledScript>> {
+        let (text, origin) = match implementation? {
+            Implementation::Script(path) => {
+                let file = source.path.parent().unwrap_or(Path::new(".")).join(path);
+                // A missing file is reported by the caller's check.
+                let text = std::fs::read_to_string(&file)
+                    .map_err(|err| {
+                        if file.is_file() {
+                            let at = source.locate(&["implementation", "script"], Some(path));
+                            self.errors.push(LoadError::new(
+                                &source.path,
+                                at,
+                                format!("cannot read script `{path}`: {err}"),
+                            ));
+                        }
+                    })
+                    .ok()?;
+                (text, crate::script::Origin::file(&file))
+            }
+            Implementation::Inline(text) => (text.clone(), crate::script::inline_origin(source)),
+            _ => return None,
+        };
+        if self.script_host.is_none() {
+            let limits = self.script_limits(manifest);
+            self.script_host = Some(Arc::new(crate::script::ScriptHost::new(limits)));
+        }
+        let host = Arc::clone(self.script_host.as_ref().expect("just set"));
+        match crate::script::compile(&host, &component.name, component.kind, &text, origin) {
+            Ok(script) => Some(script),
+            Err(err) => {
+                self.errors.push(err);
+                None
+            }
+        }
+    }
+
+    /// The pack's `limits:` with the run's `--set limits.key=value` overrides.
+    fn script_limits(&mut self, manifest: &PackManifest) -> crate::script::ScriptLimits {
+        let mut limits = manifest.limits;
+        let overrides: Vec<Override> = self
+            .overrides
+            .iter()
+            .filter(|o| o.component == "limits")
+            .cloned()
+            .collect();
+        for o in overrides {
+            if let Err(message) = limits.set(&o.key, &o.value) {
+                let path = self.source.path.clone();
+                self.errors.push(
+                    LoadError::new(&path, (1, 1), format!("--set {}: {message}", o.raw)).suggest(
+                        nearest(&o.key, crate::script::ScriptLimits::KEYS.iter().copied()),
+                    ),
+                );
+            }
+        }
+        limits
     }
 
     /// Every dependency names a component of the pack, a built-in rule or a
@@ -762,7 +848,10 @@ impl PackLoader {
             .chain(components.iter().map(|c| c.manifest.name.as_str()))
             .collect();
         for o in &options.overrides {
-            if o.component != "contract" && !steps.contains(o.component.as_str()) {
+            if o.component != "contract"
+                && o.component != "limits"
+                && !steps.contains(o.component.as_str())
+            {
                 let path = self.source.path.clone();
                 self.errors.push(
                     LoadError::new(
@@ -827,10 +916,12 @@ impl PackLoader {
                 None => Err(BuildError::new(format!("unknown built-in `{name}`"))),
             },
             Some(Implementation::Script(_) | Implementation::Inline(_)) => {
-                Err(BuildError::new(format!(
-                    "component `{}` is a Rhai script, and this build has no Rhai host yet",
-                    component.manifest.name
-                )))
+                match &component.script {
+                    Some(script) => {
+                        crate::script::build(script, component.manifest.kind, config, ctx)
+                    }
+                    None => Err(BuildError::new("the script did not compile")),
+                }
             }
             Some(Implementation::Plugin(p)) => {
                 crate::plugin::build(p, component.manifest.kind, config, ctx, &self.plugin_dirs)

@@ -1,0 +1,274 @@
+//! JSON values to and from Rhai values, by hand (no JSON text in between).
+//!
+//! JSON `null` is Rhai's unit `()`, integers that fit are `INT` (i64), other
+//! numbers `FLOAT` (f64), objects are maps (keys keep their order of insertion
+//! only as far as Rhai's sorted maps allow: Rhai maps are sorted by key).
+
+use rhai::{Array, Blob, Dynamic, ImmutableString, Map, FLOAT, INT};
+use serde_json::{Number, Value};
+
+use crate::component::Context;
+use crate::report::Issue;
+
+/// How deeply nested a value a script returns may be (deeper is an error, not a
+/// native stack overflow).
+const MAX_DEPTH: usize = 128;
+
+/// A JSON value as a Rhai value.
+pub fn to_dynamic(value: &Value) -> Dynamic {
+    match value {
+        Value::Null => Dynamic::UNIT,
+        Value::Bool(b) => Dynamic::from_bool(*b),
+        Value::Number(n) => number(n),
+        Value::String(s) => text(s),
+        Value::Array(items) => Dynamic::from_array(items.iter().map(to_dynamic).collect()),
+        Value::Object(map) => Dynamic::from_map(
+            map.iter()
+                .map(|(k, v)| (k.as_str().into(), to_dynamic(v)))
+                .collect::<Map>(),
+        ),
+    }
+}
+
+fn number(n: &Number) -> Dynamic {
+    match n.as_i64() {
+        Some(i) => Dynamic::from_int(i),
+        None => Dynamic::from_float(n.as_f64().unwrap_or(f64::NAN)),
+    }
+}
+
+/// A string as a Rhai string.
+pub fn text(s: &str) -> Dynamic {
+    Dynamic::from(ImmutableString::from(s))
+}
+
+/// The context map a script receives: the shape of `Context::to_value`.
+pub fn context(ctx: &Context<'_>, config: Dynamic) -> Dynamic {
+    let mut map = Map::new();
+    map.insert("output".into(), text(ctx.output));
+    map.insert("json".into(), to_dynamic(ctx.json));
+    let mut extraction = Map::new();
+    extraction.insert(
+        "tier".into(),
+        ctx.extraction
+            .tier
+            .map_or(Dynamic::UNIT, |t| text(t.as_str())),
+    );
+    let repairs = if ctx.extraction.repairs.is_empty() {
+        Dynamic::from_array(Array::new())
+    } else {
+        // Repairs are few and small; their serialised shape is the public one.
+        serde_json::to_value(&ctx.extraction.repairs).map_or(Dynamic::UNIT, |v| to_dynamic(&v))
+    };
+    extraction.insert("repairs".into(), repairs);
+    extraction.insert(
+        "raw_fallback".into(),
+        Dynamic::from_bool(ctx.extraction.raw_fallback),
+    );
+    map.insert("extraction".into(), Dynamic::from_map(extraction));
+    map.insert("expected".into(), to_dynamic(ctx.expected));
+    map.insert("meta".into(), to_dynamic(ctx.meta));
+    map.insert("config".into(), config);
+    map.insert(
+        "issues".into(),
+        Dynamic::from_array(ctx.issues.iter().map(issue).collect()),
+    );
+    map.insert(
+        "scores".into(),
+        Dynamic::from_map(
+            ctx.scores
+                .iter()
+                .map(|(k, v)| (k.as_str().into(), Dynamic::from_float(*v)))
+                .collect(),
+        ),
+    );
+    Dynamic::from_map(map)
+}
+
+fn issue(issue: &Issue) -> Dynamic {
+    let mut map = Map::new();
+    map.insert("rule".into(), text(&issue.rule));
+    map.insert("severity".into(), text(issue.severity.as_str()));
+    map.insert("message".into(), text(&issue.message));
+    map.insert(
+        "path".into(),
+        issue.path.as_deref().map_or(Dynamic::UNIT, text),
+    );
+    Dynamic::from_map(map)
+}
+
+/// A Rhai value as JSON. Fails on values JSON cannot hold (NaN, functions,
+/// timestamps, ...), naming where in the value they are.
+pub fn to_value(value: &Dynamic) -> Result<Value, String> {
+    convert(value, &mut String::new(), 0)
+}
+
+fn convert(value: &Dynamic, path: &mut String, depth: usize) -> Result<Value, String> {
+    if depth > MAX_DEPTH {
+        return Err(format!(
+            "the returned value is nested more than {MAX_DEPTH} levels deep (at {})",
+            shown(path)
+        ));
+    }
+    if value.is_unit() {
+        return Ok(Value::Null);
+    }
+    if let Ok(b) = value.as_bool() {
+        return Ok(Value::Bool(b));
+    }
+    if let Ok(i) = value.as_int() {
+        return Ok(Value::from(i));
+    }
+    if let Ok(f) = value.as_float() {
+        return float(f, path);
+    }
+    if let Ok(c) = value.as_char() {
+        return Ok(Value::String(c.to_string()));
+    }
+    if let Some(s) = value.read_lock::<ImmutableString>() {
+        return Ok(Value::String(s.as_str().to_owned()));
+    }
+    if let Some(items) = value.read_lock::<Array>() {
+        let mut out = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let len = path.len();
+            path.push('/');
+            path.push_str(&i.to_string());
+            out.push(convert(item, path, depth + 1)?);
+            path.truncate(len);
+        }
+        return Ok(Value::Array(out));
+    }
+    if let Some(map) = value.read_lock::<Map>() {
+        let mut out = serde_json::Map::with_capacity(map.len());
+        for (key, item) in map.iter() {
+            let len = path.len();
+            path.push('/');
+            path.push_str(&crate::text::escape_pointer(key));
+            out.insert(key.to_string(), convert(item, path, depth + 1)?);
+            path.truncate(len);
+        }
+        return Ok(Value::Object(out));
+    }
+    if let Some(blob) = value.read_lock::<Blob>() {
+        return Ok(Value::Array(blob.iter().map(|b| Value::from(*b)).collect()));
+    }
+    Err(format!(
+        "returned a value of type `{}` at {}, which has no JSON form (use numbers, strings, bools, (), arrays and maps)",
+        value.type_name(),
+        shown(path)
+    ))
+}
+
+fn float(f: FLOAT, path: &str) -> Result<Value, String> {
+    if let Some(n) = Number::from_f64(f) {
+        return Ok(Value::Number(n));
+    }
+    // NaN or an infinity: JSON cannot hold it. At the top level the caller's own
+    // check says what a score must be; deeper it is named by where it is.
+    if path.is_empty() {
+        // A top-level non-finite score: let the wire check word it.
+        return Err(format!("returned {f}; a score must be a number in [0, 1]"));
+    }
+    Err(format!("returned {f} at {path}, which has no JSON form"))
+}
+
+fn shown(path: &str) -> &str {
+    if path.is_empty() {
+        "the top level"
+    } else {
+        path
+    }
+}
+
+/// An `INT` from a count, saturating (a count never exceeds `INT::MAX` in practice).
+pub fn int(n: usize) -> INT {
+    INT::try_from(n).unwrap_or(INT::MAX)
+}
+
+#[cfg(test)]
+#[allow(clippy::float_cmp)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn round_trip_keeps_every_json_shape() {
+        let value = json!({"a": [1, 2.5, "x", null, true, {"b": -3}], "c": {}, "d": ""});
+        let back = to_value(&to_dynamic(&value)).unwrap();
+        // Rhai maps are sorted by key; compare as values.
+        assert_eq!(back, value);
+    }
+
+    #[test]
+    fn numbers_keep_their_kind() {
+        assert!(to_dynamic(&json!(3)).is_int());
+        assert!(to_dynamic(&json!(3.0)).is_float());
+        assert!(to_dynamic(&json!(u64::MAX)).is_float());
+        assert!(to_dynamic(&Value::Null).is_unit());
+    }
+
+    #[test]
+    fn non_json_values_are_named() {
+        let nan = Dynamic::from_float(f64::NAN);
+        assert_eq!(
+            to_value(&nan).unwrap_err(),
+            "returned NaN; a score must be a number in [0, 1]"
+        );
+        let mut map = Map::new();
+        map.insert("score".into(), Dynamic::from_float(f64::INFINITY));
+        assert_eq!(
+            to_value(&Dynamic::from_map(map)).unwrap_err(),
+            "returned inf at /score, which has no JSON form"
+        );
+        let ts = Dynamic::from(std::time::Instant::now());
+        assert!(to_value(&ts).unwrap_err().contains("has no JSON form"));
+        assert_eq!(
+            to_value(&Dynamic::from('x')).unwrap(),
+            json!("x"),
+            "a char is a one-character string"
+        );
+    }
+
+    #[test]
+    fn the_context_has_the_shape_plugins_get() {
+        use crate::extract::Tier;
+        use crate::report::{ExtractionInfo, Issue};
+        use crate::strategy::StrategyRegistry;
+        let extraction = ExtractionInfo {
+            tier: Some(Tier::Repair),
+            repairs: Vec::new(),
+            raw_fallback: true,
+        };
+        let issues = [
+            Issue::error("a", "first").at("/x"),
+            Issue::warning("b", "second"),
+        ];
+        let scores = [("m".to_owned(), 0.5)].into_iter().collect();
+        let strategies = StrategyRegistry::with_builtins();
+        let ctx = Context {
+            output: "raw text",
+            json: &json!({"k": [1, 2.5, null]}),
+            extraction: &extraction,
+            expected: &json!({"k": "v"}),
+            meta: &Value::Null,
+            issues: &issues,
+            scores: &scores,
+            strategies: &strategies,
+        };
+        let config = json!({"threshold": 0.7, "list": ["a"]});
+        let ours = to_value(&context(&ctx, to_dynamic(&config))).unwrap();
+        assert_eq!(ours, ctx.to_value(&config));
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_crash() {
+        let mut value = Dynamic::UNIT;
+        for _ in 0..1000 {
+            value = Dynamic::from_array(vec![value]);
+        }
+        assert!(to_value(&value)
+            .unwrap_err()
+            .contains("nested more than 128"));
+    }
+}

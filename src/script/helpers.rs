@@ -1,0 +1,285 @@
+//! The helper library registered for scripts (documented in `docs/scripting.md`).
+//!
+//! Helpers are plain native functions: they cannot reach files, the network or
+//! processes. A helper that fails raises a Rhai runtime error whose message
+//! starts with `name(): `, which scripts may catch with `try { } catch (e) { }`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock, RwLock};
+
+use regex::Regex;
+use rhai::{Array, Dynamic, Engine, EvalAltResult, Map, FLOAT, INT};
+
+use super::convert::{int, text as text_value, to_dynamic, to_value};
+use super::strings::{jaro_winkler, token_set_ratio};
+use crate::text::{count_sentences, levenshtein, similarity};
+
+type HelperResult<T> = Result<T, Box<EvalAltResult>>;
+
+/// Every helper's name, so an error raised by one reads as the helper's error
+/// (not as a script's own `throw`).
+pub const NAMES: &[&str] = &[
+    "regex_test",
+    "regex_find_all",
+    "regex_captures",
+    "regex_escape",
+    "levenshtein",
+    "similarity",
+    "jaro_winkler",
+    "token_set_ratio",
+    "json_pointer",
+    "parse_json",
+    "to_json",
+    "sentence_count",
+    "word_count",
+    "compare",
+    "compare_with",
+    "sleep",
+];
+
+/// Whether a runtime error's text was raised by a helper.
+pub fn is_helper_error(message: &str) -> bool {
+    message
+        .split_once("(): ")
+        .is_some_and(|(name, _)| NAMES.contains(&name))
+}
+
+fn fail<T>(helper: &str, message: impl std::fmt::Display) -> HelperResult<T> {
+    Err(format!("{helper}(): {message}").into())
+}
+
+pub fn register(engine: &mut Engine) {
+    // Rhai's core `sleep` would block the worker thread past the call's deadline
+    // (no operations run while it sleeps): scripts get an error instead.
+    engine.register_fn("sleep", |_: INT| -> HelperResult<()> {
+        fail("sleep", "not available to scripts")
+    });
+    engine.register_fn("sleep", |_: FLOAT| -> HelperResult<()> {
+        fail("sleep", "not available to scripts")
+    });
+    engine.register_fn(
+        "regex_test",
+        |text: &str, pattern: &str| -> HelperResult<bool> {
+            Ok(cached_regex("regex_test", pattern)?.is_match(text))
+        },
+    );
+    engine.register_fn(
+        "regex_find_all",
+        |text: &str, pattern: &str| -> HelperResult<Array> {
+            let regex = cached_regex("regex_find_all", pattern)?;
+            Ok(regex
+                .find_iter(text)
+                .map(|m| text_value(m.as_str()))
+                .collect())
+        },
+    );
+    engine.register_fn(
+        "regex_captures",
+        |text: &str, pattern: &str| -> HelperResult<Dynamic> {
+            let regex = cached_regex("regex_captures", pattern)?;
+            let Some(caps) = regex.captures(text) else {
+                return Ok(Dynamic::UNIT);
+            };
+            let groups: Array = caps
+                .iter()
+                .map(|g| g.map_or(Dynamic::UNIT, |m| text_value(m.as_str())))
+                .collect();
+            let named: Map = regex
+                .capture_names()
+                .flatten()
+                .map(|name| {
+                    let value = caps
+                        .name(name)
+                        .map_or(Dynamic::UNIT, |m| text_value(m.as_str()));
+                    (name.into(), value)
+                })
+                .collect();
+            let mut result = Map::new();
+            result.insert("groups".into(), Dynamic::from_array(groups));
+            result.insert("named".into(), Dynamic::from_map(named));
+            Ok(Dynamic::from_map(result))
+        },
+    );
+    engine.register_fn("regex_escape", |text: &str| -> String {
+        regex::escape(text)
+    });
+    engine.register_fn("levenshtein", |a: &str, b: &str| -> INT {
+        let a: Vec<char> = a.chars().collect();
+        let b: Vec<char> = b.chars().collect();
+        int(levenshtein(&a, &b))
+    });
+    engine.register_fn("similarity", |a: &str, b: &str| -> FLOAT {
+        similarity(a, b)
+    });
+    engine.register_fn("jaro_winkler", |a: &str, b: &str| -> FLOAT {
+        jaro_winkler(a, b)
+    });
+    engine.register_fn("token_set_ratio", |a: &str, b: &str| -> FLOAT {
+        token_set_ratio(a, b)
+    });
+    engine.register_fn(
+        "json_pointer",
+        // `&mut`: Rhai passes a first argument by reference, so looking into
+        // `ctx.json` does not copy the whole document per call.
+        |value: &mut Dynamic, pointer: &str| -> HelperResult<Dynamic> {
+            if pointer.is_empty() {
+                return Ok(value.clone());
+            }
+            let Some(rest) = pointer.strip_prefix('/') else {
+                return fail(
+                    "json_pointer",
+                    format!(
+                        "`{pointer}` is not a JSON pointer (it must be \"\" or start with `/`)"
+                    ),
+                );
+            };
+            Ok(lookup(value, rest.split('/')))
+        },
+    );
+    engine.register_fn("parse_json", |text: &str| -> HelperResult<Dynamic> {
+        match serde_json::from_str::<serde_json::Value>(text) {
+            Ok(value) => Ok(to_dynamic(&value)),
+            Err(err) => fail("parse_json", format!("not JSON: {err}")),
+        }
+    });
+    engine.register_fn("to_json", |value: &mut Dynamic| -> HelperResult<String> {
+        match to_value(value) {
+            Ok(value) => Ok(value.to_string()),
+            Err(reason) => fail("to_json", reason.replacen("returned ", "", 1)),
+        }
+    });
+    engine.register_fn("sentence_count", |text: &str| -> INT {
+        int(count_sentences(text))
+    });
+    engine.register_fn("word_count", |text: &str| -> INT {
+        int(text.split_whitespace().count())
+    });
+    // `compare_with` is the same helper under a name a strategy script's own
+    // `fn compare(expected, actual, ctx)` does not shadow.
+    engine.register_fn("compare", compare_strategy);
+    engine.register_fn("compare_with", compare_strategy);
+}
+
+#[allow(clippy::needless_pass_by_value)] // Rhai hands native functions their arguments by value
+fn compare_strategy(name: &str, expected: Dynamic, actual: Dynamic) -> HelperResult<FLOAT> {
+    {
+        {
+            let Some(owned) = super::current_context() else {
+                return fail("compare", "no record is being evaluated");
+            };
+            let Some(strategy) = owned.strategies.get(name) else {
+                let hint = crate::suggest::nearest(name, owned.strategies.names())
+                    .map(|s| format!("; did you mean `{s}`?"))
+                    .unwrap_or_default();
+                let known = owned.strategies.names().collect::<Vec<_>>().join(", ");
+                return fail(
+                    "compare",
+                    format!("unknown strategy `{name}` (known: {known}){hint}"),
+                );
+            };
+            let expected = to_value(&expected).or_else(|r| fail("compare", r))?;
+            let actual = to_value(&actual).or_else(|r| fail("compare", r))?;
+            strategy
+                .compare(&expected, &actual, &owned.as_context())
+                .or_else(|err| fail("compare", format!("strategy `{name}`: {err}")))
+        }
+    }
+}
+
+/// Follows JSON-pointer tokens through maps and arrays; `()` when absent.
+fn lookup<'a>(value: &Dynamic, mut tokens: impl Iterator<Item = &'a str>) -> Dynamic {
+    let Some(token) = tokens.next() else {
+        return value.clone();
+    };
+    let key = token.replace("~1", "/").replace("~0", "~");
+    if let Some(map) = value.read_lock::<Map>() {
+        return map
+            .get(key.as_str())
+            .map_or(Dynamic::UNIT, |v| lookup(v, tokens));
+    }
+    if let Some(items) = value.read_lock::<Array>() {
+        let canonical = key == "0" || (!key.starts_with('0') && !key.starts_with('+'));
+        return match key.parse::<usize>() {
+            Ok(index) if canonical => items
+                .get(index)
+                .map_or(Dynamic::UNIT, |v| lookup(v, tokens)),
+            _ => Dynamic::UNIT,
+        };
+    }
+    Dynamic::UNIT
+}
+
+/// Compiled patterns, shared by every script and thread. Bounded: when full it
+/// is emptied (scripts use a handful of literal patterns; a script building
+/// patterns per record must not grow memory without end).
+const REGEX_CACHE_CAPACITY: usize = 512;
+
+fn regex_cache() -> &'static RwLock<HashMap<String, Arc<Regex>>> {
+    static CACHE: OnceLock<RwLock<HashMap<String, Arc<Regex>>>> = OnceLock::new();
+    CACHE.get_or_init(|| RwLock::new(HashMap::new()))
+}
+
+fn cached_regex(helper: &str, pattern: &str) -> HelperResult<Arc<Regex>> {
+    if let Some(regex) = regex_cache()
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .get(pattern)
+    {
+        return Ok(Arc::clone(regex));
+    }
+    let regex = match Regex::new(pattern) {
+        Ok(regex) => Arc::new(regex),
+        Err(err) => {
+            let reason = err
+                .to_string()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
+            return fail(helper, format!("invalid regex `{pattern}`: {reason}"));
+        }
+    };
+    let mut cache = regex_cache()
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if cache.len() >= REGEX_CACHE_CAPACITY {
+        cache.clear();
+    }
+    cache.insert(pattern.to_owned(), Arc::clone(&regex));
+    Ok(regex)
+}
+
+#[cfg(test)]
+pub(crate) fn regex_cache_len() -> usize {
+    regex_cache().read().map_or(0, |c| c.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn helper_errors_are_recognised() {
+        assert!(is_helper_error("parse_json(): not JSON"));
+        assert!(!is_helper_error("my own error"));
+        assert!(!is_helper_error("nope(): x"));
+    }
+
+    #[test]
+    fn patterns_are_compiled_once() {
+        let a = cached_regex("regex_test", "^unit-test-[0-9]+$").unwrap();
+        let b = cached_regex("regex_test", "^unit-test-[0-9]+$").unwrap();
+        assert!(Arc::ptr_eq(&a, &b));
+        assert!(regex_cache_len() >= 1);
+        let err = cached_regex("regex_test", "(unclosed").unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("regex_test(): invalid regex `(unclosed`"),
+            "{err}"
+        );
+        // Bounded (in this one test: filling the shared cache empties it).
+        for i in 0..REGEX_CACHE_CAPACITY + 50 {
+            cached_regex("regex_test", &format!("^bounded-{i}$")).unwrap();
+            assert!(regex_cache_len() <= REGEX_CACHE_CAPACITY);
+        }
+    }
+}
