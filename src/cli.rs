@@ -14,6 +14,29 @@ use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::Value;
 
+/// `println!` for command output: when stdout is closed early (`tribunal list | head`)
+/// the process ends quietly instead of panicking; another write error ends it with
+/// exit code 2 and a message on stderr.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        write_out(format_args!($($arg)*))
+    };
+}
+
+fn write_out(args: std::fmt::Arguments<'_>) {
+    let mut stdout = io::stdout().lock();
+    if let Err(err) = stdout
+        .write_fmt(args)
+        .and_then(|()| stdout.write_all(b"\n"))
+    {
+        if err.kind() == io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: cannot write to stdout: {err}");
+        std::process::exit(2);
+    }
+}
+
 use crate::eval::{self, EvalOptions, FieldNames, DEFAULT_MAX_RECORD_BYTES};
 use crate::pack::{LoadOptions, Override, Pack};
 use crate::pipeline::Input;
@@ -435,7 +458,7 @@ fn run_eval(args: &EvalArgs) -> Result<u8, String> {
             format!("pack        {} (revision {})\n{summary}\ntime        {elapsed:.2}s ({rate:.0} records/s)", pack.label(), pack.revision)
         };
         if args.output.is_some() {
-            println!("{text}");
+            out!("{text}");
         } else {
             eprintln!("{text}");
         }
@@ -502,7 +525,7 @@ fn lint(args: &LintArgs) -> Result<u8, String> {
                 }
                 failed |=
                     args.deny_warnings && (!pack.warnings.is_empty() || pack.tests.is_empty());
-                println!(
+                out!(
                     "ok  {}  {} components, {} postprocessors, {} metrics, {} test files",
                     pack.label(),
                     pack.components.len(),
@@ -522,16 +545,16 @@ fn list(path: &Path, plugin_dirs: &[PathBuf]) -> Result<u8, String> {
         ..LoadOptions::default()
     };
     let pack = Pack::load_with(path, &options).map_err(|e| e.to_string())?;
-    println!("{}  (revision {})", pack.label(), pack.revision);
+    out!("{}  (revision {})", pack.label(), pack.revision);
     if let Some(description) = &pack.description {
-        println!("{}", description.trim());
+        out!("{}", description.trim());
     }
-    println!("\ncomponents:");
+    out!("\ncomponents:");
     if pack.components.is_empty() {
-        println!("  (none: the pipeline uses built-ins directly)");
+        out!("  (none: the pipeline uses built-ins directly)");
     }
     for c in &pack.components {
-        println!(
+        out!(
             "  {:<24} {:<13} {:<28} {}",
             c.name,
             c.kind.as_str(),
@@ -543,8 +566,8 @@ fn list(path: &Path, plugin_dirs: &[PathBuf]) -> Result<u8, String> {
     if pack.contract.as_ref().is_some_and(|c| c.fallback.is_some()) {
         tiers.push("fallback");
     }
-    println!("\nextraction: {}", tiers.join(" → "));
-    println!(
+    out!("\nextraction: {}", tiers.join(" → "));
+    out!(
         "postprocessors: {}",
         pack.postprocessor_names().collect::<Vec<_>>().join(", ")
     );
@@ -552,16 +575,16 @@ fn list(path: &Path, plugin_dirs: &[PathBuf]) -> Result<u8, String> {
         .metric_steps()
         .map(|(n, w)| format!("{n} (weight {w})"))
         .collect();
-    println!("metrics: {}", metrics.join(", "));
+    out!("metrics: {}", metrics.join(", "));
     let s = &pack.scoring;
-    println!(
+    out!(
         "scoring: PASS ≤ {} errors, NEEDS_IMPROVEMENT ≤ {}, min_score {}",
         s.pass_max_issues,
         s.needs_improvement_max_issues,
         s.min_score
             .map_or_else(|| "none".to_owned(), |m| m.to_string())
     );
-    println!("tests: {} files", pack.tests.len());
+    out!("tests: {} files", pack.tests.len());
     Ok(EXIT_OK)
 }
 
@@ -573,16 +596,16 @@ fn explain(args: &ExplainArgs) -> Result<u8, String> {
         };
         let pack = Pack::load_with(path, &options).map_err(|e| e.to_string())?;
         if let Some(c) = pack.component(&args.name) {
-            println!("# {} ({}, {})", c.name, c.kind, c.implementation);
+            out!("# {} ({}, {})", c.name, c.kind, c.implementation);
             if let Some(description) = &c.description {
-                println!("\n{}", description.trim());
+                out!("\n{}", description.trim());
             }
             if let Some(docs) = &c.docs {
-                println!("\n{docs}");
+                out!("\n{docs}");
             }
             if let crate::manifest::Implementation::Builtin(name) = &c.implementation {
                 if let Some(builtin) = crate::builtins::find(name) {
-                    println!("\n---\n\n{}", builtin.docs.trim());
+                    out!("\n---\n\n{}", builtin.docs.trim());
                 }
             }
             if let crate::manifest::Implementation::Plugin(plugin) = &c.implementation {
@@ -590,14 +613,14 @@ fn explain(args: &ExplainArgs) -> Result<u8, String> {
                 if let Ok(library) =
                     crate::plugin::check(plugin, c.kind, &c.name, dir, &args.plugin_dirs)
                 {
-                    println!("\n---\n\n{}", library.describe(&plugin.component));
+                    out!("\n---\n\n{}", library.describe(&plugin.component));
                 }
             }
             return Ok(EXIT_OK);
         }
     }
     if let Some(builtin) = crate::builtins::find(&args.name) {
-        println!("{}", builtin.docs.trim());
+        out!("{}", builtin.docs.trim());
         return Ok(EXIT_OK);
     }
     let names: Vec<&str> = crate::builtins::names().collect();
@@ -617,12 +640,12 @@ fn prompt(args: &PromptArgs) -> Result<u8, String> {
         .as_ref()
         .ok_or_else(|| format!("pack `{}` has no `contract:` section", pack.label()))?;
     if args.schema {
-        println!(
+        out!(
             "{}",
             serde_json::to_string_pretty(&contract.json_schema(&pack.name)).unwrap_or_default()
         );
     } else {
-        println!("{}", contract.format_block());
+        out!("{}", contract.format_block());
     }
     Ok(EXIT_OK)
 }

@@ -686,3 +686,31 @@ fn set_reads_a_value_from_a_file_with_at() {
             "--set emission.events=@missing.json: cannot read",
         ));
 }
+
+#[test]
+fn a_reader_that_stops_early_does_not_make_tribunal_panic() {
+    // `tribunal explain contract | head -1`: stdout is closed before the command has
+    // written everything. The command must end quietly, not panic.
+    for args in [
+        &["explain", "contract"][..],
+        &["list", "rules/ksi-emission"][..],
+        &["prompt", "--pack", "rules/structured-output"][..],
+    ] {
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("tribunal"))
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("tribunal starts");
+        drop(child.stdout.take());
+        let output = child.wait_with_output().expect("tribunal ends");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(
+            output.status.success(),
+            "{args:?}: {:?} {stderr}",
+            output.status
+        );
+    }
+}
