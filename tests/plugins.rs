@@ -179,6 +179,45 @@ fn the_plugin_path_variable_is_searched() {
 }
 
 #[test]
+fn an_empty_plugin_path_entry_does_not_search_the_current_directory() {
+    // `TRIBUNAL_PLUGIN_PATH=` or `TRIBUNAL_PLUGIN_PATH=":/opt/plugins"` (from
+    // `export TRIBUNAL_PLUGIN_PATH="$TRIBUNAL_PLUGIN_PATH:/opt/plugins"`) must not
+    // load a library planted in whatever folder tribunal runs in.
+    let pack = tempfile::tempdir().unwrap();
+    write_pack(
+        pack.path(),
+        &[(
+            "m.yaml",
+            plugin_manifest(
+                "m",
+                "metric",
+                "tribunal_readability",
+                "readability",
+                "config: { field: null }\n",
+            ),
+        )],
+        "  metrics: [m]\n",
+    );
+    let cwd = tempfile::tempdir().unwrap();
+    let file = library_path("tribunal_readability");
+    fs::copy(&file, cwd.path().join(file.file_name().unwrap())).unwrap();
+    let elsewhere = cwd.path().join("nothing-here");
+    let with_empty_entry = std::env::join_paths([Path::new(""), elsewhere.as_path()]).unwrap();
+    for value in [std::ffi::OsString::new(), with_empty_entry] {
+        tribunal()
+            .args(["lint"])
+            .arg(pack.path())
+            .current_dir(cwd.path())
+            .env("TRIBUNAL_PLUGIN_PATH", &value)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(
+                "plugin library `tribunal_readability` not found; tried: ",
+            ));
+    }
+}
+
+#[test]
 fn a_library_next_to_the_manifest_is_found_by_name() {
     let dir = tempfile::tempdir().unwrap();
     write_pack(

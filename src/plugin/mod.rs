@@ -246,8 +246,15 @@ pub fn find_library(
         std::iter::once(manifest_dir.to_path_buf())
             .chain(plugin_dirs.iter().cloned())
             .chain(
+                // An empty entry (`TRIBUNAL_PLUGIN_PATH=`, or `:/opt/plugins` from
+                // appending to an unset variable) would mean the current directory,
+                // loading whatever library sits where tribunal runs: skipped.
                 std::env::var_os(PLUGIN_PATH_ENV)
-                    .map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
+                    .map(|paths| {
+                        std::env::split_paths(&paths)
+                            .filter(|folder| !folder.as_os_str().is_empty())
+                            .collect::<Vec<_>>()
+                    })
                     .unwrap_or_default(),
             )
             .collect()
