@@ -618,6 +618,38 @@ fn plugins_see_the_shared_context() {
 }
 
 #[test]
+fn json_as_deep_as_the_engine_accepts_crosses_the_boundary_both_ways() {
+    // The engine extracts JSON nested up to serde_json's limit of 128 levels; the
+    // `{"context": {"json": ...}}` request and the `{"ok": {"details": ...}}` reply
+    // wrap it in more, which must not turn the record into an ERROR.
+    let dir = tempfile::tempdir().unwrap();
+    let library = library_path("tribunal_fixture_sdk").display().to_string();
+    write_pack(
+        dir.path(),
+        &[(
+            "echo.yaml",
+            plugin_manifest(
+                "echo",
+                "metric",
+                &library,
+                "echo",
+                "config: { score: 0.25 }\n",
+            ),
+        )],
+        "  metrics: [echo]\n",
+    );
+    let pack = Pack::load(dir.path()).unwrap();
+    let depth = 126;
+    let output = format!(r#"{{"x": {}{}}}"#, "[".repeat(depth), "]".repeat(depth));
+    let report = pack.evaluate(&Input::new(output.as_str()));
+    assert_eq!(report.status, Status::Pass, "{:?}", report.error);
+    let value = report.to_value();
+    assert_eq!(value["metrics"]["echo"]["score"], 0.25);
+    assert_eq!(value["metrics"]["echo"]["details"]["json"], value["json"]);
+    assert!(value["json"]["x"].is_array());
+}
+
+#[test]
 fn a_panicking_strategy_makes_the_record_error() {
     let dir = tempfile::tempdir().unwrap();
     write_pack(
