@@ -202,7 +202,7 @@ fn envelope(bytes: Option<&[u8]>) -> Result<Value, String> {
 }
 
 /// The deepest nesting of arrays and objects accepted in a plugin's reply. The
-/// engine extracts JSON up to serde_json's own limit (128 levels), and a reply
+/// engine extracts JSON up to `serde_json`'s own limit (128 levels), and a reply
 /// wraps it further (`{"ok": {"details": {"json": ...}}}`), which that limit
 /// would refuse.
 const MAX_REPLY_DEPTH: usize = 256;

@@ -235,7 +235,7 @@ fn parse<T: serde::de::DeserializeOwned>(input: &[u8]) -> Result<T, Error> {
 }
 
 /// The deepest nesting of arrays and objects accepted across the boundary. The
-/// engine extracts JSON up to serde_json's own limit (128 levels) and wraps it in
+/// engine extracts JSON up to `serde_json`'s own limit (128 levels) and wraps it in
 /// `{"context": {"json": ...}}`, which that limit would refuse.
 pub(crate) const MAX_DEPTH: usize = 256;
 
