@@ -179,6 +179,45 @@ fn the_plugin_path_variable_is_searched() {
 }
 
 #[test]
+fn an_empty_plugin_path_entry_does_not_search_the_current_directory() {
+    // `TRIBUNAL_PLUGIN_PATH=` or `TRIBUNAL_PLUGIN_PATH=":/opt/plugins"` (from
+    // `export TRIBUNAL_PLUGIN_PATH="$TRIBUNAL_PLUGIN_PATH:/opt/plugins"`) must not
+    // load a library planted in whatever folder tribunal runs in.
+    let pack = tempfile::tempdir().unwrap();
+    write_pack(
+        pack.path(),
+        &[(
+            "m.yaml",
+            plugin_manifest(
+                "m",
+                "metric",
+                "tribunal_readability",
+                "readability",
+                "config: { field: null }\n",
+            ),
+        )],
+        "  metrics: [m]\n",
+    );
+    let cwd = tempfile::tempdir().unwrap();
+    let file = library_path("tribunal_readability");
+    fs::copy(&file, cwd.path().join(file.file_name().unwrap())).unwrap();
+    let elsewhere = cwd.path().join("nothing-here");
+    let with_empty_entry = std::env::join_paths([Path::new(""), elsewhere.as_path()]).unwrap();
+    for value in [std::ffi::OsString::new(), with_empty_entry] {
+        tribunal()
+            .args(["lint"])
+            .arg(pack.path())
+            .current_dir(cwd.path())
+            .env("TRIBUNAL_PLUGIN_PATH", &value)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(
+                "plugin library `tribunal_readability` not found; tried: ",
+            ));
+    }
+}
+
+#[test]
 fn a_library_next_to_the_manifest_is_found_by_name() {
     let dir = tempfile::tempdir().unwrap();
     write_pack(
@@ -576,6 +615,38 @@ fn plugins_see_the_shared_context() {
         json!({"json_emission": value["metrics"]["json_emission"]["score"]})
     );
     assert_eq!(value["metrics"]["echo"]["score"], 0.25);
+}
+
+#[test]
+fn json_as_deep_as_the_engine_accepts_crosses_the_boundary_both_ways() {
+    // The engine extracts JSON nested up to serde_json's limit of 128 levels; the
+    // `{"context": {"json": ...}}` request and the `{"ok": {"details": ...}}` reply
+    // wrap it in more, which must not turn the record into an ERROR.
+    let dir = tempfile::tempdir().unwrap();
+    let library = library_path("tribunal_fixture_sdk").display().to_string();
+    write_pack(
+        dir.path(),
+        &[(
+            "echo.yaml",
+            plugin_manifest(
+                "echo",
+                "metric",
+                &library,
+                "echo",
+                "config: { score: 0.25 }\n",
+            ),
+        )],
+        "  metrics: [echo]\n",
+    );
+    let pack = Pack::load(dir.path()).unwrap();
+    let depth = 126;
+    let output = format!(r#"{{"x": {}{}}}"#, "[".repeat(depth), "]".repeat(depth));
+    let report = pack.evaluate(&Input::new(output.as_str()));
+    assert_eq!(report.status, Status::Pass, "{:?}", report.error);
+    let value = report.to_value();
+    assert_eq!(value["metrics"]["echo"]["score"], 0.25);
+    assert_eq!(value["metrics"]["echo"]["details"]["json"], value["json"]);
+    assert!(value["json"]["x"].is_array());
 }
 
 #[test]

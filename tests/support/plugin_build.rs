@@ -1,6 +1,9 @@
 //! Builds the workspace's plugin libraries (the examples and the test fixtures)
 //! once per test or bench process, with the same cargo, target folder and
-//! profile as the running binary, so `cargo test` needs no manual step.
+//! profile as the running binary, so `cargo test` needs no manual step. The
+//! libraries are taken from where cargo reports it wrote them (a `build.target`
+//! or `CARGO_BUILD_TARGET` adds a folder level), never from a guessed folder that
+//! may hold stale ones.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -49,7 +52,7 @@ fn build() -> PathBuf {
     let mut command = Command::new(cargo);
     command
         .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["build", "--quiet", "--target-dir"])
+        .args(["build", "--quiet", "--message-format=json", "--target-dir"])
         .arg(&target_dir);
     match profile {
         "debug" => {}
@@ -66,8 +69,49 @@ fn build() -> PathBuf {
     let output = command.output().expect("cargo runs");
     assert!(
         output.status.success(),
-        "building the plugin libraries failed:\n{}",
-        String::from_utf8_lossy(&output.stderr)
+        "building the plugin libraries failed:\n{}\n{}",
+        String::from_utf8_lossy(&output.stderr),
+        String::from_utf8_lossy(&output.stdout)
     );
-    profile_dir
+    library_dir(&String::from_utf8_lossy(&output.stdout))
+}
+
+/// The one folder holding every plugin library, from cargo's JSON messages.
+fn library_dir(messages: &str) -> PathBuf {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    let mut built = 0;
+    for line in messages.lines() {
+        let Ok(message) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let is_cdylib = message["target"]["kind"]
+            .as_array()
+            .is_some_and(|kinds| kinds.iter().any(|k| k == "cdylib"));
+        if message["reason"] != "compiler-artifact" || !is_cdylib {
+            continue;
+        }
+        built += 1;
+        let suffix = std::env::consts::DLL_SUFFIX;
+        for file in message["filenames"].as_array().into_iter().flatten() {
+            let file = Path::new(file.as_str().expect("a file name"));
+            if file.to_string_lossy().ends_with(suffix) {
+                let dir = file.parent().expect("a folder").to_path_buf();
+                if !dirs.contains(&dir) {
+                    dirs.push(dir);
+                }
+            }
+        }
+    }
+    assert_eq!(
+        built,
+        PLUGIN_CRATES.len(),
+        "cargo reported {built} plugin libraries, expected {}",
+        PLUGIN_CRATES.len()
+    );
+    assert_eq!(
+        dirs.len(),
+        1,
+        "plugin libraries in several folders: {dirs:?}"
+    );
+    dirs.remove(0)
 }

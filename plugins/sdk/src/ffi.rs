@@ -288,6 +288,28 @@ mod tests {
     }
 
     #[test]
+    fn context_json_deeper_than_serde_json_allows_is_read_up_to_a_bound() {
+        let (_, handle) = instantiate(&json!({"component": "half"}));
+        let call = |depth: usize| {
+            let input = format!(
+                r#"{{"context": {{"output": "]", "json": {}{}}}}}"#,
+                "[".repeat(depth),
+                "]".repeat(depth)
+            );
+            // SAFETY: a live handle and valid input bytes.
+            read(unsafe { super::evaluate(handle, input.as_ptr(), input.len()) })
+        };
+        // 2 + 128 levels: what the engine sends for the deepest JSON it extracts.
+        assert_eq!(call(128), json!({"ok": {"score": 0.5}}));
+        assert_eq!(
+            call(300),
+            json!({"error": "invalid evaluate input: the JSON is nested 302 levels deep, more than 256"})
+        );
+        // SAFETY: released once.
+        unsafe { release(handle) };
+    }
+
+    #[test]
     fn a_null_handle_or_bad_input_is_an_error_not_a_crash() {
         let (_, handle) = instantiate(&json!({"component": "half"}));
         // SAFETY: null is checked; the input is valid bytes.
