@@ -136,8 +136,9 @@ impl Registry {
     }
 
     pub(crate) fn instantiate(&self, request: &[u8]) -> Result<Box<dyn Instance>, Error> {
+        // Unknown keys are ignored, not refused: a later host may send more
+        // within the same ABI version, and plugins built today must still load.
         #[derive(Deserialize)]
-        #[serde(deny_unknown_fields)]
         struct Request {
             component: String,
             kind: Option<Kind>,

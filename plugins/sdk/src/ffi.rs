@@ -288,6 +288,24 @@ mod tests {
     }
 
     #[test]
+    fn keys_a_later_host_may_add_to_a_request_are_ignored() {
+        // Forward compatibility within one ABI version: a plugin built today must
+        // still load and evaluate when a newer host sends more than it knows.
+        let (reply, handle) = instantiate(
+            &json!({"component": "half", "kind": "metric", "config": {}, "host": {"version": "9.9"}}),
+        );
+        assert_eq!(reply, json!({"ok": null}));
+        assert!(!handle.is_null());
+        let input =
+            json!({ "context": { "output": "x", "new_key": 1 }, "trace_id": "t" }).to_string();
+        // SAFETY: a live handle and valid input bytes.
+        let reply = read(unsafe { super::evaluate(handle, input.as_ptr(), input.len()) });
+        assert_eq!(reply, json!({"ok": {"score": 0.5}}));
+        // SAFETY: released once, not used again.
+        unsafe { release(handle) };
+    }
+
+    #[test]
     fn context_json_deeper_than_serde_json_allows_is_read_up_to_a_bound() {
         let (_, handle) = instantiate(&json!({"component": "half"}));
         let call = |depth: usize| {
