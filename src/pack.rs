@@ -1037,7 +1037,7 @@ impl PackLoader {
                     &["pipeline", section],
                     Some(&spec.component),
                     format!(
-                        "`{}` is a {}, not a {expected}; list it under `{}`",
+                        "`{}` is a {}, not a {expected}; list it under {}",
                         spec.component,
                         component.manifest.kind,
                         section_for(component.manifest.kind)
@@ -1096,7 +1096,7 @@ impl PackLoader {
                 &["pipeline", section],
                 Some(&spec.component),
                 format!(
-                    "built-in `{}` is a {}, not a {expected}; list it under `{}`",
+                    "built-in `{}` is a {}, not a {expected}; list it under {}",
                     spec.component,
                     builtin.kind,
                     section_for(builtin.kind)
@@ -1146,11 +1146,14 @@ impl PackLoader {
     }
 }
 
+/// Where a component of this kind belongs, for "list it under ..." messages.
 fn section_for(kind: Kind) -> &'static str {
     match kind {
-        Kind::Metric => "pipeline.metrics",
-        Kind::Postprocessor => "pipeline.postprocessors",
-        Kind::Strategy => "components (strategies are looked up by name, not run as steps)",
+        Kind::Metric => "`pipeline.metrics`",
+        Kind::Postprocessor => "`pipeline.postprocessors`",
+        Kind::Strategy => {
+            "`components` and name it in a `field_strategies` map (strategies are looked up by name, not run as steps)"
+        }
     }
 }
 

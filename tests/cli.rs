@@ -408,6 +408,33 @@ fn unknown_component_is_suggested() {
 }
 
 #[test]
+fn a_component_in_the_wrong_section_says_where_it_belongs() {
+    lint_fails_with(
+        &[(
+            "pack.yaml",
+            "name: p\npipeline:\n  metrics: [required_fields]\n  postprocessors: [json_emission]\n",
+        )],
+        &[
+            "pack.yaml:3:13: built-in `required_fields` is a postprocessor, not a metric; list it under `pipeline.postprocessors`",
+            "pack.yaml:4:20: built-in `json_emission` is a metric, not a postprocessor; list it under `pipeline.metrics`",
+        ],
+    );
+    lint_fails_with(
+        &[
+            (
+                "pack.yaml",
+                "name: p\ncomponents: [near.yaml]\npipeline:\n  metrics: [near]\n",
+            ),
+            (
+                "near.yaml",
+                "kind: strategy\nname: near\nimplementation:\n  inline: |\n    fn compare(e, a, ctx) { 1.0 }\n",
+            ),
+        ],
+        &["pack.yaml:4:13: `near` is a strategy, not a metric; list it under `components` and name it in a `field_strategies` map"],
+    );
+}
+
+#[test]
 fn wrong_type_is_a_load_error() {
     lint_fails_with(
         &[("pack.yaml", "name: p\nscoring:\n  min_score: high\n")],
