@@ -326,3 +326,25 @@ fn batched_and_parallel_evaluation_give_identical_scores() {
         "auto-detected text"
     );
 }
+
+/// A model whose tokenizer adds no special tokens (no `post_processor`) turns a
+/// text the normaliser empties into no tokens at all: its embedding is the zero
+/// vector (sentence-transformers' mean over no tokens), not a panic.
+#[test]
+fn a_text_of_no_tokens_embeds_to_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = model_copy(dir.path());
+    let tokenizer = copy.join("tokenizer.json");
+    let mut json: Value =
+        serde_json::from_str(&std::fs::read_to_string(&tokenizer).unwrap()).unwrap();
+    json["post_processor"] = Value::Null;
+    std::fs::remove_file(&tokenizer).unwrap();
+    std::fs::write(&tokenizer, json.to_string()).unwrap();
+    let embedder = Embedder::load(&copy).expect("loads");
+    assert!(embedder.token_ids("\u{200b}").unwrap().is_empty());
+    let out = embedder.embed(&["\u{200b}", "a cat"]).unwrap();
+    assert!(out[0].iter().all(|&x| x == 0.0) && out[0].len() == 384);
+    assert!(out[1].iter().any(|&x| x != 0.0));
+    let model = SemanticModel::shared(Some(copy));
+    assert_eq!(model.similarity("", "a cat").unwrap(), 0.0);
+}

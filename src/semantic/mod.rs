@@ -138,6 +138,14 @@ impl Embedder {
         }
         let mut out: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
         for (len, members) in by_len {
+            if len == 0 {
+                // No tokens (a tokenizer without [CLS]/[SEP] and a text its
+                // normaliser empties): the mean of nothing, as sentence-transformers.
+                for i in members {
+                    out[i] = vec![0.0; self.dimensions()];
+                }
+                continue;
+            }
             let per_pass = (MAX_BATCH_TOKENS / len).clamp(1, MAX_BATCH);
             for group in members.chunks(per_pass) {
                 let flat: Vec<u32> = group.iter().flat_map(|&i| ids[i].iter().copied()).collect();
