@@ -187,7 +187,10 @@ fn the_threshold_separates_paraphrases_from_unrelated_text() {
     let ab = model.similarity("red apple", "green pear").unwrap();
     let ba = model.similarity("green pear", "red apple").unwrap();
     assert!(ab.to_bits() == ba.to_bits());
-    assert!((model.similarity("red apple", "Red apple").unwrap() - 1.0).abs() < 1e-6);
+    // The model is uncased: texts of the same tokens are 1.0 exactly (a threshold
+    // of 1.0 matches them), not the f32 rounding of a vector's norm.
+    assert_eq!(model.similarity("red apple", "Red apple").unwrap(), 1.0);
+    assert_eq!(model.similarity("Food retail", "food retail").unwrap(), 1.0);
 }
 
 /// Seed 002's walkthrough with the seed's own config (name FUZZY, bio SEMANTIC).
@@ -347,4 +350,137 @@ fn a_text_of_no_tokens_embeds_to_zero() {
     assert!(out[1].iter().any(|&x| x != 0.0));
     let model = SemanticModel::shared(Some(copy));
     assert_eq!(model.similarity("", "a cat").unwrap(), 0.0);
+}
+
+/// A pack with a postprocessor that fails on outputs saying "boom" and
+/// json_compare (`desc` SEMANTIC, other text auto-detected) on the model in `model`.
+fn mixed_pack(dir: &Path, model: &Path) -> Pack {
+    std::fs::write(
+        dir.join("boom.yaml"),
+        "kind: postprocessor\nname: boom\nimplementation:\n  inline: |\n    fn evaluate(ctx) {\n      if ctx.output.contains(\"boom\") { throw \"boom\"; }\n      []\n    }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("pack.yaml"),
+        format!(
+            "name: mixed\nversion: 1.0.0\ncomponents: [boom.yaml]\npipeline:\n  postprocessors: [boom]\n  metrics:\n    - use: json_compare\n      with: {{ field_strategies: {{ desc: SEMANTIC }}, model: {:?} }}\n",
+            model.display().to_string()
+        ),
+    )
+    .unwrap();
+    Pack::load(dir).expect("mixed pack loads")
+}
+
+/// Evaluating a batch is evaluating each record, whatever fails where: a
+/// postprocessor error, a record without (or with a non-object) ground truth, no
+/// JSON, non-string, empty, unicode and over-long texts, duplicates; in any
+/// order, on any number of jobs, each on a cold cache of its own.
+#[test]
+fn a_batch_with_failing_records_equals_records_one_by_one() {
+    let long = "The quarterly report covers revenue, costs and hiring. ".repeat(60);
+    let cases: Vec<(String, Value)> = vec![
+        (
+            json!({"desc": "Customer wants a refund"}).to_string(),
+            json!({"desc": "Asked for money back"}),
+        ),
+        ("boom {\"desc\": \"x\"}".to_owned(), json!({"desc": "y"})),
+        (json!({"desc": "Refund wanted"}).to_string(), Value::Null),
+        (
+            json!({"desc": "Refund wanted"}).to_string(),
+            json!("not an object"),
+        ),
+        (
+            "no json here".to_owned(),
+            json!({"desc": "Asked for money back"}),
+        ),
+        (
+            json!({"desc": 5, "note": true}).to_string(),
+            json!({"desc": "five", "note": "yes"}),
+        ),
+        (
+            json!({"desc": "", "note": "   "}).to_string(),
+            json!({"desc": "a", "note": "b"}),
+        ),
+        (
+            json!({"desc": "Зустріч перенесли на понеділок 🙂", "note": "会议改到周一"})
+                .to_string(),
+            json!({"desc": "The meeting moved to Monday", "note": "Meeting moved to Monday"}),
+        ),
+        (
+            json!({"desc": long.clone(), "note": format!("{long} extra")}).to_string(),
+            json!({"desc": format!("{long}!"), "note": long}),
+        ),
+        (
+            json!({"desc": "Customer wants a refund"}).to_string(),
+            json!({"desc": "Asked for money back"}),
+        ),
+    ];
+    let inputs: Vec<Input> = cases
+        .into_iter()
+        .enumerate()
+        .map(|(i, (output, expected))| Input::new(output).with_id(i).with_expected(expected))
+        .collect();
+    let dirs: Vec<tempfile::TempDir> = (0..4).map(|_| tempfile::tempdir().unwrap()).collect();
+    let packs: Vec<Pack> = dirs
+        .iter()
+        .map(|d| mixed_pack(d.path(), &model_copy(d.path())))
+        .collect();
+    // Error messages name the pack's folder: the same for every pack.
+    let seen = |k: usize| {
+        let dir = dirs[k].path().display().to_string();
+        move |report: &tribunal::Report| {
+            let text = verdict(report).to_string().replace(&dir, "PACK");
+            serde_json::from_str::<Value>(&text).unwrap()
+        }
+    };
+    let one_by_one: Vec<Value> = inputs
+        .iter()
+        .map(|i| seen(0)(&packs[0].evaluate(i)))
+        .collect();
+    let batched: Vec<Value> = packs[1]
+        .evaluate_many(&inputs)
+        .iter()
+        .map(seen(1))
+        .collect();
+    let mut reversed_inputs = inputs.clone();
+    reversed_inputs.reverse();
+    let mut reversed: Vec<Value> = packs[2]
+        .evaluate_many(&reversed_inputs)
+        .iter()
+        .map(seen(2))
+        .collect();
+    reversed.reverse();
+    let mut parallel = Vec::new();
+    let in_parallel = seen(3);
+    packs[3].evaluate_batch(inputs.clone(), 2, |r| parallel.push(in_parallel(&r)));
+    assert!(packs[1].evaluate_many(&[]).is_empty());
+
+    assert_eq!(one_by_one, batched);
+    assert_eq!(one_by_one, reversed);
+    assert_eq!(one_by_one, parallel);
+    let errors: Vec<&str> = one_by_one.iter().filter_map(|v| v[5].as_str()).collect();
+    assert_eq!(errors.len(), 3, "{errors:?}");
+    assert!(errors[0].contains("boom"), "{errors:?}");
+    assert_eq!(
+        one_by_one[0],
+        one_by_one[9]
+            .as_array()
+            .map(|v| {
+                let mut v = v.clone();
+                v[0] = json!(0);
+                Value::Array(v)
+            })
+            .unwrap()
+    );
+    let fields = |i: usize| one_by_one[i][3]["json_compare"]["details"]["fields"].clone();
+    assert_eq!(fields(5)["desc"]["strategy"], "semantic");
+    assert_eq!(
+        fields(5)["desc"]["similarity"],
+        0.0,
+        "5 vs \"five\" is exact"
+    );
+    assert_eq!(fields(7)["note"]["strategy"], "semantic");
+    // Texts beyond the model's 256 tokens are truncated: equal beginnings, equal embeddings.
+    assert_eq!(fields(8)["desc"]["similarity"], 1.0);
+    assert_eq!(fields(8)["note"]["similarity"], 1.0);
 }

@@ -323,9 +323,15 @@ impl SemanticModel {
             .collect())
     }
 
-    /// Cosine similarity of the two texts' embeddings, clamped to [0, 1].
+    /// Cosine similarity of the two texts' embeddings, clamped to [0, 1]; 1.0
+    /// exactly when the embeddings are equal (texts of the same tokens: `Food` and
+    /// `food`, or texts equal up to the truncation), where the dot product of a
+    /// unit f32 vector with itself may be a hair below 1.
     pub fn similarity(&self, a: &str, b: &str) -> Result<f64, String> {
         let pair = self.embeddings(&[a, b])?;
+        if pair[0] == pair[1] {
+            return Ok(1.0);
+        }
         Ok(cosine(&pair[0], &pair[1]).clamp(0.0, 1.0))
     }
 
