@@ -484,3 +484,24 @@ fn a_batch_with_failing_records_equals_records_one_by_one() {
     assert_eq!(fields(8)["desc"]["similarity"], 1.0);
     assert_eq!(fields(8)["note"]["similarity"], 1.0);
 }
+
+/// A model folder whose weights are not there (a Git LFS pointer, a truncated
+/// copy) fails each comparison with the folder and how to get a working model.
+#[test]
+fn a_damaged_model_says_where_and_how_to_reinstall() {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = model_copy(dir.path());
+    let weights = copy.join("model.safetensors");
+    std::fs::remove_file(&weights).unwrap();
+    std::fs::write(
+        &weights,
+        "version https://git-lfs.github.com/spec/v1\noid sha256:0\nsize 90868376\n",
+    )
+    .unwrap();
+    let err = SemanticModel::shared(Some(copy.clone()))
+        .similarity("a", "b")
+        .unwrap_err();
+    assert!(err.contains(&copy.display().to_string()), "{err}");
+    assert!(err.contains("model.safetensors"), "{err}");
+    assert!(err.contains("scripts/setup"), "{err}");
+}

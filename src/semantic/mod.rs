@@ -263,8 +263,16 @@ impl SemanticModel {
         self.loaded
             .get_or_init(|| {
                 let dir = self.locate()?;
-                let embedder = Embedder::load(&dir)
-                    .map_err(|e| format!("cannot load the sentence-embedding model: {e}"))?;
+                let embedder = Embedder::load(&dir).map_err(|e| {
+                    format!(
+                        "cannot load the sentence-embedding model in `{}`: {e}. Its files are \
+                         damaged or not a BERT sentence-transformers model (a Git LFS pointer, \
+                         an interrupted copy?): reinstall it (`{SETUP_COMMAND}` installs the \
+                         default all-MiniLM-L6-v2) or point {MODEL_DIR_ENV} or json_compare's \
+                         `model:` at a complete one",
+                        dir.display()
+                    )
+                })?;
                 Ok(Loaded {
                     embedder,
                     cache: Mutex::new(Cache {
