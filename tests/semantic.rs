@@ -116,6 +116,31 @@ fn embeddings_do_not_depend_on_the_batch() {
             "{text:?}: alone vs among 40 of its length"
         );
     }
+    // A full pass of long texts (64 of 60 tokens: larger matrices, other kernels).
+    let long: Vec<String> = (0..200)
+        .map(|i| {
+            format!(
+                "{} {i}",
+                "the quick brown fox jumps over the lazy dog".repeat(6)
+            )
+        })
+        .collect();
+    let mut by_len = std::collections::BTreeMap::<usize, Vec<&str>>::new();
+    for text in &long {
+        let len = embedder.token_ids(text).unwrap().len();
+        by_len.entry(len).or_default().push(text);
+    }
+    let (len, same) = by_len.into_iter().max_by_key(|(_, v)| v.len()).unwrap();
+    assert!(same.len() >= 64, "{} texts of {len} tokens", same.len());
+    let together = embedder.embed(&same[..64]).unwrap();
+    for i in [0, 31, 63] {
+        let alone = embedder.embed(&[same[i]]).unwrap().remove(0);
+        assert!(
+            alone == together[i],
+            "{:?}: alone vs among 64 of {len} tokens",
+            same[i]
+        );
+    }
 }
 
 #[test]
@@ -162,7 +187,12 @@ fn the_threshold_separates_paraphrases_from_unrelated_text() {
     let ab = model.similarity("red apple", "green pear").unwrap();
     let ba = model.similarity("green pear", "red apple").unwrap();
     assert!(ab.to_bits() == ba.to_bits());
-    assert!((model.similarity("red apple", "Red apple").unwrap() - 1.0).abs() < 1e-6);
+    // The model is uncased: texts of the same tokens are 1.0 exactly (a threshold
+    // of 1.0 matches them), not the f32 rounding of a vector's norm.
+    for (a, b) in [("red apple", "Red apple"), ("Food retail", "food retail")] {
+        let s = model.similarity(a, b).unwrap();
+        assert!(s.to_bits() == 1.0f64.to_bits(), "{a:?} ~ {b:?}: {s}");
+    }
 }
 
 /// Seed 002's walkthrough with the seed's own config (name FUZZY, bio SEMANTIC).
@@ -201,11 +231,57 @@ fn seed_walkthrough_scores_0_7375_with_the_real_model() {
     assert!((0.80..=1.0).contains(&similarity), "{bio}");
 }
 
+/// A copy of the installed model (its files linked) in a folder of its own, so a
+/// pack pointed at it (`model:`) has its own, cold, embedding cache.
+fn model_copy(into: &Path) -> PathBuf {
+    let source = model_dir();
+    let copy = into.join("model");
+    std::fs::create_dir_all(copy.join("1_Pooling")).unwrap();
+    for file in [
+        "config.json",
+        "tokenizer.json",
+        "model.safetensors",
+        "sentence_bert_config.json",
+        "1_Pooling/config.json",
+    ] {
+        if source.join(file).is_file() {
+            std::os::unix::fs::symlink(source.join(file), copy.join(file)).unwrap();
+        }
+    }
+    copy
+}
+
+/// json-eval with its model in `dir` (an embedding cache of its own).
+fn pack_on_model(dir: &Path) -> Pack {
+    let options = tribunal::pack::LoadOptions {
+        overrides: vec![tribunal::pack::Override::parse(
+            &format!("json_compare.model={}", dir.display()),
+            root(),
+        )
+        .unwrap()],
+        ..tribunal::pack::LoadOptions::default()
+    };
+    Pack::load_with(root().join("rules/json-eval"), &options).expect("json-eval loads")
+}
+
+/// What a report says about the record (the revision differs with `--set`).
+fn verdict(report: &tribunal::Report) -> Value {
+    let value = report.to_value();
+    json!([
+        value["id"],
+        value["status"],
+        value["score"],
+        value["metrics"],
+        value["issues"],
+        value["error"]
+    ])
+}
+
 /// Many records with SEMANTIC fields, evaluated one by one, as a batch, and on
-/// several threads: every score is the same bits.
+/// several threads, each on a cold embedding cache of its own (a warm cache
+/// would hand every run the same embeddings): every score is the same bits.
 #[test]
 fn batched_and_parallel_evaluation_give_identical_scores() {
-    let pack = Pack::load(root().join("rules/json-eval")).expect("json-eval loads");
     let notes = [
         "Customer wants a refund",
         "Asked for money back on the order",
@@ -224,22 +300,210 @@ fn batched_and_parallel_evaluation_give_identical_scores() {
             .with_expected(json!({"description": gt, "summary": format!("{gt} #{}", i % 3)}))
         })
         .collect();
-    let one_by_one: Vec<Value> = inputs.iter().map(|i| pack.evaluate(i).to_value()).collect();
+    let dirs: Vec<tempfile::TempDir> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let packs: Vec<Pack> = dirs
+        .iter()
+        .map(|d| pack_on_model(&model_copy(d.path())))
+        .collect();
     let mut parallel = Vec::new();
-    pack.evaluate_batch(inputs.clone(), 2, |r| parallel.push(r.to_value()));
-    let batched: Vec<Value> = pack
+    packs[0].evaluate_batch(inputs.clone(), 2, |r| parallel.push(verdict(&r)));
+    let batched: Vec<Value> = packs[1]
         .evaluate_many(&inputs)
-        .into_iter()
-        .map(|r| r.to_value())
+        .iter()
+        .map(verdict)
+        .collect();
+    let one_by_one: Vec<Value> = inputs
+        .iter()
+        .map(|i| verdict(&packs[2].evaluate(i)))
         .collect();
     assert_eq!(one_by_one.len(), 90);
-    assert!(one_by_one.iter().all(|r| r["error"].is_null()));
+    assert!(
+        one_by_one.iter().all(|r| r[5].is_null()),
+        "{:?}",
+        one_by_one[0]
+    );
     assert_eq!(one_by_one, parallel);
     assert_eq!(one_by_one, batched);
-    let fields = &one_by_one[0]["metrics"]["json_compare"]["details"]["fields"];
+    let fields = &one_by_one[0][3]["json_compare"]["details"]["fields"];
     assert_eq!(fields["description"]["strategy"], "semantic");
     assert_eq!(
         fields["summary"]["strategy"], "semantic",
         "auto-detected text"
     );
+}
+
+/// A model whose tokenizer adds no special tokens (no `post_processor`) turns a
+/// text the normaliser empties into no tokens at all: its embedding is the zero
+/// vector (sentence-transformers' mean over no tokens), not a panic.
+#[test]
+fn a_text_of_no_tokens_embeds_to_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = model_copy(dir.path());
+    let tokenizer = copy.join("tokenizer.json");
+    let mut json: Value =
+        serde_json::from_str(&std::fs::read_to_string(&tokenizer).unwrap()).unwrap();
+    json["post_processor"] = Value::Null;
+    std::fs::remove_file(&tokenizer).unwrap();
+    std::fs::write(&tokenizer, json.to_string()).unwrap();
+    let embedder = Embedder::load(&copy).expect("loads");
+    assert!(embedder.token_ids("\u{200b}").unwrap().is_empty());
+    let out = embedder.embed(&["\u{200b}", "a cat"]).unwrap();
+    assert!(out[0].iter().all(|&x| x == 0.0) && out[0].len() == 384);
+    assert!(out[1].iter().any(|&x| x != 0.0));
+    let model = SemanticModel::shared(Some(copy));
+    assert!(model.similarity("", "a cat").unwrap().to_bits() == 0.0f64.to_bits());
+}
+
+/// A pack with a postprocessor that fails on outputs saying "boom" and
+/// `json_compare` (`desc` SEMANTIC, other text auto-detected) on the model in `model`.
+fn mixed_pack(dir: &Path, model: &Path) -> Pack {
+    std::fs::write(
+        dir.join("boom.yaml"),
+        "kind: postprocessor\nname: boom\nimplementation:\n  inline: |\n    fn evaluate(ctx) {\n      if ctx.output.contains(\"boom\") { throw \"boom\"; }\n      []\n    }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("pack.yaml"),
+        format!(
+            "name: mixed\nversion: 1.0.0\ncomponents: [boom.yaml]\npipeline:\n  postprocessors: [boom]\n  metrics:\n    - use: json_compare\n      with: {{ field_strategies: {{ desc: SEMANTIC }}, model: {:?} }}\n",
+            model.display().to_string()
+        ),
+    )
+    .unwrap();
+    Pack::load(dir).expect("mixed pack loads")
+}
+
+/// Evaluating a batch is evaluating each record, whatever fails where: a
+/// postprocessor error, a record without (or with a non-object) ground truth, no
+/// JSON, non-string, empty, unicode and over-long texts, duplicates; in any
+/// order, on any number of jobs, each on a cold cache of its own.
+#[test]
+fn a_batch_with_failing_records_equals_records_one_by_one() {
+    let long = "The quarterly report covers revenue, costs and hiring. ".repeat(60);
+    let cases: Vec<(String, Value)> = vec![
+        (
+            json!({"desc": "Customer wants a refund"}).to_string(),
+            json!({"desc": "Asked for money back"}),
+        ),
+        ("boom {\"desc\": \"x\"}".to_owned(), json!({"desc": "y"})),
+        (json!({"desc": "Refund wanted"}).to_string(), Value::Null),
+        (
+            json!({"desc": "Refund wanted"}).to_string(),
+            json!("not an object"),
+        ),
+        (
+            "no json here".to_owned(),
+            json!({"desc": "Asked for money back"}),
+        ),
+        (
+            json!({"desc": 5, "note": true}).to_string(),
+            json!({"desc": "five", "note": "yes"}),
+        ),
+        (
+            json!({"desc": "", "note": "   "}).to_string(),
+            json!({"desc": "a", "note": "b"}),
+        ),
+        (
+            json!({"desc": "Зустріч перенесли на понеділок 🙂", "note": "会议改到周一"})
+                .to_string(),
+            json!({"desc": "The meeting moved to Monday", "note": "Meeting moved to Monday"}),
+        ),
+        (
+            json!({"desc": long.clone(), "note": format!("{long} extra")}).to_string(),
+            json!({"desc": format!("{long}!"), "note": long}),
+        ),
+        (
+            json!({"desc": "Customer wants a refund"}).to_string(),
+            json!({"desc": "Asked for money back"}),
+        ),
+    ];
+    let inputs: Vec<Input> = cases
+        .into_iter()
+        .enumerate()
+        .map(|(i, (output, expected))| Input::new(output).with_id(i).with_expected(expected))
+        .collect();
+    let dirs: Vec<tempfile::TempDir> = (0..4).map(|_| tempfile::tempdir().unwrap()).collect();
+    let packs: Vec<Pack> = dirs
+        .iter()
+        .map(|d| mixed_pack(d.path(), &model_copy(d.path())))
+        .collect();
+    // Error messages name the pack's folder: the same for every pack.
+    let seen = |k: usize| {
+        let dir = dirs[k].path().display().to_string();
+        move |report: &tribunal::Report| {
+            let text = verdict(report).to_string().replace(&dir, "PACK");
+            serde_json::from_str::<Value>(&text).unwrap()
+        }
+    };
+    let one_by_one: Vec<Value> = inputs
+        .iter()
+        .map(|i| seen(0)(&packs[0].evaluate(i)))
+        .collect();
+    let batched: Vec<Value> = packs[1]
+        .evaluate_many(&inputs)
+        .iter()
+        .map(seen(1))
+        .collect();
+    let mut reversed_inputs = inputs.clone();
+    reversed_inputs.reverse();
+    let mut reversed: Vec<Value> = packs[2]
+        .evaluate_many(&reversed_inputs)
+        .iter()
+        .map(seen(2))
+        .collect();
+    reversed.reverse();
+    let mut parallel = Vec::new();
+    let in_parallel = seen(3);
+    packs[3].evaluate_batch(inputs.clone(), 2, |r| parallel.push(in_parallel(&r)));
+    assert!(packs[1].evaluate_many(&[]).is_empty());
+
+    assert_eq!(one_by_one, batched);
+    assert_eq!(one_by_one, reversed);
+    assert_eq!(one_by_one, parallel);
+    let errors: Vec<&str> = one_by_one.iter().filter_map(|v| v[5].as_str()).collect();
+    assert_eq!(errors.len(), 3, "{errors:?}");
+    assert!(errors[0].contains("boom"), "{errors:?}");
+    assert_eq!(
+        one_by_one[0],
+        one_by_one[9]
+            .as_array()
+            .map(|v| {
+                let mut v = v.clone();
+                v[0] = json!(0);
+                Value::Array(v)
+            })
+            .unwrap()
+    );
+    let fields = |i: usize| one_by_one[i][3]["json_compare"]["details"]["fields"].clone();
+    assert_eq!(fields(5)["desc"]["strategy"], "semantic");
+    assert_eq!(
+        fields(5)["desc"]["similarity"],
+        0.0,
+        "5 vs \"five\" is exact"
+    );
+    assert_eq!(fields(7)["note"]["strategy"], "semantic");
+    // Texts beyond the model's 256 tokens are truncated: equal beginnings, equal embeddings.
+    assert_eq!(fields(8)["desc"]["similarity"], 1.0);
+    assert_eq!(fields(8)["note"]["similarity"], 1.0);
+}
+
+/// A model folder whose weights are not there (a Git LFS pointer, a truncated
+/// copy) fails each comparison with the folder and how to get a working model.
+#[test]
+fn a_damaged_model_says_where_and_how_to_reinstall() {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = model_copy(dir.path());
+    let weights = copy.join("model.safetensors");
+    std::fs::remove_file(&weights).unwrap();
+    std::fs::write(
+        &weights,
+        "version https://git-lfs.github.com/spec/v1\noid sha256:0\nsize 90868376\n",
+    )
+    .unwrap();
+    let err = SemanticModel::shared(Some(copy.clone()))
+        .similarity("a", "b")
+        .unwrap_err();
+    assert!(err.contains(&copy.display().to_string()), "{err}");
+    assert!(err.contains("model.safetensors"), "{err}");
+    assert!(err.contains("scripts/setup"), "{err}");
 }

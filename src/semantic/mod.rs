@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::Deserialize;
+use sha2::{Digest, Sha256};
 use tokenizers::{Tokenizer, TruncationParams};
 
 pub use locate::{locate, DEFAULT_MODEL_DIR, MODEL_DIR_ENV, SETUP_COMMAND};
@@ -26,7 +27,7 @@ const MAX_BATCH: usize = 64;
 /// (`batch × heads × len²` floats: 50 MB for 16 sequences of 256 tokens).
 const MAX_BATCH_TOKENS: usize = 4096;
 /// Embeddings kept for the run; the oldest are dropped beyond this (~1.6 KB each
-/// for a 384-dimension model).
+/// for a 384-dimension model, plus a 32-byte key whatever the text's length).
 pub const CACHE_ENTRIES: usize = 16_384;
 
 /// A loaded model: tokenizer, encoder and the pooling settings of its folder.
@@ -137,6 +138,14 @@ impl Embedder {
         }
         let mut out: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
         for (len, members) in by_len {
+            if len == 0 {
+                // No tokens (a tokenizer without [CLS]/[SEP] and a text its
+                // normaliser empties): the mean of nothing, as sentence-transformers.
+                for i in members {
+                    out[i] = vec![0.0; self.dimensions()];
+                }
+                continue;
+            }
             let per_pass = (MAX_BATCH_TOKENS / len).clamp(1, MAX_BATCH);
             for group in members.chunks(per_pass) {
                 let flat: Vec<u32> = group.iter().flat_map(|&i| ids[i].iter().copied()).collect();
@@ -176,17 +185,29 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
         .sum()
 }
 
-/// Embeddings by text, oldest dropped first beyond `capacity`.
+/// A cache key: the SHA-256 of a text, so an entry costs the same whatever the
+/// text's length (a record may hold megabytes of text).
+type TextKey = [u8; 32];
+
+fn text_key(text: &str) -> TextKey {
+    Sha256::digest(text.as_bytes()).into()
+}
+
+/// Embeddings by text (its [`TextKey`]), oldest dropped first beyond `capacity`.
 #[derive(Debug)]
 struct Cache {
-    map: HashMap<String, Arc<[f32]>>,
-    order: VecDeque<String>,
+    map: HashMap<TextKey, Arc<[f32]>>,
+    order: VecDeque<TextKey>,
     capacity: usize,
 }
 
 impl Cache {
-    fn insert(&mut self, text: String, embedding: Arc<[f32]>) {
-        if self.map.contains_key(&text) {
+    fn get(&self, key: &TextKey) -> Option<Arc<[f32]>> {
+        self.map.get(key).cloned()
+    }
+
+    fn insert(&mut self, key: TextKey, embedding: Arc<[f32]>) {
+        if self.map.contains_key(&key) {
             return;
         }
         while self.map.len() >= self.capacity {
@@ -195,8 +216,8 @@ impl Cache {
             };
             self.map.remove(&old);
         }
-        self.order.push_back(text.clone());
-        self.map.insert(text, embedding);
+        self.order.push_back(key);
+        self.map.insert(key, embedding);
     }
 }
 
@@ -242,8 +263,16 @@ impl SemanticModel {
         self.loaded
             .get_or_init(|| {
                 let dir = self.locate()?;
-                let embedder = Embedder::load(&dir)
-                    .map_err(|e| format!("cannot load the sentence-embedding model: {e}"))?;
+                let embedder = Embedder::load(&dir).map_err(|e| {
+                    format!(
+                        "cannot load the sentence-embedding model in `{}`: {e}. Its files are \
+                         damaged or not a BERT sentence-transformers model (a Git LFS pointer, \
+                         an interrupted copy?): reinstall it (`{SETUP_COMMAND}` installs the \
+                         default all-MiniLM-L6-v2) or point {MODEL_DIR_ENV} or json_compare's \
+                         `model:` at a complete one",
+                        dir.display()
+                    )
+                })?;
                 Ok(Loaded {
                     embedder,
                     cache: Mutex::new(Cache {
@@ -260,19 +289,23 @@ impl SemanticModel {
     /// The embeddings of `texts`, from the cache or computed in one batched pass.
     pub fn embeddings(&self, texts: &[&str]) -> Result<Vec<Arc<[f32]>>, String> {
         let loaded = self.loaded()?;
+        // Hashed outside the lock: texts can be long.
+        let keys: Vec<TextKey> = texts.iter().map(|t| text_key(t)).collect();
         let mut found: Vec<Option<Arc<[f32]>>> = {
             let cache = loaded
                 .cache
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            texts.iter().map(|t| cache.map.get(*t).cloned()).collect()
+            keys.iter().map(|k| cache.get(k)).collect()
         };
         let mut missing: Vec<&str> = Vec::new();
-        let mut position: HashMap<&str, usize> = HashMap::new();
-        for (text, slot) in texts.iter().zip(&found) {
-            if slot.is_none() && !position.contains_key(text) {
-                position.insert(text, missing.len());
+        let mut missing_keys: Vec<TextKey> = Vec::new();
+        let mut position: HashMap<TextKey, usize> = HashMap::new();
+        for ((text, key), slot) in texts.iter().zip(&keys).zip(&found) {
+            if slot.is_none() && !position.contains_key(key) {
+                position.insert(*key, missing.len());
                 missing.push(text);
+                missing_keys.push(*key);
             }
         }
         if !missing.is_empty() {
@@ -282,13 +315,13 @@ impl SemanticModel {
                 .cache
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            for (text, embedding) in missing.iter().zip(&computed) {
-                cache.insert((*text).to_owned(), Arc::clone(embedding));
+            for (key, embedding) in missing_keys.into_iter().zip(&computed) {
+                cache.insert(key, Arc::clone(embedding));
             }
             drop(cache);
-            for (text, slot) in texts.iter().zip(&mut found) {
+            for (key, slot) in keys.iter().zip(&mut found) {
                 if slot.is_none() {
-                    *slot = Some(Arc::clone(&computed[position[text]]));
+                    *slot = Some(Arc::clone(&computed[position[key]]));
                 }
             }
         }
@@ -298,9 +331,15 @@ impl SemanticModel {
             .collect())
     }
 
-    /// Cosine similarity of the two texts' embeddings, clamped to [0, 1].
+    /// Cosine similarity of the two texts' embeddings, clamped to [0, 1]; 1.0
+    /// exactly when the embeddings are equal (texts of the same tokens: `Food` and
+    /// `food`, or texts equal up to the truncation), where the dot product of a
+    /// unit f32 vector with itself may be a hair below 1.
     pub fn similarity(&self, a: &str, b: &str) -> Result<f64, String> {
         let pair = self.embeddings(&[a, b])?;
+        if pair[0] == pair[1] {
+            return Ok(1.0);
+        }
         Ok(cosine(&pair[0], &pair[1]).clamp(0.0, 1.0))
     }
 
@@ -329,14 +368,42 @@ mod tests {
             order: VecDeque::new(),
             capacity: 3,
         };
+        let get = |cache: &Cache, text: &str| cache.get(&text_key(text));
         for i in 0..5u8 {
-            cache.insert(format!("t{i}"), Arc::from(vec![f32::from(i)]));
+            cache.insert(text_key(&format!("t{i}")), Arc::from(vec![f32::from(i)]));
         }
-        cache.insert("t4".to_owned(), Arc::from(vec![9.0]));
+        cache.insert(text_key("t4"), Arc::from(vec![9.0]));
         assert_eq!(cache.map.len(), 3);
-        assert!(!cache.map.contains_key("t0") && !cache.map.contains_key("t1"));
-        assert_eq!(&*cache.map["t4"], &[4.0], "an entry is never replaced");
-        assert_eq!(cache.order, ["t2", "t3", "t4"]);
+        assert!(get(&cache, "t0").is_none() && get(&cache, "t1").is_none());
+        assert_eq!(
+            &*get(&cache, "t4").unwrap(),
+            &[4.0],
+            "an entry is never replaced"
+        );
+        assert_eq!(
+            cache.order,
+            [text_key("t2"), text_key("t3"), text_key("t4")]
+        );
+    }
+
+    #[test]
+    fn the_cache_does_not_keep_the_texts_themselves() {
+        // Keys are fixed-size digests: 16,384 entries of megabyte texts must not
+        // hold gigabytes. Texts that differ only at their end are distinct.
+        let mut cache = Cache {
+            map: HashMap::new(),
+            order: VecDeque::new(),
+            capacity: 3,
+        };
+        let get = |cache: &Cache, text: &str| cache.get(&text_key(text));
+        let long = "word ".repeat(200_000);
+        let longer = format!("{long}!");
+        cache.insert(text_key(&long), Arc::from(vec![1.0]));
+        cache.insert(text_key(&longer), Arc::from(vec![2.0]));
+        assert_eq!(std::mem::size_of_val(&cache.order[0]), 32);
+        assert_eq!(&*get(&cache, &long).unwrap(), &[1.0]);
+        assert_eq!(&*get(&cache, &longer).unwrap(), &[2.0]);
+        assert!(get(&cache, &long[1..]).is_none());
     }
 
     #[test]
