@@ -494,6 +494,39 @@ fn an_endless_loop_hits_the_deadline() {
 }
 
 #[test]
+fn slow_helpers_on_huge_strings_hit_the_deadline() {
+    // Quadratic helpers count no Rhai operations while they work: on strings of
+    // a few hundred thousand characters they would run for hours.
+    for call in [
+        "levenshtein(s, s + \"x\")",
+        "similarity(s, \"b\" + s)",
+        "jaro_winkler(s, \"b\" + s)",
+        "token_set_ratio(w + \"x\", w + \"y\")",
+    ] {
+        let script = format!(
+            r#"fn evaluate(ctx) {{
+    if ctx.output == "ok" {{ return 1; }}
+    let s = "ab"; for i in 0..17 {{ s += s; }}
+    let w = ""; for i in 0..20000 {{ w += "w" + i + " "; }}
+    {call};
+    1
+}}"#
+        );
+        let started = std::time::Instant::now();
+        runaway(
+            &script,
+            "limits: { timeout_ms: 200 }\n",
+            "exceeded the 200 ms time limit (limits.timeout_ms)",
+        );
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "{call} took {:?}",
+            started.elapsed()
+        );
+    }
+}
+
+#[test]
 fn deep_recursion_hits_the_call_depth_limit() {
     let script = r#"fn down(n) { down(n + 1) }
 fn evaluate(ctx) { if ctx.output == "ok" { return 1; } down(0) }"#;

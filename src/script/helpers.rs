@@ -12,7 +12,7 @@ use rhai::{Array, Dynamic, Engine, EvalAltResult, Map, FLOAT, INT};
 
 use super::convert::{int, text as text_value, to_dynamic, to_value};
 use super::strings::{jaro_winkler, token_set_ratio};
-use crate::text::{count_sentences, levenshtein, similarity};
+use crate::text::{count_sentences, levenshtein_until, similarity_until};
 
 type HelperResult<T> = Result<T, Box<EvalAltResult>>;
 
@@ -103,20 +103,25 @@ pub fn register(engine: &mut Engine) {
     engine.register_fn("regex_escape", |text: &str| -> String {
         regex::escape(text)
     });
-    engine.register_fn("levenshtein", |a: &str, b: &str| -> INT {
+    // Quadratic in the lengths: on megabyte strings they would run for hours
+    // without Rhai counting an operation, so they watch the call's deadline.
+    engine.register_fn("levenshtein", |a: &str, b: &str| -> HelperResult<INT> {
         let a: Vec<char> = a.chars().collect();
         let b: Vec<char> = b.chars().collect();
-        int(levenshtein(&a, &b))
+        levenshtein_until(&a, &b, &mut deadline_watch()).map_or_else(timed_out, |d| Ok(int(d)))
     });
-    engine.register_fn("similarity", |a: &str, b: &str| -> FLOAT {
-        similarity(a, b)
+    engine.register_fn("similarity", |a: &str, b: &str| -> HelperResult<FLOAT> {
+        similarity_until(a, b, &mut deadline_watch()).map_or_else(timed_out, Ok)
     });
-    engine.register_fn("jaro_winkler", |a: &str, b: &str| -> FLOAT {
-        jaro_winkler(a, b)
+    engine.register_fn("jaro_winkler", |a: &str, b: &str| -> HelperResult<FLOAT> {
+        jaro_winkler(a, b, &mut deadline_watch()).map_or_else(timed_out, Ok)
     });
-    engine.register_fn("token_set_ratio", |a: &str, b: &str| -> FLOAT {
-        token_set_ratio(a, b)
-    });
+    engine.register_fn(
+        "token_set_ratio",
+        |a: &str, b: &str| -> HelperResult<FLOAT> {
+            token_set_ratio(a, b, &mut deadline_watch()).map_or_else(timed_out, Ok)
+        },
+    );
     engine.register_fn(
         "json_pointer",
         // `&mut`: Rhai passes a first argument by reference, so looking into
@@ -158,6 +163,28 @@ pub fn register(engine: &mut Engine) {
     // `fn compare(expected, actual, ctx)` does not shadow.
     engine.register_fn("compare", compare_strategy);
     engine.register_fn("compare_with", compare_strategy);
+}
+
+/// How many cells of quadratic work pass between two clock reads.
+const CLOCK_EVERY_CELLS: usize = 1 << 16;
+
+/// The `keep_going` of a quadratic helper: false once the call's deadline has passed.
+fn deadline_watch() -> impl FnMut(usize) -> bool {
+    let mut work = 0usize;
+    move |cells| {
+        work += cells;
+        if work < CLOCK_EVERY_CELLS {
+            return true;
+        }
+        work = 0;
+        !super::past_deadline()
+    }
+}
+
+/// The error a helper stopped by the deadline raises: the same as Rhai's own
+/// termination by `on_progress`, so it reads as the time limit.
+fn timed_out<T>() -> HelperResult<T> {
+    Err(EvalAltResult::ErrorTerminated(super::TIMEOUT_TOKEN.into(), rhai::Position::NONE).into())
 }
 
 #[allow(clippy::needless_pass_by_value)] // Rhai hands native functions their arguments by value
