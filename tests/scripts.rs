@@ -527,6 +527,52 @@ fn slow_helpers_on_huge_strings_hit_the_deadline() {
 }
 
 #[test]
+fn a_limit_hit_inside_a_sort_comparer_still_errors_the_record() {
+    // Rhai ignores the comparer's errors: the call must not go on to a score.
+    let script = r#"fn evaluate(ctx) {
+    if ctx.output == "ok" { return 1; }
+    let a = []; a.pad(2000, 1);
+    a.sort(|x, y| { loop { } });
+    1
+}"#;
+    runaway(
+        script,
+        "",
+        "exceeded the 1,000,000 operation limit (limits.max_operations)",
+    );
+    runaway(
+        script,
+        "limits: { max_operations: 0, timeout_ms: 100 }\n",
+        "exceeded the 100 ms time limit (limits.timeout_ms)",
+    );
+    // Past the deadline the sort ends fast and the script goes no further.
+    let started = std::time::Instant::now();
+    runaway(
+        r#"fn evaluate(ctx) {
+    if ctx.output == "ok" { return 1; }
+    let a = []; a.pad(2000, 1);
+    loop { a.sort(|x, y| { loop { } }); }
+}"#,
+        "limits: { max_operations: 0, timeout_ms: 100 }\n",
+        "exceeded the 100 ms time limit (limits.timeout_ms)",
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "took {:?}",
+        started.elapsed()
+    );
+    runaway(
+        r#"fn evaluate(ctx) {
+    if ctx.output == "ok" { return 1; }
+    let a = [3, 1, 2, 3]; a.dedup(|x, y| { loop { } });
+    1
+}"#,
+        "limits: { max_operations: 5000 }\n",
+        "exceeded the 5,000 operation limit (limits.max_operations)",
+    );
+}
+
+#[test]
 fn deep_recursion_hits_the_call_depth_limit() {
     let script = r#"fn down(n) { down(n + 1) }
 fn evaluate(ctx) { if ctx.output == "ok" { return 1; } down(0) }"#;

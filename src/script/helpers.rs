@@ -182,9 +182,10 @@ fn deadline_watch() -> impl FnMut(usize) -> bool {
 }
 
 /// The error a helper stopped by the deadline raises: the same as Rhai's own
-/// termination by `on_progress`, so it reads as the time limit.
+/// termination by `on_progress`, so it reads as the limit the call hit.
 fn timed_out<T>() -> HelperResult<T> {
-    Err(EvalAltResult::ErrorTerminated(super::TIMEOUT_TOKEN.into(), rhai::Position::NONE).into())
+    let token = super::tripped().unwrap_or(super::TIMEOUT_TOKEN);
+    Err(EvalAltResult::ErrorTerminated(Dynamic::from(token), rhai::Position::NONE).into())
 }
 
 #[allow(clippy::needless_pass_by_value)] // Rhai hands native functions their arguments by value

@@ -132,6 +132,8 @@ impl fmt::Debug for ScriptHost {
 
 /// The token `on_progress` terminates a call with when its deadline has passed.
 const TIMEOUT_TOKEN: &str = "tribunal:timeout";
+/// The token `on_progress` terminates a call with past `max_operations`.
+const OPERATIONS_TOKEN: &str = "tribunal:operations";
 /// How many operations pass between two clock reads.
 const CLOCK_EVERY_OPS: u64 = 256;
 /// How deeply `compare()` may call a script strategy that calls `compare()`...
@@ -150,18 +152,16 @@ impl ScriptHost {
         engine.disable_symbol("export");
         engine.disable_symbol("eval");
         engine.set_strict_variables(true);
-        engine.set_max_operations(limits.max_operations);
+        // Operations are counted by `on_progress` below, not by Rhai: a limit
+        // once hit must stay hit (see `progress`).
+        engine.set_max_operations(0);
         engine.set_max_call_levels(limits.max_call_depth);
         engine.set_max_expr_depths(limits.max_expr_depth, limits.max_function_expr_depth);
         engine.set_max_string_size(limits.max_string_size);
         engine.set_max_array_size(limits.max_array_size);
         engine.set_max_map_size(limits.max_map_size);
-        engine.on_progress(|ops| {
-            if ops % CLOCK_EVERY_OPS != 0 {
-                return None;
-            }
-            past_deadline().then(|| Dynamic::from(TIMEOUT_TOKEN))
-        });
+        let max_operations = limits.max_operations;
+        engine.on_progress(move |ops| progress(ops, max_operations).map(Dynamic::from));
         // stdout carries result records: script output goes to stderr, named.
         engine.on_print(|text| eprintln!("[script {}] {text}", current_script()));
         engine.on_debug(|text, _, pos| {
@@ -485,6 +485,12 @@ impl ScriptComponent {
             entry,
             args,
         );
+        // A limit hit inside a callback whose errors Rhai ignores (the comparer
+        // of `sort` or `dedup`) let the call go on and return: still an error.
+        if let Some(token) = tripped() {
+            let err = EvalAltResult::ErrorTerminated(Dynamic::from(token), Position::NONE);
+            return Err(self.runtime_error(&err));
+        }
         match result {
             Ok(value) => convert::to_value(&value)
                 .map_err(|reason| EvalError::new(format!("{}: {reason}", self.who))),
@@ -511,6 +517,14 @@ impl ScriptComponent {
                 "exceeded the {} operation limit (limits.max_operations)",
                 thousands(limits.max_operations)
             ),
+            EvalAltResult::ErrorTerminated(token, _)
+                if token.clone().into_string().ok().as_deref() == Some(OPERATIONS_TOKEN) =>
+            {
+                format!(
+                    "exceeded the {} operation limit (limits.max_operations)",
+                    thousands(limits.max_operations)
+                )
+            }
             EvalAltResult::ErrorStackOverflow(_) => format!(
                 "exceeded the call depth limit of {} (limits.max_call_depth)",
                 limits.max_call_depth
@@ -662,6 +676,10 @@ struct Frame {
     who: String,
     deadline: Option<Instant>,
     context: Option<Arc<OwnedContext>>,
+    /// The limit this call has hit (its token), if any: from then on every
+    /// operation ends the call, and the call is an error even if the script
+    /// went on (Rhai ignores errors in `sort` / `dedup` comparers).
+    tripped: Option<&'static str>,
 }
 
 thread_local! {
@@ -692,6 +710,7 @@ impl CallFrame {
                 who: who.to_owned(),
                 deadline,
                 context: context.map(Arc::new),
+                tripped: None,
             });
             Ok(Self)
         })
@@ -706,13 +725,41 @@ impl Drop for CallFrame {
     }
 }
 
-fn past_deadline() -> bool {
-    FRAMES.with_borrow(|frames| {
-        frames
-            .last()
-            .and_then(|f| f.deadline)
-            .is_some_and(|deadline| Instant::now() >= deadline)
+/// `on_progress`: the token to end the call with, once a limit is hit and for
+/// every operation after that.
+fn progress(ops: u64, max_operations: u64) -> Option<&'static str> {
+    FRAMES.with_borrow_mut(|frames| {
+        let frame = frames.last_mut()?;
+        if frame.tripped.is_none() {
+            if max_operations > 0 && ops > max_operations {
+                frame.tripped = Some(OPERATIONS_TOKEN);
+            } else if ops % CLOCK_EVERY_OPS == 0
+                && frame.deadline.is_some_and(|d| Instant::now() >= d)
+            {
+                frame.tripped = Some(TIMEOUT_TOKEN);
+            }
+        }
+        frame.tripped
     })
+}
+
+/// Whether the innermost call's deadline has passed (for helpers that work
+/// without counting operations); marks the call as timed out when it has.
+fn past_deadline() -> bool {
+    FRAMES.with_borrow_mut(|frames| {
+        let Some(frame) = frames.last_mut() else {
+            return false;
+        };
+        if frame.tripped.is_none() && frame.deadline.is_some_and(|d| Instant::now() >= d) {
+            frame.tripped = Some(TIMEOUT_TOKEN);
+        }
+        frame.tripped.is_some()
+    })
+}
+
+/// The limit the innermost call has hit, if any.
+fn tripped() -> Option<&'static str> {
+    FRAMES.with_borrow(|frames| frames.last().and_then(|f| f.tripped))
 }
 
 fn current_script() -> String {
