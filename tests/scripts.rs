@@ -887,6 +887,63 @@ fn cli_eval_errors_the_runaway_record_and_goes_on() {
 }
 
 #[test]
+fn cli_deep_values_and_nested_script_calls_do_not_overflow_the_stack() {
+    // Rhai walks nested arrays and maps (size checks, clone, drop) and nests
+    // script calls through compare() recursively, on the native stack: within
+    // the default limits a few lines of script went deeper than a 2 MiB thread
+    // holds, and a stack overflow aborts the whole run.
+    let dir = tempfile::tempdir().unwrap();
+    script_pack(
+        dir.path(),
+        "strategy",
+        r#"fn down(n, e, a) { if n > 0 { down(n - 1, e, a) } else { compare_with("m", e, a) } }
+fn compare(expected, actual, ctx) {
+    if ctx.output.contains("nest") {
+        let v = []; for i in 0..4000 { v = [v]; }
+        return 1.0;
+    }
+    down(28, expected, actual)
+}"#,
+        "limits: { timeout_ms: 60000 }\n",
+    )
+    .unwrap();
+    let record = |id: u32, output: &str| {
+        json!({"id": id, "output": output, "expected": {"x": 1}}).to_string() + "\n"
+    };
+    write(
+        dir.path(),
+        "data.jsonl",
+        &format!(
+            "{}{}",
+            record(1, r#"{"x": 1, "note": "nest"}"#),
+            record(2, r#"{"x": 1}"#)
+        ),
+    );
+    for jobs in ["1", "2"] {
+        let out = tribunal_cmd()
+            .args(["eval", "--jobs", jobs, "--pack"])
+            .arg(dir.path())
+            .arg("--input")
+            .arg(dir.path().join("data.jsonl"))
+            .assert()
+            .get_output()
+            .clone();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("overflow"), "--jobs {jobs}: {stderr}");
+        let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 2, "--jobs {jobs}: {stderr}");
+        assert_eq!(lines[0]["status"], "PASS", "{}", lines[0]);
+        // Nested eight deep, then refused: an ERROR record, not a crash.
+        assert_eq!(lines[1]["status"], "ERROR", "{}", lines[1]);
+        let reason = lines[1]["error"].as_str().unwrap();
+        assert!(reason.contains("nest more than 8 deep"), "{reason}");
+    }
+}
+
+#[test]
 fn cli_load_errors_for_scripts_exit_2_with_file_line_col() {
     let dir = tempfile::tempdir().unwrap();
     let _ = script_pack(dir.path(), "metric", "fn evaluate(ctx) {\n  1 +\n}", "");
