@@ -847,6 +847,11 @@ impl PackLoader {
             .flat_map(|u| [u.component.as_str(), u.step_name()])
             .chain(components.iter().map(|c| c.manifest.name.as_str()))
             .collect();
+        // `--set limits.*` is checked when the first script is compiled; a pack
+        // without one checks it here, so a typo is an error in every pack.
+        if self.script_host.is_none() {
+            self.script_limits(manifest);
+        }
         for o in &options.overrides {
             if o.component != "contract"
                 && o.component != "limits"

@@ -1052,6 +1052,33 @@ fn limits_can_be_overridden_per_run_with_set() {
         err.contains("limits.timeout_ms must be a whole number ≥ 0, got -1"),
         "{err}"
     );
+    // Checked in a pack without scripts too (the guide: "in both places").
+    let plain = tempfile::tempdir().unwrap();
+    write(
+        plain.path(),
+        "pack.yaml",
+        "name: t\npipeline:\n  metrics: [json_emission]\n",
+    );
+    let load_plain = |spec: &str| {
+        let options = tribunal::LoadOptions {
+            overrides: vec![tribunal::Override::parse(spec, plain.path()).unwrap()],
+            ..tribunal::LoadOptions::default()
+        };
+        Pack::load_with(plain.path(), &options)
+    };
+    assert!(load_plain("limits.timeout_ms=5").is_ok());
+    let err = load_plain("limits.timeout=5").unwrap_err().to_string();
+    assert!(
+        err.contains("--set limits.timeout=5: unknown limit `timeout`"),
+        "{err}"
+    );
+    assert_eq!(err.matches("unknown limit").count(), 1, "{err}");
+    let err = load("limits.timeout=5").unwrap_err().to_string();
+    assert_eq!(
+        err.matches("unknown limit").count(),
+        1,
+        "reported once: {err}"
+    );
 }
 
 #[test]
