@@ -7,7 +7,9 @@ use serde_json::Value;
 /// Levenshtein distance over Unicode scalar values, in O(len(a) · len(b)) time
 /// and O(min) memory.
 pub fn levenshtein(a: &[char], b: &[char]) -> usize {
-    levenshtein_until(a, b, &mut |_| true).unwrap_or(usize::MAX)
+    // Inside a script call (`fuzzy` reached through `compare()`) the call's
+    // deadline ends the work; the call is then an error, the result unused.
+    levenshtein_until(a, b, &mut crate::script::deadline_watch()).unwrap_or(usize::MAX)
 }
 
 /// [`levenshtein`] that asks `keep_going(cells)` after each row of the table
@@ -39,7 +41,8 @@ pub fn levenshtein_until(
 /// Normalised similarity `1 - distance / longer length` of the lower-cased strings
 /// (1.0 for two empty strings).
 pub fn similarity(a: &str, b: &str) -> f64 {
-    similarity_until(a, b, &mut |_| true).unwrap_or(0.0)
+    // As `levenshtein`: a script call's deadline ends the work.
+    similarity_until(a, b, &mut crate::script::deadline_watch()).unwrap_or(0.0)
 }
 
 /// [`similarity`] that can give up, as [`levenshtein_until`].

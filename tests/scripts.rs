@@ -502,6 +502,7 @@ fn slow_helpers_on_huge_strings_hit_the_deadline() {
         "similarity(s, \"b\" + s)",
         "jaro_winkler(s, \"b\" + s)",
         "token_set_ratio(w + \"x\", w + \"y\")",
+        "compare(\"fuzzy\", s, \"b\" + s)",
     ] {
         let script = format!(
             r#"fn evaluate(ctx) {{

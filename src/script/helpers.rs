@@ -108,18 +108,19 @@ pub fn register(engine: &mut Engine) {
     engine.register_fn("levenshtein", |a: &str, b: &str| -> HelperResult<INT> {
         let a: Vec<char> = a.chars().collect();
         let b: Vec<char> = b.chars().collect();
-        levenshtein_until(&a, &b, &mut deadline_watch()).map_or_else(timed_out, |d| Ok(int(d)))
+        levenshtein_until(&a, &b, &mut super::deadline_watch())
+            .map_or_else(timed_out, |d| Ok(int(d)))
     });
     engine.register_fn("similarity", |a: &str, b: &str| -> HelperResult<FLOAT> {
-        similarity_until(a, b, &mut deadline_watch()).map_or_else(timed_out, Ok)
+        similarity_until(a, b, &mut super::deadline_watch()).map_or_else(timed_out, Ok)
     });
     engine.register_fn("jaro_winkler", |a: &str, b: &str| -> HelperResult<FLOAT> {
-        jaro_winkler(a, b, &mut deadline_watch()).map_or_else(timed_out, Ok)
+        jaro_winkler(a, b, &mut super::deadline_watch()).map_or_else(timed_out, Ok)
     });
     engine.register_fn(
         "token_set_ratio",
         |a: &str, b: &str| -> HelperResult<FLOAT> {
-            token_set_ratio(a, b, &mut deadline_watch()).map_or_else(timed_out, Ok)
+            token_set_ratio(a, b, &mut super::deadline_watch()).map_or_else(timed_out, Ok)
         },
     );
     engine.register_fn(
@@ -163,22 +164,6 @@ pub fn register(engine: &mut Engine) {
     // `fn compare(expected, actual, ctx)` does not shadow.
     engine.register_fn("compare", compare_strategy);
     engine.register_fn("compare_with", compare_strategy);
-}
-
-/// How many cells of quadratic work pass between two clock reads.
-const CLOCK_EVERY_CELLS: usize = 1 << 16;
-
-/// The `keep_going` of a quadratic helper: false once the call's deadline has passed.
-fn deadline_watch() -> impl FnMut(usize) -> bool {
-    let mut work = 0usize;
-    move |cells| {
-        work += cells;
-        if work < CLOCK_EVERY_CELLS {
-            return true;
-        }
-        work = 0;
-        !super::past_deadline()
-    }
 }
 
 /// The error a helper stopped by the deadline raises: the same as Rhai's own

@@ -757,6 +757,24 @@ fn past_deadline() -> bool {
     })
 }
 
+/// How many cells of quadratic work pass between two clock reads.
+const CLOCK_EVERY_CELLS: usize = 1 << 16;
+
+/// The `keep_going(cells)` of quadratic string work (the similarity helpers,
+/// and `fuzzy` reached through `compare()`): false once the deadline of the
+/// script call in progress on this thread has passed; always true outside one.
+pub(crate) fn deadline_watch() -> impl FnMut(usize) -> bool {
+    let mut work = 0usize;
+    move |cells| {
+        work += cells;
+        if work < CLOCK_EVERY_CELLS {
+            return true;
+        }
+        work = 0;
+        !past_deadline()
+    }
+}
+
 /// The limit the innermost call has hit, if any.
 fn tripped() -> Option<&'static str> {
     FRAMES.with_borrow(|frames| frames.last().and_then(|f| f.tripped))
