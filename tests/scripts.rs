@@ -725,6 +725,23 @@ fn inline_scripts_report_positions_in_the_manifest() {
     let pack = Pack::load(dir.path()).unwrap();
     let err = error_of(&pack, "x");
     assert!(err.ends_with("m.yaml:6:7): script threw: inline"), "{err}");
+
+    // A commented-out `inline:` line before the real one is not the script.
+    write(
+        dir.path(),
+        "m.yaml",
+        "kind: metric\nname: m\nimplementation:\n  # inline: the old one\n  inline: |\n    fn evaluate(ctx) {\n      throw \"inline\";\n    }\n",
+    );
+    let err = error_of(&Pack::load(dir.path()).unwrap(), "x");
+    assert!(err.ends_with("m.yaml:7:7): script threw: inline"), "{err}");
+    // An indentation indicator: the script's own indentation is kept.
+    write(
+        dir.path(),
+        "m.yaml",
+        "kind: metric\nname: m\nimplementation:\n  inline: |2\n      fn evaluate(ctx) {\n        throw \"inline\";\n      }\n",
+    );
+    let err = error_of(&Pack::load(dir.path()).unwrap(), "x");
+    assert!(err.ends_with("m.yaml:6:9): script threw: inline"), "{err}");
 }
 
 #[test]

@@ -217,6 +217,9 @@ pub fn inline_origin(source: &crate::loader::Source) -> Origin {
     // The `inline:` key on or after the `implementation` line (0-based index in the YAML).
     let first = line.saturating_sub(source.line_offset + 1);
     let found = lines.iter().enumerate().skip(first).find_map(|(i, l)| {
+        if l.trim_start().starts_with('#') {
+            return None; // a comment (`# inline: ...` kept for reference)
+        }
         l.find("inline:")
             .filter(|at| {
                 l[..*at]
@@ -237,11 +240,23 @@ pub fn inline_origin(source: &crate::loader::Source) -> Origin {
     let value = key_line[after_key..].trim_start();
     let file_line = index + 1 + source.line_offset; // 1-based line of the key in the file
     if value.starts_with('|') || value.starts_with('>') {
-        let indent = lines
-            .iter()
-            .skip(index + 1)
-            .find(|l| !l.trim().is_empty())
-            .map_or(0, |l| l.len() - l.trim_start().len());
+        // An indentation indicator (`|2`) sets the block's indentation, relative
+        // to the key's; otherwise the first non-empty line does.
+        let indicator = value[1..]
+            .chars()
+            .take(2)
+            .find_map(|c| c.to_digit(10).filter(|d| *d > 0));
+        let key_indent = key_line.len() - key_line.trim_start().len();
+        let indent = indicator.map_or_else(
+            || {
+                lines
+                    .iter()
+                    .skip(index + 1)
+                    .find(|l| !l.trim().is_empty())
+                    .map_or(0, |l| l.len() - l.trim_start().len())
+            },
+            |d| key_indent + d as usize,
+        );
         Origin {
             file: source.path.clone(),
             line_offset: file_line,
