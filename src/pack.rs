@@ -698,6 +698,10 @@ impl PackLoader {
     /// The pack's `limits:` with the run's `--set limits.key=value` overrides.
     fn script_limits(&mut self, manifest: &PackManifest) -> crate::script::ScriptLimits {
         let mut limits = manifest.limits;
+        if let Err((key, message)) = limits.check() {
+            self.error_at(&["limits", key], None, message);
+            limits = crate::script::ScriptLimits::default();
+        }
         let overrides: Vec<Override> = self
             .overrides
             .iter()

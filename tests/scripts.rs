@@ -587,6 +587,49 @@ fn evaluate(ctx) { if ctx.output == "ok" { return 1; } down(0) }"#;
         "limits: { max_call_depth: 5 }\n",
         "exceeded the call depth limit of 5 (limits.max_call_depth)",
     );
+    // A depth the native stack cannot hold is refused at load (a stack
+    // overflow would abort the run, not fail the record).
+    // (on a thread with the stack `tribunal` gives the threads it evaluates on)
+    std::thread::Builder::new()
+        .stack_size(tribunal::parallel::STACK_SIZE)
+        .spawn(move || {
+            runaway(
+                script,
+                "limits: { max_call_depth: 256 }\n",
+                "exceeded the call depth limit of 256 (limits.max_call_depth)",
+            );
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    let (err, dir) = load_error("metric", script, "limits:\n  max_call_depth: 100000\n");
+    assert_eq!(
+        err,
+        format!(
+            "error: {}:7:3: limits.max_call_depth must be at most 256, got 100000",
+            dir.path().join("pack.yaml").display()
+        )
+    );
+    let options = tribunal::LoadOptions {
+        overrides: vec![
+            tribunal::Override::parse("limits.max_call_depth=257", dir.path()).unwrap(),
+        ],
+        ..tribunal::LoadOptions::default()
+    };
+    write(
+        dir.path(),
+        "pack.yaml",
+        "name: t\ncomponents: [m.yaml]\npipeline:\n  metrics: [m]\n",
+    );
+    let err = Pack::load_with(dir.path(), &options)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(
+            "--set limits.max_call_depth=257: limits.max_call_depth must be at most 256, got 257"
+        ),
+        "{err}"
+    );
 }
 
 #[test]

@@ -81,6 +81,27 @@ impl Default for ScriptLimits {
 }
 
 impl ScriptLimits {
+    /// The largest `max_call_depth` accepted. Each nested script call takes tens
+    /// of KiB of native stack (more in debug builds) and `compare()` may nest
+    /// calls 8 deep; deeper would overflow even a worker's 256 MiB stack, which
+    /// aborts the process instead of failing the record.
+    pub const MAX_CALL_DEPTH: usize = 256;
+
+    /// Why a value is not accepted for `key`, if it is not.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        if self.max_call_depth > Self::MAX_CALL_DEPTH {
+            return Err((
+                "max_call_depth",
+                format!(
+                    "limits.max_call_depth must be at most {}, got {}",
+                    Self::MAX_CALL_DEPTH,
+                    self.max_call_depth
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// The keys of `limits:`.
     pub const KEYS: [&'static str; 8] = [
         "max_operations",
@@ -112,7 +133,7 @@ impl ScriptLimits {
             "timeout_ms" => self.timeout_ms = n,
             _ => return Err(format!("unknown limit `{key}`")),
         }
-        Ok(())
+        self.check().map_err(|(_, message)| message)
     }
 }
 
