@@ -226,6 +226,19 @@ fn bad_return_values_make_the_record_error_naming_the_script() {
         report.error.as_deref(),
         Some("metric `json_compare`: json_compare: field `x` (m strategy): script `m`: a strategy must return a number in [0, 1], got a boolean true")
     );
+    // NaN from a postprocessor is named as a postprocessor's bad result, not a score.
+    let dir = tempfile::tempdir().unwrap();
+    let pack = script_pack(
+        dir.path(),
+        "postprocessor",
+        "fn evaluate(ctx) { 0.0 / 0.0 }",
+        "",
+    )
+    .unwrap();
+    assert_eq!(
+        error_of(&pack, "x"),
+        "postprocessor `m`: script `m`: a postprocessor must return an array of issues or an object { issues, json }, got NaN"
+    );
 }
 
 // ---------------------------------------------------------------- context

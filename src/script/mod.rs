@@ -528,6 +528,17 @@ impl ScriptComponent {
             return Err(self.runtime_error(&err));
         }
         match result {
+            // A non-finite number at the top level: JSON cannot hold it, and the
+            // conversion words that for a score; a postprocessor returns no score.
+            Ok(value) if script.kind == Kind::Postprocessor && value.is_float() => {
+                match convert::to_value(&value) {
+                    Ok(value) => Ok(value),
+                    Err(_) => Err(EvalError::new(format!(
+                        "{}: a postprocessor must return an array of issues or an object {{ issues, json }}, got {value}",
+                        self.who
+                    ))),
+                }
+            }
             Ok(value) => convert::to_value(&value)
                 .map_err(|reason| EvalError::new(format!("{}: {reason}", self.who))),
             Err(err) => Err(self.runtime_error(&err)),
