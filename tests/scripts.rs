@@ -541,6 +541,27 @@ fn slow_helpers_on_huge_strings_hit_the_deadline() {
 }
 
 #[test]
+fn compiling_new_regexes_in_a_loop_stops_at_the_deadline() {
+    // Each new pattern is compiled (no Rhai operation counted while it does);
+    // the deadline is checked before each compile, not only every 256 operations.
+    let started = std::time::Instant::now();
+    runaway(
+        r#"fn evaluate(ctx) {
+    if ctx.output == "ok" { return 1; }
+    for i in 0..100000 { regex_test("a", `(?:\w{20}){5}` + i); }
+    1
+}"#,
+        "limits: { max_operations: 0, timeout_ms: 100 }\n",
+        "exceeded the 100 ms time limit (limits.timeout_ms)",
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(2),
+        "took {:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
 fn a_limit_hit_inside_a_sort_comparer_still_errors_the_record() {
     // Rhai ignores the comparer's errors: the call must not go on to a score.
     let script = r#"fn evaluate(ctx) {

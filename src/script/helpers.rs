@@ -240,16 +240,22 @@ fn cached_regex(helper: &str, pattern: &str) -> HelperResult<Arc<Regex>> {
     {
         return Ok(Arc::clone(regex));
     }
+    // Compiling a large pattern takes long and counts no operation: a script
+    // compiling new patterns in a loop must not outrun its deadline by much.
+    if super::past_deadline() {
+        return timed_out();
+    }
+    let invalid = |err: regex::Error| {
+        let reason = err
+            .to_string()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        fail(helper, format!("invalid regex `{pattern}`: {reason}"))
+    };
     let regex = match Regex::new(pattern) {
         Ok(regex) => Arc::new(regex),
-        Err(err) => {
-            let reason = err
-                .to_string()
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" ");
-            return fail(helper, format!("invalid regex `{pattern}`: {reason}"));
-        }
+        Err(err) => return invalid(err),
     };
     let mut cache = regex_cache()
         .write()
