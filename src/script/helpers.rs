@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock, RwLock};
 
-use regex::Regex;
+use regex::{Regex, RegexBuilder};
 use rhai::{Array, Dynamic, Engine, EvalAltResult, Map, FLOAT, INT};
 
 use super::convert::{int, text as text_value, to_dynamic, to_value};
@@ -227,6 +227,11 @@ fn lookup<'a>(value: &Dynamic, mut tokens: impl Iterator<Item = &'a str>) -> Dyn
 /// patterns per record must not grow memory without end).
 const REGEX_CACHE_CAPACITY: usize = 512;
 
+/// Patterns whose compiled form is larger than this are compiled for the call
+/// and not kept: the regex crate allows 10 MiB per pattern, and 512 of those
+/// would hold gigabytes for the whole run.
+const CACHED_REGEX_SIZE_LIMIT: usize = 256 << 10;
+
 fn regex_cache() -> &'static RwLock<HashMap<String, Arc<Regex>>> {
     static CACHE: OnceLock<RwLock<HashMap<String, Arc<Regex>>>> = OnceLock::new();
     CACHE.get_or_init(|| RwLock::new(HashMap::new()))
@@ -253,8 +258,14 @@ fn cached_regex(helper: &str, pattern: &str) -> HelperResult<Arc<Regex>> {
             .join(" ");
         fail(helper, format!("invalid regex `{pattern}`: {reason}"))
     };
-    let regex = match Regex::new(pattern) {
+    let regex = match RegexBuilder::new(pattern)
+        .size_limit(CACHED_REGEX_SIZE_LIMIT)
+        .build()
+    {
         Ok(regex) => Arc::new(regex),
+        Err(regex::Error::CompiledTooBig(_)) => {
+            return Regex::new(pattern).map(Arc::new).or_else(invalid);
+        }
         Err(err) => return invalid(err),
     };
     let mut cache = regex_cache()
@@ -295,6 +306,12 @@ mod tests {
                 .contains("regex_test(): invalid regex `(unclosed`"),
             "{err}"
         );
+        // A pattern that compiles big is not kept (it still works).
+        let big = r"^\w{100}$";
+        assert!(cached_regex("regex_test", big)
+            .unwrap()
+            .is_match(&"é".repeat(100)));
+        assert!(!regex_cache().read().map_or(true, |c| c.contains_key(big)));
         // Bounded (in this one test: filling the shared cache empties it).
         for i in 0..REGEX_CACHE_CAPACITY + 50 {
             cached_regex("regex_test", &format!("^bounded-{i}$")).unwrap();
