@@ -398,6 +398,16 @@ fn compare_reaches_the_packs_own_script_strategies() {
 }
 
 #[test]
+fn compare_reached_through_a_computed_function_pointer_works() {
+    let pack = metric(
+        r#"fn evaluate(ctx) { let f = Fn("comp" + "are"); f.call("exact", ctx.output, "x") }"#,
+    );
+    let report = eval(&pack, "x");
+    assert_eq!(report.error, None);
+    assert_eq!(report.score, Some(1.0));
+}
+
+#[test]
 fn helper_errors_name_the_helper_and_the_position() {
     let pack = metric("fn evaluate(ctx) {\n    regex_test(ctx.output, \"(unclosed\")\n}");
     let err = error_of(&pack, "x");

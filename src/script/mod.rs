@@ -386,7 +386,9 @@ pub fn compile(
             ),
         ));
     }
-    let uses_compare = calls_compare(text);
+    // A function pointer built from a string (`Fn(name)`) may name the helper
+    // in a way no scan sees: such scripts get the context too.
+    let uses_compare = calls_compare(text) || text.contains("Fn(");
     Ok(Arc::new(CompiledScript {
         host: Arc::clone(host),
         ast,
