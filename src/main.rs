@@ -2,5 +2,17 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    tribunal::cli::main()
+    // Records evaluated without worker threads (`--jobs 1`, `check`, `test`) run
+    // on this thread: give it the workers' deep stack (see `parallel::STACK_SIZE`).
+    std::thread::Builder::new()
+        .name("main".into())
+        .stack_size(tribunal::parallel::STACK_SIZE)
+        .spawn(tribunal::cli::main)
+        .map_or_else(
+            |_| tribunal::cli::main(),
+            |cli| {
+                // A panic has printed its message; exit as Rust does after one.
+                cli.join().unwrap_or_else(|_| ExitCode::from(101))
+            },
+        )
 }

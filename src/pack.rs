@@ -698,6 +698,10 @@ impl PackLoader {
     /// The pack's `limits:` with the run's `--set limits.key=value` overrides.
     fn script_limits(&mut self, manifest: &PackManifest) -> crate::script::ScriptLimits {
         let mut limits = manifest.limits;
+        if let Err((key, message)) = limits.check() {
+            self.error_at(&["limits", key], None, message);
+            limits = crate::script::ScriptLimits::default();
+        }
         let overrides: Vec<Override> = self
             .overrides
             .iter()
@@ -847,6 +851,11 @@ impl PackLoader {
             .flat_map(|u| [u.component.as_str(), u.step_name()])
             .chain(components.iter().map(|c| c.manifest.name.as_str()))
             .collect();
+        // `--set limits.*` is checked when the first script is compiled; a pack
+        // without one checks it here, so a typo is an error in every pack.
+        if self.script_host.is_none() {
+            self.script_limits(manifest);
+        }
         for o in &options.overrides {
             if o.component != "contract"
                 && o.component != "limits"

@@ -12,6 +12,13 @@ const CHUNK: usize = 32;
 /// Chunks in flight per worker (read ahead, being evaluated, or waiting to be written).
 const CHUNKS_PER_WORKER: usize = 4;
 
+/// The native stack of a thread that evaluates records (the workers here and the
+/// CLI's main thread). Rhai recurses natively through nested values (size checks,
+/// clone, drop) and nested script calls: within the default script limits that
+/// goes deeper than the 2 MiB of a default thread (a stack overflow aborts the
+/// whole process). Only the pages a thread touches take memory.
+pub const STACK_SIZE: usize = 256 << 20;
+
 /// Number of worker threads to use for `jobs` (0 = all cores).
 pub fn effective_jobs(jobs: usize) -> usize {
     if jobs == 0 {
@@ -77,14 +84,17 @@ where
         for _ in 0..jobs {
             let done_tx = done_tx.clone();
             let work_rx = &work_rx;
-            scope.spawn(move || loop {
-                let next = work_rx.lock().map(|rx| rx.recv());
-                let Ok(Ok((seq, chunk))) = next else { break };
-                let results: Vec<R> = chunk.into_iter().map(f).collect();
-                if done_tx.send((seq, results)).is_err() {
-                    break;
-                }
-            });
+            thread::Builder::new()
+                .stack_size(STACK_SIZE)
+                .spawn_scoped(scope, move || loop {
+                    let next = work_rx.lock().map(|rx| rx.recv());
+                    let Ok(Ok((seq, chunk))) = next else { break };
+                    let results: Vec<R> = chunk.into_iter().map(f).collect();
+                    if done_tx.send((seq, results)).is_err() {
+                        break;
+                    }
+                })
+                .expect("cannot start a worker thread");
         }
         drop(done_tx);
         drain_in_order(&done_rx, &permit_rx, &mut sink);

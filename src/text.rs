@@ -7,6 +7,19 @@ use serde_json::Value;
 /// Levenshtein distance over Unicode scalar values, in O(len(a) · len(b)) time
 /// and O(min) memory.
 pub fn levenshtein(a: &[char], b: &[char]) -> usize {
+    // Inside a script call (`fuzzy` reached through `compare()`) the call's
+    // deadline ends the work; the call is then an error, the result unused.
+    levenshtein_until(a, b, &mut crate::script::deadline_watch()).unwrap_or(usize::MAX)
+}
+
+/// [`levenshtein`] that asks `keep_going(cells)` after each row of the table
+/// (`cells`: the row's length) and gives up with `None` when it says no (a
+/// script's deadline: the work is quadratic, and scripts may pass megabytes).
+pub fn levenshtein_until(
+    a: &[char],
+    b: &[char],
+    keep_going: &mut dyn FnMut(usize) -> bool,
+) -> Option<usize> {
     let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
     let mut row: Vec<usize> = (0..=short.len()).collect();
     for (i, lc) in long.iter().enumerate() {
@@ -18,21 +31,35 @@ pub fn levenshtein(a: &[char], b: &[char]) -> usize {
             row[j + 1] = (above + 1).min(row[j] + 1).min(diagonal + cost);
             diagonal = above;
         }
+        if !keep_going(short.len()) {
+            return None;
+        }
     }
-    row[short.len()]
+    Some(row[short.len()])
 }
 
 /// Normalised similarity `1 - distance / longer length` of the lower-cased strings
 /// (1.0 for two empty strings).
 pub fn similarity(a: &str, b: &str) -> f64 {
+    // As `levenshtein`: a script call's deadline ends the work.
+    similarity_until(a, b, &mut crate::script::deadline_watch()).unwrap_or(0.0)
+}
+
+/// [`similarity`] that can give up, as [`levenshtein_until`].
+pub fn similarity_until(
+    a: &str,
+    b: &str,
+    keep_going: &mut dyn FnMut(usize) -> bool,
+) -> Option<f64> {
     // Whole-string lowering, as Python's `str.lower()` (final sigma depends on context).
     let a: Vec<char> = a.to_lowercase().chars().collect();
     let b: Vec<char> = b.to_lowercase().chars().collect();
     let longer = a.len().max(b.len());
     if longer == 0 {
-        return 1.0;
+        return Some(1.0);
     }
-    1.0 - levenshtein(&a, &b) as f64 / longer as f64
+    let distance = levenshtein_until(&a, &b, keep_going)?;
+    Some(1.0 - distance as f64 / longer as f64)
 }
 
 /// Counts sentences: runs of text ended by `.`, `!` or `?` (repeats such as `...`

@@ -226,6 +226,19 @@ fn bad_return_values_make_the_record_error_naming_the_script() {
         report.error.as_deref(),
         Some("metric `json_compare`: json_compare: field `x` (m strategy): script `m`: a strategy must return a number in [0, 1], got a boolean true")
     );
+    // NaN from a postprocessor is named as a postprocessor's bad result, not a score.
+    let dir = tempfile::tempdir().unwrap();
+    let pack = script_pack(
+        dir.path(),
+        "postprocessor",
+        "fn evaluate(ctx) { 0.0 / 0.0 }",
+        "",
+    )
+    .unwrap();
+    assert_eq!(
+        error_of(&pack, "x"),
+        "postprocessor `m`: script `m`: a postprocessor must return an array of issues or an object { issues, json }, got NaN"
+    );
 }
 
 // ---------------------------------------------------------------- context
@@ -385,6 +398,16 @@ fn compare_reaches_the_packs_own_script_strategies() {
 }
 
 #[test]
+fn compare_reached_through_a_computed_function_pointer_works() {
+    let pack = metric(
+        r#"fn evaluate(ctx) { let f = Fn("comp" + "are"); f.call("exact", ctx.output, "x") }"#,
+    );
+    let report = eval(&pack, "x");
+    assert_eq!(report.error, None);
+    assert_eq!(report.score, Some(1.0));
+}
+
+#[test]
 fn helper_errors_name_the_helper_and_the_position() {
     let pack = metric("fn evaluate(ctx) {\n    regex_test(ctx.output, \"(unclosed\")\n}");
     let err = error_of(&pack, "x");
@@ -494,6 +517,107 @@ fn an_endless_loop_hits_the_deadline() {
 }
 
 #[test]
+fn slow_helpers_on_huge_strings_hit_the_deadline() {
+    // Quadratic helpers count no Rhai operations while they work: on strings of
+    // a few hundred thousand characters they would run for hours.
+    for call in [
+        "levenshtein(s, s + \"x\")",
+        "similarity(s, \"b\" + s)",
+        "jaro_winkler(s, \"b\" + s)",
+        "token_set_ratio(w + \"x\", w + \"y\")",
+        "compare(\"fuzzy\", s, \"b\" + s)",
+    ] {
+        let script = format!(
+            r#"fn evaluate(ctx) {{
+    if ctx.output == "ok" {{ return 1; }}
+    let s = "ab"; for i in 0..17 {{ s += s; }}
+    let w = ""; for i in 0..20000 {{ w += "w" + i + " "; }}
+    {call};
+    1
+}}"#
+        );
+        let started = std::time::Instant::now();
+        runaway(
+            &script,
+            "limits: { timeout_ms: 200 }\n",
+            "exceeded the 200 ms time limit (limits.timeout_ms)",
+        );
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "{call} took {:?}",
+            started.elapsed()
+        );
+    }
+}
+
+#[test]
+fn compiling_new_regexes_in_a_loop_stops_at_the_deadline() {
+    // Each new pattern is compiled (no Rhai operation counted while it does);
+    // the deadline is checked before each compile, not only every 256 operations.
+    let started = std::time::Instant::now();
+    runaway(
+        r#"fn evaluate(ctx) {
+    if ctx.output == "ok" { return 1; }
+    for i in 0..100000 { regex_test("a", `(?:\w{20}){5}` + i); }
+    1
+}"#,
+        "limits: { max_operations: 0, timeout_ms: 100 }\n",
+        "exceeded the 100 ms time limit (limits.timeout_ms)",
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(2),
+        "took {:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn a_limit_hit_inside_a_sort_comparer_still_errors_the_record() {
+    // Rhai ignores the comparer's errors: the call must not go on to a score.
+    let script = r#"fn evaluate(ctx) {
+    if ctx.output == "ok" { return 1; }
+    let a = []; a.pad(2000, 1);
+    a.sort(|x, y| { loop { } });
+    1
+}"#;
+    runaway(
+        script,
+        "",
+        "exceeded the 1,000,000 operation limit (limits.max_operations)",
+    );
+    runaway(
+        script,
+        "limits: { max_operations: 0, timeout_ms: 100 }\n",
+        "exceeded the 100 ms time limit (limits.timeout_ms)",
+    );
+    // Past the deadline the sort ends fast and the script goes no further.
+    let started = std::time::Instant::now();
+    runaway(
+        r#"fn evaluate(ctx) {
+    if ctx.output == "ok" { return 1; }
+    let a = []; a.pad(2000, 1);
+    loop { a.sort(|x, y| { loop { } }); }
+}"#,
+        "limits: { max_operations: 0, timeout_ms: 100 }\n",
+        "exceeded the 100 ms time limit (limits.timeout_ms)",
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "took {:?}",
+        started.elapsed()
+    );
+    runaway(
+        r#"fn evaluate(ctx) {
+    if ctx.output == "ok" { return 1; }
+    let a = [3, 1, 2, 3]; a.dedup(|x, y| { loop { } });
+    1
+}"#,
+        "limits: { max_operations: 5000 }\n",
+        "exceeded the 5,000 operation limit (limits.max_operations)",
+    );
+}
+
+#[test]
 fn deep_recursion_hits_the_call_depth_limit() {
     let script = r#"fn down(n) { down(n + 1) }
 fn evaluate(ctx) { if ctx.output == "ok" { return 1; } down(0) }"#;
@@ -506,6 +630,49 @@ fn evaluate(ctx) { if ctx.output == "ok" { return 1; } down(0) }"#;
         script,
         "limits: { max_call_depth: 5 }\n",
         "exceeded the call depth limit of 5 (limits.max_call_depth)",
+    );
+    // A depth the native stack cannot hold is refused at load (a stack
+    // overflow would abort the run, not fail the record).
+    // (on a thread with the stack `tribunal` gives the threads it evaluates on)
+    std::thread::Builder::new()
+        .stack_size(tribunal::parallel::STACK_SIZE)
+        .spawn(move || {
+            runaway(
+                script,
+                "limits: { max_call_depth: 256 }\n",
+                "exceeded the call depth limit of 256 (limits.max_call_depth)",
+            );
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    let (err, dir) = load_error("metric", script, "limits:\n  max_call_depth: 100000\n");
+    assert_eq!(
+        err,
+        format!(
+            "error: {}:7:3: limits.max_call_depth must be at most 256, got 100000",
+            dir.path().join("pack.yaml").display()
+        )
+    );
+    let options = tribunal::LoadOptions {
+        overrides: vec![
+            tribunal::Override::parse("limits.max_call_depth=257", dir.path()).unwrap(),
+        ],
+        ..tribunal::LoadOptions::default()
+    };
+    write(
+        dir.path(),
+        "pack.yaml",
+        "name: t\ncomponents: [m.yaml]\npipeline:\n  metrics: [m]\n",
+    );
+    let err = Pack::load_with(dir.path(), &options)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(
+            "--set limits.max_call_depth=257: limits.max_call_depth must be at most 256, got 257"
+        ),
+        "{err}"
     );
 }
 
@@ -645,6 +812,23 @@ fn inline_scripts_report_positions_in_the_manifest() {
     let pack = Pack::load(dir.path()).unwrap();
     let err = error_of(&pack, "x");
     assert!(err.ends_with("m.yaml:6:7): script threw: inline"), "{err}");
+
+    // A commented-out `inline:` line before the real one is not the script.
+    write(
+        dir.path(),
+        "m.yaml",
+        "kind: metric\nname: m\nimplementation:\n  # inline: the old one\n  inline: |\n    fn evaluate(ctx) {\n      throw \"inline\";\n    }\n",
+    );
+    let err = error_of(&Pack::load(dir.path()).unwrap(), "x");
+    assert!(err.ends_with("m.yaml:7:7): script threw: inline"), "{err}");
+    // An indentation indicator: the script's own indentation is kept.
+    write(
+        dir.path(),
+        "m.yaml",
+        "kind: metric\nname: m\nimplementation:\n  inline: |2\n      fn evaluate(ctx) {\n        throw \"inline\";\n      }\n",
+    );
+    let err = error_of(&Pack::load(dir.path()).unwrap(), "x");
+    assert!(err.ends_with("m.yaml:6:9): script threw: inline"), "{err}");
 }
 
 #[test]
@@ -808,6 +992,63 @@ fn cli_eval_errors_the_runaway_record_and_goes_on() {
 }
 
 #[test]
+fn cli_deep_values_and_nested_script_calls_do_not_overflow_the_stack() {
+    // Rhai walks nested arrays and maps (size checks, clone, drop) and nests
+    // script calls through compare() recursively, on the native stack: within
+    // the default limits a few lines of script went deeper than a 2 MiB thread
+    // holds, and a stack overflow aborts the whole run.
+    let dir = tempfile::tempdir().unwrap();
+    script_pack(
+        dir.path(),
+        "strategy",
+        r#"fn down(n, e, a) { if n > 0 { down(n - 1, e, a) } else { compare_with("m", e, a) } }
+fn compare(expected, actual, ctx) {
+    if ctx.output.contains("nest") {
+        let v = []; for i in 0..4000 { v = [v]; }
+        return 1.0;
+    }
+    down(28, expected, actual)
+}"#,
+        "limits: { timeout_ms: 60000 }\n",
+    )
+    .unwrap();
+    let record = |id: u32, output: &str| {
+        json!({"id": id, "output": output, "expected": {"x": 1}}).to_string() + "\n"
+    };
+    write(
+        dir.path(),
+        "data.jsonl",
+        &format!(
+            "{}{}",
+            record(1, r#"{"x": 1, "note": "nest"}"#),
+            record(2, r#"{"x": 1}"#)
+        ),
+    );
+    for jobs in ["1", "2"] {
+        let out = tribunal_cmd()
+            .args(["eval", "--jobs", jobs, "--pack"])
+            .arg(dir.path())
+            .arg("--input")
+            .arg(dir.path().join("data.jsonl"))
+            .assert()
+            .get_output()
+            .clone();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("overflow"), "--jobs {jobs}: {stderr}");
+        let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 2, "--jobs {jobs}: {stderr}");
+        assert_eq!(lines[0]["status"], "PASS", "{}", lines[0]);
+        // Nested eight deep, then refused: an ERROR record, not a crash.
+        assert_eq!(lines[1]["status"], "ERROR", "{}", lines[1]);
+        let reason = lines[1]["error"].as_str().unwrap();
+        assert!(reason.contains("nest more than 8 deep"), "{reason}");
+    }
+}
+
+#[test]
 fn cli_load_errors_for_scripts_exit_2_with_file_line_col() {
     let dir = tempfile::tempdir().unwrap();
     let _ = script_pack(dir.path(), "metric", "fn evaluate(ctx) {\n  1 +\n}", "");
@@ -915,6 +1156,33 @@ fn limits_can_be_overridden_per_run_with_set() {
     assert!(
         err.contains("limits.timeout_ms must be a whole number ≥ 0, got -1"),
         "{err}"
+    );
+    // Checked in a pack without scripts too (the guide: "in both places").
+    let plain = tempfile::tempdir().unwrap();
+    write(
+        plain.path(),
+        "pack.yaml",
+        "name: t\npipeline:\n  metrics: [json_emission]\n",
+    );
+    let load_plain = |spec: &str| {
+        let options = tribunal::LoadOptions {
+            overrides: vec![tribunal::Override::parse(spec, plain.path()).unwrap()],
+            ..tribunal::LoadOptions::default()
+        };
+        Pack::load_with(plain.path(), &options)
+    };
+    assert!(load_plain("limits.timeout_ms=5").is_ok());
+    let err = load_plain("limits.timeout=5").unwrap_err().to_string();
+    assert!(
+        err.contains("--set limits.timeout=5: unknown limit `timeout`"),
+        "{err}"
+    );
+    assert_eq!(err.matches("unknown limit").count(), 1, "{err}");
+    let err = load("limits.timeout=5").unwrap_err().to_string();
+    assert_eq!(
+        err.matches("unknown limit").count(),
+        1,
+        "reported once: {err}"
     );
 }
 

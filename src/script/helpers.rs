@@ -7,12 +7,12 @@
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock, RwLock};
 
-use regex::Regex;
+use regex::{Regex, RegexBuilder};
 use rhai::{Array, Dynamic, Engine, EvalAltResult, Map, FLOAT, INT};
 
 use super::convert::{int, text as text_value, to_dynamic, to_value};
 use super::strings::{jaro_winkler, token_set_ratio};
-use crate::text::{count_sentences, levenshtein, similarity};
+use crate::text::{count_sentences, levenshtein_until, similarity_until};
 
 type HelperResult<T> = Result<T, Box<EvalAltResult>>;
 
@@ -103,20 +103,26 @@ pub fn register(engine: &mut Engine) {
     engine.register_fn("regex_escape", |text: &str| -> String {
         regex::escape(text)
     });
-    engine.register_fn("levenshtein", |a: &str, b: &str| -> INT {
+    // Quadratic in the lengths: on megabyte strings they would run for hours
+    // without Rhai counting an operation, so they watch the call's deadline.
+    engine.register_fn("levenshtein", |a: &str, b: &str| -> HelperResult<INT> {
         let a: Vec<char> = a.chars().collect();
         let b: Vec<char> = b.chars().collect();
-        int(levenshtein(&a, &b))
+        levenshtein_until(&a, &b, &mut super::deadline_watch())
+            .map_or_else(timed_out, |d| Ok(int(d)))
     });
-    engine.register_fn("similarity", |a: &str, b: &str| -> FLOAT {
-        similarity(a, b)
+    engine.register_fn("similarity", |a: &str, b: &str| -> HelperResult<FLOAT> {
+        similarity_until(a, b, &mut super::deadline_watch()).map_or_else(timed_out, Ok)
     });
-    engine.register_fn("jaro_winkler", |a: &str, b: &str| -> FLOAT {
-        jaro_winkler(a, b)
+    engine.register_fn("jaro_winkler", |a: &str, b: &str| -> HelperResult<FLOAT> {
+        jaro_winkler(a, b, &mut super::deadline_watch()).map_or_else(timed_out, Ok)
     });
-    engine.register_fn("token_set_ratio", |a: &str, b: &str| -> FLOAT {
-        token_set_ratio(a, b)
-    });
+    engine.register_fn(
+        "token_set_ratio",
+        |a: &str, b: &str| -> HelperResult<FLOAT> {
+            token_set_ratio(a, b, &mut super::deadline_watch()).map_or_else(timed_out, Ok)
+        },
+    );
     engine.register_fn(
         "json_pointer",
         // `&mut`: Rhai passes a first argument by reference, so looking into
@@ -158,6 +164,13 @@ pub fn register(engine: &mut Engine) {
     // `fn compare(expected, actual, ctx)` does not shadow.
     engine.register_fn("compare", compare_strategy);
     engine.register_fn("compare_with", compare_strategy);
+}
+
+/// The error a helper stopped by the deadline raises: the same as Rhai's own
+/// termination by `on_progress`, so it reads as the limit the call hit.
+fn timed_out<T>() -> HelperResult<T> {
+    let token = super::tripped().unwrap_or(super::TIMEOUT_TOKEN);
+    Err(EvalAltResult::ErrorTerminated(Dynamic::from(token), rhai::Position::NONE).into())
 }
 
 #[allow(clippy::needless_pass_by_value)] // Rhai hands native functions their arguments by value
@@ -214,6 +227,11 @@ fn lookup<'a>(value: &Dynamic, mut tokens: impl Iterator<Item = &'a str>) -> Dyn
 /// patterns per record must not grow memory without end).
 const REGEX_CACHE_CAPACITY: usize = 512;
 
+/// Patterns whose compiled form is larger than this are compiled for the call
+/// and not kept: the regex crate allows 10 MiB per pattern, and 512 of those
+/// would hold gigabytes for the whole run.
+const CACHED_REGEX_SIZE_LIMIT: usize = 256 << 10;
+
 fn regex_cache() -> &'static RwLock<HashMap<String, Arc<Regex>>> {
     static CACHE: OnceLock<RwLock<HashMap<String, Arc<Regex>>>> = OnceLock::new();
     CACHE.get_or_init(|| RwLock::new(HashMap::new()))
@@ -227,16 +245,28 @@ fn cached_regex(helper: &str, pattern: &str) -> HelperResult<Arc<Regex>> {
     {
         return Ok(Arc::clone(regex));
     }
-    let regex = match Regex::new(pattern) {
+    // Compiling a large pattern takes long and counts no operation: a script
+    // compiling new patterns in a loop must not outrun its deadline by much.
+    if super::past_deadline() {
+        return timed_out();
+    }
+    let invalid = |err: regex::Error| {
+        let reason = err
+            .to_string()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        fail(helper, format!("invalid regex `{pattern}`: {reason}"))
+    };
+    let regex = match RegexBuilder::new(pattern)
+        .size_limit(CACHED_REGEX_SIZE_LIMIT)
+        .build()
+    {
         Ok(regex) => Arc::new(regex),
-        Err(err) => {
-            let reason = err
-                .to_string()
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" ");
-            return fail(helper, format!("invalid regex `{pattern}`: {reason}"));
+        Err(regex::Error::CompiledTooBig(_)) => {
+            return Regex::new(pattern).map(Arc::new).or_else(invalid);
         }
+        Err(err) => return invalid(err),
     };
     let mut cache = regex_cache()
         .write()
@@ -276,6 +306,12 @@ mod tests {
                 .contains("regex_test(): invalid regex `(unclosed`"),
             "{err}"
         );
+        // A pattern that compiles big is not kept (it still works).
+        let big = r"^\w{100}$";
+        assert!(cached_regex("regex_test", big)
+            .unwrap()
+            .is_match(&"é".repeat(100)));
+        assert!(!regex_cache().read().map_or(true, |c| c.contains_key(big)));
         // Bounded (in this one test: filling the shared cache empties it).
         for i in 0..REGEX_CACHE_CAPACITY + 50 {
             cached_regex("regex_test", &format!("^bounded-{i}$")).unwrap();

@@ -81,6 +81,27 @@ impl Default for ScriptLimits {
 }
 
 impl ScriptLimits {
+    /// The largest `max_call_depth` accepted. Each nested script call takes tens
+    /// of KiB of native stack (more in debug builds) and `compare()` may nest
+    /// calls 8 deep; deeper would overflow even a worker's 256 MiB stack, which
+    /// aborts the process instead of failing the record.
+    pub const MAX_CALL_DEPTH: usize = 256;
+
+    /// Why a value is not accepted for `key`, if it is not.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        if self.max_call_depth > Self::MAX_CALL_DEPTH {
+            return Err((
+                "max_call_depth",
+                format!(
+                    "limits.max_call_depth must be at most {}, got {}",
+                    Self::MAX_CALL_DEPTH,
+                    self.max_call_depth
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// The keys of `limits:`.
     pub const KEYS: [&'static str; 8] = [
         "max_operations",
@@ -112,7 +133,7 @@ impl ScriptLimits {
             "timeout_ms" => self.timeout_ms = n,
             _ => return Err(format!("unknown limit `{key}`")),
         }
-        Ok(())
+        self.check().map_err(|(_, message)| message)
     }
 }
 
@@ -132,6 +153,8 @@ impl fmt::Debug for ScriptHost {
 
 /// The token `on_progress` terminates a call with when its deadline has passed.
 const TIMEOUT_TOKEN: &str = "tribunal:timeout";
+/// The token `on_progress` terminates a call with past `max_operations`.
+const OPERATIONS_TOKEN: &str = "tribunal:operations";
 /// How many operations pass between two clock reads.
 const CLOCK_EVERY_OPS: u64 = 256;
 /// How deeply `compare()` may call a script strategy that calls `compare()`...
@@ -150,18 +173,16 @@ impl ScriptHost {
         engine.disable_symbol("export");
         engine.disable_symbol("eval");
         engine.set_strict_variables(true);
-        engine.set_max_operations(limits.max_operations);
+        // Operations are counted by `on_progress` below, not by Rhai: a limit
+        // once hit must stay hit (see `progress`).
+        engine.set_max_operations(0);
         engine.set_max_call_levels(limits.max_call_depth);
         engine.set_max_expr_depths(limits.max_expr_depth, limits.max_function_expr_depth);
         engine.set_max_string_size(limits.max_string_size);
         engine.set_max_array_size(limits.max_array_size);
         engine.set_max_map_size(limits.max_map_size);
-        engine.on_progress(|ops| {
-            if ops % CLOCK_EVERY_OPS != 0 {
-                return None;
-            }
-            past_deadline().then(|| Dynamic::from(TIMEOUT_TOKEN))
-        });
+        let max_operations = limits.max_operations;
+        engine.on_progress(move |ops| progress(ops, max_operations).map(Dynamic::from));
         // stdout carries result records: script output goes to stderr, named.
         engine.on_print(|text| eprintln!("[script {}] {text}", current_script()));
         engine.on_debug(|text, _, pos| {
@@ -217,6 +238,9 @@ pub fn inline_origin(source: &crate::loader::Source) -> Origin {
     // The `inline:` key on or after the `implementation` line (0-based index in the YAML).
     let first = line.saturating_sub(source.line_offset + 1);
     let found = lines.iter().enumerate().skip(first).find_map(|(i, l)| {
+        if l.trim_start().starts_with('#') {
+            return None; // a comment (`# inline: ...` kept for reference)
+        }
         l.find("inline:")
             .filter(|at| {
                 l[..*at]
@@ -237,11 +261,23 @@ pub fn inline_origin(source: &crate::loader::Source) -> Origin {
     let value = key_line[after_key..].trim_start();
     let file_line = index + 1 + source.line_offset; // 1-based line of the key in the file
     if value.starts_with('|') || value.starts_with('>') {
-        let indent = lines
-            .iter()
-            .skip(index + 1)
-            .find(|l| !l.trim().is_empty())
-            .map_or(0, |l| l.len() - l.trim_start().len());
+        // An indentation indicator (`|2`) sets the block's indentation, relative
+        // to the key's; otherwise the first non-empty line does.
+        let indicator = value[1..]
+            .chars()
+            .take(2)
+            .find_map(|c| c.to_digit(10).filter(|d| *d > 0));
+        let key_indent = key_line.len() - key_line.trim_start().len();
+        let indent = indicator.map_or_else(
+            || {
+                lines
+                    .iter()
+                    .skip(index + 1)
+                    .find(|l| !l.trim().is_empty())
+                    .map_or(0, |l| l.len() - l.trim_start().len())
+            },
+            |d| key_indent + d as usize,
+        );
         Origin {
             file: source.path.clone(),
             line_offset: file_line,
@@ -350,7 +386,9 @@ pub fn compile(
             ),
         ));
     }
-    let uses_compare = calls_compare(text);
+    // A function pointer built from a string (`Fn(name)`) may name the helper
+    // in a way no scan sees: such scripts get the context too.
+    let uses_compare = calls_compare(text) || text.contains("Fn(");
     Ok(Arc::new(CompiledScript {
         host: Arc::clone(host),
         ast,
@@ -485,7 +523,24 @@ impl ScriptComponent {
             entry,
             args,
         );
+        // A limit hit inside a callback whose errors Rhai ignores (the comparer
+        // of `sort` or `dedup`) let the call go on and return: still an error.
+        if let Some(token) = tripped() {
+            let err = EvalAltResult::ErrorTerminated(Dynamic::from(token), Position::NONE);
+            return Err(self.runtime_error(&err));
+        }
         match result {
+            // A non-finite number at the top level: JSON cannot hold it, and the
+            // conversion words that for a score; a postprocessor returns no score.
+            Ok(value) if script.kind == Kind::Postprocessor && value.is_float() => {
+                match convert::to_value(&value) {
+                    Ok(value) => Ok(value),
+                    Err(_) => Err(EvalError::new(format!(
+                        "{}: a postprocessor must return an array of issues or an object {{ issues, json }}, got {value}",
+                        self.who
+                    ))),
+                }
+            }
             Ok(value) => convert::to_value(&value)
                 .map_err(|reason| EvalError::new(format!("{}: {reason}", self.who))),
             Err(err) => Err(self.runtime_error(&err)),
@@ -511,6 +566,14 @@ impl ScriptComponent {
                 "exceeded the {} operation limit (limits.max_operations)",
                 thousands(limits.max_operations)
             ),
+            EvalAltResult::ErrorTerminated(token, _)
+                if token.clone().into_string().ok().as_deref() == Some(OPERATIONS_TOKEN) =>
+            {
+                format!(
+                    "exceeded the {} operation limit (limits.max_operations)",
+                    thousands(limits.max_operations)
+                )
+            }
             EvalAltResult::ErrorStackOverflow(_) => format!(
                 "exceeded the call depth limit of {} (limits.max_call_depth)",
                 limits.max_call_depth
@@ -662,6 +725,10 @@ struct Frame {
     who: String,
     deadline: Option<Instant>,
     context: Option<Arc<OwnedContext>>,
+    /// The limit this call has hit (its token), if any: from then on every
+    /// operation ends the call, and the call is an error even if the script
+    /// went on (Rhai ignores errors in `sort` / `dedup` comparers).
+    tripped: Option<&'static str>,
 }
 
 thread_local! {
@@ -692,6 +759,7 @@ impl CallFrame {
                 who: who.to_owned(),
                 deadline,
                 context: context.map(Arc::new),
+                tripped: None,
             });
             Ok(Self)
         })
@@ -706,13 +774,59 @@ impl Drop for CallFrame {
     }
 }
 
-fn past_deadline() -> bool {
-    FRAMES.with_borrow(|frames| {
-        frames
-            .last()
-            .and_then(|f| f.deadline)
-            .is_some_and(|deadline| Instant::now() >= deadline)
+/// `on_progress`: the token to end the call with, once a limit is hit and for
+/// every operation after that.
+fn progress(ops: u64, max_operations: u64) -> Option<&'static str> {
+    FRAMES.with_borrow_mut(|frames| {
+        let frame = frames.last_mut()?;
+        if frame.tripped.is_none() {
+            if max_operations > 0 && ops > max_operations {
+                frame.tripped = Some(OPERATIONS_TOKEN);
+            } else if ops % CLOCK_EVERY_OPS == 0
+                && frame.deadline.is_some_and(|d| Instant::now() >= d)
+            {
+                frame.tripped = Some(TIMEOUT_TOKEN);
+            }
+        }
+        frame.tripped
     })
+}
+
+/// Whether the innermost call's deadline has passed (for helpers that work
+/// without counting operations); marks the call as timed out when it has.
+fn past_deadline() -> bool {
+    FRAMES.with_borrow_mut(|frames| {
+        let Some(frame) = frames.last_mut() else {
+            return false;
+        };
+        if frame.tripped.is_none() && frame.deadline.is_some_and(|d| Instant::now() >= d) {
+            frame.tripped = Some(TIMEOUT_TOKEN);
+        }
+        frame.tripped.is_some()
+    })
+}
+
+/// How many cells of quadratic work pass between two clock reads.
+const CLOCK_EVERY_CELLS: usize = 1 << 16;
+
+/// The `keep_going(cells)` of quadratic string work (the similarity helpers,
+/// and `fuzzy` reached through `compare()`): false once the deadline of the
+/// script call in progress on this thread has passed; always true outside one.
+pub(crate) fn deadline_watch() -> impl FnMut(usize) -> bool {
+    let mut work = 0usize;
+    move |cells| {
+        work += cells;
+        if work < CLOCK_EVERY_CELLS {
+            return true;
+        }
+        work = 0;
+        !past_deadline()
+    }
+}
+
+/// The limit the innermost call has hit, if any.
+fn tripped() -> Option<&'static str> {
+    FRAMES.with_borrow(|frames| frames.last().and_then(|f| f.tripped))
 }
 
 fn current_script() -> String {
