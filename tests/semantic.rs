@@ -507,3 +507,20 @@ fn a_damaged_model_says_where_and_how_to_reinstall() {
     assert!(err.contains("model.safetensors"), "{err}");
     assert!(err.contains("scripts/setup"), "{err}");
 }
+
+#[test]
+fn one_model_folder_reached_by_two_routes_is_loaded_once() {
+    // A pack naming the default folder in `model:` and a pack relying on the default
+    // share one loaded model and one cache, not two copies in memory.
+    let by_path = SemanticModel::shared(Some(model_dir().join("..").join("all-MiniLM-L6-v2")));
+    let by_default = SemanticModel::shared(None);
+    let (a, b) = (
+        by_path.embedder().expect("loads"),
+        by_default.embedder().expect("loads"),
+    );
+    assert!(std::ptr::eq(a, b), "the model was loaded twice");
+    // A folder of its own (the same files, linked) is a model of its own.
+    let dir = tempfile::tempdir().unwrap();
+    let other = SemanticModel::shared(Some(model_copy(dir.path())));
+    assert!(!std::ptr::eq(a, other.embedder().expect("loads")));
+}

@@ -226,7 +226,7 @@ impl Cache {
 pub struct SemanticModel {
     /// The folder from a component's config; `None` = environment, then default.
     explicit: Option<PathBuf>,
-    loaded: OnceLock<Result<Loaded, String>>,
+    loaded: OnceLock<Result<Arc<Loaded>, String>>,
 }
 
 #[derive(Debug)]
@@ -259,10 +259,22 @@ impl SemanticModel {
         locate(self.explicit.as_deref())
     }
 
+    /// The model and its cache, loaded once per model folder: handles that reach
+    /// the same folder by different routes (a `model:` naming the default folder,
+    /// the environment variable, the default) share one model and one cache.
     fn loaded(&self) -> Result<&Loaded, String> {
+        static MODELS: OnceLock<Mutex<HashMap<PathBuf, Arc<Loaded>>>> = OnceLock::new();
         self.loaded
             .get_or_init(|| {
                 let dir = self.locate()?;
+                let key = dir.canonicalize().unwrap_or_else(|_| dir.clone());
+                let mut models = MODELS
+                    .get_or_init(Mutex::default)
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                if let Some(loaded) = models.get(&key) {
+                    return Ok(Arc::clone(loaded));
+                }
                 let embedder = Embedder::load(&dir).map_err(|e| {
                     format!(
                         "cannot load the sentence-embedding model in `{}`: {e}. Its files are \
@@ -273,16 +285,18 @@ impl SemanticModel {
                         dir.display()
                     )
                 })?;
-                Ok(Loaded {
+                let loaded = Arc::new(Loaded {
                     embedder,
                     cache: Mutex::new(Cache {
                         map: HashMap::new(),
                         order: VecDeque::new(),
                         capacity: CACHE_ENTRIES,
                     }),
-                })
+                });
+                models.insert(key, Arc::clone(&loaded));
+                Ok(loaded)
             })
-            .as_ref()
+            .as_deref()
             .map_err(Clone::clone)
     }
 
