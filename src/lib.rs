@@ -19,6 +19,7 @@
 //! ```
 //!
 //! See `examples/evaluate.rs` for a retry loop using the re-ask `feedback`.
+pub mod alloc;
 pub mod builtins;
 pub mod component;
 pub mod contract;
@@ -46,3 +47,9 @@ pub mod cli;
 pub mod eval;
 pub mod summary;
 pub mod testing;
+
+// The unit tests run with the counting allocator the binary installs, so the
+// script memory limit is tested here too.
+#[cfg(test)]
+#[global_allocator]
+static ALLOC: alloc::Counting = alloc::Counting;

@@ -1,6 +1,11 @@
 //! The `tribunal` command line.
 use std::process::ExitCode;
 
+/// Counts each thread's allocations, so a Rhai script call can be held to
+/// `limits.max_memory` (see `tribunal::alloc`).
+#[global_allocator]
+static ALLOC: tribunal::alloc::Counting = tribunal::alloc::Counting;
+
 fn main() -> ExitCode {
     // Records evaluated without worker threads (`--jobs 1`, `check`, `test`) run
     // on this thread: give it the workers' deep stack (see `parallel::STACK_SIZE`).

@@ -1304,3 +1304,61 @@ fn a_one_line_inline_script_reports_the_column_in_the_manifest() {
         )
     );
 }
+
+#[test]
+fn cli_a_script_holding_many_values_within_the_size_limits_hits_the_memory_limit() {
+    // Each string is within max_string_size and the array within max_array_size,
+    // but together they take 160 MB and could take gigabytes: Rhai checks only the new element on an
+    // index assignment. The binary's counting allocator holds the whole call to
+    // limits.max_memory (64 MiB by default).
+    let dir = tempfile::tempdir().unwrap();
+    script_pack(
+        dir.path(),
+        "metric",
+        r#"fn evaluate(ctx) {
+               if ctx.output != "hog" { return 1; }
+               let a = [];
+               a.pad(20, "");
+               let s = "x";
+               while s.len() < 8000000 { s += s; }
+               for i in 0..20 { a[i] = s + i; }
+               1
+           }"#,
+        "limits: { max_operations: 0, timeout_ms: 30000 }\n",
+    )
+    .unwrap();
+    write(
+        dir.path(),
+        "data.jsonl",
+        "{\"id\": 1, \"output\": \"fine\"}\n{\"id\": 2, \"output\": \"hog\"}\n{\"id\": 3, \"output\": \"fine\"}\n",
+    );
+    let eval = |extra: &[&str]| -> Vec<Value> {
+        let out = tribunal_cmd()
+            .args(["eval", "--jobs", "2", "--pack"])
+            .arg(dir.path())
+            .arg("--input")
+            .arg(dir.path().join("data.jsonl"))
+            .args(extra)
+            .assert()
+            .get_output()
+            .clone();
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let lines = eval(&[]);
+    assert_eq!(lines.len(), 3, "one result per record");
+    assert_eq!(lines[0]["status"], "PASS");
+    assert_eq!(lines[1]["status"], "ERROR");
+    let reason = lines[1]["error"].as_str().unwrap();
+    assert!(
+        reason.ends_with("used more than 67,108,864 bytes of memory (limits.max_memory)"),
+        "{reason}"
+    );
+    assert_eq!(lines[2]["status"], "PASS");
+    // The limit is a pack/run setting like the others; 0 turns it off. A higher
+    // one that the script stays under lets the record pass.
+    let lines = eval(&["--set", "limits.max_memory=1000000000"]);
+    assert_eq!(lines[1]["status"], "PASS", "{}", lines[1]);
+}

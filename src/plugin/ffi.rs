@@ -1,4 +1,5 @@
-//! The engine's only `unsafe` code: opening a plugin library and calling the
+//! All the engine's `unsafe` code but the counting allocator (`crate::alloc`):
+//! opening a plugin library and calling the
 //! six functions of its C ABI (described in the `tribunal-plugin` crate docs).
 //!
 //! Invariants every call below relies on:

@@ -56,6 +56,10 @@ pub struct ScriptLimits {
     pub max_map_size: usize,
     /// Wall-clock time per call, in milliseconds (0: no deadline).
     pub timeout_ms: u64,
+    /// Net bytes one call may allocate, all its values together (0: unlimited).
+    /// Enforced where `tribunal::alloc::Counting` is the global allocator (the
+    /// `tribunal` binary installs it).
+    pub max_memory: usize,
 }
 
 impl Default for ScriptLimits {
@@ -76,6 +80,9 @@ impl Default for ScriptLimits {
             max_array_size: 100_000,
             max_map_size: 100_000,
             timeout_ms: 1_000,
+            // The size limits bound one value; this bounds them all together. Four
+            // times the largest string leaves room for copies of a big output.
+            max_memory: 64 << 20,
         }
     }
 }
@@ -103,7 +110,7 @@ impl ScriptLimits {
     }
 
     /// The keys of `limits:`.
-    pub const KEYS: [&'static str; 8] = [
+    pub const KEYS: [&'static str; 9] = [
         "max_operations",
         "max_call_depth",
         "max_expr_depth",
@@ -112,6 +119,7 @@ impl ScriptLimits {
         "max_array_size",
         "max_map_size",
         "timeout_ms",
+        "max_memory",
     ];
 
     /// Sets one limit by name (for `--set limits.timeout_ms=5000`).
@@ -131,6 +139,7 @@ impl ScriptLimits {
             "max_array_size" => self.max_array_size = size,
             "max_map_size" => self.max_map_size = size,
             "timeout_ms" => self.timeout_ms = n,
+            "max_memory" => self.max_memory = size,
             _ => return Err(format!("unknown limit `{key}`")),
         }
         self.check().map_err(|(_, message)| message)
@@ -153,6 +162,8 @@ impl fmt::Debug for ScriptHost {
 
 /// The token `on_progress` terminates a call with when its deadline has passed.
 const TIMEOUT_TOKEN: &str = "tribunal:timeout";
+/// The token `on_progress` terminates a call with past `max_memory`.
+const MEMORY_TOKEN: &str = "tribunal:memory";
 /// The token `on_progress` terminates a call with past `max_operations`.
 const OPERATIONS_TOKEN: &str = "tribunal:operations";
 /// How many operations pass between two clock reads.
@@ -182,7 +193,12 @@ impl ScriptHost {
         engine.set_max_array_size(limits.max_array_size);
         engine.set_max_map_size(limits.max_map_size);
         let max_operations = limits.max_operations;
-        engine.on_progress(move |ops| progress(ops, max_operations).map(Dynamic::from));
+        let max_memory = if crate::alloc::installed() {
+            i64::try_from(limits.max_memory).unwrap_or(i64::MAX)
+        } else {
+            0
+        };
+        engine.on_progress(move |ops| progress(ops, max_operations, max_memory).map(Dynamic::from));
         // stdout carries result records: script output goes to stderr, named.
         engine.on_print(|text| eprintln!("[script {}] {text}", current_script()));
         engine.on_debug(|text, _, pos| {
@@ -599,6 +615,14 @@ impl ScriptComponent {
                     thousands(limits.timeout_ms)
                 )
             }
+            EvalAltResult::ErrorTerminated(token, _)
+                if token.clone().into_string().ok().as_deref() == Some(MEMORY_TOKEN) =>
+            {
+                format!(
+                    "used more than {} bytes of memory (limits.max_memory)",
+                    thousands(limits.max_memory as u64)
+                )
+            }
             EvalAltResult::ErrorRuntime(value, _) => {
                 let text = value.to_string();
                 if helpers::is_helper_error(&text) {
@@ -729,6 +753,8 @@ struct Frame {
     /// operation ends the call, and the call is an error even if the script
     /// went on (Rhai ignores errors in `sort` / `dedup` comparers).
     tripped: Option<&'static str>,
+    /// This thread's net allocated bytes when the call started.
+    memory_base: i64,
 }
 
 thread_local! {
@@ -760,6 +786,7 @@ impl CallFrame {
                 deadline,
                 context: context.map(Arc::new),
                 tripped: None,
+                memory_base: crate::alloc::thread_net_bytes(),
             });
             Ok(Self)
         })
@@ -775,13 +802,17 @@ impl Drop for CallFrame {
 }
 
 /// `on_progress`: the token to end the call with, once a limit is hit and for
-/// every operation after that.
-fn progress(ops: u64, max_operations: u64) -> Option<&'static str> {
+/// every operation after that. `max_memory` 0: not enforced.
+fn progress(ops: u64, max_operations: u64, max_memory: i64) -> Option<&'static str> {
     FRAMES.with_borrow_mut(|frames| {
         let frame = frames.last_mut()?;
         if frame.tripped.is_none() {
             if max_operations > 0 && ops > max_operations {
                 frame.tripped = Some(OPERATIONS_TOKEN);
+            } else if max_memory > 0
+                && crate::alloc::thread_net_bytes() - frame.memory_base > max_memory
+            {
+                frame.tripped = Some(MEMORY_TOKEN);
             } else if ops % CLOCK_EVERY_OPS == 0
                 && frame.deadline.is_some_and(|d| Instant::now() >= d)
             {

@@ -1,0 +1,130 @@
+//! A counting global allocator, so the Rhai host can bound the memory one script
+//! call takes (`limits.max_memory`).
+//!
+//! Rhai's own size limits bound one value at a time; a script can still hold many
+//! values each within them (an array of large strings filled by index assignment).
+//! This allocator keeps, per thread, the net number of bytes that thread has
+//! allocated; the script host reads it when a call starts and from `on_progress`,
+//! and ends a call whose net allocation has grown past the limit.
+//!
+//! The `tribunal` binary installs it. A program embedding the library gets the
+//! memory limit by installing it too:
+//!
+//! ```no_run
+//! #[global_allocator]
+//! static ALLOC: tribunal::alloc::Counting = tribunal::alloc::Counting;
+//! ```
+//!
+//! Without it, `max_memory` is not enforced (the other limits are).
+#![allow(unsafe_code)]
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::OnceLock;
+
+/// The system allocator, counting each thread's net allocated bytes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Counting;
+
+thread_local! {
+    // A const-initialised `Cell` of a type without `Drop`: no lazy set-up and no
+    // destructor, so it is safe to touch from inside the allocator, even while
+    // the thread is being torn down.
+    static NET: Cell<i64> = const { Cell::new(0) };
+}
+
+fn count(delta: i64) {
+    let _ = NET.try_with(|net| net.set(net.get().wrapping_add(delta)));
+}
+
+fn signed(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+// SAFETY: every call is forwarded unchanged to `System`, which upholds the
+// `GlobalAlloc` contract; the counting touches only a thread-local integer and
+// never allocates.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded with the caller's guarantees.
+        let ptr = unsafe { System.alloc(layout) };
+        if !ptr.is_null() {
+            count(signed(layout.size()));
+        }
+        ptr
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded with the caller's guarantees.
+        let ptr = unsafe { System.alloc_zeroed(layout) };
+        if !ptr.is_null() {
+            count(signed(layout.size()));
+        }
+        ptr
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { System.dealloc(ptr, layout) };
+        count(-signed(layout.size()));
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: forwarded with the caller's guarantees.
+        let new = unsafe { System.realloc(ptr, layout, new_size) };
+        if !new.is_null() {
+            count(signed(new_size) - signed(layout.size()));
+        }
+        new
+    }
+}
+
+/// Net bytes this thread has allocated so far (allocations minus what this
+/// thread freed). Only differences between two readings on one thread mean
+/// anything; always 0 when `Counting` is not the global allocator.
+pub fn thread_net_bytes() -> i64 {
+    NET.try_with(Cell::get).unwrap_or(0)
+}
+
+/// Whether `Counting` is the process's global allocator (checked once).
+pub fn installed() -> bool {
+    static INSTALLED: OnceLock<bool> = OnceLock::new();
+    *INSTALLED.get_or_init(|| {
+        let before = thread_net_bytes();
+        let probe = std::hint::black_box(vec![0u8; 4096]);
+        let after = thread_net_bytes();
+        drop(probe);
+        after - before >= 4096
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // The library's unit tests run with `Counting` installed (see lib.rs).
+    #[test]
+    fn a_thread_counts_what_it_holds() {
+        assert!(installed());
+        let before = thread_net_bytes();
+        let held = std::hint::black_box(vec![1u8; 1 << 20]);
+        assert!(thread_net_bytes() - before >= 1 << 20);
+        let mut grown = std::hint::black_box(Vec::<u8>::with_capacity(16));
+        grown.reserve_exact(1 << 20);
+        assert!(thread_net_bytes() - before >= 2 << 20);
+        drop(held);
+        drop(grown);
+        assert!(thread_net_bytes() - before < 4096);
+        // Another thread's allocations are not this thread's.
+        let other = std::thread::spawn(|| {
+            let v = std::hint::black_box(vec![0u8; 8 << 20]);
+            (thread_net_bytes(), v.len())
+        });
+        let before = thread_net_bytes();
+        let (theirs, _) = other.join().unwrap();
+        // (Net: the new thread also frees a little the spawning thread allocated.)
+        assert!(theirs >= (8 << 20) - 4096, "{theirs}");
+        let grew = thread_net_bytes() - before;
+        assert!(grew < 1 << 20, "{grew}");
+    }
+}
