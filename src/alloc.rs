@@ -33,12 +33,25 @@ thread_local! {
     static NET: Cell<i64> = const { Cell::new(0) };
 }
 
-fn count(delta: i64) {
-    let _ = NET.try_with(|net| net.set(net.get().wrapping_add(delta)));
+/// Blocks smaller than this are not counted: most allocations are small, and
+/// skipping them keeps the thread-local off the allocator's hot path. What goes
+/// uncounted is bounded by the operation limit (a Rhai operation makes a bounded
+/// number of small blocks); anything large a script builds is counted.
+pub const COUNTED_FROM: usize = 512;
+
+/// The bytes of a block of `size` that count.
+fn counted(size: usize) -> i64 {
+    if size >= COUNTED_FROM {
+        i64::try_from(size).unwrap_or(i64::MAX)
+    } else {
+        0
+    }
 }
 
-fn signed(n: usize) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
+fn count(delta: i64) {
+    if delta != 0 {
+        let _ = NET.try_with(|net| net.set(net.get().wrapping_add(delta)));
+    }
 }
 
 // SAFETY: every call is forwarded unchanged to `System`, which upholds the
@@ -49,7 +62,7 @@ unsafe impl GlobalAlloc for Counting {
         // SAFETY: forwarded with the caller's guarantees.
         let ptr = unsafe { System.alloc(layout) };
         if !ptr.is_null() {
-            count(signed(layout.size()));
+            count(counted(layout.size()));
         }
         ptr
     }
@@ -58,7 +71,7 @@ unsafe impl GlobalAlloc for Counting {
         // SAFETY: forwarded with the caller's guarantees.
         let ptr = unsafe { System.alloc_zeroed(layout) };
         if !ptr.is_null() {
-            count(signed(layout.size()));
+            count(counted(layout.size()));
         }
         ptr
     }
@@ -66,21 +79,21 @@ unsafe impl GlobalAlloc for Counting {
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         // SAFETY: forwarded with the caller's guarantees.
         unsafe { System.dealloc(ptr, layout) };
-        count(-signed(layout.size()));
+        count(-counted(layout.size()));
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // SAFETY: forwarded with the caller's guarantees.
         let new = unsafe { System.realloc(ptr, layout, new_size) };
         if !new.is_null() {
-            count(signed(new_size) - signed(layout.size()));
+            count(counted(new_size) - counted(layout.size()));
         }
         new
     }
 }
 
-/// Net bytes this thread has allocated so far (allocations minus what this
-/// thread freed). Only differences between two readings on one thread mean
+/// Net bytes this thread has allocated so far in blocks of at least
+/// `COUNTED_FROM` bytes (allocations minus what this thread freed). Only differences between two readings on one thread mean
 /// anything; always 0 when `Counting` is not the global allocator.
 pub fn thread_net_bytes() -> i64 {
     NET.try_with(Cell::get).unwrap_or(0)
