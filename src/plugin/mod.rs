@@ -181,7 +181,7 @@ fn envelope(bytes: Option<&[u8]>) -> Result<Value, String> {
     let Some(bytes) = bytes else {
         return Err("returned a null pointer instead of a JSON reply".into());
     };
-    let value: Value = from_slice_deep(bytes).map_err(|err| {
+    let value: Value = tribunal_plugin::__private::from_slice_deep(bytes).map_err(|err| {
         let text = String::from_utf8_lossy(bytes);
         let shown = crate::text::prefix_chars(&text, 80);
         let more = if shown.len() < text.len() { "..." } else { "" };
@@ -199,62 +199,6 @@ fn envelope(bytes: Option<&[u8]>) -> Result<Value, String> {
         }
         _ => Err(not_an_envelope()),
     }
-}
-
-/// The deepest nesting of arrays and objects accepted in a plugin's reply. The
-/// engine extracts JSON up to `serde_json`'s own limit (128 levels), and a reply
-/// wraps it further (`{"ok": {"details": {"json": ...}}}`), which that limit
-/// would refuse.
-const MAX_REPLY_DEPTH: usize = 256;
-
-/// `serde_json::from_slice`, allowing nesting up to [`MAX_REPLY_DEPTH`] levels.
-fn from_slice_deep(bytes: &[u8]) -> Result<Value, String> {
-    match serde_json::from_slice(bytes) {
-        Ok(value) => Ok(value),
-        Err(err) if err.to_string().starts_with("recursion limit exceeded") => {
-            let depth = nesting_depth(bytes);
-            if depth > MAX_REPLY_DEPTH {
-                return Err(format!(
-                    "nested {depth} levels deep, more than {MAX_REPLY_DEPTH}"
-                ));
-            }
-            // The depth is checked above, so the recursion stays bounded.
-            let mut deserializer = serde_json::Deserializer::from_slice(bytes);
-            deserializer.disable_recursion_limit();
-            let value = Value::deserialize(&mut deserializer).map_err(|err| err.to_string())?;
-            deserializer.end().map_err(|err| err.to_string())?;
-            Ok(value)
-        }
-        Err(err) => Err(err.to_string()),
-    }
-}
-
-/// The deepest nesting of `[` and `{` in a JSON text, outside strings.
-fn nesting_depth(bytes: &[u8]) -> usize {
-    let (mut depth, mut deepest) = (0usize, 0usize);
-    let (mut in_string, mut escaped) = (false, false);
-    for &byte in bytes {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if byte == b'\\' {
-                escaped = true;
-            } else if byte == b'"' {
-                in_string = false;
-            }
-            continue;
-        }
-        match byte {
-            b'"' => in_string = true,
-            b'[' | b'{' => {
-                depth += 1;
-                deepest = deepest.max(depth);
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    deepest
 }
 
 fn not_an_envelope() -> String {

@@ -235,21 +235,21 @@ fn parse<T: serde::de::DeserializeOwned>(input: &[u8]) -> Result<T, Error> {
     from_slice_deep(input).map_err(|err| format!("invalid evaluate input: {err}").into())
 }
 
-/// The deepest nesting of arrays and objects accepted across the boundary. The
-/// engine extracts JSON up to `serde_json`'s own limit (128 levels) and wraps it in
-/// `{"context": {"json": ...}}`, which that limit would refuse.
-pub(crate) const MAX_DEPTH: usize = 256;
+/// The deepest nesting of arrays and objects accepted across the boundary, both
+/// ways. The engine extracts JSON up to `serde_json`'s own limit (128 levels) and
+/// wraps it in `{"context": {"json": ...}}` (a reply in `{"ok": {"details": ...}}`),
+/// which that limit would refuse.
+pub const MAX_DEPTH: usize = 256;
 
-/// `serde_json::from_slice`, allowing nesting up to [`MAX_DEPTH`] levels.
-pub(crate) fn from_slice_deep<T: serde::de::DeserializeOwned>(input: &[u8]) -> Result<T, String> {
+/// `serde_json::from_slice`, allowing nesting up to [`MAX_DEPTH`] levels. The SDK
+/// reads requests with it and the engine reads replies with it.
+pub fn from_slice_deep<T: serde::de::DeserializeOwned>(input: &[u8]) -> Result<T, String> {
     match serde_json::from_slice(input) {
         Ok(value) => Ok(value),
         Err(err) if err.to_string().starts_with("recursion limit exceeded") => {
             let depth = nesting_depth(input);
             if depth > MAX_DEPTH {
-                return Err(format!(
-                    "the JSON is nested {depth} levels deep, more than {MAX_DEPTH}"
-                ));
+                return Err(format!("nested {depth} levels deep, more than {MAX_DEPTH}"));
             }
             // The depth is checked above, so the recursion stays bounded.
             let mut deserializer = serde_json::Deserializer::from_slice(input);

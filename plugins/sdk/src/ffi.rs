@@ -321,7 +321,7 @@ mod tests {
         assert_eq!(call(128), json!({"ok": {"score": 0.5}}));
         assert_eq!(
             call(300),
-            json!({"error": "invalid evaluate input: the JSON is nested 302 levels deep, more than 256"})
+            json!({"error": "invalid evaluate input: nested 302 levels deep, more than 256"})
         );
         // SAFETY: released once.
         unsafe { release(handle) };
