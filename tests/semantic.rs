@@ -524,3 +524,67 @@ fn one_model_folder_reached_by_two_routes_is_loaded_once() {
     let other = SemanticModel::shared(Some(model_copy(dir.path())));
     assert!(!std::ptr::eq(a, other.embedder().expect("loads")));
 }
+
+#[test]
+fn long_texts_are_cut_before_tokenizing_without_changing_their_ids() {
+    // The embedder tokenizes only as many words as can reach the model; the ids
+    // must be exactly those of the whole text, truncated as the model truncates.
+    let embedder = embedder();
+    let mut whole = tokenizers::Tokenizer::from_file(model_dir().join("tokenizer.json")).unwrap();
+    whole
+        .with_truncation(Some(tokenizers::TruncationParams {
+            max_length: 256,
+            ..tokenizers::TruncationParams::default()
+        }))
+        .unwrap();
+    whole.with_padding(None);
+    let words = [
+        "Hello,",
+        "world!",
+        "naïve",
+        "café",
+        "x\u{b}y",
+        "東京タワー",
+        "😀",
+        "...",
+        "--",
+        "\u{200b}",
+        "e-mail:",
+        "a@b.io",
+        "ΣΊΣΥΦΟΣ",
+        "ǅemal",
+        "\u{301}",
+        "İstanbul",
+        &"supercalifragilistic".repeat(8),
+        "1,299.00",
+        "(x)",
+        "don't",
+    ];
+    let separators = [
+        " ", "  ", "\n", "\t", "\u{a0}", "\u{3000}", "\u{b}", "\u{85}", "\u{2028}", "",
+    ];
+    for seed in 0..40usize {
+        let mut text = String::new();
+        let count = 50 + seed * 37;
+        for i in 0..count {
+            text.push_str(words[(i * 7 + seed * 3) % words.len()]);
+            text.push_str(separators[(i * 5 + seed) % separators.len()]);
+        }
+        let expected = whole
+            .encode(text.as_str(), true)
+            .unwrap()
+            .get_ids()
+            .to_vec();
+        assert_eq!(
+            embedder.token_ids(&text).unwrap(),
+            expected,
+            "seed {seed}: {text:?}"
+        );
+    }
+    assert_eq!(tribunal::semantic::cut_after_words("a b c d", 2), "a b");
+    assert_eq!(tribunal::semantic::cut_after_words("a ... b", 2), "a ... b");
+    assert_eq!(
+        tribunal::semantic::cut_after_words("a\u{b}b c", 2),
+        "a\u{b}b c"
+    );
+}

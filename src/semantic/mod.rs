@@ -36,6 +36,9 @@ pub struct Embedder {
     dir: PathBuf,
     tokenizer: Tokenizer,
     bert: bert::Bert,
+    /// For a BERT tokenizer: how many words of a text can reach the model (see
+    /// [`cut_after_words`]); `None` for other tokenizers, which see whole texts.
+    words_seen: Option<usize>,
 }
 
 /// `sentence_bert_config.json`.
@@ -98,10 +101,21 @@ impl Embedder {
             }))
             .map_err(|e| format!("`{}`: {e}", tokenizer_path.display()))?;
         tokenizer.with_padding(None);
+        let bert_tokenizer = matches!(
+            tokenizer.get_normalizer(),
+            None | Some(tokenizers::NormalizerWrapper::BertNormalizer(_))
+        ) && matches!(
+            tokenizer.get_pre_tokenizer(),
+            Some(tokenizers::PreTokenizerWrapper::BertPreTokenizer(_))
+        ) && matches!(
+            tokenizer.get_model(),
+            tokenizers::ModelWrapper::WordPiece(_)
+        );
         Ok(Self {
             dir: dir.to_path_buf(),
             tokenizer,
             bert,
+            words_seen: bert_tokenizer.then_some(max_len),
         })
     }
 
@@ -115,6 +129,12 @@ impl Embedder {
 
     /// The token ids the model sees for `text` (with `[CLS]`/`[SEP]`, truncated).
     pub fn token_ids(&self, text: &str) -> Result<Vec<u32>, String> {
+        // Only the first `max_len` tokens reach the model: a megabyte text need
+        // not be tokenized whole to find them.
+        let text = match self.words_seen {
+            Some(words) => cut_after_words(text, words),
+            None => text,
+        };
         self.tokenizer
             .encode(text, true)
             .map(|e| e.get_ids().to_vec())
@@ -161,6 +181,46 @@ impl Embedder {
         }
         Ok(out)
     }
+}
+
+/// `text` up to the end of its `words`-th word, where a word is a run between
+/// separators that holds an ASCII letter or digit; the whole text when it has
+/// fewer. For a BERT tokenizer (BERT normaliser, BERT pre-tokenizer, WordPiece)
+/// each such word yields at least one token (an ASCII letter or digit survives
+/// cleaning, accent stripping and lower-casing, and every word is at least one
+/// piece or `[UNK]`), and tokens never span a separator, so the first `words`
+/// tokens of the cut text are those of the whole text: truncated to fewer, both
+/// give the same ids.
+///
+/// Separators are the characters the BERT normaliser and pre-tokenizer both treat
+/// as whitespace: space, tab, line feed, carriage return and the other Unicode
+/// space separators (Zs). Other control characters are removed by the normaliser
+/// (they join the text around them), so they do not separate here.
+pub fn cut_after_words(text: &str, words: usize) -> &str {
+    let mut counted = 0;
+    let mut has_alnum = false;
+    for (i, c) in text.char_indices() {
+        if is_space_separator(c) {
+            if has_alnum {
+                counted += 1;
+                if counted >= words {
+                    return &text[..i];
+                }
+            }
+            has_alnum = false;
+        } else if c.is_ascii_alphanumeric() {
+            has_alnum = true;
+        }
+    }
+    text
+}
+
+fn is_space_separator(c: char) -> bool {
+    matches!(
+        c,
+        ' ' | '\t' | '\n' | '\r' | '\u{a0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200a}' | '\u{202f}' | '\u{205f}' | '\u{3000}'
+    )
 }
 
 fn normalised(mut v: Vec<f32>) -> Vec<f32> {
