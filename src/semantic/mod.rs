@@ -185,7 +185,7 @@ impl Embedder {
 
 /// `text` up to the end of its `words`-th word, where a word is a run between
 /// separators that holds an ASCII letter or digit; the whole text when it has
-/// fewer. For a BERT tokenizer (BERT normaliser, BERT pre-tokenizer, WordPiece)
+/// fewer. For a BERT tokenizer (BERT normaliser, BERT pre-tokenizer, `WordPiece`)
 /// each such word yields at least one token (an ASCII letter or digit survives
 /// cleaning, accent stripping and lower-casing, and every word is at least one
 /// piece or `[UNK]`), and tokens never span a separator, so the first `words`
