@@ -13,8 +13,9 @@
 //!   `warning`, `info` (default `error`), `path` a JSON pointer and `rule`
 //!   defaulting to the component's name.
 //!
-//! Every error message names the component (`who`), so a record that becomes
-//! `ERROR` says which extension produced the bad value.
+//! Every error message names the component (`who`, e.g. "script \`name\`"), so a
+//! record that becomes `ERROR` says which extension produced the bad value; issues
+//! without a `rule` of their own get `rule`, the component's name in the pack.
 
 use serde_json::{Map, Value};
 
@@ -23,7 +24,7 @@ use crate::report::{Issue, Severity};
 use crate::text::json_type_name;
 
 /// A metric's return value.
-pub fn metric_output(who: &str, value: Value) -> Result<MetricOutput, EvalError> {
+pub fn metric_output(who: &str, rule: &str, value: Value) -> Result<MetricOutput, EvalError> {
     match value {
         Value::Object(mut map) => {
             check_keys(who, "metric result", &map, &["score", "issues", "details"])?;
@@ -36,7 +37,7 @@ pub fn metric_output(who: &str, value: Value) -> Result<MetricOutput, EvalError>
                 }
             };
             let issues = match map.remove("issues") {
-                Some(issues) => issue_list(who, issues)?,
+                Some(issues) => issue_list(who, rule, issues)?,
                 None => Vec::new(),
             };
             let details = map.remove("details").unwrap_or(Value::Null);
@@ -51,17 +52,17 @@ pub fn metric_output(who: &str, value: Value) -> Result<MetricOutput, EvalError>
 }
 
 /// A postprocessor's return value.
-pub fn post_output(who: &str, value: Value) -> Result<PostOutput, EvalError> {
+pub fn post_output(who: &str, rule: &str, value: Value) -> Result<PostOutput, EvalError> {
     match value {
         Value::Array(_) => Ok(PostOutput {
-            issues: issue_list(who, value)?,
+            issues: issue_list(who, rule, value)?,
             json: None,
         }),
         Value::Null => Ok(PostOutput::default()),
         Value::Object(mut map) => {
             check_keys(who, "postprocessor result", &map, &["issues", "json"])?;
             let issues = match map.remove("issues") {
-                Some(issues) => issue_list(who, issues)?,
+                Some(issues) => issue_list(who, rule, issues)?,
                 None => Vec::new(),
             };
             Ok(PostOutput {
@@ -118,7 +119,7 @@ pub fn check_score(who: &str, what: &str, score: f64) -> Result<f64, EvalError> 
 }
 
 /// An array of issues (strings or objects).
-pub fn issue_list(who: &str, value: Value) -> Result<Vec<Issue>, EvalError> {
+pub fn issue_list(who: &str, rule: &str, value: Value) -> Result<Vec<Issue>, EvalError> {
     let Value::Array(items) = value else {
         return Err(EvalError::new(format!(
             "{who}: `issues` must be an array, got {}",
@@ -128,12 +129,12 @@ pub fn issue_list(who: &str, value: Value) -> Result<Vec<Issue>, EvalError> {
     items
         .into_iter()
         .enumerate()
-        .map(|(i, item)| issue(who, i, item))
+        .map(|(i, item)| issue(who, rule, i, item))
         .collect()
 }
 
-fn issue(who: &str, index: usize, value: Value) -> Result<Issue, EvalError> {
-    let rule = who_rule(who);
+fn issue(who: &str, rule: &str, index: usize, value: Value) -> Result<Issue, EvalError> {
+    let rule = rule.to_owned();
     match value {
         Value::String(message) => Ok(Issue::error(rule, message)),
         Value::Object(mut map) => {
@@ -211,15 +212,6 @@ fn issue(who: &str, index: usize, value: Value) -> Result<Issue, EvalError> {
     }
 }
 
-/// The rule name for issues: `who` reads like "script `name`"; the rule is the
-/// component name inside the backticks when there is one.
-fn who_rule(who: &str) -> String {
-    match (who.find('`'), who.rfind('`')) {
-        (Some(a), Some(b)) if b > a => who[a + 1..b].to_owned(),
-        _ => who.to_owned(),
-    }
-}
-
 fn check_keys(
     who: &str,
     what: &str,
@@ -256,15 +248,17 @@ mod tests {
     use serde_json::json;
 
     const WHO: &str = "script `fields`";
+    const RULE: &str = "fields";
 
     #[test]
     fn metric_shapes() {
-        assert_eq!(metric_output(WHO, json!(0.5)).unwrap().score, 0.5);
-        assert_eq!(metric_output(WHO, json!(true)).unwrap().score, 1.0);
-        assert_eq!(metric_output(WHO, json!(false)).unwrap().score, 0.0);
-        assert_eq!(metric_output(WHO, json!(1)).unwrap().score, 1.0);
+        assert_eq!(metric_output(WHO, RULE, json!(0.5)).unwrap().score, 0.5);
+        assert_eq!(metric_output(WHO, RULE, json!(true)).unwrap().score, 1.0);
+        assert_eq!(metric_output(WHO, RULE, json!(false)).unwrap().score, 0.0);
+        assert_eq!(metric_output(WHO, RULE, json!(1)).unwrap().score, 1.0);
         let out = metric_output(
             WHO,
+            RULE,
             json!({"score": 0.25, "issues": ["bad", {"message": "meh", "severity": "warning", "path": "/a"}], "details": {"k": 1}}),
         )
         .unwrap();
@@ -304,7 +298,7 @@ mod tests {
                 "script `fields`: issue 0 must be a string or an object { message, severity, path }, got a number 3",
             ),
         ] {
-            assert_eq!(metric_output(WHO, value).unwrap_err().0, expected);
+            assert_eq!(metric_output(WHO, RULE, value).unwrap_err().0, expected);
         }
         assert_eq!(
             check_score(WHO, "the score", f64::NAN).unwrap_err().0,
@@ -314,18 +308,18 @@ mod tests {
 
     #[test]
     fn postprocessor_shapes() {
-        let out = post_output(WHO, json!(["a"])).unwrap();
+        let out = post_output(WHO, RULE, json!(["a"])).unwrap();
         assert_eq!(out.issues, [Issue::error("fields", "a")]);
         assert_eq!(out.json, None);
-        let out = post_output(WHO, json!({"json": {"x": 1}})).unwrap();
+        let out = post_output(WHO, RULE, json!({"json": {"x": 1}})).unwrap();
         assert!(out.issues.is_empty());
         assert_eq!(out.json, Some(json!({"x": 1})));
         assert_eq!(
-            post_output(WHO, Value::Null).unwrap(),
+            post_output(WHO, RULE, Value::Null).unwrap(),
             PostOutput::default()
         );
         assert_eq!(
-            post_output(WHO, json!(2)).unwrap_err().0,
+            post_output(WHO, RULE, json!(2)).unwrap_err().0,
             "script `fields`: a postprocessor must return an array of issues or an object { issues, json }, got a number 2"
         );
     }

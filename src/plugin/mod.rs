@@ -387,6 +387,7 @@ pub fn build(
         library,
         handle,
         who,
+        name: ctx.name.to_owned(),
         config: config.clone(),
     };
     Ok(match kind {
@@ -402,6 +403,8 @@ struct Instance {
     handle: Handle,
     /// "plugin `name` (libfile.so)", the prefix of every error it causes.
     who: String,
+    /// The component's name in the pack: the rule of the issues it raises.
+    name: String,
     config: Value,
 }
 
@@ -483,7 +486,7 @@ impl Metric for PluginMetric {
         let value = self.0.call(&EvaluateInput {
             context: WireContext::new(ctx, &self.0.config),
         })?;
-        crate::wire::metric_output(&self.0.who, value)
+        crate::wire::metric_output(&self.0.who, &self.0.name, value)
     }
 }
 
@@ -500,7 +503,7 @@ impl Postprocessor for PluginPostprocessor {
         let value = self.0.call(&EvaluateInput {
             context: WireContext::new(ctx, &self.0.config),
         })?;
-        crate::wire::post_output(&self.0.who, value)
+        crate::wire::post_output(&self.0.who, &self.0.name, value)
     }
 }
 

@@ -476,6 +476,8 @@ pub struct ScriptComponent {
     script: Arc<CompiledScript>,
     /// "script \`name\`", the prefix of every message about this component.
     who: String,
+    /// The component's name in the pack: the rule of the issues it raises.
+    name: String,
     /// The merged config, converted once.
     config: Dynamic,
 }
@@ -504,6 +506,7 @@ pub fn build(
     let component = Arc::new(ScriptComponent {
         script: Arc::clone(script),
         who: format!("script `{}`", ctx.name),
+        name: ctx.name.to_owned(),
         config: convert::to_dynamic(&config),
     });
     Ok(match kind {
@@ -651,14 +654,14 @@ impl ScriptComponent {
 impl Metric for ScriptComponent {
     fn evaluate(&self, ctx: &Context<'_>) -> Result<MetricOutput, EvalError> {
         let value = self.call("evaluate", (self.context(ctx),), ctx)?;
-        crate::wire::metric_output(&self.who, value)
+        crate::wire::metric_output(&self.who, &self.name, value)
     }
 }
 
 impl Postprocessor for ScriptComponent {
     fn process(&self, ctx: &Context<'_>) -> Result<PostOutput, EvalError> {
         let value = self.call("evaluate", (self.context(ctx),), ctx)?;
-        crate::wire::post_output(&self.who, value)
+        crate::wire::post_output(&self.who, &self.name, value)
     }
 }
 
