@@ -205,11 +205,13 @@ fn main() {
         .unwrap_or(100_000);
     let plugin_dir = plugin_build::plugin_dir();
     let strategies = Arc::new(StrategyRegistry::with_builtins());
+    let files = tribunal::files::PackFiles::new(Path::new("."), &[]).expect("cwd");
     let ctx = BuildCtx {
         name: "readability",
         base_dir: Path::new("."),
         strategies: &strategies,
         contract: None,
+        files: &files,
     };
     let plugin = match tribunal::plugin::build(
         &PluginRef {

@@ -5,7 +5,7 @@
 //! 3 eval: some records could not be evaluated (`ERROR`).
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, BufWriter, IsTerminal, Read, Write};
+use std::io::{self, BufRead, BufReader, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -41,6 +41,7 @@ use crate::eval::{self, EvalOptions, FieldNames, DEFAULT_MAX_RECORD_BYTES};
 use crate::pack::{LoadOptions, Override, Pack};
 use crate::pipeline::Input;
 use crate::report::{Report, Status};
+use crate::result_file::ResultFile;
 
 pub const EXIT_OK: u8 = 0;
 pub const EXIT_NOT_PASSED: u8 = 1;
@@ -84,9 +85,29 @@ struct PackOptions {
     /// Override a component's config for this run: component.key=value (value is YAML; @file reads a JSON/YAML file).
     #[arg(long = "set", value_name = "COMPONENT.KEY=VALUE")]
     set: Vec<String>,
+    #[command(flatten)]
+    load: LoadFlags,
+}
+
+/// How packs are loaded, the same for every command that loads one.
+#[derive(Debug, Args)]
+struct LoadFlags {
     /// Also look for plugin libraries in this folder (repeatable; after the manifest's folder).
     #[arg(long = "plugin-dir", value_name = "DIR")]
     plugin_dirs: Vec<PathBuf>,
+    /// Let the pack's files resolve into this file or folder outside the pack (repeatable).
+    #[arg(long = "allow-path", value_name = "PATH")]
+    allow_paths: Vec<PathBuf>,
+}
+
+impl LoadFlags {
+    fn options(&self) -> LoadOptions {
+        LoadOptions {
+            plugin_dirs: self.plugin_dirs.clone(),
+            allow_paths: self.allow_paths.clone(),
+            ..LoadOptions::default()
+        }
+    }
 }
 
 impl PackOptions {
@@ -99,7 +120,7 @@ impl PackOptions {
             .collect::<Result<Vec<_>, _>>()?;
         let options = LoadOptions {
             overrides,
-            plugin_dirs: self.plugin_dirs.clone(),
+            ..self.load.options()
         };
         Pack::load_with(&self.pack, &options).map_err(|e| e.to_string())
     }
@@ -178,9 +199,8 @@ struct TestArgs {
     /// Print every case, not only failures.
     #[arg(long, short)]
     verbose: bool,
-    /// Also look for plugin libraries in this folder (repeatable).
-    #[arg(long = "plugin-dir", value_name = "DIR")]
-    plugin_dirs: Vec<PathBuf>,
+    #[command(flatten)]
+    load: LoadFlags,
 }
 
 #[derive(Debug, Args)]
@@ -191,18 +211,16 @@ struct LintArgs {
     /// Exit 2 on warnings too.
     #[arg(long)]
     deny_warnings: bool,
-    /// Also look for plugin libraries in this folder (repeatable).
-    #[arg(long = "plugin-dir", value_name = "DIR")]
-    plugin_dirs: Vec<PathBuf>,
+    #[command(flatten)]
+    load: LoadFlags,
 }
 
 #[derive(Debug, Args)]
 struct PackArg {
     /// The rule pack folder.
     pack: PathBuf,
-    /// Also look for plugin libraries in this folder (repeatable).
-    #[arg(long = "plugin-dir", value_name = "DIR")]
-    plugin_dirs: Vec<PathBuf>,
+    #[command(flatten)]
+    load: LoadFlags,
 }
 
 #[derive(Debug, Args)]
@@ -212,9 +230,8 @@ struct ExplainArgs {
     /// Look in this pack first.
     #[arg(long, short)]
     pack: Option<PathBuf>,
-    /// Also look for plugin libraries in this folder (repeatable).
-    #[arg(long = "plugin-dir", value_name = "DIR")]
-    plugin_dirs: Vec<PathBuf>,
+    #[command(flatten)]
+    load: LoadFlags,
 }
 
 #[derive(Debug, Args)]
@@ -243,10 +260,10 @@ pub fn main() -> ExitCode {
         Command::Check(args) => check(&args),
         Command::Eval(args) => run_eval(&args),
         Command::Test(args) => {
-            crate::testing::run_cli_with(&args.packs, args.verbose, &args.plugin_dirs)
+            crate::testing::run_cli_with(&args.packs, args.verbose, &args.load.options())
         }
         Command::Lint(args) => lint(&args),
-        Command::List(args) => list(&args.pack, &args.plugin_dirs),
+        Command::List(args) => list(&args.pack, &args.load.options()),
         Command::Explain(args) => explain(&args),
         Command::Prompt(args) => prompt(&args),
     };
@@ -299,8 +316,8 @@ fn check(args: &CheckArgs) -> Result<u8, String> {
     let expected = match &args.expected {
         None => Value::Null,
         Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let text = crate::files::read_regular_text(path, crate::files::MAX_VALUE_FILE_BYTES)
+                .map_err(|e| format!("--expected: {e}"))?;
             serde_json::from_str(&text)
                 .map_err(|e| format!("{}: not valid JSON: {e}", path.display()))?
         }
@@ -396,14 +413,12 @@ pub fn render_report(report: &Report) -> String {
 
 fn run_eval(args: &EvalArgs) -> Result<u8, String> {
     let pack = args.pack.load()?;
-    // Open the output before evaluating anything, so a bad path fails fast.
-    let mut sink: Box<dyn Write> = match &args.output {
-        Some(path) => Box::new(BufWriter::with_capacity(
-            1 << 16,
-            File::create(path)
-                .map_err(|e| format!("cannot write results to {}: {e}", path.display()))?,
-        )),
-        None => Box::new(BufWriter::with_capacity(1 << 16, io::stdout().lock())),
+    // Open the output before evaluating anything, so a bad path fails fast; a
+    // regular file is replaced only when the run has finished.
+    let input_path = (args.input.as_os_str() != "-").then_some(args.input.as_path());
+    let mut sink = match &args.output {
+        Some(path) => ResultFile::create(path, input_path).map_err(|e| e.to_string())?,
+        None => ResultFile::stdout(),
     };
     let reader: Box<dyn BufRead + Send> = if args.input.as_os_str() == "-" {
         Box::new(BufReader::with_capacity(1 << 16, io::stdin()))
@@ -441,8 +456,8 @@ fn run_eval(args: &EvalArgs) -> Result<u8, String> {
     if let Some(bar) = &progress {
         bar.finish_and_clear();
     }
-    drop(sink);
     let summary = result.map_err(|e| format!("cannot write results: {e}"))?;
+    sink.finish().map_err(|e| e.to_string())?;
     if args.summary || args.summary_json {
         let elapsed = started.elapsed().as_secs_f64();
         let text = if args.summary_json {
@@ -504,10 +519,7 @@ fn lint(args: &LintArgs) -> Result<u8, String> {
     let packs = discover_packs(&args.packs)?;
     let mut failed = false;
     for path in packs {
-        let options = LoadOptions {
-            plugin_dirs: args.plugin_dirs.clone(),
-            ..LoadOptions::default()
-        };
+        let options = args.load.options();
         match Pack::load_with(&path, &options) {
             Err(errors) => {
                 eprintln!("{errors}");
@@ -539,12 +551,8 @@ fn lint(args: &LintArgs) -> Result<u8, String> {
     Ok(if failed { EXIT_USAGE } else { EXIT_OK })
 }
 
-fn list(path: &Path, plugin_dirs: &[PathBuf]) -> Result<u8, String> {
-    let options = LoadOptions {
-        plugin_dirs: plugin_dirs.to_vec(),
-        ..LoadOptions::default()
-    };
-    let pack = Pack::load_with(path, &options).map_err(|e| e.to_string())?;
+fn list(path: &Path, options: &LoadOptions) -> Result<u8, String> {
+    let pack = Pack::load_with(path, options).map_err(|e| e.to_string())?;
     out!("{}  (revision {})", pack.label(), pack.revision);
     if let Some(description) = &pack.description {
         out!("{}", description.trim());
@@ -590,10 +598,7 @@ fn list(path: &Path, plugin_dirs: &[PathBuf]) -> Result<u8, String> {
 
 fn explain(args: &ExplainArgs) -> Result<u8, String> {
     if let Some(path) = &args.pack {
-        let options = LoadOptions {
-            plugin_dirs: args.plugin_dirs.clone(),
-            ..LoadOptions::default()
-        };
+        let options = args.load.options();
         let pack = Pack::load_with(path, &options).map_err(|e| e.to_string())?;
         if let Some(c) = pack.component(&args.name) {
             out!("# {} ({}, {})", c.name, c.kind, c.implementation);
@@ -611,7 +616,7 @@ fn explain(args: &ExplainArgs) -> Result<u8, String> {
             if let crate::manifest::Implementation::Plugin(plugin) = &c.implementation {
                 let dir = c.file.parent().unwrap_or(Path::new("."));
                 if let Ok(library) =
-                    crate::plugin::check(plugin, c.kind, &c.name, dir, &args.plugin_dirs)
+                    crate::plugin::check(plugin, c.kind, &c.name, dir, &args.load.plugin_dirs)
                 {
                     out!("\n---\n\n{}", library.describe(&plugin.component));
                 }

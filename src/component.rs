@@ -189,11 +189,19 @@ pub struct BuildCtx<'a> {
     pub base_dir: &'a Path,
     pub strategies: &'a Arc<StrategyRegistry>,
     pub contract: Option<&'a Arc<crate::contract::Contract>>,
+    /// The folders the pack may read files from.
+    pub files: &'a crate::files::PackFiles,
 }
 
 impl BuildCtx<'_> {
     pub fn resolve(&self, path: &str) -> PathBuf {
         self.base_dir.join(path)
+    }
+
+    /// Reads a file the config names (relative to the manifest's folder), confined
+    /// to the pack's folders and capped in size.
+    pub fn read_text(&self, path: &str) -> Result<crate::files::PackText, crate::files::FileError> {
+        self.files.read_text(&self.resolve(path), path)
     }
 }
 

@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::files::{FileError, PackFiles, MAX_PACK_FILE_BYTES};
+
 /// A load error: what went wrong, and where (1-based line and column).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub struct LoadError {
@@ -84,6 +86,21 @@ impl From<LoadError> for LoadErrors {
     }
 }
 
+/// A file that could not be read, as a load error at its first line (or at the
+/// line where it stops being UTF-8).
+pub fn file_error(path: &Path, err: &FileError) -> LoadError {
+    let line = match err {
+        FileError::NotUtf8 { line, .. } => *line,
+        _ => 1,
+    };
+    let message = match err {
+        FileError::NotUtf8 { .. } => "file is not valid UTF-8".to_owned(),
+        FileError::Io { source, .. } => format!("cannot read file: {source}"),
+        other => other.to_string(),
+    };
+    LoadError::new(path, (line, 1), message)
+}
+
 /// One YAML document as read from disk: a `.yaml` file, or the front matter of a
 /// Markdown file (whose body is kept as documentation).
 #[derive(Debug, Clone)]
@@ -95,19 +112,28 @@ pub struct Source {
     pub line_offset: usize,
     /// The Markdown body after the front matter, if any.
     pub body: Option<String>,
+    /// Whether errors may quote the text (a short excerpt): only a pack's own files.
+    pub quotable: bool,
 }
 
 impl Source {
-    /// Reads `path`. Markdown files (`.md`) must start with `---` front matter.
+    /// Reads `path` (a regular file of at most [`MAX_PACK_FILE_BYTES`]). Markdown
+    /// files (`.md`) must start with `---` front matter.
     pub fn read(path: &Path) -> Result<Self, LoadError> {
-        let bytes = std::fs::read(path)
-            .map_err(|err| LoadError::new(path, (1, 1), format!("cannot read file: {err}")))?;
-        let text = String::from_utf8(bytes).map_err(|err| {
-            let at = err.utf8_error().valid_up_to();
-            let line = err.as_bytes()[..at].iter().filter(|b| **b == b'\n').count() + 1;
-            LoadError::new(path, (line, 1), "file is not valid UTF-8")
-        })?;
+        let text = crate::files::read_regular_text(path, MAX_PACK_FILE_BYTES)
+            .map_err(|err| file_error(path, &err))?;
         Self::from_text(path, text)
+    }
+
+    /// Reads a file a pack names, confined to the folders the pack may read.
+    pub fn read_in_pack(files: &PackFiles, path: &Path) -> Result<Self, LoadError> {
+        let shown = path.display().to_string();
+        let text = files
+            .read_text(path, &shown)
+            .map_err(|err| file_error(path, &err))?;
+        let mut source = Self::from_text(path, text.text)?;
+        source.quotable = text.inside_pack;
+        Ok(source)
     }
 
     /// Builds a source from text already in memory (`path` is used in errors).
@@ -121,6 +147,7 @@ impl Source {
                 yaml: text,
                 line_offset: 0,
                 body: None,
+                quotable: true,
             });
         }
         let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
@@ -143,6 +170,7 @@ impl Source {
                     yaml,
                     line_offset: 1,
                     body: Some(text[consumed..].trim().to_owned()),
+                    quotable: true,
                 });
             }
             yaml.push_str(line);
@@ -171,6 +199,9 @@ impl Source {
                 crate::suggest::nearest(&wrong, expected.iter().map(String::as_str))
             });
         let message = message.replacen("unknown variant", "unknown value", 1);
+        // serde quotes the offending value: a whole file, when a file that is not a
+        // manifest (a private key, say) is read as one.
+        let message = crate::files::redact_quotes(&message, self.quotable);
         LoadError::new(&self.path, (line + self.line_offset, column), message).suggest(suggestion)
     }
 
@@ -236,6 +267,7 @@ pub fn yaml_to_value(text: &str, origin: &Path) -> Result<Value, LoadError> {
         yaml: text.to_owned(),
         line_offset: 0,
         body: None,
+        quotable: true,
     };
     source.parse::<Value>()
 }

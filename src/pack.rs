@@ -17,6 +17,7 @@ use crate::builtins;
 use crate::component::{BuildCtx, BuildError, Compiled, Kind, Metric, Postprocessor};
 use crate::contract::{Contract, ContractSpec, DEFAULT_LADDER};
 use crate::extract::Tier;
+use crate::files::PackFiles;
 use crate::loader::{yaml_to_value, LoadError, LoadErrors, Source};
 use crate::manifest::{ComponentManifest, Implementation, PackManifest, ScoringSpec, UseSpec};
 use crate::strategy::StrategyRegistry;
@@ -47,8 +48,8 @@ impl Override {
             .ok_or_else(|| format!("--set {spec}: expected component.key=value"))?;
         let value = if let Some(path) = value.strip_prefix('@') {
             let path = cwd.join(path);
-            let text = std::fs::read_to_string(&path)
-                .map_err(|err| format!("--set {spec}: cannot read {}: {err}", path.display()))?;
+            let text = crate::files::read_regular_text(&path, crate::files::MAX_VALUE_FILE_BYTES)
+                .map_err(|err| format!("--set {spec}: {err}"))?;
             yaml_to_value(&text, &path).map_err(|err| format!("--set {spec}: {err}"))?
         } else {
             yaml_to_value(value, Path::new("--set"))
@@ -69,6 +70,8 @@ pub struct LoadOptions {
     pub overrides: Vec<Override>,
     /// Folders to look for plugin libraries in, after the manifest's own folder.
     pub plugin_dirs: Vec<PathBuf>,
+    /// Files or folders outside the pack that its files may resolve to (`--allow-path`).
+    pub allow_paths: Vec<PathBuf>,
 }
 
 /// What `list` and `explain` show about a component of the pack.
@@ -144,8 +147,11 @@ impl Pack {
             .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
         let source = Source::read(&manifest_path)?;
         let manifest: PackManifest = source.parse()?;
+        let files = PackFiles::new(&dir, &options.allow_paths)
+            .map_err(|err| LoadError::new(&manifest_path, (1, 1), err.to_string()))?;
         PackLoader {
             dir,
+            files,
             source,
             manifests_failed: false,
             overrides: options.overrides.clone(),
@@ -207,6 +213,8 @@ impl LoadedComponent {
 
 struct PackLoader {
     dir: PathBuf,
+    /// What the pack may read, and what it has read.
+    files: PackFiles,
     source: Source,
     /// Some component manifest could not be read or parsed.
     manifests_failed: bool,
@@ -378,7 +386,7 @@ impl PackLoader {
                 ));
             }
         }
-        let revision = revision(&self.dir, options);
+        let revision = revision(&self.dir, &self.files, options);
         let version = manifest
             .version
             .clone()
@@ -462,27 +470,38 @@ impl PackLoader {
         for pattern in patterns {
             let is_glob = pattern.contains(['*', '?', '[']);
             let full = self.dir.join(pattern);
-            let Some(full_text) = full.to_str() else {
+            if full.to_str().is_none() {
                 self.error_at(
                     &[section],
                     Some(pattern),
                     format!("path `{pattern}` is not valid UTF-8"),
                 );
                 continue;
-            };
-            let matches: Vec<PathBuf> = match glob::glob(full_text) {
-                Ok(paths) => paths
-                    .filter_map(Result::ok)
-                    .filter(|p| p.is_file())
-                    .collect(),
-                Err(err) => {
-                    self.error_at(
-                        &[section],
-                        Some(pattern),
-                        format!("bad glob `{pattern}`: {err}"),
-                    );
+            }
+            let matches: Vec<PathBuf> = if is_glob {
+                match self.files.glob(&self.dir, pattern) {
+                    Ok(paths) => paths,
+                    Err(crate::files::GlobError::Pattern(err)) => {
+                        self.error_at(
+                            &[section],
+                            Some(pattern),
+                            format!("bad glob `{pattern}`: {err}"),
+                        );
+                        continue;
+                    }
+                    Err(err) => {
+                        self.error_at(&[section], Some(pattern), err.to_string());
+                        continue;
+                    }
+                }
+            } else if full.is_file() {
+                if let Err(err) = self.files.resolve(&full, pattern) {
+                    self.error_at(&[section], Some(pattern), err.to_string());
                     continue;
                 }
+                vec![full.clone()]
+            } else {
+                Vec::new()
             };
             if matches.is_empty() {
                 if is_glob {
@@ -515,7 +534,7 @@ impl PackLoader {
             if file.file_name().is_some_and(|n| n == "pack.yaml") {
                 continue;
             }
-            let source = match Source::read(&file) {
+            let source = match Source::read_in_pack(&self.files, &file) {
                 Ok(source) => source,
                 Err(err) => {
                     self.errors.push(err);
@@ -595,7 +614,7 @@ impl PackLoader {
             }
             if let Some(Implementation::Script(path)) = &implementation {
                 let dir = source.path.parent().unwrap_or(Path::new("."));
-                if !dir.join(path).is_file() {
+                if !dir.join(path).exists() {
                     let at = source.locate(&["implementation", "script"], Some(path));
                     self.errors.push(LoadError::new(
                         &source.path,
@@ -664,18 +683,20 @@ impl PackLoader {
             Implementation::Script(path) => {
                 let file = source.path.parent().unwrap_or(Path::new(".")).join(path);
                 // A missing file is reported by the caller's check.
-                let text = std::fs::read_to_string(&file)
-                    .map_err(|err| {
-                        if file.is_file() {
+                let text = match self.files.read_text(&file, path) {
+                    Ok(text) => text.text,
+                    Err(err) => {
+                        if !err.is_not_found() {
                             let at = source.locate(&["implementation", "script"], Some(path));
                             self.errors.push(LoadError::new(
                                 &source.path,
                                 at,
-                                format!("cannot read script `{path}`: {err}"),
+                                format!("cannot read script: {err}"),
                             ));
                         }
-                    })
-                    .ok()?;
+                        return None;
+                    }
+                };
                 (text, crate::script::Origin::file(&file))
             }
             Implementation::Inline(text) => (text.clone(), crate::script::inline_origin(source)),
@@ -896,11 +917,13 @@ impl PackLoader {
                 options,
             );
             let dir = component.dir();
+            let files = self.files.clone();
             let ctx = BuildCtx {
                 name: &component.manifest.name,
                 base_dir: &dir,
                 strategies: &plain,
                 contract: None,
+                files: &files,
             };
             match self.build_implementation(component, &config, &ctx) {
                 Ok(Compiled::Strategy(strategy)) => {
@@ -1064,11 +1087,13 @@ impl PackLoader {
                 options,
             );
             let dir = component.dir();
+            let files = self.files.clone();
             let ctx = BuildCtx {
                 name: step,
                 base_dir: &dir,
                 strategies,
                 contract,
+                files: &files,
             };
             return match self.build_implementation(component, &config, &ctx) {
                 Ok(compiled) => Some(compiled),
@@ -1115,11 +1140,13 @@ impl PackLoader {
         }
         let config = merged_config(None, spec.with.as_ref(), &spec.component, step, options);
         let dir = self.dir.clone();
+        let files = self.files.clone();
         let ctx = BuildCtx {
             name: step,
             base_dir: &dir,
             strategies,
             contract,
+            files: &files,
         };
         match (builtin.build)(&config, &ctx) {
             Ok(compiled) => Some(compiled),
@@ -1210,40 +1237,50 @@ fn set_dotted(target: &mut Value, key: &str, value: Value) {
     *target = value;
 }
 
-/// Hash of every file under the pack folder (paths and contents, in sorted order;
-/// hidden entries and the top-level README.md skipped) and of the overrides, as 16
-/// hex digits.
-fn revision(dir: &Path, options: &LoadOptions) -> String {
-    let mut files = Vec::new();
+/// Hash of the pack as 16 hex digits: every regular file under the pack folder
+/// (paths and contents, in sorted order; hidden entries and the top-level
+/// README.md skipped; links not followed, so a link loop or a link to `/` costs
+/// nothing), every file the pack read through a link or from an allowed path,
+/// and the run's overrides.
+fn revision(dir: &Path, files: &PackFiles, options: &LoadOptions) -> String {
+    let mut found = Vec::new();
     let mut pending = vec![dir.to_path_buf()];
     while let Some(folder) = pending.pop() {
         let Ok(entries) = std::fs::read_dir(&folder) else {
             continue;
         };
         for entry in entries.flatten() {
-            let path = entry.path();
             let name = entry.file_name().to_string_lossy().to_lowercase();
             // Hidden entries, and the pack's README (documentation that cannot change
             // any result), are not part of the revision.
             if name.starts_with('.') || (folder == dir && name == "readme.md") {
                 continue;
             }
-            if path.is_dir() {
-                pending.push(path);
-            } else {
-                files.push(path);
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() => pending.push(entry.path()),
+                Ok(kind) if kind.is_file() => found.push(entry.path()),
+                // Links are hashed below if the pack used what they point to;
+                // devices, FIFOs and sockets are never read.
+                _ => {}
             }
         }
     }
-    files.sort();
+    found.sort();
     let mut hasher = Sha256::new();
-    for file in files {
+    let mut hashed = BTreeSet::new();
+    for file in found {
         let relative = file.strip_prefix(dir).unwrap_or(&file);
-        hasher.update(relative.to_string_lossy().replace('\\', "/").as_bytes());
-        hasher.update([0]);
-        if let Ok(bytes) = std::fs::read(&file) {
-            hasher.update((bytes.len() as u64).to_le_bytes());
-            hasher.update(&bytes);
+        hashed.insert(files.root().join(relative));
+        hash_file(
+            &mut hasher,
+            &relative.to_string_lossy().replace('\\', "/"),
+            &file,
+        );
+    }
+    for used in files.used() {
+        if !hashed.contains(&used) {
+            hasher.update(b"--used ");
+            hash_file(&mut hasher, &files.revision_name(&used), &used);
         }
     }
     for o in &options.overrides {
@@ -1261,4 +1298,33 @@ fn revision(dir: &Path, options: &LoadOptions) -> String {
             let _ = write!(hex, "{b:02x}");
             hex
         })
+}
+
+/// Adds a file's name and content to the revision hash, streaming the content.
+fn hash_file(hasher: &mut Sha256, name: &str, path: &Path) {
+    use std::io::Read;
+    hasher.update(name.as_bytes());
+    hasher.update([0]);
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return;
+    };
+    let Ok(meta) = file.metadata() else {
+        return;
+    };
+    if !meta.is_file() {
+        return;
+    }
+    hasher.update(meta.len().to_le_bytes());
+    let mut buffer = vec![0u8; 1 << 16];
+    let mut left = meta.len();
+    while left > 0 {
+        match file.read(&mut buffer) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let n = n.min(usize::try_from(left).unwrap_or(usize::MAX));
+                hasher.update(&buffer[..n]);
+                left -= n as u64;
+            }
+        }
+    }
 }

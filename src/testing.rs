@@ -160,19 +160,11 @@ pub struct Outcome {
     pub log: String,
 }
 
-/// Runs every test file of the pack in `dir`.
-pub fn run_pack(dir: &Path, verbose: bool) -> Outcome {
-    run_pack_with(dir, verbose, &[])
-}
-
-/// Runs every test file of the pack in `dir`, looking for plugins in `plugin_dirs` too.
-pub fn run_pack_with(dir: &Path, verbose: bool, plugin_dirs: &[PathBuf]) -> Outcome {
+/// Runs every test file of the pack in `dir`, loaded with `base` (plugin folders,
+/// allowed paths); a test file's `set` adds its overrides.
+pub fn run_pack_with(dir: &Path, verbose: bool, base: &LoadOptions) -> Outcome {
     let mut outcome = Outcome::default();
-    let base = LoadOptions {
-        plugin_dirs: plugin_dirs.to_vec(),
-        ..LoadOptions::default()
-    };
-    let pack = match Pack::load_with(dir, &base) {
+    let pack = match Pack::load_with(dir, base) {
         Ok(pack) => pack,
         Err(errors) => {
             outcome.failed += 1;
@@ -239,17 +231,8 @@ pub fn run_pack_with(dir: &Path, verbose: bool, plugin_dirs: &[PathBuf]) -> Outc
     outcome
 }
 
-/// `tribunal test [PACK...]`.
-pub fn run_cli(paths: &[PathBuf], verbose: bool) -> Result<u8, String> {
-    run_cli_with(paths, verbose, &[])
-}
-
-/// `tribunal test [PACK...] --plugin-dir DIR...`.
-pub fn run_cli_with(
-    paths: &[PathBuf],
-    verbose: bool,
-    plugin_dirs: &[PathBuf],
-) -> Result<u8, String> {
+/// `tribunal test [PACK...] [--plugin-dir DIR] [--allow-path PATH]`.
+pub fn run_cli_with(paths: &[PathBuf], verbose: bool, base: &LoadOptions) -> Result<u8, String> {
     let paths = if paths.is_empty() {
         vec![PathBuf::from("rules")]
     } else {
@@ -258,7 +241,7 @@ pub fn run_cli_with(
     let packs = crate::cli::discover_packs(&paths)?;
     let (mut passed, mut failed) = (0, 0);
     for pack in packs {
-        let outcome = run_pack_with(&pack, verbose, plugin_dirs);
+        let outcome = run_pack_with(&pack, verbose, base);
         print!("{}", outcome.log);
         passed += outcome.passed;
         failed += outcome.failed;

@@ -364,16 +364,19 @@ fn field_strategies(
     resolver: &Resolver<'_>,
 ) -> Result<HashMap<String, Resolved>, BuildError> {
     const KEY: &str = "field_strategies";
+    // Values read from a file are quoted in errors only as a short excerpt, and not
+    // at all from a file outside the pack.
+    let mut quotable = true;
     let (map, file) = match config {
         None | Some(Value::Null) => return Ok(HashMap::new()),
         Some(Value::Object(map)) => (map, None),
         Some(Value::String(path)) => {
-            let resolved = ctx.resolve(&path);
-            let shown = resolved.display().to_string();
-            let text = std::fs::read_to_string(&resolved).map_err(|err| {
-                resolver.error(format_args!("cannot read field_strategies file `{shown}`: {err}"), KEY)
+            let shown = ctx.resolve(&path).display().to_string();
+            let text = ctx.read_text(&path).map_err(|err| {
+                resolver.error(format_args!("cannot read field_strategies file: {err}"), KEY)
             })?;
-            let value: Value = serde_json::from_str(&text).map_err(|err| {
+            quotable = text.inside_pack;
+            let value: Value = serde_json::from_str(&text.text).map_err(|err| {
                 resolver.error(format_args!("field_strategies file `{shown}` is not valid JSON: {err}"), KEY)
             })?;
             let Value::Object(map) = value else {
@@ -395,8 +398,9 @@ fn field_strategies(
     };
     let mut resolved = HashMap::with_capacity(map.len());
     for (field, value) in map {
+        let field_shown = crate::files::redact_quotes(&format!("`{field}`"), quotable);
         let place = match &file {
-            Some(file) => format!("field_strategies file `{file}`: field `{field}`"),
+            Some(file) => format!("field_strategies file `{file}`: field {field_shown}"),
             None => format!("field_strategies: field `{field}`"),
         };
         let key = if file.is_some() {
@@ -422,6 +426,7 @@ fn field_strategies(
                 resolved.insert(field, strategy);
             }
             Err((message, suggestion)) => {
+                let message = crate::files::redact_quotes(&message, quotable);
                 let mut error = resolver.error(format_args!("{place}: {message}"), &key);
                 error.suggestion = suggestion;
                 return Err(error);
@@ -729,11 +734,13 @@ mod tests {
         registry: &Arc<StrategyRegistry>,
         base: &Path,
     ) -> Result<Arc<dyn Metric>, BuildError> {
+        let files = crate::files::PackFiles::new(base, &[]).expect("the test's folder");
         let ctx = BuildCtx {
             name: "json_compare",
             base_dir: base,
             strategies: registry,
             contract: None,
+            files: &files,
         };
         match build(config, &ctx)? {
             Compiled::Metric(m) => Ok(m),

@@ -100,18 +100,17 @@ impl Postprocessor for JsonSchema {
 
 fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
     let config: Config = component::parse_config(ctx.name, config)?;
+    // Whether errors may quote the schema: not when it came from outside the pack.
+    let mut quotable = true;
     let schema = match &config.schema {
         Value::String(path) => {
             let file = ctx.resolve(path);
-            let text = std::fs::read_to_string(&file).map_err(|err| {
-                BuildError::new(format!(
-                    "{}: cannot read schema {}: {err}",
-                    ctx.name,
-                    file.display()
-                ))
-                .at_key("schema")
+            let text = ctx.read_text(path).map_err(|err| {
+                BuildError::new(format!("{}: cannot read schema: {err}", ctx.name)).at_key("schema")
             })?;
-            crate::loader::yaml_to_value(&text, &file).map_err(|err| {
+            quotable = text.inside_pack;
+            crate::loader::yaml_to_value(&text.text, &file).map_err(|err| {
+                let err = crate::files::redact_quotes(&err.to_string(), text.inside_pack);
                 BuildError::new(format!(
                     "{}: schema {} is not JSON or YAML: {err}",
                     ctx.name,
@@ -130,6 +129,7 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
         }
     };
     let validator = jsonschema::validator_for(&schema).map_err(|err| {
+        let err = crate::files::redact_quotes(&err.to_string(), quotable);
         BuildError::new(format!("{}: invalid JSON Schema: {err}", ctx.name)).at_key("schema")
     })?;
     if config.max_issues == 0 {
@@ -211,11 +211,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("s.json"), schema().to_string()).unwrap();
         let strategies = crate::builtins::test_support::strategies();
+        let files = crate::files::PackFiles::new(dir.path(), &[]).unwrap();
         let ctx = BuildCtx {
             name: "json_schema",
             base_dir: dir.path(),
             strategies,
             contract: None,
+            files: &files,
         };
         assert!(build(&json!({"schema": "s.json"}), &ctx).is_ok());
         let err = build(&json!({"schema": "missing.json"}), &ctx).unwrap_err();

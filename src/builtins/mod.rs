@@ -69,7 +69,14 @@ pub(crate) mod test_support {
             base_dir: Path::new("."),
             strategies: strategies(),
             contract: None,
+            files: files(),
         }
+    }
+
+    /// The crate's folder as the "pack" unit tests read files from.
+    pub fn files() -> &'static crate::files::PackFiles {
+        static FILES: OnceLock<crate::files::PackFiles> = OnceLock::new();
+        FILES.get_or_init(|| crate::files::PackFiles::new(Path::new("."), &[]).expect("cwd"))
     }
 
     /// Owns everything a `Context` borrows.

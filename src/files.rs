@@ -1,0 +1,543 @@
+//! Reading the files a pack names, treating the pack as untrusted.
+//!
+//! Every file a pack uses (manifests, scripts, schemas, strategy maps, test files)
+//! must resolve, after following links, inside the pack's folder or a folder the
+//! user allowed on the command line (`--allow-path`). Only regular files are read,
+//! each under a size cap, so a link to `/dev/zero` or a FIFO cannot exhaust memory
+//! or hang a load. Errors quote at most a short excerpt of what they read, and
+//! nothing of a file outside the pack.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::fs::{self, File};
+use std::io::{self, Read};
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// Largest file a pack may use (a manifest, script, schema, strategy map or test file).
+pub const MAX_PACK_FILE_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Largest file named on the command line as a value (`--set k=@file`, `--expected`).
+pub const MAX_VALUE_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Characters of a quoted value an error message may show.
+pub const MAX_EXCERPT_CHARS: usize = 40;
+
+/// Why a file could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum FileError {
+    #[error("`{shown}` is outside the pack folder {root} (after following links); a pack reads only its own files unless the command line allows more with --allow-path DIR")]
+    OutsidePack { shown: String, root: String },
+    #[error("`{shown}` is {kind}, not a regular file; only regular files are read")]
+    NotRegular { shown: String, kind: &'static str },
+    #[error("`{shown}` is {size} bytes, above the limit of {limit} bytes")]
+    TooLarge {
+        shown: String,
+        size: u64,
+        limit: u64,
+    },
+    #[error("cannot read `{shown}`: {source}")]
+    Io { shown: String, source: io::Error },
+    #[error("`{shown}` is not valid UTF-8 (at line {line})")]
+    NotUtf8 { shown: String, line: usize },
+}
+
+impl FileError {
+    /// Whether the file does not exist (callers report that as a missing file).
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, Self::Io { source, .. } if source.kind() == io::ErrorKind::NotFound)
+    }
+}
+
+/// Reads the regular file at `path` (following links), refusing devices, FIFOs,
+/// sockets and folders before opening them, and anything above `limit` bytes.
+pub fn read_regular(path: &Path, limit: u64) -> Result<Vec<u8>, FileError> {
+    let shown = || path.display().to_string();
+    let io_error = |source| FileError::Io {
+        shown: shown(),
+        source,
+    };
+    // Checked before opening: opening a FIFO for reading blocks until a writer comes.
+    let meta = fs::metadata(path).map_err(io_error)?;
+    check_regular(&meta, limit, &shown)?;
+    let file = File::open(path).map_err(io_error)?;
+    // Checked again on what was opened, in case the path changed in between.
+    check_regular(&file.metadata().map_err(io_error)?, limit, &shown)?;
+    let mut bytes = Vec::with_capacity(meta.len().min(limit) as usize);
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io_error)?;
+    if bytes.len() as u64 > limit {
+        return Err(FileError::TooLarge {
+            shown: shown(),
+            size: bytes.len() as u64,
+            limit,
+        });
+    }
+    Ok(bytes)
+}
+
+/// [`read_regular`], as UTF-8 text.
+pub fn read_regular_text(path: &Path, limit: u64) -> Result<String, FileError> {
+    String::from_utf8(read_regular(path, limit)?).map_err(|err| {
+        let at = err.utf8_error().valid_up_to();
+        FileError::NotUtf8 {
+            shown: path.display().to_string(),
+            line: err.as_bytes()[..at].iter().filter(|b| **b == b'\n').count() + 1,
+        }
+    })
+}
+
+fn check_regular(
+    meta: &fs::Metadata,
+    limit: u64,
+    shown: &dyn Fn() -> String,
+) -> Result<(), FileError> {
+    if !meta.is_file() {
+        return Err(FileError::NotRegular {
+            shown: shown(),
+            kind: file_kind(meta),
+        });
+    }
+    if meta.len() > limit {
+        return Err(FileError::TooLarge {
+            shown: shown(),
+            size: meta.len(),
+            limit,
+        });
+    }
+    Ok(())
+}
+
+fn file_kind(meta: &fs::Metadata) -> &'static str {
+    if meta.is_dir() {
+        return "a folder";
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let kind = meta.file_type();
+        if kind.is_fifo() {
+            return "a FIFO";
+        }
+        if kind.is_char_device() || kind.is_block_device() {
+            return "a device";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+    }
+    "not a regular file"
+}
+
+/// The folders a pack may read from, and the files it has read (for its revision).
+#[derive(Debug, Clone)]
+pub struct PackFiles {
+    /// The pack's folder, canonical.
+    root: PathBuf,
+    /// Folders (or files) the user allowed beyond the pack, canonical.
+    allowed: Vec<PathBuf>,
+    /// Canonical paths of every file read through [`PackFiles::read_text`].
+    used: Arc<Mutex<BTreeSet<PathBuf>>>,
+}
+
+/// A file a pack may use: where it really is, and whether that is inside the pack.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    pub canonical: PathBuf,
+    pub inside_pack: bool,
+}
+
+/// The text of a file a pack uses.
+#[derive(Debug, Clone)]
+pub struct PackText {
+    pub text: String,
+    /// Whether the file is inside the pack: only then may errors quote it.
+    pub inside_pack: bool,
+}
+
+impl PackFiles {
+    /// Confines reads to `root` and the `allowed` paths (files or folders).
+    pub fn new(root: &Path, allowed: &[PathBuf]) -> io::Result<Self> {
+        let root = fs::canonicalize(root)?;
+        let allowed = allowed
+            .iter()
+            .map(|path| {
+                fs::canonicalize(path).map_err(|err| {
+                    io::Error::new(
+                        err.kind(),
+                        format!("--allow-path {}: {err}", path.display()),
+                    )
+                })
+            })
+            .collect::<io::Result<_>>()?;
+        Ok(Self {
+            root,
+            allowed,
+            used: Arc::default(),
+        })
+    }
+
+    /// The pack's folder, canonical.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Where `path` really is, if the pack may read it. `shown` is how the pack named it.
+    pub fn resolve(&self, path: &Path, shown: &str) -> Result<Resolved, FileError> {
+        let canonical = fs::canonicalize(path).map_err(|source| FileError::Io {
+            shown: shown.to_owned(),
+            source,
+        })?;
+        if canonical.starts_with(&self.root) {
+            return Ok(Resolved {
+                canonical,
+                inside_pack: true,
+            });
+        }
+        if self.allowed.iter().any(|dir| canonical.starts_with(dir)) {
+            return Ok(Resolved {
+                canonical,
+                inside_pack: false,
+            });
+        }
+        Err(self.outside(shown))
+    }
+
+    /// Whether the pack may read `path` (which exists).
+    pub fn may_read(&self, path: &Path) -> bool {
+        self.resolve(path, "").is_ok()
+    }
+
+    /// Reads a file the pack names (`shown`: as the pack wrote it), confined and capped.
+    pub fn read_text(&self, path: &Path, shown: &str) -> Result<PackText, FileError> {
+        let resolved = self.resolve(path, shown)?;
+        let text =
+            read_regular_text(&resolved.canonical, MAX_PACK_FILE_BYTES).map_err(
+                |err| match err {
+                    FileError::TooLarge { size, limit, .. } => FileError::TooLarge {
+                        shown: shown.to_owned(),
+                        size,
+                        limit,
+                    },
+                    FileError::NotRegular { kind, .. } => FileError::NotRegular {
+                        shown: shown.to_owned(),
+                        kind,
+                    },
+                    other => other,
+                },
+            )?;
+        self.used
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(resolved.canonical);
+        Ok(PackText {
+            text,
+            inside_pack: resolved.inside_pack,
+        })
+    }
+
+    /// Canonical paths of the files read so far.
+    pub fn used(&self) -> Vec<PathBuf> {
+        self.used
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .cloned()
+            .collect()
+    }
+
+    /// How a used file is named in the revision: relative to the pack, or to the
+    /// allowed path it is under (so a revision does not depend on where a clone is).
+    pub fn revision_name(&self, canonical: &Path) -> String {
+        if let Ok(rel) = canonical.strip_prefix(&self.root) {
+            return slash_path(rel);
+        }
+        for (index, dir) in self.allowed.iter().enumerate() {
+            if let Ok(rel) = canonical.strip_prefix(dir) {
+                return format!("<allowed {index}>/{}", slash_path(rel));
+            }
+        }
+        slash_path(canonical)
+    }
+
+    /// Files matching the glob `pattern` (relative to `base`, or absolute), in sorted
+    /// order. The walk does not follow a link to a folder the pack may not read, nor
+    /// visit a folder twice (no loops); a match that resolves outside the readable
+    /// folders (a link to a file elsewhere), or a pattern rooted outside them, is an
+    /// error rather than a silent omission.
+    pub fn glob(&self, base: &Path, pattern: &str) -> Result<Vec<PathBuf>, GlobError> {
+        let full = lexical_normalise(&base.join(pattern));
+        let compiled = glob::Pattern::new(&full.to_string_lossy())?;
+        let options = glob::MatchOptions {
+            case_sensitive: true,
+            require_literal_separator: true,
+            require_literal_leading_dot: false,
+        };
+        // Walk from the longest prefix without wildcards.
+        let mut start = PathBuf::new();
+        for component in full.components() {
+            if component
+                .as_os_str()
+                .to_string_lossy()
+                .contains(['*', '?', '['])
+            {
+                break;
+            }
+            start.push(component);
+        }
+        if start.as_os_str().is_empty() {
+            start.push(".");
+        }
+        if let Ok(real) = fs::canonicalize(&start) {
+            if !self.may_read(&real) && !self.is_ancestor_of_readable(&real) {
+                return Err(GlobError::Outside(self.outside(pattern)));
+            }
+        }
+        let mut found = BTreeSet::new();
+        let mut visited = BTreeSet::new();
+        let mut pending = vec![(start, false)];
+        while let Some((dir, through_link)) = pending.pop() {
+            let Ok(real) = fs::canonicalize(&dir) else {
+                continue;
+            };
+            // A link is followed only into a folder the pack may read; a real
+            // folder above the pack only to reach it (`../pack/*.yaml`).
+            let readable = self.may_read(&real);
+            if !readable && (through_link || !self.is_ancestor_of_readable(&real)) {
+                continue;
+            }
+            if !visited.insert(real) || visited.len() > MAX_GLOB_FOLDERS {
+                continue;
+            }
+            let Ok(entries) = fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                let Ok(meta) = fs::metadata(&path) else {
+                    continue;
+                };
+                if meta.is_dir() {
+                    let is_link = entry.file_type().is_ok_and(|t| t.is_symlink());
+                    pending.push((path, is_link));
+                } else if compiled.matches_path_with(&path, options) {
+                    if !self.may_read(&path) {
+                        let shown = path.strip_prefix(base).unwrap_or(&path);
+                        return Err(GlobError::Outside(self.outside(&slash_path(shown))));
+                    }
+                    found.insert(path);
+                }
+            }
+        }
+        Ok(found.into_iter().collect())
+    }
+
+    fn outside(&self, shown: &str) -> FileError {
+        FileError::OutsidePack {
+            shown: shown.to_owned(),
+            root: self.root.display().to_string(),
+        }
+    }
+
+    /// Whether `dir` holds the pack or an allowed path (a walk may pass through it).
+    fn is_ancestor_of_readable(&self, dir: &Path) -> bool {
+        self.root.starts_with(dir) || self.allowed.iter().any(|a| a.starts_with(dir))
+    }
+}
+
+/// Why a glob could not be expanded.
+#[derive(Debug, thiserror::Error)]
+pub enum GlobError {
+    #[error("bad glob: {0}")]
+    Pattern(#[from] glob::PatternError),
+    #[error(transparent)]
+    Outside(FileError),
+}
+
+/// Folders one glob may walk through.
+const MAX_GLOB_FOLDERS: usize = 100_000;
+
+fn slash_path(path: &Path) -> String {
+    path.to_string_lossy().replace('\\', "/")
+}
+
+/// Removes `.` components and folds `dir/..` pairs, without touching the disk.
+fn lexical_normalise(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if matches!(out.components().next_back(), Some(Component::Normal(_))) {
+                    out.pop();
+                } else {
+                    out.push(component);
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// A short, printable excerpt of `text`: at most [`MAX_EXCERPT_CHARS`] characters,
+/// control characters escaped.
+pub fn excerpt(text: &str) -> String {
+    let mut out = String::new();
+    for (count, c) in text.chars().enumerate() {
+        if count == MAX_EXCERPT_CHARS {
+            out.push('…');
+            break;
+        }
+        push_escaped(&mut out, c);
+    }
+    out
+}
+
+fn push_escaped(out: &mut String, c: char) {
+    if c.is_control() {
+        let _ = write!(out, "{}", c.escape_default());
+    } else {
+        out.push(c);
+    }
+}
+
+/// Shortens every quoted span (`"…"` or `` `…` ``) of an error message to an
+/// excerpt, or hides it entirely when `may_quote` is false (the text came from a
+/// file outside the pack).
+pub fn redact_quotes(message: &str, may_quote: bool) -> String {
+    let mut out = String::with_capacity(message.len().min(512));
+    let mut rest = message;
+    while let Some(open) = rest.find(['"', '`']) {
+        let quote = rest.as_bytes()[open] as char;
+        out.push_str(&rest[..=open]);
+        let after = &rest[open + 1..];
+        let Some(close) = find_closing(after, quote) else {
+            rest = after;
+            continue;
+        };
+        let inner = &after[..close];
+        if may_quote {
+            out.push_str(&excerpt(inner));
+        } else {
+            out.push('…');
+        }
+        out.push(quote);
+        rest = &after[close + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The closing quote of a span, skipping backslash escapes inside `"…"`.
+fn find_closing(text: &str, quote: char) -> Option<usize> {
+    let mut escaped = false;
+    for (i, c) in text.char_indices() {
+        if escaped {
+            escaped = false;
+        } else if c == '\\' && quote == '"' {
+            escaped = true;
+        } else if c == quote {
+            return Some(i);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoted_spans_are_shortened_or_hidden() {
+        let long = "k".repeat(100);
+        let message = format!("invalid type: string \"{long}\", expected struct `Manifest`");
+        let short = redact_quotes(&message, true);
+        assert!(
+            short.contains(&format!("\"{}…\"", "k".repeat(40))),
+            "{short}"
+        );
+        assert!(short.contains("`Manifest`"), "{short}");
+        let hidden = redact_quotes(&message, false);
+        assert_eq!(hidden, "invalid type: string \"…\", expected struct `…`");
+    }
+
+    #[test]
+    fn excerpts_escape_control_characters() {
+        assert_eq!(excerpt("a\u{1b}]0;x\u{7}"), "a\\u{1b}]0;x\\u{7}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn devices_and_fifos_are_refused_before_reading() {
+        let err = read_regular(Path::new("/dev/zero"), 10).unwrap_err();
+        assert!(matches!(err, FileError::NotRegular { .. }), "{err}");
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if made.is_ok_and(|s| s.success()) {
+            let err = read_regular(&fifo, 10).unwrap_err();
+            assert!(err.to_string().contains("a FIFO"), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_file_above_the_cap_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("big");
+        fs::write(&file, vec![b'x'; 11]).unwrap();
+        let err = read_regular(&file, 10).unwrap_err();
+        assert!(matches!(err, FileError::TooLarge { size: 11, .. }), "{err}");
+        assert_eq!(read_regular(&file, 11).unwrap().len(), 11);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn reads_are_confined_to_the_pack_and_allowed_paths() {
+        let outer = tempfile::tempdir().unwrap();
+        let pack = outer.path().join("pack");
+        let shared = outer.path().join("shared");
+        fs::create_dir_all(&pack).unwrap();
+        fs::create_dir_all(&shared).unwrap();
+        fs::write(pack.join("a.yaml"), "a").unwrap();
+        fs::write(shared.join("s.yaml"), "s").unwrap();
+        std::os::unix::fs::symlink(shared.join("s.yaml"), pack.join("link.yaml")).unwrap();
+        let files = PackFiles::new(&pack, &[]).unwrap();
+        assert!(files.read_text(&pack.join("a.yaml"), "a.yaml").is_ok());
+        for path in [pack.join("link.yaml"), pack.join("../shared/s.yaml")] {
+            let err = files.read_text(&path, "x").unwrap_err();
+            assert!(matches!(err, FileError::OutsidePack { .. }), "{err}");
+        }
+        let allowed = PackFiles::new(&pack, std::slice::from_ref(&shared)).unwrap();
+        let text = allowed
+            .read_text(&pack.join("link.yaml"), "link.yaml")
+            .unwrap();
+        assert!(!text.inside_pack);
+        assert_eq!(allowed.used().len(), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn globs_do_not_leave_the_pack_or_loop() {
+        let outer = tempfile::tempdir().unwrap();
+        let pack = outer.path().join("pack");
+        fs::create_dir_all(pack.join("c")).unwrap();
+        fs::write(pack.join("c/a.yaml"), "a").unwrap();
+        fs::write(outer.path().join("secret.yaml"), "s").unwrap();
+        std::os::unix::fs::symlink("..", pack.join("c/up")).unwrap();
+        std::os::unix::fs::symlink("..", pack.join("c/up2")).unwrap();
+        std::os::unix::fs::symlink("/", pack.join("root")).unwrap();
+        let files = PackFiles::new(&pack, &[]).unwrap();
+        let found = files.glob(&pack, "**/*.yaml").unwrap();
+        assert_eq!(found, [pack.join("c/a.yaml")]);
+        for outside in ["../*.yaml", "/etc/*"] {
+            let err = files.glob(&pack, outside).unwrap_err();
+            assert!(matches!(err, GlobError::Outside(_)), "{outside}: {err}");
+        }
+        std::os::unix::fs::symlink(outer.path().join("secret.yaml"), pack.join("c/s.yaml"))
+            .unwrap();
+        let err = files.glob(&pack, "c/*.yaml").unwrap_err();
+        assert!(err.to_string().contains("`c/s.yaml` is outside"), "{err}");
+    }
+}

@@ -1,0 +1,503 @@
+//! Packs and inputs are untrusted: the probes of the hostile-input review, through
+//! the real binary. A pack reads only its own folder (unless `--allow-path` says
+//! more), only regular files under a size cap; errors never print a file that is
+//! not the pack's; `eval` never writes over its input or a previous result it has
+//! not replaced yet.
+
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command as StdCommand, Stdio};
+use std::time::Duration;
+
+use assert_cmd::Command;
+
+/// Long enough for any of these loads; a hang (a FIFO, a link loop) fails the test.
+const TIMEOUT: Duration = Duration::from_secs(120);
+
+/// A secret that must never reach a log: longer than any excerpt an error may quote.
+const SECRET: &str = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj\nSECRET-SECRET-SECRET-SECRET-SECRET-SECRET-SECRET-SECRET-SECRET\n-----END PRIVATE KEY-----\n";
+
+fn tribunal() -> Command {
+    let mut cmd = Command::cargo_bin("tribunal").expect("binary builds");
+    cmd.timeout(TIMEOUT);
+    cmd
+}
+
+fn write(dir: &Path, name: &str, text: &str) {
+    let path = dir.join(name);
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, text).unwrap();
+}
+
+/// A pack that loads: one metric, no contract.
+fn plain_pack(dir: &Path) {
+    write(
+        dir,
+        "pack.yaml",
+        "name: plain\nversion: 1.0.0\npipeline:\n  metrics: [json_emission]\n",
+    );
+}
+
+/// Runs `args`, expecting exit 2; returns stderr.
+fn fails_to_load(args: &[&str]) -> String {
+    let out = tribunal().args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    stderr
+}
+
+/// Nothing past the first 40 characters of the secret: what an error may quote of a
+/// file inside the pack.
+fn assert_no_secret(text: &str) {
+    assert!(!text.contains("SECRET"), "a secret was printed:\n{text}");
+    assert!(
+        !text.contains("AAoIBAQC7VJTUt9Us8cKj"),
+        "a secret was printed:\n{text}"
+    );
+}
+
+/// Nothing at all of a file outside the pack.
+fn assert_nothing_of(text: &str) {
+    assert_no_secret(text);
+    assert!(
+        !text.contains("BEGIN PRIVATE"),
+        "a secret was printed:\n{text}"
+    );
+}
+
+// ---- 1. data loss -------------------------------------------------------------------
+
+#[test]
+fn eval_refuses_to_write_over_its_input_by_any_name() {
+    let dir = tempfile::tempdir().unwrap();
+    plain_pack(&dir.path().join("pack"));
+    let data = dir.path().join("d.jsonl");
+    let records = "{\"id\": 1, \"output\": \"{}\"}\n";
+    fs::write(&data, records).unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&data, dir.path().join("link.jsonl")).unwrap();
+    for output in ["d.jsonl", "./d.jsonl", "link.jsonl"] {
+        if !dir.path().join(output).exists() {
+            continue;
+        }
+        let out = tribunal()
+            .current_dir(dir.path())
+            .args([
+                "eval", "--pack", "pack", "--input", "d.jsonl", "--output", output,
+            ])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{output}: {stderr}");
+        assert!(stderr.contains("is the input file"), "{stderr}");
+        assert_eq!(fs::read_to_string(&data).unwrap(), records);
+    }
+}
+
+#[test]
+fn eval_replaces_its_output_only_when_the_run_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    plain_pack(&dir.path().join("pack"));
+    let results = dir.path().join("results.jsonl");
+    fs::write(&results, "the previous run\n").unwrap();
+    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("tribunal"))
+        .current_dir(dir.path())
+        .args([
+            "eval",
+            "--pack",
+            "pack",
+            "--input",
+            "-",
+            "--output",
+            "results.jsonl",
+        ])
+        .args(["--jobs", "1"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for i in 0..2000 {
+        writeln!(stdin, "{{\"id\": {i}, \"output\": \"{{}}\"}}").unwrap();
+    }
+    stdin.flush().unwrap();
+    // Mid-run (the input is still open): the previous results are intact.
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(fs::read_to_string(&results).unwrap(), "the previous run\n");
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(fs::read_to_string(&results).unwrap().lines().count(), 2000);
+    let names: Vec<String> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        names.iter().all(|n| !n.contains(".tribunal-")),
+        "a temporary file was left: {names:?}"
+    );
+}
+
+#[test]
+fn a_run_that_cannot_start_leaves_the_previous_output_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    plain_pack(&dir.path().join("pack"));
+    fs::write(dir.path().join("results.jsonl"), "kept\n").unwrap();
+    fails_to_load(&[
+        "eval",
+        "--pack",
+        dir.path().join("pack").to_str().unwrap(),
+        "--input",
+        dir.path().join("missing.jsonl").to_str().unwrap(),
+        "--output",
+        dir.path().join("results.jsonl").to_str().unwrap(),
+    ]);
+    assert_eq!(
+        fs::read_to_string(dir.path().join("results.jsonl")).unwrap(),
+        "kept\n"
+    );
+    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 2);
+}
+
+#[cfg(unix)]
+#[test]
+fn eval_writes_to_dev_null_directly() {
+    let dir = tempfile::tempdir().unwrap();
+    plain_pack(&dir.path().join("pack"));
+    write(dir.path(), "d.jsonl", "{\"output\": \"{}\"}\n");
+    tribunal()
+        .current_dir(dir.path())
+        .args([
+            "eval",
+            "--pack",
+            "pack",
+            "--input",
+            "d.jsonl",
+            "--output",
+            "/dev/null",
+        ])
+        .assert()
+        .code(0);
+    assert!(!fs::metadata("/dev/null").unwrap().is_file());
+}
+
+// ---- 2. a pack reads only its own files ---------------------------------------------
+
+/// A folder holding `secret/` (files the pack must not read) and `pack/`.
+fn with_secret() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "secret/key.yaml", SECRET);
+    write(dir.path(), "secret/key.json", SECRET);
+    write(dir.path(), "secret/key.rhai", SECRET);
+    write(
+        dir.path(),
+        "secret/strategies.json",
+        "{\"SECRET-SECRET-SECRET-SECRET-SECRET-SECRET\": \"SECRET-SECRET-SECRET-SECRET-SECRET-SECRET\"}",
+    );
+    dir
+}
+
+fn pack_arg(dir: &Path) -> String {
+    dir.join("pack").display().to_string()
+}
+
+#[test]
+fn component_and_test_globs_outside_the_pack_are_refused() {
+    let dir = with_secret();
+    let secret_dir = dir.path().join("secret").display().to_string();
+    for (key, pattern) in [
+        ("components", "../secret/*.yaml".to_owned()),
+        ("components", "../secret/key.yaml".to_owned()),
+        ("components", format!("{secret_dir}/key.yaml")),
+        ("components", "../**/*.yaml".to_owned()),
+        ("tests", "../secret/key.yaml".to_owned()),
+    ] {
+        write(
+            dir.path(),
+            "pack/pack.yaml",
+            &format!("name: p\n{key}: [\"{pattern}\"]\npipeline:\n  metrics: [json_emission]\n"),
+        );
+        let out = tribunal()
+            .args(["lint", &pack_arg(dir.path())])
+            .output()
+            .unwrap();
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_nothing_of(&all);
+        if pattern == "../**/*.yaml" {
+            // Rooted above the pack, it reaches only the pack's own files.
+            continue;
+        }
+        assert_eq!(out.status.code(), Some(2), "{pattern}: {all}");
+        assert!(all.contains("outside the pack folder"), "{pattern}: {all}");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_link_inside_the_pack_to_a_file_outside_is_refused_unless_allowed() {
+    let dir = with_secret();
+    write(
+        dir.path(),
+        "pack/pack.yaml",
+        "name: p\ncomponents: [components/*.yaml]\npipeline:\n  metrics: [json_emission]\n",
+    );
+    fs::create_dir_all(dir.path().join("pack/components")).unwrap();
+    std::os::unix::fs::symlink(
+        dir.path().join("secret/key.yaml"),
+        dir.path().join("pack/components/key.yaml"),
+    )
+    .unwrap();
+    let stderr = fails_to_load(&["lint", &pack_arg(dir.path())]);
+    assert_nothing_of(&stderr);
+    // Allowed, the file is read; it is not a manifest, and the error quotes none of it.
+    let secret_dir = dir.path().join("secret").display().to_string();
+    let stderr = fails_to_load(&["lint", &pack_arg(dir.path()), "--allow-path", &secret_dir]);
+    assert!(stderr.contains("invalid type"), "{stderr}");
+    assert_nothing_of(&stderr);
+}
+
+#[test]
+fn a_non_manifest_inside_the_pack_is_quoted_only_as_a_short_excerpt() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "pack/pack.yaml",
+        "name: p\ncomponents: [components/*.yaml]\npipeline:\n  metrics: [json_emission]\n",
+    );
+    write(dir.path(), "pack/components/key.yaml", SECRET);
+    let stderr = fails_to_load(&["lint", &pack_arg(dir.path())]);
+    assert!(stderr.contains("-----BEGIN PRIVATE KEY"), "{stderr}");
+    assert_no_secret(&stderr);
+}
+
+#[test]
+fn config_files_outside_the_pack_are_refused_and_never_printed() {
+    let dir = with_secret();
+    let secret_dir = dir.path().join("secret").display().to_string();
+    let cases = [
+        (
+            "kind: postprocessor\nname: c\nimplementation: { builtin: json_schema }\nconfig: { schema: ../../secret/key.json }\n",
+            "postprocessors",
+        ),
+        (
+            "kind: metric\nname: c\nimplementation: { builtin: json_compare }\nconfig: { field_strategies: ../../secret/strategies.json }\n",
+            "metrics",
+        ),
+        (
+            "kind: metric\nname: c\nimplementation: { script: ../../secret/key.rhai }\n",
+            "metrics",
+        ),
+    ];
+    for (manifest, section) in cases {
+        write(
+            dir.path(),
+            "pack/pack.yaml",
+            &format!("name: p\ncomponents: [components/*.yaml]\npipeline:\n  {section}: [c]\n"),
+        );
+        write(dir.path(), "pack/components/c.yaml", manifest);
+        let stderr = fails_to_load(&["lint", &pack_arg(dir.path())]);
+        assert!(stderr.contains("outside the pack folder"), "{stderr}");
+        assert!(stderr.contains("--allow-path"), "{stderr}");
+        assert_nothing_of(&stderr);
+        // Allowed, each is read and fails as what it is, still without printing it.
+        let stderr = fails_to_load(&["lint", &pack_arg(dir.path()), "--allow-path", &secret_dir]);
+        assert!(!stderr.contains("outside the pack folder"), "{stderr}");
+        assert_nothing_of(&stderr);
+    }
+}
+
+#[test]
+fn files_read_from_an_allowed_path_are_part_of_the_revision() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "pack/pack.yaml",
+        "name: p\ncomponents: [components/*.yaml]\npipeline:\n  metrics: [m]\n",
+    );
+    write(
+        dir.path(),
+        "pack/components/m.yaml",
+        "kind: metric\nname: m\nimplementation: { script: ../../shared/m.rhai }\n",
+    );
+    let shared = dir.path().join("shared");
+    let revision = |script: &str| {
+        write(&shared, "m.rhai", script);
+        let out = tribunal()
+            .args(["list", &pack_arg(dir.path())])
+            .args(["--allow-path", shared.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout.lines().next().unwrap().to_owned()
+    };
+    let first = revision("fn evaluate(ctx) { 1.0 }\n");
+    let second = revision("fn evaluate(ctx) { 0.5 }\n");
+    assert!(first.contains("revision"), "{first}");
+    assert_ne!(
+        first, second,
+        "an outside script changed without changing the revision"
+    );
+}
+
+// ---- 3. the revision walk ------------------------------------------------------------
+
+#[cfg(unix)]
+#[test]
+fn links_loops_devices_and_fifos_in_a_pack_folder_cost_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = dir.path().join("pack");
+    plain_pack(&pack);
+    fs::create_dir_all(pack.join("a/b")).unwrap();
+    std::os::unix::fs::symlink("/", pack.join("root")).unwrap();
+    std::os::unix::fs::symlink("..", pack.join("a/up")).unwrap();
+    std::os::unix::fs::symlink("../..", pack.join("a/b/up")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", pack.join("zero")).unwrap();
+    let fifo = StdCommand::new("mkfifo")
+        .arg(pack.join("fifo"))
+        .status()
+        .unwrap();
+    assert!(fifo.success());
+    let plain = tempfile::tempdir().unwrap();
+    plain_pack(plain.path());
+    let revision_of = |path: &Path| {
+        let out = tribunal()
+            .args(["list", path.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        stdout.lines().next().unwrap().to_owned()
+    };
+    // Only regular files count: the links and the FIFO change nothing.
+    assert_eq!(revision_of(&pack), revision_of(plain.path()));
+    tribunal()
+        .args(["lint", pack.to_str().unwrap()])
+        .assert()
+        .code(0);
+}
+
+// ---- 4. bounded reads ----------------------------------------------------------------
+
+#[cfg(unix)]
+#[test]
+fn devices_and_fifos_named_as_files_are_refused_without_reading_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = dir.path().join("pack");
+    plain_pack(&pack);
+    let pack_arg = pack.display().to_string();
+    let stderr = fails_to_load(&[
+        "check",
+        "--pack",
+        &pack_arg,
+        "--set",
+        "json_emission.events=@/dev/zero",
+    ]);
+    assert!(stderr.contains("a device, not a regular file"), "{stderr}");
+
+    write(dir.path(), "out.txt", "{}");
+    let out_file = dir.path().join("out.txt").display().to_string();
+    let stderr = fails_to_load(&[
+        "check",
+        "--pack",
+        &pack_arg,
+        &out_file,
+        "--expected",
+        "/dev/zero",
+    ]);
+    assert!(stderr.contains("a device, not a regular file"), "{stderr}");
+
+    let fifo = dir.path().join("fifo");
+    assert!(StdCommand::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let fifo_arg = fifo.display().to_string();
+    let stderr = fails_to_load(&[
+        "check",
+        "--pack",
+        &pack_arg,
+        &out_file,
+        "--expected",
+        &fifo_arg,
+    ]);
+    assert!(stderr.contains("a FIFO, not a regular file"), "{stderr}");
+
+    // In the pack: a schema and a script that are a FIFO, and a link to /dev/zero.
+    let fifo_in_pack = pack.join("components/schema.json");
+    fs::create_dir_all(pack.join("components")).unwrap();
+    assert!(StdCommand::new("mkfifo")
+        .arg(&fifo_in_pack)
+        .status()
+        .unwrap()
+        .success());
+    std::os::unix::fs::symlink("/dev/zero", pack.join("components/zero.rhai")).unwrap();
+    write(
+        &pack,
+        "pack.yaml",
+        "name: p\ncomponents: [components/*.yaml]\npipeline:\n  postprocessors: [s]\n  metrics: [z]\n",
+    );
+    write(
+        &pack,
+        "components/s.yaml",
+        "kind: postprocessor\nname: s\nimplementation: { builtin: json_schema }\nconfig: { schema: schema.json }\n",
+    );
+    write(
+        &pack,
+        "components/z.yaml",
+        "kind: metric\nname: z\nimplementation: { script: zero.rhai }\n",
+    );
+    let stderr = fails_to_load(&["lint", &pack_arg]);
+    assert!(stderr.contains("a FIFO, not a regular file"), "{stderr}");
+    assert!(stderr.contains("outside the pack folder"), "{stderr}");
+    let stderr = fails_to_load(&["lint", &pack_arg, "--allow-path", "/dev"]);
+    assert!(stderr.contains("a device, not a regular file"), "{stderr}");
+}
+
+#[test]
+fn a_pack_file_above_the_size_cap_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = dir.path().join("pack");
+    write(
+        &pack,
+        "pack.yaml",
+        "name: p\ncomponents: [components/*.yaml]\npipeline:\n  metrics: [m]\n",
+    );
+    write(
+        &pack,
+        "components/m.yaml",
+        "kind: metric\nname: m\nimplementation: { script: m.rhai }\n",
+    );
+    let big = format!(
+        "// {}\nfn evaluate(ctx) {{ 1.0 }}\n",
+        "x".repeat(9 * 1024 * 1024)
+    );
+    write(&pack, "components/m.rhai", &big);
+    let stderr = fails_to_load(&["lint", pack.to_str().unwrap()]);
+    assert!(
+        stderr.contains("above the limit of 8388608 bytes"),
+        "{stderr}"
+    );
+}
