@@ -22,9 +22,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::{json, Value};
-use tribunal::component::{BuildCtx, Compiled, Context, EvalError, Metric, MetricOutput};
+use tribunal::build::BuildCtx;
+use tribunal::component::{Compiled, Context, EvalError, Metric, MetricOutput};
 use tribunal::extract::Tier;
-use tribunal::manifest::PluginRef;
+use tribunal::plugin::PluginRef;
 use tribunal::report::{ExtractionInfo, Issue};
 use tribunal::strategy::StrategyRegistry;
 use tribunal::Kind;

@@ -259,9 +259,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Check(args) => check(&args),
         Command::Eval(args) => run_eval(&args),
-        Command::Test(args) => {
-            crate::testing::run_cli_with(&args.packs, args.verbose, &args.load.options())
-        }
+        Command::Test(args) => run_tests(&args.packs, args.verbose, &args.load.options()),
         Command::Lint(args) => lint(&args),
         Command::List(args) => list(&args.pack, &args.load.options()),
         Command::Explain(args) => explain(&args),
@@ -485,6 +483,29 @@ fn run_eval(args: &EvalArgs) -> Result<u8, String> {
         return Ok(EXIT_NOT_PASSED);
     }
     Ok(EXIT_OK)
+}
+
+/// `tribunal test [PACK...] [--plugin-dir DIR] [--allow-path PATH]`.
+fn run_tests(paths: &[PathBuf], verbose: bool, base: &LoadOptions) -> Result<u8, String> {
+    let paths = if paths.is_empty() {
+        vec![PathBuf::from("rules")]
+    } else {
+        paths.to_vec()
+    };
+    let packs = discover_packs(&paths)?;
+    let (mut passed, mut failed) = (0, 0);
+    for pack in packs {
+        let outcome = crate::testing::run_pack_with(&pack, verbose, base);
+        print!("{}", outcome.log);
+        passed += outcome.passed;
+        failed += outcome.failed;
+    }
+    println!("{passed} passed, {failed} failed");
+    Ok(if failed == 0 {
+        EXIT_OK
+    } else {
+        EXIT_NOT_PASSED
+    })
 }
 
 /// Packs named on the command line: a folder with pack.yaml, or a folder whose

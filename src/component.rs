@@ -6,14 +6,12 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::report::{ExtractionInfo, Issue};
-use crate::strategy::StrategyRegistry;
 
 /// What a component is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -41,6 +39,36 @@ impl Kind {
 impl fmt::Display for Kind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.pad(self.as_str())
+    }
+}
+
+/// Strategies by lower-case name. Built once per pack; shared by every record.
+/// The built-in ones are added by `StrategyRegistry::with_builtins` (`strategy`).
+#[derive(Debug, Clone)]
+pub struct StrategyRegistry {
+    by_name: BTreeMap<String, Arc<dyn Strategy>>,
+}
+
+impl StrategyRegistry {
+    /// A registry without any strategy.
+    pub fn empty() -> Self {
+        Self {
+            by_name: BTreeMap::new(),
+        }
+    }
+
+    /// Adds (or replaces) a strategy under `name` (stored lower-case).
+    pub fn insert(&mut self, name: &str, strategy: Arc<dyn Strategy>) {
+        self.by_name.insert(name.to_lowercase(), strategy);
+    }
+
+    /// Looks a strategy up by name, case-insensitively (`FUZZY` and `fuzzy` are one).
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Strategy>> {
+        self.by_name.get(&name.to_lowercase())
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.by_name.keys().map(String::as_str)
     }
 }
 
@@ -177,31 +205,6 @@ impl Compiled {
             Compiled::Postprocessor(_) => Kind::Postprocessor,
             Compiled::Strategy(_) => Kind::Strategy,
         }
-    }
-}
-
-/// What a component's builder may look at. Built once per component use at pack load.
-#[derive(Debug, Clone)]
-pub struct BuildCtx<'a> {
-    /// The name the component is known by in the pack.
-    pub name: &'a str,
-    /// Folder that relative paths in the config are resolved against (the manifest's folder).
-    pub base_dir: &'a Path,
-    pub strategies: &'a Arc<StrategyRegistry>,
-    pub contract: Option<&'a Arc<crate::contract::Contract>>,
-    /// The folders the pack may read files from.
-    pub files: &'a crate::files::PackFiles,
-}
-
-impl BuildCtx<'_> {
-    pub fn resolve(&self, path: &str) -> PathBuf {
-        self.base_dir.join(path)
-    }
-
-    /// Reads a file the config names (relative to the manifest's folder), confined
-    /// to the pack's folders and capped in size.
-    pub fn read_text(&self, path: &str) -> Result<crate::files::PackText, crate::files::FileError> {
-        self.files.read_text(&self.resolve(path), path)
     }
 }
 

@@ -6,17 +6,13 @@
 //! the fallback values used when no JSON could be extracted.
 
 use std::fmt;
-use std::sync::Arc;
 
 use indexmap::IndexMap;
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use crate::builtins::Builtin;
-use crate::component::{
-    BuildCtx, BuildError, Compiled, Context, EvalError, Kind, PostOutput, Postprocessor,
-};
+use crate::component::BuildError;
 use crate::extract::Tier;
 use crate::report::Issue;
 use crate::text::{count_sentences, escape_pointer, json_type_name as type_name, python_json};
@@ -814,38 +810,3 @@ fn sentences_phrase(lo: usize, hi: usize) -> String {
         format!("{} to {} {}", number_word(lo), number_word(hi), unit(hi))
     }
 }
-
-/// The `contract` postprocessor: validates the extracted JSON against the pack's contract.
-#[derive(Debug)]
-struct ContractCheck {
-    contract: Arc<Contract>,
-}
-
-impl Postprocessor for ContractCheck {
-    fn process(&self, ctx: &Context<'_>) -> Result<PostOutput, EvalError> {
-        let (issues, json) = self.contract.validate(ctx.json);
-        Ok(PostOutput { issues, json })
-    }
-}
-
-fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
-    if !(config.is_null() || config.as_object().is_some_and(Map::is_empty)) {
-        return Err(BuildError::new(
-            "contract: takes no config; describe the contract under `contract:` in pack.yaml",
-        ));
-    }
-    let contract = ctx.contract.ok_or_else(|| {
-        BuildError::new("the `contract` postprocessor needs a `contract:` section in pack.yaml")
-    })?;
-    Ok(Compiled::Postprocessor(Arc::new(ContractCheck {
-        contract: Arc::clone(contract),
-    })))
-}
-
-pub const BUILTIN: Builtin = Builtin {
-    name: "contract",
-    kind: Kind::Postprocessor,
-    summary: "validates the extracted JSON against the pack's contract",
-    docs: include_str!("../docs/builtins/contract.md"),
-    build,
-};

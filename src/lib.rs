@@ -20,9 +20,11 @@
 //!
 //! See `examples/evaluate.rs` for a retry loop using the re-ask `feedback`.
 pub mod alloc;
+pub mod build;
 pub mod builtins;
 pub mod component;
 pub mod contract;
+pub mod deadline;
 pub mod extract;
 pub mod files;
 pub mod loader;

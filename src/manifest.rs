@@ -60,13 +60,7 @@ pub struct ImplementationSpec {
     pub plugin: Option<PluginRef>,
 }
 
-/// A component exported by a native plugin library.
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
-pub struct PluginRef {
-    pub library: String,
-    pub component: String,
-}
+pub use crate::plugin::PluginRef;
 
 /// The implementation source, once checked to be exactly one.
 #[derive(Debug, Clone, PartialEq, Eq)]

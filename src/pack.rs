@@ -13,8 +13,9 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
+use crate::build::BuildCtx;
 use crate::builtins;
-use crate::component::{BuildCtx, BuildError, Compiled, Kind, Metric, Postprocessor};
+use crate::component::{BuildError, Compiled, Kind, Metric, Postprocessor};
 use crate::contract::{Contract, ContractSpec, DEFAULT_LADDER};
 use crate::extract::Tier;
 use crate::files::PackFiles;

@@ -4,7 +4,6 @@
 //! similarity in [0, 1]. `exact`, `fuzzy`, `semantic` and `ignore` are built in;
 //! a pack adds its own strategy components (scripts, plugins) under their names.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -18,11 +17,7 @@ pub const DEFAULT_FUZZY_THRESHOLD: f64 = 0.85;
 /// Default similarity a `semantic` match needs (seed 002).
 pub const DEFAULT_SEMANTIC_THRESHOLD: f64 = 0.80;
 
-/// Strategies by lower-case name. Built once per pack; shared by every record.
-#[derive(Debug, Clone)]
-pub struct StrategyRegistry {
-    by_name: BTreeMap<String, Arc<dyn Strategy>>,
-}
+pub use crate::component::StrategyRegistry;
 
 impl Default for StrategyRegistry {
     fn default() -> Self {
@@ -33,26 +28,12 @@ impl Default for StrategyRegistry {
 impl StrategyRegistry {
     /// The built-in strategies: `exact`, `fuzzy`, `semantic`, `ignore`.
     pub fn with_builtins() -> Self {
-        let mut by_name: BTreeMap<String, Arc<dyn Strategy>> = BTreeMap::new();
-        by_name.insert("exact".into(), Arc::new(Exact));
-        by_name.insert("fuzzy".into(), Arc::new(Fuzzy));
-        by_name.insert("semantic".into(), Arc::new(Semantic::default()));
-        by_name.insert("ignore".into(), Arc::new(Ignore));
-        Self { by_name }
-    }
-
-    /// Adds (or replaces) a strategy under `name` (stored lower-case).
-    pub fn insert(&mut self, name: &str, strategy: Arc<dyn Strategy>) {
-        self.by_name.insert(name.to_lowercase(), strategy);
-    }
-
-    /// Looks a strategy up by name, case-insensitively (`FUZZY` and `fuzzy` are one).
-    pub fn get(&self, name: &str) -> Option<&Arc<dyn Strategy>> {
-        self.by_name.get(&name.to_lowercase())
-    }
-
-    pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.by_name.keys().map(String::as_str)
+        let mut registry = Self::empty();
+        registry.insert("exact", Arc::new(Exact));
+        registry.insert("fuzzy", Arc::new(Fuzzy));
+        registry.insert("semantic", Arc::new(Semantic::default()));
+        registry.insert("ignore", Arc::new(Ignore));
+        registry
     }
 }
 

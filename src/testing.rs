@@ -8,7 +8,7 @@
 //! same length, numbers within 1e-9).
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -229,29 +229,6 @@ pub fn run_pack_with(dir: &Path, verbose: bool, base: &LoadOptions) -> Outcome {
         }
     }
     outcome
-}
-
-/// `tribunal test [PACK...] [--plugin-dir DIR] [--allow-path PATH]`.
-pub fn run_cli_with(paths: &[PathBuf], verbose: bool, base: &LoadOptions) -> Result<u8, String> {
-    let paths = if paths.is_empty() {
-        vec![PathBuf::from("rules")]
-    } else {
-        paths.to_vec()
-    };
-    let packs = crate::cli::discover_packs(&paths)?;
-    let (mut passed, mut failed) = (0, 0);
-    for pack in packs {
-        let outcome = run_pack_with(&pack, verbose, base);
-        print!("{}", outcome.log);
-        passed += outcome.passed;
-        failed += outcome.failed;
-    }
-    println!("{passed} passed, {failed} failed");
-    Ok(if failed == 0 {
-        crate::cli::EXIT_OK
-    } else {
-        crate::cli::EXIT_NOT_PASSED
-    })
 }
 
 #[cfg(test)]

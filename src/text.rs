@@ -9,7 +9,7 @@ use serde_json::Value;
 pub fn levenshtein(a: &[char], b: &[char]) -> usize {
     // Inside a script call (`fuzzy` reached through `compare()`) the call's
     // deadline ends the work; the call is then an error, the result unused.
-    levenshtein_until(a, b, &mut crate::script::deadline_watch()).unwrap_or(usize::MAX)
+    levenshtein_until(a, b, &mut crate::deadline::watch()).unwrap_or(usize::MAX)
 }
 
 /// [`levenshtein`] that asks `keep_going(cells)` after each row of the table
@@ -42,7 +42,7 @@ pub fn levenshtein_until(
 /// (1.0 for two empty strings).
 pub fn similarity(a: &str, b: &str) -> f64 {
     // As `levenshtein`: a script call's deadline ends the work.
-    similarity_until(a, b, &mut crate::script::deadline_watch()).unwrap_or(0.0)
+    similarity_until(a, b, &mut crate::deadline::watch()).unwrap_or(0.0)
 }
 
 /// [`similarity`] that can give up, as [`levenshtein_until`].

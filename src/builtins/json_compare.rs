@@ -11,8 +11,9 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::Builtin;
+use crate::build::BuildCtx;
 use crate::component::{
-    self, BuildCtx, BuildError, Compiled, Context, EvalError, Kind, Metric, MetricOutput, Strategy,
+    self, BuildError, Compiled, Context, EvalError, Kind, Metric, MetricOutput, Strategy,
 };
 use crate::contract::RAW_FALLBACK_KEY;
 use crate::report::Issue;

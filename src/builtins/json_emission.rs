@@ -10,8 +10,9 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::Builtin;
+use crate::build::BuildCtx;
 use crate::component::{
-    self, BuildCtx, BuildError, Compiled, Context, EvalError, Kind, Metric, MetricOutput,
+    self, BuildError, Compiled, Context, EvalError, Kind, Metric, MetricOutput,
 };
 use crate::report::Issue;
 

@@ -8,8 +8,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::Builtin;
+use crate::build::BuildCtx;
 use crate::component::{
-    self, BuildCtx, BuildError, Compiled, Context, EvalError, Kind, PostOutput, Postprocessor,
+    self, BuildError, Compiled, Context, EvalError, Kind, PostOutput, Postprocessor,
 };
 use crate::report::{Issue, Severity};
 

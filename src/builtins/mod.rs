@@ -6,8 +6,10 @@
 
 use serde_json::Value;
 
-use crate::component::{BuildCtx, BuildError, Compiled, Kind};
+use crate::build::BuildCtx;
+use crate::component::{BuildError, Compiled, Kind};
 
+pub mod contract;
 pub mod json_compare;
 pub mod json_emission;
 pub mod json_schema;
@@ -27,7 +29,7 @@ pub struct Builtin {
 
 /// Every built-in, by public name.
 pub const BUILTINS: &[Builtin] = &[
-    crate::contract::BUILTIN,
+    contract::BUILTIN,
     json_compare::BUILTIN,
     json_emission::BUILTIN,
     json_schema::BUILTIN,
@@ -54,7 +56,8 @@ pub(crate) mod test_support {
 
     use serde_json::Value;
 
-    use crate::component::{BuildCtx, Context};
+    use crate::build::BuildCtx;
+    use crate::component::Context;
     use crate::report::{ExtractionInfo, Issue};
     use crate::strategy::StrategyRegistry;
 

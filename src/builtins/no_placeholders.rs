@@ -10,8 +10,9 @@ use serde_json::Value;
 
 use super::required_fields::{FieldPath, Template};
 use super::Builtin;
+use crate::build::BuildCtx;
 use crate::component::{
-    self, BuildCtx, BuildError, Compiled, Context, EvalError, Kind, PostOutput, Postprocessor,
+    self, BuildError, Compiled, Context, EvalError, Kind, PostOutput, Postprocessor,
 };
 use crate::report::{Issue, Severity};
 use crate::text::escape_pointer;

@@ -18,15 +18,23 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::build::BuildCtx;
 use crate::component::{
-    BuildCtx, BuildError, Compiled, Context, EvalError, Kind, Metric, MetricOutput, PostOutput,
+    BuildError, Compiled, Context, EvalError, Kind, Metric, MetricOutput, PostOutput,
     Postprocessor, Strategy,
 };
-use crate::manifest::PluginRef;
 use crate::report::{ExtractionInfo, Issue};
 use crate::suggest::{nearest, parse_unknown_field};
 
 use ffi::{Handle, OpenError, RawPlugin};
+
+/// A component exported by a native plugin library, as a manifest names it.
+#[derive(Debug, Clone, serde::Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct PluginRef {
+    pub library: String,
+    pub component: String,
+}
 
 /// The plugin ABI version this engine speaks (`tribunal_plugin::ABI_VERSION`).
 pub const ABI_VERSION: u32 = 1;

@@ -108,19 +108,19 @@ pub fn register(engine: &mut Engine) {
     engine.register_fn("levenshtein", |a: &str, b: &str| -> HelperResult<INT> {
         let a: Vec<char> = a.chars().collect();
         let b: Vec<char> = b.chars().collect();
-        levenshtein_until(&a, &b, &mut super::deadline_watch())
+        levenshtein_until(&a, &b, &mut crate::deadline::watch())
             .map_or_else(timed_out, |d| Ok(int(d)))
     });
     engine.register_fn("similarity", |a: &str, b: &str| -> HelperResult<FLOAT> {
-        similarity_until(a, b, &mut super::deadline_watch()).map_or_else(timed_out, Ok)
+        similarity_until(a, b, &mut crate::deadline::watch()).map_or_else(timed_out, Ok)
     });
     engine.register_fn("jaro_winkler", |a: &str, b: &str| -> HelperResult<FLOAT> {
-        jaro_winkler(a, b, &mut super::deadline_watch()).map_or_else(timed_out, Ok)
+        jaro_winkler(a, b, &mut crate::deadline::watch()).map_or_else(timed_out, Ok)
     });
     engine.register_fn(
         "token_set_ratio",
         |a: &str, b: &str| -> HelperResult<FLOAT> {
-            token_set_ratio(a, b, &mut super::deadline_watch()).map_or_else(timed_out, Ok)
+            token_set_ratio(a, b, &mut crate::deadline::watch()).map_or_else(timed_out, Ok)
         },
     );
     engine.register_fn(

@@ -27,8 +27,9 @@ use rhai::{CallFnOptions, Dynamic, Engine, EvalAltResult, FuncArgs, Position, Sc
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::build::BuildCtx;
 use crate::component::{
-    BuildCtx, BuildError, Compiled, Context, EvalError, Kind, Metric, MetricOutput, PostOutput,
+    BuildError, Compiled, Context, EvalError, Kind, Metric, MetricOutput, PostOutput,
     Postprocessor, Strategy,
 };
 use crate::loader::LoadError;
@@ -176,6 +177,8 @@ impl ScriptHost {
     /// resolver, `import` and `eval` disabled, strict variables, every limit,
     /// a wall-clock deadline and the helper library.
     pub fn new(limits: ScriptLimits) -> Self {
+        // Quadratic text work below this layer stops at a script call's deadline.
+        crate::deadline::install(past_deadline);
         let mut engine = Engine::new_raw();
         engine.register_global_module(rhai::packages::Package::as_shared_module(
             &rhai::packages::StandardPackage::new(),
@@ -838,24 +841,6 @@ fn past_deadline() -> bool {
         }
         frame.tripped.is_some()
     })
-}
-
-/// How many cells of quadratic work pass between two clock reads.
-const CLOCK_EVERY_CELLS: usize = 1 << 16;
-
-/// The `keep_going(cells)` of quadratic string work (the similarity helpers,
-/// and `fuzzy` reached through `compare()`): false once the deadline of the
-/// script call in progress on this thread has passed; always true outside one.
-pub(crate) fn deadline_watch() -> impl FnMut(usize) -> bool {
-    let mut work = 0usize;
-    move |cells| {
-        work += cells;
-        if work < CLOCK_EVERY_CELLS {
-            return true;
-        }
-        work = 0;
-        !past_deadline()
-    }
 }
 
 /// The limit the innermost call has hit, if any.

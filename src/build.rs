@@ -1,0 +1,35 @@
+//! What building a component from its config sees: the pack's strategies, its
+//! contract and the files it may read. Every implementation source (built-ins,
+//! scripts, plugins) is built with one of these, once per use, at pack load.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::component::StrategyRegistry;
+use crate::contract::Contract;
+use crate::files::{FileError, PackFiles, PackText};
+
+/// What a component's builder may look at. Built once per component use at pack load.
+#[derive(Debug, Clone)]
+pub struct BuildCtx<'a> {
+    /// The name the component is known by in the pack.
+    pub name: &'a str,
+    /// Folder that relative paths in the config are resolved against (the manifest's folder).
+    pub base_dir: &'a Path,
+    pub strategies: &'a Arc<StrategyRegistry>,
+    pub contract: Option<&'a Arc<Contract>>,
+    /// The folders the pack may read files from.
+    pub files: &'a PackFiles,
+}
+
+impl BuildCtx<'_> {
+    pub fn resolve(&self, path: &str) -> PathBuf {
+        self.base_dir.join(path)
+    }
+
+    /// Reads a file the config names (relative to the manifest's folder), confined
+    /// to the pack's folders and capped in size.
+    pub fn read_text(&self, path: &str) -> Result<PackText, FileError> {
+        self.files.read_text(&self.resolve(path), path)
+    }
+}

@@ -1,0 +1,46 @@
+//! The `contract` postprocessor: validates the extracted JSON against the pack's
+//! contract (`src/contract.rs` holds the contract itself).
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::build::BuildCtx;
+use crate::builtins::Builtin;
+use crate::component::{BuildError, Compiled, Context, EvalError, Kind, PostOutput, Postprocessor};
+use crate::contract::Contract;
+
+/// The `contract` postprocessor: validates the extracted JSON against the pack's contract.
+#[derive(Debug)]
+struct ContractCheck {
+    contract: Arc<Contract>,
+}
+
+impl Postprocessor for ContractCheck {
+    fn process(&self, ctx: &Context<'_>) -> Result<PostOutput, EvalError> {
+        let (issues, json) = self.contract.validate(ctx.json);
+        Ok(PostOutput { issues, json })
+    }
+}
+
+fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
+    if !(config.is_null() || config.as_object().is_some_and(Map::is_empty)) {
+        return Err(BuildError::new(
+            "contract: takes no config; describe the contract under `contract:` in pack.yaml",
+        ));
+    }
+    let contract = ctx.contract.ok_or_else(|| {
+        BuildError::new("the `contract` postprocessor needs a `contract:` section in pack.yaml")
+    })?;
+    Ok(Compiled::Postprocessor(Arc::new(ContractCheck {
+        contract: Arc::clone(contract),
+    })))
+}
+
+pub const BUILTIN: Builtin = Builtin {
+    name: "contract",
+    kind: Kind::Postprocessor,
+    summary: "validates the extracted JSON against the pack's contract",
+    docs: include_str!("../../docs/builtins/contract.md"),
+    build,
+};

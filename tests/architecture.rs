@@ -1,0 +1,157 @@
+//! The architecture is a test: every top-level module of `src/` has a place in the
+//! layer order below, and a module may name (`crate::x`) only modules placed
+//! before it. There are no cycles between top-level modules, by construction.
+//! `docs/architecture.md` explains the layers; keep the two in step.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::Path;
+
+/// Top-level modules, foundation first. A module may use only those before it.
+const ORDER: &[(&str, &str)] = &[
+    // Foundation: no engine concepts.
+    ("alloc", "foundation"),
+    ("deadline", "foundation"),
+    ("text", "foundation"),
+    ("suggest", "foundation"),
+    ("files", "foundation"),
+    ("loader", "foundation"),
+    // Core types: the context, issues, results, the component interface.
+    ("extract", "extraction"),
+    ("report", "core"),
+    ("component", "core"),
+    // The contract.
+    ("contract", "contract"),
+    // Built-in rules and strategies, and what building one sees.
+    ("semantic", "rules"),
+    ("strategy", "rules"),
+    ("build", "rules"),
+    ("builtins", "rules"),
+    // Implementation sources.
+    ("wire", "sources"),
+    ("script", "sources"),
+    ("plugin", "sources"),
+    // The pack: manifest, resolution, compilation.
+    ("manifest", "pack"),
+    ("pack", "pack"),
+    // Runs.
+    ("parallel", "runs"),
+    ("pipeline", "runs"),
+    ("summary", "runs"),
+    ("eval", "runs"),
+    ("result_file", "runs"),
+    ("testing", "runs"),
+    // Front ends.
+    ("cli", "front end"),
+];
+
+/// The top-level module a file under `src/` belongs to (`None`: the crate roots).
+fn module_of(relative: &Path) -> Option<String> {
+    let first = relative.components().next()?.as_os_str().to_string_lossy();
+    let name = first.trim_end_matches(".rs");
+    (name != "lib" && name != "main").then(|| name.to_owned())
+}
+
+/// Every `crate::NAME` (and `crate::{NAME, …}`) a file names.
+fn used_modules(text: &str) -> BTreeSet<String> {
+    let mut used = BTreeSet::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("crate::") {
+        let after = &rest[at + "crate::".len()..];
+        if let Some(group) = after.strip_prefix('{') {
+            let end = group.find('}').unwrap_or(group.len());
+            for item in group[..end].split(',') {
+                let name: String = item
+                    .trim()
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                if !name.is_empty() {
+                    used.insert(name);
+                }
+            }
+        } else {
+            let name: String = after
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            used.insert(name);
+        }
+        rest = after;
+    }
+    used
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn modules_use_only_the_layers_before_them() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let rank = |name: &str| ORDER.iter().position(|(m, _)| *m == name);
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    let mut problems = Vec::new();
+    for file in &files {
+        let relative = file.strip_prefix(&src).unwrap();
+        let Some(module) = module_of(relative) else {
+            continue;
+        };
+        let Some(own) = rank(&module) else {
+            problems.push(format!(
+                "src/{}: module `{module}` has no place in ORDER (tests/architecture.rs): add it to its layer",
+                relative.display()
+            ));
+            continue;
+        };
+        let text = fs::read_to_string(file).unwrap();
+        for used in used_modules(&text) {
+            if used == module {
+                continue;
+            }
+            match rank(&used) {
+                Some(other) if other > own => problems.push(format!(
+                    "src/{}: `{module}` ({}) uses `crate::{used}` ({}), a later layer",
+                    relative.display(),
+                    ORDER[own].1,
+                    ORDER[other].1
+                )),
+                Some(_) => {}
+                None => problems.push(format!(
+                    "src/{}: uses `crate::{used}`, which has no place in ORDER",
+                    relative.display()
+                )),
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn every_module_in_the_order_exists() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    for (module, _) in ORDER {
+        assert!(
+            src.join(format!("{module}.rs")).is_file() || src.join(module).join("mod.rs").is_file(),
+            "ORDER names `{module}`, which is not a module of src/"
+        );
+    }
+}
+
+#[test]
+fn the_scanner_sees_grouped_and_plain_paths() {
+    let used = used_modules("use crate::{text, files::X};\nlet x = crate::pack::Pack::load(p);");
+    assert_eq!(
+        used.into_iter().collect::<Vec<_>>(),
+        ["files", "pack", "text"]
+    );
+}
