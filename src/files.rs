@@ -52,7 +52,17 @@ impl FileError {
 /// Reads the regular file at `path` (following links), refusing devices, FIFOs,
 /// sockets and folders before opening them, and anything above `limit` bytes.
 pub fn read_regular(path: &Path, limit: u64) -> Result<Vec<u8>, FileError> {
-    let shown = || path.display().to_string();
+    read_bytes(path, &path.display().to_string(), limit)
+}
+
+/// [`read_regular`], as UTF-8 text.
+pub fn read_regular_text(path: &Path, limit: u64) -> Result<String, FileError> {
+    read_text_named(path, &path.display().to_string(), limit)
+}
+
+/// [`read_regular`], with errors naming the file `shown` (as its user wrote it).
+fn read_bytes(path: &Path, shown: &str, limit: u64) -> Result<Vec<u8>, FileError> {
+    let shown = || shown.to_owned();
     let io_error = |source| FileError::Io {
         shown: shown(),
         source,
@@ -77,12 +87,12 @@ pub fn read_regular(path: &Path, limit: u64) -> Result<Vec<u8>, FileError> {
     Ok(bytes)
 }
 
-/// [`read_regular`], as UTF-8 text.
-pub fn read_regular_text(path: &Path, limit: u64) -> Result<String, FileError> {
-    String::from_utf8(read_regular(path, limit)?).map_err(|err| {
+/// [`read_bytes`], as UTF-8 text.
+fn read_text_named(path: &Path, shown: &str, limit: u64) -> Result<String, FileError> {
+    String::from_utf8(read_bytes(path, shown, limit)?).map_err(|err| {
         let at = err.utf8_error().valid_up_to();
         FileError::NotUtf8 {
-            shown: path.display().to_string(),
+            shown: shown.to_owned(),
             line: err.as_bytes()[..at].iter().filter(|b| **b == b'\n').count() + 1,
         }
     })
@@ -212,21 +222,7 @@ impl PackFiles {
     /// Reads a file the pack names (`shown`: as the pack wrote it), confined and capped.
     pub fn read_text(&self, path: &Path, shown: &str) -> Result<PackText, FileError> {
         let resolved = self.resolve(path, shown)?;
-        let text =
-            read_regular_text(&resolved.canonical, MAX_PACK_FILE_BYTES).map_err(
-                |err| match err {
-                    FileError::TooLarge { size, limit, .. } => FileError::TooLarge {
-                        shown: shown.to_owned(),
-                        size,
-                        limit,
-                    },
-                    FileError::NotRegular { kind, .. } => FileError::NotRegular {
-                        shown: shown.to_owned(),
-                        kind,
-                    },
-                    other => other,
-                },
-            )?;
+        let text = read_text_named(&resolved.canonical, shown, MAX_PACK_FILE_BYTES)?;
         self.used
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
