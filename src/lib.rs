@@ -41,6 +41,7 @@ pub mod strategy;
 pub mod suggest;
 pub mod text;
 pub mod wire;
+pub mod yaml_scan;
 
 pub use component::{Context, EvalError, Kind};
 pub use loader::{LoadError, LoadErrors};

@@ -1,7 +1,8 @@
-//! Reading YAML sources: the ONLY module that touches `serde_yaml`.
+//! Reading YAML sources: the ONLY module that touches `serde_yaml` (its parser,
+//! libyaml, is also read by `yaml_scan`).
 //!
 //! `serde_yaml` is deprecated upstream; keeping every use of it here means a
-//! maintained fork can be swapped in by editing this one file. Everything else
+//! maintained fork can be swapped in by editing this one file (and `yaml_scan`). Everything else
 //! sees typed manifests, `serde_json::Value`s and `LoadError`s with file, line
 //! and column.
 
@@ -12,6 +13,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::files::{FileError, PackFiles, MAX_PACK_FILE_BYTES};
+use crate::yaml_scan::{ScanError, MAX_YAML_NODES};
 
 /// A load error: what went wrong, and where (1-based line and column).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -183,8 +185,42 @@ impl Source {
     }
 
     /// Deserialises the YAML into `T`, strictly; errors carry line, column and a suggestion.
+    ///
+    /// A first pass bounds the document's expanded size and refuses a key written
+    /// twice in one map (see [`crate::yaml_scan`]).
     pub fn parse<T: DeserializeOwned>(&self) -> Result<T, LoadError> {
+        crate::yaml_scan::scan(&self.yaml).map_err(|err| self.scan_error(&err))?;
         serde_yaml::from_str(&self.yaml).map_err(|err| self.yaml_error(&err))
+    }
+
+    fn scan_error(&self, err: &ScanError) -> LoadError {
+        match err {
+            ScanError::TooManyNodes { line, column } => LoadError::new(
+                &self.path,
+                (line + self.line_offset, *column),
+                format!(
+                    "the YAML expands to more than {MAX_YAML_NODES} nodes (aliases count as the \
+                     nodes they repeat)"
+                ),
+            ),
+            ScanError::DuplicateKey {
+                key,
+                line,
+                column,
+                first_line,
+            } => {
+                let first_line = first_line + self.line_offset;
+                let message = if self.quotable {
+                    format!(
+                        "duplicate key `{}` (first written at line {first_line})",
+                        crate::files::excerpt(key)
+                    )
+                } else {
+                    format!("duplicate key (first written at line {first_line})")
+                };
+                LoadError::new(&self.path, (line + self.line_offset, *column), message)
+            }
+        }
     }
 
     fn yaml_error(&self, err: &serde_yaml::Error) -> LoadError {

@@ -501,3 +501,68 @@ fn a_pack_file_above_the_size_cap_is_refused() {
         "{stderr}"
     );
 }
+
+// ---- 5. YAML that expands without bound, duplicate keys ------------------------------
+
+#[test]
+fn a_yaml_alias_bomb_is_refused_at_its_position() {
+    // 3,000 aliases of a 3,000-item list: a 15 KB file standing for 9 million nodes.
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from("name: bomb\nversion: 1.0.0\nlist: &l [");
+    text.push_str(&vec!["1"; 3000].join(","));
+    text.push_str("]\nmore: [");
+    text.push_str(&vec!["*l"; 3000].join(","));
+    text.push_str("]\npipeline:\n  metrics: [json_emission]\n");
+    write(dir.path(), "pack/pack.yaml", &text);
+    let stderr = fails_to_load(&["lint", &pack_arg(dir.path())]);
+    assert!(stderr.contains("pack.yaml:4:"), "{stderr}");
+    assert!(
+        stderr.contains("expands to more than 1000000 nodes"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_huge_yaml_value_is_refused_before_it_is_loaded() {
+    // 1.2 million small integers (5 MB): a `--set` value, capped like a pack file.
+    let dir = tempfile::tempdir().unwrap();
+    plain_pack(&dir.path().join("pack"));
+    write(dir.path(), "big.yaml", &"- 1\n".repeat(1_200_000));
+    let set = format!(
+        "json_emission.threshold=@{}",
+        dir.path().join("big.yaml").display()
+    );
+    let stderr = fails_to_load(&["prompt", "--pack", &pack_arg(dir.path()), "--set", &set]);
+    assert!(
+        stderr.contains("expands to more than 1000000 nodes"),
+        "{stderr}"
+    );
+    // The list is node 1: its 1,000,000th item is one too many.
+    assert!(stderr.contains("big.yaml:1000000:3:"), "{stderr}");
+}
+
+#[test]
+fn a_duplicate_key_is_an_error_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "pack/pack.yaml",
+        "name: dup\nversion: 1.0.0\ncontract:\n  fields:\n    a: {type: string}\n    b: {type: string}\n    a: {type: number}\npipeline:\n  metrics: [json_emission]\n",
+    );
+    let stderr = fails_to_load(&["lint", &pack_arg(dir.path())]);
+    assert!(
+        stderr.contains("pack.yaml:7:5: duplicate key `a` (first written at line 5)"),
+        "{stderr}"
+    );
+    // A duplicate struct field too, at its own line rather than 1:1.
+    write(
+        dir.path(),
+        "pack/pack.yaml",
+        "name: dup\nversion: 1.0.0\npipeline:\n  metrics: [json_emission]\nname: again\n",
+    );
+    let stderr = fails_to_load(&["lint", &pack_arg(dir.path())]);
+    assert!(
+        stderr.contains("pack.yaml:5:1: duplicate key `name`"),
+        "{stderr}"
+    );
+}
