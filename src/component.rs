@@ -245,7 +245,7 @@ pub fn parse_config<T: serde::de::DeserializeOwned>(
     } else {
         config.clone()
     };
-    serde_json::from_value(config).map_err(|err| {
+    crate::strict_config::from_value(config).map_err(|err| {
         let message = err.to_string();
         let mut error = BuildError::new(format!("{component}: invalid config: {message}"));
         if let Some((unknown, expected)) = crate::suggest::parse_unknown_field(&message) {

@@ -38,6 +38,7 @@ pub mod result_file;
 pub mod script;
 pub mod semantic;
 pub mod strategy;
+pub mod strict_config;
 pub mod suggest;
 pub mod text;
 pub mod wire;

@@ -220,6 +220,14 @@ impl Source {
                 };
                 LoadError::new(&self.path, (line + self.line_offset, *column), message)
             }
+            ScanError::NotFinite { text, line, column } => LoadError::new(
+                &self.path,
+                (line + self.line_offset, *column),
+                format!(
+                    "`{text}` is not a number JSON can hold; quote it (`'{text}'`) if you mean \
+                     the text"
+                ),
+            ),
         }
     }
 

@@ -53,6 +53,15 @@ impl Override {
                 .map_err(|err| format!("--set {spec}: {err}"))?;
             yaml_to_value(&text, &path).map_err(|err| format!("--set {spec}: {err}"))?
         } else {
+            // A value that is not YAML is taken as text, but `.nan` and `.inf` are
+            // refused rather than passed on as text (or, in JSON, as `null`).
+            if let Err(crate::yaml_scan::ScanError::NotFinite { text, .. }) =
+                crate::yaml_scan::scan(value)
+            {
+                return Err(format!(
+                    "--set {spec}: `{text}` is not a number JSON can hold; quote it if you mean the text"
+                ));
+            }
             yaml_to_value(value, Path::new("--set"))
                 .unwrap_or_else(|_| Value::String(value.to_owned()))
         };
@@ -451,7 +460,7 @@ impl PackLoader {
         for o in &overrides {
             set_dotted(&mut spec, &o.key, o.value.clone());
         }
-        match serde_json::from_value::<ContractSpec>(spec) {
+        match crate::strict_config::from_value::<ContractSpec>(spec) {
             Ok(spec) => Some(spec),
             Err(err) => {
                 let raws: Vec<&str> = overrides.iter().map(|o| o.raw.as_str()).collect();

@@ -32,6 +32,13 @@ pub enum ScanError {
         column: usize,
         first_line: usize,
     },
+    /// A plain `.nan`, `.inf` or `-.inf`: a float JSON cannot hold (serde_json
+    /// would turn it into `null`, and a config key into its default).
+    NotFinite {
+        text: String,
+        line: usize,
+        column: usize,
+    },
 }
 
 /// Reads `text` as YAML events and checks its expanded size and its maps' keys.
@@ -52,8 +59,8 @@ fn scan_with_limit(text: &str, limit: u64) -> Result<(), ScanError> {
 
 /// One event, copied out of libyaml's structure.
 enum Event {
-    /// A scalar, with its anchor and its value.
-    Scalar(Option<Vec<u8>>, Vec<u8>),
+    /// A scalar, with its anchor, its value and whether it is plain (unquoted).
+    Scalar(Option<Vec<u8>>, Vec<u8>, bool),
     Alias(Vec<u8>),
     /// The start of a list or a map (true), with its anchor.
     Start(Option<Vec<u8>>, bool),
@@ -106,7 +113,14 @@ impl State {
             column: column + 1,
         };
         match event {
-            Event::Scalar(anchor, value) => {
+            Event::Scalar(anchor, value, plain) => {
+                if plain && is_not_finite(&value) {
+                    return Err(ScanError::NotFinite {
+                        text: String::from_utf8_lossy(&value).into_owned(),
+                        line: line + 1,
+                        column: column + 1,
+                    });
+                }
                 self.check_key(&value, line, column)?;
                 self.add(1, limit).map_err(|()| too_many())?;
                 if let Some(anchor) = anchor {
@@ -190,6 +204,18 @@ impl State {
             keys.next_is_key = !keys.next_is_key;
         }
     }
+}
+
+/// Whether a plain scalar is one YAML reads as a float that is not finite.
+fn is_not_finite(value: &[u8]) -> bool {
+    let unsigned = value
+        .strip_prefix(b"+")
+        .or_else(|| value.strip_prefix(b"-"))
+        .unwrap_or(value);
+    matches!(
+        unsigned,
+        b".inf" | b".Inf" | b".INF" | b".nan" | b".NaN" | b".NAN"
+    )
 }
 
 /// libyaml's parser over a borrowed text. Boxed: libyaml keeps pointers into
@@ -279,7 +305,8 @@ unsafe fn copy_event(event: &sys::yaml_event_t) -> Event {
                 } else {
                     std::slice::from_raw_parts(scalar.value, scalar.length as usize).to_vec()
                 };
-                Event::Scalar(c_bytes(scalar.anchor), value)
+                let plain = scalar.style == sys::YAML_PLAIN_SCALAR_STYLE;
+                Event::Scalar(c_bytes(scalar.anchor), value, plain)
             }
             sys::YAML_ALIAS_EVENT => {
                 Event::Alias(c_bytes(event.data.alias.anchor).unwrap_or_default())
@@ -371,5 +398,22 @@ mod tests {
         assert!(scan("a: {x: 1}\nb: [1]\na: 2\n").is_err());
         // Values equal to keys are not keys.
         scan("a: a\nb: a\n").unwrap();
+    }
+
+    #[test]
+    fn non_finite_floats_are_refused_unless_quoted() {
+        for text in [".nan", ".NaN", ".inf", "-.inf", "+.INF"] {
+            let err = scan(&format!("x: [1, {text}]")).unwrap_err();
+            assert_eq!(
+                err,
+                ScanError::NotFinite {
+                    text: text.into(),
+                    line: 1,
+                    column: 8
+                }
+            );
+            scan(&format!("x: '{text}'")).unwrap();
+        }
+        scan("x: nan\ny: inf\nz: 1e400\n").unwrap();
     }
 }

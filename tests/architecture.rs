@@ -15,6 +15,7 @@ const ORDER: &[(&str, &str)] = &[
     ("text", "foundation"),
     ("suggest", "foundation"),
     ("files", "foundation"),
+    ("strict_config", "foundation"),
     ("yaml_scan", "foundation"),
     ("loader", "foundation"),
     // Core types: the context, issues, results, the component interface.

@@ -566,3 +566,38 @@ fn a_duplicate_key_is_an_error_at_its_line() {
         "{stderr}"
     );
 }
+
+// ---- 11. config values that are not what they seem -----------------------------------
+
+#[test]
+fn a_list_for_a_struct_and_non_finite_numbers_are_refused() {
+    let pack = concat!(env!("CARGO_MANIFEST_DIR"), "/rules/json-eval");
+    let stderr = fails_to_load(&[
+        "prompt",
+        "--pack",
+        pack,
+        "--set",
+        "json_compare.weights=[1,2]",
+    ]);
+    assert!(stderr.contains("expected a map of named keys"), "{stderr}");
+    for value in [".nan", ".inf", "-.inf"] {
+        let set = format!("json_compare.fuzzy_threshold={value}");
+        let stderr = fails_to_load(&["prompt", "--pack", pack, "--set", &set]);
+        assert!(
+            stderr.contains(&format!("`{value}` is not a number JSON can hold")),
+            "{stderr}"
+        );
+    }
+    // In a pack file too, at its position.
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "pack/pack.yaml",
+        "name: nan\nversion: 1.0.0\npipeline:\n  metrics:\n    - use: json_compare\n      with: {fuzzy_threshold: .nan}\n",
+    );
+    let stderr = fails_to_load(&["lint", &pack_arg(dir.path())]);
+    assert!(
+        stderr.contains("pack.yaml:6:31: `.nan` is not a number JSON can hold"),
+        "{stderr}"
+    );
+}
