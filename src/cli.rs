@@ -14,19 +14,27 @@ use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::Value;
 
-/// `println!` for command output: when stdout is closed early (`tribunal list | head`)
-/// the process ends quietly instead of panicking; another write error ends it with
-/// exit code 2 and a message on stderr.
+/// `println!` for human-readable command output, with control characters escaped
+/// (see [`crate::text::printable`]): when stdout is closed early (`tribunal list |
+/// head`) the process ends quietly instead of panicking; another write error ends it
+/// with exit code 2 and a message on stderr.
 macro_rules! out {
     ($($arg:tt)*) => {
-        write_out(format_args!($($arg)*))
+        write_out(&crate::text::printable(&format!($($arg)*)))
     };
 }
 
-fn write_out(args: std::fmt::Arguments<'_>) {
+/// [`out!`] for JSON, printed as serialised (JSON escapes its own control characters).
+macro_rules! out_json {
+    ($value:expr) => {
+        write_out(&serde_json::to_string_pretty($value).unwrap_or_default())
+    };
+}
+
+fn write_out(text: &str) {
     let mut stdout = io::stdout().lock();
     if let Err(err) = stdout
-        .write_fmt(args)
+        .write_all(text.as_bytes())
         .and_then(|()| stdout.write_all(b"\n"))
     {
         if err.kind() == io::ErrorKind::BrokenPipe {
@@ -268,7 +276,7 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(message) => {
-            let message = message.trim_end();
+            let message = crate::text::printable(message.trim_end());
             if message.starts_with("error:") {
                 eprintln!("{message}");
             } else {
@@ -337,7 +345,8 @@ fn check(args: &CheckArgs) -> Result<u8, String> {
             serde_json::to_string_pretty(&report.to_value()).unwrap_or_default()
         )
     } else if args.feedback {
-        writeln!(stdout, "{}", report.feedback.as_deref().unwrap_or(""))
+        let feedback = report.feedback.as_deref().unwrap_or("");
+        writeln!(stdout, "{}", crate::text::printable(feedback))
     } else {
         write!(stdout, "{}", render_report(&report))
     };
@@ -349,8 +358,10 @@ fn check(args: &CheckArgs) -> Result<u8, String> {
     })
 }
 
-/// The human-readable form of a report, as `check` prints it.
+/// The human-readable form of a report, as `check` prints it. What came from the
+/// model's output or the pack is shown with control characters escaped.
 pub fn render_report(report: &Report) -> String {
+    use crate::text::{one_line, printable};
     use std::fmt::Write as _;
     let mut out = String::new();
     let score = report
@@ -360,7 +371,8 @@ pub fn render_report(report: &Report) -> String {
     let _ = writeln!(
         out,
         "{}  score {score}  extraction {tier}  ({})",
-        report.status, report.pack
+        report.status,
+        one_line(&report.pack)
     );
     if let Some(extraction) = &report.extraction {
         if !extraction.repairs.is_empty() {
@@ -369,15 +381,17 @@ pub fn render_report(report: &Report) -> String {
         }
     }
     if let Some(error) = &report.error {
-        let _ = writeln!(out, "error: {error}");
+        let _ = writeln!(out, "error: {}", one_line(error));
     }
     if !report.metrics.is_empty() {
         let _ = writeln!(out, "metrics:");
         for (name, result) in &report.metrics {
             let _ = writeln!(
                 out,
-                "  {name:<24} {:.4}  (weight {})",
-                result.score, result.weight
+                "  {:<24} {:.4}  (weight {})",
+                one_line(name),
+                result.score,
+                result.weight
             );
         }
     }
@@ -392,7 +406,10 @@ pub fn render_report(report: &Report) -> String {
             let _ = writeln!(
                 out,
                 "  {:<7} {:<18} {:<14} {}",
-                issue.severity, issue.rule, path, issue.message
+                issue.severity,
+                one_line(&issue.rule),
+                one_line(path),
+                one_line(&issue.message)
             );
         }
     }
@@ -402,7 +419,7 @@ pub fn render_report(report: &Report) -> String {
             if line.is_empty() {
                 out.push('\n');
             } else {
-                let _ = writeln!(out, "  {line}");
+                let _ = writeln!(out, "  {}", printable(line));
             }
         }
     }
@@ -458,22 +475,29 @@ fn run_eval(args: &EvalArgs) -> Result<u8, String> {
     sink.finish().map_err(|e| e.to_string())?;
     if args.summary || args.summary_json {
         let elapsed = started.elapsed().as_secs_f64();
-        let text = if args.summary_json {
+        if args.summary_json {
             let mut value = summary.to_value();
             value["seconds"] = serde_json::json!(elapsed);
-            serde_json::to_string_pretty(&value).unwrap_or_default()
+            if args.output.is_some() {
+                out_json!(&value);
+            } else {
+                eprintln!(
+                    "{}",
+                    serde_json::to_string_pretty(&value).unwrap_or_default()
+                );
+            }
         } else {
             let rate = if elapsed > 0.0 {
                 summary.records as f64 / elapsed
             } else {
                 0.0
             };
-            format!("pack        {} (revision {})\n{summary}\ntime        {elapsed:.2}s ({rate:.0} records/s)", pack.label(), pack.revision)
-        };
-        if args.output.is_some() {
-            out!("{text}");
-        } else {
-            eprintln!("{text}");
+            let text = format!("pack        {} (revision {})\n{summary}\ntime        {elapsed:.2}s ({rate:.0} records/s)", pack.label(), pack.revision);
+            if args.output.is_some() {
+                out!("{text}");
+            } else {
+                eprintln!("{}", crate::text::printable(&text));
+            }
         }
     }
     if summary.count(Status::Error) > 0 {
@@ -496,7 +520,7 @@ fn run_tests(paths: &[PathBuf], verbose: bool, base: &LoadOptions) -> Result<u8,
     let (mut passed, mut failed) = (0, 0);
     for pack in packs {
         let outcome = crate::testing::run_pack_with(&pack, verbose, base);
-        print!("{}", outcome.log);
+        print!("{}", crate::text::printable(&outcome.log));
         passed += outcome.passed;
         failed += outcome.failed;
     }
@@ -543,17 +567,17 @@ fn lint(args: &LintArgs) -> Result<u8, String> {
         let options = args.load.options();
         match Pack::load_with(&path, &options) {
             Err(errors) => {
-                eprintln!("{errors}");
+                eprintln!("{}", crate::text::printable(&errors.to_string()));
                 failed = true;
             }
             Ok(pack) => {
                 for warning in &pack.warnings {
-                    eprintln!("warning: {warning}");
+                    eprintln!("warning: {}", crate::text::printable(&warning.to_string()));
                 }
                 if pack.tests.is_empty() {
                     eprintln!(
                         "warning: {}: the pack has no tests (add `tests: [tests/*.yaml]`)",
-                        path.display()
+                        crate::text::printable(&path.display().to_string())
                     );
                 }
                 failed |=
@@ -666,10 +690,7 @@ fn prompt(args: &PromptArgs) -> Result<u8, String> {
         .as_ref()
         .ok_or_else(|| format!("pack `{}` has no `contract:` section", pack.label()))?;
     if args.schema {
-        out!(
-            "{}",
-            serde_json::to_string_pretty(&contract.json_schema(&pack.name)).unwrap_or_default()
-        );
+        out_json!(&contract.json_schema(&pack.name));
     } else {
         out!("{}", contract.format_block());
     }

@@ -8,7 +8,6 @@
 //! nothing of a file outside the pack.
 
 use std::collections::BTreeSet;
-use std::fmt::Write as _;
 use std::fs::{self, File};
 use std::io::{self, Read};
 use std::path::{Component, Path, PathBuf};
@@ -386,17 +385,9 @@ pub fn excerpt(text: &str) -> String {
             out.push('…');
             break;
         }
-        push_escaped(&mut out, c);
+        crate::text::push_printable(&mut out, c, false);
     }
     out
-}
-
-fn push_escaped(out: &mut String, c: char) {
-    if c.is_control() {
-        let _ = write!(out, "{}", c.escape_default());
-    } else {
-        out.push(c);
-    }
 }
 
 /// Shortens every quoted span (`"…"` or `` `…` ``) of an error message to an

@@ -1,5 +1,6 @@
 //! Small text utilities shared by rules, strategies and error messages.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use serde_json::Value;
@@ -235,6 +236,47 @@ pub fn prefix_chars(s: &str, max: usize) -> &str {
     }
 }
 
+/// Text safe to show on a terminal: control characters (C0 but newline and tab,
+/// DEL, C1) and bidirectional overrides are written as escapes (`\u{1b}`), so
+/// a model's output or a pack's name cannot move the cursor, clear the screen,
+/// set the window title or reorder what is shown.
+pub fn printable(text: &str) -> Cow<'_, str> {
+    escape_unsafe(text, true)
+}
+
+/// [`printable`] that also escapes newlines and tabs: for a value shown inside
+/// one line of a report (an issue's message, a path, a name).
+pub fn one_line(text: &str) -> Cow<'_, str> {
+    escape_unsafe(text, false)
+}
+
+/// Appends `c`, escaped when a terminal would act on it.
+pub fn push_printable(out: &mut String, c: char, keep_lines: bool) {
+    if is_unsafe(c, keep_lines) {
+        let _ = write!(out, "{}", c.escape_default());
+    } else {
+        out.push(c);
+    }
+}
+
+fn is_unsafe(c: char, keep_lines: bool) -> bool {
+    if keep_lines && matches!(c, '\n' | '\t') {
+        return false;
+    }
+    c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+fn escape_unsafe(text: &str, keep_lines: bool) -> Cow<'_, str> {
+    if !text.chars().any(|c| is_unsafe(c, keep_lines)) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        push_printable(&mut out, c, keep_lines);
+    }
+    Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -297,5 +339,18 @@ mod tests {
     fn prefix_never_splits_characters() {
         assert_eq!(prefix_chars("🤔abc", 2), "🤔a");
         assert_eq!(prefix_chars("ab", 5), "ab");
+    }
+
+    #[test]
+    fn terminal_controls_are_escaped() {
+        assert_eq!(printable("plain\ttext\n"), "plain\ttext\n");
+        assert!(matches!(printable("plain"), Cow::Borrowed(_)));
+        assert_eq!(
+            printable("a\u{1b}]0;title\u{7}b"),
+            "a\\u{1b}]0;title\\u{7}b"
+        );
+        assert_eq!(printable("\u{9b}2J\r"), "\\u{9b}2J\\r");
+        assert_eq!(printable("x\u{202e}y"), "x\\u{202e}y");
+        assert_eq!(one_line("a\nb\tc"), "a\\nb\\tc");
     }
 }

@@ -601,3 +601,60 @@ fn a_list_for_a_struct_and_non_finite_numbers_are_refused() {
         "{stderr}"
     );
 }
+
+// ---- 10. terminal control characters in human-readable output ------------------------
+
+#[test]
+fn control_characters_are_escaped_in_human_readable_output() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "pack/pack.yaml",
+        "name: \"evil\\e[2Jpack\"\nversion: 1.0.0\ndescription: \"a \\e]0;title\\a b\"\ncontract:\n  fields:\n    a: {type: string}\n  additional_fields: false\npipeline:\n  metrics: [json_emission]\n",
+    );
+    write(
+        dir.path(),
+        "out.txt",
+        "{\"a\": \"x\", \"\\u001b]0;pwned\\u0007\": 1, \"\\u001b[2J\\u009b2J\": 2}",
+    );
+    let pack = pack_arg(dir.path());
+    let out_file = dir.path().join("out.txt").display().to_string();
+    let check = tribunal()
+        .args(["check", "--pack", &pack, &out_file])
+        .output()
+        .unwrap();
+    let check = String::from_utf8(check.stdout).unwrap();
+    assert!(
+        check.contains("unexpected field `\\u{1b}]0;pwned\\u{7}`"),
+        "{check}"
+    );
+    assert!(check.contains("/\\u{1b}[2J\\u{9b}2J"), "{check}");
+    assert!(check.contains("(evil\\u{1b}[2Jpack@1.0.0)"), "{check}");
+    for args in [
+        vec!["lint", pack.as_str()],
+        vec!["list", pack.as_str()],
+        vec!["check", "--pack", &pack, "--feedback", &out_file],
+    ] {
+        let out = tribunal().args(&args).output().unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            !text.contains(['\u{1b}', '\u{7}', '\u{9b}']),
+            "{args:?} printed a control character: {text:?}"
+        );
+        assert!(
+            text.contains("\\u{1b}") || text.contains("\\x1b"),
+            "{args:?}: {text}"
+        );
+    }
+    // JSON output stays JSON.
+    let json = tribunal()
+        .args(["check", "--pack", &pack, "--json", &out_file])
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(report["json"]["\u{1b}]0;pwned\u{7}"], 1);
+}
