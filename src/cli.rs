@@ -298,12 +298,17 @@ fn read_limited(reader: impl Read, limit: usize, what: &str) -> Result<String, S
             "{what} is larger than {limit} bytes (raise --max-record-bytes)"
         ));
     }
-    String::from_utf8(bytes).map_err(|e| {
+    let mut text = String::from_utf8(bytes).map_err(|e| {
         format!(
             "{what} is not valid UTF-8 (at byte {})",
             e.utf8_error().valid_up_to() + 1
         )
-    })
+    })?;
+    // A byte-order mark is the file's encoding, not the model's output.
+    if text.starts_with('\u{feff}') {
+        text.drain(..'\u{feff}'.len_utf8());
+    }
+    Ok(text)
 }
 
 fn check(args: &CheckArgs) -> Result<u8, String> {

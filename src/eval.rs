@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::pack::Pack;
 use crate::pipeline::Input;
-use crate::report::Report;
+use crate::report::{Issue, Report};
 use crate::summary::{Digest, Summary};
 
 /// Default limit on one input record (one JSONL line): 4 MiB.
@@ -214,7 +214,12 @@ impl<R: BufRead> Iterator for RecordReader<R> {
                 {
                     batch.data.truncate(start);
                 }
-                Ok(Some(slot)) => batch.records.push((self.line, slot)),
+                Ok(Some(mut slot)) => {
+                    if self.line == 1 {
+                        strip_byte_order_mark(&mut batch.data, &mut slot);
+                    }
+                    batch.records.push((self.line, slot));
+                }
                 Err(err) => {
                     self.done = true;
                     batch
@@ -227,12 +232,25 @@ impl<R: BufRead> Iterator for RecordReader<R> {
     }
 }
 
-/// Turns one raw line into an `Input`, or the reason it cannot be evaluated
-/// (with whatever id could be recovered).
+/// Drops a UTF-8 byte-order mark at the start of the first line (editors and
+/// Windows tools write one; it is not part of the first record).
+fn strip_byte_order_mark(data: &mut Vec<u8>, slot: &mut Slot) {
+    const BOM: &[u8] = b"\xEF\xBB\xBF";
+    if let Slot::Bytes { start, end } | Slot::TooLarge { start, end, .. } = slot {
+        if data[*start..*end].starts_with(BOM) {
+            data.drain(*start..*start + BOM.len());
+            *end -= BOM.len();
+        }
+    }
+}
+
+/// Turns one raw line into an `Input` (with a warning to add to its result when
+/// the line had to be read leniently), or the reason it cannot be evaluated (with
+/// whatever id could be recovered).
 pub fn parse_record(
     record: &RawRecord<'_>,
     options: &EvalOptions,
-) -> Result<Input, (Value, String)> {
+) -> Result<(Input, Option<Issue>), (Value, String)> {
     let line = record.line;
     let bytes = match record.body {
         RawBody::Bytes(bytes) => bytes,
@@ -256,12 +274,30 @@ pub fn parse_record(
             ),
         )
     })?;
-    let value: Value = serde_json::from_str(text).map_err(|err| {
+    let not_json = |err: serde_json::Error| {
         (
             recover_id(bytes, &options.fields.id),
             format!("line {line}: not valid JSON: {err}"),
         )
-    })?;
+    };
+    let mut note = None;
+    let value: Value = match serde_json::from_str(text) {
+        Ok(value) => value,
+        Err(err) => {
+            // Python's `json.dumps` writes strings it cannot encode as lone
+            // surrogate escapes: read them as U+FFFD, and say so.
+            let fixed = crate::text::replace_lone_surrogates(text)
+                .ok_or(err)
+                .map_err(not_json)?;
+            note = Some(Issue::warning(
+                "input",
+                format!(
+                    "line {line}: lone UTF-16 surrogate escapes (e.g. `\\ud800`) in the record were read as U+FFFD"
+                ),
+            ));
+            serde_json::from_str(&fixed).map_err(not_json)?
+        }
+    };
     let Value::Object(mut object) = value else {
         return Err((
             Value::Null,
@@ -283,14 +319,15 @@ pub fn parse_record(
         // Data sets sometimes store the structured output itself: evaluate its JSON text.
         Some(other) => other.to_string(),
     };
-    Ok(Input {
+    let input = Input {
         id,
         output,
         expected: object
             .remove(&options.fields.expected)
             .unwrap_or(Value::Null),
         meta: object.remove(&options.fields.meta).unwrap_or(Value::Null),
-    })
+    };
+    Ok((input, note))
 }
 
 /// Finds `"id": "..."` or `"id": 123` at the start of a record that could not be parsed.
@@ -312,10 +349,18 @@ fn recover_id(bytes: &[u8], field: &str) -> Value {
 /// Evaluates one raw record into its result record.
 pub fn evaluate_record(pack: &Pack, record: &RawRecord<'_>, options: &EvalOptions) -> Report {
     let mut report = match parse_record(record, options) {
-        Ok(input) => pack.evaluate(&input),
+        Ok((input, note)) => with_note(pack.evaluate(&input), note),
         Err((id, reason)) => Report::errored(id, reason, pack.label(), &pack.revision),
     };
     report.line = Some(record.line);
+    report
+}
+
+/// A report with the warning about how its input line was read, first.
+fn with_note(mut report: Report, note: Option<Issue>) -> Report {
+    if let Some(note) = note {
+        report.issues.insert(0, note);
+    }
     report
 }
 
@@ -343,19 +388,22 @@ fn evaluate_batch(
     // (metrics prepare their work for all its records at once).
     let records: Vec<RawRecord<'_>> = batch.records().collect();
     let mut inputs = Vec::with_capacity(records.len());
-    let parsed: Vec<Result<usize, (Value, String)>> = records
+    let parsed: Vec<Result<Option<Issue>, (Value, String)>> = records
         .iter()
         .map(|record| {
-            parse_record(record, options).map(|input| {
+            parse_record(record, options).map(|(input, note)| {
                 inputs.push(input);
-                inputs.len() - 1
+                note
             })
         })
         .collect();
     let mut evaluated = pack.evaluate_many(&inputs).into_iter();
     for (record, parsed) in records.iter().zip(parsed) {
         let mut report = match parsed {
-            Ok(_) => evaluated.next().expect("one report per parsed record"),
+            Ok(note) => with_note(
+                evaluated.next().expect("one report per parsed record"),
+                note,
+            ),
             Err((id, reason)) => Report::errored(id, reason, pack.label(), &pack.revision),
         };
         report.line = Some(record.line);
@@ -514,8 +562,36 @@ mod tests {
 
     #[test]
     fn structured_outputs_are_evaluated_as_json_text() {
-        let input =
+        let (input, note) =
             parse_record(&rec(br#"{"output": {"a": 1}}"#), &EvalOptions::default()).unwrap();
         assert_eq!(input.output, r#"{"a":1}"#);
+        assert_eq!(note, None);
+    }
+
+    #[test]
+    fn lone_surrogates_are_read_as_replacement_characters_with_a_warning() {
+        let (input, note) = parse_record(
+            &rec(br#"{"id": 1, "output": "x\ud800y\udc00"}"#.as_slice()),
+            &EvalOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(input.output, "x\u{fffd}y\u{fffd}");
+        let note = note.expect("a warning");
+        assert_eq!(note.rule, "input");
+        assert!(
+            note.message.starts_with("line 3: lone UTF-16 surrogate"),
+            "{note:?}"
+        );
+    }
+
+    #[test]
+    fn a_byte_order_mark_before_the_first_record_is_dropped() {
+        let text = "\u{feff}{\"output\": \"a\"}\n\u{feff}{\"output\": \"b\"}\n";
+        let batch = RecordReader::new(text.as_bytes(), 1 << 20).next().unwrap();
+        let records: Vec<RawRecord<'_>> = batch.records().collect();
+        let first = parse_record(&records[0], &EvalOptions::default());
+        assert_eq!(first.unwrap().0.output, "a");
+        // Only at the start of the input: further on it is an error, as any stray byte.
+        assert!(parse_record(&records[1], &EvalOptions::default()).is_err());
     }
 }

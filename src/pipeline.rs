@@ -255,12 +255,14 @@ impl Pack {
             };
             return (found.value, info);
         }
+        let tried: Vec<&str> = self.ladder.iter().map(|t| t.as_str()).collect();
+        let hidden = extract::hidden_failure(output);
         if let Some(fallback) = self.contract.as_ref().and_then(|c| c.fallback_json(output)) {
-            let tried: Vec<&str> = self.ladder.iter().map(|t| t.as_str()).collect();
+            let why = hidden.map_or_else(String::new, |why| format!(" ({why})"));
             issues.push(Issue::warning(
                 "extraction",
                 format!(
-                    "no JSON found in the output (tried: {}); used the fallback values. Raw output starts: {:?}",
+                    "no JSON found in the output (tried: {}){why}; used the fallback values. Raw output starts: {:?}",
                     tried.join(", "),
                     prefix_chars(output, FALLBACK_QUOTE_CHARS)
                 ),
@@ -271,6 +273,15 @@ impl Pack {
                 raw_fallback: true,
             };
             return (fallback, info);
+        }
+        if let Some(why) = hidden {
+            issues.push(Issue::warning(
+                "extraction",
+                format!(
+                    "no JSON could be extracted (tried: {}): {why}",
+                    tried.join(", ")
+                ),
+            ));
         }
         let info = ExtractionInfo {
             tier: None,

@@ -277,6 +277,48 @@ fn escape_unsafe(text: &str, keep_lines: bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Rewrites each `\uD800`–`\uDFFF` escape of a JSON text that is not half of a
+/// surrogate pair as `\uFFFD`; `None` when there is none. Python's `json.dumps`
+/// writes such escapes for strings it cannot encode; JSON parsers that build
+/// Unicode strings (serde_json) refuse them.
+pub fn replace_lone_surrogates(json: &str) -> Option<String> {
+    let bytes = json.as_bytes();
+    let surrogate_at = |at: usize| -> Option<u32> {
+        let hex = json.get(at + 2..at + 6)?;
+        if bytes.get(at + 1) != Some(&b'u') {
+            return None;
+        }
+        u32::from_str_radix(hex, 16)
+            .ok()
+            .filter(|code| (0xD800..=0xDFFF).contains(code))
+    };
+    let mut out: Option<String> = None;
+    let mut copied = 0;
+    let mut at = 0;
+    while let Some(offset) = bytes[at..].iter().position(|&b| b == b'\\') {
+        at += offset;
+        let Some(code) = surrogate_at(at) else {
+            at += 2; // any other escape, `\\` included
+            continue;
+        };
+        let paired = (0xD800..0xDC00).contains(&code)
+            && bytes.get(at + 6) == Some(&b'\\')
+            && surrogate_at(at + 6).is_some_and(|low| low >= 0xDC00);
+        if paired {
+            at += 12;
+            continue;
+        }
+        let text = out.get_or_insert_with(|| String::with_capacity(json.len()));
+        text.push_str(&json[copied..at]);
+        text.push_str("\\ufffd");
+        at += 6;
+        copied = at;
+    }
+    let mut text = out?;
+    text.push_str(&json[copied..]);
+    Some(text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -352,5 +394,28 @@ mod tests {
         assert_eq!(printable("\u{9b}2J\r"), "\\u{9b}2J\\r");
         assert_eq!(printable("x\u{202e}y"), "x\\u{202e}y");
         assert_eq!(one_line("a\nb\tc"), "a\\nb\\tc");
+    }
+
+    #[test]
+    fn lone_surrogates_become_the_replacement_character() {
+        assert_eq!(replace_lone_surrogates(r#"{"a": "x"}"#), None);
+        assert_eq!(replace_lone_surrogates(r#""\ud83d\ude00""#), None);
+        assert_eq!(
+            replace_lone_surrogates(r#"{"a": "x\ud800y", "b": "\udc00"}"#).as_deref(),
+            Some(r#"{"a": "x\ufffdy", "b": "\ufffd"}"#)
+        );
+        // A high surrogate followed by another high one: both lone.
+        assert_eq!(
+            replace_lone_surrogates(r#""\ud800\ud800""#).as_deref(),
+            Some(r#""\ufffd\ufffd""#)
+        );
+        // An escaped backslash before `u` is not an escape.
+        assert_eq!(replace_lone_surrogates(r#""\\ud800""#), None);
+        assert_eq!(replace_lone_surrogates(r#""\ud8"#), None);
+        let fixed = replace_lone_surrogates(r#"{"a": "\udfff!"}"#).unwrap();
+        assert_eq!(
+            serde_json::from_str::<Value>(&fixed).unwrap()["a"],
+            "\u{fffd}!"
+        );
     }
 }

@@ -658,3 +658,56 @@ fn control_characters_are_escaped_in_human_readable_output() {
     let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(report["json"]["\u{1b}]0;pwned\u{7}"], 1);
 }
+
+// ---- 9. unusual but valid input -------------------------------------------------------
+
+#[test]
+fn a_byte_order_mark_lone_surrogates_and_huge_numbers_are_handled() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = concat!(env!("CARGO_MANIFEST_DIR"), "/rules/structured-output");
+    write(
+        dir.path(),
+        "in.jsonl",
+        concat!(
+            "\u{feff}{\"id\": 1, \"output\": \"{\\\"a\\\": 1}\"}\n",
+            "{\"id\": 2, \"output\": \"x\\ud800y\"}\n",
+            "{\"id\": 3, \"output\": \"{\\\"a\\\": 1e400}\"}\n",
+        ),
+    );
+    let out = tribunal()
+        .current_dir(dir.path())
+        .args(["eval", "--pack", pack, "--input", "in.jsonl"])
+        .output()
+        .unwrap();
+    let results: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(results.len(), 3);
+    assert_eq!(results[0]["extraction"]["tier"], "strict", "{}", results[0]);
+    assert_ne!(results[1]["status"], "ERROR", "{}", results[1]);
+    assert_eq!(results[1]["issues"][0]["rule"], "input", "{}", results[1]);
+    assert!(results[1]["json"]["text"]
+        .as_str()
+        .is_some_and(|t| t.contains('\u{fffd}')));
+    let message = results[2]["issues"][0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("number too large for a 64-bit float at line 1 column 11"),
+        "{message}"
+    );
+
+    // `check` reads a file that starts with a byte-order mark as its text.
+    write(
+        dir.path(),
+        "out.txt",
+        "\u{feff}{\"kind\": \"world.observed\", \"text\": \"x\"}",
+    );
+    let report = tribunal()
+        .current_dir(dir.path())
+        .args(["check", "--pack", pack, "--json", "out.txt"])
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&report.stdout).unwrap();
+    assert_eq!(report["extraction"]["tier"], "strict", "{report}");
+}

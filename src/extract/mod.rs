@@ -191,6 +191,41 @@ pub fn extract(text: &str, tiers: &[Tier]) -> Option<Extracted> {
     })
 }
 
+/// Why the JSON a text seems to hold could not be read, when the reason cannot be
+/// seen by looking at it: a number beyond a 64-bit float (`1e400`), or a lone
+/// UTF-16 surrogate escape (`"\ud800"`, which Python's `json.dumps` writes). `None`
+/// when the text holds no `{` or `[`, parses, or fails for a visible reason.
+pub fn hidden_failure(text: &str) -> Option<String> {
+    let start = text.find(['{', '['])?;
+    let candidate = &text[start..];
+    let mut values = serde_json::Deserializer::from_str(candidate).into_iter::<Value>();
+    let err = values.next()?.err()?;
+    let (line, column) = if err.line() == 1 {
+        let line_start = text[..start].rfind('\n').map_or(0, |at| at + 1);
+        let before = text[line_start..start].chars().count();
+        (
+            text[..start].matches('\n').count() + 1,
+            before + err.column(),
+        )
+    } else {
+        (
+            text[..start].matches('\n').count() + err.line(),
+            err.column(),
+        )
+    };
+    let message = err.to_string();
+    if message.starts_with("number out of range") {
+        return Some(format!(
+            "the JSON has a number too large for a 64-bit float at line {line} column {column}"
+        ));
+    }
+    crate::text::replace_lone_surrogates(candidate).map(|_| {
+        "the JSON has a lone UTF-16 surrogate escape (such as `\\ud800`); the `repair` tier \
+         reads it as U+FFFD"
+            .to_owned()
+    })
+}
+
 /// Parses `text` as JSON, accepting only an object or an array.
 ///
 /// Returns at once (without parsing) unless `text` starts with `{` or `[`, so a long
@@ -451,5 +486,19 @@ mod tests {
         let found = extract(&object_before, &LADDER).unwrap();
         assert_eq!(found.tier, Tier::Embedded);
         assert_eq!(found.value, json!({"a": 1}));
+    }
+
+    #[test]
+    fn hidden_failures_are_explained() {
+        let reason = hidden_failure(r#"{"a": 1e400}"#).unwrap();
+        assert!(reason.contains("number too large"), "{reason}");
+        assert!(reason.ends_with("line 1 column 11"), "{reason}");
+        let reason = hidden_failure("Answer:\n  {\"a\": [1, -1e999]}").unwrap();
+        assert!(reason.ends_with("line 2 column 18"), "{reason}");
+        let reason = hidden_failure(r#"{"a": "\ud800"}"#).unwrap();
+        assert!(reason.contains("lone UTF-16 surrogate"), "{reason}");
+        assert_eq!(hidden_failure(r#"{"a": 1e300}"#), None);
+        assert_eq!(hidden_failure(r#"{"a": 1,}"#), None);
+        assert_eq!(hidden_failure("no json here"), None);
     }
 }
