@@ -128,6 +128,8 @@ pub struct Pack {
     pub(crate) metrics: Vec<Step<dyn Metric>>,
     pub(crate) strategies: Arc<StrategyRegistry>,
     pub(crate) label: String,
+    /// How long one step may take on one record (`limits.timeout_ms`).
+    pub(crate) step_timeout: Option<std::time::Duration>,
 }
 
 impl Pack {
@@ -169,6 +171,7 @@ impl Pack {
             errors: Vec::new(),
             warnings: Vec::new(),
             script_host: None,
+            limits: None,
         }
         .load(&manifest, options)
     }
@@ -236,6 +239,8 @@ struct PackLoader {
     warnings: Vec<LoadError>,
     /// The pack's Rhai engine, built when the first script is compiled.
     script_host: Option<Arc<crate::script::ScriptHost>>,
+    /// The pack's limits with the run's overrides, once checked.
+    limits: Option<crate::script::ScriptLimits>,
 }
 
 impl PackLoader {
@@ -401,7 +406,9 @@ impl PackLoader {
             .version
             .clone()
             .unwrap_or_else(|| "0.0.0".to_owned());
+        let timeout_ms = self.script_limits(manifest).timeout_ms;
         Ok(Pack {
+            step_timeout: (timeout_ms > 0).then(|| std::time::Duration::from_millis(timeout_ms)),
             label: format!("{}@{version}", manifest.name),
             name: manifest.name.clone(),
             version,
@@ -728,6 +735,9 @@ impl PackLoader {
 
     /// The pack's `limits:` with the run's `--set limits.key=value` overrides.
     fn script_limits(&mut self, manifest: &PackManifest) -> crate::script::ScriptLimits {
+        if let Some(limits) = self.limits {
+            return limits;
+        }
         let mut limits = manifest.limits;
         if let Err((key, message)) = limits.check() {
             self.error_at(&["limits", key], None, message);
@@ -749,6 +759,7 @@ impl PackLoader {
                 );
             }
         }
+        self.limits = Some(limits);
         limits
     }
 

@@ -108,7 +108,7 @@ impl Pack {
         let mut failure = None;
         for step in &self.postprocessors {
             let ctx = self.context(input, &extraction, &json, &issues, &scores);
-            match step.run.process(&ctx) {
+            match self.within_time(|| step.run.process(&ctx)) {
                 Ok(out) => {
                     issues.extend(out.issues.into_iter().map(|i| named(i, &step.name)));
                     if let Some(new_json) = out.json {
@@ -148,9 +148,8 @@ impl Pack {
                 (|| -> Result<(), EvalError> {
                     for step in &self.metrics {
                         let ctx = self.context(input, &extraction, &json, &issues, &scores);
-                        let out = step
-                            .run
-                            .evaluate(&ctx)
+                        let out = self
+                            .within_time(|| step.run.evaluate(&ctx))
                             .map_err(|e| EvalError::new(format!("metric `{}`: {e}", step.name)))?;
                         if !(0.0..=1.0).contains(&out.score) {
                             return Err(EvalError::new(format!(
@@ -223,6 +222,18 @@ impl Pack {
             |batch| self.evaluate_many(&batch),
             |reports| reports.into_iter().for_each(&mut sink),
         );
+    }
+
+    /// Runs one step on one record within the pack's time limit; a step that
+    /// ends after it is an error, whatever it returned (work that stops at the
+    /// deadline returns early, with a result that must not be used).
+    fn within_time<T>(&self, step: impl FnOnce() -> Result<T, EvalError>) -> Result<T, EvalError> {
+        crate::deadline::within(self.step_timeout, step).unwrap_or_else(|_| {
+            Err(EvalError::new(format!(
+                "exceeded the {} ms time limit (limits.timeout_ms)",
+                self.step_timeout.map_or(0, |t| t.as_millis())
+            )))
+        })
     }
 
     /// The context a component sees at this point of the pipeline.

@@ -711,3 +711,82 @@ fn a_byte_order_mark_lone_surrogates_and_huge_numbers_are_handled() {
     let report: serde_json::Value = serde_json::from_slice(&report.stdout).unwrap();
     assert_eq!(report["extraction"]["tier"], "strict", "{report}");
 }
+
+// ---- 7. built-ins: many tokens, and the same deadline as scripts -------------------------
+
+#[test]
+fn many_placeholder_tokens_are_matched_in_one_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let tokens: Vec<String> = (0..20_000).map(|i| format!("\"TOKEN-{i:05}\"")).collect();
+    write(
+        dir.path(),
+        "pack/pack.yaml",
+        &format!(
+            "name: tokens\nversion: 1.0.0\npipeline:\n  postprocessors:\n    - use: no_placeholders\n      with: {{tokens: [{}]}}\n  metrics: [json_emission]\n",
+            tokens.join(", ")
+        ),
+    );
+    tribunal()
+        .args(["lint", &pack_arg(dir.path())])
+        .assert()
+        .code(0);
+    // Two records of 1 MB each, one holding the last token.
+    let text = "lorem ipsum ".repeat(90_000);
+    let records = format!(
+        "{}\n{}\n",
+        serde_json::json!({"id": 1, "output": serde_json::json!({"a": text}).to_string()}),
+        serde_json::json!({"id": 2, "output": serde_json::json!({"a": format!("{text}TOKEN-19999")}).to_string()}),
+    );
+    write(dir.path(), "in.jsonl", &records);
+    let out = tribunal()
+        .current_dir(dir.path())
+        .args(["eval", "--pack", "pack", "--input", "in.jsonl"])
+        .output()
+        .unwrap();
+    let results: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(results[0]["status"], "PASS", "{}", results[0]["error"]);
+    assert_ne!(results[1]["status"], "PASS", "{}", results[1]["error"]);
+    assert!(results[1]["issues"][0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("TOKEN-19999"));
+}
+
+#[test]
+fn a_built_in_past_the_time_limit_fails_its_record_only() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "pack/pack.yaml",
+        "name: slow\nversion: 1.0.0\npipeline:\n  metrics:\n    - use: json_compare\n      with: {field_strategies: {a: fuzzy}}\n",
+    );
+    let long_a = "ab".repeat(10_000);
+    let long_b = "ba".repeat(10_000);
+    let records = format!(
+        "{}\n{}\n",
+        serde_json::json!({"id": 1, "output": serde_json::json!({"a": long_a}).to_string(), "expected": {"a": long_b}}),
+        serde_json::json!({"id": 2, "output": "{\"a\": \"x\"}", "expected": {"a": "x"}}),
+    );
+    write(dir.path(), "in.jsonl", &records);
+    let out = tribunal()
+        .current_dir(dir.path())
+        .args(["eval", "--pack", "pack", "--input", "in.jsonl"])
+        .args(["--set", "limits.timeout_ms=1"])
+        .output()
+        .unwrap();
+    let results: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(results[0]["status"], "ERROR", "{}", results[0]);
+    assert!(results[0]["error"]
+        .as_str()
+        .unwrap()
+        .contains("exceeded the 1 ms time limit (limits.timeout_ms)"));
+    assert_eq!(results[1]["status"], "PASS", "{}", results[1]);
+}

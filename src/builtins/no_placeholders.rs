@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use regex::{Regex, RegexBuilder};
+use aho_corasick::AhoCorasick;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -108,12 +108,86 @@ enum Containers {
     Python,
 }
 
-/// The tokens, compiled once.
+/// The tokens, compiled once into one automaton: a text is read once however many
+/// tokens there are.
 #[derive(Debug)]
-enum Matcher {
-    Sensitive,
-    /// One case-insensitive literal regex per token, in token order.
-    Insensitive(Vec<Regex>),
+struct Matcher {
+    automaton: AhoCorasick,
+    /// Case-insensitive: tokens and texts are matched case-folded.
+    fold: bool,
+}
+
+impl Matcher {
+    /// Index of the first token (in config order) that `text` contains. Stops
+    /// early at the step's deadline (the pipeline then discards the result).
+    fn first_token(&self, text: &str) -> Option<usize> {
+        let folded;
+        let text = if self.fold {
+            folded = fold_case(text);
+            folded.as_str()
+        } else {
+            text
+        };
+        let mut keep_going = crate::deadline::watch();
+        let mut first: Option<usize> = None;
+        for found in self.automaton.find_overlapping_iter(text) {
+            let token = found.pattern().as_usize();
+            if first.is_none_or(|first| token < first) {
+                first = Some(token);
+                if token == 0 {
+                    break;
+                }
+            }
+            if !keep_going(found.len()) {
+                break;
+            }
+        }
+        first
+    }
+
+    fn equal(&self, token: &str, text: &str) -> bool {
+        if self.fold {
+            fold_case(token) == fold_case(text)
+        } else {
+            token == text
+        }
+    }
+}
+
+/// Unicode simple case folding (as a case-insensitive regex matches): each
+/// character becomes one representative of the characters it matches.
+fn fold_case(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            'ſ' => 's',
+            'ς' => 'σ',
+            'µ' => 'μ',
+            'ϐ' => 'β',
+            'ϑ' => 'θ',
+            'ϕ' => 'φ',
+            'ϖ' => 'π',
+            'ϰ' => 'κ',
+            'ϱ' => 'ρ',
+            'ϵ' => 'ε',
+            'ẛ' => 'ṡ',
+            '\u{345}' | '\u{1fbe}' => 'ι',
+            '\u{1c80}' => 'в',
+            '\u{1c81}' => 'д',
+            '\u{1c82}' => 'о',
+            '\u{1c83}' => 'с',
+            '\u{1c84}' | '\u{1c85}' => 'т',
+            '\u{1c86}' => 'ъ',
+            '\u{1c87}' => 'ѣ',
+            '\u{1c88}' => 'ꙋ',
+            _ => {
+                let mut lower = c.to_lowercase();
+                match (lower.next(), lower.next()) {
+                    (Some(one), None) => one,
+                    _ => c,
+                }
+            }
+        })
+        .collect()
 }
 
 #[derive(Debug)]
@@ -141,23 +215,17 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
         ))
         .at_key("tokens"));
     }
-    let matcher = if config.case_sensitive {
-        Matcher::Sensitive
-    } else {
-        let regexes = config
-            .tokens
-            .iter()
-            .map(|token| {
-                RegexBuilder::new(&regex::escape(token))
-                    .case_insensitive(true)
-                    .build()
-                    .map_err(|err| {
-                        BuildError::new(format!("{name}: token `{token}`: {err}")).at_key("tokens")
-                    })
-            })
-            .collect::<Result<_, _>>()?;
-        Matcher::Insensitive(regexes)
-    };
+    let fold = !config.case_sensitive;
+    let patterns = config.tokens.iter().map(|token| {
+        if fold {
+            fold_case(token)
+        } else {
+            token.clone()
+        }
+    });
+    let automaton = AhoCorasick::new(patterns)
+        .map_err(|err| BuildError::new(format!("{name}: tokens: {err}")).at_key("tokens"))?;
+    let matcher = Matcher { automaton, fold };
     let fields = match config.fields {
         None => None,
         Some(fields) if fields.is_empty() => {
@@ -196,10 +264,7 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
 impl NoPlaceholders {
     /// Index of the first token (in config order) that `text` contains.
     fn first_token(&self, text: &str) -> Option<usize> {
-        match &self.matcher {
-            Matcher::Sensitive => self.tokens.iter().position(|t| text.contains(t.as_str())),
-            Matcher::Insensitive(regexes) => regexes.iter().position(|r| r.is_match(text)),
-        }
+        self.matcher.first_token(text)
     }
 
     /// The first token found in the string leaves of `value`, in document order.
@@ -226,13 +291,7 @@ impl NoPlaceholders {
     /// Python's `token in value`: substring of a string, element of a list, key of
     /// a dict; nothing else holds a token.
     fn first_token_python(&self, value: &Value) -> Option<usize> {
-        let equal = |token: &str, text: &str| {
-            if matches!(self.matcher, Matcher::Sensitive) {
-                token == text
-            } else {
-                token.to_lowercase() == text.to_lowercase()
-            }
-        };
+        let equal = |token: &str, text: &str| self.matcher.equal(token, text);
         match value {
             Value::String(s) => self.first_token(s),
             Value::Array(items) => self.tokens.iter().position(|t| {
@@ -473,5 +532,48 @@ mod tests {
         assert_eq!(err.suggestion.as_deref(), Some("tokens"));
         let err = build(&json!({"message": "{feld}"}), &ctx).unwrap_err();
         assert_eq!(err.suggestion.as_deref(), Some("{field}"));
+    }
+
+    #[test]
+    fn the_first_token_in_config_order_wins_even_when_overlapped() {
+        let p = compile(&json!({"tokens": ["TODOS", "DOS", "TODO"], "message": "{token}"}));
+        let found = |text: &str| {
+            let fixture = Fixture::new("", json!({ "a": text }), Value::Null);
+            p.process(&fixture.ctx())
+                .unwrap()
+                .issues
+                .first()
+                .map(|i| i.message.clone())
+        };
+        assert_eq!(found("x TODOS y").as_deref(), Some("TODOS"));
+        assert_eq!(found("x TODO y DOS").as_deref(), Some("DOS"));
+        assert_eq!(found("x TODO y").as_deref(), Some("TODO"));
+        assert_eq!(found("nothing"), None);
+    }
+
+    #[test]
+    fn case_insensitive_matching_folds_unicode_simply() {
+        let p = compile(&json!({"tokens": ["tbd", "Σtop"], "case_sensitive": false}));
+        let count = |text: &str| {
+            let fixture = Fixture::new("", json!({ "a": text }), Value::Null);
+            p.process(&fixture.ctx()).unwrap().issues.len()
+        };
+        assert_eq!(count("TBD"), 1);
+        assert_eq!(count("Tbd"), 1);
+        assert_eq!(count("ςTOP"), 1);
+        assert_eq!(count("t b d"), 0);
+    }
+
+    #[test]
+    fn a_hundred_thousand_tokens_cost_one_pass() {
+        let tokens: Vec<String> = (0..100_000)
+            .map(|i| format!("PLACEHOLDER-{i:06}"))
+            .collect();
+        let p = compile(&json!({ "tokens": tokens }));
+        let text = "lorem ipsum ".repeat(100_000) + "PLACEHOLDER-099999";
+        let fixture = Fixture::new("", json!({ "a": text }), Value::Null);
+        let issues = p.process(&fixture.ctx()).unwrap().issues;
+        assert_eq!(issues.len(), 1);
+        assert!(issues[0].message.contains("PLACEHOLDER-099999"));
     }
 }
