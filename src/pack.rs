@@ -738,17 +738,23 @@ impl PackLoader {
         if let Some(limits) = self.limits {
             return limits;
         }
-        let mut limits = manifest.limits;
-        if let Err((key, message)) = limits.check() {
-            self.error_at(&["limits", key], None, message);
-            limits = crate::script::ScriptLimits::default();
-        }
+        // The run's `--set limits.*` are the host's word: any value, over the
+        // pack's. The pack's own may only tighten the defaults.
         let overrides: Vec<Override> = self
             .overrides
             .iter()
             .filter(|o| o.component == "limits")
             .cloned()
             .collect();
+        let host_set: Vec<&str> = overrides.iter().map(|o| o.key.as_str()).collect();
+        let mut limits = manifest.limits;
+        let checked = limits
+            .check()
+            .and_then(|()| limits.within_defaults(&host_set));
+        if let Err((key, message)) = checked {
+            self.error_at(&["limits", key], None, message);
+            limits = crate::script::ScriptLimits::default();
+        }
         for o in overrides {
             if let Err(message) = limits.set(&o.key, &o.value) {
                 let path = self.source.path.clone();

@@ -228,12 +228,14 @@ impl Pack {
     /// ends after it is an error, whatever it returned (work that stops at the
     /// deadline returns early, with a result that must not be used).
     fn within_time<T>(&self, step: impl FnOnce() -> Result<T, EvalError>) -> Result<T, EvalError> {
-        crate::deadline::within(self.step_timeout, step).unwrap_or_else(|_| {
-            Err(EvalError::new(format!(
+        match crate::deadline::within(self.step_timeout, step) {
+            // A step's own error (a script's, naming the limit it hit) stands.
+            Ok(result) | Err(result @ Err(_)) => result,
+            Err(Ok(_)) => Err(EvalError::new(format!(
                 "exceeded the {} ms time limit (limits.timeout_ms)",
                 self.step_timeout.map_or(0, |t| t.as_millis())
-            )))
-        })
+            ))),
+        }
     }
 
     /// The context a component sees at this point of the pipeline.

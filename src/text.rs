@@ -295,7 +295,10 @@ pub fn replace_lone_surrogates(json: &str) -> Option<String> {
     let mut out: Option<String> = None;
     let mut copied = 0;
     let mut at = 0;
-    while let Some(offset) = bytes[at..].iter().position(|&b| b == b'\\') {
+    while let Some(offset) = bytes
+        .get(at..)
+        .and_then(|rest| rest.iter().position(|&b| b == b'\\'))
+    {
         at += offset;
         let Some(code) = surrogate_at(at) else {
             at += 2; // any other escape, `\\` included
@@ -412,6 +415,9 @@ mod tests {
         // An escaped backslash before `u` is not an escape.
         assert_eq!(replace_lone_surrogates(r#""\\ud800""#), None);
         assert_eq!(replace_lone_surrogates(r#""\ud8"#), None);
+        // A backslash at the very end (a cut-off line).
+        assert_eq!(replace_lone_surrogates(r#""ab\"#), None);
+        assert_eq!(replace_lone_surrogates("\\"), None);
         let fixed = replace_lone_surrogates(r#"{"a": "\udfff!"}"#).unwrap();
         assert_eq!(
             serde_json::from_str::<Value>(&fixed).unwrap()["a"],

@@ -9,6 +9,7 @@ use std::path::Path;
 
 use assert_cmd::Command;
 use serde_json::{json, Value};
+use tribunal::pack::{LoadOptions, Override};
 use tribunal::{Input, LoadErrors, Pack, Status};
 
 fn write(dir: &Path, name: &str, text: &str) {
@@ -36,7 +37,54 @@ fn script_pack(dir: &Path, kind: &str, script: &str, extra: &str) -> Result<Pack
         "pack.yaml",
         &format!("name: t\nversion: 1.0.0\ncomponents: [m.yaml]\n{pipeline}{extra}"),
     );
-    Pack::load(dir)
+    Pack::load_with(dir, &host_limits(extra))
+}
+
+/// A pack may only tighten its limits: the limits `extra` lifts (a
+/// `limits: { key: value, ... }` line), as the run's own `--set limits.key=value`.
+fn host_set(extra: &str) -> Vec<String> {
+    let Some(limits) = extra
+        .lines()
+        .find_map(|line| line.strip_prefix("limits: {"))
+        .and_then(|rest| rest.trim_end().strip_suffix('}'))
+    else {
+        return Vec::new();
+    };
+    let defaults = tribunal::script::ScriptLimits::default();
+    let mut sets = Vec::new();
+    for pair in limits.split(',') {
+        let (key, value) = pair.split_once(':').expect("key: value");
+        let (key, value) = (key.trim(), value.trim());
+        let lifted = defaults.values().iter().any(|(k, default)| {
+            *k == key
+                && value
+                    .parse::<u64>()
+                    .is_ok_and(|v| (v == 0 && key != "max_call_depth") || v > *default)
+        });
+        if lifted {
+            sets.push(format!("limits.{key}={value}"));
+        }
+    }
+    sets
+}
+
+/// [`host_set`] as load options.
+fn host_limits(extra: &str) -> LoadOptions {
+    let mut options = LoadOptions::default();
+    for set in host_set(extra) {
+        options
+            .overrides
+            .push(Override::parse(&set, Path::new(".")).unwrap());
+    }
+    options
+}
+
+/// [`host_set`] as command-line arguments.
+fn host_set_args(extra: &str) -> Vec<String> {
+    host_set(extra)
+        .into_iter()
+        .flat_map(|set| ["--set".to_owned(), set])
+        .collect()
 }
 
 fn metric(script: &str) -> Pack {
@@ -973,6 +1021,9 @@ fn cli_eval_errors_the_runaway_record_and_goes_on() {
         .arg(dir.path())
         .arg("--input")
         .arg(dir.path().join("data.jsonl"))
+        .args(host_set_args(
+            "limits: { max_operations: 0, timeout_ms: 200 }\n",
+        ))
         .assert()
         .get_output()
         .clone();
@@ -1030,6 +1081,7 @@ fn compare(expected, actual, ctx) {
             .arg(dir.path())
             .arg("--input")
             .arg(dir.path().join("data.jsonl"))
+            .args(host_set_args("limits: { timeout_ms: 60000 }\n"))
             .assert()
             .get_output()
             .clone();
@@ -1259,6 +1311,9 @@ fn cli_reports_every_kind_of_runtime_failure_per_record() {
         .arg(dir.path())
         .arg("--input")
         .arg(dir.path().join("data.jsonl"))
+        .args(host_set_args(
+            "limits: { max_operations: 1000000, timeout_ms: 0, max_map_size: 1000 }\n",
+        ))
         .assert()
         .code(3)
         .get_output()
@@ -1338,6 +1393,9 @@ fn cli_a_script_holding_many_values_within_the_size_limits_hits_the_memory_limit
             .arg(dir.path())
             .arg("--input")
             .arg(dir.path().join("data.jsonl"))
+            .args(host_set_args(
+                "limits: { max_operations: 0, timeout_ms: 30000 }\n",
+            ))
             .args(extra)
             .assert()
             .get_output()

@@ -790,3 +790,150 @@ fn a_built_in_past_the_time_limit_fails_its_record_only() {
         .contains("exceeded the 1 ms time limit (limits.timeout_ms)"));
     assert_eq!(results[1]["status"], "PASS", "{}", results[1]);
 }
+
+// ---- 6. scripts: helpers within the limits, capped output, host ceilings ----------------
+
+/// A pack with one metric script `m` (the text of `m.rhai`); `extra` is appended to
+/// pack.yaml.
+fn script_pack(dir: &Path, script: &str, extra: &str) -> String {
+    write(dir, "pack/m.rhai", script);
+    write(
+        dir,
+        "pack/m.yaml",
+        "kind: metric\nname: m\nimplementation: { script: m.rhai }\n",
+    );
+    write(
+        dir,
+        "pack/pack.yaml",
+        &format!(
+            "name: s\nversion: 1.0.0\ncomponents: [m.yaml]\npipeline:\n  metrics: [m]\n{extra}"
+        ),
+    );
+    pack_arg(dir)
+}
+
+/// Evaluates one record per output with the pack; the results and stderr.
+fn eval_outputs(pack: &str, outputs: &[&str], extra: &[&str]) -> (Vec<serde_json::Value>, String) {
+    let input: String = outputs
+        .iter()
+        .map(|o| serde_json::json!({ "output": o }).to_string() + "\n")
+        .collect();
+    let out = tribunal()
+        .args(["eval", "--pack", pack, "--input", "-"])
+        .args(extra)
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    let results = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    (results, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn helpers_that_build_large_results_stop_at_the_limits() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = script_pack(
+        dir.path(),
+        r#"fn evaluate(ctx) {
+               let s = "x";
+               while s.len() < 16000000 { s += s; }
+               if ctx.output == "split" { s.split(""); }
+               if ctx.output == "chars" { s.to_chars(); }
+               if ctx.output == "find" { regex_find_all(s, "."); }
+               1
+           }"#,
+        "",
+    );
+    let (results, _) = eval_outputs(&pack, &["split", "chars", "find", "fine"], &[]);
+    for (result, helper) in results.iter().zip(["split", "to_chars", "regex_find_all"]) {
+        assert_eq!(result["status"], "ERROR", "{result}");
+        let error = result["error"].as_str().unwrap();
+        assert!(
+            error.contains("would have more than 100000 items (limits.max_array_size)"),
+            "{helper}: {error}"
+        );
+    }
+    assert_eq!(results[3]["status"], "PASS", "{}", results[3]);
+}
+
+#[test]
+fn script_output_is_capped_per_call_and_echoed_inputs_are_short() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = script_pack(
+        dir.path(),
+        r#"fn evaluate(ctx) {
+               if ctx.output == "print" {
+                   let s = "\x1b[2J"; while s.len() < 1000000 { s += s; }
+                   for i in 0..50 { print(s); }
+                   return 1;
+               }
+               let p = "("; while p.len() < 1000000 { p += p; }
+               regex_test("x", p)
+           }"#,
+        "",
+    );
+    let (results, stderr) = eval_outputs(&pack, &["print", "print", "pattern"], &[]);
+    assert_eq!(results[0]["status"], "PASS", "{}", results[0]);
+    // Two calls, 64 KiB each at most (escaped, so a little more), and no raw escape.
+    assert!(
+        stderr.len() < 2 * 80 * 1024,
+        "{} bytes printed",
+        stderr.len()
+    );
+    assert!(stderr.contains("dropped"), "{}", &stderr[..200]);
+    assert!(!stderr.contains('\u{1b}'));
+    let error = results[2]["error"].as_str().unwrap();
+    assert!(error.contains("invalid regex `(((((("), "{error}");
+    assert!(error.len() < 600, "{} bytes of error", error.len());
+}
+
+#[test]
+fn a_pack_may_tighten_its_limits_but_only_the_user_can_lift_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = script_pack(
+        dir.path(),
+        "fn evaluate(ctx) { 1 }",
+        "limits:\n  timeout_ms: 250\n  max_operations: 0\n",
+    );
+    let stderr = fails_to_load(&["lint", &pack]);
+    assert!(
+        stderr.contains(
+            "pack.yaml:8:3: limits.max_operations: 0 (unlimited) is above the ceiling of 1000000"
+        ),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--set limits.max_operations=0"), "{stderr}");
+    // The user's word lifts it.
+    let (results, stderr) = eval_outputs(&pack, &["x"], &["--set", "limits.max_operations=0"]);
+    assert_eq!(results[0]["status"], "PASS", "{stderr}");
+    // Tightening needs no consent.
+    script_pack(
+        dir.path(),
+        "fn evaluate(ctx) { 1 }",
+        "limits:\n  timeout_ms: 250\n",
+    );
+    tribunal().args(["lint", &pack]).assert().code(0);
+}
+
+#[test]
+fn a_helper_result_past_the_deadline_is_not_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = script_pack(
+        dir.path(),
+        r#"fn evaluate(ctx) {
+               let a = ""; let b = "";
+               for i in 0..3000 { a += `w${i} `; b += `v${i} `; }
+               token_set_ratio(a, b)
+           }"#,
+        "",
+    );
+    let (results, _) = eval_outputs(&pack, &["x"], &["--set", "limits.timeout_ms=1"]);
+    assert_eq!(results[0]["status"], "ERROR", "{}", results[0]);
+    assert!(results[0]["error"]
+        .as_str()
+        .unwrap()
+        .contains("time limit (limits.timeout_ms)"));
+}

@@ -48,7 +48,7 @@ fn fail<T>(helper: &str, message: impl std::fmt::Display) -> HelperResult<T> {
     Err(format!("{helper}(): {message}").into())
 }
 
-pub fn register(engine: &mut Engine) {
+pub fn register(engine: &mut Engine, limits: &super::ScriptLimits) {
     // Rhai's core `sleep` would block the worker thread past the call's deadline
     // (no operations run while it sleeps): scripts get an error instead.
     engine.register_fn("sleep", |_: INT| -> HelperResult<()> {
@@ -63,16 +63,25 @@ pub fn register(engine: &mut Engine) {
             Ok(cached_regex("regex_test", pattern)?.is_match(text))
         },
     );
+    let max_items = limits.max_array_size;
     engine.register_fn(
         "regex_find_all",
-        |text: &str, pattern: &str| -> HelperResult<Array> {
+        move |text: &str, pattern: &str| -> HelperResult<Array> {
             let regex = cached_regex("regex_find_all", pattern)?;
-            Ok(regex
-                .find_iter(text)
-                .map(|m| text_value(m.as_str()))
-                .collect())
+            let mut found = Array::new();
+            for m in regex.find_iter(text) {
+                if max_items > 0 && found.len() >= max_items {
+                    return too_many("regex_find_all", max_items);
+                }
+                found.push(text_value(m.as_str()));
+                if found.len() % BUDGET_EVERY_ITEMS == 0 {
+                    within_budget()?;
+                }
+            }
+            settle(found)
         },
     );
+    register_split(engine, max_items);
     engine.register_fn(
         "regex_captures",
         |text: &str, pattern: &str| -> HelperResult<Dynamic> {
@@ -109,18 +118,18 @@ pub fn register(engine: &mut Engine) {
         let a: Vec<char> = a.chars().collect();
         let b: Vec<char> = b.chars().collect();
         levenshtein_until(&a, &b, &mut crate::deadline::watch())
-            .map_or_else(timed_out, |d| Ok(int(d)))
+            .map_or_else(timed_out, |d| settle(int(d)))
     });
     engine.register_fn("similarity", |a: &str, b: &str| -> HelperResult<FLOAT> {
-        similarity_until(a, b, &mut crate::deadline::watch()).map_or_else(timed_out, Ok)
+        similarity_until(a, b, &mut crate::deadline::watch()).map_or_else(timed_out, settle)
     });
     engine.register_fn("jaro_winkler", |a: &str, b: &str| -> HelperResult<FLOAT> {
-        jaro_winkler(a, b, &mut crate::deadline::watch()).map_or_else(timed_out, Ok)
+        jaro_winkler(a, b, &mut crate::deadline::watch()).map_or_else(timed_out, settle)
     });
     engine.register_fn(
         "token_set_ratio",
         |a: &str, b: &str| -> HelperResult<FLOAT> {
-            token_set_ratio(a, b, &mut crate::deadline::watch()).map_or_else(timed_out, Ok)
+            token_set_ratio(a, b, &mut crate::deadline::watch()).map_or_else(timed_out, settle)
         },
     );
     engine.register_fn(
@@ -135,7 +144,8 @@ pub fn register(engine: &mut Engine) {
                 return fail(
                     "json_pointer",
                     format!(
-                        "`{pointer}` is not a JSON pointer (it must be \"\" or start with `/`)"
+                        "`{}` is not a JSON pointer (it must be \"\" or start with `/`)",
+                        crate::files::excerpt(pointer)
                     ),
                 );
             };
@@ -164,6 +174,101 @@ pub fn register(engine: &mut Engine) {
     // `fn compare(expected, actual, ctx)` does not shadow.
     engine.register_fn("compare", compare_strategy);
     engine.register_fn("compare_with", compare_strategy);
+}
+
+/// The most characters of a regex error's reason quoted (it quotes the pattern).
+const MAX_REASON_CHARS: usize = 160;
+
+/// How many items a helper building an array adds between two budget checks.
+const BUDGET_EVERY_ITEMS: usize = 4096;
+
+/// Rhai's `split` family, with the number of pieces counted before any is built:
+/// `text.split("")` on a 16 MB string would otherwise build 16 million strings
+/// (a gigabyte) before Rhai's array limit is checked on the result.
+fn register_split(engine: &mut Engine, max_items: usize) {
+    let check = move |pieces: usize| -> HelperResult<()> {
+        if max_items > 0 && pieces > max_items {
+            return too_many("split", max_items);
+        }
+        within_budget()
+    };
+    let pieces = |text: &str, delimiter: &str| {
+        if delimiter.is_empty() {
+            text.chars().count() + 2
+        } else {
+            text.matches(delimiter).count() + 1
+        }
+    };
+    let collect =
+        |parts: &mut dyn Iterator<Item = &str>| -> Array { parts.map(text_value).collect() };
+    engine.register_fn(
+        "split",
+        move |text: &str, delimiter: &str| -> HelperResult<Array> {
+            if text.is_empty() || (!delimiter.is_empty() && !text.contains(delimiter)) {
+                return Ok(vec![text_value(text)]);
+            }
+            check(pieces(text, delimiter))?;
+            settle(collect(&mut text.split(delimiter)))
+        },
+    );
+    engine.register_fn(
+        "split",
+        move |text: &str, delimiter: char| -> HelperResult<Array> {
+            check(text.matches(delimiter).count() + 1)?;
+            settle(collect(&mut text.split(delimiter)))
+        },
+    );
+    engine.register_fn("split", move |text: &str| -> HelperResult<Array> {
+        if text.is_empty() {
+            return Ok(vec![text_value(text)]);
+        }
+        check(text.split_whitespace().count())?;
+        settle(collect(&mut text.split_whitespace()))
+    });
+    engine.register_fn(
+        "split_rev",
+        move |text: &str, delimiter: &str| -> HelperResult<Array> {
+            if text.is_empty() || (!delimiter.is_empty() && !text.contains(delimiter)) {
+                return Ok(vec![text_value(text)]);
+            }
+            check(pieces(text, delimiter))?;
+            settle(collect(&mut text.rsplit(delimiter)))
+        },
+    );
+    engine.register_fn(
+        "split_rev",
+        move |text: &str, delimiter: char| -> HelperResult<Array> {
+            check(text.matches(delimiter).count() + 1)?;
+            settle(collect(&mut text.rsplit(delimiter)))
+        },
+    );
+    engine.register_fn("to_chars", move |text: &str| -> HelperResult<Array> {
+        check(text.chars().count())?;
+        settle(text.chars().map(Dynamic::from).collect())
+    });
+}
+
+fn too_many<T>(helper: &str, max_items: usize) -> HelperResult<T> {
+    fail(
+        helper,
+        format!("the result would have more than {max_items} items (limits.max_array_size)"),
+    )
+}
+
+/// An error when the call has gone past its deadline or its memory.
+fn within_budget() -> HelperResult<()> {
+    match super::over_budget() {
+        Some(token) => {
+            Err(EvalAltResult::ErrorTerminated(Dynamic::from(token), rhai::Position::NONE).into())
+        }
+        None => Ok(()),
+    }
+}
+
+/// A helper's result, unless the call went past its deadline or its memory
+/// while the helper ran (the result is then not used).
+fn settle<T>(result: T) -> HelperResult<T> {
+    within_budget().map(|()| result)
 }
 
 /// The error a helper stopped by the deadline raises: the same as Rhai's own
@@ -256,7 +361,19 @@ fn cached_regex(helper: &str, pattern: &str) -> HelperResult<Arc<Regex>> {
             .split_whitespace()
             .collect::<Vec<_>>()
             .join(" ");
-        fail(helper, format!("invalid regex `{pattern}`: {reason}"))
+        // regex's message quotes the pattern: keep its start only.
+        let reason = if reason.chars().count() > MAX_REASON_CHARS {
+            format!("{}…", crate::text::prefix_chars(&reason, MAX_REASON_CHARS))
+        } else {
+            reason
+        };
+        fail(
+            helper,
+            format!(
+                "invalid regex `{}`: {reason}",
+                crate::files::excerpt(pattern)
+            ),
+        )
     };
     let regex = match RegexBuilder::new(pattern)
         .size_limit(CACHED_REGEX_SIZE_LIMIT)

@@ -123,6 +123,56 @@ impl ScriptLimits {
         "max_memory",
     ];
 
+    /// Each limit by name, as a number.
+    pub fn values(&self) -> [(&'static str, u64); 9] {
+        let n = |v: usize| v as u64;
+        [
+            ("max_operations", self.max_operations),
+            ("max_call_depth", n(self.max_call_depth)),
+            ("max_expr_depth", n(self.max_expr_depth)),
+            ("max_function_expr_depth", n(self.max_function_expr_depth)),
+            ("max_string_size", n(self.max_string_size)),
+            ("max_array_size", n(self.max_array_size)),
+            ("max_map_size", n(self.max_map_size)),
+            ("timeout_ms", self.timeout_ms),
+            ("max_memory", n(self.max_memory)),
+        ]
+    }
+
+    /// The first limit of a pack's `self` that lifts the host's ceiling, the
+    /// default (0 means unlimited, except for `max_call_depth`): a pack may
+    /// tighten limits, never loosen them. Keys in `host_set` are the run's own
+    /// (`--set limits.*`) and not checked. `(key, message)`.
+    pub fn within_defaults(&self, host_set: &[&str]) -> Result<(), (&'static str, String)> {
+        let ceilings = Self::default();
+        for ((key, value), (_, ceiling)) in self.values().into_iter().zip(ceilings.values()) {
+            if host_set.contains(&key) {
+                continue;
+            }
+            let unlimited = |v: u64| v == 0 && key != "max_call_depth";
+            let lifts = if unlimited(ceiling) {
+                false
+            } else {
+                unlimited(value) || value > ceiling
+            };
+            if lifts {
+                let shown = if unlimited(value) {
+                    "0 (unlimited)".to_owned()
+                } else {
+                    value.to_string()
+                };
+                return Err((
+                    key,
+                    format!(
+                        "limits.{key}: {shown} is above the ceiling of {ceiling}; a pack may only \
+                         tighten its limits (the user lifts one for a run with --set limits.{key}={value})"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Sets one limit by name (for `--set limits.timeout_ms=5000`).
     pub fn set(&mut self, key: &str, value: &Value) -> Result<(), String> {
         let Some(n) = value.as_u64() else {
@@ -196,18 +246,15 @@ impl ScriptHost {
         engine.set_max_array_size(limits.max_array_size);
         engine.set_max_map_size(limits.max_map_size);
         let max_operations = limits.max_operations;
-        let max_memory = if crate::alloc::installed() {
-            i64::try_from(limits.max_memory).unwrap_or(i64::MAX)
-        } else {
-            0
-        };
+        let max_memory = memory_limit(&limits);
         engine.on_progress(move |ops| progress(ops, max_operations, max_memory).map(Dynamic::from));
-        // stdout carries result records: script output goes to stderr, named.
-        engine.on_print(|text| eprintln!("[script {}] {text}", current_script()));
+        // stdout carries result records: script output goes to stderr, named,
+        // with control characters escaped and at most MAX_PRINTED_BYTES per call.
+        engine.on_print(|text| print_capped(&format!("[script {}] ", current_script()), text));
         engine.on_debug(|text, _, pos| {
-            eprintln!("[script {} {pos}] {text}", current_script());
+            print_capped(&format!("[script {} {pos}] ", current_script()), text);
         });
-        helpers::register(&mut engine);
+        helpers::register(&mut engine, &limits);
         Self { engine, limits }
     }
 
@@ -533,7 +580,7 @@ impl ScriptComponent {
     ) -> Result<Value, EvalError> {
         let script = &self.script;
         let owned = script.uses_compare.then(|| OwnedContext::from(ctx));
-        let _frame = CallFrame::enter(&self.who, script.host.limits.timeout_ms, owned)
+        let _frame = CallFrame::enter(&self.who, &script.host.limits, owned)
             .map_err(|reason| EvalError::new(format!("{}: {reason}", self.who)))?;
         let mut scope = Scope::new();
         // Top-level statements are not run per call: only the entry point is.
@@ -761,6 +808,10 @@ struct Frame {
     tripped: Option<&'static str>,
     /// This thread's net allocated bytes when the call started.
     memory_base: i64,
+    /// Net bytes the call may allocate (0: not enforced).
+    max_memory: i64,
+    /// Bytes the call has printed with `print`/`debug` so far.
+    printed: usize,
 }
 
 thread_local! {
@@ -773,7 +824,12 @@ thread_local! {
 struct CallFrame;
 
 impl CallFrame {
-    fn enter(who: &str, timeout_ms: u64, context: Option<OwnedContext>) -> Result<Self, String> {
+    fn enter(
+        who: &str,
+        limits: &ScriptLimits,
+        context: Option<OwnedContext>,
+    ) -> Result<Self, String> {
+        let timeout_ms = limits.timeout_ms;
         FRAMES.with_borrow_mut(|frames| {
             if frames.len() >= MAX_NESTED_CALLS {
                 return Err(format!(
@@ -793,6 +849,8 @@ impl CallFrame {
                 context: context.map(Arc::new),
                 tripped: None,
                 memory_base: crate::alloc::thread_net_bytes(),
+                max_memory: memory_limit(limits),
+                printed: 0,
             });
             Ok(Self)
         })
@@ -822,6 +880,70 @@ fn progress(ops: u64, max_operations: u64, max_memory: i64) -> Option<&'static s
             } else if ops % CLOCK_EVERY_OPS == 0
                 && frame.deadline.is_some_and(|d| Instant::now() >= d)
             {
+                frame.tripped = Some(TIMEOUT_TOKEN);
+            }
+        }
+        frame.tripped
+    })
+}
+
+/// `limits.max_memory` as the call frames enforce it: 0 when the counting
+/// allocator is not installed (nothing to measure with).
+fn memory_limit(limits: &ScriptLimits) -> i64 {
+    if crate::alloc::installed() {
+        i64::try_from(limits.max_memory).unwrap_or(i64::MAX)
+    } else {
+        0
+    }
+}
+
+/// What `print` and `debug` may write per call; the rest is dropped, with one note.
+pub const MAX_PRINTED_BYTES: usize = 64 << 10;
+
+/// Writes one line of script output to stderr, within the call's allowance.
+fn print_capped(prefix: &str, text: &str) {
+    let allowed = FRAMES.with_borrow_mut(|frames| {
+        let Some(frame) = frames.last_mut() else {
+            return Some(text.len());
+        };
+        let room = MAX_PRINTED_BYTES.saturating_sub(frame.printed);
+        if room == 0 {
+            return None;
+        }
+        frame.printed = frame.printed.saturating_add(text.len());
+        Some(room)
+    });
+    let Some(room) = allowed else {
+        return;
+    };
+    let text = crate::text::printable(text);
+    if text.len() <= room {
+        eprintln!("{prefix}{text}");
+    } else {
+        let mut end = room;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let cut = &text[..end];
+        eprintln!(
+            "{prefix}{cut}… [output of this call past {} KiB dropped]",
+            MAX_PRINTED_BYTES >> 10
+        );
+    }
+}
+
+/// The limit the innermost call has gone past, checked now: its deadline or its
+/// memory (for helpers that build large results without counting operations).
+/// Marks the call, so that it ends as an error whatever the script does next.
+fn over_budget() -> Option<&'static str> {
+    FRAMES.with_borrow_mut(|frames| {
+        let frame = frames.last_mut()?;
+        if frame.tripped.is_none() {
+            if frame.max_memory > 0
+                && crate::alloc::thread_net_bytes() - frame.memory_base > frame.max_memory
+            {
+                frame.tripped = Some(MEMORY_TOKEN);
+            } else if frame.deadline.is_some_and(|d| Instant::now() >= d) {
                 frame.tripped = Some(TIMEOUT_TOKEN);
             }
         }
