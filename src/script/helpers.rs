@@ -35,6 +35,9 @@ pub const NAMES: &[&str] = &[
     "compare",
     "compare_with",
     "sleep",
+    "split",
+    "split_rev",
+    "to_chars",
 ];
 
 /// Whether a runtime error's text was raised by a helper.
@@ -342,7 +345,21 @@ fn regex_cache() -> &'static RwLock<HashMap<String, Arc<Regex>>> {
     CACHE.get_or_init(|| RwLock::new(HashMap::new()))
 }
 
+/// The longest pattern a script may compile: parsing a megabyte of pattern takes
+/// a second and hundreds of megabytes before it can fail.
+const MAX_PATTERN_BYTES: usize = 64 << 10;
+
 fn cached_regex(helper: &str, pattern: &str) -> HelperResult<Arc<Regex>> {
+    if pattern.len() > MAX_PATTERN_BYTES {
+        return fail(
+            helper,
+            format!(
+                "the pattern `{}` is {} bytes; patterns may be at most {MAX_PATTERN_BYTES}",
+                crate::files::excerpt(pattern),
+                pattern.len()
+            ),
+        );
+    }
     if let Some(regex) = regex_cache()
         .read()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
