@@ -83,18 +83,52 @@ fn exact_text(value: &Value) -> String {
     }
 }
 
-#[allow(clippy::float_cmp)] // numerically equal means equal, 2 == 2.0, as the brief says
-fn numbers_equal(x: &serde_json::Number, y: &serde_json::Number) -> bool {
-    if let (Some(a), Some(b)) = (x.as_i64(), y.as_i64()) {
-        return a == b;
-    }
-    if let (Some(a), Some(b)) = (x.as_u64(), y.as_u64()) {
-        return a == b;
+/// Numerically equal numbers are equal (2 == 2.0, as the brief says), with
+/// Python's semantics: integers compare exactly however large (numbers keep
+/// their text: `123456789012345678901234567890` ≠ `…891`), decimals as 64-bit
+/// floats (as Python's `json` reads them).
+#[allow(clippy::float_cmp)]
+pub fn numbers_equal(x: &serde_json::Number, y: &serde_json::Number) -> bool {
+    match (integer_digits(x), integer_digits(y)) {
+        (Some(a), Some(b)) => return a == b,
+        (Some(int), None) => return float_is_integer(y, int),
+        (None, Some(int)) => return float_is_integer(x, int),
+        (None, None) => {}
     }
     match (x.as_f64(), y.as_f64()) {
         (Some(a), Some(b)) => a == b,
-        _ => false,
+        // Beyond a float (`1e400`): the same text is the same number.
+        _ => x.as_str() == y.as_str(),
     }
+}
+
+/// Python compares an int and a float exactly: the float must be that integer
+/// (`{:.0}` writes an integral float's exact value).
+fn float_is_integer(float: &serde_json::Number, int: (bool, &str)) -> bool {
+    float.as_f64().is_some_and(|f| {
+        if f.fract() != 0.0 {
+            return false;
+        }
+        let exact = format!("{f:.0}");
+        let negative = exact.starts_with('-');
+        let digits = exact.trim_start_matches('-').trim_start_matches('0');
+        (negative && !digits.is_empty(), digits) == int
+    })
+}
+
+/// An integer literal's sign and digits, normalised (`-0` is `0`); `None` for a
+/// number written with a fraction or an exponent.
+fn integer_digits(n: &serde_json::Number) -> Option<(bool, &str)> {
+    let text = n.as_str();
+    if text.contains(['.', 'e', 'E']) {
+        return None;
+    }
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(digits) => (true, digits),
+        None => (false, text),
+    };
+    let digits = digits.trim_start_matches('0');
+    Some((negative && !digits.is_empty(), digits))
 }
 
 /// `fuzzy`: when both values are strings, normalised Levenshtein similarity of the
@@ -252,5 +286,42 @@ mod tests {
             registry.names().collect::<Vec<_>>(),
             ["exact", "fuzzy", "ignore", "semantic"]
         );
+    }
+
+    #[test]
+    fn big_integers_compare_exactly_and_decimals_as_floats() {
+        let n = |text: &str| serde_json::from_str::<Value>(text).unwrap();
+        let exact = |a: &str, b: &str| exact_match(&n(a), &n(b));
+        assert!(!exact(
+            "123456789012345678901234567890",
+            "123456789012345678901234567891"
+        ));
+        assert!(exact(
+            "123456789012345678901234567890",
+            "123456789012345678901234567890"
+        ));
+        assert!(!exact("9007199254740993", "9007199254740992"));
+        assert!(exact("-0", "0"));
+        assert!(exact("2", "2.0"));
+        assert!(exact("1e2", "100"));
+        // An int and a float: equal only when the float is exactly that integer.
+        assert!(!exact(
+            "123456789012345678901234567890",
+            "1.2345678901234568e29"
+        ));
+        assert!(exact(
+            "123456789012345677877719597056",
+            "1.2345678901234568e29"
+        ));
+        assert!(exact("-3", "-3.0"));
+        assert!(!exact("3", "3.5"));
+        // Python reads decimals as floats: these are the same float.
+        assert!(exact("0.1", "0.1000000000000000000001"));
+        assert!(!exact("0.1", "0.2"));
+        assert!(exact("[1, 2.0]", "[1.0, 2]"));
+        assert!(!exact(
+            "[123456789012345678901234567890]",
+            "[123456789012345678901234567891]"
+        ));
     }
 }

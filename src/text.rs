@@ -187,7 +187,12 @@ pub fn write_python_json(value: &Value, out: &mut String, style: &PythonJson) {
 /// (`2.0`, `1e-05`, `1.5e+16`).
 pub fn python_number(n: &serde_json::Number) -> String {
     if !n.is_f64() {
-        return n.to_string();
+        // An integer (Python's `str(-0)` is `0`), or a number beyond a float.
+        return if n.as_str() == "-0" {
+            "0".to_owned()
+        } else {
+            n.to_string()
+        };
     }
     let f = n.as_f64().unwrap_or(f64::NAN);
     if f == 0.0 {

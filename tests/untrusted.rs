@@ -691,11 +691,10 @@ fn a_byte_order_mark_lone_surrogates_and_huge_numbers_are_handled() {
     assert!(results[1]["json"]["text"]
         .as_str()
         .is_some_and(|t| t.contains('\u{fffd}')));
-    let message = results[2]["issues"][0]["message"].as_str().unwrap();
-    assert!(
-        message.contains("number too large for a 64-bit float at line 1 column 11"),
-        "{message}"
-    );
+    // A number beyond a 64-bit float is read, and echoed, as written (with the
+    // exponent's sign spelled out).
+    assert_eq!(results[2]["extraction"]["tier"], "strict", "{}", results[2]);
+    assert_eq!(results[2]["json"]["a"].to_string(), "1e+400");
 
     // `check` reads a file that starts with a byte-order mark as its text.
     write(
@@ -940,4 +939,61 @@ fn a_helper_result_past_the_deadline_is_not_used() {
         .as_str()
         .unwrap()
         .contains("time limit (limits.timeout_ms)"));
+}
+
+// ---- 8. exact numbers ---------------------------------------------------------------------
+
+#[test]
+fn big_integers_compare_exactly_and_every_number_is_echoed_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "pack/pack.yaml",
+        "name: exact\nversion: 1.0.0\npipeline:\n  metrics:\n    - use: json_compare\n      with: {field_strategies: {n: exact, d: exact}}\n",
+    );
+    let big = "123456789012345678901234567890";
+    let record = |output: &str| {
+        format!(
+            "{{\"output\": {}, \"expected\": {{\"n\": {big}, \"d\": 0.1}}}}\n",
+            serde_json::Value::String(output.to_owned())
+        )
+    };
+    let data = [
+        record(&format!("{{\"n\": {big}, \"d\": 0.10, \"z\": -0}}")),
+        record("{\"n\": 123456789012345678901234567891, \"d\": 0.1}"),
+        record("{\"n\": 1.2345678901234568e29, \"d\": 0.1}"),
+    ]
+    .concat();
+    write(dir.path(), "in.jsonl", &data);
+    let out = tribunal()
+        .current_dir(dir.path())
+        .args(["eval", "--pack", "pack", "--input", "in.jsonl"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{stdout}");
+    // Echoed as written: no rounding, `-0` stays `-0`, `0.10` stays `0.10`.
+    assert!(
+        lines[0].contains(&format!("\"json\":{{\"n\":{big},\"d\":0.10,\"z\":-0}}")),
+        "{}",
+        lines[0]
+    );
+    let field = |line: &str| -> serde_json::Value {
+        let result: serde_json::Value = serde_json::from_str(line).unwrap();
+        result["metrics"]["json_compare"]["details"]["fields"]["n"]["matched"].clone()
+    };
+    assert_eq!(field(lines[0]), true, "{}", lines[0]);
+    assert_eq!(
+        field(lines[1]),
+        false,
+        "the last digit differs: {}",
+        lines[1]
+    );
+    assert_eq!(
+        field(lines[2]),
+        false,
+        "a rounded float is not the integer: {}",
+        lines[2]
+    );
 }
