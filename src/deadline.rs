@@ -77,7 +77,7 @@ mod tests {
 
     #[test]
     fn work_past_its_deadline_is_flagged() {
-        assert_eq!(within(None, || passed()), Ok(false));
+        assert_eq!(within(None, passed), Ok(false));
         assert_eq!(within(Some(Duration::from_secs(60)), || 1), Ok(1));
         let late = within(Some(Duration::from_millis(1)), || {
             std::thread::sleep(Duration::from_millis(5));

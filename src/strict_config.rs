@@ -75,7 +75,7 @@ impl<'de> de::Deserializer<'de> for Strict {
     }
 }
 
-impl<'de> IntoDeserializer<'de, serde_json::Error> for Strict {
+impl IntoDeserializer<'_, serde_json::Error> for Strict {
     type Deserializer = Self;
 
     fn into_deserializer(self) -> Self {

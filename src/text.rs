@@ -285,7 +285,7 @@ fn escape_unsafe(text: &str, keep_lines: bool) -> Cow<'_, str> {
 /// Rewrites each `\uD800`–`\uDFFF` escape of a JSON text that is not half of a
 /// surrogate pair as `\uFFFD`; `None` when there is none. Python's `json.dumps`
 /// writes such escapes for strings it cannot encode; JSON parsers that build
-/// Unicode strings (serde_json) refuse them.
+/// Unicode strings (`serde_json`) refuse them.
 pub fn replace_lone_surrogates(json: &str) -> Option<String> {
     let bytes = json.as_bytes();
     let surrogate_at = |at: usize| -> Option<u32> {

@@ -13,8 +13,6 @@
 use std::collections::HashMap;
 use std::mem::MaybeUninit;
 
-use unsafe_libyaml as sys;
-
 /// The most nodes (scalars, lists and maps, each alias counted as the nodes it
 /// stands for) one YAML text may expand to: a pack file, a test file, a schema or
 /// a `--set` value.
@@ -32,7 +30,7 @@ pub enum ScanError {
         column: usize,
         first_line: usize,
     },
-    /// A plain `.nan`, `.inf` or `-.inf`: a float JSON cannot hold (serde_json
+    /// A plain `.nan`, `.inf` or `-.inf`: a float JSON cannot hold (`serde_json`
     /// would turn it into `null`, and a config key into its default).
     NotFinite {
         text: String,
@@ -221,7 +219,7 @@ fn is_not_finite(value: &[u8]) -> bool {
 /// libyaml's parser over a borrowed text. Boxed: libyaml keeps pointers into
 /// the structure, which must not move once initialised.
 struct Parser<'text> {
-    sys: Box<MaybeUninit<sys::yaml_parser_t>>,
+    sys: Box<MaybeUninit<unsafe_libyaml::yaml_parser_t>>,
     _text: &'text str,
     /// Whether `yaml_parser_initialize` succeeded (then the parser is deleted on drop).
     initialised: bool,
@@ -231,15 +229,15 @@ struct Parser<'text> {
 
 impl<'text> Parser<'text> {
     fn new(text: &'text str) -> Self {
-        let mut sys = Box::new(MaybeUninit::<sys::yaml_parser_t>::uninit());
+        let mut sys = Box::new(MaybeUninit::<unsafe_libyaml::yaml_parser_t>::uninit());
         let raw = sys.as_mut_ptr();
         // SAFETY: `raw` points to writable, boxed (so never moved) memory, which
         // `yaml_parser_initialize` fully initialises before anything reads it. The
         // input pointer stays valid for `'text`, which outlives the parser.
         let initialised = unsafe {
-            if sys::yaml_parser_initialize(raw).ok {
-                sys::yaml_parser_set_encoding(raw, sys::YAML_UTF8_ENCODING);
-                sys::yaml_parser_set_input_string(raw, text.as_ptr(), text.len() as u64);
+            if unsafe_libyaml::yaml_parser_initialize(raw).ok {
+                unsafe_libyaml::yaml_parser_set_encoding(raw, unsafe_libyaml::YAML_UTF8_ENCODING);
+                unsafe_libyaml::yaml_parser_set_input_string(raw, text.as_ptr(), text.len() as u64);
                 true
             } else {
                 false
@@ -259,12 +257,12 @@ impl<'text> Parser<'text> {
             return None;
         }
         let raw = self.sys.as_mut_ptr();
-        let mut event = MaybeUninit::<sys::yaml_event_t>::uninit();
+        let mut event = MaybeUninit::<unsafe_libyaml::yaml_event_t>::uninit();
         // SAFETY: the parser was initialised in `new` (else `failed` is set) and is
         // used from this one place. A successful `yaml_parser_parse` initialises
         // `event`, which is read only then and deleted exactly once.
         unsafe {
-            if sys::yaml_parser_parse(raw, event.as_mut_ptr()).fail {
+            if unsafe_libyaml::yaml_parser_parse(raw, event.as_mut_ptr()).fail {
                 self.failed = true;
                 return None;
             }
@@ -274,7 +272,7 @@ impl<'text> Parser<'text> {
                 line: (*event).start_mark.line as usize,
                 column: (*event).start_mark.column as usize,
             };
-            sys::yaml_event_delete(event);
+            unsafe_libyaml::yaml_event_delete(event);
             Some(located)
         }
     }
@@ -284,7 +282,7 @@ impl Drop for Parser<'_> {
     fn drop(&mut self) {
         if self.initialised {
             // SAFETY: the parser was initialised in `new`, and is deleted once.
-            unsafe { sys::yaml_parser_delete(self.sys.as_mut_ptr()) }
+            unsafe { unsafe_libyaml::yaml_parser_delete(self.sys.as_mut_ptr()) }
         }
     }
 }
@@ -293,32 +291,34 @@ impl Drop for Parser<'_> {
 ///
 /// # Safety
 /// `event` must be an event `yaml_parser_parse` produced and not yet deleted.
-unsafe fn copy_event(event: &sys::yaml_event_t) -> Event {
+unsafe fn copy_event(event: &unsafe_libyaml::yaml_event_t) -> Event {
     // SAFETY (each union read): the field read is the one the event's type says
     // libyaml filled in.
     unsafe {
         match event.type_ {
-            sys::YAML_SCALAR_EVENT => {
+            unsafe_libyaml::YAML_SCALAR_EVENT => {
                 let scalar = &event.data.scalar;
                 let value = if scalar.value.is_null() {
                     Vec::new()
                 } else {
                     std::slice::from_raw_parts(scalar.value, scalar.length as usize).to_vec()
                 };
-                let plain = scalar.style == sys::YAML_PLAIN_SCALAR_STYLE;
+                let plain = scalar.style == unsafe_libyaml::YAML_PLAIN_SCALAR_STYLE;
                 Event::Scalar(c_bytes(scalar.anchor), value, plain)
             }
-            sys::YAML_ALIAS_EVENT => {
+            unsafe_libyaml::YAML_ALIAS_EVENT => {
                 Event::Alias(c_bytes(event.data.alias.anchor).unwrap_or_default())
             }
-            sys::YAML_SEQUENCE_START_EVENT => {
+            unsafe_libyaml::YAML_SEQUENCE_START_EVENT => {
                 Event::Start(c_bytes(event.data.sequence_start.anchor), false)
             }
-            sys::YAML_MAPPING_START_EVENT => {
+            unsafe_libyaml::YAML_MAPPING_START_EVENT => {
                 Event::Start(c_bytes(event.data.mapping_start.anchor), true)
             }
-            sys::YAML_SEQUENCE_END_EVENT | sys::YAML_MAPPING_END_EVENT => Event::End,
-            sys::YAML_STREAM_END_EVENT => Event::StreamEnd,
+            unsafe_libyaml::YAML_SEQUENCE_END_EVENT | unsafe_libyaml::YAML_MAPPING_END_EVENT => {
+                Event::End
+            }
+            unsafe_libyaml::YAML_STREAM_END_EVENT => Event::StreamEnd,
             _ => Event::Other,
         }
     }
@@ -340,6 +340,7 @@ unsafe fn c_bytes(ptr: *const u8) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fmt::Write as _;
 
     #[test]
     fn ordinary_documents_pass() {
@@ -370,9 +371,8 @@ mod tests {
         let mut text = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
         for i in 1..40 {
             let prev = i - 1;
-            text.push_str(&format!(
-                "a{i}: &a{i} [*a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}]\n"
-            ));
+            let aliases = vec![format!("*a{prev}"); 10].join(", ");
+            writeln!(text, "a{i}: &a{i} [{aliases}]").unwrap();
         }
         let err = scan(&text).unwrap_err();
         assert!(
