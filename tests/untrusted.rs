@@ -47,6 +47,34 @@ fn fails_to_load(args: &[&str]) -> String {
     stderr
 }
 
+/// Runs `eval --pack PACK --input INPUT EXTRA...` in `dir`: the result records, and
+/// stderr.
+fn eval_results(
+    dir: &Path,
+    pack: &str,
+    input: &str,
+    extra: &[&str],
+) -> (Vec<serde_json::Value>, String) {
+    let out = tribunal()
+        .current_dir(dir)
+        .args(["eval", "--pack", pack, "--input", input])
+        .args(extra)
+        .output()
+        .unwrap();
+    let results = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    (results, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// Writes `pack/pack.yaml` under `dir` and lints it, expecting a load error: stderr.
+fn lint_error(dir: &Path, pack_yaml: &str) -> String {
+    write(dir, "pack/pack.yaml", pack_yaml);
+    fails_to_load(&["lint", &pack_arg(dir)])
+}
+
 /// Nothing past the first 40 characters of the secret: what an error may quote of a
 /// file inside the pack.
 fn assert_no_secret(text: &str) {
@@ -513,8 +541,7 @@ fn a_yaml_alias_bomb_is_refused_at_its_position() {
     text.push_str("]\nmore: [");
     text.push_str(&vec!["*l"; 3000].join(","));
     text.push_str("]\npipeline:\n  metrics: [json_emission]\n");
-    write(dir.path(), "pack/pack.yaml", &text);
-    let stderr = fails_to_load(&["lint", &pack_arg(dir.path())]);
+    let stderr = lint_error(dir.path(), &text);
     assert!(stderr.contains("pack.yaml:4:"), "{stderr}");
     assert!(
         stderr.contains("expands to more than 1000000 nodes"),
@@ -544,23 +571,19 @@ fn a_huge_yaml_value_is_refused_before_it_is_loaded() {
 #[test]
 fn a_duplicate_key_is_an_error_at_its_line() {
     let dir = tempfile::tempdir().unwrap();
-    write(
+    let stderr = lint_error(
         dir.path(),
-        "pack/pack.yaml",
         "name: dup\nversion: 1.0.0\ncontract:\n  fields:\n    a: {type: string}\n    b: {type: string}\n    a: {type: number}\npipeline:\n  metrics: [json_emission]\n",
     );
-    let stderr = fails_to_load(&["lint", &pack_arg(dir.path())]);
     assert!(
         stderr.contains("pack.yaml:7:5: duplicate key `a` (first written at line 5)"),
         "{stderr}"
     );
     // A duplicate struct field too, at its own line rather than 1:1.
-    write(
+    let stderr = lint_error(
         dir.path(),
-        "pack/pack.yaml",
         "name: dup\nversion: 1.0.0\npipeline:\n  metrics: [json_emission]\nname: again\n",
     );
-    let stderr = fails_to_load(&["lint", &pack_arg(dir.path())]);
     assert!(
         stderr.contains("pack.yaml:5:1: duplicate key `name`"),
         "{stderr}"
@@ -590,12 +613,7 @@ fn a_list_for_a_struct_and_non_finite_numbers_are_refused() {
     }
     // In a pack file too, at its position.
     let dir = tempfile::tempdir().unwrap();
-    write(
-        dir.path(),
-        "pack/pack.yaml",
-        "name: nan\nversion: 1.0.0\npipeline:\n  metrics:\n    - use: json_compare\n      with: {fuzzy_threshold: .nan}\n",
-    );
-    let stderr = fails_to_load(&["lint", &pack_arg(dir.path())]);
+    let stderr = lint_error(dir.path(), "name: nan\nversion: 1.0.0\npipeline:\n  metrics:\n    - use: json_compare\n      with: {fuzzy_threshold: .nan}\n");
     assert!(
         stderr.contains("pack.yaml:6:31: `.nan` is not a number JSON can hold"),
         "{stderr}"
@@ -674,16 +692,7 @@ fn a_byte_order_mark_lone_surrogates_and_huge_numbers_are_handled() {
             "{\"id\": 3, \"output\": \"{\\\"a\\\": 1e400}\"}\n",
         ),
     );
-    let out = tribunal()
-        .current_dir(dir.path())
-        .args(["eval", "--pack", pack, "--input", "in.jsonl"])
-        .output()
-        .unwrap();
-    let results: Vec<serde_json::Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    let (results, _) = eval_results(dir.path(), pack, "in.jsonl", &[]);
     assert_eq!(results.len(), 3);
     assert_eq!(results[0]["extraction"]["tier"], "strict", "{}", results[0]);
     assert_ne!(results[1]["status"], "ERROR", "{}", results[1]);
@@ -737,16 +746,7 @@ fn many_placeholder_tokens_are_matched_in_one_pass() {
         serde_json::json!({"id": 2, "output": serde_json::json!({"a": format!("{text}TOKEN-19999")}).to_string()}),
     );
     write(dir.path(), "in.jsonl", &records);
-    let out = tribunal()
-        .current_dir(dir.path())
-        .args(["eval", "--pack", "pack", "--input", "in.jsonl"])
-        .output()
-        .unwrap();
-    let results: Vec<serde_json::Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    let (results, _) = eval_results(dir.path(), "pack", "in.jsonl", &[]);
     assert_eq!(results[0]["status"], "PASS", "{}", results[0]["error"]);
     assert_ne!(results[1]["status"], "PASS", "{}", results[1]["error"]);
     assert!(results[1]["issues"][0]["message"]
@@ -771,17 +771,12 @@ fn a_built_in_past_the_time_limit_fails_its_record_only() {
         serde_json::json!({"id": 2, "output": "{\"a\": \"x\"}", "expected": {"a": "x"}}),
     );
     write(dir.path(), "in.jsonl", &records);
-    let out = tribunal()
-        .current_dir(dir.path())
-        .args(["eval", "--pack", "pack", "--input", "in.jsonl"])
-        .args(["--set", "limits.timeout_ms=1"])
-        .output()
-        .unwrap();
-    let results: Vec<serde_json::Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    let (results, _) = eval_results(
+        dir.path(),
+        "pack",
+        "in.jsonl",
+        &["--set", "limits.timeout_ms=1"],
+    );
     assert_eq!(results[0]["status"], "ERROR", "{}", results[0]);
     assert!(results[0]["error"]
         .as_str()
@@ -817,18 +812,9 @@ fn eval_outputs(pack: &str, outputs: &[&str], extra: &[&str]) -> (Vec<serde_json
         .iter()
         .map(|o| serde_json::json!({ "output": o }).to_string() + "\n")
         .collect();
-    let out = tribunal()
-        .args(["eval", "--pack", pack, "--input", "-"])
-        .args(extra)
-        .write_stdin(input)
-        .output()
-        .unwrap();
-    let results = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
-    (results, String::from_utf8_lossy(&out.stderr).into_owned())
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "in.jsonl", &input);
+    eval_results(dir.path(), pack, "in.jsonl", extra)
 }
 
 #[test]
