@@ -583,7 +583,7 @@ impl Contract {
         Some(Value::Object(fixed))
     }
 
-    /// The OUTPUT FORMAT block to append to a prompt (seed 001's layout).
+    /// The OUTPUT FORMAT block to append to a prompt: the schema, the rules, an example.
     pub fn format_block(&self) -> String {
         let mut lines = vec!["OUTPUT FORMAT".to_owned(), self.instructions.clone()];
         let slots: Vec<String> = self

@@ -30,7 +30,7 @@ pub struct ComponentManifest {
     pub dependencies: Vec<String>,
     #[serde(default)]
     pub capabilities: Vec<String>,
-    /// Free-form documentation of inputs and outputs (seed 003's format).
+    /// Free-form documentation of the component's inputs and outputs.
     #[serde(default)]
     pub inputs: Option<Value>,
     #[serde(default)]

@@ -11,7 +11,7 @@ use crate::pack::Pack;
 use crate::report::{ExtractionInfo, Issue, MetricResult, Report, Severity, Status};
 use crate::text::{prefix_chars, python_repr_list};
 
-/// Characters of the raw output quoted in the fallback warning (seed 004).
+/// Characters of the raw output quoted in the fallback warning.
 const FALLBACK_QUOTE_CHARS: usize = 200;
 /// Records [`Pack::evaluate_batch`] hands a worker (and metrics prepare for) at once.
 const BATCH_RECORDS: usize = 32;

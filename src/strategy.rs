@@ -12,9 +12,9 @@ use crate::component::{Context, EvalError, Strategy};
 use crate::semantic::SemanticModel;
 use crate::text::{python_number, similarity, write_python_json, PythonJson};
 
-/// Default similarity a `fuzzy` match needs (seed 002).
+/// Default similarity a `fuzzy` match needs.
 pub const DEFAULT_FUZZY_THRESHOLD: f64 = 0.85;
-/// Default similarity a `semantic` match needs (seed 002).
+/// Default similarity a `semantic` match needs.
 pub const DEFAULT_SEMANTIC_THRESHOLD: f64 = 0.80;
 
 pub use crate::component::StrategyRegistry;
@@ -52,7 +52,7 @@ impl Strategy for Exact {
     }
 }
 
-/// Seed 002's `str(gt).lower() == str(aio).lower()` (JSON with sorted keys for
+/// Python's `str(expected).lower() == str(actual).lower()` (JSON with sorted keys for
 /// objects and arrays), with the brief's refinement that numerically equal numbers
 /// are equal: two numbers compare by value, and inside objects and arrays an
 /// integral float is written as the integer (`[2]` equals `[2.0]`).

@@ -1,5 +1,5 @@
-//! `json_compare` (metric, seed 002): compares the top-level keys of the extracted JSON
-//! (the AIO) with the ground truth (`expected`, the GT) in the seed's four phases —
+//! `json_compare` (metric): compares the top-level keys of the extracted JSON
+//! (the AIO) with the ground truth (`expected`, the GT) in four phases —
 //! key buckets, completeness, hallucination, accuracy with per-field strategies — and
 //! scores the weighted Response Quality Score (RQS).
 

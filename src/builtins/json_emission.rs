@@ -1,6 +1,6 @@
-//! `json_emission` (metric, seed 000): scores whether a response actually emits a JSON
+//! `json_emission` (metric): scores whether a response actually emits a JSON
 //! event (`{"event": "agent:status", "data": {...}}`) rather than describing one, with
-//! the seed's `validate_json_emission` scoring reproduced bit for bit, and an issue when
+//! the original Python `validate_json_emission` scoring reproduced bit for bit, and an issue when
 //! the response only describes emitting JSON.
 
 use std::sync::Arc;

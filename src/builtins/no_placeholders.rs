@@ -1,4 +1,4 @@
-//! `no_placeholders` (postprocessor, seed 003 rule 1): reports fields of the extracted
+//! `no_placeholders` (postprocessor): reports fields of the extracted
 //! JSON (or its whole document, or the raw output when nothing was extracted) whose
 //! text still contains an unfilled placeholder token such as `TODO`, `TBD` or `FIXME`.
 

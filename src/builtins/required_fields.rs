@@ -1,4 +1,4 @@
-//! `required_fields` (postprocessor, seed 003 rules 2 and 3): nested fields of the
+//! `required_fields` (postprocessor): nested fields of the
 //! extracted JSON must exist, optionally be non-empty (Python-truthy), and optionally
 //! contain required members; every failure is an issue with a templated message
 //! (`Missing {name} example`), in config order.
