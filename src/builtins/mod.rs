@@ -4,6 +4,8 @@
 //! summary, its documentation (printed by `tribunal explain NAME`) and a `build`
 //! function that compiles a config into a ready component once, at pack load.
 
+use std::fmt::Write as _;
+
 use serde_json::Value;
 
 use crate::build::BuildCtx;
@@ -45,6 +47,45 @@ pub fn find(name: &str) -> Option<&'static Builtin> {
 /// Public names of all built-ins (for suggestions).
 pub fn names() -> impl Iterator<Item = &'static str> {
     BUILTINS.iter().map(|b| b.name)
+}
+
+/// `docs/builtins.md`: every built-in's documentation (the same text `tribunal
+/// explain NAME` prints), after a table of them all. A test keeps the file equal
+/// to this.
+pub fn reference() -> String {
+    let mut out = String::from(
+        "# Built-in rules\n\n\
+         <!-- Generated from each rule's documentation beside its code (`src/builtins/`); \
+         do not edit. Regenerate with `UPDATE_DOCS=1 cargo test --test docs`. -->\n\n\
+         Each is also printed by `tribunal explain NAME`.\n\n\
+         | rule | kind | what it does |\n|---|---|---|\n",
+    );
+    for builtin in BUILTINS {
+        let _ = writeln!(
+            out,
+            "| [`{name}`](#{name}) | {kind} | {summary} |",
+            name = builtin.name,
+            kind = builtin.kind.as_str(),
+            summary = builtin.summary
+        );
+    }
+    for builtin in BUILTINS {
+        let _ = write!(out, "\n<a id=\"{}\"></a>\n\n", builtin.name);
+        // One level down: each rule's own `# name` becomes a section of this page
+        // (headings only: a `#` line inside a code block is code).
+        let mut in_code = false;
+        for line in builtin.docs.trim().lines() {
+            if line.starts_with("```") {
+                in_code = !in_code;
+            }
+            if !in_code && line.starts_with('#') {
+                out.push('#');
+            }
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 #[cfg(test)]
