@@ -21,6 +21,14 @@ thread_local! {
     static STEP: Cell<Option<Instant>> = const { Cell::new(None) };
 }
 
+/// The earlier of two deadlines (`None`: no deadline).
+pub fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
 /// Runs `work` with a deadline `limit` from now (none: no deadline of its own),
 /// never later than a deadline already running on this thread. `Err` holds
 /// the result when the deadline passed before `work` ended: work that gave up
@@ -28,10 +36,7 @@ thread_local! {
 pub fn within<T>(limit: Option<Duration>, work: impl FnOnce() -> T) -> Result<T, T> {
     let outer = STEP.get();
     let own = limit.map(|limit| Instant::now() + limit);
-    let deadline = match (own, outer) {
-        (Some(own), Some(outer)) => Some(own.min(outer)),
-        (own, outer) => own.or(outer),
-    };
+    let deadline = earliest(own, outer);
     STEP.set(deadline);
     let result = work();
     STEP.set(outer);

@@ -204,23 +204,29 @@ fn register_split(engine: &mut Engine, max_items: usize) {
     };
     let collect =
         |parts: &mut dyn Iterator<Item = &str>| -> Array { parts.map(text_value).collect() };
-    engine.register_fn(
-        "split",
-        move |text: &str, delimiter: &str| -> HelperResult<Array> {
-            if text.is_empty() || (!delimiter.is_empty() && !text.contains(delimiter)) {
-                return Ok(vec![text_value(text)]);
-            }
-            check(pieces(text, delimiter))?;
-            settle(collect(&mut text.split(delimiter)))
-        },
-    );
-    engine.register_fn(
-        "split",
-        move |text: &str, delimiter: char| -> HelperResult<Array> {
-            check(text.matches(delimiter).count() + 1)?;
-            settle(collect(&mut text.split(delimiter)))
-        },
-    );
+    let by_text = move |text: &str, delimiter: &str, reverse: bool| -> HelperResult<Array> {
+        if text.is_empty() || (!delimiter.is_empty() && !text.contains(delimiter)) {
+            return Ok(vec![text_value(text)]);
+        }
+        check(pieces(text, delimiter))?;
+        settle(if reverse {
+            collect(&mut text.rsplit(delimiter))
+        } else {
+            collect(&mut text.split(delimiter))
+        })
+    };
+    let by_char = move |text: &str, delimiter: char, reverse: bool| -> HelperResult<Array> {
+        check(text.matches(delimiter).count() + 1)?;
+        settle(if reverse {
+            collect(&mut text.rsplit(delimiter))
+        } else {
+            collect(&mut text.split(delimiter))
+        })
+    };
+    engine.register_fn("split", move |t: &str, d: &str| by_text(t, d, false));
+    engine.register_fn("split_rev", move |t: &str, d: &str| by_text(t, d, true));
+    engine.register_fn("split", move |t: &str, d: char| by_char(t, d, false));
+    engine.register_fn("split_rev", move |t: &str, d: char| by_char(t, d, true));
     engine.register_fn("split", move |text: &str| -> HelperResult<Array> {
         if text.is_empty() {
             return Ok(vec![text_value(text)]);
@@ -228,23 +234,6 @@ fn register_split(engine: &mut Engine, max_items: usize) {
         check(text.split_whitespace().count())?;
         settle(collect(&mut text.split_whitespace()))
     });
-    engine.register_fn(
-        "split_rev",
-        move |text: &str, delimiter: &str| -> HelperResult<Array> {
-            if text.is_empty() || (!delimiter.is_empty() && !text.contains(delimiter)) {
-                return Ok(vec![text_value(text)]);
-            }
-            check(pieces(text, delimiter))?;
-            settle(collect(&mut text.rsplit(delimiter)))
-        },
-    );
-    engine.register_fn(
-        "split_rev",
-        move |text: &str, delimiter: char| -> HelperResult<Array> {
-            check(text.matches(delimiter).count() + 1)?;
-            settle(collect(&mut text.rsplit(delimiter)))
-        },
-    );
     engine.register_fn("to_chars", move |text: &str| -> HelperResult<Array> {
         check(text.chars().count())?;
         settle(text.chars().map(Dynamic::from).collect())
@@ -260,12 +249,7 @@ fn too_many<T>(helper: &str, max_items: usize) -> HelperResult<T> {
 
 /// An error when the call has gone past its deadline or its memory.
 fn within_budget() -> HelperResult<()> {
-    match super::over_budget() {
-        Some(token) => {
-            Err(EvalAltResult::ErrorTerminated(Dynamic::from(token), rhai::Position::NONE).into())
-        }
-        None => Ok(()),
-    }
+    super::over_budget().map_or(Ok(()), terminated)
 }
 
 /// A helper's result, unless the call went past its deadline or its memory
@@ -277,7 +261,11 @@ fn settle<T>(result: T) -> HelperResult<T> {
 /// The error a helper stopped by the deadline raises: the same as Rhai's own
 /// termination by `on_progress`, so it reads as the limit the call hit.
 fn timed_out<T>() -> HelperResult<T> {
-    let token = super::tripped().unwrap_or(super::TIMEOUT_TOKEN);
+    terminated(super::tripped().unwrap_or(super::TIMEOUT_TOKEN))
+}
+
+/// Ends the call with the token of the limit it hit, as `on_progress` does.
+fn terminated<T>(token: &'static str) -> HelperResult<T> {
     Err(EvalAltResult::ErrorTerminated(Dynamic::from(token), rhai::Position::NONE).into())
 }
 

@@ -246,8 +246,7 @@ impl ScriptHost {
         engine.set_max_array_size(limits.max_array_size);
         engine.set_max_map_size(limits.max_map_size);
         let max_operations = limits.max_operations;
-        let max_memory = memory_limit(&limits);
-        engine.on_progress(move |ops| progress(ops, max_operations, max_memory).map(Dynamic::from));
+        engine.on_progress(move |ops| progress(ops, max_operations).map(Dynamic::from));
         // stdout carries result records: script output goes to stderr, named,
         // with control characters escaped and at most MAX_PRINTED_BYTES per call.
         engine.on_print(|text| print_capped(&format!("[script {}] ", current_script()), text));
@@ -839,10 +838,8 @@ impl CallFrame {
             // 0 means no deadline of its own.
             let own = (timeout_ms > 0).then(|| Instant::now() + Duration::from_millis(timeout_ms));
             // A nested call never outlives its caller's deadline.
-            let deadline = match (own, frames.last().and_then(|outer| outer.deadline)) {
-                (Some(own), Some(outer)) => Some(own.min(outer)),
-                (own, outer) => own.or(outer),
-            };
+            let deadline =
+                crate::deadline::earliest(own, frames.last().and_then(|outer| outer.deadline));
             frames.push(Frame {
                 who: who.to_owned(),
                 deadline,
@@ -865,23 +862,36 @@ impl Drop for CallFrame {
     }
 }
 
+impl Frame {
+    /// Marks the call as past its memory, if it is and has hit no limit yet.
+    fn trip_on_memory(&mut self) {
+        if self.tripped.is_none()
+            && self.max_memory > 0
+            && crate::alloc::thread_net_bytes() - self.memory_base > self.max_memory
+        {
+            self.tripped = Some(MEMORY_TOKEN);
+        }
+    }
+
+    /// Marks the call as past its deadline, if it is and has hit no limit yet.
+    fn trip_on_deadline(&mut self) {
+        if self.tripped.is_none() && self.deadline.is_some_and(|d| Instant::now() >= d) {
+            self.tripped = Some(TIMEOUT_TOKEN);
+        }
+    }
+}
+
 /// `on_progress`: the token to end the call with, once a limit is hit and for
-/// every operation after that. `max_memory` 0: not enforced.
-fn progress(ops: u64, max_operations: u64, max_memory: i64) -> Option<&'static str> {
+/// every operation after that.
+fn progress(ops: u64, max_operations: u64) -> Option<&'static str> {
     FRAMES.with_borrow_mut(|frames| {
         let frame = frames.last_mut()?;
-        if frame.tripped.is_none() {
-            if max_operations > 0 && ops > max_operations {
-                frame.tripped = Some(OPERATIONS_TOKEN);
-            } else if max_memory > 0
-                && crate::alloc::thread_net_bytes() - frame.memory_base > max_memory
-            {
-                frame.tripped = Some(MEMORY_TOKEN);
-            } else if ops % CLOCK_EVERY_OPS == 0
-                && frame.deadline.is_some_and(|d| Instant::now() >= d)
-            {
-                frame.tripped = Some(TIMEOUT_TOKEN);
-            }
+        if frame.tripped.is_none() && max_operations > 0 && ops > max_operations {
+            frame.tripped = Some(OPERATIONS_TOKEN);
+        }
+        frame.trip_on_memory();
+        if ops % CLOCK_EVERY_OPS == 0 {
+            frame.trip_on_deadline();
         }
         frame.tripped
     })
@@ -938,15 +948,8 @@ fn print_capped(prefix: &str, text: &str) {
 fn over_budget() -> Option<&'static str> {
     FRAMES.with_borrow_mut(|frames| {
         let frame = frames.last_mut()?;
-        if frame.tripped.is_none() {
-            if frame.max_memory > 0
-                && crate::alloc::thread_net_bytes() - frame.memory_base > frame.max_memory
-            {
-                frame.tripped = Some(MEMORY_TOKEN);
-            } else if frame.deadline.is_some_and(|d| Instant::now() >= d) {
-                frame.tripped = Some(TIMEOUT_TOKEN);
-            }
-        }
+        frame.trip_on_memory();
+        frame.trip_on_deadline();
         frame.tripped
     })
 }
@@ -958,9 +961,7 @@ fn past_deadline() -> bool {
         let Some(frame) = frames.last_mut() else {
             return false;
         };
-        if frame.tripped.is_none() && frame.deadline.is_some_and(|d| Instant::now() >= d) {
-            frame.tripped = Some(TIMEOUT_TOKEN);
-        }
+        frame.trip_on_deadline();
         frame.tripped.is_some()
     })
 }
