@@ -214,15 +214,24 @@ fn main() {
         contract: None,
         files: &files,
     };
-    let plugin = match tribunal::plugin::build(
-        &PluginRef {
-            library: "tribunal_readability".into(),
-            component: "readability".into(),
-        },
+    let plugin_ref = PluginRef {
+        library: "tribunal_readability".into(),
+        component: "readability".into(),
+    };
+    let library = tribunal::plugin::check(
+        &plugin_ref,
+        Kind::Metric,
+        "readability",
+        Path::new("."),
+        &[plugin_dir.to_path_buf()],
+    )
+    .unwrap_or_else(|err| panic!("cannot load the plugin: {}", err.message));
+    let plugin = match tribunal::plugin::instantiate(
+        &library,
+        &plugin_ref,
         Kind::Metric,
         &json!({}),
         &ctx,
-        &[plugin_dir.to_path_buf()],
     ) {
         Ok(Compiled::Metric(metric)) => metric,
         Ok(other) => panic!("expected a metric, got a {}", other.kind()),

@@ -658,18 +658,8 @@ fn explain(args: &ExplainArgs) -> Result<u8, String> {
             if let Some(docs) = &c.docs {
                 out!("\n{docs}");
             }
-            if let crate::manifest::Implementation::Builtin(name) = &c.implementation {
-                if let Some(builtin) = crate::builtins::find(name) {
-                    out!("\n---\n\n{}", builtin.docs.trim());
-                }
-            }
-            if let crate::manifest::Implementation::Plugin(plugin) = &c.implementation {
-                let dir = c.file.parent().unwrap_or(Path::new("."));
-                if let Ok(library) =
-                    crate::plugin::check(plugin, c.kind, &c.name, dir, &args.load.plugin_dirs)
-                {
-                    out!("\n---\n\n{}", library.describe(&plugin.component));
-                }
+            if let Some(docs) = c.code_docs() {
+                out!("\n---\n\n{docs}");
             }
             return Ok(EXIT_OK);
         }

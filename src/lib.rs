@@ -37,6 +37,7 @@ pub mod report;
 pub mod result_file;
 pub mod script;
 pub mod semantic;
+pub(crate) mod source;
 pub mod strategy;
 pub mod strict_config;
 pub mod suggest;

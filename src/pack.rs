@@ -21,6 +21,7 @@ use crate::extract::Tier;
 use crate::files::PackFiles;
 use crate::loader::{yaml_to_value, LoadError, LoadErrors, Source};
 use crate::manifest::{ComponentManifest, Implementation, PackManifest, ScoringSpec, UseSpec};
+use crate::source::Sources;
 use crate::strategy::StrategyRegistry;
 use crate::suggest::nearest;
 
@@ -92,10 +93,21 @@ pub struct ComponentInfo {
     pub version: Option<String>,
     pub description: Option<String>,
     pub implementation: Implementation,
-    /// The Markdown body of the manifest, if it had one.
+    /// The Markdown body of the manifest, if it had one (for a script without
+    /// one: the script's header comment).
     pub docs: Option<String>,
+    /// The code the implementation names.
+    pub(crate) code: Arc<dyn crate::source::Implementation>,
     pub file: PathBuf,
     pub dependencies: Vec<String>,
+}
+
+impl ComponentInfo {
+    /// Documentation the component's code carries (a built-in's, a plugin's),
+    /// shown by `explain` after the manifest's own.
+    pub fn code_docs(&self) -> Option<String> {
+        self.code.docs()
+    }
 }
 
 /// A compiled pipeline step.
@@ -170,8 +182,6 @@ impl Pack {
             plugin_dirs: options.plugin_dirs.clone(),
             errors: Vec::new(),
             warnings: Vec::new(),
-            script_host: None,
-            limits: None,
         }
         .load(&manifest, options)
     }
@@ -209,9 +219,8 @@ impl Pack {
 struct LoadedComponent {
     manifest: ComponentManifest,
     source: Source,
-    implementation: Option<Implementation>,
-    /// A script implementation, compiled once for every use of the component.
-    script: Option<Arc<crate::script::CompiledScript>>,
+    /// `None` when it could not be resolved (the error is reported at the manifest).
+    implementation: Option<Arc<dyn crate::source::Implementation>>,
 }
 
 impl LoadedComponent {
@@ -237,10 +246,6 @@ struct PackLoader {
     plugin_dirs: Vec<PathBuf>,
     errors: Vec<LoadError>,
     warnings: Vec<LoadError>,
-    /// The pack's Rhai engine, built when the first script is compiled.
-    script_host: Option<Arc<crate::script::ScriptHost>>,
-    /// The pack's limits with the run's overrides, once checked.
-    limits: Option<crate::script::ScriptLimits>,
 }
 
 impl PackLoader {
@@ -257,7 +262,11 @@ impl PackLoader {
     }
 
     fn load(mut self, manifest: &PackManifest, options: &LoadOptions) -> Result<Pack, LoadErrors> {
-        let components = self.load_components(manifest);
+        // Checked first, in every pack (with scripts or not), so a typo in
+        // `--set limits.*` is always an error.
+        let limits = self.script_limits(manifest);
+        let sources = Sources::new(self.plugin_dirs.clone(), limits);
+        let components = self.load_components(manifest, &sources);
         self.check_dependencies(&components);
 
         let contract_spec = self.contract_spec(manifest, options);
@@ -406,7 +415,7 @@ impl PackLoader {
             .version
             .clone()
             .unwrap_or_else(|| "0.0.0".to_owned());
-        let timeout_ms = self.script_limits(manifest).timeout_ms;
+        let timeout_ms = limits.timeout_ms;
         Ok(Pack {
             step_timeout: (timeout_ms > 0).then(|| std::time::Duration::from_millis(timeout_ms)),
             label: format!("{}@{version}", manifest.name),
@@ -418,16 +427,15 @@ impl PackLoader {
             components: components
                 .into_iter()
                 .filter_map(|c| {
+                    let code = c.implementation?;
                     Some(ComponentInfo {
-                        implementation: c.implementation?,
+                        implementation: c.manifest.implementation.as_ref()?.resolve().ok()?,
                         name: c.manifest.name,
                         kind: c.manifest.kind,
                         version: c.manifest.version,
                         description: c.manifest.description,
-                        docs: c
-                            .source
-                            .body
-                            .or_else(|| c.script.as_ref().and_then(|s| s.header_comment())),
+                        docs: c.source.body.or_else(|| code.description()),
+                        code,
                         file: c.source.path,
                         dependencies: c.manifest.dependencies,
                     })
@@ -544,7 +552,11 @@ impl PackLoader {
         files.into_iter().collect()
     }
 
-    fn load_components(&mut self, manifest: &PackManifest) -> Vec<LoadedComponent> {
+    fn load_components(
+        &mut self,
+        manifest: &PackManifest,
+        sources: &Sources,
+    ) -> Vec<LoadedComponent> {
         let files = self.expand_globs(&manifest.components, "components");
         let mut loaded: Vec<LoadedComponent> = Vec::new();
         for file in files {
@@ -580,164 +592,25 @@ impl PackLoader {
                 ));
                 continue;
             }
-            let implementation = match &component.implementation {
-                None => {
-                    let at = source.locate(&["name"], None);
-                    self.errors.push(LoadError::new(
-                        &source.path,
-                        at,
-                        format!("component `{}` has no `implementation` (builtin, script, inline or plugin)", component.name),
-                    ).with_help(Some("add e.g. `implementation: { builtin: json_emission }`".into())));
+            let implementation = match sources.resolve(&component, &source, &self.files) {
+                Ok(implementation) => Some(implementation),
+                Err(err) => {
+                    // Reported once, here: later steps skip a component without one.
+                    self.errors.push(err);
                     None
                 }
-                Some(spec) => match spec.resolve() {
-                    Ok(implementation) => Some(implementation),
-                    Err(message) => {
-                        let at = source.locate(&["implementation"], None);
-                        self.errors.push(LoadError::new(&source.path, at, message));
-                        None
-                    }
-                },
-            };
-            let mut implementation = implementation;
-            if let Some(Implementation::Builtin(name)) = &implementation {
-                let usable = match builtins::find(name) {
-                    None => {
-                        let at = source.locate(&["implementation", "builtin"], Some(name));
-                        self.errors.push(
-                            LoadError::new(&source.path, at, format!("unknown built-in `{name}`"))
-                                .suggest(nearest(name, builtins::names())),
-                        );
-                        false
-                    }
-                    Some(builtin) if builtin.kind != component.kind => {
-                        let at = source.locate(&["implementation", "builtin"], Some(name));
-                        self.errors.push(LoadError::new(
-                            &source.path,
-                            at,
-                            format!(
-                                "component `{}` is a {} but built-in `{name}` is a {}",
-                                component.name, component.kind, builtin.kind
-                            ),
-                        ));
-                        false
-                    }
-                    Some(_) => true,
-                };
-                // Reported once, here: later steps skip a component without an implementation.
-                if !usable {
-                    implementation = None;
-                }
-            }
-            if let Some(Implementation::Script(path)) = &implementation {
-                let dir = source.path.parent().unwrap_or(Path::new("."));
-                if !dir.join(path).exists() {
-                    let at = source.locate(&["implementation", "script"], Some(path));
-                    self.errors.push(LoadError::new(
-                        &source.path,
-                        at,
-                        format!("missing script file `{path}` (looked in {})", dir.display()),
-                    ));
-                }
-            }
-            let mut plugin_failed = false;
-            if let Some(Implementation::Plugin(plugin)) = &implementation {
-                // Checked here, used or not, so a broken reference is reported
-                // once, at the manifest, like an unknown built-in.
-                let dir = source.path.parent().unwrap_or(Path::new("."));
-                if let Err(err) = crate::plugin::check(
-                    plugin,
-                    component.kind,
-                    &component.name,
-                    dir,
-                    &self.plugin_dirs,
-                ) {
-                    let value = if err.key == "library" {
-                        &plugin.library
-                    } else {
-                        &plugin.component
-                    };
-                    let at = source.locate(&["implementation", "plugin", err.key], Some(value));
-                    self.errors
-                        .push(LoadError::new(&source.path, at, err.message).with_help(err.help));
-                    plugin_failed = true;
-                }
-            }
-            if plugin_failed {
-                implementation = None;
-            }
-            let script = match &implementation {
-                Some(Implementation::Script(_) | Implementation::Inline(_)) => {
-                    let compiled =
-                        self.compile_script(manifest, &component, &source, implementation.as_ref());
-                    if compiled.is_none() {
-                        implementation = None; // reported once, here
-                    }
-                    compiled
-                }
-                _ => None,
             };
             loaded.push(LoadedComponent {
                 manifest: component,
                 source,
                 implementation,
-                script,
             });
         }
         loaded
     }
 
-    /// Reads and compiles a component's script with the pack's engine; reports
-    /// (and returns `None` for) a missing file, a syntax error or a missing entry point.
-    fn compile_script(
-        &mut self,
-        manifest: &PackManifest,
-        component: &ComponentManifest,
-        source: &Source,
-        implementation: Option<&Implementation>,
-    ) -> Option<Arc<crate::script::CompiledScript>> {
-        let (text, origin) = match implementation? {
-            Implementation::Script(path) => {
-                let file = source.path.parent().unwrap_or(Path::new(".")).join(path);
-                // A missing file is reported by the caller's check.
-                let text = match self.files.read_text(&file, path) {
-                    Ok(text) => text.text,
-                    Err(err) => {
-                        if !err.is_not_found() {
-                            let at = source.locate(&["implementation", "script"], Some(path));
-                            self.errors.push(LoadError::new(
-                                &source.path,
-                                at,
-                                format!("cannot read script: {err}"),
-                            ));
-                        }
-                        return None;
-                    }
-                };
-                (text, crate::script::Origin::file(&file))
-            }
-            Implementation::Inline(text) => (text.clone(), crate::script::inline_origin(source)),
-            _ => return None,
-        };
-        if self.script_host.is_none() {
-            let limits = self.script_limits(manifest);
-            self.script_host = Some(Arc::new(crate::script::ScriptHost::new(limits)));
-        }
-        let host = Arc::clone(self.script_host.as_ref().expect("just set"));
-        match crate::script::compile(&host, &component.name, component.kind, &text, origin) {
-            Ok(script) => Some(script),
-            Err(err) => {
-                self.errors.push(err);
-                None
-            }
-        }
-    }
-
     /// The pack's `limits:` with the run's `--set limits.key=value` overrides.
     fn script_limits(&mut self, manifest: &PackManifest) -> crate::script::ScriptLimits {
-        if let Some(limits) = self.limits {
-            return limits;
-        }
         // The run's `--set limits.*` are the host's word: any value, over the
         // pack's. The pack's own may only tighten the defaults.
         let overrides: Vec<Override> = self
@@ -765,7 +638,6 @@ impl PackLoader {
                 );
             }
         }
-        self.limits = Some(limits);
         limits
     }
 
@@ -899,11 +771,6 @@ impl PackLoader {
             .flat_map(|u| [u.component.as_str(), u.step_name()])
             .chain(components.iter().map(|c| c.manifest.name.as_str()))
             .collect();
-        // `--set limits.*` is checked when the first script is compiled; a pack
-        // without one checks it here, so a typo is an error in every pack.
-        if self.script_host.is_none() {
-            self.script_limits(manifest);
-        }
         for o in &options.overrides {
             if o.component != "contract"
                 && o.component != "limits"
@@ -952,7 +819,7 @@ impl PackLoader {
                 contract: None,
                 files: &files,
             };
-            match self.build_implementation(component, &config, &ctx) {
+            match Self::build_implementation(component, &config, &ctx) {
                 Ok(Compiled::Strategy(strategy)) => {
                     registry.insert(&component.manifest.name, strategy);
                 }
@@ -964,27 +831,12 @@ impl PackLoader {
     }
 
     fn build_implementation(
-        &self,
         component: &LoadedComponent,
         config: &Value,
         ctx: &BuildCtx<'_>,
     ) -> Result<Compiled, BuildError> {
         match &component.implementation {
-            Some(Implementation::Builtin(name)) => match builtins::find(name) {
-                Some(builtin) => (builtin.build)(config, ctx),
-                None => Err(BuildError::new(format!("unknown built-in `{name}`"))),
-            },
-            Some(Implementation::Script(_) | Implementation::Inline(_)) => {
-                match &component.script {
-                    Some(script) => {
-                        crate::script::build(script, component.manifest.kind, config, ctx)
-                    }
-                    None => Err(BuildError::new("the script did not compile")),
-                }
-            }
-            Some(Implementation::Plugin(p)) => {
-                crate::plugin::build(p, component.manifest.kind, config, ctx, &self.plugin_dirs)
-            }
+            Some(implementation) => implementation.build(config, ctx),
             None => Err(BuildError::new("no implementation")),
         }
     }
@@ -1122,7 +974,7 @@ impl PackLoader {
                 contract,
                 files: &files,
             };
-            return match self.build_implementation(component, &config, &ctx) {
+            return match Self::build_implementation(component, &config, &ctx) {
                 Ok(compiled) => Some(compiled),
                 Err(err) => {
                     self.push_build_error(component, Some((spec, section)), &err);

@@ -35,6 +35,7 @@ const ORDER: &[(&str, &str)] = &[
     ("plugin", "sources"),
     // The pack: manifest, resolution, compilation.
     ("manifest", "pack"),
+    ("source", "pack"),
     ("pack", "pack"),
     // Runs.
     ("parallel", "runs"),

@@ -350,22 +350,15 @@ pub fn check(
     Ok(library)
 }
 
-/// Builds the component `plugin` names (after [`check`]ing it), with its
-/// config. Called once per use at pack load.
-pub fn build(
+/// Builds the component `plugin` names in `library` (which [`check`] returned
+/// for it), with its config. Called once per use at pack load.
+pub fn instantiate(
+    library: &Arc<PluginLibrary>,
     plugin: &PluginRef,
     kind: Kind,
     config: &Value,
     ctx: &BuildCtx<'_>,
-    plugin_dirs: &[PathBuf],
 ) -> Result<Compiled, BuildError> {
-    let library = check(plugin, kind, ctx.name, ctx.base_dir, plugin_dirs).map_err(|err| {
-        let mut error = BuildError::new(err.message);
-        if let Some(help) = err.help {
-            error.message = format!("{} ({help})", error.message);
-        }
-        error
-    })?;
     let who = format!("plugin `{}` ({})", ctx.name, library.file_name());
     let request = serde_json::json!({
         "component": plugin.component,
@@ -392,7 +385,7 @@ pub fn build(
             ))
         })?;
     let instance = Instance {
-        library,
+        library: Arc::clone(library),
         handle,
         who,
         name: ctx.name.to_owned(),

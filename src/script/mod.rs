@@ -29,7 +29,7 @@ use serde_json::Value;
 
 use crate::build::BuildCtx;
 use crate::component::{
-    BuildError, Compiled, Context, EvalError, Kind, Metric, MetricOutput, PostOutput,
+    Compiled, Context, EvalError, Kind, Metric, MetricOutput, PostOutput,
     Postprocessor, Strategy,
 };
 use crate::loader::LoadError;
@@ -546,7 +546,7 @@ pub fn build(
     kind: Kind,
     config: &Value,
     ctx: &BuildCtx<'_>,
-) -> Result<Compiled, BuildError> {
+) -> Compiled {
     let config = if config.is_null() {
         Value::Object(serde_json::Map::new())
     } else {
@@ -558,11 +558,11 @@ pub fn build(
         name: ctx.name.to_owned(),
         config: convert::to_dynamic(&config),
     });
-    Ok(match kind {
+    match kind {
         Kind::Metric => Compiled::Metric(component),
         Kind::Postprocessor => Compiled::Postprocessor(component),
         Kind::Strategy => Compiled::Strategy(component),
-    })
+    }
 }
 
 impl ScriptComponent {

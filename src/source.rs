@@ -1,0 +1,211 @@
+//! Where a component's code comes from: a built-in, a Rhai script (a file or
+//! inline) or a native plugin.
+//!
+//! This is the one place that turns a manifest's `implementation:` into code:
+//! [`Sources::resolve`] checks it once, at load, and returns an
+//! [`Implementation`] that builds the compiled component for each use of it
+//! (each with that use's config). Nothing else in the engine asks which source
+//! a component came from, so a new source (WebAssembly, say) is a new
+//! `Implementation` type here and one more arm in `resolve`.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use serde_json::Value;
+
+use crate::build::BuildCtx;
+use crate::builtins::{self, Builtin};
+use crate::component::{BuildError, Compiled, Kind};
+use crate::files::PackFiles;
+use crate::loader::{LoadError, Source};
+use crate::manifest::{ComponentManifest, Implementation as Spec};
+use crate::plugin::{PluginLibrary, PluginRef};
+use crate::script::{CompiledScript, ScriptHost, ScriptLimits};
+use crate::suggest::nearest;
+
+/// A component's code, checked at load: what every implementation source provides.
+pub(crate) trait Implementation: Send + Sync + fmt::Debug {
+    /// Builds the component (of the manifest's kind) for one use, with its config.
+    fn build(&self, config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError>;
+
+    /// Documentation the code carries, shown by `explain` after the manifest's own.
+    fn docs(&self) -> Option<String> {
+        None
+    }
+
+    /// A description the code carries, shown by `explain` when the manifest has none.
+    fn description(&self) -> Option<String> {
+        None
+    }
+}
+
+/// What resolving implementations may use from the pack being loaded. Scripts
+/// share one Rhai engine per pack, made when the first script is compiled.
+#[derive(Debug)]
+pub(crate) struct Sources {
+    /// Where plugin libraries are looked for after the manifest's folder (`--plugin-dir`).
+    plugin_dirs: Vec<PathBuf>,
+    limits: ScriptLimits,
+    script_host: OnceLock<Arc<ScriptHost>>,
+}
+
+impl Sources {
+    pub(crate) fn new(plugin_dirs: Vec<PathBuf>, limits: ScriptLimits) -> Self {
+        Self {
+            plugin_dirs,
+            limits,
+            script_host: OnceLock::new(),
+        }
+    }
+
+    /// The code the component's `implementation:` names, checked for its kind;
+    /// the error is placed at the manifest's line.
+    pub(crate) fn resolve(
+        &self,
+        component: &ComponentManifest,
+        source: &Source,
+        files: &PackFiles,
+    ) -> Result<Arc<dyn Implementation>, LoadError> {
+        let error = |keys: &[&str], value: Option<&str>, message: String| {
+            LoadError::new(&source.path, source.locate(keys, value), message)
+        };
+        let Some(spec) = &component.implementation else {
+            return Err(error(
+                &["name"],
+                None,
+                format!(
+                    "component `{}` has no `implementation` (builtin, script, inline or plugin)",
+                    component.name
+                ),
+            )
+            .with_help(Some(
+                "add e.g. `implementation: { builtin: json_emission }`".into(),
+            )));
+        };
+        let spec = spec
+            .resolve()
+            .map_err(|message| error(&["implementation"], None, message))?;
+        let dir = source.path.parent().unwrap_or(Path::new("."));
+        match &spec {
+            Spec::Builtin(name) => {
+                let at = |message| error(&["implementation", "builtin"], Some(name), message);
+                match builtins::find(name) {
+                    None => Err(at(format!("unknown built-in `{name}`"))
+                        .suggest(nearest(name, builtins::names()))),
+                    Some(builtin) if builtin.kind != component.kind => Err(at(format!(
+                        "component `{}` is a {} but built-in `{name}` is a {}",
+                        component.name, component.kind, builtin.kind
+                    ))),
+                    Some(builtin) => Ok(Arc::new(BuiltinCode(builtin))),
+                }
+            }
+            Spec::Script(path) => {
+                let at = |message| error(&["implementation", "script"], Some(path), message);
+                let file = dir.join(path);
+                if !file.exists() {
+                    return Err(at(format!(
+                        "missing script file `{path}` (looked in {})",
+                        dir.display()
+                    )));
+                }
+                let text = files
+                    .read_text(&file, path)
+                    .map_err(|err| at(format!("cannot read script: {err}")))?
+                    .text;
+                self.compile_script(component, &text, crate::script::Origin::file(&file))
+            }
+            Spec::Inline(text) => {
+                self.compile_script(component, text, crate::script::inline_origin(source))
+            }
+            Spec::Plugin(plugin) => {
+                let library = crate::plugin::check(
+                    plugin,
+                    component.kind,
+                    &component.name,
+                    dir,
+                    &self.plugin_dirs,
+                )
+                .map_err(|err| {
+                    let value = if err.key == "library" {
+                        &plugin.library
+                    } else {
+                        &plugin.component
+                    };
+                    error(&["implementation", "plugin", err.key], Some(value), err.message)
+                        .with_help(err.help)
+                })?;
+                Ok(Arc::new(PluginCode {
+                    plugin: plugin.clone(),
+                    kind: component.kind,
+                    library,
+                }))
+            }
+        }
+    }
+
+    fn compile_script(
+        &self,
+        component: &ComponentManifest,
+        text: &str,
+        origin: crate::script::Origin,
+    ) -> Result<Arc<dyn Implementation>, LoadError> {
+        let host = self
+            .script_host
+            .get_or_init(|| Arc::new(ScriptHost::new(self.limits)));
+        let script = crate::script::compile(host, &component.name, component.kind, text, origin)?;
+        Ok(Arc::new(ScriptCode {
+            script,
+            kind: component.kind,
+        }))
+    }
+}
+
+/// A built-in rule named by `implementation: { builtin: NAME }`.
+#[derive(Debug)]
+struct BuiltinCode(&'static Builtin);
+
+impl Implementation for BuiltinCode {
+    fn build(&self, config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
+        (self.0.build)(config, ctx)
+    }
+
+    fn docs(&self) -> Option<String> {
+        Some(self.0.docs.trim().to_owned())
+    }
+}
+
+/// A Rhai script, compiled once for every use of its component.
+#[derive(Debug)]
+struct ScriptCode {
+    script: Arc<CompiledScript>,
+    kind: Kind,
+}
+
+impl Implementation for ScriptCode {
+    fn build(&self, config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
+        Ok(crate::script::build(&self.script, self.kind, config, ctx))
+    }
+
+    fn description(&self) -> Option<String> {
+        self.script.header_comment()
+    }
+}
+
+/// A component exported by a native plugin library, opened and checked at load.
+#[derive(Debug)]
+struct PluginCode {
+    plugin: PluginRef,
+    kind: Kind,
+    library: Arc<PluginLibrary>,
+}
+
+impl Implementation for PluginCode {
+    fn build(&self, config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
+        crate::plugin::instantiate(&self.library, &self.plugin, self.kind, config, ctx)
+    }
+
+    fn docs(&self) -> Option<String> {
+        Some(self.library.describe(&self.plugin.component))
+    }
+}
