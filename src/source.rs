@@ -132,8 +132,12 @@ impl Sources {
                     } else {
                         &plugin.component
                     };
-                    error(&["implementation", "plugin", err.key], Some(value), err.message)
-                        .with_help(err.help)
+                    error(
+                        &["implementation", "plugin", err.key],
+                        Some(value),
+                        err.message,
+                    )
+                    .with_help(err.help)
                 })?;
                 Ok(Arc::new(PluginCode {
                     plugin: plugin.clone(),

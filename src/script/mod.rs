@@ -29,8 +29,7 @@ use serde_json::Value;
 
 use crate::build::BuildCtx;
 use crate::component::{
-    Compiled, Context, EvalError, Kind, Metric, MetricOutput, PostOutput,
-    Postprocessor, Strategy,
+    Compiled, Context, EvalError, Kind, Metric, MetricOutput, PostOutput, Postprocessor, Strategy,
 };
 use crate::loader::LoadError;
 use crate::report::{ExtractionInfo, Issue};

@@ -1,0 +1,502 @@
+//! Compiling a resolved pack: the strategies, the contract and every pipeline
+//! step, each built once with its merged config; errors placed at the line that
+//! caused them (the manifest's config, the pipeline's `with:`, a `--set`).
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::overrides::merged_config;
+use super::revision::revision;
+use super::{ComponentInfo, LoadOptions, LoadedComponent, Pack, PackLoader, Step};
+use crate::build::BuildCtx;
+use crate::builtins;
+use crate::component::{BuildError, Compiled, Kind, Metric, Postprocessor};
+use crate::contract::{Contract, DEFAULT_LADDER};
+use crate::loader::{LoadError, LoadErrors};
+use crate::manifest::{PackManifest, UseSpec};
+use crate::source::Sources;
+use crate::strategy::StrategyRegistry;
+use crate::suggest::nearest;
+
+impl PackLoader {
+    pub(super) fn load(
+        mut self,
+        manifest: &PackManifest,
+        options: &LoadOptions,
+    ) -> Result<Pack, LoadErrors> {
+        // Checked first, in every pack (with scripts or not), so a typo in
+        // `--set limits.*` is always an error.
+        let limits = self.script_limits(manifest);
+        let sources = Sources::new(self.plugin_dirs.clone(), limits);
+        let components = self.load_components(manifest, &sources);
+        self.check_dependencies(&components);
+        let contract = self.compile_contract(manifest, options);
+        self.check_overrides(manifest, &components, options);
+        let strategies = Arc::new(self.build_strategies(&components, options));
+
+        let uses = postprocessor_uses(manifest, contract.is_some());
+        let steps = Steps {
+            components: &components,
+            strategies: &strategies,
+            contract: contract.as_ref(),
+            contract_failed: manifest.contract.is_some() && contract.is_none(),
+            options,
+        };
+        let mut seen = BTreeSet::new();
+        let postprocessors = self.build_postprocessors(&uses, &mut seen, &steps);
+        let metrics = self.build_metrics(&manifest.pipeline.metrics, &mut seen, &steps);
+        self.check_scoring(manifest);
+        let tests = self.expand_globs(&manifest.tests, "tests");
+        if !self.errors.is_empty() {
+            return Err(LoadErrors(self.errors));
+        }
+        self.warn_unused(&components, uses.iter().chain(&manifest.pipeline.metrics));
+
+        let revision = revision(&self.dir, &self.files, options);
+        let version = manifest
+            .version
+            .clone()
+            .unwrap_or_else(|| "0.0.0".to_owned());
+        let timeout_ms = limits.timeout_ms;
+        Ok(Pack {
+            step_timeout: (timeout_ms > 0).then(|| std::time::Duration::from_millis(timeout_ms)),
+            label: format!("{}@{version}", manifest.name),
+            name: manifest.name.clone(),
+            version,
+            description: manifest.description.clone(),
+            dir: self.dir,
+            revision,
+            components: components.into_iter().filter_map(component_info).collect(),
+            ladder: contract
+                .as_ref()
+                .map_or_else(|| DEFAULT_LADDER.to_vec(), |c| c.ladder.clone()),
+            contract,
+            scoring: manifest.scoring,
+            tests,
+            warnings: self.warnings,
+            postprocessors,
+            metrics,
+            strategies,
+        })
+    }
+
+    /// The contract as written, with `--set contract.*`, compiled; `None` (and an
+    /// error) when it does not compile.
+    fn compile_contract(
+        &mut self,
+        manifest: &PackManifest,
+        options: &LoadOptions,
+    ) -> Option<Arc<Contract>> {
+        match Contract::compile(&self.contract_spec(manifest, options)?) {
+            Ok(contract) => Some(Arc::new(contract)),
+            Err(err) => {
+                let keys: Vec<&str> = std::iter::once("contract")
+                    .chain(err.key.as_deref())
+                    .collect();
+                let help = err
+                    .suggestion
+                    .clone()
+                    .map(|s| format!("did you mean `{s}`?"));
+                self.error_at(&keys, None, format!("contract: {}", err.message))
+                    .help = help;
+                None
+            }
+        }
+    }
+
+    fn build_postprocessors(
+        &mut self,
+        uses: &[UseSpec],
+        seen: &mut BTreeSet<String>,
+        steps: &Steps<'_>,
+    ) -> Vec<Step<dyn Postprocessor>> {
+        let mut built = Vec::new();
+        for spec in uses {
+            self.check_unique_step(seen, spec, "postprocessors");
+            if spec.weight.is_some() {
+                self.error_at(
+                    &["pipeline", "postprocessors", &spec.component, "weight"],
+                    None,
+                    format!(
+                        "postprocessor `{}` has a `weight`, but only metrics are weighted",
+                        spec.step_name()
+                    ),
+                );
+            }
+            if spec.component == "contract" && steps.contract_failed {
+                continue; // the contract's own error is already reported
+            }
+            if let Some(Compiled::Postprocessor(run)) =
+                self.build_step(spec, "postprocessors", Kind::Postprocessor, steps)
+            {
+                built.push(Step {
+                    name: spec.step_name().to_owned(),
+                    run,
+                    weight: 1.0,
+                });
+            }
+        }
+        built
+    }
+
+    fn build_metrics(
+        &mut self,
+        uses: &[UseSpec],
+        seen: &mut BTreeSet<String>,
+        steps: &Steps<'_>,
+    ) -> Vec<Step<dyn Metric>> {
+        let mut built = Vec::new();
+        for spec in uses {
+            self.check_unique_step(seen, spec, "metrics");
+            if !(spec.weight().is_finite() && spec.weight() >= 0.0) {
+                self.error_at(
+                    &["pipeline", "metrics", &spec.component, "weight"],
+                    None,
+                    format!(
+                        "metric `{}`: weight must be a number ≥ 0, got {}",
+                        spec.step_name(),
+                        spec.weight()
+                    ),
+                );
+            }
+            if let Some(Compiled::Metric(run)) =
+                self.build_step(spec, "metrics", Kind::Metric, steps)
+            {
+                built.push(Step {
+                    name: spec.step_name().to_owned(),
+                    run,
+                    weight: spec.weight(),
+                });
+            }
+        }
+        built
+    }
+
+    /// A warning for each component no step, and no other component, uses.
+    fn warn_unused<'a>(
+        &mut self,
+        components: &'a [LoadedComponent],
+        uses: impl Iterator<Item = &'a UseSpec>,
+    ) {
+        let used: BTreeSet<&str> = uses
+            .map(|u| u.component.as_str())
+            .chain(
+                components
+                    .iter()
+                    .flat_map(|c| c.manifest.dependencies.iter().map(String::as_str)),
+            )
+            .collect();
+        for component in components {
+            if component.manifest.kind != Kind::Strategy
+                && !used.contains(component.manifest.name.as_str())
+            {
+                let at = component
+                    .source
+                    .locate(&["name"], Some(&component.manifest.name));
+                self.warnings.push(LoadError::new(
+                    &component.source.path,
+                    at,
+                    format!(
+                        "component `{}` is not used by the pipeline",
+                        component.manifest.name
+                    ),
+                ));
+            }
+        }
+    }
+
+    pub(super) fn build_strategies(
+        &mut self,
+        components: &[LoadedComponent],
+        options: &LoadOptions,
+    ) -> StrategyRegistry {
+        let mut registry = StrategyRegistry::with_builtins();
+        let plain = Arc::new(StrategyRegistry::with_builtins());
+        for component in components
+            .iter()
+            .filter(|c| c.manifest.kind == Kind::Strategy && c.implementation.is_some())
+        {
+            let config = merged_config(
+                component.manifest.config.as_ref(),
+                None,
+                &component.manifest.name,
+                &component.manifest.name,
+                options,
+            );
+            let dir = component.dir();
+            let ctx = BuildCtx {
+                name: &component.manifest.name,
+                base_dir: &dir,
+                strategies: &plain,
+                contract: None,
+                files: &self.files,
+            };
+            match Self::build_implementation(component, &config, &ctx) {
+                Ok(Compiled::Strategy(strategy)) => {
+                    registry.insert(&component.manifest.name, strategy);
+                }
+                Ok(_) => {}
+                Err(err) => self.push_build_error(component, None, &err),
+            }
+        }
+        registry
+    }
+
+    pub(super) fn build_implementation(
+        component: &LoadedComponent,
+        config: &Value,
+        ctx: &BuildCtx<'_>,
+    ) -> Result<Compiled, BuildError> {
+        match &component.implementation {
+            Some(implementation) => implementation.build(config, ctx),
+            None => Err(BuildError::new("no implementation")),
+        }
+    }
+
+    /// Builds one pipeline step: a component of the pack, or a built-in named directly.
+    fn build_step(
+        &mut self,
+        spec: &UseSpec,
+        section: &str,
+        expected: Kind,
+        steps: &Steps<'_>,
+    ) -> Option<Compiled> {
+        let Some(component) = steps
+            .components
+            .iter()
+            .find(|c| c.manifest.name == spec.component)
+        else {
+            return self.build_builtin_step(spec, section, expected, steps);
+        };
+        if component.manifest.kind != expected {
+            self.error_at(
+                &["pipeline", section],
+                Some(&spec.component),
+                format!(
+                    "`{}` is a {}, not a {expected}; list it under {}",
+                    spec.component,
+                    component.manifest.kind,
+                    section_for(component.manifest.kind)
+                ),
+            );
+            return None;
+        }
+        // An unusable implementation was reported with the manifest.
+        component.implementation.as_ref()?;
+        let step = spec.step_name();
+        let config = merged_config(
+            component.manifest.config.as_ref(),
+            spec.with.as_ref(),
+            &spec.component,
+            step,
+            steps.options,
+        );
+        let dir = component.dir();
+        let ctx = BuildCtx {
+            name: step,
+            base_dir: &dir,
+            strategies: steps.strategies,
+            contract: steps.contract,
+            files: &self.files,
+        };
+        match Self::build_implementation(component, &config, &ctx) {
+            Ok(compiled) => Some(compiled),
+            Err(err) => {
+                self.push_build_error(component, Some((spec, section)), &err);
+                None
+            }
+        }
+    }
+
+    /// Builds a step that names a built-in rule directly (no manifest in the pack).
+    fn build_builtin_step(
+        &mut self,
+        spec: &UseSpec,
+        section: &str,
+        expected: Kind,
+        steps: &Steps<'_>,
+    ) -> Option<Compiled> {
+        let step = spec.step_name();
+        let Some(builtin) = builtins::find(&spec.component) else {
+            if self.manifests_failed {
+                // A manifest that did not parse may define this name; its own
+                // error is already reported.
+                return None;
+            }
+            let candidates: Vec<&str> = steps
+                .components
+                .iter()
+                .map(|c| c.manifest.name.as_str())
+                .chain(builtins::names().map(|n| -> &str { n }))
+                .collect();
+            self.error_at(
+                &["pipeline", section],
+                Some(&spec.component),
+                format!(
+                    "unknown component `{}`: not in this pack and not a built-in",
+                    spec.component
+                ),
+            )
+            .help = nearest(&spec.component, candidates).map(|s| format!("did you mean `{s}`?"));
+            return None;
+        };
+        if builtin.kind != expected {
+            self.error_at(
+                &["pipeline", section],
+                Some(&spec.component),
+                format!(
+                    "built-in `{}` is a {}, not a {expected}; list it under {}",
+                    spec.component,
+                    builtin.kind,
+                    section_for(builtin.kind)
+                ),
+            );
+            return None;
+        }
+        let config = merged_config(
+            None,
+            spec.with.as_ref(),
+            &spec.component,
+            step,
+            steps.options,
+        );
+        let ctx = BuildCtx {
+            name: step,
+            base_dir: &self.dir,
+            strategies: steps.strategies,
+            contract: steps.contract,
+            files: &self.files,
+        };
+        match (builtin.build)(&config, &ctx) {
+            Ok(compiled) => Some(compiled),
+            Err(err) if self.push_override_error(&[&spec.component, step], &err) => None,
+            Err(err) => {
+                let key = err.key.clone().unwrap_or_default();
+                let help = err
+                    .suggestion
+                    .clone()
+                    .map(|s| format!("did you mean `{s}`?"))
+                    .or_else(|| self.overrides_note(&[&spec.component, step]));
+                let keys = [
+                    "pipeline",
+                    section,
+                    spec.component.as_str(),
+                    "with",
+                    key.as_str(),
+                ];
+                let keys = if key.is_empty() {
+                    &keys[..3]
+                } else {
+                    &keys[..]
+                };
+                let value = if key.is_empty() {
+                    Some(spec.component.as_str())
+                } else {
+                    None
+                };
+                self.error_at(keys, value, err.message).help = help;
+                None
+            }
+        }
+    }
+
+    pub(super) fn push_build_error(
+        &mut self,
+        component: &LoadedComponent,
+        spec: Option<(&UseSpec, &str)>,
+        err: &BuildError,
+    ) {
+        let step = spec.map_or(component.manifest.name.as_str(), |(s, _)| s.step_name());
+        if self.push_override_error(&[&component.manifest.name, step], err) {
+            return;
+        }
+        let help = err
+            .suggestion
+            .clone()
+            .map(|s| format!("did you mean `{s}`?"))
+            .or_else(|| self.overrides_note(&[&component.manifest.name, step]));
+        let key = err.key.as_deref();
+        let in_with = spec
+            .and_then(|(s, _)| s.with.as_ref())
+            .zip(key)
+            .is_some_and(|(with, key)| with.get(key).is_some());
+        let error = if in_with {
+            let (spec, section) = spec.expect("checked above");
+            let at = self.source.locate(
+                &[
+                    "pipeline",
+                    section,
+                    &spec.component,
+                    "with",
+                    key.unwrap_or(""),
+                ],
+                None,
+            );
+            LoadError::new(&self.source.path, at, err.message.clone())
+        } else {
+            let at = match key {
+                Some(key) => component.source.locate(&["config", key], None),
+                None => component.source.locate(&["implementation"], None),
+            };
+            LoadError::new(&component.source.path, at, err.message.clone())
+        };
+        self.errors.push(error.with_help(help));
+    }
+}
+
+/// What building a pipeline step may use: the pack's components, strategies and contract.
+struct Steps<'a> {
+    components: &'a [LoadedComponent],
+    strategies: &'a Arc<StrategyRegistry>,
+    contract: Option<&'a Arc<Contract>>,
+    /// The pack declares a contract that did not compile (its error is reported).
+    contract_failed: bool,
+    options: &'a LoadOptions,
+}
+
+/// The postprocessor steps: the pipeline's, after the contract's own step when the
+/// pack has a contract and does not place that step itself.
+fn postprocessor_uses(manifest: &PackManifest, has_contract: bool) -> Vec<UseSpec> {
+    let mut uses = manifest.pipeline.postprocessors.clone();
+    if has_contract && !uses.iter().any(|u| u.component == "contract") {
+        uses.insert(
+            0,
+            UseSpec {
+                component: "contract".into(),
+                weight: None,
+                with: None,
+                alias: None,
+            },
+        );
+    }
+    uses
+}
+
+/// What `list` and `explain` show about a component that resolved.
+fn component_info(c: LoadedComponent) -> Option<ComponentInfo> {
+    let code = c.implementation?;
+    Some(ComponentInfo {
+        implementation: c.manifest.implementation.as_ref()?.resolve().ok()?,
+        name: c.manifest.name,
+        kind: c.manifest.kind,
+        version: c.manifest.version,
+        description: c.manifest.description,
+        docs: c.source.body.or_else(|| code.description()),
+        code,
+        file: c.source.path,
+        dependencies: c.manifest.dependencies,
+    })
+}
+
+/// Where a component of this kind belongs, for "list it under ..." messages.
+pub(super) fn section_for(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Metric => "`pipeline.metrics`",
+        Kind::Postprocessor => "`pipeline.postprocessors`",
+        Kind::Strategy => {
+            "`components` and name it in a `field_strategies` map (strategies are looked up by name, not run as steps)"
+        }
+    }
+}

@@ -1,0 +1,220 @@
+//! `--set` overrides: parsing them, merging them into a component's config, the
+//! pack's `limits:` with the run's, and blaming an override for the config error
+//! it causes (so the error points at the command line, not at the pack).
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::{LoadOptions, LoadedComponent, PackLoader};
+use crate::component::BuildError;
+use crate::loader::{yaml_to_value, LoadError};
+use crate::manifest::PackManifest;
+use crate::suggest::nearest;
+
+/// A `--set component.key=value` override of a component's config for one run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Override {
+    /// Step or component name.
+    pub component: String,
+    /// Dotted key inside the component's config.
+    pub key: String,
+    pub value: Value,
+    /// The text as given, for error messages and the revision.
+    pub raw: String,
+}
+
+impl Override {
+    /// Parses `component.key=value`. The value is read as YAML (so `0.9`, `true`
+    /// and `[a, b]` are typed); `@path` reads a JSON or YAML file, relative to `cwd`.
+    pub fn parse(spec: &str, cwd: &Path) -> Result<Self, String> {
+        let (target, value) = spec
+            .split_once('=')
+            .ok_or_else(|| format!("--set {spec}: expected component.key=value"))?;
+        let (component, key) = target
+            .split_once('.')
+            .filter(|(c, k)| !c.is_empty() && !k.is_empty())
+            .ok_or_else(|| format!("--set {spec}: expected component.key=value"))?;
+        let value = if let Some(path) = value.strip_prefix('@') {
+            let path = cwd.join(path);
+            let text = crate::files::read_regular_text(&path, crate::files::MAX_VALUE_FILE_BYTES)
+                .map_err(|err| format!("--set {spec}: {err}"))?;
+            yaml_to_value(&text, &path).map_err(|err| format!("--set {spec}: {err}"))?
+        } else {
+            // A value that is not YAML is taken as text, but `.nan` and `.inf` are
+            // refused rather than passed on as text (or, in JSON, as `null`).
+            if let Err(crate::yaml_scan::ScanError::NotFinite { text, .. }) =
+                crate::yaml_scan::scan(value)
+            {
+                return Err(format!(
+                    "--set {spec}: `{text}` is not a number JSON can hold; quote it if you mean the text"
+                ));
+            }
+            yaml_to_value(value, Path::new("--set"))
+                .unwrap_or_else(|_| Value::String(value.to_owned()))
+        };
+        Ok(Self {
+            component: component.to_owned(),
+            key: key.to_owned(),
+            value,
+            raw: spec.to_owned(),
+        })
+    }
+}
+
+impl PackLoader {
+    /// The pack's `limits:` with the run's `--set limits.key=value` overrides.
+    pub(super) fn script_limits(&mut self, manifest: &PackManifest) -> crate::script::ScriptLimits {
+        // The run's `--set limits.*` are the host's word: any value, over the
+        // pack's. The pack's own may only tighten the defaults.
+        let overrides: Vec<Override> = self
+            .overrides
+            .iter()
+            .filter(|o| o.component == "limits")
+            .cloned()
+            .collect();
+        let host_set: Vec<&str> = overrides.iter().map(|o| o.key.as_str()).collect();
+        let mut limits = manifest.limits;
+        let checked = limits
+            .check()
+            .and_then(|()| limits.within_defaults(&host_set));
+        if let Err((key, message)) = checked {
+            self.error_at(&["limits", key], None, message);
+            limits = crate::script::ScriptLimits::default();
+        }
+        for o in overrides {
+            if let Err(message) = limits.set(&o.key, &o.value) {
+                let path = self.source.path.clone();
+                self.errors.push(
+                    LoadError::new(&path, (1, 1), format!("--set {}: {message}", o.raw)).suggest(
+                        nearest(&o.key, crate::script::ScriptLimits::KEYS.iter().copied()),
+                    ),
+                );
+            }
+        }
+        limits
+    }
+
+    pub(super) fn check_overrides(
+        &mut self,
+        manifest: &PackManifest,
+        components: &[LoadedComponent],
+        options: &LoadOptions,
+    ) {
+        let steps: BTreeSet<&str> = manifest
+            .pipeline
+            .postprocessors
+            .iter()
+            .chain(&manifest.pipeline.metrics)
+            .flat_map(|u| [u.component.as_str(), u.step_name()])
+            .chain(components.iter().map(|c| c.manifest.name.as_str()))
+            .collect();
+        for o in &options.overrides {
+            if o.component != "contract"
+                && o.component != "limits"
+                && !steps.contains(o.component.as_str())
+            {
+                let path = self.source.path.clone();
+                self.errors.push(
+                    LoadError::new(
+                        &path,
+                        (1, 1),
+                        format!(
+                            "--set {}: the pack has no component or step `{}`",
+                            o.raw, o.component
+                        ),
+                    )
+                    .suggest(nearest(&o.component, steps.iter().copied())),
+                );
+            }
+        }
+    }
+
+    /// The `--set` override a config error on `key` of this component/step comes from.
+    pub(super) fn blamed_override(&self, names: &[&str], key: Option<&str>) -> Option<&Override> {
+        let first = |k: &str| k.split('.').next().unwrap_or(k).to_owned();
+        let key = key.map(first)?;
+        self.overrides
+            .iter()
+            .find(|o| names.contains(&o.component.as_str()) && first(&o.key) == key)
+    }
+
+    /// Reports a config error caused by a `--set` override, if it was one.
+    pub(super) fn push_override_error(&mut self, names: &[&str], err: &BuildError) -> bool {
+        let Some(o) = self.blamed_override(names, err.key.as_deref()) else {
+            return false;
+        };
+        let raw = o.raw.clone();
+        self.push_set_error(&raw, err);
+        true
+    }
+
+    /// The `--set` overrides that changed this component's config, for a help line
+    /// when an error cannot be pinned to one key.
+    pub(super) fn overrides_note(&self, names: &[&str]) -> Option<String> {
+        let raws: Vec<&str> = self
+            .overrides
+            .iter()
+            .filter(|o| names.contains(&o.component.as_str()))
+            .map(|o| o.raw.as_str())
+            .collect();
+        (!raws.is_empty())
+            .then(|| format!("this config was changed by --set {}", raws.join(", --set ")))
+    }
+
+    pub(super) fn push_set_error(&mut self, raw: &str, err: &BuildError) {
+        let message = format!("--set {raw}: {}", err.message);
+        let help = err
+            .suggestion
+            .clone()
+            .map(|s| format!("did you mean `{s}`?"));
+        let path = self.source.path.clone();
+        self.errors
+            .push(LoadError::new(&path, (1, 1), message).with_help(help));
+    }
+}
+
+/// Manifest defaults, then the pipeline's `with:`, then `--set` overrides for
+/// this component or step. Top-level keys replace; `--set a.b.c` sets nested keys.
+pub(super) fn merged_config(
+    defaults: Option<&Value>,
+    with: Option<&Value>,
+    component: &str,
+    step: &str,
+    options: &LoadOptions,
+) -> Value {
+    let mut config = Map::new();
+    for layer in [defaults, with].into_iter().flatten() {
+        if let Value::Object(map) = layer {
+            for (k, v) in map {
+                config.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    let mut config = Value::Object(config);
+    // `--set contract.*` overrides the pack's contract itself (see `contract_spec`).
+    let targets = |o: &&Override| {
+        o.component != "contract" && (o.component == component || o.component == step)
+    };
+    for o in options.overrides.iter().filter(targets) {
+        set_dotted(&mut config, &o.key, o.value.clone());
+    }
+    config
+}
+
+/// Sets `a.b.c` inside `target`, making objects along the way.
+pub(super) fn set_dotted(target: &mut Value, key: &str, value: Value) {
+    let mut target = target;
+    for part in key.split('.') {
+        if !target.is_object() {
+            *target = Value::Object(Map::new());
+        }
+        target = target
+            .as_object_mut()
+            .expect("just made an object")
+            .entry(part.to_owned())
+            .or_insert(Value::Null);
+    }
+    *target = value;
+}
