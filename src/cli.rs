@@ -124,7 +124,7 @@ impl PackOptions {
         let overrides = self
             .set
             .iter()
-            .map(|s| Override::parse(s, &cwd))
+            .map(|s| Override::parse(s, &cwd).map_err(|err| err.to_string()))
             .collect::<Result<Vec<_>, _>>()?;
         let options = LoadOptions {
             overrides,

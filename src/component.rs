@@ -185,7 +185,7 @@ pub trait Strategy: Send + Sync + fmt::Debug {
 
     /// Whether the strategy can run at all (e.g. `semantic` has a model), checked
     /// at load when a pack names it explicitly; the reason when it cannot.
-    fn ready(&self) -> Result<(), String> {
+    fn ready(&self) -> Result<(), BuildError> {
         Ok(())
     }
 }

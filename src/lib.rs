@@ -25,6 +25,7 @@ pub mod builtins;
 pub mod component;
 pub mod contract;
 pub mod deadline;
+pub mod error;
 pub mod extract;
 pub mod files;
 pub mod loader;
@@ -46,6 +47,7 @@ pub mod wire;
 pub mod yaml_scan;
 
 pub use component::{Context, EvalError, Kind};
+pub use error::Error;
 pub use loader::{LoadError, LoadErrors};
 pub use pack::{LoadOptions, Override, Pack};
 pub use pipeline::Input;

@@ -73,7 +73,7 @@ pub enum Implementation {
 
 impl ImplementationSpec {
     /// The one source given, or an error message when none or several are.
-    pub fn resolve(&self) -> Result<Implementation, String> {
+    pub fn resolve(&self) -> Result<Implementation, ImplementationError> {
         let mut found = Vec::new();
         if let Some(name) = &self.builtin {
             found.push(Implementation::Builtin(name.clone()));
@@ -89,10 +89,19 @@ impl ImplementationSpec {
         }
         match found.len() {
             1 => Ok(found.remove(0)),
-            0 => Err("`implementation` needs one of `builtin`, `script`, `inline` or `plugin`".into()),
-            _ => Err("`implementation` must have exactly one of `builtin`, `script`, `inline` or `plugin`".into()),
+            0 => Err(ImplementationError::Missing),
+            _ => Err(ImplementationError::Several),
         }
     }
+}
+
+/// Why a manifest's `implementation:` names no code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ImplementationError {
+    #[error("`implementation` needs one of `builtin`, `script`, `inline` or `plugin`")]
+    Missing,
+    #[error("`implementation` must have exactly one of `builtin`, `script`, `inline` or `plugin`")]
+    Several,
 }
 
 impl fmt::Display for Implementation {

@@ -85,7 +85,7 @@ impl Sources {
         };
         let spec = spec
             .resolve()
-            .map_err(|message| error(&["implementation"], None, message))?;
+            .map_err(|err| error(&["implementation"], None, err.to_string()))?;
         let dir = source.path.parent().unwrap_or(Path::new("."));
         match &spec {
             Spec::Builtin(name) => {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::component::{Context, EvalError, Strategy};
+use crate::component::{BuildError, Context, EvalError, Strategy};
 use crate::semantic::SemanticModel;
 use crate::text::{python_number, similarity, write_python_json, PythonJson};
 
@@ -192,9 +192,10 @@ impl Strategy for Semantic {
     ) -> Result<f64, EvalError> {
         match (expected, actual) {
             (Value::String(e), Value::String(a)) if e == a => Ok(1.0),
-            (Value::String(e), Value::String(a)) => {
-                self.model.similarity(e, a).map_err(EvalError::new)
-            }
+            (Value::String(e), Value::String(a)) => self
+                .model
+                .similarity(e, a)
+                .map_err(|err| EvalError::new(err.to_string())),
             _ => Exact.compare(expected, actual, ctx),
         }
     }
@@ -220,8 +221,11 @@ impl Strategy for Semantic {
         true
     }
 
-    fn ready(&self) -> Result<(), String> {
-        self.model.locate().map(drop)
+    fn ready(&self) -> Result<(), BuildError> {
+        self.model
+            .locate()
+            .map(drop)
+            .map_err(|err| BuildError::new(err.to_string()))
     }
 }
 

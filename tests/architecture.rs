@@ -44,6 +44,8 @@ const ORDER: &[(&str, &str)] = &[
     ("eval", "runs"),
     ("result_file", "runs"),
     ("testing", "runs"),
+    // The library's error type, composed of every module's.
+    ("error", "api"),
     // Front ends.
     ("cli", "front end"),
 ];

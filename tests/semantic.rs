@@ -503,6 +503,8 @@ fn a_damaged_model_says_where_and_how_to_reinstall() {
     let err = SemanticModel::shared(Some(copy.clone()))
         .similarity("a", "b")
         .unwrap_err();
+    assert!(matches!(err, tribunal::semantic::ModelError::Load(_)));
+    let err = err.to_string();
     assert!(err.contains(&copy.display().to_string()), "{err}");
     assert!(err.contains("model.safetensors"), "{err}");
     assert!(err.contains("scripts/setup"), "{err}");

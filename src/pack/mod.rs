@@ -17,7 +17,7 @@ mod overrides;
 mod resolve;
 mod revision;
 
-pub use overrides::Override;
+pub use overrides::{Override, OverrideError};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -28,28 +28,32 @@ pub struct Override {
 impl Override {
     /// Parses `component.key=value`. The value is read as YAML (so `0.9`, `true`
     /// and `[a, b]` are typed); `@path` reads a JSON or YAML file, relative to `cwd`.
-    pub fn parse(spec: &str, cwd: &Path) -> Result<Self, String> {
+    pub fn parse(spec: &str, cwd: &Path) -> Result<Self, OverrideError> {
+        let error = |reason: String| OverrideError {
+            spec: spec.to_owned(),
+            reason,
+        };
         let (target, value) = spec
             .split_once('=')
-            .ok_or_else(|| format!("--set {spec}: expected component.key=value"))?;
+            .ok_or_else(|| error("expected component.key=value".into()))?;
         let (component, key) = target
             .split_once('.')
             .filter(|(c, k)| !c.is_empty() && !k.is_empty())
-            .ok_or_else(|| format!("--set {spec}: expected component.key=value"))?;
+            .ok_or_else(|| error("expected component.key=value".into()))?;
         let value = if let Some(path) = value.strip_prefix('@') {
             let path = cwd.join(path);
             let text = crate::files::read_regular_text(&path, crate::files::MAX_VALUE_FILE_BYTES)
-                .map_err(|err| format!("--set {spec}: {err}"))?;
-            yaml_to_value(&text, &path).map_err(|err| format!("--set {spec}: {err}"))?
+                .map_err(|err| error(err.to_string()))?;
+            yaml_to_value(&text, &path).map_err(|err| error(err.to_string()))?
         } else {
             // A value that is not YAML is taken as text, but `.nan` and `.inf` are
             // refused rather than passed on as text (or, in JSON, as `null`).
             if let Err(crate::yaml_scan::ScanError::NotFinite { text, .. }) =
                 crate::yaml_scan::scan(value)
             {
-                return Err(format!(
-                    "--set {spec}: `{text}` is not a number JSON can hold; quote it if you mean the text"
-                ));
+                return Err(error(format!(
+                    "`{text}` is not a number JSON can hold; quote it if you mean the text"
+                )));
             }
             yaml_to_value(value, Path::new("--set"))
                 .unwrap_or_else(|_| Value::String(value.to_owned()))
@@ -61,6 +65,14 @@ impl Override {
             raw: spec.to_owned(),
         })
     }
+}
+
+/// A `--set` that cannot be read: the text as given, and why.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("--set {spec}: {reason}")]
+pub struct OverrideError {
+    pub spec: String,
+    pub reason: String,
 }
 
 impl PackLoader {
@@ -79,8 +91,8 @@ impl PackLoader {
         let checked = limits
             .check()
             .and_then(|()| limits.within_defaults(&host_set));
-        if let Err((key, message)) = checked {
-            self.error_at(&["limits", key], None, message);
+        if let Err(err) = checked {
+            self.error_at(&["limits", &err.key], None, err.message);
             limits = crate::script::ScriptLimits::default();
         }
         for o in overrides {

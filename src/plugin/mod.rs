@@ -136,14 +136,31 @@ fn file_name(path: &Path) -> String {
 
 /// Libraries opened so far, by canonical path, with the outcome of opening them
 /// (a library that failed its checks is not opened again).
-static LOADED: Mutex<BTreeMap<PathBuf, Result<Arc<PluginLibrary>, String>>> =
+static LOADED: Mutex<BTreeMap<PathBuf, Result<Arc<PluginLibrary>, PluginError>>> =
     Mutex::new(BTreeMap::new());
 
+/// Why a plugin library cannot be used.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PluginError {
+    /// The file cannot be opened or loaded as a shared library.
+    #[error("{0}")]
+    Load(String),
+    /// It is not a Tribunal plugin, or one built for another ABI version.
+    #[error("{0}")]
+    Abi(String),
+    /// Its manifest (what it exports) cannot be read.
+    #[error("{0}")]
+    Manifest(String),
+}
+
 /// Opens the plugin library at `path` (once per process) and reads its manifest.
-pub fn load(path: &Path) -> Result<Arc<PluginLibrary>, String> {
-    let path = path
-        .canonicalize()
-        .map_err(|err| format!("cannot open plugin library {}: {err}", path.display()))?;
+pub fn load(path: &Path) -> Result<Arc<PluginLibrary>, PluginError> {
+    let path = path.canonicalize().map_err(|err| {
+        PluginError::Load(format!(
+            "cannot open plugin library {}: {err}",
+            path.display()
+        ))
+    })?;
     let mut loaded = LOADED
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -155,26 +172,30 @@ pub fn load(path: &Path) -> Result<Arc<PluginLibrary>, String> {
     outcome
 }
 
-fn open(path: &Path) -> Result<PluginLibrary, String> {
+fn open(path: &Path) -> Result<PluginLibrary, PluginError> {
     let shown = path.display();
     let raw = RawPlugin::open(path, ABI_VERSION).map_err(|err| match err {
-        OpenError::Load(reason) => format!("cannot load plugin library {shown}: {reason}"),
-        OpenError::NotAPlugin => format!(
+        OpenError::Load(reason) => {
+            PluginError::Load(format!("cannot load plugin library {shown}: {reason}"))
+        }
+        OpenError::NotAPlugin => PluginError::Abi(format!(
             "{shown} is not a tribunal plugin: it has no `tribunal_plugin_abi_version` symbol (expected ABI version {ABI_VERSION})"
-        ),
-        OpenError::WrongVersion(found) => format!(
+        )),
+        OpenError::WrongVersion(found) => PluginError::Abi(format!(
             "plugin library {shown} has ABI version {found}, but this tribunal expects ABI version {ABI_VERSION}; rebuild the plugin against a matching tribunal-plugin SDK"
-        ),
-        OpenError::MissingSymbol(symbol) => format!(
+        )),
+        OpenError::MissingSymbol(symbol) => PluginError::Abi(format!(
             "plugin library {shown} (ABI version {ABI_VERSION}) does not export `{symbol}`"
-        ),
+        )),
     })?;
     let manifest = raw.manifest(envelope);
     let manifest = manifest
         .and_then(|value| {
             serde_json::from_value::<PluginManifest>(value).map_err(|err| err.to_string())
         })
-        .map_err(|err| format!("plugin library {shown}: unusable manifest: {err}"))?;
+        .map_err(|err| {
+            PluginError::Manifest(format!("plugin library {shown}: unusable manifest: {err}"))
+        })?;
     Ok(PluginLibrary {
         path: path.to_path_buf(),
         name: manifest.name,
@@ -316,7 +337,7 @@ pub fn check(
             Some("build the plugin, then put it next to this manifest, pass its folder with --plugin-dir, or add the folder to TRIBUNAL_PLUGIN_PATH".into()),
         )
     })?;
-    let library = load(&path).map_err(|err| library_error(err, None))?;
+    let library = load(&path).map_err(|err| library_error(err.to_string(), None))?;
     let Some(declared) = library.component(&plugin.component) else {
         return Err(CheckError {
             message: format!(

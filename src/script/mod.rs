@@ -95,9 +95,9 @@ impl ScriptLimits {
     pub const MAX_CALL_DEPTH: usize = 256;
 
     /// Why a value is not accepted for `key`, if it is not.
-    pub fn check(&self) -> Result<(), (&'static str, String)> {
+    pub fn check(&self) -> Result<(), LimitError> {
         if self.max_call_depth > Self::MAX_CALL_DEPTH {
-            return Err((
+            return Err(LimitError::new(
                 "max_call_depth",
                 format!(
                     "limits.max_call_depth must be at most {}, got {}",
@@ -141,8 +141,8 @@ impl ScriptLimits {
     /// The first limit of a pack's `self` that lifts the host's ceiling, the
     /// default (0 means unlimited, except for `max_call_depth`): a pack may
     /// tighten limits, never loosen them. Keys in `host_set` are the run's own
-    /// (`--set limits.*`) and not checked. `(key, message)`.
-    pub fn within_defaults(&self, host_set: &[&str]) -> Result<(), (&'static str, String)> {
+    /// (`--set limits.*`) and not checked.
+    pub fn within_defaults(&self, host_set: &[&str]) -> Result<(), LimitError> {
         let ceilings = Self::default();
         for ((key, value), (_, ceiling)) in self.values().into_iter().zip(ceilings.values()) {
             if host_set.contains(&key) {
@@ -160,7 +160,7 @@ impl ScriptLimits {
                 } else {
                     value.to_string()
                 };
-                return Err((
+                return Err(LimitError::new(
                     key,
                     format!(
                         "limits.{key}: {shown} is above the ceiling of {ceiling}; a pack may only \
@@ -173,13 +173,15 @@ impl ScriptLimits {
     }
 
     /// Sets one limit by name (for `--set limits.timeout_ms=5000`).
-    pub fn set(&mut self, key: &str, value: &Value) -> Result<(), String> {
+    pub fn set(&mut self, key: &str, value: &Value) -> Result<(), LimitError> {
         let Some(n) = value.as_u64() else {
-            return Err(format!(
-                "limits.{key} must be a whole number ≥ 0, got {value}"
+            return Err(LimitError::new(
+                key,
+                format!("limits.{key} must be a whole number ≥ 0, got {value}"),
             ));
         };
-        let size = usize::try_from(n).map_err(|_| format!("limits.{key}: {n} is too large"))?;
+        let size = usize::try_from(n)
+            .map_err(|_| LimitError::new(key, format!("limits.{key}: {n} is too large")))?;
         match key {
             "max_operations" => self.max_operations = n,
             "max_call_depth" => self.max_call_depth = size,
@@ -190,9 +192,27 @@ impl ScriptLimits {
             "max_map_size" => self.max_map_size = size,
             "timeout_ms" => self.timeout_ms = n,
             "max_memory" => self.max_memory = size,
-            _ => return Err(format!("unknown limit `{key}`")),
+            _ => return Err(LimitError::new(key, format!("unknown limit `{key}`"))),
         }
-        self.check().map_err(|(_, message)| message)
+        self.check()
+    }
+}
+
+/// A limit that is not accepted: which one, and why.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct LimitError {
+    /// The limit's key under `limits:`.
+    pub key: String,
+    pub message: String,
+}
+
+impl LimitError {
+    fn new(key: &str, message: String) -> Self {
+        Self {
+            key: key.to_owned(),
+            message,
+        }
     }
 }
 

@@ -25,7 +25,11 @@ const REQUIRED_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safet
 
 /// Finds the model folder: `explicit` (already resolved against the manifest's
 /// folder), else `$TRIBUNAL_MODEL_DIR`, else the set-up's install folder.
-pub fn locate(explicit: Option<&Path>) -> Result<PathBuf, String> {
+pub fn locate(explicit: Option<&Path>) -> Result<PathBuf, super::ModelError> {
+    find(explicit).map_err(super::ModelError::NotFound)
+}
+
+fn find(explicit: Option<&Path>) -> Result<PathBuf, String> {
     if let Some(dir) = explicit {
         return check(dir).map_err(|why| format!("model folder `{}` {why}; {HINT}", dir.display()));
     }
@@ -98,12 +102,14 @@ mod tests {
     fn an_explicit_folder_is_checked_not_replaced() {
         let dir = tempfile::tempdir().unwrap();
         let err = locate(Some(dir.path())).unwrap_err();
+        assert!(matches!(err, super::super::ModelError::NotFound(_)));
+        let err = err.to_string();
         assert!(
             err.contains("lacks config.json, tokenizer.json, model.safetensors"),
             "{err}"
         );
         let missing = dir.path().join("nope");
-        let err = locate(Some(&missing)).unwrap_err();
+        let err = locate(Some(&missing)).unwrap_err().to_string();
         assert!(err.contains("does not exist"), "{err}");
         for file in REQUIRED_FILES {
             std::fs::write(dir.path().join(file), b"").unwrap();

@@ -21,6 +21,20 @@ use tokenizers::{Tokenizer, TruncationParams};
 
 pub use locate::{locate, DEFAULT_MODEL_DIR, MODEL_DIR_ENV, SETUP_COMMAND};
 
+/// Why the sentence-embedding model cannot be used.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ModelError {
+    /// No usable model folder: the one a pack names, `$TRIBUNAL_MODEL_DIR`'s or the set-up's.
+    #[error("{0}")]
+    NotFound(String),
+    /// The folder is there, but the model in it does not load.
+    #[error("{0}")]
+    Load(String),
+    /// The model could not embed a text.
+    #[error("{0}")]
+    Embed(String),
+}
+
 /// Sequences per forward pass (each of one token length)...
 const MAX_BATCH: usize = 64;
 /// ...and tokens per pass, which bounds the attention scores' memory
@@ -62,7 +76,11 @@ struct PoolingConfig {
 
 impl Embedder {
     /// Loads the model in `dir` (see [`locate`] for where that is).
-    pub fn load(dir: &Path) -> Result<Self, String> {
+    pub fn load(dir: &Path) -> Result<Self, ModelError> {
+        Self::open(dir).map_err(ModelError::Load)
+    }
+
+    fn open(dir: &Path) -> Result<Self, String> {
         let pooling = dir.join("1_Pooling").join("config.json");
         if let Ok(text) = std::fs::read_to_string(&pooling) {
             let config: PoolingConfig =
@@ -128,7 +146,7 @@ impl Embedder {
     }
 
     /// The token ids the model sees for `text` (with `[CLS]`/`[SEP]`, truncated).
-    pub fn token_ids(&self, text: &str) -> Result<Vec<u32>, String> {
+    pub fn token_ids(&self, text: &str) -> Result<Vec<u32>, ModelError> {
         // Only the first `max_len` tokens reach the model: a megabyte text need
         // not be tokenized whole to find them.
         let text = match self.words_seen {
@@ -139,15 +157,15 @@ impl Embedder {
             .encode(text, true)
             .map(|e| e.get_ids().to_vec())
             .map_err(|e| {
-                format!(
+                ModelError::Embed(format!(
                     "cannot tokenize {:?}: {e}",
                     crate::text::prefix_chars(text, 60)
-                )
+                ))
             })
     }
 
     /// L2-normalised embeddings of `texts`, in order.
-    pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
+    pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, ModelError> {
         let ids = texts
             .iter()
             .map(|t| self.token_ids(t))
@@ -173,7 +191,7 @@ impl Embedder {
                     .bert
                     .mean_pooled(&flat, group.len(), len)
                     .and_then(|t| t.to_vec2::<f32>())
-                    .map_err(|e| format!("embedding failed: {e}"))?;
+                    .map_err(|e| ModelError::Embed(format!("embedding failed: {e}")))?;
                 for (&i, row) in group.iter().zip(pooled) {
                     out[i] = normalised(row);
                 }
@@ -286,7 +304,7 @@ impl Cache {
 pub struct SemanticModel {
     /// The folder from a component's config; `None` = environment, then default.
     explicit: Option<PathBuf>,
-    loaded: OnceLock<Result<Arc<Loaded>, String>>,
+    loaded: OnceLock<Result<Arc<Loaded>, ModelError>>,
 }
 
 #[derive(Debug)]
@@ -315,14 +333,14 @@ impl SemanticModel {
     }
 
     /// Where the model is, without loading it (a load-time check).
-    pub fn locate(&self) -> Result<PathBuf, String> {
+    pub fn locate(&self) -> Result<PathBuf, ModelError> {
         locate(self.explicit.as_deref())
     }
 
     /// The model and its cache, loaded once per model folder: handles that reach
     /// the same folder by different routes (a `model:` naming the default folder,
     /// the environment variable, the default) share one model and one cache.
-    fn loaded(&self) -> Result<&Loaded, String> {
+    fn loaded(&self) -> Result<&Loaded, ModelError> {
         static MODELS: OnceLock<Mutex<HashMap<PathBuf, Arc<Loaded>>>> = OnceLock::new();
         self.loaded
             .get_or_init(|| {
@@ -335,15 +353,15 @@ impl SemanticModel {
                 if let Some(loaded) = models.get(&key) {
                     return Ok(Arc::clone(loaded));
                 }
-                let embedder = Embedder::load(&dir).map_err(|e| {
-                    format!(
+                let embedder = Embedder::open(&dir).map_err(|e| {
+                    ModelError::Load(format!(
                         "cannot load the sentence-embedding model in `{}`: {e}. Its files are \
                          damaged or not a BERT sentence-transformers model (a Git LFS pointer, \
                          an interrupted copy?): reinstall it (`{SETUP_COMMAND}` installs the \
                          default all-MiniLM-L6-v2) or point {MODEL_DIR_ENV} or json_compare's \
                          `model:` at a complete one",
                         dir.display()
-                    )
+                    ))
                 })?;
                 let loaded = Arc::new(Loaded {
                     embedder,
@@ -361,7 +379,7 @@ impl SemanticModel {
     }
 
     /// The embeddings of `texts`, from the cache or computed in one batched pass.
-    pub fn embeddings(&self, texts: &[&str]) -> Result<Vec<Arc<[f32]>>, String> {
+    pub fn embeddings(&self, texts: &[&str]) -> Result<Vec<Arc<[f32]>>, ModelError> {
         let loaded = self.loaded()?;
         // Hashed outside the lock: texts can be long.
         let keys: Vec<TextKey> = texts.iter().map(|t| text_key(t)).collect();
@@ -409,7 +427,7 @@ impl SemanticModel {
     /// exactly when the embeddings are equal (texts of the same tokens: `Food` and
     /// `food`, or texts equal up to the truncation), where the dot product of a
     /// unit f32 vector with itself may be a hair below 1.
-    pub fn similarity(&self, a: &str, b: &str) -> Result<f64, String> {
+    pub fn similarity(&self, a: &str, b: &str) -> Result<f64, ModelError> {
         let pair = self.embeddings(&[a, b])?;
         if pair[0] == pair[1] {
             return Ok(1.0);
@@ -426,7 +444,7 @@ impl SemanticModel {
     }
 
     /// The loaded embedder (loading it if needed).
-    pub fn embedder(&self) -> Result<&Embedder, String> {
+    pub fn embedder(&self) -> Result<&Embedder, ModelError> {
         self.loaded().map(|l| &l.embedder)
     }
 }
