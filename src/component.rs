@@ -8,39 +8,14 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::report::{ExtractionInfo, Issue};
 
-/// What a component is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Kind {
-    /// Returns a score in [0, 1].
-    #[serde(alias = "evaluation")]
-    Metric,
-    /// Returns issues and may normalise the extracted JSON.
-    Postprocessor,
-    /// Compares an expected and an actual field value; returns a similarity in [0, 1].
-    Strategy,
-}
-
-impl Kind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Metric => "metric",
-            Kind::Postprocessor => "postprocessor",
-            Kind::Strategy => "strategy",
-        }
-    }
-}
-
-impl fmt::Display for Kind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.pad(self.as_str())
-    }
-}
+/// What a component is for: the plugin SDK's type, so plugins and the engine
+/// share one definition.
+pub use tribunal_plugin::Kind;
 
 /// Strategies by lower-case name. Built once per pack; shared by every record.
 /// The built-in ones are added by `StrategyRegistry::with_builtins` (`strategy`).
@@ -72,8 +47,11 @@ impl StrategyRegistry {
     }
 }
 
-/// The one shape every component sees for one record.
-#[derive(Debug, Clone, Copy)]
+/// The one shape every component sees for one record. Its serialisation, with
+/// the component's config ([`Context::with_config`]), is the context plugins
+/// receive (the SDK's `Context` reads it) and the map Rhai scripts receive (a test
+/// in `script::convert` keeps the two equal).
+#[derive(Debug, Clone, Copy, Serialize)]
 pub struct Context<'a> {
     /// The raw model output.
     pub output: &'a str,
@@ -88,23 +66,31 @@ pub struct Context<'a> {
     /// Scores of the metrics that already ran, by name.
     pub scores: &'a BTreeMap<String, f64>,
     /// Field-matching strategies available to metrics.
+    #[serde(skip)]
     pub strategies: &'a StrategyRegistry,
 }
 
-impl Context<'_> {
+/// A context with one component's config: what crosses an extension boundary.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct WithConfig<'a> {
+    #[serde(flatten)]
+    pub context: &'a Context<'a>,
+    pub config: &'a Value,
+}
+
+impl<'a> Context<'a> {
+    /// The context with one component's config, as extensions receive it.
+    pub fn with_config(&'a self, config: &'a Value) -> WithConfig<'a> {
+        WithConfig {
+            context: self,
+            config,
+        }
+    }
+
     /// The serialised context handed across extension boundaries (Rhai, plugins):
     /// the same JSON for every implementation source, with this component's config.
     pub fn to_value(&self, config: &Value) -> Value {
-        json!({
-            "output": self.output,
-            "json": self.json,
-            "extraction": self.extraction,
-            "expected": self.expected,
-            "meta": self.meta,
-            "config": config,
-            "issues": self.issues,
-            "scores": self.scores,
-        })
+        serde_json::to_value(self.with_config(config)).unwrap_or(Value::Null)
     }
 }
 

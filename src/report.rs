@@ -8,33 +8,9 @@ use serde_json::Value;
 
 use crate::extract::{Repair, Tier};
 
-/// How much an issue counts. Only `error` issues count towards the status.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    #[default]
-    Error,
-    Warning,
-    Info,
-}
-
-impl Severity {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-            Severity::Info => "info",
-        }
-    }
-}
-
-impl fmt::Display for Severity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.pad(self.as_str())
-    }
-}
+/// How much an issue counts. Only `error` issues count towards the status. The
+/// plugin SDK's type, so plugins and the engine share one definition.
+pub use tribunal_plugin::Severity;
 
 /// One finding about a record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

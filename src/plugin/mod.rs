@@ -21,9 +21,8 @@ use serde_json::Value;
 use crate::build::BuildCtx;
 use crate::component::{
     BuildError, Compiled, Context, EvalError, Kind, Metric, MetricOutput, PostOutput,
-    Postprocessor, Strategy,
+    Postprocessor, Strategy, WithConfig,
 };
-use crate::report::{ExtractionInfo, Issue};
 use crate::suggest::{nearest, parse_unknown_field};
 
 use ffi::{Handle, OpenError, RawPlugin};
@@ -36,8 +35,8 @@ pub struct PluginRef {
     pub component: String,
 }
 
-/// The plugin ABI version this engine speaks (`tribunal_plugin::ABI_VERSION`).
-pub const ABI_VERSION: u32 = 1;
+/// The plugin ABI version this engine speaks: the SDK's.
+pub use tribunal_plugin::ABI_VERSION;
 
 /// Environment variable with extra folders to look for plugin libraries in
 /// (separated like `PATH`).
@@ -210,7 +209,7 @@ fn envelope(bytes: Option<&[u8]>) -> Result<Value, String> {
     let Some(bytes) = bytes else {
         return Err("returned a null pointer instead of a JSON reply".into());
     };
-    let value: Value = tribunal_plugin::__private::from_slice_deep(bytes).map_err(|err| {
+    let value: Value = tribunal_plugin::wire::from_slice_deep(bytes).map_err(|err| {
         let text = String::from_utf8_lossy(bytes);
         let shown = crate::text::prefix_chars(&text, 80);
         let more = if shown.len() < text.len() { "..." } else { "" };
@@ -442,45 +441,16 @@ impl Drop for Instance {
     }
 }
 
-/// The context as it crosses the boundary: the same JSON as
-/// [`Context::to_value`], serialised straight from borrowed data.
-#[derive(Serialize)]
-struct WireContext<'a> {
-    output: &'a str,
-    json: &'a Value,
-    extraction: &'a ExtractionInfo,
-    expected: &'a Value,
-    meta: &'a Value,
-    config: &'a Value,
-    issues: &'a [Issue],
-    scores: &'a BTreeMap<String, f64>,
-}
-
-impl<'a> WireContext<'a> {
-    fn new(ctx: &'a Context<'a>, config: &'a Value) -> Self {
-        Self {
-            output: ctx.output,
-            json: ctx.json,
-            extraction: ctx.extraction,
-            expected: ctx.expected,
-            meta: ctx.meta,
-            config,
-            issues: ctx.issues,
-            scores: ctx.scores,
-        }
-    }
-}
-
 #[derive(Serialize)]
 struct EvaluateInput<'a> {
-    context: WireContext<'a>,
+    context: WithConfig<'a>,
 }
 
 #[derive(Serialize)]
 struct CompareInput<'a> {
     expected: &'a Value,
     actual: &'a Value,
-    context: WireContext<'a>,
+    context: WithConfig<'a>,
 }
 
 impl Instance {
@@ -506,7 +476,7 @@ impl fmt::Debug for PluginMetric {
 impl Metric for PluginMetric {
     fn evaluate(&self, ctx: &Context<'_>) -> Result<MetricOutput, EvalError> {
         let value = self.0.call(&EvaluateInput {
-            context: WireContext::new(ctx, &self.0.config),
+            context: ctx.with_config(&self.0.config),
         })?;
         crate::wire::metric_output(&self.0.who, &self.0.name, value)
     }
@@ -523,7 +493,7 @@ impl fmt::Debug for PluginPostprocessor {
 impl Postprocessor for PluginPostprocessor {
     fn process(&self, ctx: &Context<'_>) -> Result<PostOutput, EvalError> {
         let value = self.0.call(&EvaluateInput {
-            context: WireContext::new(ctx, &self.0.config),
+            context: ctx.with_config(&self.0.config),
         })?;
         crate::wire::post_output(&self.0.who, &self.0.name, value)
     }
@@ -547,7 +517,7 @@ impl Strategy for PluginStrategy {
         let value = self.0.call(&CompareInput {
             expected,
             actual,
-            context: WireContext::new(ctx, &self.0.config),
+            context: ctx.with_config(&self.0.config),
         })?;
         crate::wire::similarity(&self.0.who, &value)
     }
@@ -556,11 +526,12 @@ impl Strategy for PluginStrategy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::{ExtractionInfo, Issue};
     use crate::strategy::StrategyRegistry;
     use serde_json::json;
 
     #[test]
-    fn the_wire_context_is_the_shared_context_shape() {
+    fn the_wire_context_is_what_the_sdk_context_reads() {
         let extraction = ExtractionInfo {
             tier: Some(crate::extract::Tier::Fence),
             repairs: Vec::new(),
@@ -583,9 +554,41 @@ mod tests {
             strategies: &strategies,
         };
         let config = json!({"k": [1, 2]});
+        // What a plugin reads, through the SDK's own type: every field arrives.
+        let wire = serde_json::to_vec(&ctx.with_config(&config)).unwrap();
+        let seen: tribunal_plugin::Context = tribunal_plugin::wire::from_slice_deep(&wire).unwrap();
+        assert_eq!(seen.output, "raw");
         assert_eq!(
-            serde_json::to_value(WireContext::new(&ctx, &config)).unwrap(),
-            ctx.to_value(&config)
+            (&seen.json, &seen.expected, &seen.meta),
+            (&json, &expected, &meta)
+        );
+        assert_eq!(seen.config, config);
+        assert_eq!(seen.extraction.tier.as_deref(), Some("fence"));
+        assert_eq!(seen.issues.len(), 1);
+        assert_eq!(seen.issues[0].severity, crate::report::Severity::Warning);
+        assert_eq!(seen.issues[0].path.as_deref(), Some("/a"));
+        assert_eq!(seen.scores, scores);
+        // And no field the SDK does not know.
+        let sent = serde_json::to_value(ctx.with_config(&config)).unwrap();
+        let mut keys: Vec<&str> = sent
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        keys.sort_unstable();
+        assert_eq!(
+            keys,
+            [
+                "config",
+                "expected",
+                "extraction",
+                "issues",
+                "json",
+                "meta",
+                "output",
+                "scores"
+            ]
         );
     }
 

@@ -5,6 +5,7 @@ use std::sync::OnceLock;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
+use crate::wire::from_slice_deep;
 use crate::{Context, Error, Kind, Metric, Postprocessor, Strategy};
 
 pub use crate::ffi::{evaluate, free, release};
@@ -233,61 +234,6 @@ struct CompareInput {
 
 fn parse<T: serde::de::DeserializeOwned>(input: &[u8]) -> Result<T, Error> {
     from_slice_deep(input).map_err(|err| format!("invalid evaluate input: {err}").into())
-}
-
-/// The deepest nesting of arrays and objects accepted across the boundary, both
-/// ways. The engine extracts JSON up to `serde_json`'s own limit (128 levels) and
-/// wraps it in `{"context": {"json": ...}}` (a reply in `{"ok": {"details": ...}}`),
-/// which that limit would refuse.
-pub const MAX_DEPTH: usize = 256;
-
-/// `serde_json::from_slice`, allowing nesting up to [`MAX_DEPTH`] levels. The SDK
-/// reads requests with it and the engine reads replies with it.
-pub fn from_slice_deep<T: serde::de::DeserializeOwned>(input: &[u8]) -> Result<T, String> {
-    match serde_json::from_slice(input) {
-        Ok(value) => Ok(value),
-        Err(err) if err.to_string().starts_with("recursion limit exceeded") => {
-            let depth = nesting_depth(input);
-            if depth > MAX_DEPTH {
-                return Err(format!("nested {depth} levels deep, more than {MAX_DEPTH}"));
-            }
-            // The depth is checked above, so the recursion stays bounded.
-            let mut deserializer = serde_json::Deserializer::from_slice(input);
-            deserializer.disable_recursion_limit();
-            let value = T::deserialize(&mut deserializer).map_err(|err| err.to_string())?;
-            deserializer.end().map_err(|err| err.to_string())?;
-            Ok(value)
-        }
-        Err(err) => Err(err.to_string()),
-    }
-}
-
-/// The deepest nesting of `[` and `{` in a JSON text, outside strings.
-fn nesting_depth(input: &[u8]) -> usize {
-    let (mut depth, mut deepest) = (0usize, 0usize);
-    let (mut in_string, mut escaped) = (false, false);
-    for &byte in input {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if byte == b'\\' {
-                escaped = true;
-            } else if byte == b'"' {
-                in_string = false;
-            }
-            continue;
-        }
-        match byte {
-            b'"' => in_string = true,
-            b'[' | b'{' => {
-                depth += 1;
-                deepest = deepest.max(depth);
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    deepest
 }
 
 struct MetricInstance<M>(M);

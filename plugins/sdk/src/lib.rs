@@ -110,6 +110,7 @@ use serde_json::Value;
 #[doc(hidden)]
 pub mod __private;
 mod ffi;
+pub mod wire;
 
 /// The version of the C ABI this SDK exports. A host loads only plugins built
 /// with the same version.
@@ -118,13 +119,23 @@ pub const ABI_VERSION: u32 = 1;
 /// The error a component returns: any error, or a message (`"text".into()`).
 pub type Error = Box<dyn std::error::Error + Send + Sync>;
 
-/// What a component is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// What a component is (the engine's own `tribunal::Kind` is this type).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
+    /// Returns a score in [0, 1].
+    #[serde(alias = "evaluation")]
     Metric,
+    /// Returns issues and may normalise the extracted JSON.
     Postprocessor,
+    /// Compares an expected and an actual field value; returns a similarity in [0, 1].
     Strategy,
+}
+
+impl std::fmt::Display for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
 }
 
 impl Kind {
@@ -178,13 +189,32 @@ pub struct Extraction {
 }
 
 /// How much an issue counts. Only `error` issues count towards a record's status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+/// (The engine's own `tribunal::Severity` is this type.)
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     #[default]
     Error,
     Warning,
     Info,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        }
+    }
+}
+
+impl std::fmt::Display for Severity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
 }
 
 /// One finding about a record.
