@@ -86,12 +86,6 @@ impl<'a> Context<'a> {
             config,
         }
     }
-
-    /// The serialised context handed across extension boundaries (Rhai, plugins):
-    /// the same JSON for every implementation source, with this component's config.
-    pub fn to_value(&self, config: &Value) -> Value {
-        serde_json::to_value(self.with_config(config)).unwrap_or(Value::Null)
-    }
 }
 
 /// A failure of the evaluation itself (not a finding about the output):
@@ -217,6 +211,11 @@ impl BuildError {
     pub fn at_key(mut self, key: impl Into<String>) -> Self {
         self.key = Some(key.into());
         self
+    }
+
+    /// The help line for the suggestion, if there is one.
+    pub fn help(&self) -> Option<String> {
+        self.suggestion.as_deref().map(crate::suggest::did_you_mean)
     }
 }
 

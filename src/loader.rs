@@ -45,7 +45,7 @@ impl LoadError {
 
     #[must_use]
     pub fn suggest(self, suggestion: Option<String>) -> Self {
-        self.with_help(suggestion.map(|s| format!("did you mean `{s}`?")))
+        self.with_help(suggestion.map(|s| crate::suggest::did_you_mean(&s)))
     }
 }
 

@@ -40,6 +40,13 @@ pub(crate) trait Implementation: Send + Sync + fmt::Debug {
     }
 }
 
+/// A component's `implementation:` as written, and the code it names.
+#[derive(Debug, Clone)]
+pub(crate) struct Resolved {
+    pub spec: Spec,
+    pub code: Arc<dyn Implementation>,
+}
+
 /// What resolving implementations may use from the pack being loaded. Scripts
 /// share one Rhai engine per pack, made when the first script is compiled.
 #[derive(Debug)]
@@ -66,14 +73,11 @@ impl Sources {
         component: &ComponentManifest,
         source: &Source,
         files: &PackFiles,
-    ) -> Result<Arc<dyn Implementation>, LoadError> {
-        let error = |keys: &[&str], value: Option<&str>, message: String| {
-            LoadError::new(&source.path, source.locate(keys, value), message)
-        };
+    ) -> Result<Resolved, LoadError> {
         let Some(spec) = &component.implementation else {
-            return Err(error(
-                &["name"],
-                None,
+            return Err(LoadError::new(
+                &source.path,
+                source.locate(&["name"], None),
                 format!(
                     "component `{}` has no `implementation` (builtin, script, inline or plugin)",
                     component.name
@@ -83,11 +87,27 @@ impl Sources {
                 "add e.g. `implementation: { builtin: json_emission }`".into(),
             )));
         };
-        let spec = spec
-            .resolve()
-            .map_err(|err| error(&["implementation"], None, err.to_string()))?;
+        let spec = spec.resolve().map_err(|err| {
+            let at = source.locate(&["implementation"], None);
+            LoadError::new(&source.path, at, err.to_string())
+        })?;
+        let code = self.code(component, source, files, &spec)?;
+        Ok(Resolved { spec, code })
+    }
+
+    /// The code `spec` names, checked for the component's kind.
+    fn code(
+        &self,
+        component: &ComponentManifest,
+        source: &Source,
+        files: &PackFiles,
+        spec: &Spec,
+    ) -> Result<Arc<dyn Implementation>, LoadError> {
+        let error = |keys: &[&str], value: Option<&str>, message: String| {
+            LoadError::new(&source.path, source.locate(keys, value), message)
+        };
         let dir = source.path.parent().unwrap_or(Path::new("."));
-        match &spec {
+        match spec {
             Spec::Builtin(name) => {
                 let at = |message| error(&["implementation", "builtin"], Some(name), message);
                 match builtins::find(name) {

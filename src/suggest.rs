@@ -2,6 +2,11 @@
 
 use crate::text::levenshtein;
 
+/// The help line for a suggestion: "did you mean `NAME`?".
+pub fn did_you_mean(suggestion: &str) -> String {
+    format!("did you mean `{suggestion}`?")
+}
+
 /// The candidate closest to `wanted`, if it is close enough to be a likely typo.
 pub fn nearest<I>(wanted: &str, candidates: I) -> Option<String>
 where

@@ -16,9 +16,9 @@ use crate::component::{BuildError, Compiled, Kind, Metric, Postprocessor};
 use crate::contract::{Contract, DEFAULT_LADDER};
 use crate::loader::{LoadError, LoadErrors};
 use crate::manifest::{PackManifest, UseSpec};
-use crate::source::Sources;
+use crate::source::{Resolved, Sources};
 use crate::strategy::StrategyRegistry;
-use crate::suggest::nearest;
+use crate::suggest::{did_you_mean, nearest};
 
 impl PackLoader {
     pub(super) fn load(
@@ -95,10 +95,7 @@ impl PackLoader {
                 let keys: Vec<&str> = std::iter::once("contract")
                     .chain(err.key.as_deref())
                     .collect();
-                let help = err
-                    .suggestion
-                    .clone()
-                    .map(|s| format!("did you mean `{s}`?"));
+                let help = err.suggestion.as_deref().map(did_you_mean);
                 self.error_at(&keys, None, format!("contract: {}", err.message))
                     .help = help;
                 None
@@ -250,7 +247,7 @@ impl PackLoader {
         ctx: &BuildCtx<'_>,
     ) -> Result<Compiled, BuildError> {
         match &component.implementation {
-            Some(implementation) => implementation.build(config, ctx),
+            Some(implementation) => implementation.code.build(config, ctx),
             None => Err(BuildError::new("no implementation")),
         }
     }
@@ -339,7 +336,7 @@ impl PackLoader {
                     spec.component
                 ),
             )
-            .help = nearest(&spec.component, candidates).map(|s| format!("did you mean `{s}`?"));
+            .help = nearest(&spec.component, candidates).map(|s| did_you_mean(&s));
             return None;
         };
         if builtin.kind != expected {
@@ -375,9 +372,7 @@ impl PackLoader {
             Err(err) => {
                 let key = err.key.clone().unwrap_or_default();
                 let help = err
-                    .suggestion
-                    .clone()
-                    .map(|s| format!("did you mean `{s}`?"))
+                    .help()
                     .or_else(|| self.overrides_note(&[&spec.component, step]));
                 let keys = [
                     "pipeline",
@@ -413,9 +408,7 @@ impl PackLoader {
             return;
         }
         let help = err
-            .suggestion
-            .clone()
-            .map(|s| format!("did you mean `{s}`?"))
+            .help()
             .or_else(|| self.overrides_note(&[&component.manifest.name, step]));
         let key = err.key.as_deref();
         let in_with = spec
@@ -476,9 +469,9 @@ fn postprocessor_uses(manifest: &PackManifest, has_contract: bool) -> Vec<UseSpe
 
 /// What `list` and `explain` show about a component that resolved.
 fn component_info(c: LoadedComponent) -> Option<ComponentInfo> {
-    let code = c.implementation?;
+    let Resolved { spec, code } = c.implementation?;
     Some(ComponentInfo {
-        implementation: c.manifest.implementation.as_ref()?.resolve().ok()?,
+        implementation: spec,
         name: c.manifest.name,
         kind: c.manifest.kind,
         version: c.manifest.version,

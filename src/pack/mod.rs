@@ -175,7 +175,7 @@ struct LoadedComponent {
     manifest: ComponentManifest,
     source: Source,
     /// `None` when it could not be resolved (the error is reported at the manifest).
-    implementation: Option<Arc<dyn crate::source::Implementation>>,
+    implementation: Option<crate::source::Resolved>,
 }
 
 impl LoadedComponent {

@@ -177,10 +177,7 @@ impl PackLoader {
 
     pub(super) fn push_set_error(&mut self, raw: &str, err: &BuildError) {
         let message = format!("--set {raw}: {}", err.message);
-        let help = err
-            .suggestion
-            .clone()
-            .map(|s| format!("did you mean `{s}`?"));
+        let help = err.help();
         let path = self.source.path.clone();
         self.errors
             .push(LoadError::new(&path, (1, 1), message).with_help(help));

@@ -23,7 +23,7 @@ use crate::component::{
     BuildError, Compiled, Context, EvalError, Kind, Metric, MetricOutput, PostOutput,
     Postprocessor, Strategy, WithConfig,
 };
-use crate::suggest::{nearest, parse_unknown_field};
+use crate::suggest::{did_you_mean, nearest, parse_unknown_field};
 
 use ffi::{Handle, OpenError, RawPlugin};
 
@@ -351,7 +351,7 @@ pub fn check(
                 &plugin.component,
                 library.components.iter().map(|c| c.name.as_str()),
             )
-            .map(|s| format!("did you mean `{s}`?")),
+            .map(|s| did_you_mean(&s)),
         });
     };
     if declared.kind != kind {
