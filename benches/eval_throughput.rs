@@ -9,7 +9,7 @@ use std::io::{self, BufRead, Cursor};
 use std::path::Path;
 use std::time::Instant;
 
-use tribunal::eval::{self, EvalOptions};
+use tribunal::jsonl::{self, Options};
 use tribunal::Pack;
 
 fn generate(records: usize) -> Vec<u8> {
@@ -48,12 +48,12 @@ fn baseline(data: &[u8]) -> f64 {
 }
 
 fn run(pack: &Pack, data: &[u8], jobs: usize) -> f64 {
-    let options = EvalOptions {
+    let options = Options {
         jobs,
-        ..EvalOptions::default()
+        ..Options::default()
     };
     let started = Instant::now();
-    let summary = eval::run(pack, Cursor::new(data), &mut io::sink(), &options, |_| {})
+    let summary = jsonl::run(pack, Cursor::new(data), &mut io::sink(), &options, |_| {})
         .expect("sink never fails");
     rate(summary.records as usize, started.elapsed().as_secs_f64())
 }

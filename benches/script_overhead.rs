@@ -19,7 +19,7 @@ use std::io::{self, Cursor};
 use std::path::Path;
 use std::time::Instant;
 
-use tribunal::eval::{self, EvalOptions};
+use tribunal::jsonl::{self, Options};
 use tribunal::{Input, Pack};
 
 const PATHS: &str = "[/sku, /name, /price, /description, /vendor/name]";
@@ -95,14 +95,14 @@ fn write_pack(dir: &Path, name: &str, pipeline: &str) -> Pack {
 
 /// Seconds for one pass over `data` on one thread (best of three).
 fn seconds(pack: &Pack, data: &[u8]) -> f64 {
-    let options = EvalOptions {
+    let options = Options {
         jobs: 1,
-        ..EvalOptions::default()
+        ..Options::default()
     };
     (0..3)
         .map(|_| {
             let started = Instant::now();
-            eval::run(pack, Cursor::new(data), &mut io::sink(), &options, |_| {})
+            jsonl::run(pack, Cursor::new(data), &mut io::sink(), &options, |_| {})
                 .expect("sink never fails");
             started.elapsed().as_secs_f64()
         })

@@ -1,24 +1,25 @@
 //! Throughput of the `semantic` strategy in field pairs per second.
 //!
 //! Run with `cargo bench --bench semantic` after `scripts/setup` (set
-//! `TRIBUNAL_BENCH_PAIRS` to change the number of pairs, default 512). Every text
-//! is distinct, so the embedding cache does not help unless said so. Prints, with
-//! FUZZY (Levenshtein) over the same pairs as the baseline measured in the same run:
+//! `TRIBUNAL_BENCH_PAIRS` to change the number of pairs, default 512). Every
+//! record is one json-eval record whose `description` field is compared, and
+//! every text is distinct (a suffix per row), so each row starts with a cold
+//! embedding cache unless said so. Prints, with the same records compared FUZZY
+//! (Levenshtein) as the baseline measured in the same run:
 //!
-//! - single: each pair embedded on its own (two texts per forward pass);
-//! - batched: all texts embedded at once (grouped by token length, 64 a pass);
-//! - `eval` of json-eval records holding the pairs as SEMANTIC fields, 1 and 2
-//!   jobs (the engine's prepare hook batches per input batch), cold cache; then
-//!   the same records again (every embedding cached).
+//! - single: `Pack::evaluate` one record at a time (each pair embedded on its own);
+//! - batched: `Pack::evaluate_many` over all records (the metric's prepare hook
+//!   embeds every text at once, grouped by token length, 64 a pass);
+//! - `jsonl::run` (what `tribunal eval` runs), 1 and 2 jobs, cold cache; then the
+//!   same records again (every embedding cached).
 
 use std::io::{self, Cursor};
 use std::path::Path;
 use std::time::Instant;
 
 use serde_json::json;
-use tribunal::eval::{self, EvalOptions};
-use tribunal::semantic::{cosine, locate, Embedder};
-use tribunal::Pack;
+use tribunal::jsonl::{self, Options};
+use tribunal::{Input, LoadOptions, Override, Pack};
 
 const SUBJECTS: [&str; 8] = [
     "The customer",
@@ -79,35 +80,58 @@ fn per_second(count: usize, started: Instant) -> f64 {
     count as f64 / started.elapsed().as_secs_f64()
 }
 
+/// json-eval comparing `description` with `strategy`.
+fn pack(strategy: &str) -> Pack {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let set = format!("json_compare.field_strategies={{description: {strategy}}}");
+    let options = LoadOptions {
+        overrides: vec![Override::parse(&set, root).expect("a valid override")],
+        ..LoadOptions::default()
+    };
+    Pack::load_with(root.join("rules/json-eval"), &options).expect("json-eval loads")
+}
+
+/// One record per pair, its texts marked with `tag` (distinct texts per row).
+fn inputs(pairs: &[(String, String)], tag: &str) -> Vec<Input> {
+    pairs
+        .iter()
+        .enumerate()
+        .map(|(i, (gt, aio))| {
+            Input::new(json!({ "description": format!("{aio} [{tag}]") }).to_string())
+                .with_id(i)
+                .with_expected(json!({ "description": format!("{gt} [{tag}]") }))
+        })
+        .collect()
+}
+
 fn main() {
     let n: usize = std::env::var("TRIBUNAL_BENCH_PAIRS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(512);
-    let dir = locate(None).unwrap_or_else(|why| panic!("{why}"));
-    let embedder = Embedder::load(&dir).expect("the model loads");
     let pairs = pairs(n);
-    println!(
-        "semantic: {n} distinct field pairs, model {}",
-        dir.display()
-    );
+    let (fuzzy, semantic) = (pack("FUZZY"), pack("SEMANTIC"));
+    println!("semantic: {n} distinct field pairs, json-eval records, one field each");
 
+    let records = inputs(&pairs, "fuzzy");
     let base = best_of(3, || {
         let started = Instant::now();
-        let mut matched = 0usize;
-        for (a, b) in &pairs {
-            matched += usize::from(tribunal::text::similarity(a, b) >= 0.85);
+        for input in &records {
+            std::hint::black_box(fuzzy.evaluate(input));
         }
-        std::hint::black_box(matched);
         per_second(pairs.len(), started)
     });
     println!("  baseline FUZZY (Levenshtein)      {base:>12.0} pairs/s  1.00x");
 
+    // Warm the model up (loading it is not what is measured).
+    std::hint::black_box(semantic.evaluate(&inputs(&pairs[..1], "load")[0]));
+    let mut round = 0;
     let single = best_of(2, || {
+        round += 1;
+        let records = inputs(&pairs, &format!("single {round}"));
         let started = Instant::now();
-        for (a, b) in &pairs {
-            let e = embedder.embed(&[a, b]).expect("embeds");
-            std::hint::black_box(cosine(&e[0], &e[1]));
+        for input in &records {
+            std::hint::black_box(semantic.evaluate(input));
         }
         per_second(pairs.len(), started)
     });
@@ -117,15 +141,10 @@ fn main() {
     );
 
     let batched = best_of(2, || {
+        round += 1;
+        let records = inputs(&pairs, &format!("batched {round}"));
         let started = Instant::now();
-        let texts: Vec<&str> = pairs
-            .iter()
-            .flat_map(|(a, b)| [a.as_str(), b.as_str()])
-            .collect();
-        let e = embedder.embed(&texts).expect("embeds");
-        for pair in e.chunks(2) {
-            std::hint::black_box(cosine(&pair[0], &pair[1]));
-        }
+        std::hint::black_box(semantic.evaluate_many(&records));
         per_second(pairs.len(), started)
     });
     println!(
@@ -134,29 +153,29 @@ fn main() {
         batched / single
     );
 
-    // End to end: one SEMANTIC field per record, through eval. Each job count
-    // gets its own texts (a suffix), so its first run starts with a cold cache.
-    let pack_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules/json-eval");
-    let pack = Pack::load(&pack_dir).expect("json-eval loads");
+    // End to end, through the JSONL runner `tribunal eval` uses.
     for jobs in [1, 2] {
         let mut data = Vec::new();
-        for (i, (gt, aio)) in pairs.iter().enumerate() {
-            let line = json!({
-                "id": i,
-                "output": json!({"description": format!("{aio} [{jobs}]")}).to_string(),
-                "expected": {"description": format!("{gt} [{jobs}]")},
-            });
+        for input in inputs(&pairs, &format!("eval {jobs}")) {
+            let line =
+                json!({ "id": input.id, "output": input.output, "expected": input.expected });
             data.extend_from_slice(line.to_string().as_bytes());
             data.push(b'\n');
         }
-        let options = EvalOptions {
+        let options = Options {
             jobs,
-            ..EvalOptions::default()
+            ..Options::default()
         };
         let mut run = || {
             let started = Instant::now();
-            let summary = eval::run(&pack, Cursor::new(&data), &mut io::sink(), &options, |_| {})
-                .expect("sink never fails");
+            let summary = jsonl::run(
+                &semantic,
+                Cursor::new(&data),
+                &mut io::sink(),
+                &options,
+                |_| {},
+            )
+            .expect("sink never fails");
             assert_eq!(summary.records as usize, pairs.len());
             per_second(pairs.len(), started)
         };

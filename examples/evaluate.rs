@@ -10,7 +10,7 @@ use tribunal::{Input, Pack, Status};
 fn main() -> Result<(), Box<dyn Error>> {
     // Loading compiles everything once; the pack is immutable and Send + Sync.
     let pack = Pack::load(concat!(env!("CARGO_MANIFEST_DIR"), "/rules/ksi-emission"))?;
-    println!("loaded {} (revision {})", pack.label(), pack.revision);
+    println!("loaded {} (revision {})", pack.label(), pack.revision());
 
     // One output, e.g. inside an agent's retry loop.
     let attempts = [

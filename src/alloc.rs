@@ -12,7 +12,7 @@
 //!
 //! ```no_run
 //! #[global_allocator]
-//! static ALLOC: tribunal::alloc::Counting = tribunal::alloc::Counting;
+//! static ALLOC: tribunal::CountingAllocator = tribunal::CountingAllocator;
 //! ```
 //!
 //! Without it, `max_memory` is not enforced (the other limits are).
@@ -22,7 +22,16 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::OnceLock;
 
-/// The system allocator, counting each thread's net allocated bytes.
+/// The system allocator, counting each thread's net allocated bytes, so that a
+/// Rhai script call can be held to its `limits.max_memory`. Install it in a
+/// program that embeds the library (the `tribunal` binary does):
+///
+/// ```no_run
+/// #[global_allocator]
+/// static ALLOC: tribunal::CountingAllocator = tribunal::CountingAllocator;
+/// ```
+///
+/// Without it, `max_memory` is not enforced (the other script limits are).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Counting;
 

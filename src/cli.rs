@@ -45,16 +45,16 @@ fn write_out(text: &str) {
     }
 }
 
-use crate::eval::{self, EvalOptions, FieldNames, DEFAULT_MAX_RECORD_BYTES};
+use crate::jsonl::{self, FieldNames, DEFAULT_MAX_RECORD_BYTES};
 use crate::pack::{LoadOptions, Override, Pack};
 use crate::pipeline::Input;
 use crate::report::{Report, Status};
 use crate::result_file::ResultFile;
 
-pub const EXIT_OK: u8 = 0;
-pub const EXIT_NOT_PASSED: u8 = 1;
-pub const EXIT_USAGE: u8 = 2;
-pub const EXIT_RECORD_ERRORS: u8 = 3;
+pub(crate) const EXIT_OK: u8 = 0;
+pub(crate) const EXIT_NOT_PASSED: u8 = 1;
+pub(crate) const EXIT_USAGE: u8 = 2;
+pub(crate) const EXIT_RECORD_ERRORS: u8 = 3;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -365,7 +365,7 @@ fn check(args: &CheckArgs) -> Result<u8, String> {
 
 /// The human-readable form of a report, as `check` prints it. What came from the
 /// model's output or the pack is shown with control characters escaped.
-pub fn render_report(report: &Report) -> String {
+pub(crate) fn render_report(report: &Report) -> String {
     use crate::text::{one_line, printable};
     use std::fmt::Write as _;
     let mut out = String::new();
@@ -447,7 +447,7 @@ fn run_eval(args: &EvalArgs) -> Result<u8, String> {
             .map_err(|e| format!("cannot read {}: {e}", args.input.display()))?;
         Box::new(BufReader::with_capacity(1 << 16, file))
     };
-    let options = EvalOptions {
+    let options = jsonl::Options {
         jobs: args.jobs,
         max_record_bytes: args.max_record_bytes,
         fields: FieldNames {
@@ -468,7 +468,7 @@ fn run_eval(args: &EvalArgs) -> Result<u8, String> {
         bar
     });
     let started = Instant::now();
-    let result = eval::run(&pack, reader, &mut sink, &options, |_| {
+    let result = jsonl::run(&pack, reader, &mut sink, &options, |_| {
         if let Some(bar) = &progress {
             bar.inc(1);
         }
@@ -524,7 +524,7 @@ fn run_tests(paths: &[PathBuf], verbose: bool, base: &LoadOptions) -> Result<u8,
     let packs = discover_packs(&paths)?;
     let (mut passed, mut failed) = (0, 0);
     for pack in packs {
-        let outcome = crate::testing::run_pack_with(&pack, verbose, base);
+        let outcome = crate::pack_tests::run(&pack, verbose, base);
         print!("{}", crate::text::printable(&outcome.log));
         passed += outcome.passed;
         failed += outcome.failed;
@@ -539,7 +539,7 @@ fn run_tests(paths: &[PathBuf], verbose: bool, base: &LoadOptions) -> Result<u8,
 
 /// Packs named on the command line: a folder with pack.yaml, or a folder whose
 /// sub-folders are packs.
-pub fn discover_packs(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+pub(crate) fn discover_packs(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let mut packs = Vec::new();
     for path in paths {
         if path.join("pack.yaml").is_file() || path.is_file() {

@@ -178,6 +178,7 @@ pub enum Compiled {
     Strategy(Arc<dyn Strategy>),
 }
 
+#[cfg(test)]
 impl Compiled {
     pub fn kind(&self) -> Kind {
         match self {

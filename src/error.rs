@@ -1,6 +1,9 @@
-//! `tribunal::Error`: every error the library returns, one variant per module
-//! that can fail, so an embedding program can match on what went wrong and use
-//! `?` across calls. Each module keeps its own error type; this only composes them.
+//! `tribunal::Error`: every error the public API returns, one variant per kind,
+//! so an embedding program can match on what went wrong and use `?` across
+//! calls. The modules inside keep typed errors of their own (`BuildError`,
+//! `PluginError`, `LimitError`, `ModelError`, ...); the pack loader turns each
+//! into a `LoadError` at the file, line and column that caused it, so those are
+//! what a caller sees.
 //!
 //! ```
 //! fn load_strict(path: &str) -> Result<tribunal::Pack, tribunal::Error> {
@@ -23,12 +26,8 @@
 //! }
 //! ```
 
-use crate::component::{BuildError, EvalError};
-use crate::loader::{LoadError, LoadErrors};
 use crate::pack::OverrideError;
-use crate::plugin::PluginError;
-use crate::script::LimitError;
-use crate::semantic::ModelError;
+use crate::yaml::{LoadError, LoadErrors};
 
 /// Any error the library returns.
 #[derive(Debug, thiserror::Error)]
@@ -40,22 +39,6 @@ pub enum Error {
     /// A `--set component.key=value` override that cannot be read.
     #[error(transparent)]
     Override(#[from] OverrideError),
-    /// A component that cannot be built from its config.
-    #[error(transparent)]
-    Build(#[from] BuildError),
-    /// A script limit that is not accepted.
-    #[error(transparent)]
-    Limit(#[from] LimitError),
-    /// A plugin library that cannot be used.
-    #[error(transparent)]
-    Plugin(#[from] PluginError),
-    /// The sentence-embedding model cannot be used.
-    #[error(transparent)]
-    Model(#[from] ModelError),
-    /// Evaluating a record failed (evaluation itself reports this as an `ERROR`
-    /// record; this variant is for callers that want it as an error).
-    #[error(transparent)]
-    Eval(#[from] EvalError),
     /// Reading input or writing results failed.
     #[error(transparent)]
     Io(#[from] std::io::Error),

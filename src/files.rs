@@ -41,25 +41,14 @@ pub enum FileError {
     NotUtf8 { shown: String, line: usize },
 }
 
-impl FileError {
-    /// Whether the file does not exist (callers report that as a missing file).
-    pub fn is_not_found(&self) -> bool {
-        matches!(self, Self::Io { source, .. } if source.kind() == io::ErrorKind::NotFound)
-    }
-}
-
-/// Reads the regular file at `path` (following links), refusing devices, FIFOs,
-/// sockets and folders before opening them, and anything above `limit` bytes.
-pub fn read_regular(path: &Path, limit: u64) -> Result<Vec<u8>, FileError> {
-    read_bytes(path, &path.display().to_string(), limit)
-}
-
-/// [`read_regular`], as UTF-8 text.
+/// Reads the regular file at `path` (following links) as UTF-8 text, refusing
+/// devices, FIFOs, sockets and folders before opening them, and anything above
+/// `limit` bytes.
 pub fn read_regular_text(path: &Path, limit: u64) -> Result<String, FileError> {
     read_text_named(path, &path.display().to_string(), limit)
 }
 
-/// [`read_regular`], with errors naming the file `shown` (as its user wrote it).
+/// Reads the regular file at `path` (see [`read_regular_text`]), with errors naming the file `shown` (as its user wrote it).
 fn read_bytes(path: &Path, shown: &str, limit: u64) -> Result<Vec<u8>, FileError> {
     let shown = || shown.to_owned();
     let io_error = |source| FileError::Io {
@@ -458,13 +447,13 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn devices_and_fifos_are_refused_before_reading() {
-        let err = read_regular(Path::new("/dev/zero"), 10).unwrap_err();
+        let err = read_regular_text(Path::new("/dev/zero"), 10).unwrap_err();
         assert!(matches!(err, FileError::NotRegular { .. }), "{err}");
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("fifo");
         let made = std::process::Command::new("mkfifo").arg(&fifo).status();
         if made.is_ok_and(|s| s.success()) {
-            let err = read_regular(&fifo, 10).unwrap_err();
+            let err = read_regular_text(&fifo, 10).unwrap_err();
             assert!(err.to_string().contains("a FIFO"), "{err}");
         }
     }
@@ -474,9 +463,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("big");
         fs::write(&file, vec![b'x'; 11]).unwrap();
-        let err = read_regular(&file, 10).unwrap_err();
+        let err = read_regular_text(&file, 10).unwrap_err();
         assert!(matches!(err, FileError::TooLarge { size: 11, .. }), "{err}");
-        assert_eq!(read_regular(&file, 11).unwrap().len(), 11);
+        assert_eq!(read_regular_text(&file, 11).unwrap().len(), 11);
     }
 
     #[cfg(unix)]

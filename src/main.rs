@@ -2,16 +2,16 @@
 use std::process::ExitCode;
 
 /// Counts each thread's allocations, so a Rhai script call can be held to
-/// `limits.max_memory` (see `tribunal::alloc`).
+/// `limits.max_memory` (see `tribunal::CountingAllocator`).
 #[global_allocator]
-static ALLOC: tribunal::alloc::Counting = tribunal::alloc::Counting;
+static ALLOC: tribunal::CountingAllocator = tribunal::CountingAllocator;
 
 fn main() -> ExitCode {
     // Records evaluated without worker threads (`--jobs 1`, `check`, `test`) run
-    // on this thread: give it the workers' deep stack (see `parallel::STACK_SIZE`).
+    // on this thread: give it the workers' deep stack (see `tribunal::STACK_SIZE`).
     std::thread::Builder::new()
         .name("main".into())
-        .stack_size(tribunal::parallel::STACK_SIZE)
+        .stack_size(tribunal::STACK_SIZE)
         .spawn(tribunal::cli::main)
         .map_or_else(
             |_| tribunal::cli::main(),

@@ -22,20 +22,28 @@ pub struct ComponentManifest {
     pub kind: Kind,
     pub name: String,
     #[serde(default)]
+    #[allow(dead_code)] // for its readers, as `owner` below
     pub version: Option<String>,
     #[serde(default)]
     pub description: Option<String>,
     /// Other components (in the pack, or built-ins) this one needs.
     #[serde(default)]
     pub dependencies: Vec<String>,
+    // `capabilities`, `inputs`, `outputs` and `owner` document the component
+    // for its readers (the seeds' manifest format); they are read, checked for
+    // type, and not used.
     #[serde(default)]
+    #[allow(dead_code)]
     pub capabilities: Vec<String>,
     /// Free-form documentation of the component's inputs and outputs.
     #[serde(default)]
+    #[allow(dead_code)]
     pub inputs: Option<Value>,
     #[serde(default)]
+    #[allow(dead_code)]
     pub outputs: Option<Value>,
     #[serde(default)]
+    #[allow(dead_code)]
     pub owner: Option<Value>,
     #[serde(default)]
     pub implementation: Option<ImplementationSpec>,

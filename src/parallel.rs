@@ -7,8 +7,6 @@ use std::sync::mpsc::{self, Receiver};
 use std::sync::Mutex;
 use std::thread;
 
-/// Items are handed to workers in chunks to keep channel traffic low.
-const CHUNK: usize = 32;
 /// Chunks in flight per worker (read ahead, being evaluated, or waiting to be written).
 const CHUNKS_PER_WORKER: usize = 4;
 
@@ -16,7 +14,9 @@ const CHUNKS_PER_WORKER: usize = 4;
 /// CLI's main thread). Rhai recurses natively through nested values (size checks,
 /// clone, drop) and nested script calls: within the default script limits that
 /// goes deeper than the 2 MiB of a default thread (a stack overflow aborts the
-/// whole process). Only the pages a thread touches take memory.
+/// whole process). A program that calls [`Pack::evaluate`](crate::pack::Pack::evaluate)
+/// on threads of its own should give them this much; only the pages a thread
+/// touches take memory.
 pub const STACK_SIZE: usize = 256 << 20;
 
 /// Number of worker threads to use for `jobs` (0 = all cores).
@@ -29,21 +29,9 @@ pub fn effective_jobs(jobs: usize) -> usize {
 }
 
 /// Applies `f` to every item on `jobs` threads (0 = all cores) and calls `sink`
-/// with the results in input order, on the calling thread. With one job no
-/// thread is started.
-pub fn ordered_map<T, R, I, F, S>(items: I, jobs: usize, f: F, sink: S)
-where
-    T: Send,
-    R: Send,
-    I: Iterator<Item = T> + Send,
-    F: Fn(T) -> R + Sync,
-    S: FnMut(R),
-{
-    ordered_map_chunked(items, jobs, CHUNK, f, sink);
-}
-
-/// As [`ordered_map`], handing items to workers `chunk` at a time (use 1 when
-/// the items are already batches).
+/// with the results in input order, on the calling thread, handing items to
+/// workers `chunk` at a time (1 when the items are already batches). With one
+/// job no thread is started.
 pub fn ordered_map_chunked<T, R, I, F, S>(items: I, jobs: usize, chunk: usize, f: F, mut sink: S)
 where
     T: Send,
@@ -127,9 +115,10 @@ mod tests {
     #[test]
     fn keeps_input_order_with_many_workers() {
         let mut out = Vec::new();
-        ordered_map(
+        ordered_map_chunked(
             0..10_000u64,
             4,
+            32,
             |x| {
                 if x % 97 == 0 {
                     std::thread::sleep(std::time::Duration::from_micros(200));
@@ -144,7 +133,7 @@ mod tests {
     #[test]
     fn single_job_runs_inline() {
         let mut out = Vec::new();
-        ordered_map(["a", "b"].into_iter(), 1, str::to_uppercase, |r| {
+        ordered_map_chunked(["a", "b"].into_iter(), 1, 32, str::to_uppercase, |r| {
             out.push(r);
         });
         assert_eq!(out, ["A", "B"]);
@@ -153,7 +142,7 @@ mod tests {
     #[test]
     fn empty_input_yields_nothing() {
         let mut count = 0;
-        ordered_map(std::iter::empty::<u8>(), 3, |x| x, |_| count += 1);
+        ordered_map_chunked(std::iter::empty::<u8>(), 3, 32, |x| x, |_| count += 1);
         assert_eq!(count, 0);
     }
 }

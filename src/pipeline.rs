@@ -25,10 +25,12 @@ pub struct Input {
     pub output: String,
     /// Ground truth, `null` when absent.
     pub expected: Value,
+    /// Anything else the components may read (`ctx.meta` in scripts).
     pub meta: Value,
 }
 
 impl Input {
+    /// A record of this model output, with no id, ground truth or meta.
     pub fn new(output: impl Into<String>) -> Self {
         Self {
             output: output.into(),
@@ -36,18 +38,21 @@ impl Input {
         }
     }
 
+    /// The same record with this id (echoed in its result).
     #[must_use]
     pub fn with_id(mut self, id: impl Into<Value>) -> Self {
         self.id = id.into();
         self
     }
 
+    /// The same record with this ground truth.
     #[must_use]
     pub fn with_expected(mut self, expected: Value) -> Self {
         self.expected = expected;
         self
     }
 
+    /// The same record with this meta.
     #[must_use]
     pub fn with_meta(mut self, meta: Value) -> Self {
         self.meta = meta;
@@ -73,8 +78,8 @@ impl Pack {
     }
 
     /// Evaluates a batch of records, one report per input in order: extraction
-    /// and postprocessors for every record, then each metric's
-    /// [`prepare`](crate::component::Metric::prepare) hook with the whole batch,
+    /// and postprocessors for every record, then each metric prepares its work
+    /// for the whole batch at once (`SEMANTIC` embeds every text in one go),
     /// then the metrics record by record. Reports are the same as one
     /// [`evaluate`](Self::evaluate) each.
     pub fn evaluate_many(&self, inputs: &[Input]) -> Vec<Report> {

@@ -17,7 +17,9 @@ pub use tribunal_plugin::Severity;
 pub struct Issue {
     /// The component (or engine stage) that raised it.
     pub rule: String,
+    /// How much it counts: only errors decide the status.
     pub severity: Severity,
+    /// What is wrong, for a person (and for the re-ask `feedback`).
     pub message: String,
     /// JSON pointer into the extracted JSON (`""` is the whole document), if the issue has a place.
     #[serde(default)]
@@ -25,7 +27,7 @@ pub struct Issue {
 }
 
 impl Issue {
-    pub fn error(rule: impl Into<String>, message: impl Into<String>) -> Self {
+    pub(crate) fn error(rule: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             rule: rule.into(),
             severity: Severity::Error,
@@ -34,7 +36,7 @@ impl Issue {
         }
     }
 
-    pub fn warning(rule: impl Into<String>, message: impl Into<String>) -> Self {
+    pub(crate) fn warning(rule: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             severity: Severity::Warning,
             ..Self::error(rule, message)
@@ -42,7 +44,7 @@ impl Issue {
     }
 
     #[must_use]
-    pub fn at(mut self, path: impl Into<String>) -> Self {
+    pub(crate) fn at(mut self, path: impl Into<String>) -> Self {
         self.path = Some(path.into());
         self
     }
@@ -52,13 +54,18 @@ impl Issue {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Status {
+    /// No error issue and the score at or above the pack's pass threshold.
     Pass,
+    /// No error issue, the score between the fail and pass thresholds.
     NeedsImprovement,
+    /// An error issue, or the score below the fail threshold.
     Fail,
+    /// The record could not be evaluated (bad input line, a failing component).
     Error,
 }
 
 impl Status {
+    /// Every status, best first.
     pub const ALL: [Status; 4] = [
         Status::Pass,
         Status::NeedsImprovement,
@@ -66,6 +73,7 @@ impl Status {
         Status::Error,
     ];
 
+    /// The name result records use: `PASS`, `NEEDS_IMPROVEMENT`, `FAIL`, `ERROR`.
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Pass => "PASS",
@@ -87,11 +95,14 @@ impl fmt::Display for Status {
 pub struct ExtractionInfo {
     /// The tier that produced `json`, or `None` when no tier succeeded.
     pub tier: Option<Tier>,
+    /// What the `repair` tier changed in the text (empty for other tiers).
     pub repairs: Vec<Repair>,
+    /// No tier found JSON and the contract's fallback wrapped the raw text.
     pub raw_fallback: bool,
 }
 
 impl ExtractionInfo {
+    /// The tier's name, `none` when no tier succeeded.
     pub fn tier_name(&self) -> &'static str {
         self.tier.map_or("none", Tier::as_str)
     }
@@ -100,8 +111,11 @@ impl ExtractionInfo {
 /// A metric's result inside a report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MetricResult {
+    /// The metric's score in [0, 1].
     pub score: f64,
+    /// Its weight in the record's score.
     pub weight: f64,
+    /// What the metric reports beyond its score (`null`: nothing).
     #[serde(skip_serializing_if = "Value::is_null")]
     pub details: Value,
 }
@@ -109,19 +123,29 @@ pub struct MetricResult {
 /// The result of evaluating one record: the public result record.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Report {
+    /// The input record's id (`null` if it had none).
     pub id: Value,
     /// 1-based line of the record in its input file (absent for a single `check`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line: Option<u64>,
+    /// The verdict.
     pub status: Status,
+    /// Whether the status is `PASS`.
     pub passed: bool,
     /// Weight-averaged metric score; `null` when the pipeline has no metric or evaluation failed.
     pub score: Option<f64>,
+    /// Each metric's result, by step name.
     pub metrics: BTreeMap<String, MetricResult>,
+    /// Every finding, in pipeline order.
     pub issues: Vec<Issue>,
+    /// How the JSON was found (`None` when evaluation failed before extraction).
     pub extraction: Option<ExtractionInfo>,
+    /// The extracted (and postprocessed) JSON, `null` when none was found.
     pub json: Value,
+    /// The re-ask message for the model: the error issues, one line each;
+    /// `None` when there is nothing to fix.
     pub feedback: Option<String>,
+    /// Why the record could not be evaluated (status `ERROR`).
     pub error: Option<String>,
     /// `name@version` of the pack.
     pub pack: String,
@@ -149,6 +173,7 @@ impl Report {
         }
     }
 
+    /// The number of error issues.
     pub fn error_count(&self) -> usize {
         self.issues
             .iter()

@@ -18,11 +18,11 @@ use crate::build::BuildCtx;
 use crate::builtins::{self, Builtin};
 use crate::component::{BuildError, Compiled, Kind};
 use crate::files::PackFiles;
-use crate::loader::{LoadError, Source};
 use crate::manifest::{ComponentManifest, Implementation as Spec};
 use crate::plugin::{PluginLibrary, PluginRef};
 use crate::script::{CompiledScript, ScriptHost, ScriptLimits};
 use crate::suggest::nearest;
+use crate::yaml::{LoadError, Source};
 
 /// A component's code, checked at load: what every implementation source provides.
 pub(crate) trait Implementation: Send + Sync + fmt::Debug {

@@ -77,7 +77,7 @@ fn exact_text(value: &Value) -> String {
                 sort_keys: true,
                 canonical_numbers: true,
             };
-            write_python_json(container, &mut out, &style);
+            write_python_json(container, &mut out, style);
             out
         }
     }

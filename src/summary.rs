@@ -31,6 +31,7 @@ impl Default for ScoreStats {
 }
 
 impl ScoreStats {
+    /// Adds a score (clamped to [0, 1]).
     pub fn add(&mut self, score: f64) {
         let score = score.clamp(0.0, 1.0);
         self.count += 1;
@@ -38,10 +39,12 @@ impl ScoreStats {
         self.histogram[(score * BUCKETS as f64).round() as usize] += 1;
     }
 
+    /// Scores added.
     pub fn count(&self) -> u64 {
         self.count
     }
 
+    /// The mean score, if any was added.
     pub fn mean(&self) -> Option<f64> {
         (self.count > 0).then(|| self.sum / self.count as f64)
     }
@@ -104,20 +107,27 @@ impl Digest {
     }
 }
 
-/// Everything `eval --summary` prints.
+/// Everything `eval --summary` prints: the aggregate figures of a run, in flat
+/// memory whatever its size.
 #[derive(Debug, Clone)]
 pub struct Summary {
+    /// Records evaluated (every input record, `ERROR`s included).
     pub records: u64,
+    /// Records per status (see [`Summary::count`]).
     pub statuses: BTreeMap<Status, u64>,
+    /// The records' scores (records without one are not counted).
     pub score: ScoreStats,
     /// Per metric, in pipeline order.
     pub metrics: Vec<(String, ScoreStats)>,
     /// Records per extraction tier (`none` when nothing was extracted).
     pub tiers: BTreeMap<String, u64>,
+    /// Records per repair the extraction made.
     pub repairs: BTreeMap<String, u64>,
 }
 
 impl Summary {
+    /// An empty summary of a run of the pipeline with these metrics
+    /// ([`Pack::metric_names`](crate::pack::Pack::metric_names)).
     pub fn new(metric_names: Vec<String>) -> Self {
         Self {
             records: 0,
@@ -132,6 +142,7 @@ impl Summary {
         }
     }
 
+    /// Adds one record's result.
     pub fn add(&mut self, report: &Report) {
         let scores: Vec<Option<f64>> = self
             .metrics
@@ -143,7 +154,7 @@ impl Summary {
 
     /// Adds one record from its digest and its metric scores (in the order of
     /// the names given to [`Summary::new`]).
-    pub fn add_digest(&mut self, digest: &Digest, metric_scores: &[Option<f64>]) {
+    pub(crate) fn add_digest(&mut self, digest: &Digest, metric_scores: &[Option<f64>]) {
         self.records += 1;
         *self.statuses.entry(digest.status).or_default() += 1;
         if let Some(score) = digest.score {
@@ -164,6 +175,7 @@ impl Summary {
         }
     }
 
+    /// Records with this status.
     pub fn count(&self, status: Status) -> u64 {
         self.statuses.get(&status).copied().unwrap_or(0)
     }

@@ -130,7 +130,7 @@ pub fn python_repr_list<'a>(items: impl IntoIterator<Item = &'a str>) -> String 
 /// separators, non-ASCII kept), as the seeds' prompts print it.
 pub fn python_json(value: &Value) -> String {
     let mut out = String::new();
-    write_python_json(value, &mut out, &PythonJson::default());
+    write_python_json(value, &mut out, PythonJson::default());
     out
 }
 
@@ -145,7 +145,7 @@ pub struct PythonJson {
 }
 
 /// Writes `value` in Python's `json.dumps` layout, styled by `style`.
-pub fn write_python_json(value: &Value, out: &mut String, style: &PythonJson) {
+pub fn write_python_json(value: &Value, out: &mut String, style: PythonJson) {
     match value {
         Value::Array(items) => {
             out.push('[');

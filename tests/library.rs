@@ -48,10 +48,10 @@ fn one_pack_serves_many_threads() {
 fn revision_changes_with_the_files_and_the_overrides() {
     let dir = tempfile::tempdir().unwrap();
     pack_dir(dir.path(), 0.7);
-    let first = Pack::load(dir.path()).unwrap().revision;
+    let first = Pack::load(dir.path()).unwrap().revision().to_owned();
     assert_eq!(
         first,
-        Pack::load(dir.path()).unwrap().revision,
+        Pack::load(dir.path()).unwrap().revision(),
         "stable for the same files"
     );
     let overrides = vec![Override::parse("json_emission.threshold=0.5", dir.path()).unwrap()];
@@ -63,16 +63,17 @@ fn revision_changes_with_the_files_and_the_overrides() {
         },
     )
     .unwrap()
-    .revision;
+    .revision()
+    .to_owned();
     assert_ne!(first, with_set);
     fs::write(dir.path().join("README.md"), "# Docs only\n").unwrap();
     assert_eq!(
         first,
-        Pack::load(dir.path()).unwrap().revision,
+        Pack::load(dir.path()).unwrap().revision(),
         "the README is not behaviour"
     );
     pack_dir(dir.path(), 0.8);
-    assert_ne!(first, Pack::load(dir.path()).unwrap().revision);
+    assert_ne!(first, Pack::load(dir.path()).unwrap().revision());
     let report = Pack::load(dir.path()).unwrap().evaluate(&Input::new("x"));
     assert_eq!(report.pack, "lib@2.0.0");
     assert_eq!(report.revision.len(), 16);

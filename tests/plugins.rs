@@ -7,7 +7,6 @@ mod plugin_build;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use assert_cmd::Command;
 use predicates::prelude::*;
@@ -245,24 +244,6 @@ fn a_library_next_to_the_manifest_is_found_by_name() {
     let pack = Pack::load(dir.path()).unwrap();
     let report = pack.evaluate(&Input::new("Short words. Clear text."));
     assert_eq!(report.score, Some(1.0));
-}
-
-#[test]
-fn a_library_is_opened_once_per_process() {
-    let first = tribunal::plugin::load(&library_path("tribunal_tolerance")).unwrap();
-    let via_dotdot = plugin_dir()
-        .join("deps")
-        .join("..")
-        .join(library_path("tribunal_tolerance").file_name().unwrap());
-    let second = tribunal::plugin::load(&via_dotdot).unwrap();
-    assert!(Arc::ptr_eq(&first, &second));
-    assert_eq!(first.name, "tolerance");
-    assert_eq!(first.components[0].name, "tolerance");
-    assert_eq!(first.components[0].kind, tribunal::Kind::Strategy);
-    assert_eq!(
-        first.components[0].config.as_ref().unwrap()["defaults"],
-        json!({"rel_tol": 0.01, "abs_tol": 0.0, "graded": false, "parse_strings": true})
-    );
 }
 
 // ---- libraries that cannot be loaded ---------------------------------------------

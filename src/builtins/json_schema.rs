@@ -110,7 +110,7 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
                 BuildError::new(format!("{}: cannot read schema: {err}", ctx.name)).at_key("schema")
             })?;
             quotable = text.inside_pack;
-            crate::loader::yaml_to_value(&text.text, &file).map_err(|err| {
+            crate::yaml::yaml_to_value(&text.text, &file).map_err(|err| {
                 let err = crate::files::redact_quotes(&err.to_string(), text.inside_pack);
                 BuildError::new(format!(
                     "{}: schema {} is not JSON or YAML: {err}",

@@ -34,7 +34,7 @@ pub enum Tier {
     Embedded,
     /// Almost-JSON rewritten into JSON, listing the repairs made.
     Repair,
-    /// The caller's last resort; [`extract`] skips it.
+    /// The contract's `fallback:` (the raw text wrapped), when no other tier found JSON.
     Fallback,
 }
 

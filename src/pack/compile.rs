@@ -14,11 +14,11 @@ use crate::build::BuildCtx;
 use crate::builtins;
 use crate::component::{BuildError, Compiled, Kind, Metric, Postprocessor};
 use crate::contract::{Contract, DEFAULT_LADDER};
-use crate::loader::{LoadError, LoadErrors};
 use crate::manifest::{PackManifest, UseSpec};
 use crate::source::{Resolved, Sources};
 use crate::strategy::StrategyRegistry;
 use crate::suggest::{did_you_mean, nearest};
+use crate::yaml::{LoadError, LoadErrors};
 
 impl PackLoader {
     pub(super) fn load(
@@ -474,12 +474,9 @@ fn component_info(c: LoadedComponent) -> Option<ComponentInfo> {
         implementation: spec,
         name: c.manifest.name,
         kind: c.manifest.kind,
-        version: c.manifest.version,
         description: c.manifest.description,
         docs: c.source.body.or_else(|| code.description()),
         code,
-        file: c.source.path,
-        dependencies: c.manifest.dependencies,
     })
 }
 

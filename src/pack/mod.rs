@@ -26,13 +26,14 @@ use crate::component::{Kind, Metric, Postprocessor};
 use crate::contract::Contract;
 use crate::extract::Tier;
 use crate::files::PackFiles;
-use crate::loader::{LoadError, LoadErrors, Source};
 use crate::manifest::{ComponentManifest, Implementation, PackManifest, ScoringSpec};
 use crate::strategy::StrategyRegistry;
+use crate::yaml::{LoadError, LoadErrors, Source};
 
 /// Options for loading a pack.
 #[derive(Debug, Clone, Default)]
 pub struct LoadOptions {
+    /// Config overrides (`--set component.key=value`), applied over the pack's own.
     pub overrides: Vec<Override>,
     /// Folders to look for plugin libraries in, after the manifest's own folder.
     pub plugin_dirs: Vec<PathBuf>,
@@ -45,7 +46,6 @@ pub struct LoadOptions {
 pub struct ComponentInfo {
     pub name: String,
     pub kind: Kind,
-    pub version: Option<String>,
     pub description: Option<String>,
     pub implementation: Implementation,
     /// The Markdown body of the manifest, if it had one (for a script without
@@ -53,8 +53,6 @@ pub struct ComponentInfo {
     pub docs: Option<String>,
     /// The code the implementation names.
     pub(crate) code: Arc<dyn crate::source::Implementation>,
-    pub file: PathBuf,
-    pub dependencies: Vec<String>,
 }
 
 impl ComponentInfo {
@@ -74,22 +72,43 @@ pub(crate) struct Step<T: ?Sized> {
     pub weight: f64,
 }
 
-/// A loaded, compiled rule pack. Immutable and shareable across threads.
+/// A loaded, compiled rule pack: load it once, then evaluate any number of
+/// outputs with it ([`Pack::evaluate`], [`Pack::evaluate_batch`]), from any
+/// number of threads (it is `Send + Sync` and never changes once loaded).
+///
+/// ```
+/// use tribunal::{LoadOptions, Override, Pack};
+///
+/// let options = LoadOptions {
+///     overrides: vec![Override::parse("validate_json_emission.threshold=0.9", ".".as_ref())?],
+///     ..LoadOptions::default()
+/// };
+/// let pack = Pack::load_with("rules/ksi-emission", &options)?;
+/// assert_eq!(pack.label(), "ksi-emission@1.0.0");
+/// assert_eq!(pack.revision().len(), 16);
+/// assert_eq!(pack.metric_names().collect::<Vec<_>>(), ["validate_json_emission"]);
+///
+/// // A pack with a `contract:` tells the model what to emit.
+/// let pack = Pack::load("rules/structured-output")?;
+/// assert!(pack.prompt().unwrap().starts_with("OUTPUT FORMAT"));
+/// assert_eq!(pack.json_schema().unwrap()["type"], "object");
+/// # Ok::<(), tribunal::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct Pack {
-    pub name: String,
-    pub version: String,
-    pub description: Option<String>,
-    pub dir: PathBuf,
+    pub(crate) name: String,
+    pub(crate) version: String,
+    pub(crate) description: Option<String>,
+    pub(crate) dir: PathBuf,
     /// Hash of every file in the pack folder and of the run's overrides.
-    pub revision: String,
-    pub components: Vec<ComponentInfo>,
-    pub contract: Option<Arc<Contract>>,
-    pub scoring: ScoringSpec,
+    pub(crate) revision: String,
+    pub(crate) components: Vec<ComponentInfo>,
+    pub(crate) contract: Option<Arc<Contract>>,
+    pub(crate) scoring: ScoringSpec,
     /// Test files named by the pack's `tests` globs.
-    pub tests: Vec<PathBuf>,
+    pub(crate) tests: Vec<PathBuf>,
     /// Things worth fixing that do not stop the pack from loading.
-    pub warnings: Vec<LoadError>,
+    pub(crate) warnings: Vec<LoadError>,
     pub(crate) ladder: Vec<Tier>,
     pub(crate) postprocessors: Vec<Step<dyn Postprocessor>>,
     pub(crate) metrics: Vec<Step<dyn Metric>>,
@@ -100,12 +119,15 @@ pub struct Pack {
 }
 
 impl Pack {
-    /// Loads the pack in `path` (a folder holding `pack.yaml`, or the file itself).
+    /// Loads the pack in `path` (a folder holding `pack.yaml`, or the file
+    /// itself). Every error found is returned, each with its file, line and
+    /// column (and a suggestion where one helps).
     pub fn load(path: impl AsRef<Path>) -> Result<Self, LoadErrors> {
         Self::load_with(path, &LoadOptions::default())
     }
 
-    /// Loads a pack with run options such as config overrides.
+    /// Loads a pack with config overrides (`--set`), plugin folders and the
+    /// paths outside the pack it may read.
     pub fn load_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Self, LoadErrors> {
         let path = path.as_ref();
         let manifest_path = if path.is_dir() {
@@ -141,33 +163,80 @@ impl Pack {
         .load(&manifest, options)
     }
 
-    /// `name@version`.
+    /// The pack's `name`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The pack's `version`.
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// `name@version`, as result records give it in `pack`.
     pub fn label(&self) -> &str {
         &self.label
     }
 
+    /// The pack's `description`, if it has one.
+    pub fn description(&self) -> Option<&str> {
+        self.description.as_deref()
+    }
+
+    /// The content revision: a hash of every file in the pack's folder and of the
+    /// overrides it was loaded with (result records give it in `revision`).
+    pub fn revision(&self) -> &str {
+        &self.revision
+    }
+
+    /// The folder the pack was loaded from.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Things worth fixing that did not stop the pack from loading.
+    pub fn warnings(&self) -> &[LoadError] {
+        &self.warnings
+    }
+
+    /// Names of the pipeline's metrics, in order (the keys of a result's `metrics`).
+    pub fn metric_names(&self) -> impl Iterator<Item = &str> {
+        self.metrics.iter().map(|s| s.name.as_str())
+    }
+
+    /// The OUTPUT FORMAT block of the pack's contract, to put in a model's
+    /// prompt (`tribunal prompt`); `None` when the pack has no `contract:`.
+    pub fn prompt(&self) -> Option<String> {
+        self.contract
+            .as_ref()
+            .map(|contract| contract.format_block())
+    }
+
+    /// The pack's contract as a JSON Schema (`tribunal prompt --schema`), for
+    /// structured-output APIs; `None` when the pack has no `contract:`.
+    pub fn json_schema(&self) -> Option<serde_json::Value> {
+        self.contract
+            .as_ref()
+            .map(|contract| contract.json_schema(&self.name))
+    }
+
     /// The extraction tiers tried for every record, in order.
-    pub fn ladder(&self) -> &[Tier] {
+    pub(crate) fn ladder(&self) -> &[Tier] {
         &self.ladder
     }
 
     /// Names of the pipeline's postprocessor steps, in order.
-    pub fn postprocessor_names(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn postprocessor_names(&self) -> impl Iterator<Item = &str> {
         self.postprocessors.iter().map(|s| s.name.as_str())
     }
 
     /// Names and weights of the pipeline's metric steps, in order.
-    pub fn metric_steps(&self) -> impl Iterator<Item = (&str, f64)> {
+    pub(crate) fn metric_steps(&self) -> impl Iterator<Item = (&str, f64)> {
         self.metrics.iter().map(|s| (s.name.as_str(), s.weight))
     }
 
-    pub fn component(&self, name: &str) -> Option<&ComponentInfo> {
+    pub(crate) fn component(&self, name: &str) -> Option<&ComponentInfo> {
         self.components.iter().find(|c| c.name == name)
-    }
-
-    /// The strategies metrics can look up (built-ins plus the pack's own).
-    pub fn strategies(&self) -> &StrategyRegistry {
-        &self.strategies
     }
 }
 

@@ -9,9 +9,9 @@ use serde_json::{Map, Value};
 
 use super::{LoadOptions, LoadedComponent, PackLoader};
 use crate::component::BuildError;
-use crate::loader::{yaml_to_value, LoadError};
 use crate::manifest::PackManifest;
 use crate::suggest::nearest;
+use crate::yaml::{yaml_to_value, LoadError};
 
 /// A `--set component.key=value` override of a component's config for one run.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,6 +20,7 @@ pub struct Override {
     pub component: String,
     /// Dotted key inside the component's config.
     pub key: String,
+    /// The value, as read from YAML.
     pub value: Value,
     /// The text as given, for error messages and the revision.
     pub raw: String,
@@ -48,8 +49,8 @@ impl Override {
         } else {
             // A value that is not YAML is taken as text, but `.nan` and `.inf` are
             // refused rather than passed on as text (or, in JSON, as `null`).
-            if let Err(crate::yaml_scan::ScanError::NotFinite { text, .. }) =
-                crate::yaml_scan::scan(value)
+            if let Err(crate::yaml::scan::ScanError::NotFinite { text, .. }) =
+                crate::yaml::scan::scan(value)
             {
                 return Err(error(format!(
                     "`{text}` is not a number JSON can hold; quote it if you mean the text"
@@ -71,7 +72,9 @@ impl Override {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("--set {spec}: {reason}")]
 pub struct OverrideError {
+    /// The override as given.
     pub spec: String,
+    /// Why it cannot be read.
     pub reason: String,
 }
 

@@ -11,11 +11,11 @@ use super::overrides::set_dotted;
 use super::{LoadOptions, LoadedComponent, Override, PackLoader};
 use crate::builtins;
 use crate::contract::ContractSpec;
-use crate::loader::{LoadError, Source};
 use crate::manifest::{ComponentManifest, PackManifest, UseSpec};
 use crate::source::Sources;
 use crate::strategy::StrategyRegistry;
 use crate::suggest::nearest;
+use crate::yaml::{LoadError, Source};
 
 impl PackLoader {
     pub(super) fn load_components(

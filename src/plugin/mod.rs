@@ -523,12 +523,39 @@ impl Strategy for PluginStrategy {
     }
 }
 
+/// Builds the workspace's plugin libraries for the tests.
+#[cfg(test)]
+#[path = "../../tests/support/plugin_build.rs"]
+mod plugin_build;
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::report::{ExtractionInfo, Issue};
     use crate::strategy::StrategyRegistry;
     use serde_json::json;
+
+    #[test]
+    fn a_library_is_opened_once_per_process() {
+        let first = load(&super::plugin_build::library_path("tribunal_tolerance")).unwrap();
+        let via_dotdot = super::plugin_build::plugin_dir()
+            .join("deps")
+            .join("..")
+            .join(
+                super::plugin_build::library_path("tribunal_tolerance")
+                    .file_name()
+                    .unwrap(),
+            );
+        let second = load(&via_dotdot).unwrap();
+        assert!(Arc::ptr_eq(&first, &second));
+        assert_eq!(first.name, "tolerance");
+        assert_eq!(first.components[0].name, "tolerance");
+        assert_eq!(first.components[0].kind, Kind::Strategy);
+        assert_eq!(
+            first.components[0].config.as_ref().unwrap()["defaults"],
+            json!({"rel_tol": 0.01, "abs_tol": 0.0, "graded": false, "parse_strings": true})
+        );
+    }
 
     #[test]
     fn the_wire_context_is_what_the_sdk_context_reads() {

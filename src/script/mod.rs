@@ -31,9 +31,9 @@ use crate::build::BuildCtx;
 use crate::component::{
     Compiled, Context, EvalError, Kind, Metric, MetricOutput, PostOutput, Postprocessor, Strategy,
 };
-use crate::loader::LoadError;
 use crate::report::{ExtractionInfo, Issue};
 use crate::strategy::StrategyRegistry;
+use crate::yaml::LoadError;
 
 /// The pack's `limits:` section: what one script call may use. Every limit is
 /// per call (one record, one component), so a runaway script costs one record.
@@ -275,10 +275,6 @@ impl ScriptHost {
         helpers::register(&mut engine, &limits);
         Self { engine, limits }
     }
-
-    pub fn limits(&self) -> &ScriptLimits {
-        &self.limits
-    }
 }
 
 /// Where a script's text lives, to turn Rhai's positions into `file:line:col`.
@@ -316,7 +312,7 @@ impl Origin {
 
 /// Where an `inline:` script sits in its manifest: a block scalar (`inline: |`)
 /// starts on the next line, indented; a plain or quoted scalar starts after the key.
-pub fn inline_origin(source: &crate::loader::Source) -> Origin {
+pub fn inline_origin(source: &crate::yaml::Source) -> Origin {
     let (line, _) = source.locate(&["implementation"], None);
     let lines: Vec<&str> = source.yaml.lines().collect();
     // The `inline:` key on or after the `implementation` line (0-based index in the YAML).

@@ -19,7 +19,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use tokenizers::{Tokenizer, TruncationParams};
 
-pub use locate::{locate, DEFAULT_MODEL_DIR, MODEL_DIR_ENV, SETUP_COMMAND};
+pub use locate::{locate, MODEL_DIR_ENV, SETUP_COMMAND};
 
 /// Why the sentence-embedding model cannot be used.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -47,7 +47,6 @@ pub const CACHE_ENTRIES: usize = 16_384;
 /// A loaded model: tokenizer, encoder and the pooling settings of its folder.
 #[derive(Debug)]
 pub struct Embedder {
-    dir: PathBuf,
     tokenizer: Tokenizer,
     bert: bert::Bert,
     /// For a BERT tokenizer: how many words of a text can reach the model (see
@@ -76,6 +75,7 @@ struct PoolingConfig {
 
 impl Embedder {
     /// Loads the model in `dir` (see [`locate`] for where that is).
+    #[cfg(test)]
     pub fn load(dir: &Path) -> Result<Self, ModelError> {
         Self::open(dir).map_err(ModelError::Load)
     }
@@ -130,15 +130,10 @@ impl Embedder {
             tokenizers::ModelWrapper::WordPiece(_)
         );
         Ok(Self {
-            dir: dir.to_path_buf(),
             tokenizer,
             bert,
             words_seen: bert_tokenizer.then_some(max_len),
         })
-    }
-
-    pub fn dir(&self) -> &Path {
-        &self.dir
     }
 
     pub fn dimensions(&self) -> usize {
@@ -444,10 +439,15 @@ impl SemanticModel {
     }
 
     /// The loaded embedder (loading it if needed).
+    #[cfg(test)]
     pub fn embedder(&self) -> Result<&Embedder, ModelError> {
         self.loaded().map(|l| &l.embedder)
     }
 }
+
+/// Against the real model (installed by `scripts/setup`).
+#[cfg(test)]
+mod model_tests;
 
 #[cfg(test)]
 mod tests {

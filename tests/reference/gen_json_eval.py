@@ -10,7 +10,7 @@ GT (ground truth) over their top-level keys:
   strategies, IGNORE excluded); Phase 4: RQS with the default weights, clamped.
 
 The strategies are resolved as the shipped pack configures them, with SEMANTIC
-scored FUZZY (see PACK below; tests/reference.rs applies the same overrides): explicit ``field_strategies``,
+scored FUZZY (see PACK below; src/pack_tests/reference_records.rs applies the same overrides): explicit ``field_strategies``,
 else auto-detection on the GT value (numbers, booleans, arrays, objects, ISO-8601
 dates / date-times and e-mail addresses -> EXACT; any other string -> the pack's
 ``text_strategy``). EXACT and FUZZY are the seed's, as DESIGN.md refines them:
@@ -60,7 +60,7 @@ COUNT = 3000
 # --------------------------------------------------------------------------------------
 # The configuration: the shipped pack's, with the seed's SEMANTIC fields (and
 # auto-detected text) scored FUZZY, since this script has no embedding model.
-# tests/reference.rs loads rules/json-eval with the same overrides (--set).
+# src/pack_tests/reference_records.rs loads rules/json-eval with the same overrides (--set).
 # --------------------------------------------------------------------------------------
 
 PACK = {

@@ -1,9 +1,28 @@
-//! Streaming batch evaluation: JSONL records in, one result record out per
-//! input record, in input order, evaluated in parallel with flat memory.
+//! The JSONL batch runner (`tribunal eval`): JSONL records in, one result
+//! record out per input record, in input order, evaluated in parallel with flat
+//! memory.
 //!
 //! Every input line that is not blank yields a result: a line that is not UTF-8,
 //! not JSON, not an object, has no `output`, or is above the size limit becomes
 //! an `ERROR` record with the reason, and the run goes on.
+//!
+//! ```
+//! use tribunal::{jsonl, Pack, Status};
+//!
+//! let pack = Pack::load("rules/ksi-emission")?;
+//! let input = concat!(
+//!     r#"{"id": 1, "output": "{\"event\": \"agent:status\", \"data\": {}}"}"#, "\n",
+//!     "not json\n",
+//! );
+//! let mut results = Vec::new();
+//! let summary = jsonl::run(&pack, input.as_bytes(), &mut results, &jsonl::Options::default(), |_| {})?;
+//! assert_eq!(summary.records, 2);
+//! assert_eq!(summary.count(Status::Pass), 1);
+//! assert_eq!(summary.count(Status::Error), 1);
+//! let lines: Vec<&str> = std::str::from_utf8(&results).unwrap().lines().collect();
+//! assert!(lines[1].contains("line 2: not valid JSON"));
+//! # Ok::<(), tribunal::Error>(())
+//! ```
 
 use std::io::{self, BufRead, Write};
 use std::sync::OnceLock;
@@ -14,7 +33,8 @@ use serde_json::Value;
 use crate::pack::Pack;
 use crate::pipeline::Input;
 use crate::report::{Issue, Report};
-use crate::summary::{Digest, Summary};
+use crate::summary::Digest;
+pub use crate::summary::{ScoreStats, Summary};
 
 /// Default limit on one input record (one JSONL line): 4 MiB.
 pub const DEFAULT_MAX_RECORD_BYTES: usize = 4 * 1024 * 1024;
@@ -25,9 +45,13 @@ const OVERSIZE_PREFIX: usize = 4096;
 /// Names of the input fields (remappable with `--id-field` and friends).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldNames {
+    /// The record's id, echoed in its result (`--id-field`; default `id`).
     pub id: String,
+    /// The model output to evaluate (`--output-field`; default `output`).
     pub output: String,
+    /// The ground truth, if any (`--expected-field`; default `expected`).
     pub expected: String,
+    /// Anything else the components may read (`--meta-field`; default `meta`).
     pub meta: String,
 }
 
@@ -44,14 +68,16 @@ impl Default for FieldNames {
 
 /// Options of a batch run.
 #[derive(Debug, Clone)]
-pub struct EvalOptions {
+pub struct Options {
     /// Worker threads; 0 = all cores.
     pub jobs: usize,
+    /// A longer input line becomes an `ERROR` record (`--max-record-bytes`).
     pub max_record_bytes: usize,
+    /// Where in an input record its fields are.
     pub fields: FieldNames,
 }
 
-impl Default for EvalOptions {
+impl Default for Options {
     fn default() -> Self {
         Self {
             jobs: 0,
@@ -63,14 +89,14 @@ impl Default for EvalOptions {
 
 /// One raw input line, borrowed from its batch.
 #[derive(Debug, Clone, Copy)]
-pub struct RawRecord<'a> {
+pub(crate) struct RawRecord<'a> {
     /// 1-based line number.
     pub line: u64,
     pub body: RawBody<'a>,
 }
 
 #[derive(Debug, Clone, Copy)]
-pub enum RawBody<'a> {
+pub(crate) enum RawBody<'a> {
     Bytes(&'a [u8]),
     /// The line was longer than the limit; only its start is kept.
     TooLarge {
@@ -98,7 +124,7 @@ enum Slot {
 /// A batch of consecutive input lines sharing one buffer, so that a batch costs
 /// two allocations however many records it holds.
 #[derive(Debug, Default)]
-pub struct Batch {
+pub(crate) struct Batch {
     data: Vec<u8>,
     records: Vec<(u64, Slot)>,
 }
@@ -134,7 +160,7 @@ const BATCH_BYTES: usize = 1 << 20;
 /// Splits a byte stream into batches of lines without ever holding more than
 /// `max` bytes of one line; skips blank lines.
 #[derive(Debug)]
-pub struct RecordReader<R> {
+pub(crate) struct RecordReader<R> {
     reader: R,
     max: usize,
     line: u64,
@@ -247,9 +273,9 @@ fn strip_byte_order_mark(data: &mut Vec<u8>, slot: &mut Slot) {
 /// Turns one raw line into an `Input` (with a warning to add to its result when
 /// the line had to be read leniently), or the reason it cannot be evaluated (with
 /// whatever id could be recovered).
-pub fn parse_record(
+pub(crate) fn parse_record(
     record: &RawRecord<'_>,
-    options: &EvalOptions,
+    options: &Options,
 ) -> Result<(Input, Option<Issue>), (Value, String)> {
     let line = record.line;
     let bytes = match record.body {
@@ -346,16 +372,6 @@ fn recover_id(bytes: &[u8], field: &str) -> Value {
     Value::Null
 }
 
-/// Evaluates one raw record into its result record.
-pub fn evaluate_record(pack: &Pack, record: &RawRecord<'_>, options: &EvalOptions) -> Report {
-    let mut report = match parse_record(record, options) {
-        Ok((input, note)) => with_note(pack.evaluate(&input), note),
-        Err((id, reason)) => Report::errored(id, reason, pack.label(), &pack.revision),
-    };
-    report.line = Some(record.line);
-    report
-}
-
 /// A report with the warning about how its input line was read, first.
 fn with_note(mut report: Report, note: Option<Issue>) -> Report {
     if let Some(note) = note {
@@ -376,7 +392,7 @@ struct BatchResult {
 fn evaluate_batch(
     pack: &Pack,
     batch: &Batch,
-    options: &EvalOptions,
+    options: &Options,
     metric_count: usize,
 ) -> BatchResult {
     let mut result = BatchResult {
@@ -418,14 +434,15 @@ fn evaluate_batch(
     result
 }
 
-/// Streams `input` through the pack, writing one JSON line per record to `out`
-/// in input order; `on_record` is told after each batch how many records were
-/// written (progress).
+/// Streams `input` through the pack, writing one result record (a JSON line) per
+/// input record to `out`, in input order, on `options.jobs` threads; `on_records`
+/// is told after each batch how many records were written (progress). Returns
+/// the run's [`Summary`]; fails only when reading or writing fails.
 pub fn run<R, W, P>(
     pack: &Pack,
     input: R,
     out: &mut W,
-    options: &EvalOptions,
+    options: &Options,
     mut on_records: P,
 ) -> io::Result<Summary>
 where
@@ -527,9 +544,9 @@ mod tests {
         assert_eq!(records[1], (2, "next".to_owned()));
         let batch = RecordReader::new(long.as_bytes(), 1000).next().unwrap();
         let record = batch.records().next().unwrap();
-        let options = EvalOptions {
+        let options = Options {
             max_record_bytes: 1000,
-            ..EvalOptions::default()
+            ..Options::default()
         };
         let err = parse_record(&record, &options).unwrap_err();
         assert_eq!(err.0, Value::String("big".into()));
@@ -545,7 +562,7 @@ mod tests {
 
     #[test]
     fn records_without_output_or_with_bad_json_are_errors() {
-        let opts = EvalOptions::default();
+        let opts = Options::default();
         let (id, reason) = parse_record(&rec(br#"{"id": 7}"#), &opts).unwrap_err();
         assert_eq!(
             (id, reason.as_str()),
@@ -563,7 +580,7 @@ mod tests {
     #[test]
     fn structured_outputs_are_evaluated_as_json_text() {
         let (input, note) =
-            parse_record(&rec(br#"{"output": {"a": 1}}"#), &EvalOptions::default()).unwrap();
+            parse_record(&rec(br#"{"output": {"a": 1}}"#), &Options::default()).unwrap();
         assert_eq!(input.output, r#"{"a":1}"#);
         assert_eq!(note, None);
     }
@@ -572,7 +589,7 @@ mod tests {
     fn lone_surrogates_are_read_as_replacement_characters_with_a_warning() {
         let (input, note) = parse_record(
             &rec(br#"{"id": 1, "output": "x\ud800y\udc00"}"#.as_slice()),
-            &EvalOptions::default(),
+            &Options::default(),
         )
         .unwrap();
         assert_eq!(input.output, "x\u{fffd}y\u{fffd}");
@@ -589,9 +606,9 @@ mod tests {
         let text = "\u{feff}{\"output\": \"a\"}\n\u{feff}{\"output\": \"b\"}\n";
         let batch = RecordReader::new(text.as_bytes(), 1 << 20).next().unwrap();
         let records: Vec<RawRecord<'_>> = batch.records().collect();
-        let first = parse_record(&records[0], &EvalOptions::default());
+        let first = parse_record(&records[0], &Options::default());
         assert_eq!(first.unwrap().0.output, "a");
         // Only at the start of the input: further on it is an error, as any stray byte.
-        assert!(parse_record(&records[1], &EvalOptions::default()).is_err());
+        assert!(parse_record(&records[1], &Options::default()).is_err());
     }
 }

@@ -10,9 +10,10 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 
+use super::mismatches;
+use crate::pack::{LoadOptions, Override, Pack};
+use crate::pipeline::Input;
 use serde_json::Value;
-use tribunal::testing::mismatches;
-use tribunal::{Input, LoadOptions, Override, Pack};
 
 /// The seeds' reference code runs offline, without an embedding model: json-eval's
 /// reference scores the seed's SEMANTIC fields (and auto-detected text) FUZZY, so

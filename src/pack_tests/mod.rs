@@ -13,9 +13,9 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::loader::{LoadError, Source};
 use crate::pack::{LoadOptions, Override, Pack};
 use crate::pipeline::Input;
+use crate::yaml::{LoadError, Source};
 
 /// Tolerance for numbers in expectations.
 pub const NUMBER_TOLERANCE: f64 = 1e-9;
@@ -162,7 +162,7 @@ pub struct Outcome {
 
 /// Runs every test file of the pack in `dir`, loaded with `base` (plugin folders,
 /// allowed paths); a test file's `set` adds its overrides.
-pub fn run_pack_with(dir: &Path, verbose: bool, base: &LoadOptions) -> Outcome {
+pub fn run(dir: &Path, verbose: bool, base: &LoadOptions) -> Outcome {
     let mut outcome = Outcome::default();
     let pack = match Pack::load_with(dir, base) {
         Ok(pack) => pack,
@@ -230,6 +230,10 @@ pub fn run_pack_with(dir: &Path, verbose: bool, base: &LoadOptions) -> Outcome {
     }
     outcome
 }
+
+/// The shipped packs against the seeds' reference logic (`tests/reference/`).
+#[cfg(test)]
+mod reference_records;
 
 #[cfg(test)]
 mod tests {

@@ -1,8 +1,8 @@
 //! Reading YAML sources: the ONLY module that touches `serde_yaml` (its parser,
-//! libyaml, is also read by `yaml_scan`).
+//! libyaml, is also read by `scan`).
 //!
 //! `serde_yaml` is deprecated upstream; keeping every use of it here means a
-//! maintained fork can be swapped in by editing this one file (and `yaml_scan`). Everything else
+//! maintained fork can be swapped in by editing this one file (and `scan`). Everything else
 //! sees typed manifests, `serde_json::Value`s and `LoadError`s with file, line
 //! and column.
 
@@ -13,21 +13,31 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::files::{FileError, PackFiles, MAX_PACK_FILE_BYTES};
-use crate::yaml_scan::{ScanError, MAX_YAML_NODES};
+pub(crate) mod scan;
+
+use scan::{ScanError, MAX_YAML_NODES};
 
 /// A load error: what went wrong, and where (1-based line and column).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub struct LoadError {
+    /// The file the error is in.
     pub file: PathBuf,
+    /// 1-based line.
     pub line: usize,
+    /// 1-based column.
     pub column: usize,
+    /// What is wrong.
     pub message: String,
     /// What to do about it, e.g. "did you mean `json_emission`?".
     pub help: Option<String>,
 }
 
 impl LoadError {
-    pub fn new(file: &Path, (line, column): (usize, usize), message: impl Into<String>) -> Self {
+    pub(crate) fn new(
+        file: &Path,
+        (line, column): (usize, usize),
+        message: impl Into<String>,
+    ) -> Self {
         Self {
             file: file.to_path_buf(),
             line,
@@ -38,13 +48,13 @@ impl LoadError {
     }
 
     #[must_use]
-    pub fn with_help(mut self, help: Option<String>) -> Self {
+    pub(crate) fn with_help(mut self, help: Option<String>) -> Self {
         self.help = help;
         self
     }
 
     #[must_use]
-    pub fn suggest(self, suggestion: Option<String>) -> Self {
+    pub(crate) fn suggest(self, suggestion: Option<String>) -> Self {
         self.with_help(suggestion.map(|s| crate::suggest::did_you_mean(&s)))
     }
 }
@@ -187,9 +197,9 @@ impl Source {
     /// Deserialises the YAML into `T`, strictly; errors carry line, column and a suggestion.
     ///
     /// A first pass bounds the document's expanded size and refuses a key written
-    /// twice in one map (see [`crate::yaml_scan`]).
+    /// twice in one map (see [`scan`]).
     pub fn parse<T: DeserializeOwned>(&self) -> Result<T, LoadError> {
-        crate::yaml_scan::scan(&self.yaml).map_err(|err| self.scan_error(&err))?;
+        scan::scan(&self.yaml).map_err(|err| self.scan_error(&err))?;
         serde_yaml::from_str(&self.yaml).map_err(|err| self.yaml_error(&err))
     }
 
