@@ -457,6 +457,51 @@ fn compare_reaches_the_packs_own_script_strategies() {
     assert_eq!(eval(&pack, r#"{"x": 10}"#).score, Some(1.0));
 }
 
+/// A strategy reached through `compare()` reads the record it is called for
+/// (the caller's context, borrowed for the call), on every thread.
+#[test]
+fn a_strategy_reached_through_compare_sees_the_records_context() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "lenient.rhai",
+        "fn compare(e, a, ctx) { if ctx.meta.lenient || e == a { 1.0 } else { 0.0 } }",
+    );
+    write(
+        dir.path(),
+        "lenient.yaml",
+        "kind: strategy\nname: lenient\nimplementation: { script: lenient.rhai }\n",
+    );
+    write(
+        dir.path(),
+        "m.rhai",
+        "fn evaluate(ctx) { compare(\"lenient\", ctx.output, \"x\") }",
+    );
+    write(
+        dir.path(),
+        "m.yaml",
+        "kind: metric\nname: m\nimplementation: { script: m.rhai }\n",
+    );
+    write(
+        dir.path(),
+        "pack.yaml",
+        "name: t\ncomponents: [\"*.yaml\"]\npipeline:\n  metrics: [m]\n",
+    );
+    let pack = Pack::load(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    let inputs: Vec<Input> = (0..600)
+        .map(|i| {
+            Input::new(if i % 3 == 0 { "x" } else { "y" })
+                .with_meta(json!({ "lenient": i % 2 == 0 }))
+        })
+        .collect();
+    let mut scores = Vec::new();
+    pack.evaluate_batch(inputs, 2, |report| scores.push(report.score));
+    for (i, score) in scores.iter().enumerate() {
+        let expected = if i % 3 == 0 || i % 2 == 0 { 1.0 } else { 0.0 };
+        assert_eq!(*score, Some(expected), "record {i}");
+    }
+}
+
 #[test]
 fn compare_reached_through_a_computed_function_pointer_works() {
     let pack = metric(

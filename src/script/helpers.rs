@@ -271,28 +271,24 @@ fn terminated<T>(token: &'static str) -> HelperResult<T> {
 
 #[allow(clippy::needless_pass_by_value)] // Rhai hands native functions their arguments by value
 fn compare_strategy(name: &str, expected: Dynamic, actual: Dynamic) -> HelperResult<FLOAT> {
-    {
-        {
-            let Some(owned) = super::current_context() else {
-                return fail("compare", "no record is being evaluated");
-            };
-            let Some(strategy) = owned.strategies.get(name) else {
-                let hint = crate::suggest::nearest(name, owned.strategies.names())
-                    .map(|s| format!("; did you mean `{s}`?"))
-                    .unwrap_or_default();
-                let known = owned.strategies.names().collect::<Vec<_>>().join(", ");
-                return fail(
-                    "compare",
-                    format!("unknown strategy `{name}` (known: {known}){hint}"),
-                );
-            };
-            let expected = to_value(&expected).or_else(|r| fail("compare", r))?;
-            let actual = to_value(&actual).or_else(|r| fail("compare", r))?;
-            strategy
-                .compare(&expected, &actual, &owned.as_context())
-                .or_else(|err| fail("compare", format!("strategy `{name}`: {err}")))
-        }
-    }
+    let compared = super::with_current_context(|ctx| {
+        let Some(strategy) = ctx.strategies.get(name) else {
+            let hint = crate::suggest::nearest(name, ctx.strategies.names())
+                .map(|s| format!("; did you mean `{s}`?"))
+                .unwrap_or_default();
+            let known = ctx.strategies.names().collect::<Vec<_>>().join(", ");
+            return fail(
+                "compare",
+                format!("unknown strategy `{name}` (known: {known}){hint}"),
+            );
+        };
+        let expected = to_value(&expected).or_else(|r| fail("compare", r))?;
+        let actual = to_value(&actual).or_else(|r| fail("compare", r))?;
+        strategy
+            .compare(&expected, &actual, ctx)
+            .or_else(|err| fail("compare", format!("strategy `{name}`: {err}")))
+    });
+    compared.unwrap_or_else(|| fail("compare", "no record is being evaluated"))
 }
 
 /// Follows JSON-pointer tokens through maps and arrays; `()` when absent.

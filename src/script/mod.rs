@@ -17,8 +17,8 @@ mod helpers;
 pub mod strings;
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::fmt;
+use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -31,8 +31,6 @@ use crate::build::BuildCtx;
 use crate::component::{
     Compiled, Context, EvalError, Kind, Metric, MetricOutput, PostOutput, Postprocessor, Strategy,
 };
-use crate::report::{ExtractionInfo, Issue};
-use crate::strategy::StrategyRegistry;
 use crate::yaml::LoadError;
 
 /// The pack's `limits:` section: what one script call may use. Every limit is
@@ -593,8 +591,8 @@ impl ScriptComponent {
         ctx: &Context<'_>,
     ) -> Result<Value, EvalError> {
         let script = &self.script;
-        let owned = script.uses_compare.then(|| OwnedContext::from(ctx));
-        let _frame = CallFrame::enter(&self.who, &script.host.limits, owned)
+        let context = script.uses_compare.then_some(ctx);
+        let _frame = CallFrame::enter(&self.who, &script.host.limits, context)
             .map_err(|reason| EvalError::new(format!("{}: {reason}", self.who)))?;
         let mut scope = Scope::new();
         // Top-level statements are not run per call: only the entry point is.
@@ -767,55 +765,18 @@ fn thousands(n: u64) -> String {
     out
 }
 
-/// The record's context, owned, for the `compare()` helper: a strategy takes a
-/// `Context`, and the helper runs inside a Rhai call that cannot borrow one.
-#[derive(Debug, Clone)]
-struct OwnedContext {
-    output: String,
-    json: Value,
-    extraction: ExtractionInfo,
-    expected: Value,
-    meta: Value,
-    issues: Vec<Issue>,
-    scores: BTreeMap<String, f64>,
-    strategies: StrategyRegistry,
-}
-
-impl From<&Context<'_>> for OwnedContext {
-    fn from(ctx: &Context<'_>) -> Self {
-        Self {
-            output: ctx.output.to_owned(),
-            json: ctx.json.clone(),
-            extraction: ctx.extraction.clone(),
-            expected: ctx.expected.clone(),
-            meta: ctx.meta.clone(),
-            issues: ctx.issues.to_vec(),
-            scores: ctx.scores.clone(),
-            strategies: ctx.strategies.clone(),
-        }
-    }
-}
-
-impl OwnedContext {
-    fn as_context(&self) -> Context<'_> {
-        Context {
-            output: &self.output,
-            json: &self.json,
-            extraction: &self.extraction,
-            expected: &self.expected,
-            meta: &self.meta,
-            issues: &self.issues,
-            scores: &self.scores,
-            strategies: &self.strategies,
-        }
-    }
-}
+/// The context of a call in progress, its lifetime erased, for the `compare()`
+/// helper: a strategy takes a `Context`, and the helper runs inside a Rhai call
+/// that cannot borrow one. Only [`with_current_context`] reads it, while the
+/// frame holding it is on the stack (see there).
+#[derive(Debug, Clone, Copy)]
+struct ContextPtr(*const Context<'static>);
 
 /// One script call in progress on this thread.
 struct Frame {
     who: String,
     deadline: Option<Instant>,
-    context: Option<Arc<OwnedContext>>,
+    context: Option<ContextPtr>,
     /// The limit this call has hit (its token), if any: from then on every
     /// operation ends the call, and the call is an error even if the script
     /// went on (Rhai ignores errors in `sort` / `dedup` comparers).
@@ -834,14 +795,18 @@ thread_local! {
     static FRAMES: RefCell<Vec<Frame>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Pushes a frame for a call; pops it when dropped, whatever the outcome.
-struct CallFrame;
+/// Pushes a frame for a call; pops it when dropped, whatever the outcome. It
+/// borrows the call's context for as long as it lives, so the frame never holds
+/// a context that is gone.
+struct CallFrame<'c> {
+    context: PhantomData<&'c Context<'c>>,
+}
 
-impl CallFrame {
+impl<'c> CallFrame<'c> {
     fn enter(
         who: &str,
         limits: &ScriptLimits,
-        context: Option<OwnedContext>,
+        context: Option<&'c Context<'c>>,
     ) -> Result<Self, String> {
         let timeout_ms = limits.timeout_ms;
         FRAMES.with_borrow_mut(|frames| {
@@ -858,18 +823,20 @@ impl CallFrame {
             frames.push(Frame {
                 who: who.to_owned(),
                 deadline,
-                context: context.map(Arc::new),
+                context: context.map(|ctx| ContextPtr(std::ptr::from_ref(ctx).cast())),
                 tripped: None,
                 memory_base: crate::alloc::thread_net_bytes(),
                 max_memory: memory_limit(limits),
                 printed: 0,
             });
-            Ok(Self)
+            Ok(Self {
+                context: PhantomData,
+            })
         })
     }
 }
 
-impl Drop for CallFrame {
+impl Drop for CallFrame<'_> {
     fn drop(&mut self) {
         FRAMES.with_borrow_mut(|frames| {
             frames.pop();
@@ -995,9 +962,18 @@ fn current_script() -> String {
     })
 }
 
-/// The context of the innermost call that has one (for `compare()`).
-fn current_context() -> Option<Arc<OwnedContext>> {
-    FRAMES.with_borrow(|frames| frames.iter().rev().find_map(|f| f.context.clone()))
+/// Runs `f` with the context of the innermost call that has one (for
+/// `compare()`); `None` outside of a call.
+#[allow(unsafe_code)]
+fn with_current_context<R>(f: impl FnOnce(&Context<'_>) -> R) -> Option<R> {
+    let ptr = FRAMES.with_borrow(|frames| frames.iter().rev().find_map(|frame| frame.context))?;
+    // SAFETY: the pointer was made from the `&Context` a `CallFrame` borrows for
+    // as long as it lives; the guard pops its frame when dropped (it is a local of
+    // `ScriptComponent::call`, never leaked), so a frame still on this thread's
+    // stack points to a context that is still borrowed. `f` cannot keep the
+    // reference: it is only valid for the closure's call.
+    let ctx = unsafe { &*ptr.0 };
+    Some(f(ctx))
 }
 
 #[cfg(test)]
