@@ -1,0 +1,155 @@
+//! `tribunal check`: one output, its result in full.
+
+use crate::jsonl::DEFAULT_MAX_RECORD_BYTES;
+use crate::pipeline::Input;
+use crate::report::Report;
+use clap::Args;
+use serde_json::Value;
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+use super::{read_limited, PackOptions, EXIT_NOT_PASSED, EXIT_OK};
+
+#[derive(Debug, Args)]
+pub(super) struct CheckArgs {
+    #[command(flatten)]
+    pack: PackOptions,
+    /// The model output to check; `-` or nothing reads stdin.
+    file: Option<PathBuf>,
+    /// Ground truth JSON file (for metrics such as `json_compare`).
+    #[arg(long)]
+    expected: Option<PathBuf>,
+    /// The record's `meta` (a JSON object), as components see it.
+    #[arg(long)]
+    meta: Option<String>,
+    /// Print the result record as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Print only the re-ask feedback (empty when there is nothing to fix).
+    #[arg(long)]
+    feedback: bool,
+    /// Largest output accepted, in bytes.
+    #[arg(long, default_value_t = DEFAULT_MAX_RECORD_BYTES)]
+    max_record_bytes: usize,
+}
+
+pub(super) fn check(args: &CheckArgs) -> Result<u8, String> {
+    let pack = args.pack.load()?;
+    let output = match &args.file {
+        None => read_limited(io::stdin().lock(), args.max_record_bytes, "stdin")?,
+        Some(p) if p.as_os_str() == "-" => {
+            read_limited(io::stdin().lock(), args.max_record_bytes, "stdin")?
+        }
+        Some(path) => {
+            let file =
+                File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+            read_limited(file, args.max_record_bytes, &path.display().to_string())?
+        }
+    };
+    let expected = match &args.expected {
+        None => Value::Null,
+        Some(path) => {
+            let text = crate::files::read_regular_text(path, crate::files::MAX_VALUE_FILE_BYTES)
+                .map_err(|e| format!("--expected: {e}"))?;
+            serde_json::from_str(&text)
+                .map_err(|e| format!("{}: not valid JSON: {e}", path.display()))?
+        }
+    };
+    let mut input = Input::new(output).with_expected(expected);
+    if let Some(meta) = &args.meta {
+        input.meta =
+            serde_json::from_str(meta).map_err(|e| format!("--meta: not valid JSON: {e}"))?;
+    }
+    if let Some(file) = &args.file {
+        input.id = Value::String(file.display().to_string());
+    }
+    let report = pack.evaluate(&input);
+    let mut stdout = io::stdout().lock();
+    let written = if args.json {
+        writeln!(
+            stdout,
+            "{}",
+            serde_json::to_string_pretty(&report.to_value()).unwrap_or_default()
+        )
+    } else if args.feedback {
+        let feedback = report.feedback.as_deref().unwrap_or("");
+        writeln!(stdout, "{}", crate::text::printable(feedback))
+    } else {
+        write!(stdout, "{}", render_report(&report))
+    };
+    written.map_err(|e| format!("cannot write to stdout: {e}"))?;
+    Ok(if report.passed {
+        EXIT_OK
+    } else {
+        EXIT_NOT_PASSED
+    })
+}
+
+/// The human-readable form of a report, as `check` prints it. What came from the
+/// model's output or the pack is shown with control characters escaped.
+pub(crate) fn render_report(report: &Report) -> String {
+    use crate::text::{one_line, printable};
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let score = report
+        .score
+        .map_or_else(|| "-".to_owned(), |s| format!("{s:.4}"));
+    let tier = report.extraction.as_ref().map_or("-", |e| e.tier_name());
+    let _ = writeln!(
+        out,
+        "{}  score {score}  extraction {tier}  ({})",
+        report.status,
+        one_line(&report.pack)
+    );
+    if let Some(extraction) = &report.extraction {
+        if !extraction.repairs.is_empty() {
+            let repairs: Vec<&str> = extraction.repairs.iter().map(|r| r.as_str()).collect();
+            let _ = writeln!(out, "repairs: {}", repairs.join(", "));
+        }
+    }
+    if let Some(error) = &report.error {
+        let _ = writeln!(out, "error: {}", one_line(error));
+    }
+    if !report.metrics.is_empty() {
+        let _ = writeln!(out, "metrics:");
+        for (name, result) in &report.metrics {
+            let _ = writeln!(
+                out,
+                "  {:<24} {:.4}  (weight {})",
+                one_line(name),
+                result.score,
+                result.weight
+            );
+        }
+    }
+    if !report.issues.is_empty() {
+        let _ = writeln!(out, "issues:");
+        for issue in &report.issues {
+            let path = issue
+                .path
+                .as_deref()
+                .filter(|p| !p.is_empty())
+                .unwrap_or("-");
+            let _ = writeln!(
+                out,
+                "  {:<7} {:<18} {:<14} {}",
+                issue.severity,
+                one_line(&issue.rule),
+                one_line(path),
+                one_line(&issue.message)
+            );
+        }
+    }
+    if let Some(feedback) = &report.feedback {
+        let _ = writeln!(out, "feedback:");
+        for line in feedback.lines() {
+            if line.is_empty() {
+                out.push('\n');
+            } else {
+                let _ = writeln!(out, "  {}", printable(line));
+            }
+        }
+    }
+    out
+}

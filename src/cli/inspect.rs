@@ -1,0 +1,117 @@
+//! `tribunal list`, `explain` and `prompt`: what a pack holds and asks for.
+
+use super::{write_out, LoadFlags, PackOptions, EXIT_OK};
+use crate::pack::{LoadOptions, Pack};
+use clap::Args;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Args)]
+pub(super) struct ExplainArgs {
+    /// A component of the pack, or a built-in rule.
+    name: String,
+    /// Look in this pack first.
+    #[arg(long, short)]
+    pack: Option<PathBuf>,
+    #[command(flatten)]
+    load: LoadFlags,
+}
+
+#[derive(Debug, Args)]
+pub(super) struct PromptArgs {
+    #[command(flatten)]
+    pack: PackOptions,
+    /// Print a JSON Schema (draft 2020-12) of the contract instead.
+    #[arg(long)]
+    schema: bool,
+}
+
+pub(super) fn list(path: &Path, options: &LoadOptions) -> Result<u8, String> {
+    let pack = Pack::load_with(path, options).map_err(|e| e.to_string())?;
+    out!("{}  (revision {})", pack.label(), pack.revision);
+    if let Some(description) = &pack.description {
+        out!("{}", description.trim());
+    }
+    out!("\ncomponents:");
+    if pack.components.is_empty() {
+        out!("  (none: the pipeline uses built-ins directly)");
+    }
+    for c in &pack.components {
+        out!(
+            "  {:<24} {:<13} {:<28} {}",
+            c.name,
+            c.kind.as_str(),
+            c.implementation.to_string(),
+            c.description.as_deref().unwrap_or("").trim()
+        );
+    }
+    let mut tiers: Vec<&str> = pack.ladder().iter().map(|t| t.as_str()).collect();
+    if pack.contract.as_ref().is_some_and(|c| c.fallback.is_some()) {
+        tiers.push("fallback");
+    }
+    out!("\nextraction: {}", tiers.join(" → "));
+    out!(
+        "postprocessors: {}",
+        pack.postprocessor_names().collect::<Vec<_>>().join(", ")
+    );
+    let metrics: Vec<String> = pack
+        .metric_steps()
+        .map(|(n, w)| format!("{n} (weight {w})"))
+        .collect();
+    out!("metrics: {}", metrics.join(", "));
+    let s = &pack.scoring;
+    out!(
+        "scoring: PASS ≤ {} errors, NEEDS_IMPROVEMENT ≤ {}, min_score {}",
+        s.pass_max_issues,
+        s.needs_improvement_max_issues,
+        s.min_score
+            .map_or_else(|| "none".to_owned(), |m| m.to_string())
+    );
+    out!("tests: {} files", pack.tests.len());
+    Ok(EXIT_OK)
+}
+
+pub(super) fn explain(args: &ExplainArgs) -> Result<u8, String> {
+    if let Some(path) = &args.pack {
+        let options = args.load.options();
+        let pack = Pack::load_with(path, &options).map_err(|e| e.to_string())?;
+        if let Some(c) = pack.component(&args.name) {
+            out!("# {} ({}, {})", c.name, c.kind, c.implementation);
+            if let Some(description) = &c.description {
+                out!("\n{}", description.trim());
+            }
+            if let Some(docs) = &c.docs {
+                out!("\n{docs}");
+            }
+            if let Some(docs) = c.code_docs() {
+                out!("\n---\n\n{docs}");
+            }
+            return Ok(EXIT_OK);
+        }
+    }
+    if let Some(builtin) = crate::builtins::find(&args.name) {
+        out!("{}", builtin.docs.trim());
+        return Ok(EXIT_OK);
+    }
+    let names: Vec<&str> = crate::builtins::names().collect();
+    let hint = crate::suggest::nearest(&args.name, names.iter().copied())
+        .map_or_else(String::new, |s| format!("; did you mean `{s}`?"));
+    Err(format!(
+        "no component or built-in named `{}`{hint} (built-ins: {})",
+        args.name,
+        names.join(", ")
+    ))
+}
+
+pub(super) fn prompt(args: &PromptArgs) -> Result<u8, String> {
+    let pack = args.pack.load()?;
+    let contract = pack
+        .contract
+        .as_ref()
+        .ok_or_else(|| format!("pack `{}` has no `contract:` section", pack.label()))?;
+    if args.schema {
+        out_json!(&contract.json_schema(&pack.name));
+    } else {
+        out!("{}", contract.format_block());
+    }
+    Ok(EXIT_OK)
+}

@@ -1,0 +1,90 @@
+//! The OUTPUT FORMAT block a prompt ends with: the schema line, the rules, an example.
+
+use serde_json::Value;
+
+use crate::text::python_json;
+
+use super::{display_value, sentences_phrase, Contract, FieldRule, JsonType};
+
+impl Contract {
+    /// The OUTPUT FORMAT block to append to a prompt: the schema, the rules, an example.
+    pub fn format_block(&self) -> String {
+        let mut lines = vec!["OUTPUT FORMAT".to_owned(), self.instructions.clone()];
+        let slots: Vec<String> = self
+            .fields
+            .iter()
+            .map(|f| {
+                let key = Value::String(f.name.clone()).to_string();
+                format!("{key}: {}", self.hint(f))
+            })
+            .collect();
+        if !slots.is_empty() {
+            lines.push(format!("Schema: {{{}}}", slots.join(", ")));
+        }
+        for field in &self.fields {
+            if let Some(line) = &field.spec.prompt {
+                lines.push(line.clone());
+            } else if let Some(line) = self.generated_rule_line(field) {
+                lines.push(line);
+            }
+        }
+        if let Some(example) = &self.example {
+            lines.push(format!("Example: {}", python_json(example)));
+        }
+        lines.join("\n")
+    }
+
+    fn hint(&self, field: &FieldRule) -> String {
+        if let Some(hint) = &field.spec.hint {
+            return hint.clone();
+        }
+        let non_null: Vec<JsonType> = field
+            .types
+            .iter()
+            .copied()
+            .filter(|t| *t != JsonType::Null)
+            .collect();
+        let base = match non_null.first() {
+            None => JsonType::String.default_hint().to_owned(),
+            Some(JsonType::Number | JsonType::Integer)
+                if field.spec.min.is_some() && field.spec.max.is_some() =>
+            {
+                format!(
+                    "{}-{}",
+                    field.spec.min.unwrap_or_default(),
+                    field.spec.max.unwrap_or_default()
+                )
+            }
+            Some(JsonType::Object) if field.spec.values.is_some() => {
+                let inner = field.spec.values.map_or("\"...\"", JsonType::default_hint);
+                format!("{{\"<key>\": {inner}}}")
+            }
+            Some(t) => t.default_hint().to_owned(),
+        };
+        if field.types.contains(&JsonType::Null)
+            && non_null.len() == field.types.len() - 1
+            && !non_null.is_empty()
+        {
+            format!("{base} or null")
+        } else {
+            base
+        }
+    }
+
+    fn generated_rule_line(&self, field: &FieldRule) -> Option<String> {
+        let name = &field.name;
+        if *name == self.kind_field {
+            if let Some(may_emit) = &self.may_emit {
+                return Some(format!("{name} must be one of: {}", may_emit.join(" | ")));
+            }
+        }
+        if let Some(allowed) = &field.spec.one_of {
+            let list: Vec<String> = allowed.iter().map(display_value).collect();
+            return Some(format!("{name} must be one of: {}", list.join(" | ")));
+        }
+        if let Some((lo, hi)) = field.sentences {
+            return Some(format!("{name} must be {}.", sentences_phrase(lo, hi)));
+        }
+        None
+    }
+}
