@@ -260,7 +260,51 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
         resolver.semantic = Some(Arc::new(semantic));
     }
 
-    // Thresholds, by lower-case strategy name.
+    resolver.thresholds = thresholds(&config, ctx, &resolver)?;
+    let weights = config.weights;
+    check_weights(&weights, &resolver)?;
+    let field_strategies = field_strategies(config.field_strategies, ctx, &resolver)?;
+    let text_strategy = config
+        .text_strategy
+        .as_deref()
+        .unwrap_or("semantic")
+        .to_lowercase();
+    if text_strategy == "ignore" || ctx.strategies.get(&text_strategy).is_none() {
+        let mut error = resolver.error(
+            format_args!("`text_strategy`: unknown or unusable strategy `{text_strategy}`"),
+            "text_strategy",
+        );
+        error.suggestion = crate::suggest::nearest(&text_strategy, ctx.strategies.names());
+        return Err(error);
+    }
+    if let Some(metric) = &config.safety_metric {
+        if metric.is_empty() {
+            return Err(resolver.error("`safety_metric` must name a metric", "safety_metric"));
+        }
+    }
+    let auto_semantic = resolver.builtin(&text_strategy, Arc::new(Semantic::default()));
+    let prepares = auto_semantic.strategy.wants_prepare()
+        || field_strategies
+            .values()
+            .any(|r| r.strategy.wants_prepare());
+    Ok(Compiled::Metric(Arc::new(JsonCompare {
+        component: ctx.name.to_owned(),
+        field_strategies,
+        auto_exact: resolver.builtin("exact", Arc::new(Exact)),
+        auto_semantic,
+        weights,
+        safety_metric: config.safety_metric,
+        prepares,
+    })))
+}
+
+/// `thresholds`, `fuzzy_threshold` and `semantic_threshold`, by lower-case
+/// strategy name, each within [0, 1] and given once.
+fn thresholds(
+    config: &Config,
+    ctx: &BuildCtx<'_>,
+    resolver: &Resolver<'_>,
+) -> Result<BTreeMap<String, f64>, BuildError> {
     let check = |value: f64, key: &str| {
         if value.is_finite() && (0.0..=1.0).contains(&value) {
             Ok(value)
@@ -306,9 +350,11 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
             }
         }
     }
-    resolver.thresholds = thresholds;
+    Ok(thresholds)
+}
 
-    let weights = config.weights;
+/// Every weight is a finite number >= 0.
+fn check_weights(weights: &Weights, resolver: &Resolver<'_>) -> Result<(), BuildError> {
     for (key, value) in [
         ("weights.accuracy", weights.accuracy),
         ("weights.completeness", weights.completeness),
@@ -322,40 +368,7 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
             ));
         }
     }
-
-    let field_strategies = field_strategies(config.field_strategies, ctx, &resolver)?;
-    let text_strategy = config
-        .text_strategy
-        .as_deref()
-        .unwrap_or("semantic")
-        .to_lowercase();
-    if text_strategy == "ignore" || ctx.strategies.get(&text_strategy).is_none() {
-        let mut error = resolver.error(
-            format_args!("`text_strategy`: unknown or unusable strategy `{text_strategy}`"),
-            "text_strategy",
-        );
-        error.suggestion = crate::suggest::nearest(&text_strategy, ctx.strategies.names());
-        return Err(error);
-    }
-    if let Some(metric) = &config.safety_metric {
-        if metric.is_empty() {
-            return Err(resolver.error("`safety_metric` must name a metric", "safety_metric"));
-        }
-    }
-    let auto_semantic = resolver.builtin(&text_strategy, Arc::new(Semantic::default()));
-    let prepares = auto_semantic.strategy.wants_prepare()
-        || field_strategies
-            .values()
-            .any(|r| r.strategy.wants_prepare());
-    Ok(Compiled::Metric(Arc::new(JsonCompare {
-        component: ctx.name.to_owned(),
-        field_strategies,
-        auto_exact: resolver.builtin("exact", Arc::new(Exact)),
-        auto_semantic,
-        weights,
-        safety_metric: config.safety_metric,
-        prepares,
-    })))
+    Ok(())
 }
 
 /// Reads `field_strategies` (inline map or JSON file) and resolves every name once.
@@ -550,29 +563,8 @@ impl Metric for JsonCompare {
     }
 
     fn evaluate(&self, ctx: &Context<'_>) -> Result<MetricOutput, EvalError> {
-        let name = &self.component;
-        let gt = match ctx.expected {
-            Value::Object(map) => map,
-            Value::Null => {
-                return Err(EvalError::new(format!(
-                    "{name} needs ground truth: the record has no `expected`"
-                )))
-            }
-            other => {
-                return Err(EvalError::new(format!(
-                    "{name}: `expected` must be a JSON object, got {}",
-                    type_name(other)
-                )))
-            }
-        };
-        let safety = match &self.safety_metric {
-            None => 1.0,
-            Some(metric) => *ctx.scores.get(metric).ok_or_else(|| {
-                EvalError::new(format!(
-                    "{name}: safety_metric `{metric}` has no score: it must run before {name} in the pipeline"
-                ))
-            })?,
-        };
+        let gt = self.ground_truth(ctx)?;
+        let safety = self.safety(ctx)?;
         let mut issues = Vec::new();
         let empty = Map::new();
         let aio = if let Value::Object(map) = ctx.json {
@@ -581,108 +573,25 @@ impl Metric for JsonCompare {
             issues.push(Issue::error("", "output has no JSON object to compare"));
             &empty
         };
-
-        let mut extra_keys: Vec<&str> = Vec::new();
-        let mut gt_null_aio_has_value: Vec<&str> = Vec::new();
-        let mut gt_non_null: Vec<&str> = Vec::new();
-        let mut aio_missing_or_null: Vec<&str> = Vec::new();
-        let mut both_non_null: Vec<&str> = Vec::new();
-        let mut ignored: Vec<&str> = Vec::new();
-        let mut fields = Map::new();
-        let mut matched_count = 0usize;
-
+        let mut buckets = Buckets::default();
         for (key, gt_value) in gt {
-            let aio_value = aio.get(key).filter(|v| !is_null(v));
-            if is_null(gt_value) {
-                if aio_value.is_some() {
-                    gt_null_aio_has_value.push(key);
-                    issues.push(
-                        Issue::warning("", format!("unexpected `{key}` (no value expected)"))
-                            .at(pointer(key)),
-                    );
-                }
-                continue;
-            }
-            gt_non_null.push(key);
-            let Some(aio_value) = aio_value else {
-                aio_missing_or_null.push(key);
-                issues.push(Issue::warning("", format!("missing `{key}`")).at(pointer(key)));
-                continue;
-            };
-            both_non_null.push(key);
-            let resolved = self.strategy_for(key, gt_value);
-            if resolved.is_ignore() {
-                ignored.push(key);
-                fields.insert(key.clone(), json!({ "strategy": "ignore" }));
-                continue;
-            }
-            let similarity = resolved
-                .strategy
-                .compare(gt_value, aio_value, ctx)
-                .map_err(|err| {
-                    EvalError::new(format!(
-                        "{name}: field `{key}` ({} strategy): {err}",
-                        resolved.name
-                    ))
-                })?;
-            let matched = similarity >= resolved.threshold;
-            if matched {
-                matched_count += 1;
-            } else {
-                issues.push(
-                    Issue::warning(
-                        "",
-                        format!(
-                            "`{key}` does not match the expected value ({} {} < {})",
-                            resolved.name,
-                            show(similarity, resolved.threshold),
-                            show(resolved.threshold, similarity),
-                        ),
-                    )
-                    .at(pointer(key)),
-                );
-            }
-            fields.insert(
-                key.clone(),
-                json!({ "strategy": resolved.name, "similarity": similarity, "matched": matched }),
-            );
+            self.compare_field(key, gt_value, aio, ctx, &mut buckets, &mut issues)?;
         }
         // The engine's own fallback marker is not something the model said.
         let marker = ctx.extraction.raw_fallback.then_some(RAW_FALLBACK_KEY);
         for key in aio.keys().filter(|k| Some(k.as_str()) != marker) {
             if !gt.contains_key(key) {
-                extra_keys.push(key);
+                buckets.extra_keys.push(key);
                 issues.push(Issue::warning("", format!("unexpected `{key}`")).at(pointer(key)));
             }
         }
-
-        // Phase 1: completeness.
-        let completeness = if gt_non_null.is_empty() {
-            1.0
-        } else {
-            both_non_null.len() as f64 / gt_non_null.len() as f64
-        };
-        // Phase 2: hallucination.
-        let total_distinct = gt.len() + extra_keys.len();
-        let hallucination = if total_distinct == 0 {
-            0.0
-        } else {
-            (extra_keys.len() + gt_null_aio_has_value.len()) as f64 / total_distinct as f64
-        };
-        // Phase 3: accuracy.
-        let scorable = both_non_null.len() - ignored.len();
-        let accuracy = if scorable == 0 {
-            1.0
-        } else {
-            matched_count as f64 / scorable as f64
-        };
+        let (completeness, hallucination, accuracy) = buckets.phases(gt.len());
         // Phase 4: RQS, clamped like Python's `max(0.0, min(1.0, rqs))`.
         let w = self.weights;
         let rqs = (w.accuracy * accuracy) + (w.completeness * completeness) + (w.safety * safety)
             - (w.hallucination * hallucination);
         let rqs = if rqs < 1.0 { rqs } else { 1.0 };
         let rqs = if rqs > 0.0 { rqs } else { 0.0 };
-
         let details = json!({
             "completeness": completeness,
             "hallucination": hallucination,
@@ -690,20 +599,160 @@ impl Metric for JsonCompare {
             "safety": safety,
             "rqs": rqs,
             "buckets": {
-                "extra_keys": extra_keys,
-                "gt_null_aio_has_value": gt_null_aio_has_value,
-                "gt_non_null": gt_non_null,
-                "aio_missing_or_null": aio_missing_or_null,
-                "both_non_null": both_non_null,
+                "extra_keys": buckets.extra_keys,
+                "gt_null_aio_has_value": buckets.gt_null_aio_has_value,
+                "gt_non_null": buckets.gt_non_null,
+                "aio_missing_or_null": buckets.aio_missing_or_null,
+                "both_non_null": buckets.both_non_null,
             },
-            "fields": fields,
-            "ignored": ignored,
+            "fields": buckets.fields,
+            "ignored": buckets.ignored,
         });
         Ok(MetricOutput {
             score: rqs,
             issues,
             details,
         })
+    }
+}
+
+/// Where each key of the ground truth and the output falls, as the seed's
+/// buckets, and each compared field's result.
+#[derive(Debug, Default)]
+struct Buckets<'a> {
+    extra_keys: Vec<&'a str>,
+    gt_null_aio_has_value: Vec<&'a str>,
+    gt_non_null: Vec<&'a str>,
+    aio_missing_or_null: Vec<&'a str>,
+    both_non_null: Vec<&'a str>,
+    ignored: Vec<&'a str>,
+    fields: Map<String, Value>,
+    matched: usize,
+}
+
+impl Buckets<'_> {
+    /// Phases 1 to 3: completeness, hallucination and accuracy, for a ground
+    /// truth of `gt_len` keys.
+    fn phases(&self, gt_len: usize) -> (f64, f64, f64) {
+        let completeness = if self.gt_non_null.is_empty() {
+            1.0
+        } else {
+            self.both_non_null.len() as f64 / self.gt_non_null.len() as f64
+        };
+        let total_distinct = gt_len + self.extra_keys.len();
+        let hallucination = if total_distinct == 0 {
+            0.0
+        } else {
+            (self.extra_keys.len() + self.gt_null_aio_has_value.len()) as f64
+                / total_distinct as f64
+        };
+        let scorable = self.both_non_null.len() - self.ignored.len();
+        let accuracy = if scorable == 0 {
+            1.0
+        } else {
+            self.matched as f64 / scorable as f64
+        };
+        (completeness, hallucination, accuracy)
+    }
+}
+
+impl JsonCompare {
+    /// The record's `expected`, which must be an object.
+    fn ground_truth<'c>(&self, ctx: &Context<'c>) -> Result<&'c Map<String, Value>, EvalError> {
+        let name = &self.component;
+        match ctx.expected {
+            Value::Object(map) => Ok(map),
+            Value::Null => Err(EvalError::new(format!(
+                "{name} needs ground truth: the record has no `expected`"
+            ))),
+            other => Err(EvalError::new(format!(
+                "{name}: `expected` must be a JSON object, got {}",
+                type_name(other)
+            ))),
+        }
+    }
+
+    /// The safety score: 1, or the score of `safety_metric`, which ran before.
+    fn safety(&self, ctx: &Context<'_>) -> Result<f64, EvalError> {
+        let name = &self.component;
+        match &self.safety_metric {
+            None => Ok(1.0),
+            Some(metric) => ctx.scores.get(metric).copied().ok_or_else(|| {
+                EvalError::new(format!(
+                    "{name}: safety_metric `{metric}` has no score: it must run before {name} in the pipeline"
+                ))
+            }),
+        }
+    }
+
+    /// Puts one ground-truth key in its bucket and, when both sides have a
+    /// value, compares them with the key's strategy.
+    fn compare_field<'a>(
+        &self,
+        key: &'a String,
+        gt_value: &Value,
+        aio: &Map<String, Value>,
+        ctx: &Context<'_>,
+        buckets: &mut Buckets<'a>,
+        issues: &mut Vec<Issue>,
+    ) -> Result<(), EvalError> {
+        let aio_value = aio.get(key).filter(|v| !is_null(v));
+        if is_null(gt_value) {
+            if aio_value.is_some() {
+                buckets.gt_null_aio_has_value.push(key);
+                issues.push(
+                    Issue::warning("", format!("unexpected `{key}` (no value expected)"))
+                        .at(pointer(key)),
+                );
+            }
+            return Ok(());
+        }
+        buckets.gt_non_null.push(key);
+        let Some(aio_value) = aio_value else {
+            buckets.aio_missing_or_null.push(key);
+            issues.push(Issue::warning("", format!("missing `{key}`")).at(pointer(key)));
+            return Ok(());
+        };
+        buckets.both_non_null.push(key);
+        let resolved = self.strategy_for(key, gt_value);
+        if resolved.is_ignore() {
+            buckets.ignored.push(key);
+            buckets
+                .fields
+                .insert(key.clone(), json!({ "strategy": "ignore" }));
+            return Ok(());
+        }
+        let similarity = resolved
+            .strategy
+            .compare(gt_value, aio_value, ctx)
+            .map_err(|err| {
+                EvalError::new(format!(
+                    "{}: field `{key}` ({} strategy): {err}",
+                    self.component, resolved.name
+                ))
+            })?;
+        let matched = similarity >= resolved.threshold;
+        if matched {
+            buckets.matched += 1;
+        } else {
+            issues.push(
+                Issue::warning(
+                    "",
+                    format!(
+                        "`{key}` does not match the expected value ({} {} < {})",
+                        resolved.name,
+                        show(similarity, resolved.threshold),
+                        show(resolved.threshold, similarity),
+                    ),
+                )
+                .at(pointer(key)),
+            );
+        }
+        buckets.fields.insert(
+            key.clone(),
+            json!({ "strategy": resolved.name, "similarity": similarity, "matched": matched }),
+        );
+        Ok(())
     }
 }
 
