@@ -4,20 +4,17 @@
 //! (tokens and embeddings against sentence-transformers') is tested beside its
 //! code, in `src/semantic/model_tests.rs`.
 
-use std::path::{Path, PathBuf};
+#[path = "support/model.rs"]
+mod model;
 
+use std::path::Path;
+
+use model::model_copy;
 use serde_json::{json, Value};
 use tribunal::{Input, LoadOptions, Override, Pack};
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Where `scripts/setup` installs the model (or `$TRIBUNAL_MODEL_DIR`).
-fn model_dir() -> PathBuf {
-    std::env::var_os("TRIBUNAL_MODEL_DIR")
-        .filter(|dir| !dir.is_empty())
-        .map_or_else(|| root().join("models/all-MiniLM-L6-v2"), PathBuf::from)
 }
 
 /// Seed 002's walkthrough with the seed's own config (name FUZZY, bio SEMANTIC).
@@ -54,26 +51,6 @@ fn seed_walkthrough_scores_0_7375_with_the_real_model() {
     assert_eq!(bio["matched"], true);
     let similarity = bio["similarity"].as_f64().unwrap();
     assert!((0.80..=1.0).contains(&similarity), "{bio}");
-}
-
-/// A copy of the installed model (its files linked) in a folder of its own, so a
-/// pack pointed at it (`model:`) has its own, cold, embedding cache.
-fn model_copy(into: &Path) -> PathBuf {
-    let source = model_dir();
-    let copy = into.join("model");
-    std::fs::create_dir_all(copy.join("1_Pooling")).unwrap();
-    for file in [
-        "config.json",
-        "tokenizer.json",
-        "model.safetensors",
-        "sentence_bert_config.json",
-        "1_Pooling/config.json",
-    ] {
-        if source.join(file).is_file() {
-            std::os::unix::fs::symlink(source.join(file), copy.join(file)).unwrap();
-        }
-    }
-    copy
 }
 
 /// json-eval with its model in `dir` (an embedding cache of its own).

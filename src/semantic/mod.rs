@@ -445,6 +445,9 @@ impl SemanticModel {
     }
 }
 
+#[cfg(test)]
+#[path = "../../tests/support/model.rs"]
+mod model_support;
 /// Against the real model (installed by `scripts/setup`).
 #[cfg(test)]
 mod model_tests;

@@ -4,17 +4,14 @@
 //! `scripts/semantic_reference.py`), embeddings do not depend on batch composition,
 //! and the 0.80 threshold separates paraphrases from unrelated sentences.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use super::{cosine, locate, Embedder, SemanticModel};
+use super::model_support::{model_copy, model_dir};
+use super::{cosine, Embedder, SemanticModel};
 use serde_json::Value;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn model_dir() -> PathBuf {
-    locate(None).unwrap_or_else(|why| panic!("{why}"))
 }
 
 fn embedder() -> Embedder {
@@ -41,26 +38,6 @@ fn reference() -> Vec<Reference> {
             embedding: serde_json::from_value(r["embedding"].clone()).unwrap(),
         })
         .collect()
-}
-
-/// A copy of the installed model (its files linked) in a folder of its own, so a
-/// pack pointed at it (`model:`) has its own, cold, embedding cache.
-fn model_copy(into: &Path) -> PathBuf {
-    let source = model_dir();
-    let copy = into.join("model");
-    std::fs::create_dir_all(copy.join("1_Pooling")).unwrap();
-    for file in [
-        "config.json",
-        "tokenizer.json",
-        "model.safetensors",
-        "sentence_bert_config.json",
-        "1_Pooling/config.json",
-    ] {
-        if source.join(file).is_file() {
-            std::os::unix::fs::symlink(source.join(file), copy.join(file)).unwrap();
-        }
-    }
-    copy
 }
 
 #[test]

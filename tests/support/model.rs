@@ -1,0 +1,34 @@
+//! The sentence-embedding model `scripts/setup` installs, for the tests that use
+//! it (the integration tests and the model's own unit tests include this file).
+
+use std::path::{Path, PathBuf};
+
+/// Where `scripts/setup` installs the model (or `$TRIBUNAL_MODEL_DIR`).
+pub fn model_dir() -> PathBuf {
+    std::env::var_os("TRIBUNAL_MODEL_DIR")
+        .filter(|dir| !dir.is_empty())
+        .map_or_else(
+            || Path::new(env!("CARGO_MANIFEST_DIR")).join("models/all-MiniLM-L6-v2"),
+            PathBuf::from,
+        )
+}
+
+/// A copy of the installed model (its files linked) in a folder of its own, so a
+/// pack pointed at it (`model:`) has its own, cold, embedding cache.
+pub fn model_copy(into: &Path) -> PathBuf {
+    let source = model_dir();
+    let copy = into.join("model");
+    std::fs::create_dir_all(copy.join("1_Pooling")).unwrap();
+    for file in [
+        "config.json",
+        "tokenizer.json",
+        "model.safetensors",
+        "sentence_bert_config.json",
+        "1_Pooling/config.json",
+    ] {
+        if source.join(file).is_file() {
+            std::os::unix::fs::symlink(source.join(file), copy.join(file)).unwrap();
+        }
+    }
+    copy
+}
