@@ -48,7 +48,8 @@ pub fn read_regular_text(path: &Path, limit: u64) -> Result<String, FileError> {
     read_text_named(path, &path.display().to_string(), limit)
 }
 
-/// Reads the regular file at `path` (see [`read_regular_text`]), with errors naming the file `shown` (as its user wrote it).
+/// Reads the regular file at `path` (see [`read_regular_text`]), with errors
+/// naming the file `shown` (as its user wrote it).
 fn read_bytes(path: &Path, shown: &str, limit: u64) -> Result<Vec<u8>, FileError> {
     let shown = || shown.to_owned();
     let io_error = |source| FileError::Io {

@@ -427,8 +427,8 @@ fn evaluate_batch(
         result.lines.push('\n');
         result.digests.push(Digest::of(&report));
         result.metric_scores.extend(
-            pack.metric_steps()
-                .map(|(name, _)| report.metrics.get(name).map(|m| m.score)),
+            pack.metric_names()
+                .map(|name| report.metrics.get(name).map(|m| m.score)),
         );
     }
     result
@@ -450,15 +450,12 @@ where
     W: Write,
     P: FnMut(u64),
 {
-    let names: Vec<String> = pack
-        .metric_steps()
-        .map(|(name, _)| name.to_owned())
-        .collect();
+    let names: Vec<String> = pack.metric_names().map(str::to_owned).collect();
     let metric_count = names.len();
     let mut summary = Summary::new(names);
     let mut write_error: Option<io::Error> = None;
     let batches = RecordReader::new(input, options.max_record_bytes);
-    crate::parallel::ordered_map_chunked(
+    crate::parallel::ordered_map(
         batches,
         options.jobs,
         1,

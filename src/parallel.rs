@@ -32,7 +32,7 @@ pub fn effective_jobs(jobs: usize) -> usize {
 /// with the results in input order, on the calling thread, handing items to
 /// workers `chunk` at a time (1 when the items are already batches). With one
 /// job no thread is started.
-pub fn ordered_map_chunked<T, R, I, F, S>(items: I, jobs: usize, chunk: usize, f: F, mut sink: S)
+pub fn ordered_map<T, R, I, F, S>(items: I, jobs: usize, chunk: usize, f: F, mut sink: S)
 where
     T: Send,
     R: Send,
@@ -115,7 +115,7 @@ mod tests {
     #[test]
     fn keeps_input_order_with_many_workers() {
         let mut out = Vec::new();
-        ordered_map_chunked(
+        ordered_map(
             0..10_000u64,
             4,
             32,
@@ -133,7 +133,7 @@ mod tests {
     #[test]
     fn single_job_runs_inline() {
         let mut out = Vec::new();
-        ordered_map_chunked(["a", "b"].into_iter(), 1, 32, str::to_uppercase, |r| {
+        ordered_map(["a", "b"].into_iter(), 1, 32, str::to_uppercase, |r| {
             out.push(r);
         });
         assert_eq!(out, ["A", "B"]);
@@ -142,7 +142,7 @@ mod tests {
     #[test]
     fn empty_input_yields_nothing() {
         let mut count = 0;
-        ordered_map_chunked(std::iter::empty::<u8>(), 3, 32, |x| x, |_| count += 1);
+        ordered_map(std::iter::empty::<u8>(), 3, 32, |x| x, |_| count += 1);
         assert_eq!(count, 0);
     }
 }

@@ -220,7 +220,7 @@ impl Pack {
             let batch: Vec<Input> = inputs.by_ref().take(BATCH_RECORDS).collect();
             (!batch.is_empty()).then_some(batch)
         });
-        crate::parallel::ordered_map_chunked(
+        crate::parallel::ordered_map(
             batches,
             jobs,
             1,

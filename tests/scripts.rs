@@ -427,31 +427,38 @@ fn every_helper_returns_what_the_guide_says() {
     assert_eq!(d["compare"][2], 1.0);
 }
 
-#[test]
-fn compare_reaches_the_packs_own_script_strategies() {
-    let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), "near.rhai", "fn compare(e, a, ctx) { if (e - a).abs() < 1 { 1.0 } else { compare_with(\"exact\", e, a) } }");
+/// A pack whose metric `m` (source `metric`) calls the pack's own script
+/// strategy `name` (source `strategy`) through `compare()`.
+fn metric_calling_a_script_strategy(dir: &Path, name: &str, strategy: &str, metric: &str) -> Pack {
+    write(dir, &format!("{name}.rhai"), strategy);
     write(
-        dir.path(),
-        "near.yaml",
-        "kind: strategy\nname: near\nimplementation: { script: near.rhai }\n",
+        dir,
+        &format!("{name}.yaml"),
+        &format!("kind: strategy\nname: {name}\nimplementation: {{ script: {name}.rhai }}\n"),
     );
+    write(dir, "m.rhai", metric);
     write(
-        dir.path(),
-        "m.rhai",
-        "fn evaluate(ctx) { compare(\"near\", 10, ctx.json.x) }",
-    );
-    write(
-        dir.path(),
+        dir,
         "m.yaml",
         "kind: metric\nname: m\nimplementation: { script: m.rhai }\n",
     );
     write(
-        dir.path(),
+        dir,
         "pack.yaml",
         "name: t\ncomponents: [\"*.yaml\"]\npipeline:\n  metrics: [m]\n",
     );
-    let pack = Pack::load(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    Pack::load(dir).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn compare_reaches_the_packs_own_script_strategies() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = metric_calling_a_script_strategy(
+        dir.path(),
+        "near",
+        "fn compare(e, a, ctx) { if (e - a).abs() < 1 { 1.0 } else { compare_with(\"exact\", e, a) } }",
+        "fn evaluate(ctx) { compare(\"near\", 10, ctx.json.x) }",
+    );
     assert_eq!(eval(&pack, r#"{"x": 10.5}"#).score, Some(1.0));
     assert_eq!(eval(&pack, r#"{"x": 12}"#).score, Some(0.0));
     assert_eq!(eval(&pack, r#"{"x": 10}"#).score, Some(1.0));
@@ -462,32 +469,12 @@ fn compare_reaches_the_packs_own_script_strategies() {
 #[test]
 fn a_strategy_reached_through_compare_sees_the_records_context() {
     let dir = tempfile::tempdir().unwrap();
-    write(
+    let pack = metric_calling_a_script_strategy(
         dir.path(),
-        "lenient.rhai",
+        "lenient",
         "fn compare(e, a, ctx) { if ctx.meta.lenient || e == a { 1.0 } else { 0.0 } }",
-    );
-    write(
-        dir.path(),
-        "lenient.yaml",
-        "kind: strategy\nname: lenient\nimplementation: { script: lenient.rhai }\n",
-    );
-    write(
-        dir.path(),
-        "m.rhai",
         "fn evaluate(ctx) { compare(\"lenient\", ctx.output, \"x\") }",
     );
-    write(
-        dir.path(),
-        "m.yaml",
-        "kind: metric\nname: m\nimplementation: { script: m.rhai }\n",
-    );
-    write(
-        dir.path(),
-        "pack.yaml",
-        "name: t\ncomponents: [\"*.yaml\"]\npipeline:\n  metrics: [m]\n",
-    );
-    let pack = Pack::load(dir.path()).unwrap_or_else(|e| panic!("{e}"));
     let inputs: Vec<Input> = (0..600)
         .map(|i| {
             Input::new(if i % 3 == 0 { "x" } else { "y" })

@@ -104,14 +104,11 @@ pub(super) fn explain(args: &ExplainArgs) -> Result<u8, String> {
 
 pub(super) fn prompt(args: &PromptArgs) -> Result<u8, String> {
     let pack = args.pack.load()?;
-    let contract = pack
-        .contract
-        .as_ref()
-        .ok_or_else(|| format!("pack `{}` has no `contract:` section", pack.label()))?;
+    let no_contract = || format!("pack `{}` has no `contract:` section", pack.label());
     if args.schema {
-        out_json!(&contract.json_schema(&pack.name));
+        out_json!(&pack.json_schema().ok_or_else(no_contract)?);
     } else {
-        out!("{}", contract.format_block());
+        out!("{}", pack.prompt().ok_or_else(no_contract)?);
     }
     Ok(EXIT_OK)
 }

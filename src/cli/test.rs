@@ -110,7 +110,7 @@ pub(super) fn lint(args: &LintArgs) -> Result<u8, String> {
                     pack.label(),
                     pack.components.len(),
                     pack.postprocessor_names().count(),
-                    pack.metric_steps().count(),
+                    pack.metric_names().count(),
                     pack.tests.len()
                 );
             }

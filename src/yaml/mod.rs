@@ -2,9 +2,11 @@
 //! libyaml, is also read by `scan`).
 //!
 //! `serde_yaml` is deprecated upstream; keeping every use of it here means a
-//! maintained fork can be swapped in by editing this one file (and `scan`). Everything else
-//! sees typed manifests, `serde_json::Value`s and `LoadError`s with file, line
-//! and column.
+//! maintained fork can be swapped in by editing this module alone. Everything
+//! else sees typed manifests, `serde_json::Value`s and `LoadError`s with file,
+//! line and column.
+
+pub(crate) mod scan;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -13,8 +15,6 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::files::{FileError, PackFiles, MAX_PACK_FILE_BYTES};
-pub(crate) mod scan;
-
 use scan::{ScanError, MAX_YAML_NODES};
 
 /// A load error: what went wrong, and where (1-based line and column).
