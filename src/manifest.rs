@@ -5,6 +5,9 @@
 
 use std::fmt;
 
+use std::borrow::Cow;
+
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::Value;
@@ -13,17 +16,22 @@ use crate::component::Kind;
 use crate::contract::ContractSpec;
 
 /// A component manifest (`.yaml`, or Markdown front matter).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[schemars(transform = kind_or_alias_required)]
 #[serde(deny_unknown_fields)]
 pub struct ComponentManifest {
     /// `metric`, `postprocessor` or `strategy` (seed aliases: `component_type`,
     /// `type`; `evaluation` means `metric`).
     #[serde(alias = "component_type", alias = "type")]
+    #[schemars(schema_with = "kind_schema")]
     pub kind: Kind,
+    /// The component's name, unique in the pack; pipelines and `--set` use it.
     pub name: String,
+    /// The component's own version, for its readers.
     #[serde(default)]
     #[allow(dead_code)] // for its readers, as `owner` below
     pub version: Option<String>,
+    /// One line: what the component checks (`tribunal list` shows it).
     #[serde(default)]
     pub description: Option<String>,
     /// Other components (in the pack, or built-ins) this one needs.
@@ -32,6 +40,7 @@ pub struct ComponentManifest {
     // `capabilities`, `inputs`, `outputs` and `owner` document the component
     // for its readers (the seeds' manifest format); they are read, checked for
     // type, and not used.
+    /// Free-form tags, for the component's readers.
     #[serde(default)]
     #[allow(dead_code)]
     pub capabilities: Vec<String>,
@@ -39,12 +48,15 @@ pub struct ComponentManifest {
     #[serde(default)]
     #[allow(dead_code)]
     pub inputs: Option<Value>,
+    /// Free-form documentation of the component's outputs.
     #[serde(default)]
     #[allow(dead_code)]
     pub outputs: Option<Value>,
+    /// Who maintains the component (free-form).
     #[serde(default)]
     #[allow(dead_code)]
     pub owner: Option<Value>,
+    /// Where the code comes from: exactly one of `builtin`, `script`, `inline`, `plugin`.
     #[serde(default)]
     pub implementation: Option<ImplementationSpec>,
     /// Default config; a pack may override it per use with `with:`.
@@ -53,9 +65,11 @@ pub struct ComponentManifest {
 }
 
 /// Where a component's code comes from: exactly one of the four keys.
-#[derive(Debug, Clone, Deserialize, Default)]
+#[derive(Debug, Clone, Deserialize, Default, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend("minProperties" = 1, "maxProperties" = 1))]
 pub struct ImplementationSpec {
+    /// A built-in rule, by name (`tribunal explain NAME` documents each).
     #[serde(default)]
     pub builtin: Option<String>,
     /// A Rhai file next to the manifest.
@@ -64,6 +78,7 @@ pub struct ImplementationSpec {
     /// Rhai source inline.
     #[serde(default)]
     pub inline: Option<String>,
+    /// A component of a native plugin library.
     #[serde(default)]
     pub plugin: Option<PluginRef>,
 }
@@ -124,21 +139,27 @@ impl fmt::Display for Implementation {
 }
 
 /// `pack.yaml`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PackManifest {
+    /// The pack's name (results carry `name@version`).
     pub name: String,
+    /// The pack's version.
     #[serde(default)]
     pub version: Option<String>,
+    /// What the pack checks, in a sentence or two.
     #[serde(default)]
     pub description: Option<String>,
     /// Globs of component manifests, relative to the pack folder.
     #[serde(default)]
     pub components: Vec<String>,
+    /// The shape the model was asked to emit: extraction, fields, `may_emit`, fallback.
     #[serde(default)]
     pub contract: Option<ContractSpec>,
+    /// Postprocessors in order, then metrics.
     #[serde(default)]
     pub pipeline: PipelineSpec,
+    /// How the status follows from error-severity issues and the score.
     #[serde(default)]
     pub scoring: ScoringSpec,
     /// Globs of test files, relative to the pack folder.
@@ -149,17 +170,20 @@ pub struct PackManifest {
     pub limits: crate::script::ScriptLimits,
 }
 
-#[derive(Debug, Clone, Deserialize, Default)]
+/// `pipeline:`.
+#[derive(Debug, Clone, Deserialize, Default, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PipelineSpec {
+    /// Run in order on every record; each returns issues and may normalise the JSON.
     #[serde(default)]
     pub postprocessors: Vec<UseSpec>,
+    /// Scored after the postprocessors; the score is their weighted mean.
     #[serde(default)]
     pub metrics: Vec<UseSpec>,
 }
 
 /// How a status is derived from error-severity issues and the score.
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScoringSpec {
     /// Error-severity issues allowed for PASS.
@@ -209,17 +233,82 @@ impl UseSpec {
     }
 }
 
-#[derive(Deserialize)]
+/// The map form of a pipeline step.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct UseMap {
+    /// A component of the pack, or a built-in rule.
     #[serde(rename = "use")]
     component: String,
+    /// A metric's weight in the score (default 1).
     #[serde(default)]
+    #[schemars(range(min = 0.0))]
     weight: Option<f64>,
+    /// Config for this use, over the component's own `config:`.
     #[serde(default)]
     with: Option<Value>,
+    /// The name results are reported under (to use one component twice).
     #[serde(default, rename = "as")]
     alias: Option<String>,
+}
+
+/// A step is a component name, or the map [`UseMap`].
+impl JsonSchema for UseSpec {
+    fn schema_name() -> Cow<'static, str> {
+        "UseSpec".into()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let map = generator.subschema_for::<UseMap>();
+        json_schema!({
+            "description": "A pipeline step: a component name, or `{use, weight, with, as}`.",
+            "anyOf": [{ "type": "string" }, map]
+        })
+    }
+}
+
+/// `kind:` (or its seed spellings `component_type:` / `type:`): the names `Kind`
+/// deserialises from.
+fn kind_schema(_: &mut SchemaGenerator) -> Schema {
+    let mut names: Vec<&str> = [Kind::Metric, Kind::Postprocessor, Kind::Strategy]
+        .iter()
+        .map(|k| k.as_str())
+        .collect();
+    names.push("evaluation");
+    json_schema!({
+        "description": "metric, postprocessor or strategy (`evaluation` means metric)",
+        "enum": names
+    })
+}
+
+/// `kind` may be spelt `component_type` or `type` (serde aliases): the schema lists
+/// the three properties and requires exactly one of them.
+fn kind_or_alias_required(schema: &mut Schema) {
+    let Some(object) = schema.as_object_mut() else {
+        return;
+    };
+    if let Some(required) = object.get_mut("required").and_then(Value::as_array_mut) {
+        required.retain(|name| name != "kind");
+    }
+    if let Some(kind) = object
+        .get("properties")
+        .and_then(|p| p.get("kind"))
+        .cloned()
+    {
+        if let Some(properties) = object.get_mut("properties").and_then(Value::as_object_mut) {
+            for alias in ["component_type", "type"] {
+                properties.insert(alias.to_owned(), kind.clone());
+            }
+        }
+    }
+    object.insert(
+        "oneOf".to_owned(),
+        serde_json::json!([
+            { "required": ["kind"] },
+            { "required": ["component_type"] },
+            { "required": ["type"] }
+        ]),
+    );
 }
 
 impl<'de> Deserialize<'de> for UseSpec {
@@ -251,3 +340,45 @@ impl<'de> Deserialize<'de> for UseSpec {
         deserializer.deserialize_any(UseVisitor)
     }
 }
+
+/// The JSON Schemas (draft 2020-12) of the two files a pack author writes, by name:
+/// `pack` (`pack.yaml`) and `component` (a component manifest, or the front matter
+/// of a Markdown one). They are derived from the types above, which parse those
+/// files, so they cannot drift from them; `docs/schemas/NAME.schema.json` holds
+/// each, and `tribunal schema NAME` prints it.
+pub fn schema(name: &str) -> Option<Value> {
+    let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
+    let (schema, title, file) = match name {
+        "pack" => (
+            generator.into_root_schema_for::<PackManifest>(),
+            "Tribunal pack.yaml",
+            "pack.schema.json",
+        ),
+        "component" => (
+            generator.into_root_schema_for::<ComponentManifest>(),
+            "Tribunal component manifest",
+            "component.schema.json",
+        ),
+        _ => return None,
+    };
+    // `$schema`, our title and a pointer to the shipped file, then the rest as generated.
+    let mut object = serde_json::Map::new();
+    let generated = schema.to_value();
+    let mut generated = generated.as_object().cloned().unwrap_or_default();
+    if let Some(dialect) = generated.remove("$schema") {
+        object.insert("$schema".to_owned(), dialect);
+    }
+    generated.remove("title");
+    object.insert("title".to_owned(), Value::from(title));
+    object.insert(
+        "$comment".to_owned(),
+        Value::from(format!(
+            "Generated by `tribunal schema {name}` (shipped as docs/schemas/{file}); do not edit."
+        )),
+    );
+    object.extend(generated);
+    Some(Value::Object(object))
+}
+
+/// The names [`schema`] knows.
+pub const SCHEMA_NAMES: [&str; 2] = ["pack", "component"];

@@ -535,7 +535,164 @@ fn usage_errors_exit_2() {
         .write_stdin("{}")
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("no such pack"));
+        .stderr(
+            "error: /no/such/pack: no such file or folder; a pack is a folder holding a pack.yaml (or the pack.yaml itself)\n",
+        );
+}
+
+/// Every command that loads a pack takes it as its first argument or as `--pack`,
+/// the same way, with one message for a missing pack and no made-up position.
+#[test]
+fn the_pack_is_an_argument_or_an_option_in_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    demo_pack(dir.path());
+    let pack = dir.path().to_str().unwrap();
+    let output = dir.path().join("reply.txt");
+    write(
+        dir.path(),
+        "reply.txt",
+        r#"{"kind": "note", "text": "All good."}"#,
+    );
+    let data = dir.path().join("data.jsonl");
+    write(dir.path(), "data.jsonl", "{\"output\": \"{}\"}\n");
+    let (output, data) = (output.to_str().unwrap(), data.to_str().unwrap());
+    let forms: [(&[&str], &[&str]); 6] = [
+        (
+            &["check", pack, output, "--json"],
+            &["check", "--pack", pack, output, "--json"],
+        ),
+        (
+            &["eval", pack, "--input", data],
+            &["eval", "--pack", pack, "--input", data],
+        ),
+        (&["list", pack], &["list", "--pack", pack]),
+        (&["prompt", pack], &["prompt", "--pack", pack]),
+        (
+            &["explain", "contract", pack],
+            &["explain", "contract", "--pack", pack],
+        ),
+        (&["lint", pack], &["lint", "--pack", pack]),
+    ];
+    for (positional, option) in forms {
+        let a = tribunal().args(positional).output().unwrap();
+        let b = tribunal().args(option).output().unwrap();
+        assert_eq!(a.status.code(), b.status.code(), "{positional:?}");
+        assert!(
+            a.status.code().unwrap() < 2,
+            "{positional:?}: {}",
+            String::from_utf8_lossy(&a.stderr)
+        );
+        assert_eq!(a.stdout, b.stdout, "{positional:?}");
+    }
+    // `check --pack P FILE` and `check P FILE` name the record after the file.
+    let record: Value = serde_json::from_slice(
+        &tribunal()
+            .args(["check", "--pack", pack, output, "--json"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert_eq!(record["id"], output);
+    // Both at once is a usage error.
+    tribunal()
+        .args(["list", pack, "--pack", pack])
+        .assert()
+        .code(2);
+    tribunal()
+        .args(["check", "--pack", pack, pack, output])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("too many arguments"));
+    // One message for a missing pack, whatever the command.
+    for command in [
+        &["check", "/no/such"][..],
+        &["eval", "/no/such", "--input", data],
+        &["list", "/no/such"],
+        &["prompt", "/no/such"],
+        &["lint", "/no/such"],
+        &["test", "/no/such"],
+        &["explain", "contract", "/no/such"],
+    ] {
+        tribunal().args(command).write_stdin("{}").assert().code(2).stderr(
+            "error: /no/such: no such file or folder; a pack is a folder holding a pack.yaml (or the pack.yaml itself)\n",
+        );
+    }
+}
+
+#[test]
+fn an_empty_data_set_or_test_suite_is_said_and_fails_a_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    demo_pack(dir.path());
+    write(dir.path(), "empty.jsonl", "\n\n");
+    let data = dir.path().join("empty.jsonl");
+    tribunal()
+        .args(["eval", "--input"])
+        .arg(&data)
+        .arg(dir.path())
+        .assert()
+        .code(0)
+        .stdout("")
+        .stderr(predicate::str::contains(
+            "no records (the data set is empty or holds only blank lines)",
+        ));
+    tribunal()
+        .args(["eval", "--require-pass", "--input"])
+        .arg(&data)
+        .arg(dir.path())
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "--require-pass fails on an empty data set",
+        ));
+    // demo_pack has no tests: nothing tested is not a success.
+    tribunal()
+        .arg("test")
+        .arg(dir.path())
+        .assert()
+        .code(1)
+        .stdout(predicate::str::ends_with(
+            "  (no tests)\n0 passed, 0 failed\n",
+        ))
+        .stderr(predicate::str::contains("no test cases found"));
+}
+
+#[test]
+fn counts_are_written_with_correct_plurals() {
+    let dir = tempfile::tempdir().unwrap();
+    demo_pack(dir.path());
+    let lint = tribunal().arg("lint").arg(dir.path()).output().unwrap();
+    let text = String::from_utf8_lossy(&lint.stdout);
+    assert!(
+        !text.contains(" 1 components") && !text.contains(" 1 metrics"),
+        "{text}"
+    );
+    assert!(text.contains("0 test files"), "{text}");
+}
+
+#[test]
+fn completions_and_man_pages_are_generated_from_the_cli() {
+    let bash = tribunal().args(["completions", "bash"]).output().unwrap();
+    let bash = String::from_utf8_lossy(&bash.stdout);
+    for word in ["check", "eval", "--pack", "--require-pass", "--plugin-dir"] {
+        assert!(bash.contains(word), "bash completion lacks {word}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    tribunal()
+        .args(["man", "--out-dir"])
+        .arg(dir.path())
+        .assert()
+        .code(0);
+    let eval = std::fs::read_to_string(dir.path().join("tribunal-eval.1")).unwrap();
+    assert!(
+        eval.contains(".TH tribunal-eval 1") && eval.contains("require\\-pass"),
+        "{eval}"
+    );
+    tribunal()
+        .args(["man"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(".SH SUBCOMMANDS"));
 }
 
 #[test]
@@ -638,7 +795,7 @@ fn a_bad_set_value_is_blamed_on_the_set() {
         .assert()
         .code(2)
         .stderr(
-            predicate::str::contains("pack.yaml:1:1: --set emission.tresholds=0.5: emission: invalid config: unknown field `tresholds`")
+            predicate::str::contains("pack.yaml: --set emission.tresholds=0.5: emission: invalid config: unknown field `tresholds`")
                 .and(predicate::str::contains("did you mean `threshold`?")),
         );
 }

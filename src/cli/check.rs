@@ -12,11 +12,19 @@ use std::path::PathBuf;
 use super::{read_limited, PackOptions, EXIT_NOT_PASSED, EXIT_OK};
 
 #[derive(Debug, Args)]
+#[command(
+    override_usage = "tribunal check [OPTIONS] <PACK> [FILE]\n       tribunal check [OPTIONS] --pack <PACK> [FILE]",
+    after_help = "Examples:\n  tribunal check rules/ksi-emission rules/ksi-emission/examples/emits.txt\n  echo '{\"kind\": \"agent.spoke\", \"text\": \"Hi.\"}' | tribunal check rules/structured-output --json\n  tribunal check --pack rules/json-eval --expected gt.json reply.json --feedback"
+)]
 pub(super) struct CheckArgs {
+    /// The rule pack folder (or --pack; then the only argument is the FILE).
+    #[arg(value_name = "PACK", required_unless_present = "pack")]
+    pack_arg: Option<PathBuf>,
+    /// The model output to check; `-` or nothing reads stdin.
+    #[arg(value_name = "FILE")]
+    file: Option<PathBuf>,
     #[command(flatten)]
     pack: PackOptions,
-    /// The model output to check; `-` or nothing reads stdin.
-    file: Option<PathBuf>,
     /// Ground truth JSON file (for metrics such as `json_compare`).
     #[arg(long)]
     expected: Option<PathBuf>,
@@ -35,8 +43,16 @@ pub(super) struct CheckArgs {
 }
 
 pub(super) fn check(args: &CheckArgs) -> Result<u8, String> {
-    let pack = args.pack.load()?;
-    let output = match &args.file {
+    // With --pack, a single argument is the output file.
+    let (pack_arg, file) = match (&args.pack.pack, &args.pack_arg, &args.file) {
+        (Some(_), Some(_), Some(_)) => {
+            return Err("too many arguments: with --pack, give only the output FILE".to_owned())
+        }
+        (Some(_), first, None) => (None, first.as_ref()),
+        (_, first, file) => (first.as_ref(), file.as_ref()),
+    };
+    let pack = args.pack.load(pack_arg)?;
+    let output = match file {
         None => read_limited(io::stdin().lock(), args.max_record_bytes, "stdin")?,
         Some(p) if p.as_os_str() == "-" => {
             read_limited(io::stdin().lock(), args.max_record_bytes, "stdin")?
@@ -61,7 +77,7 @@ pub(super) fn check(args: &CheckArgs) -> Result<u8, String> {
         input.meta =
             serde_json::from_str(meta).map_err(|e| format!("--meta: not valid JSON: {e}"))?;
     }
-    if let Some(file) = &args.file {
+    if let Some(file) = file {
         input.id = Value::String(file.display().to_string());
     }
     let report = pack.evaluate(&input);

@@ -13,7 +13,17 @@ use std::time::Instant;
 
 #[derive(Debug, Args)]
 #[allow(clippy::struct_field_names)]
+#[command(
+    after_help = "Examples:\n  tribunal eval rules/ksi-emission --input examples/data/ksi-emission.jsonl --output results.jsonl --summary\n  cat data.jsonl | tribunal eval --pack my-pack --input - --require-pass > results.jsonl"
+)]
 pub(super) struct EvalArgs {
+    /// The rule pack folder (or --pack).
+    #[arg(
+        value_name = "PACK",
+        required_unless_present = "pack",
+        conflicts_with = "pack"
+    )]
+    pack_arg: Option<PathBuf>,
     #[command(flatten)]
     pack: PackOptions,
     /// JSONL data set (`-` for stdin). Fields: id, output, expected, meta.
@@ -55,7 +65,7 @@ pub(super) struct EvalArgs {
 }
 
 pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
-    let pack = args.pack.load()?;
+    let pack = args.pack.load(args.pack_arg.as_ref())?;
     // Open the output before evaluating anything, so a bad path fails fast; a
     // regular file is replaced only when the run has finished.
     let input_path = (args.input.as_os_str() != "-").then_some(args.input.as_path());
@@ -128,10 +138,27 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
             }
         }
     }
+    if summary.records == 0 {
+        let input = if input_path.is_some() {
+            args.input.display().to_string()
+        } else {
+            "stdin".to_owned()
+        };
+        eprintln!(
+            "warning: {}: no records (the data set is empty or holds only blank lines){}",
+            crate::text::printable(&input),
+            if args.require_pass {
+                "; --require-pass fails on an empty data set"
+            } else {
+                ""
+            }
+        );
+    }
     if summary.count(Status::Error) > 0 {
         return Ok(EXIT_RECORD_ERRORS);
     }
-    if args.require_pass && summary.count(Status::Pass) < summary.records {
+    if args.require_pass && (summary.records == 0 || summary.count(Status::Pass) < summary.records)
+    {
         return Ok(EXIT_NOT_PASSED);
     }
     Ok(EXIT_OK)

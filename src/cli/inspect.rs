@@ -1,23 +1,36 @@
 //! `tribunal list`, `explain` and `prompt`: what a pack holds and asks for.
 
-use super::{write_out, LoadFlags, PackOptions, EXIT_OK};
-use crate::pack::{LoadOptions, Pack};
+use super::{plural, write_out, PackOptions, EXIT_OK};
+use crate::pack::Pack;
 use clap::Args;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  tribunal explain json_compare\n  tribunal explain triage_match my-pack"
+)]
 pub(super) struct ExplainArgs {
     /// A component of the pack, or a built-in rule.
     name: String,
-    /// Look in this pack first.
-    #[arg(long, short)]
-    pack: Option<PathBuf>,
+    /// Look in this pack first (or --pack).
+    #[arg(value_name = "PACK", conflicts_with = "pack")]
+    pack_arg: Option<PathBuf>,
     #[command(flatten)]
-    load: LoadFlags,
+    pack: PackOptions,
 }
 
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  tribunal prompt rules/structured-output\n  tribunal prompt rules/structured-output --schema > schema.json"
+)]
 pub(super) struct PromptArgs {
+    /// The rule pack folder (or --pack).
+    #[arg(
+        value_name = "PACK",
+        required_unless_present = "pack",
+        conflicts_with = "pack"
+    )]
+    pack_arg: Option<PathBuf>,
     #[command(flatten)]
     pack: PackOptions,
     /// Print a JSON Schema (draft 2020-12) of the contract instead.
@@ -25,8 +38,7 @@ pub(super) struct PromptArgs {
     schema: bool,
 }
 
-pub(super) fn list(path: &Path, options: &LoadOptions) -> Result<u8, String> {
-    let pack = Pack::load_with(path, options).map_err(|e| e.to_string())?;
+pub(super) fn list(pack: &Pack) -> u8 {
     out!("{}  (revision {})", pack.label(), pack.revision);
     if let Some(description) = &pack.description {
         out!("{}", description.trim());
@@ -66,14 +78,13 @@ pub(super) fn list(path: &Path, options: &LoadOptions) -> Result<u8, String> {
         s.min_score
             .map_or_else(|| "none".to_owned(), |m| m.to_string())
     );
-    out!("tests: {} files", pack.tests.len());
-    Ok(EXIT_OK)
+    out!("tests: {}", plural(pack.tests.len(), "file"));
+    EXIT_OK
 }
 
 pub(super) fn explain(args: &ExplainArgs) -> Result<u8, String> {
-    if let Some(path) = &args.pack {
-        let options = args.load.options();
-        let pack = Pack::load_with(path, &options).map_err(|e| e.to_string())?;
+    if args.pack.path(args.pack_arg.as_ref()).is_some() {
+        let pack = args.pack.load(args.pack_arg.as_ref())?;
         if let Some(c) = pack.component(&args.name) {
             out!("# {} ({}, {})", c.name, c.kind, c.implementation);
             if let Some(description) = &c.description {
@@ -103,7 +114,7 @@ pub(super) fn explain(args: &ExplainArgs) -> Result<u8, String> {
 }
 
 pub(super) fn prompt(args: &PromptArgs) -> Result<u8, String> {
-    let pack = args.pack.load()?;
+    let pack = args.pack.load(args.pack_arg.as_ref())?;
     let no_contract = || format!("pack `{}` has no `contract:` section", pack.label());
     if args.schema {
         out_json!(&pack.json_schema().ok_or_else(no_contract)?);

@@ -1,4 +1,5 @@
-//! The `tribunal` command line: check, eval, test, lint, list, explain, prompt.
+//! The `tribunal` command line: check, eval, test, lint, list, explain, prompt;
+//! completions and man pages generated from the same definition.
 //!
 //! Exit codes: 0 success (check: the record passed); 1 check/test: not passed;
 //! eval: some record did not pass with `--require-pass`; 2 usage or load error;
@@ -43,11 +44,13 @@ fn write_out(text: &str) {
 
 mod check;
 mod eval;
+mod generate;
 mod inspect;
 mod test;
 
 use check::{check, CheckArgs};
 use eval::{run_eval, EvalArgs};
+use generate::{completions, man, schema, CompletionsArgs, ManArgs, SchemaArgs};
 use inspect::{explain, list, prompt, ExplainArgs, PromptArgs};
 use test::{lint, run_tests, LintArgs, TestArgs};
 
@@ -80,18 +83,26 @@ enum Command {
     /// Load packs and report errors and warnings without evaluating anything.
     Lint(LintArgs),
     /// List a pack's components and pipeline.
-    List(PackArg),
+    List(ListArgs),
     /// Print the documentation of a component or built-in.
     Explain(ExplainArgs),
     /// Print the contract's OUTPUT FORMAT block (or its JSON Schema).
     Prompt(PromptArgs),
+    /// Print the JSON Schema of pack.yaml or of a component manifest (for editors).
+    Schema(SchemaArgs),
+    /// Print a shell completion script.
+    Completions(CompletionsArgs),
+    /// Print the man page, or write one page per command into a folder.
+    Man(ManArgs),
 }
 
+/// The pack of a command that loads one: `--pack P`, or the command's first
+/// argument (each command declares that positional itself, named `pack_arg`).
 #[derive(Debug, Args)]
 struct PackOptions {
-    /// The rule pack: a folder with a pack.yaml.
-    #[arg(long, short)]
-    pack: PathBuf,
+    /// The rule pack: a folder with a pack.yaml (or give it as the first argument).
+    #[arg(long, short, value_name = "PACK")]
+    pack: Option<PathBuf>,
     /// Override a component's config for this run: component.key=value (value is YAML; @file reads a JSON/YAML file).
     #[arg(long = "set", value_name = "COMPONENT.KEY=VALUE")]
     set: Vec<String>,
@@ -121,7 +132,16 @@ impl LoadFlags {
 }
 
 impl PackOptions {
-    fn load(&self) -> Result<Pack, String> {
+    /// The pack's path: `--pack`, else the positional `pack_arg`; clap has already
+    /// refused both or neither where the pack is required.
+    fn path<'a>(&'a self, pack_arg: Option<&'a PathBuf>) -> Option<&'a PathBuf> {
+        self.pack.as_ref().or(pack_arg)
+    }
+
+    fn load(&self, pack_arg: Option<&PathBuf>) -> Result<Pack, String> {
+        let path = self
+            .path(pack_arg)
+            .ok_or("no pack given: name it as the first argument or with --pack")?;
         let cwd = std::env::current_dir().unwrap_or_default();
         let overrides = self
             .set
@@ -132,16 +152,31 @@ impl PackOptions {
             overrides,
             ..self.load.options()
         };
-        Pack::load_with(&self.pack, &options).map_err(|e| e.to_string())
+        Pack::load_with(path, &options).map_err(|e| e.to_string())
     }
 }
 
+/// `tribunal list`: one pack, as the argument or `--pack`.
 #[derive(Debug, Args)]
-struct PackArg {
-    /// The rule pack folder.
-    pack: PathBuf,
+struct ListArgs {
+    /// The rule pack folder (or --pack).
+    #[arg(
+        value_name = "PACK",
+        required_unless_present = "pack",
+        conflicts_with = "pack"
+    )]
+    pack_arg: Option<PathBuf>,
     #[command(flatten)]
-    load: LoadFlags,
+    pack: PackOptions,
+}
+
+/// `count` and the noun, in the plural unless `count` is 1: "1 component", "2 metrics".
+fn plural(count: usize, noun: &str) -> String {
+    if count == 1 {
+        format!("{count} {noun}")
+    } else {
+        format!("{count} {noun}s")
+    }
 }
 
 /// Entry point of the binary.
@@ -160,11 +195,14 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Check(args) => check(&args),
         Command::Eval(args) => run_eval(&args),
-        Command::Test(args) => run_tests(&args.packs, args.verbose, &args.load.options()),
+        Command::Test(args) => run_tests(&args),
         Command::Lint(args) => lint(&args),
-        Command::List(args) => list(&args.pack, &args.load.options()),
+        Command::List(args) => args.pack.load(args.pack_arg.as_ref()).map(|p| list(&p)),
         Command::Explain(args) => explain(&args),
         Command::Prompt(args) => prompt(&args),
+        Command::Schema(args) => schema(&args),
+        Command::Completions(args) => Ok(completions(&args)),
+        Command::Man(args) => man(&args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

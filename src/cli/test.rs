@@ -1,53 +1,72 @@
 //! `tribunal test` and `tribunal lint`: packs' own test cases, and load checks.
 
-use super::{write_out, LoadFlags, EXIT_NOT_PASSED, EXIT_OK, EXIT_USAGE};
-use crate::pack::{LoadOptions, Pack};
+use super::{plural, write_out, LoadFlags, EXIT_NOT_PASSED, EXIT_OK, EXIT_USAGE};
+use crate::pack::{no_pack_message, Pack};
 use clap::Args;
 use std::path::PathBuf;
 
+/// The packs of `test` and `lint`: arguments and `--pack` flags, in that order.
 #[derive(Debug, Args)]
-pub(super) struct TestArgs {
-    /// Packs, or folders of packs (default: rules/).
-    pub(super) packs: Vec<PathBuf>,
-    /// Print every case, not only failures.
-    #[arg(long, short)]
-    pub(super) verbose: bool,
+pub(super) struct PackList {
+    /// Packs, or folders of packs.
+    #[arg(value_name = "PACK")]
+    packs: Vec<PathBuf>,
+    /// A pack or folder of packs (repeatable; the same as naming it as an argument).
+    #[arg(long = "pack", short = 'p', value_name = "PACK")]
+    pack_flags: Vec<PathBuf>,
     #[command(flatten)]
-    pub(super) load: LoadFlags,
+    load: LoadFlags,
+}
+
+impl PackList {
+    fn paths(&self) -> Vec<PathBuf> {
+        self.packs.iter().chain(&self.pack_flags).cloned().collect()
+    }
 }
 
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  tribunal test\n  tribunal test rules/ksi-emission --verbose\n  tribunal test examples/packs/invoice-summary --plugin-dir target/debug"
+)]
+pub(super) struct TestArgs {
+    /// Packs or folders of packs to test (default: rules/).
+    #[command(flatten)]
+    packs: PackList,
+    /// Print every case, not only failures.
+    #[arg(long, short)]
+    verbose: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  tribunal lint my-pack\n  tribunal lint rules --deny-warnings")]
 pub(super) struct LintArgs {
-    /// Packs, or folders of packs.
-    #[arg(required = true)]
-    pub(super) packs: Vec<PathBuf>,
+    #[command(flatten)]
+    packs: PackList,
     /// Exit 2 on warnings too.
     #[arg(long)]
     deny_warnings: bool,
-    #[command(flatten)]
-    pub(super) load: LoadFlags,
 }
 
 /// `tribunal test [PACK...] [--plugin-dir DIR] [--allow-path PATH]`.
-pub(super) fn run_tests(
-    paths: &[PathBuf],
-    verbose: bool,
-    base: &LoadOptions,
-) -> Result<u8, String> {
-    let paths = if paths.is_empty() {
-        vec![PathBuf::from("rules")]
-    } else {
-        paths.to_vec()
-    };
+pub(super) fn run_tests(args: &TestArgs) -> Result<u8, String> {
+    let mut paths = args.packs.paths();
+    if paths.is_empty() {
+        paths.push(PathBuf::from("rules"));
+    }
     let packs = discover_packs(&paths)?;
+    let base = args.packs.load.options();
     let (mut passed, mut failed) = (0, 0);
     for pack in packs {
-        let outcome = crate::pack_tests::run(&pack, verbose, base);
+        let outcome = crate::pack_tests::run(&pack, args.verbose, &base);
         print!("{}", crate::text::printable(&outcome.log));
         passed += outcome.passed;
         failed += outcome.failed;
     }
     println!("{passed} passed, {failed} failed");
+    if passed + failed == 0 {
+        eprintln!("warning: no test cases found (a pack lists its test files under `tests:`)");
+        return Ok(EXIT_NOT_PASSED);
+    }
     Ok(if failed == 0 {
         EXIT_OK
     } else {
@@ -64,18 +83,15 @@ pub(crate) fn discover_packs(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> 
             packs.push(path.clone());
             continue;
         }
-        let entries =
-            std::fs::read_dir(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let mut found: Vec<PathBuf> = entries
+        let mut found: Vec<PathBuf> = std::fs::read_dir(path)
+            .into_iter()
+            .flatten()
             .flatten()
             .map(|e| e.path())
             .filter(|p| p.join("pack.yaml").is_file())
             .collect();
         if found.is_empty() {
-            return Err(format!(
-                "{}: no pack.yaml here or in its sub-folders",
-                path.display()
-            ));
+            return Err(format!("{}: {}", path.display(), no_pack_message(path)));
         }
         found.sort();
         packs.extend(found);
@@ -84,10 +100,13 @@ pub(crate) fn discover_packs(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> 
 }
 
 pub(super) fn lint(args: &LintArgs) -> Result<u8, String> {
-    let packs = discover_packs(&args.packs)?;
+    let packs = discover_packs(&args.packs.paths())?;
+    if packs.is_empty() {
+        return Err("no pack given: name packs or folders of packs as arguments".to_owned());
+    }
     let mut failed = false;
+    let options = args.packs.load.options();
     for path in packs {
-        let options = args.load.options();
         match Pack::load_with(&path, &options) {
             Err(errors) => {
                 eprintln!("{}", crate::text::printable(&errors.to_string()));
@@ -106,12 +125,12 @@ pub(super) fn lint(args: &LintArgs) -> Result<u8, String> {
                 failed |=
                     args.deny_warnings && (!pack.warnings.is_empty() || pack.tests.is_empty());
                 out!(
-                    "ok  {}  {} components, {} postprocessors, {} metrics, {} test files",
+                    "ok  {}  {}, {}, {}, {}",
                     pack.label(),
-                    pack.components.len(),
-                    pack.postprocessor_names().count(),
-                    pack.metric_names().count(),
-                    pack.tests.len()
+                    plural(pack.components.len(), "component"),
+                    plural(pack.postprocessor_names().count(), "postprocessor"),
+                    plural(pack.metric_names().count(), "metric"),
+                    plural(pack.tests.len(), "test file")
                 );
             }
         }

@@ -8,6 +8,9 @@
 use std::fmt;
 
 use indexmap::IndexMap;
+use std::borrow::Cow;
+
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -31,7 +34,7 @@ pub const DEFAULT_INSTRUCTIONS: &str =
 pub const RAW_FALLBACK_KEY: &str = "_raw_fallback";
 
 /// `contract:` as written in `pack.yaml`.
-#[derive(Debug, Clone, Deserialize, Default)]
+#[derive(Debug, Clone, Deserialize, Default, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ContractSpec {
     /// Extraction tiers, in order. `fallback` may be listed last; it is used
@@ -62,7 +65,7 @@ fn default_true() -> bool {
 }
 
 /// One field of the contract.
-#[derive(Debug, Clone, Deserialize, Default)]
+#[derive(Debug, Clone, Deserialize, Default, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FieldSpec {
     #[serde(default, rename = "type")]
@@ -147,7 +150,7 @@ impl TypeSpec {
 }
 
 /// `sentences: 1` or `sentences: [1, 2]`.
-#[derive(Debug, Clone, Copy, Deserialize)]
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum SentencesSpec {
     Exactly(usize),
@@ -185,18 +188,30 @@ impl JsonType {
         }
     }
 
+    /// Every spelling a contract may use for a type: the names, then Python's.
+    const SPELLINGS: [(&'static str, JsonType); 15] = [
+        ("string", JsonType::String),
+        ("number", JsonType::Number),
+        ("integer", JsonType::Integer),
+        ("boolean", JsonType::Boolean),
+        ("object", JsonType::Object),
+        ("array", JsonType::Array),
+        ("null", JsonType::Null),
+        ("any", JsonType::Any),
+        ("str", JsonType::String),
+        ("float", JsonType::Number),
+        ("int", JsonType::Integer),
+        ("bool", JsonType::Boolean),
+        ("map", JsonType::Object),
+        ("dict", JsonType::Object),
+        ("list", JsonType::Array),
+    ];
+
     fn parse(name: &str) -> Option<Self> {
-        Some(match name {
-            "string" | "str" => JsonType::String,
-            "number" | "float" => JsonType::Number,
-            "integer" | "int" => JsonType::Integer,
-            "boolean" | "bool" => JsonType::Boolean,
-            "object" | "map" | "dict" => JsonType::Object,
-            "array" | "list" => JsonType::Array,
-            "null" => JsonType::Null,
-            "any" => JsonType::Any,
-            _ => return None,
-        })
+        Self::SPELLINGS
+            .iter()
+            .find(|(spelling, _)| *spelling == name)
+            .map(|(_, t)| *t)
     }
 
     /// Whether `value` is of this type (integers are numbers; `any` takes everything).
@@ -246,6 +261,35 @@ impl<'de> Deserialize<'de> for JsonType {
             }
         }
         deserializer.deserialize_any(TypeVisitor)
+    }
+}
+
+/// A type name in any of its spellings (a YAML null, `type: [string, null]`, is
+/// the type `null`).
+impl JsonSchema for JsonType {
+    fn schema_name() -> Cow<'static, str> {
+        "JsonType".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let mut names: Vec<Value> = Self::SPELLINGS
+            .iter()
+            .map(|(name, _)| Value::from(*name))
+            .collect();
+        names.push(Value::Null);
+        json_schema!({ "description": "a JSON type name", "enum": names })
+    }
+}
+
+/// `type: string` or `type: [string, "null"]`.
+impl JsonSchema for TypeSpec {
+    fn schema_name() -> Cow<'static, str> {
+        "TypeSpec".into()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let one = generator.subschema_for::<JsonType>();
+        json_schema!({ "anyOf": [one, { "type": "array", "items": one }] })
     }
 }
 

@@ -118,6 +118,35 @@ pub struct Pack {
     pub(crate) step_timeout: Option<std::time::Duration>,
 }
 
+/// Why `path` is not a pack, in words: it does not exist, or it is a folder without
+/// a `pack.yaml` (naming the packs in its sub-folders, when it is a folder of packs).
+pub(crate) fn no_pack_message(path: &Path) -> String {
+    const WHAT: &str = "a pack is a folder holding a pack.yaml (or the pack.yaml itself)";
+    if !path.exists() {
+        return format!("no such file or folder; {WHAT}");
+    }
+    if !path.is_dir() {
+        return format!("not a pack; {WHAT}");
+    }
+    let mut packs: Vec<String> = std::fs::read_dir(path)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|sub| sub.join("pack.yaml").is_file())
+        .map(|sub| sub.display().to_string())
+        .collect();
+    packs.sort();
+    match packs.len() {
+        0 => format!("no pack.yaml in this folder; {WHAT}"),
+        n => {
+            let shown = packs.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
+            let more = if n > 3 { ", …" } else { "" };
+            format!("a folder of packs, not a pack: name one of them ({shown}{more})")
+        }
+    }
+}
+
 impl Pack {
     /// Loads the pack in `path` (a folder holding `pack.yaml`, or the file
     /// itself). Every error found is returned, each with its file, line and
@@ -136,12 +165,7 @@ impl Pack {
             path.to_path_buf()
         };
         if !manifest_path.is_file() {
-            return Err(LoadError::new(
-                &manifest_path,
-                (1, 1),
-                "no such pack: expected a folder with a pack.yaml, or the path of a pack.yaml",
-            )
-            .into());
+            return Err(LoadError::whole_file(path, no_pack_message(path)).into());
         }
         let dir = manifest_path
             .parent()
@@ -149,7 +173,7 @@ impl Pack {
         let source = Source::read(&manifest_path)?;
         let manifest: PackManifest = source.parse()?;
         let files = PackFiles::new(&dir, &options.allow_paths)
-            .map_err(|err| LoadError::new(&manifest_path, (1, 1), err.to_string()))?;
+            .map_err(|err| LoadError::whole_file(&manifest_path, err.to_string()))?;
         PackLoader {
             dir,
             files,

@@ -102,7 +102,7 @@ impl PackLoader {
             if let Err(message) = limits.set(&o.key, &o.value) {
                 let path = self.source.path.clone();
                 self.errors.push(
-                    LoadError::new(&path, (1, 1), format!("--set {}: {message}", o.raw)).suggest(
+                    LoadError::whole_file(&path, format!("--set {}: {message}", o.raw)).suggest(
                         nearest(&o.key, crate::script::ScriptLimits::KEYS.iter().copied()),
                     ),
                 );
@@ -132,9 +132,8 @@ impl PackLoader {
             {
                 let path = self.source.path.clone();
                 self.errors.push(
-                    LoadError::new(
+                    LoadError::whole_file(
                         &path,
-                        (1, 1),
                         format!(
                             "--set {}: the pack has no component or step `{}`",
                             o.raw, o.component
@@ -183,7 +182,7 @@ impl PackLoader {
         let help = err.help();
         let path = self.source.path.clone();
         self.errors
-            .push(LoadError::new(&path, (1, 1), message).with_help(help));
+            .push(LoadError::whole_file(&path, message).with_help(help));
     }
 }
 

@@ -297,9 +297,8 @@ impl PackLoader {
             Err(err) => {
                 let raws: Vec<&str> = overrides.iter().map(|o| o.raw.as_str()).collect();
                 let path = self.source.path.clone();
-                self.errors.push(LoadError::new(
+                self.errors.push(LoadError::whole_file(
                     &path,
-                    (1, 1),
                     format!("--set {}: {err}", raws.join(", ")),
                 ));
                 None

@@ -28,10 +28,13 @@ use crate::suggest::{did_you_mean, nearest, parse_unknown_field};
 use ffi::{Handle, OpenError, RawPlugin};
 
 /// A component exported by a native plugin library, as a manifest names it.
-#[derive(Debug, Clone, serde::Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, serde::Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PluginRef {
+    /// The library: a name (`readability` finds `libreadability.so` next to the
+    /// manifest, in `--plugin-dir` or `TRIBUNAL_PLUGIN_PATH`) or a path.
     pub library: String,
+    /// The component's name in the library's manifest.
     pub component: String,
 }
 

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 /// The pack's `limits:` section: what one script call may use. Every limit is
 /// per call (one record, one component), so a runaway script costs one record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ScriptLimits {
     /// Rhai operations (roughly: expressions evaluated) per call (0: unlimited).

@@ -22,10 +22,10 @@ use scan::{ScanError, MAX_YAML_NODES};
 pub struct LoadError {
     /// The file the error is in.
     pub file: PathBuf,
-    /// 1-based line.
-    pub line: usize,
-    /// 1-based column.
-    pub column: usize,
+    /// Where in the file: 1-based `(line, column)`. `None` when the error is about
+    /// the file as a whole (missing, unreadable, too large) or about a `--set`
+    /// override rather than a place in the file.
+    pub position: Option<(usize, usize)>,
     /// What is wrong.
     pub message: String,
     /// What to do about it, e.g. "did you mean `json_emission`?".
@@ -33,17 +33,20 @@ pub struct LoadError {
 }
 
 impl LoadError {
-    pub(crate) fn new(
-        file: &Path,
-        (line, column): (usize, usize),
-        message: impl Into<String>,
-    ) -> Self {
+    pub(crate) fn new(file: &Path, position: (usize, usize), message: impl Into<String>) -> Self {
         Self {
             file: file.to_path_buf(),
-            line,
-            column,
+            position: Some(position),
             message: message.into(),
             help: None,
+        }
+    }
+
+    /// An error about `file` as a whole, not a place in it.
+    pub(crate) fn whole_file(file: &Path, message: impl Into<String>) -> Self {
+        Self {
+            position: None,
+            ..Self::new(file, (1, 1), message)
         }
     }
 
@@ -61,14 +64,11 @@ impl LoadError {
 
 impl fmt::Display for LoadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}:{}:{}: {}",
-            self.file.display(),
-            self.line,
-            self.column,
-            self.message
-        )?;
+        match self.position {
+            Some((line, column)) => write!(f, "{}:{line}:{column}: ", self.file.display())?,
+            None => write!(f, "{}: ", self.file.display())?,
+        }
+        f.write_str(&self.message)?;
         if let Some(help) = &self.help {
             write!(f, "\n  help: {help}")?;
         }
@@ -98,19 +98,18 @@ impl From<LoadError> for LoadErrors {
     }
 }
 
-/// A file that could not be read, as a load error at its first line (or at the
+/// A file that could not be read, as a load error about the whole file (or at the
 /// line where it stops being UTF-8).
 pub fn file_error(path: &Path, err: &FileError) -> LoadError {
-    let line = match err {
-        FileError::NotUtf8 { line, .. } => *line,
-        _ => 1,
-    };
-    let message = match err {
-        FileError::NotUtf8 { .. } => "file is not valid UTF-8".to_owned(),
-        FileError::Io { source, .. } => format!("cannot read file: {source}"),
-        other => other.to_string(),
-    };
-    LoadError::new(path, (line, 1), message)
+    match err {
+        FileError::NotUtf8 { line, .. } => {
+            LoadError::new(path, (*line, 1), "file is not valid UTF-8")
+        }
+        FileError::Io { source, .. } => {
+            LoadError::whole_file(path, format!("cannot read file: {source}"))
+        }
+        other => LoadError::whole_file(path, other.to_string()),
+    }
 }
 
 /// One YAML document as read from disk: a `.yaml` file, or the front matter of a
@@ -344,7 +343,7 @@ mod tests {
     fn unknown_key_is_located_and_suggested() {
         let src = Source::from_text(Path::new("x.yaml"), "name: a\nwieght: 2\n".into()).unwrap();
         let err = src.parse::<Demo>().unwrap_err();
-        assert_eq!((err.line, err.column), (2, 1), "{err}");
+        assert_eq!(err.position, Some((2, 1)), "{err}");
         assert!(err.message.contains("unknown field `wieght`"), "{err}");
         assert_eq!(err.help.as_deref(), Some("did you mean `weight`?"));
     }
@@ -354,7 +353,7 @@ mod tests {
         let src =
             Source::from_text(Path::new("x.yaml"), "name: a\nweight: heavy\n".into()).unwrap();
         let err = src.parse::<Demo>().unwrap_err();
-        assert_eq!(err.line, 2, "{err}");
+        assert_eq!(err.position.map(|p| p.0), Some(2), "{err}");
         assert!(err.message.contains("invalid type"), "{err}");
     }
 
@@ -364,7 +363,7 @@ mod tests {
         let src = Source::from_text(Path::new("c.md"), text.into()).unwrap();
         assert_eq!(src.body.as_deref(), Some("# Title\nBody."));
         let err = src.parse::<Demo>().unwrap_err();
-        assert_eq!(err.line, 3, "{err}");
+        assert_eq!(err.position.map(|p| p.0), Some(3), "{err}");
     }
 
     #[test]
