@@ -898,3 +898,31 @@ fn a_reader_that_stops_early_does_not_make_tribunal_panic() {
         );
     }
 }
+
+/// A `--set limits.KEY=VALUE` with a known key and a bad value suggests nothing
+/// (it used to suggest the key that was typed); an unknown key gets the nearest.
+#[test]
+fn a_bad_limit_value_suggests_no_key() {
+    let dir = tempfile::tempdir().unwrap();
+    demo_pack(dir.path());
+    let stderr = |set: &str| {
+        let output = tribunal()
+            .args(["check", "--set", set])
+            .arg(dir.path())
+            .write_stdin("{}")
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{set}");
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    };
+    let bad_value = stderr("limits.max_call_depth=100000");
+    assert!(
+        bad_value.starts_with(&format!(
+            "error: {}: --set limits.max_call_depth=100000: ",
+            dir.path().join("pack.yaml").display()
+        )) && !bad_value.contains("did you mean"),
+        "{bad_value}"
+    );
+    let typo = stderr("limits.max_call_dept=10");
+    assert!(typo.contains("did you mean `max_call_depth`?"), "{typo}");
+}

@@ -18,8 +18,9 @@
 //!   fixture folder `docs/examples/NAME/`.
 //! - Each block runs as one bash script from that folder, with the binary under test
 //!   first on `PATH` (so `tribunal` is it). `cargo run [OPTIONS] -- ARGS` runs
-//!   `tribunal ARGS`; other cargo commands run the real cargo in the repository, on
-//!   the same target folder. Not run, but checked to name something that exists:
+//!   `tribunal ARGS`; `cargo build ...` runs the real cargo in the repository, on the
+//!   same target folder; other cargo commands are refused (they could change the
+//!   repository). Not run, but checked to name something that exists:
 //!   `scripts/test` (the command that runs this test) and `cargo bench --bench NAME`
 //!   (its figures depend on the machine). Exit codes are not compared.
 //!
@@ -266,13 +267,15 @@ fn prelude(dir: &Path) -> String {
 export PATH={bin_dir}:"$PATH" NO_COLOR=1 TERM=dumb CARGO_TARGET_DIR={target}
 cd {dir}
 cargo() {{
-    if [ "$1" = run ]; then
+    case "$1" in
+    run)
         while [ "$#" -gt 0 ] && [ "$1" != -- ]; do shift; done
         shift
         tribunal "$@"
-    else
-        (cd {repo} && command cargo "$@")
-    fi
+        ;;
+    build) (cd {repo} && command cargo "$@") ;;
+    *) echo "the docs test runs only \`cargo run\` and \`cargo build\`, not \`cargo $1\`" ;;
+    esac
 }}
 "#,
         bin_dir = quote(bin.parent().expect("a folder")),

@@ -65,7 +65,14 @@ pub(crate) const EXIT_RECORD_ERRORS: u8 = 3;
 #[command(
     name = "tribunal",
     version,
-    about = "Validate and score what language models emit, with YAML rule packs"
+    about = "Validate and score what language models emit, with YAML rule packs",
+    after_help = "Every command that loads a pack takes it as its first argument or as --pack.\n\
+        Exit codes: 0 success, 1 not passed (check, test, eval --require-pass),\n\
+        2 usage or load error, 3 some records could not be evaluated (eval).\n\n\
+        Examples:\n  \
+        tribunal check rules/ksi-emission reply.txt\n  \
+        tribunal eval rules/ksi-emission --input data.jsonl --output results.jsonl --summary\n  \
+        tribunal test rules/"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -158,6 +165,8 @@ impl PackOptions {
 
 /// `tribunal list`: one pack, as the argument or `--pack`.
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  tribunal list rules/json-eval\n  \
+    tribunal list rules/json-eval --set json_compare.fuzzy_threshold=0.9")]
 struct ListArgs {
     /// The rule pack folder (or --pack).
     #[arg(

@@ -101,10 +101,12 @@ impl PackLoader {
         for o in overrides {
             if let Err(message) = limits.set(&o.key, &o.value) {
                 let path = self.source.path.clone();
+                // A suggestion only for a key that is not a limit (not for a bad value).
+                let suggestion = nearest(&o.key, crate::script::ScriptLimits::KEYS.iter().copied())
+                    .filter(|key| *key != o.key);
                 self.errors.push(
-                    LoadError::whole_file(&path, format!("--set {}: {message}", o.raw)).suggest(
-                        nearest(&o.key, crate::script::ScriptLimits::KEYS.iter().copied()),
-                    ),
+                    LoadError::whole_file(&path, format!("--set {}: {message}", o.raw))
+                        .suggest(suggestion),
                 );
             }
         }
