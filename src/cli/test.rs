@@ -1,7 +1,7 @@
 //! `tribunal test` and `tribunal lint`: packs' own test cases, and load checks.
 
 use super::{plural, write_out, LoadFlags, EXIT_NOT_PASSED, EXIT_OK, EXIT_USAGE};
-use crate::pack::{no_pack_message, Pack};
+use crate::pack::{no_pack_message, packs_in, Pack};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -83,17 +83,10 @@ pub(crate) fn discover_packs(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> 
             packs.push(path.clone());
             continue;
         }
-        let mut found: Vec<PathBuf> = std::fs::read_dir(path)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.join("pack.yaml").is_file())
-            .collect();
+        let found = packs_in(path);
         if found.is_empty() {
             return Err(format!("{}: {}", path.display(), no_pack_message(path)));
         }
-        found.sort();
         packs.extend(found);
     }
     Ok(packs)

@@ -118,6 +118,20 @@ pub struct Pack {
     pub(crate) step_timeout: Option<std::time::Duration>,
 }
 
+/// The sub-folders of `dir` that hold a `pack.yaml`, sorted (none when `dir` cannot
+/// be read).
+pub(crate) fn packs_in(dir: &Path) -> Vec<PathBuf> {
+    let mut packs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|sub| sub.join("pack.yaml").is_file())
+        .collect();
+    packs.sort();
+    packs
+}
+
 /// Why `path` is not a pack, in words: it does not exist, or it is a folder without
 /// a `pack.yaml` (naming the packs in its sub-folders, when it is a folder of packs).
 pub(crate) fn no_pack_message(path: &Path) -> String {
@@ -128,15 +142,10 @@ pub(crate) fn no_pack_message(path: &Path) -> String {
     if !path.is_dir() {
         return format!("not a pack; {WHAT}");
     }
-    let mut packs: Vec<String> = std::fs::read_dir(path)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|entry| entry.path())
-        .filter(|sub| sub.join("pack.yaml").is_file())
+    let packs: Vec<String> = packs_in(path)
+        .iter()
         .map(|sub| sub.display().to_string())
         .collect();
-    packs.sort();
     match packs.len() {
         0 => format!("no pack.yaml in this folder; {WHAT}"),
         n => {
