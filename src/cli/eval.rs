@@ -1,6 +1,6 @@
 //! `tribunal eval`: a JSONL data set through the pack, results as JSONL.
 
-use super::{write_out, PackOptions, EXIT_NOT_PASSED, EXIT_OK, EXIT_RECORD_ERRORS};
+use super::{write_out, OnePack, EXIT_NOT_PASSED, EXIT_OK, EXIT_RECORD_ERRORS};
 use crate::jsonl::{self, FieldNames, DEFAULT_MAX_RECORD_BYTES};
 use crate::report::Status;
 use crate::result_file::ResultFile;
@@ -17,15 +17,8 @@ use std::time::Instant;
     after_help = "Examples:\n  tribunal eval rules/ksi-emission --input examples/data/ksi-emission.jsonl --output results.jsonl --summary\n  cat data.jsonl | tribunal eval --pack my-pack --input - --require-pass > results.jsonl"
 )]
 pub(super) struct EvalArgs {
-    /// The rule pack folder (or --pack).
-    #[arg(
-        value_name = "PACK",
-        required_unless_present = "pack",
-        conflicts_with = "pack"
-    )]
-    pack_arg: Option<PathBuf>,
     #[command(flatten)]
-    pack: PackOptions,
+    pack: OnePack,
     /// JSONL data set (`-` for stdin). Fields: id, output, expected, meta.
     #[arg(long, short)]
     input: PathBuf,
@@ -65,7 +58,7 @@ pub(super) struct EvalArgs {
 }
 
 pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
-    let pack = args.pack.load(args.pack_arg.as_ref())?;
+    let pack = args.pack.load()?;
     // Open the output before evaluating anything, so a bad path fails fast; a
     // regular file is replaced only when the run has finished.
     let input_path = (args.input.as_os_str() != "-").then_some(args.input.as_path());

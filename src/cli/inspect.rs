@@ -1,6 +1,6 @@
 //! `tribunal list`, `explain` and `prompt`: what a pack holds and asks for.
 
-use super::{plural, write_out, PackOptions, EXIT_OK};
+use super::{plural, write_out, OnePack, PackOptions, EXIT_OK};
 use crate::pack::Pack;
 use clap::Args;
 use std::path::PathBuf;
@@ -24,15 +24,8 @@ pub(super) struct ExplainArgs {
     after_help = "Examples:\n  tribunal prompt rules/structured-output\n  tribunal prompt rules/structured-output --schema > schema.json"
 )]
 pub(super) struct PromptArgs {
-    /// The rule pack folder (or --pack).
-    #[arg(
-        value_name = "PACK",
-        required_unless_present = "pack",
-        conflicts_with = "pack"
-    )]
-    pack_arg: Option<PathBuf>,
     #[command(flatten)]
-    pack: PackOptions,
+    pack: OnePack,
     /// Print a JSON Schema (draft 2020-12) of the contract instead.
     #[arg(long)]
     schema: bool,
@@ -114,7 +107,7 @@ pub(super) fn explain(args: &ExplainArgs) -> Result<u8, String> {
 }
 
 pub(super) fn prompt(args: &PromptArgs) -> Result<u8, String> {
-    let pack = args.pack.load(args.pack_arg.as_ref())?;
+    let pack = args.pack.load()?;
     let no_contract = || format!("pack `{}` has no `contract:` section", pack.label());
     if args.schema {
         out_json!(&pack.json_schema().ok_or_else(no_contract)?);

@@ -104,7 +104,8 @@ enum Command {
 }
 
 /// The pack of a command that loads one: `--pack P`, or the command's first
-/// argument (each command declares that positional itself, named `pack_arg`).
+/// argument (a positional named `pack_arg`: [`OnePack`]'s, or `check`'s and
+/// `explain`'s own).
 #[derive(Debug, Args)]
 struct PackOptions {
     /// The rule pack: a folder with a pack.yaml (or give it as the first argument).
@@ -163,11 +164,10 @@ impl PackOptions {
     }
 }
 
-/// `tribunal list`: one pack, as the argument or `--pack`.
+/// The one pack of `eval`, `list` and `prompt`: the first argument or `--pack`
+/// (exactly one of them), with the loading options.
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  tribunal list rules/json-eval\n  \
-    tribunal list rules/json-eval --set json_compare.fuzzy_threshold=0.9")]
-struct ListArgs {
+struct OnePack {
     /// The rule pack folder (or --pack).
     #[arg(
         value_name = "PACK",
@@ -176,7 +176,22 @@ struct ListArgs {
     )]
     pack_arg: Option<PathBuf>,
     #[command(flatten)]
-    pack: PackOptions,
+    options: PackOptions,
+}
+
+impl OnePack {
+    fn load(&self) -> Result<Pack, String> {
+        self.options.load(self.pack_arg.as_ref())
+    }
+}
+
+/// `tribunal list`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  tribunal list rules/json-eval\n  \
+    tribunal list rules/json-eval --set json_compare.fuzzy_threshold=0.9")]
+struct ListArgs {
+    #[command(flatten)]
+    pack: OnePack,
 }
 
 /// `count` and the noun, in the plural unless `count` is 1: "1 component", "2 metrics".
@@ -206,7 +221,7 @@ pub fn main() -> ExitCode {
         Command::Eval(args) => run_eval(&args),
         Command::Test(args) => run_tests(&args),
         Command::Lint(args) => lint(&args),
-        Command::List(args) => args.pack.load(args.pack_arg.as_ref()).map(|p| list(&p)),
+        Command::List(args) => args.pack.load().map(|p| list(&p)),
         Command::Explain(args) => explain(&args),
         Command::Prompt(args) => prompt(&args),
         Command::Schema(args) => schema(&args),
