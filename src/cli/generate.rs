@@ -47,7 +47,7 @@ pub(super) struct SchemaArgs {
 pub(super) fn schema(args: &SchemaArgs) -> Result<u8, String> {
     let schema = crate::manifest::schema(&args.name)
         .ok_or_else(|| format!("no schema named `{}`", args.name))?;
-    write_out(&serde_json::to_string_pretty(&schema).unwrap_or_default());
+    out_json!(&schema);
     Ok(EXIT_OK)
 }
 
