@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""The side-by-side benchmark (run it with `scripts/bench`, which builds the
+programs first): the same generated data through `tribunal eval` with one and
+two jobs, the Python a user would write instead (this folder), and a Rust
+program that only parses and writes each line (the I/O floor), in one run.
+Prints one table of times and ratios, checks that Tribunal and the Python agree
+on every record's score or status, and exits 1 if they do not.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+# The json-eval pack with the strategies a run without the embedding model uses:
+# the seed's SEMANTIC fields scored FUZZY (the Python does the same).
+JSON_EVAL_SETS = [
+    "--set", "json_compare.field_strategies={customer_name: FUZZY, address_line_1: FUZZY, "
+             "phone_number: EXACT, internal_notes: IGNORE, description: FUZZY}",
+    "--set", "json_compare.text_strategy=fuzzy",
+]
+
+WORKS = [
+    # name, data file, pack, extra eval args, python scorer, what to compare
+    ("ksi-emission", "ksi-emission.jsonl", "rules/ksi-emission", [], "ksi_emission.py", "score"),
+    ("json-eval (EXACT/FUZZY)", "json-eval.jsonl", "rules/json-eval", JSON_EVAL_SETS,
+     "json_eval.py", "score"),
+    ("context-agent", "context-agent.jsonl", "rules/context-agent", [], "context_agent.py",
+     "status"),
+]
+
+
+GNU_TIME = "/usr/bin/time"
+
+
+def timed(argv, repeat, scratch):
+    """Best wall time of `repeat` runs, with that run's CPU time and peak RSS.
+
+    The peak RSS comes from GNU time, when it is there: a child's own
+    `ru_maxrss` would count the pages of this (larger) process it was forked from.
+    """
+    best = None
+    rss_file = os.path.join(scratch, "rss.txt")
+    measure = [GNU_TIME, "-f", "%M", "-o", rss_file] if os.access(GNU_TIME, os.X_OK) else []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        process = subprocess.Popen([*measure, *argv], stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - start
+        stderr = process.stderr.read().decode(errors="replace")
+        process.stderr.close()
+        code = os.waitstatus_to_exitcode(status)
+        if code not in (0, 1):  # 1: `eval` found records that did not pass
+            sys.exit(f"bench: {' '.join(argv)} exited with {code}:\n{stderr}")
+        rss_mb = None
+        if measure:
+            with open(rss_file, encoding="utf-8") as text:
+                rss_mb = int(text.read().split()[-1]) / 1024
+        run = {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mb": rss_mb}
+        if best is None or run["wall"] < best["wall"]:
+            best = run
+    return best
+
+
+def read_results(path, field):
+    values = {}
+    with open(path, encoding="utf-8") as lines:
+        for line in lines:
+            record = json.loads(line)
+            values[record["id"]] = record.get(field)
+    return values
+
+
+def agreement(tribunal_path, python_path, field):
+    ours = read_results(tribunal_path, field)
+    theirs = read_results(python_path, field)
+    same = 0
+    first_difference = None
+    for key, value in theirs.items():
+        mine = ours.get(key)
+        equal = (abs(mine - value) < 1e-9 if field == "score" and mine is not None
+                 and value is not None else mine == value)
+        if equal:
+            same += 1
+        elif first_difference is None:
+            first_difference = (key, mine, value)
+    return same, len(theirs), first_difference
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tribunal", required=True, help="the release binary")
+    parser.add_argument("--floor", required=True, help="the io-floor binary")
+    parser.add_argument("--python", default=sys.executable, help="the Python to run the scorers")
+    parser.add_argument("--data", required=True, help="folder of the generated data")
+    parser.add_argument("--out", required=True, help="folder for the outputs")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each; the best counts")
+    parser.add_argument("--only", help="run only the works whose name contains this")
+    parser.add_argument("--json", help="also write the figures to this file")
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    fuzzy = subprocess.run([args.python, "-c", "import json_eval; print(json_eval.FUZZY_IMPL)"],
+                           cwd=HERE, capture_output=True, text=True, check=True).stdout.strip()
+
+    rows = []
+    mismatched = False
+    for name, data, pack, extra, scorer, field in WORKS:
+        if args.only and args.only not in name:
+            continue
+        source = os.path.join(args.data, data)
+        records = sum(1 for line in open(source, encoding="utf-8") if line.strip())
+        megabytes = os.path.getsize(source) / 1e6
+        out = os.path.join(args.out, data.replace(".jsonl", ""))
+        figures = {}
+        for jobs in (1, 2):
+            figures[f"jobs{jobs}"] = timed(
+                [args.tribunal, "eval", os.path.join(ROOT, pack), "--input", source,
+                 "--output", f"{out}.tribunal-{jobs}.jsonl", "--jobs", str(jobs), *extra],
+                args.repeat, args.out)
+        figures["python"] = timed(
+            [args.python, os.path.join(HERE, scorer), source, f"{out}.python.jsonl"], args.repeat,
+            args.out)
+        figures["floor"] = timed([args.floor, source, f"{out}.floor.jsonl"], args.repeat, args.out)
+        with open(f"{out}.tribunal-1.jsonl", "rb") as one, open(f"{out}.tribunal-2.jsonl", "rb") as two:
+            identical = one.read() == two.read()
+        same, total, first = agreement(f"{out}.tribunal-1.jsonl", f"{out}.python.jsonl", field)
+        mismatched |= same != total or not identical
+        rows.append({"name": name, "records": records, "megabytes": megabytes,
+                     "figures": figures, "agree": (same, total), "first_difference": first,
+                     "jobs_identical": identical,
+                     "result_bytes": os.path.getsize(f"{out}.tribunal-1.jsonl") / records})
+
+    def rss(run):
+        return "n/a" if run["rss_mb"] is None else f"{run['rss_mb']:.0f}"
+
+    def us(row, key):
+        return row["figures"][key]["wall"] / row["records"] * 1e6
+
+    print(f"FUZZY in the Python: {fuzzy}; best of {args.repeat} runs; times in µs per record\n")
+    print("| work | records (MB) | Tribunal --jobs 1 | --jobs 2 | Python | I/O floor "
+          "| Python ÷ jobs 1 | jobs 1 ÷ jobs 2 | jobs 2 ÷ floor | peak RSS j1/j2/py (MB) "
+          "| result B/rec | agree |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for row in rows:
+        f = row["figures"]
+        print(f"| {row['name']} | {row['records']:,} ({row['megabytes']:.0f}) "
+              f"| {us(row, 'jobs1'):.2f} | {us(row, 'jobs2'):.2f} | {us(row, 'python'):.2f} "
+              f"| {us(row, 'floor'):.2f} "
+              f"| {f['python']['wall'] / f['jobs1']['wall']:.2f}× "
+              f"| {f['jobs1']['wall'] / f['jobs2']['wall']:.2f}× "
+              f"| {f['jobs2']['wall'] / f['floor']['wall']:.2f}× "
+              f"| {'/'.join(rss(f[key]) for key in ('jobs1', 'jobs2', 'python'))} "
+              f"| {row['result_bytes']:.0f} "
+              f"| {row['agree'][0]}/{row['agree'][1]}{'' if row['jobs_identical'] else ' (jobs 1 ≠ jobs 2!)'} |")
+    for row in rows:
+        if row["first_difference"]:
+            key, mine, theirs = row["first_difference"]
+            print(f"\n{row['name']}: first disagreement at id {key}: Tribunal {mine!r}, Python {theirs!r}")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as out:
+            json.dump({"fuzzy": fuzzy, "repeat": args.repeat, "rows": rows}, out, indent=2)
+    return 1 if mismatched else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
