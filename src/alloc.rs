@@ -18,11 +18,15 @@
 //! Without it, `max_memory` is not enforced (the other limits are).
 #![allow(unsafe_code)]
 
-use std::alloc::{GlobalAlloc, Layout, System};
+use std::alloc::{GlobalAlloc, Layout};
+
+/// The allocator underneath: mimalloc, made for many small short-lived blocks
+/// (a record's JSON values), with per-thread heaps that do not contend.
+use mimalloc::MiMalloc as Inner;
 use std::cell::Cell;
 use std::sync::OnceLock;
 
-/// The system allocator, counting each thread's net allocated bytes, so that a
+/// The global allocator (mimalloc underneath), counting each thread's net allocated bytes, so that a
 /// Rhai script call can be held to its `limits.max_memory`. Install it in a
 /// program that embeds the library (the `tribunal` binary does):
 ///
@@ -63,13 +67,13 @@ fn count(delta: i64) {
     }
 }
 
-// SAFETY: every call is forwarded unchanged to `System`, which upholds the
+// SAFETY: every call is forwarded unchanged to mimalloc, which upholds the
 // `GlobalAlloc` contract; the counting touches only a thread-local integer and
 // never allocates.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: forwarded with the caller's guarantees.
-        let ptr = unsafe { System.alloc(layout) };
+        let ptr = unsafe { Inner.alloc(layout) };
         if !ptr.is_null() {
             count(counted(layout.size()));
         }
@@ -78,7 +82,7 @@ unsafe impl GlobalAlloc for Counting {
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: forwarded with the caller's guarantees.
-        let ptr = unsafe { System.alloc_zeroed(layout) };
+        let ptr = unsafe { Inner.alloc_zeroed(layout) };
         if !ptr.is_null() {
             count(counted(layout.size()));
         }
@@ -87,13 +91,13 @@ unsafe impl GlobalAlloc for Counting {
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         // SAFETY: forwarded with the caller's guarantees.
-        unsafe { System.dealloc(ptr, layout) };
+        unsafe { Inner.dealloc(ptr, layout) };
         count(-counted(layout.size()));
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // SAFETY: forwarded with the caller's guarantees.
-        let new = unsafe { System.realloc(ptr, layout, new_size) };
+        let new = unsafe { Inner.realloc(ptr, layout, new_size) };
         if !new.is_null() {
             count(counted(new_size) - counted(layout.size()));
         }

@@ -383,7 +383,7 @@ fn with_note(mut report: Report, note: Option<Issue>) -> Report {
 /// What the writer thread receives for a batch: the result lines, ready to
 /// write, and the few figures the summary needs.
 struct BatchResult {
-    lines: String,
+    lines: Vec<u8>,
     digests: Vec<Digest>,
     /// Metric scores, `metric_count` per record, in pipeline order.
     metric_scores: Vec<Option<f64>>,
@@ -396,7 +396,7 @@ fn evaluate_batch(
     metric_count: usize,
 ) -> BatchResult {
     let mut result = BatchResult {
-        lines: String::with_capacity(batch.data.len() * 2 + 256 * batch.len()),
+        lines: Vec::with_capacity(batch.data.len() * 2 + 256 * batch.len()),
         digests: Vec::with_capacity(batch.len()),
         metric_scores: Vec::with_capacity(batch.len() * metric_count),
     };
@@ -423,8 +423,8 @@ fn evaluate_batch(
             Err((id, reason)) => Report::errored(id, reason, pack.label(), &pack.revision),
         };
         report.line = Some(record.line);
-        result.lines.push_str(&report.to_json_line());
-        result.lines.push('\n');
+        // Straight into the batch's buffer: no string per record.
+        report.write_json_line(&mut result.lines);
         result.digests.push(Digest::of(&report));
         result.metric_scores.extend(
             pack.metric_names()
@@ -462,7 +462,7 @@ where
         |batch| evaluate_batch(pack, &batch, options, metric_count),
         |result| {
             if write_error.is_none() {
-                if let Err(err) = out.write_all(result.lines.as_bytes()) {
+                if let Err(err) = out.write_all(&result.lines) {
                     write_error = Some(err);
                 }
             }

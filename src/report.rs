@@ -186,6 +186,12 @@ impl Report {
         serde_json::to_string(self).expect("a report always serialises")
     }
 
+    /// Appends the result record to `out` as one line of JSON, newline included.
+    pub fn write_json_line(&self, out: &mut Vec<u8>) {
+        serde_json::to_writer(&mut *out, self).expect("a report always serialises");
+        out.push(b'\n');
+    }
+
     /// The result record as a JSON value.
     pub fn to_value(&self) -> Value {
         serde_json::to_value(self).expect("a report always serialises")

@@ -5,18 +5,40 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-/// Levenshtein distance over Unicode scalar values, in O(len(a) · len(b)) time
-/// and O(min) memory.
+/// Levenshtein distance over Unicode scalar values.
 pub fn levenshtein(a: &[char], b: &[char]) -> usize {
     // Inside a script call (`fuzzy` reached through `compare()`) the call's
     // deadline ends the work; the call is then an error, the result unused.
     levenshtein_until(a, b, &mut crate::deadline::watch()).unwrap_or(usize::MAX)
 }
 
-/// [`levenshtein`] that asks `keep_going(cells)` after each row of the table
-/// (`cells`: the row's length) and gives up with `None` when it says no (a
-/// script's deadline: the work is quadratic, and scripts may pass megabytes).
+/// Above this many cells (`len(a) · len(b)`) the distance is computed row by
+/// row, asking the caller between rows whether to go on; below it, in one go
+/// with the bit-parallel algorithm (64 cells a word operation: about a
+/// millisecond at the bound).
+const UNWATCHED_CELLS: usize = 1 << 26;
+
+/// [`levenshtein`] that may give up: on inputs past [`UNWATCHED_CELLS`] it asks
+/// `keep_going(cells)` after each row of the table (`cells`: the row's length)
+/// and returns `None` when it says no (a script's deadline: the work is
+/// quadratic, and scripts may pass megabytes).
 pub fn levenshtein_until(
+    a: &[char],
+    b: &[char],
+    keep_going: &mut dyn FnMut(usize) -> bool,
+) -> Option<usize> {
+    if a.len().saturating_mul(b.len()) <= UNWATCHED_CELLS {
+        // Myers' / Hyyrö's bit-parallel algorithm, as maintained by rapidfuzz.
+        let distance =
+            rapidfuzz::distance::levenshtein::distance(a.iter().copied(), b.iter().copied());
+        return keep_going(a.len().min(b.len())).then_some(distance);
+    }
+    levenshtein_rows(a, b, keep_going)
+}
+
+/// The textbook dynamic programme, one row at a time in O(min) memory, asking
+/// `keep_going` after each row.
+fn levenshtein_rows(
     a: &[char],
     b: &[char],
     keep_going: &mut dyn FnMut(usize) -> bool,
@@ -340,6 +362,49 @@ mod tests {
         assert_eq!(levenshtein(&chars("kitten"), &chars("sitting")), 3);
         assert_eq!(levenshtein(&chars(""), &chars("abc")), 3);
         assert_eq!(levenshtein(&chars("é"), &chars("e")), 1);
+    }
+
+    #[test]
+    fn the_bit_parallel_distance_equals_the_textbook_one() {
+        // Differential: random strings over small alphabets (many matches), with
+        // multi-byte and astral characters, lengths across the 64-bit word edge.
+        let alphabets: [&[char]; 3] = [
+            &['a', 'b'],
+            &['a', 'b', 'c', 'd', 'e', ' '],
+            &['é', 'e', 'ß', '🙂', 'x', '\u{301}'],
+        ];
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move |bound: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % bound as u64) as usize
+        };
+        for round in 0..3000 {
+            let alphabet = alphabets[round % alphabets.len()];
+            let mut word = |max: usize| -> Vec<char> {
+                let len = next(max + 1);
+                (0..len).map(|_| alphabet[next(alphabet.len())]).collect()
+            };
+            let max = [8, 70, 200][round % 3];
+            let (a, b) = (word(max), word(max));
+            let fast = levenshtein(&a, &b);
+            let slow = levenshtein_rows(&a, &b, &mut |_| true);
+            assert_eq!(Some(fast), slow, "{a:?} vs {b:?}");
+        }
+    }
+
+    #[test]
+    fn a_long_distance_asks_between_rows_and_can_stop() {
+        let long: Vec<char> = "ab".repeat(5000).chars().collect();
+        let other: Vec<char> = "ba".repeat(7000).chars().collect();
+        let mut rows = 0;
+        let stopped = levenshtein_until(&long, &other, &mut |_| {
+            rows += 1;
+            rows < 10
+        });
+        assert_eq!(stopped, None);
+        assert_eq!(rows, 10);
     }
 
     #[test]
