@@ -32,6 +32,7 @@ mod deadline;
 mod error;
 mod extract;
 mod files;
+mod json_write;
 mod manifest;
 mod pack;
 mod pack_tests;
@@ -61,7 +62,7 @@ pub use extract::{Repair, Tier};
 pub use pack::{LoadOptions, Override, OverrideError, Pack};
 pub use parallel::STACK_SIZE;
 pub use pipeline::Input;
-pub use report::{ExtractionInfo, Issue, MetricResult, Report, Severity, Status};
+pub use report::{ExtractionInfo, Field, Fields, Issue, MetricResult, Report, Severity, Status};
 pub use yaml::{LoadError, LoadErrors};
 
 // The unit tests run with the counting allocator the binary installs, so the

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::extract::{Repair, Tier};
+use crate::json_write::{self, Object};
 
 /// How much an issue counts. Only `error` issues count towards the status. The
 /// plugin SDK's type, so plugins and the engine share one definition.
@@ -181,19 +182,243 @@ impl Report {
             .count()
     }
 
-    /// The result record as one line of JSON.
+    /// The result record as one line of JSON (no newline).
     pub fn to_json_line(&self) -> String {
-        serde_json::to_string(self).expect("a report always serialises")
+        let mut out = Vec::with_capacity(512);
+        self.write_fields(&mut out, Fields::ALL);
+        String::from_utf8(out).expect("the writer writes UTF-8")
     }
 
-    /// Appends the result record to `out` as one line of JSON, newline included.
+    /// Appends the result record to `out` as one line of JSON, newline included:
+    /// the bytes [`to_json_line`](Self::to_json_line) gives, written directly.
     pub fn write_json_line(&self, out: &mut Vec<u8>) {
-        serde_json::to_writer(&mut *out, self).expect("a report always serialises");
+        self.write_fields(out, Fields::ALL);
         out.push(b'\n');
+    }
+
+    /// Appends the record's `fields` as one JSON object (no newline), in the
+    /// record's order.
+    pub fn write_fields(&self, out: &mut Vec<u8>, fields: Fields) {
+        out.reserve(1024);
+        let mut record = Object::open(out);
+        if fields.has(Field::Id) {
+            json_write::write_value(record.field("id"), &self.id);
+        }
+        if let (true, Some(line)) = (fields.has(Field::Line), self.line) {
+            json_write::write_u64(record.field("line"), line);
+        }
+        if fields.has(Field::Status) {
+            json_write::write_str(record.field("status"), self.status.as_str());
+        }
+        if fields.has(Field::Passed) {
+            json_write::write_bool(record.field("passed"), self.passed);
+        }
+        if fields.has(Field::Score) {
+            write_option_f64(record.field("score"), self.score);
+        }
+        if fields.has(Field::Metrics) {
+            let mut metrics = Object::open(record.field("metrics"));
+            for (name, metric) in &self.metrics {
+                let mut entry = Object::open(metrics.key(name));
+                json_write::write_f64(entry.field("score"), metric.score);
+                json_write::write_f64(entry.field("weight"), metric.weight);
+                if !metric.details.is_null() {
+                    json_write::write_value(entry.field("details"), &metric.details);
+                }
+                entry.close();
+            }
+            metrics.close();
+        }
+        if fields.has(Field::Issues) {
+            let out = record.field("issues");
+            out.push(b'[');
+            for (i, issue) in self.issues.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                let mut entry = Object::open(out);
+                json_write::write_str(entry.field("rule"), &issue.rule);
+                json_write::write_str(entry.field("severity"), issue.severity.as_str());
+                json_write::write_str(entry.field("message"), &issue.message);
+                match &issue.path {
+                    Some(path) => json_write::write_str(entry.field("path"), path),
+                    None => json_write::write_null(entry.field("path")),
+                }
+                entry.close();
+            }
+            out.push(b']');
+        }
+        if fields.has(Field::Extraction) {
+            match &self.extraction {
+                None => json_write::write_null(record.field("extraction")),
+                Some(extraction) => {
+                    let mut entry = Object::open(record.field("extraction"));
+                    match extraction.tier {
+                        Some(tier) => json_write::write_str(entry.field("tier"), tier.as_str()),
+                        None => json_write::write_null(entry.field("tier")),
+                    }
+                    let out = entry.field("repairs");
+                    out.push(b'[');
+                    for (i, repair) in extraction.repairs.iter().enumerate() {
+                        if i > 0 {
+                            out.push(b',');
+                        }
+                        json_write::write_str(out, repair.as_str());
+                    }
+                    out.push(b']');
+                    json_write::write_bool(entry.field("raw_fallback"), extraction.raw_fallback);
+                    entry.close();
+                }
+            }
+        }
+        if fields.has(Field::Json) {
+            json_write::write_value(record.field("json"), &self.json);
+        }
+        if fields.has(Field::Feedback) {
+            write_option_str(record.field("feedback"), self.feedback.as_deref());
+        }
+        if fields.has(Field::Error) {
+            write_option_str(record.field("error"), self.error.as_deref());
+        }
+        if fields.has(Field::Pack) {
+            json_write::write_str(record.field("pack"), &self.pack);
+        }
+        if fields.has(Field::Revision) {
+            json_write::write_str(record.field("revision"), &self.revision);
+        }
+        record.close();
     }
 
     /// The result record as a JSON value.
     pub fn to_value(&self) -> Value {
         serde_json::to_value(self).expect("a report always serialises")
+    }
+}
+
+fn write_option_f64(out: &mut Vec<u8>, value: Option<f64>) {
+    match value {
+        Some(value) => json_write::write_f64(out, value),
+        None => json_write::write_null(out),
+    }
+}
+
+fn write_option_str(out: &mut Vec<u8>, value: Option<&str>) {
+    match value {
+        Some(value) => json_write::write_str(out, value),
+        None => json_write::write_null(out),
+    }
+}
+
+/// One top-level field of the result record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    /// `id`: the input record's id.
+    Id,
+    /// `line`: the record's line in its input file.
+    Line,
+    /// `status`: the verdict.
+    Status,
+    /// `passed`: whether the status is `PASS`.
+    Passed,
+    /// `score`: the weighted metric score.
+    Score,
+    /// `metrics`: each metric's score, weight and details.
+    Metrics,
+    /// `issues`: every finding.
+    Issues,
+    /// `extraction`: how the JSON was found.
+    Extraction,
+    /// `json`: the extracted JSON.
+    Json,
+    /// `feedback`: the re-ask text.
+    Feedback,
+    /// `error`: why the record could not be evaluated.
+    Error,
+    /// `pack`: `name@version` of the pack.
+    Pack,
+    /// `revision`: the pack's content revision.
+    Revision,
+}
+
+impl Field {
+    /// Every field, in the record's order.
+    pub const ALL: [Field; 13] = [
+        Field::Id,
+        Field::Line,
+        Field::Status,
+        Field::Passed,
+        Field::Score,
+        Field::Metrics,
+        Field::Issues,
+        Field::Extraction,
+        Field::Json,
+        Field::Feedback,
+        Field::Error,
+        Field::Pack,
+        Field::Revision,
+    ];
+
+    /// The field's name in the record.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Field::Id => "id",
+            Field::Line => "line",
+            Field::Status => "status",
+            Field::Passed => "passed",
+            Field::Score => "score",
+            Field::Metrics => "metrics",
+            Field::Issues => "issues",
+            Field::Extraction => "extraction",
+            Field::Json => "json",
+            Field::Feedback => "feedback",
+            Field::Error => "error",
+            Field::Pack => "pack",
+            Field::Revision => "revision",
+        }
+    }
+}
+
+/// Which fields of the result record are written (`eval --fields`): a large run
+/// that needs only verdicts can leave out the extracted `json`, the metric
+/// `details` and the re-ask `feedback`. The fields keep the record's order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fields(u16);
+
+impl Fields {
+    /// Every field: the full result record.
+    pub const ALL: Fields = Fields((1 << Field::ALL.len()) - 1);
+
+    /// Whether `field` is written.
+    pub fn has(self, field: Field) -> bool {
+        self.0 & (1 << field as u16) != 0
+    }
+
+    /// Reads a comma-separated list of field names (`id,status,score`); an
+    /// unknown name is an error that lists the known ones.
+    pub fn parse(list: &str) -> Result<Self, String> {
+        let mut bits = 0u16;
+        for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            let field = Field::ALL.iter().find(|f| f.as_str() == name).ok_or_else(|| {
+                let names: Vec<&str> = Field::ALL.iter().map(|f| f.as_str()).collect();
+                let hint = crate::suggest::nearest(name, &names).map_or_else(String::new, |near| {
+                    format!(" ({})", crate::suggest::did_you_mean(&near))
+                });
+                format!(
+                    "unknown result field `{name}`{hint}; the fields are {}",
+                    names.join(", ")
+                )
+            })?;
+            bits |= 1 << *field as u16;
+        }
+        if bits == 0 {
+            return Err("no result field named (e.g. `id,status,score`)".to_owned());
+        }
+        Ok(Fields(bits))
+    }
+}
+
+impl Default for Fields {
+    fn default() -> Self {
+        Self::ALL
     }
 }

@@ -13,6 +13,7 @@ const ORDER: &[(&str, &str)] = &[
     ("alloc", "foundation"),
     ("deadline", "foundation"),
     ("text", "foundation"),
+    ("json_write", "foundation"),
     ("suggest", "foundation"),
     ("files", "foundation"),
     ("strict_config", "foundation"),

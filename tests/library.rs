@@ -102,3 +102,62 @@ fn batch_results_come_back_in_input_order() {
         assert_eq!(*passed, i % 2 == 0);
     }
 }
+
+/// Every shipped rule pack's example records, and records made to stress the writer.
+fn sample_reports() -> Vec<tribunal::Report> {
+    let mut reports = Vec::new();
+    let packs = [
+        ("rules/agent-response", "agent-response"),
+        ("rules/context-agent", "context-agent"),
+        ("rules/json-eval", "json-eval"),
+        ("rules/ksi-emission", "ksi-emission"),
+        ("rules/scripted-fields", "scripted-fields"),
+        ("rules/structured-output", "structured-output"),
+    ];
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (pack, data) in packs {
+        let pack = Pack::load(root.join(pack)).unwrap();
+        let text = fs::read_to_string(root.join(format!("examples/data/{data}.jsonl"))).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            let record: serde_json::Value = serde_json::from_str(line).unwrap();
+            let input = Input::new(record["output"].as_str().unwrap())
+                .with_id(record["id"].clone())
+                .with_expected(record.get("expected").cloned().unwrap_or_default())
+                .with_meta(record.get("meta").cloned().unwrap_or_default());
+            let mut report = pack.evaluate(&input);
+            report.line = Some(i as u64 + 1);
+            reports.push(report);
+        }
+        let odd = "\u{0}\u{1f}\"\\/\u{7f}é🙂\u{2028}\n\t\r\u{8}\u{c}";
+        reports.push(pack.evaluate(&Input::new(format!("{{\"k{odd}\": \"{odd}\"}}").replace('\n', "\\n"))));
+        reports.push(pack.evaluate(&Input::new(odd).with_id(json!([1.5, {"x": null}]))));
+    }
+    reports.push(tribunal::Report::errored(json!(7), "line 3: not valid JSON", "p@1", "abc"));
+    reports
+}
+
+#[test]
+fn result_records_are_written_as_serde_writes_them() {
+    for report in sample_reports() {
+        let expected = serde_json::to_string(&report).unwrap();
+        assert_eq!(report.to_json_line(), expected);
+        let mut line = Vec::new();
+        report.write_json_line(&mut line);
+        assert_eq!(line, format!("{expected}\n").into_bytes());
+    }
+}
+
+#[test]
+fn chosen_fields_are_written_in_the_records_order() {
+    let fields = tribunal::Fields::parse("score, id,status").unwrap();
+    for report in sample_reports() {
+        let mut out = Vec::new();
+        report.write_fields(&mut out, fields);
+        let full = report.to_value();
+        let expected = json!({"id": full["id"], "status": full["status"], "score": full["score"]});
+        assert_eq!(String::from_utf8(out).unwrap(), expected.to_string());
+    }
+    let err = tribunal::Fields::parse("id,stauts").unwrap_err();
+    assert!(err.contains("unknown result field `stauts` (did you mean `status`?)"), "{err}");
+    assert!(tribunal::Fields::parse(" , ").is_err());
+}

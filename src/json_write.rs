@@ -1,0 +1,254 @@
+//! Writing JSON straight into a byte buffer, byte for byte as `serde_json`'s
+//! compact writer does, faster: strings are scanned eight bytes at a time for
+//! what needs escaping, and nothing goes through the `io::Write` machinery.
+//! The batch runner writes every result record with it (a test compares the
+//! two writers on every shipped example and on adversarial strings).
+
+use serde_json::Value;
+
+/// What `serde_json` writes for each byte: 0 = the byte itself, `u` = `\u00XX`,
+/// anything else = that letter after a backslash.
+static ESCAPE: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut byte = 0;
+    while byte < 0x20 {
+        table[byte] = b'u';
+        byte += 1;
+    }
+    table[0x08] = b'b';
+    table[0x09] = b't';
+    table[0x0a] = b'n';
+    table[0x0c] = b'f';
+    table[0x0d] = b'r';
+    table[b'"' as usize] = b'"';
+    table[b'\\' as usize] = b'\\';
+    table
+};
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// Whether any of the eight bytes of `word` is a control character, `"` or `\`.
+/// (Exact for "any"; a flagged word is then read byte by byte.)
+#[inline]
+fn needs_escape(word: u64) -> bool {
+    let below_space = word.wrapping_sub(ONES * 0x20) & !word;
+    let quote = word ^ (ONES * u64::from(b'"'));
+    let backslash = word ^ (ONES * u64::from(b'\\'));
+    let zero_byte = |w: u64| w.wrapping_sub(ONES) & !w;
+    (below_space | zero_byte(quote) | zero_byte(backslash)) & HIGHS != 0
+}
+
+/// Appends `text` as a JSON string, quotes included.
+pub fn write_str(out: &mut Vec<u8>, text: &str) {
+    let bytes = text.as_bytes();
+    let end = bytes.len();
+    out.reserve(end + 2);
+    out.push(b'"');
+    let mut copied = 0;
+    let mut at = 0;
+    loop {
+        // Skip eight clean bytes at a time, then find the byte that needs an
+        // escape within the next eight (or the end).
+        while let Some(chunk) = bytes.get(at..at + 8) {
+            if needs_escape(u64::from_le_bytes(chunk.try_into().expect("eight bytes"))) {
+                break;
+            }
+            at += 8;
+        }
+        while at < end && ESCAPE[usize::from(bytes[at])] == 0 {
+            at += 1;
+        }
+        if at == end {
+            break;
+        }
+        let byte = bytes[at];
+        out.extend_from_slice(&bytes[copied..at]);
+        match ESCAPE[usize::from(byte)] {
+            b'u' => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.extend_from_slice(&[
+                    b'\\',
+                    b'u',
+                    b'0',
+                    b'0',
+                    HEX[usize::from(byte >> 4)],
+                    HEX[usize::from(byte & 0xf)],
+                ]);
+            }
+            escape => out.extend_from_slice(&[b'\\', escape]),
+        }
+        at += 1;
+        copied = at;
+    }
+    out.extend_from_slice(&bytes[copied..]);
+    out.push(b'"');
+}
+
+/// Appends a float as `serde_json` writes an `f64` (`null` when not finite).
+pub fn write_f64(out: &mut Vec<u8>, value: f64) {
+    serde_json::to_writer(&mut *out, &value).expect("writing to a Vec cannot fail");
+}
+
+/// Appends an unsigned integer.
+pub fn write_u64(out: &mut Vec<u8>, value: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = value;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[at..]);
+}
+
+/// Appends `true` or `false`.
+pub fn write_bool(out: &mut Vec<u8>, value: bool) {
+    out.extend_from_slice(if value { b"true" } else { b"false" });
+}
+
+/// Appends `null`.
+pub fn write_null(out: &mut Vec<u8>) {
+    out.extend_from_slice(b"null");
+}
+
+/// Appends a JSON value, compact, keys in the map's order.
+pub fn write_value(out: &mut Vec<u8>, value: &Value) {
+    match value {
+        Value::Null => write_null(out),
+        Value::Bool(b) => write_bool(out, *b),
+        // Numbers keep the text they were read or made with.
+        Value::Number(n) => out.extend_from_slice(n.as_str().as_bytes()),
+        Value::String(s) => write_str(out, s),
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_value(out, item);
+            }
+            out.push(b']');
+        }
+        Value::Object(map) => {
+            let mut object = Object::open(out);
+            for (key, item) in map {
+                write_value(object.key(key), item);
+            }
+            object.close();
+        }
+    }
+}
+
+/// An object being written: `key` before each member's value, then `close`.
+#[derive(Debug)]
+pub struct Object<'a> {
+    out: &'a mut Vec<u8>,
+    first: bool,
+}
+
+impl<'a> Object<'a> {
+    /// Writes `{`.
+    pub fn open(out: &'a mut Vec<u8>) -> Self {
+        out.push(b'{');
+        Self { out, first: true }
+    }
+
+    /// Writes the separator and `"key":`; the caller writes the value into the
+    /// buffer returned.
+    pub fn key(&mut self, key: &str) -> &mut Vec<u8> {
+        if !self.first {
+            self.out.push(b',');
+        }
+        self.first = false;
+        write_str(self.out, key);
+        self.out.push(b':');
+        self.out
+    }
+
+    /// As [`key`](Self::key), for a name known to need no escaping (the
+    /// record's own field names).
+    pub fn field(&mut self, name: &'static str) -> &mut Vec<u8> {
+        debug_assert!(name.bytes().all(|b| ESCAPE[usize::from(b)] == 0));
+        if !self.first {
+            self.out.push(b',');
+        }
+        self.first = false;
+        self.out.push(b'"');
+        self.out.extend_from_slice(name.as_bytes());
+        self.out.extend_from_slice(b"\":");
+        self.out
+    }
+
+    /// Writes `}`.
+    pub fn close(self) {
+        self.out.push(b'}');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ours(value: &Value) -> String {
+        let mut out = Vec::new();
+        write_value(&mut out, value);
+        String::from_utf8(out).expect("UTF-8")
+    }
+
+    #[test]
+    fn strings_are_escaped_as_serde_json_escapes_them() {
+        let mut samples: Vec<String> = vec![
+            String::new(),
+            "plain ascii, longer than eight bytes".into(),
+            "quote \" backslash \\ slash / del \u{7f}".into(),
+            "é🙂 ünïcödé \u{2028} \u{2029} \u{fffd}".into(),
+        ];
+        // Every control character, at every offset within a word.
+        for byte in 0u8..0x20 {
+            for offset in 0..10 {
+                let mut text = "x".repeat(offset);
+                text.push(char::from(byte));
+                text.push_str("tail\"\\");
+                samples.push(text);
+            }
+        }
+        for text in &samples {
+            let value = Value::String(text.clone());
+            assert_eq!(ours(&value), serde_json::to_string(&value).unwrap(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn values_are_written_as_serde_json_writes_them() {
+        let values = [
+            json!(null),
+            json!(true),
+            json!([1, -2.5, 1e300, 12_345_678_901_234_567_890_u128, [], {}]),
+            json!({"b": {"z": 1, "a": [null, false]}, "a": "x\ny", "": 0.1}),
+            serde_json::from_str::<Value>(r#"{"big": 123456789012345678901234567890, "e": 1E400, "f": -0.0}"#).unwrap(),
+        ];
+        for value in &values {
+            assert_eq!(ours(value), serde_json::to_string(value).unwrap());
+        }
+    }
+
+    #[test]
+    fn numbers_and_floats_match() {
+        for n in [0u64, 7, 10, 99, 1000, u64::MAX] {
+            let mut out = Vec::new();
+            write_u64(&mut out, n);
+            assert_eq!(out, n.to_string().into_bytes());
+        }
+        for f in [0.0, -0.0, 1.0, 0.1, 1e-7, 1e21, f64::NAN, f64::INFINITY] {
+            let mut out = Vec::new();
+            write_f64(&mut out, f);
+            assert_eq!(out, serde_json::to_vec(&f).unwrap());
+        }
+    }
+}
