@@ -32,7 +32,7 @@ use serde_json::Value;
 
 use crate::pack::Pack;
 use crate::pipeline::Input;
-use crate::report::{Issue, Report};
+use crate::report::{Fields, Issue, Report};
 use crate::summary::Digest;
 pub use crate::summary::{ScoreStats, Summary};
 
@@ -66,8 +66,10 @@ impl Default for FieldNames {
     }
 }
 
-/// Options of a batch run.
+/// Options of a batch run. Start from `Options::default()` and set fields
+/// (non-exhaustive: options may be added without breaking callers).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Options {
     /// Worker threads; 0 = all cores.
     pub jobs: usize,
@@ -75,6 +77,8 @@ pub struct Options {
     pub max_record_bytes: usize,
     /// Where in an input record its fields are.
     pub fields: FieldNames,
+    /// Which fields of each result record to write (`--fields`; default all).
+    pub result_fields: Fields,
 }
 
 impl Default for Options {
@@ -83,6 +87,7 @@ impl Default for Options {
             jobs: 0,
             max_record_bytes: DEFAULT_MAX_RECORD_BYTES,
             fields: FieldNames::default(),
+            result_fields: Fields::ALL,
         }
     }
 }
@@ -424,7 +429,8 @@ fn evaluate_batch(
         };
         report.line = Some(record.line);
         // Straight into the batch's buffer: no string per record.
-        report.write_json_line(&mut result.lines);
+        report.write_fields(&mut result.lines, options.result_fields);
+        result.lines.push(b'\n');
         result.digests.push(Digest::of(&report));
         result.metric_scores.extend(
             pack.metric_names()

@@ -926,3 +926,38 @@ fn a_bad_limit_value_suggests_no_key() {
     let typo = stderr("limits.max_call_dept=10");
     assert!(typo.contains("did you mean `max_call_depth`?"), "{typo}");
 }
+
+#[test]
+fn eval_fields_chooses_what_each_result_record_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    demo_pack(dir.path());
+    let data = "{\"id\": \"a\", \"output\": \"{\\\"kind\\\": \\\"note\\\", \\\"text\\\": \\\"Hi.\\\"}\"}\nnot json\n";
+    write(dir.path(), "data.jsonl", data);
+    let run = |fields: &[&str]| {
+        tribunal()
+            .args(["eval", "--jobs", "2", "--pack"])
+            .arg(dir.path())
+            .arg("--input")
+            .arg(dir.path().join("data.jsonl"))
+            .args(fields)
+            .assert()
+    };
+    let full = results(&run(&[]).code(3).get_output().stdout);
+    let chosen = results(
+        &run(&["--fields", "score,id,status,error"])
+            .code(3)
+            .get_output()
+            .stdout,
+    );
+    assert_eq!(full.len(), 2);
+    for (full, chosen) in full.iter().zip(&chosen) {
+        let keys: Vec<&String> = chosen.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["id", "status", "score", "error"], "the record's order");
+        for key in keys {
+            assert_eq!(chosen[key], full[key]);
+        }
+    }
+    let err = run(&["--fields", "id,stauts"]).code(2).get_output().stderr.clone();
+    let err = String::from_utf8_lossy(&err);
+    assert!(err.contains("unknown result field `stauts` (did you mean `status`?)"), "{err}");
+}

@@ -2,7 +2,7 @@
 
 use super::{write_out, OnePack, EXIT_NOT_PASSED, EXIT_OK, EXIT_RECORD_ERRORS};
 use crate::jsonl::{self, FieldNames, DEFAULT_MAX_RECORD_BYTES};
-use crate::report::Status;
+use crate::report::{Fields, Status};
 use crate::result_file::ResultFile;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -55,6 +55,12 @@ pub(super) struct EvalArgs {
     /// Name of the meta field in input records.
     #[arg(long, default_value = "meta")]
     meta_field: String,
+    /// Result record fields to write, comma-separated (default: all). For large
+    /// runs that need only verdicts, e.g. `id,status,score`. Fields: id, line,
+    /// status, passed, score, metrics, issues, extraction, json, feedback,
+    /// error, pack, revision.
+    #[arg(long, value_name = "LIST", value_parser = Fields::parse)]
+    fields: Option<Fields>,
 }
 
 pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
@@ -73,16 +79,16 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
             .map_err(|e| format!("cannot read {}: {e}", args.input.display()))?;
         Box::new(BufReader::with_capacity(1 << 16, file))
     };
-    let options = jsonl::Options {
-        jobs: args.jobs,
-        max_record_bytes: args.max_record_bytes,
-        fields: FieldNames {
-            id: args.id_field.clone(),
-            output: args.output_field.clone(),
-            expected: args.expected_field.clone(),
-            meta: args.meta_field.clone(),
-        },
+    let mut options = jsonl::Options::default();
+    options.jobs = args.jobs;
+    options.max_record_bytes = args.max_record_bytes;
+    options.fields = FieldNames {
+        id: args.id_field.clone(),
+        output: args.output_field.clone(),
+        expected: args.expected_field.clone(),
+        meta: args.meta_field.clone(),
     };
+    options.result_fields = args.fields.unwrap_or_default();
     let progress = (!args.no_progress && io::stderr().is_terminal()).then(|| {
         let bar = ProgressBar::new_spinner();
         bar.set_style(
@@ -94,9 +100,9 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
         bar
     });
     let started = Instant::now();
-    let result = jsonl::run(&pack, reader, &mut sink, &options, |_| {
+    let result = jsonl::run(&pack, reader, &mut sink, &options, |records| {
         if let Some(bar) = &progress {
-            bar.inc(1);
+            bar.inc(records);
         }
     });
     if let Some(bar) = &progress {
