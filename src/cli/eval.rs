@@ -79,16 +79,17 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
             .map_err(|e| format!("cannot read {}: {e}", args.input.display()))?;
         Box::new(BufReader::with_capacity(1 << 16, file))
     };
-    let mut options = jsonl::Options::default();
-    options.jobs = args.jobs;
-    options.max_record_bytes = args.max_record_bytes;
-    options.fields = FieldNames {
-        id: args.id_field.clone(),
-        output: args.output_field.clone(),
-        expected: args.expected_field.clone(),
-        meta: args.meta_field.clone(),
+    let options = jsonl::Options {
+        jobs: args.jobs,
+        max_record_bytes: args.max_record_bytes,
+        fields: FieldNames {
+            id: args.id_field.clone(),
+            output: args.output_field.clone(),
+            expected: args.expected_field.clone(),
+            meta: args.meta_field.clone(),
+        },
+        result_fields: args.fields.unwrap_or_default(),
     };
-    options.result_fields = args.fields.unwrap_or_default();
     let progress = (!args.no_progress && io::stderr().is_terminal()).then(|| {
         let bar = ProgressBar::new_spinner();
         bar.set_style(
