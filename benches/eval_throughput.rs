@@ -48,10 +48,8 @@ fn baseline(data: &[u8]) -> f64 {
 }
 
 fn run(pack: &Pack, data: &[u8], jobs: usize) -> f64 {
-    let options = Options {
-        jobs,
-        ..Options::default()
-    };
+    let mut options = Options::default();
+    options.jobs = jobs;
     let started = Instant::now();
     let summary = jsonl::run(pack, Cursor::new(data), &mut io::sink(), &options, |_| {})
         .expect("sink never fails");
