@@ -162,10 +162,8 @@ fn main() {
             data.extend_from_slice(line.to_string().as_bytes());
             data.push(b'\n');
         }
-        let options = Options {
-            jobs,
-            ..Options::default()
-        };
+        let mut options = Options::default();
+        options.jobs = jobs;
         let mut run = || {
             let started = Instant::now();
             let summary = jsonl::run(
