@@ -25,15 +25,15 @@
 //! ```
 
 use std::io::{self, BufRead, Write};
-use std::sync::OnceLock;
 
-use regex::Regex;
 use serde_json::Value;
 
 use crate::pack::Pack;
-use crate::pipeline::Input;
 use crate::report::{Fields, Issue, Report};
 use crate::summary::Digest;
+
+mod record;
+use record::parse_record;
 pub use crate::summary::{ScoreStats, Summary};
 
 /// Default limit on one input record (one JSONL line): 4 MiB.
@@ -273,108 +273,6 @@ fn strip_byte_order_mark(data: &mut Vec<u8>, slot: &mut Slot) {
             *end -= BOM.len();
         }
     }
-}
-
-/// Turns one raw line into an `Input` (with a warning to add to its result when
-/// the line had to be read leniently), or the reason it cannot be evaluated (with
-/// whatever id could be recovered).
-pub(crate) fn parse_record(
-    record: &RawRecord<'_>,
-    options: &Options,
-) -> Result<(Input, Option<Issue>), (Value, String)> {
-    let line = record.line;
-    let bytes = match record.body {
-        RawBody::Bytes(bytes) => bytes,
-        RawBody::TooLarge { size, prefix } => {
-            return Err((
-                recover_id(prefix, &options.fields.id),
-                format!(
-                    "line {line}: record is {size} bytes, above the limit of {} bytes (raise it with --max-record-bytes)",
-                    options.max_record_bytes
-                ),
-            ))
-        }
-        RawBody::ReadError(err) => return Err((Value::Null, format!("line {line}: cannot read input: {err}"))),
-    };
-    let text = std::str::from_utf8(bytes).map_err(|err| {
-        (
-            recover_id(bytes, &options.fields.id),
-            format!(
-                "line {line}: not valid UTF-8 (at byte {})",
-                err.valid_up_to() + 1
-            ),
-        )
-    })?;
-    let not_json = |err: serde_json::Error| {
-        (
-            recover_id(bytes, &options.fields.id),
-            format!("line {line}: not valid JSON: {err}"),
-        )
-    };
-    let mut note = None;
-    let value: Value = match serde_json::from_str(text) {
-        Ok(value) => value,
-        Err(err) => {
-            // Python's `json.dumps` writes strings it cannot encode as lone
-            // surrogate escapes: read them as U+FFFD, and say so.
-            let fixed = crate::text::replace_lone_surrogates(text)
-                .ok_or(err)
-                .map_err(not_json)?;
-            note = Some(Issue::warning(
-                "input",
-                format!(
-                    "line {line}: lone UTF-16 surrogate escapes (e.g. `\\ud800`) in the record were read as U+FFFD"
-                ),
-            ));
-            serde_json::from_str(&fixed).map_err(not_json)?
-        }
-    };
-    let Value::Object(mut object) = value else {
-        return Err((
-            Value::Null,
-            format!("line {line}: a record must be a JSON object"),
-        ));
-    };
-    let id = object.remove(&options.fields.id).unwrap_or(Value::Null);
-    let output = match object.remove(&options.fields.output) {
-        Some(Value::String(text)) => text,
-        None | Some(Value::Null) => {
-            return Err((
-                id,
-                format!(
-                    "line {line}: record has no `{}` field",
-                    options.fields.output
-                ),
-            ))
-        }
-        // Data sets sometimes store the structured output itself: evaluate its JSON text.
-        Some(other) => other.to_string(),
-    };
-    let input = Input {
-        id,
-        output,
-        expected: object
-            .remove(&options.fields.expected)
-            .unwrap_or(Value::Null),
-        meta: object.remove(&options.fields.meta).unwrap_or(Value::Null),
-    };
-    Ok((input, note))
-}
-
-/// Finds `"id": "..."` or `"id": 123` at the start of a record that could not be parsed.
-fn recover_id(bytes: &[u8], field: &str) -> Value {
-    static PATTERN: OnceLock<Regex> = OnceLock::new();
-    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(OVERSIZE_PREFIX)]);
-    let pattern = PATTERN.get_or_init(|| {
-        Regex::new(r#""((?:[^"\\]|\\.)*)"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)"#).expect("valid regex")
-    });
-    for caps in pattern.captures_iter(&text) {
-        let key: Result<String, _> = serde_json::from_str(&format!("\"{}\"", &caps[1]));
-        if key.is_ok_and(|k| k == field) {
-            return serde_json::from_str(&caps[2]).unwrap_or(Value::Null);
-        }
-    }
-    Value::Null
 }
 
 /// A report with the warning about how its input line was read, first.

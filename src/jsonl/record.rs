@@ -1,0 +1,264 @@
+//! One input line to one [`Input`]: only the record's four fields are built as
+//! values; every other member is checked and skipped without being kept.
+
+use std::fmt;
+use std::sync::OnceLock;
+
+use regex::Regex;
+use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, Visitor};
+use serde_json::Value;
+
+use super::{FieldNames, Options, RawBody, RawRecord, OVERSIZE_PREFIX};
+use crate::pipeline::Input;
+use crate::report::Issue;
+
+/// Turns one raw line into an `Input` (with a warning to add to its result when
+/// the line had to be read leniently), or the reason it cannot be evaluated (with
+/// whatever id could be recovered).
+pub(crate) fn parse_record(
+    record: &RawRecord<'_>,
+    options: &Options,
+) -> Result<(Input, Option<Issue>), (Value, String)> {
+    let line = record.line;
+    let bytes = match record.body {
+        RawBody::Bytes(bytes) => bytes,
+        RawBody::TooLarge { size, prefix } => {
+            return Err((
+                recover_id(prefix, &options.fields.id),
+                format!(
+                    "line {line}: record is {size} bytes, above the limit of {} bytes (raise it with --max-record-bytes)",
+                    options.max_record_bytes
+                ),
+            ))
+        }
+        RawBody::ReadError(err) => return Err((Value::Null, format!("line {line}: cannot read input: {err}"))),
+    };
+    let text = std::str::from_utf8(bytes).map_err(|err| {
+        (
+            recover_id(bytes, &options.fields.id),
+            format!(
+                "line {line}: not valid UTF-8 (at byte {})",
+                err.valid_up_to() + 1
+            ),
+        )
+    })?;
+    let not_json = |err: serde_json::Error| {
+        (
+            recover_id(bytes, &options.fields.id),
+            format!("line {line}: not valid JSON: {err}"),
+        )
+    };
+    let mut note = None;
+    let fields = match read_fields(text, &options.fields) {
+        Ok(fields) => fields,
+        Err(err) => {
+            // Python's `json.dumps` writes strings it cannot encode as lone
+            // surrogate escapes: read them as U+FFFD, and say so.
+            let fixed = crate::text::replace_lone_surrogates(text)
+                .ok_or(err)
+                .map_err(not_json)?;
+            note = Some(Issue::warning(
+                "input",
+                format!(
+                    "line {line}: lone UTF-16 surrogate escapes (e.g. `\\ud800`) in the record were read as U+FFFD"
+                ),
+            ));
+            read_fields(&fixed, &options.fields).map_err(not_json)?
+        }
+    };
+    let Some([id, output, expected, meta]) = fields else {
+        return Err((
+            Value::Null,
+            format!("line {line}: a record must be a JSON object"),
+        ));
+    };
+    let id = id.unwrap_or(Value::Null);
+    let output = match output {
+        Some(Value::String(text)) => text,
+        None | Some(Value::Null) => {
+            return Err((
+                id,
+                format!(
+                    "line {line}: record has no `{}` field",
+                    options.fields.output
+                ),
+            ))
+        }
+        // Data sets sometimes store the structured output itself: evaluate its JSON text.
+        Some(other) => other.to_string(),
+    };
+    let input = Input {
+        id,
+        output,
+        expected: expected.unwrap_or(Value::Null),
+        meta: meta.unwrap_or(Value::Null),
+    };
+    Ok((input, note))
+}
+
+/// Finds `"id": "..."` or `"id": 123` at the start of a record that could not be parsed.
+fn recover_id(bytes: &[u8], field: &str) -> Value {
+    static PATTERN: OnceLock<Regex> = OnceLock::new();
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(OVERSIZE_PREFIX)]);
+    let pattern = PATTERN.get_or_init(|| {
+        Regex::new(r#""((?:[^"\\]|\\.)*)"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)"#).expect("valid regex")
+    });
+    for caps in pattern.captures_iter(&text) {
+        let key: Result<String, _> = serde_json::from_str(&format!("\"{}\"", &caps[1]));
+        if key.is_ok_and(|k| k == field) {
+            return serde_json::from_str(&caps[2]).unwrap_or(Value::Null);
+        }
+    }
+    Value::Null
+}
+
+
+/// The record's `id`, `output`, `expected` and `meta` members (each `None` when
+/// absent), or `None` when the line's JSON is not an object. A member named twice
+/// counts with its last value, as in a parsed object; a member two of the names
+/// share goes to the first of them.
+fn read_fields(text: &str, names: &FieldNames) -> serde_json::Result<Option<[Option<Value>; 4]>> {
+    let mut reader = serde_json::Deserializer::from_str(text);
+    let fields = RecordSeed { names }.deserialize(&mut reader)?;
+    reader.end()?;
+    Ok(fields)
+}
+
+struct RecordSeed<'a> {
+    names: &'a FieldNames,
+}
+
+impl<'de> DeserializeSeed<'de> for RecordSeed<'_> {
+    type Value = Option<[Option<Value>; 4]>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, reader: D) -> Result<Self::Value, D::Error> {
+        reader.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for RecordSeed<'_> {
+    type Value = Option<[Option<Value>; 4]>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut fields: [Option<Value>; 4] = Default::default();
+        while let Some(which) = map.next_key_seed(KeySeed { names: self.names })? {
+            match which {
+                Some(index) => fields[index] = Some(map.next_value()?),
+                None => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(Some(fields))
+    }
+
+    // Anything else is valid JSON but not a record.
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+}
+
+/// A member name, compared with the four field names without being kept:
+/// which of `id`, `output`, `expected`, `meta` it is (an index), if any.
+struct KeySeed<'a> {
+    names: &'a FieldNames,
+}
+
+impl<'de> DeserializeSeed<'de> for KeySeed<'_> {
+    type Value = Option<usize>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, reader: D) -> Result<Self::Value, D::Error> {
+        reader.deserialize_str(self)
+    }
+}
+
+impl Visitor<'_> for KeySeed<'_> {
+    type Value = Option<usize>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a member name")
+    }
+
+    fn visit_str<E>(self, key: &str) -> Result<Self::Value, E> {
+        let names = self.names;
+        Ok([&names.id, &names.output, &names.expected, &names.meta]
+            .iter()
+            .position(|name| name.as_str() == key))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What reading the whole record as a value and taking the four members gives.
+    fn by_value(text: &str, names: &FieldNames) -> Result<Option<[Option<Value>; 4]>, String> {
+        let value: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let Value::Object(mut object) = value else {
+            return Ok(None);
+        };
+        Ok(Some([&names.id, &names.output, &names.expected, &names.meta]
+            .map(|name| object.remove(name.as_str()))))
+    }
+
+    #[test]
+    fn members_are_read_as_a_parsed_object_would_give_them() {
+        let renamed = FieldNames {
+            id: "key".into(),
+            output: "text".into(),
+            expected: "text".into(),
+            meta: "m".into(),
+        };
+        let lines = [
+            r#"{"id": 1, "output": "x", "expected": {"a": [1, 2.50]}, "meta": null}"#,
+            r#"{"output": "first", "other": {"deep": [[[]]]}, "output": "last"}"#,
+            r#"{"\u0069d": "escaped key", "out\u0070ut": "y", "key": 3, "text": "t", "m": {}}"#,
+            r#"{"id": 123456789012345678901234567890, "output": {"structured": true}}"#,
+            r#"{}"#,
+            r#"[1, {"id": 2}]"#,
+            r#""a string""#,
+            "42",
+            "null",
+            "true",
+            r#"{"id": 1, "output": "x"} trailing"#,
+            r#"{"id": 1, "output": "x",}"#,
+            r#"{"id": 1, "skipped": [1, 2, }"#,
+            r#"{"id": 1 "output": "x"}"#,
+        ];
+        for names in [FieldNames::default(), renamed] {
+            for line in lines {
+                let ours = read_fields(line, &names).map_err(|e| e.to_string());
+                assert_eq!(ours, by_value(line, &names), "{line}");
+            }
+        }
+    }
+}
