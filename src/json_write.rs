@@ -220,7 +220,11 @@ mod tests {
         }
         for text in &samples {
             let value = Value::String(text.clone());
-            assert_eq!(ours(&value), serde_json::to_string(&value).unwrap(), "{text:?}");
+            assert_eq!(
+                ours(&value),
+                serde_json::to_string(&value).unwrap(),
+                "{text:?}"
+            );
         }
     }
 
@@ -231,7 +235,10 @@ mod tests {
             json!(true),
             json!([1, -2.5, 1e300, 12_345_678_901_234_567_890_u128, [], {}]),
             json!({"b": {"z": 1, "a": [null, false]}, "a": "x\ny", "": 0.1}),
-            serde_json::from_str::<Value>(r#"{"big": 123456789012345678901234567890, "e": 1E400, "f": -0.0}"#).unwrap(),
+            serde_json::from_str::<Value>(
+                r#"{"big": 123456789012345678901234567890, "e": 1E400, "f": -0.0}"#,
+            )
+            .unwrap(),
         ];
         for value in &values {
             assert_eq!(ours(value), serde_json::to_string(value).unwrap());

@@ -398,16 +398,20 @@ impl Fields {
     pub fn parse(list: &str) -> Result<Self, String> {
         let mut bits = 0u16;
         for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-            let field = Field::ALL.iter().find(|f| f.as_str() == name).ok_or_else(|| {
-                let names: Vec<&str> = Field::ALL.iter().map(|f| f.as_str()).collect();
-                let hint = crate::suggest::nearest(name, &names).map_or_else(String::new, |near| {
-                    format!(" ({})", crate::suggest::did_you_mean(&near))
-                });
-                format!(
-                    "unknown result field `{name}`{hint}; the fields are {}",
-                    names.join(", ")
-                )
-            })?;
+            let field = Field::ALL
+                .iter()
+                .find(|f| f.as_str() == name)
+                .ok_or_else(|| {
+                    let names: Vec<&str> = Field::ALL.iter().map(|f| f.as_str()).collect();
+                    let hint = crate::suggest::nearest(name, &names)
+                        .map_or_else(String::new, |near| {
+                            format!(" ({})", crate::suggest::did_you_mean(&near))
+                        });
+                    format!(
+                        "unknown result field `{name}`{hint}; the fields are {}",
+                        names.join(", ")
+                    )
+                })?;
             bits |= 1 << *field as u16;
         }
         if bits == 0 {

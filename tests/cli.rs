@@ -952,12 +952,23 @@ fn eval_fields_chooses_what_each_result_record_holds() {
     assert_eq!(full.len(), 2);
     for (full, chosen) in full.iter().zip(&chosen) {
         let keys: Vec<&String> = chosen.as_object().unwrap().keys().collect();
-        assert_eq!(keys, ["id", "status", "score", "error"], "the record's order");
+        assert_eq!(
+            keys,
+            ["id", "status", "score", "error"],
+            "the record's order"
+        );
         for key in keys {
             assert_eq!(chosen[key], full[key]);
         }
     }
-    let err = run(&["--fields", "id,stauts"]).code(2).get_output().stderr.clone();
+    let err = run(&["--fields", "id,stauts"])
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
     let err = String::from_utf8_lossy(&err);
-    assert!(err.contains("unknown result field `stauts` (did you mean `status`?)"), "{err}");
+    assert!(
+        err.contains("unknown result field `stauts` (did you mean `status`?)"),
+        "{err}"
+    );
 }

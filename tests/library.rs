@@ -129,10 +129,17 @@ fn sample_reports() -> Vec<tribunal::Report> {
             reports.push(report);
         }
         let odd = "\u{0}\u{1f}\"\\/\u{7f}é🙂\u{2028}\n\t\r\u{8}\u{c}";
-        reports.push(pack.evaluate(&Input::new(format!("{{\"k{odd}\": \"{odd}\"}}").replace('\n', "\\n"))));
+        reports.push(pack.evaluate(&Input::new(
+            format!("{{\"k{odd}\": \"{odd}\"}}").replace('\n', "\\n"),
+        )));
         reports.push(pack.evaluate(&Input::new(odd).with_id(json!([1.5, {"x": null}]))));
     }
-    reports.push(tribunal::Report::errored(json!(7), "line 3: not valid JSON", "p@1", "abc"));
+    reports.push(tribunal::Report::errored(
+        json!(7),
+        "line 3: not valid JSON",
+        "p@1",
+        "abc",
+    ));
     reports
 }
 
@@ -158,6 +165,9 @@ fn chosen_fields_are_written_in_the_records_order() {
         assert_eq!(String::from_utf8(out).unwrap(), expected.to_string());
     }
     let err = tribunal::Fields::parse("id,stauts").unwrap_err();
-    assert!(err.contains("unknown result field `stauts` (did you mean `status`?)"), "{err}");
+    assert!(
+        err.contains("unknown result field `stauts` (did you mean `status`?)"),
+        "{err}"
+    );
     assert!(tribunal::Fields::parse(" , ").is_err());
 }

@@ -33,8 +33,8 @@ use crate::report::{Fields, Issue, Report};
 use crate::summary::Digest;
 
 mod record;
-use record::parse_record;
 pub use crate::summary::{ScoreStats, Summary};
+use record::parse_record;
 
 /// Default limit on one input record (one JSONL line): 4 MiB.
 pub const DEFAULT_MAX_RECORD_BYTES: usize = 4 * 1024 * 1024;

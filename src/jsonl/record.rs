@@ -112,7 +112,6 @@ fn recover_id(bytes: &[u8], field: &str) -> Value {
     Value::Null
 }
 
-
 /// The record's `id`, `output`, `expected` and `meta` members (each `None` when
 /// absent), or `None` when the line's JSON is not an object. A member named twice
 /// counts with its last value, as in a parsed object; a member two of the names
@@ -226,8 +225,10 @@ mod tests {
         let Value::Object(mut object) = value else {
             return Ok(None);
         };
-        Ok(Some([&names.id, &names.output, &names.expected, &names.meta]
-            .map(|name| object.remove(name.as_str()))))
+        Ok(Some(
+            [&names.id, &names.output, &names.expected, &names.meta]
+                .map(|name| object.remove(name.as_str())),
+        ))
     }
 
     #[test]
@@ -243,7 +244,7 @@ mod tests {
             r#"{"output": "first", "other": {"deep": [[[]]]}, "output": "last"}"#,
             r#"{"\u0069d": "escaped key", "out\u0070ut": "y", "key": 3, "text": "t", "m": {}}"#,
             r#"{"id": 123456789012345678901234567890, "output": {"structured": true}}"#,
-            r#"{}"#,
+            "{}",
             r#"[1, {"id": 2}]"#,
             r#""a string""#,
             "42",
