@@ -8,7 +8,7 @@ use std::sync::{Arc, LazyLock};
 
 use regex::Regex;
 use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::Builtin;
 use crate::build::BuildCtx;
@@ -512,6 +512,18 @@ fn show(value: f64, threshold: f64) -> String {
     }
 }
 
+/// A compared field's entry in `details.fields`: its strategy, and the
+/// similarity and verdict when it was compared.
+fn field_result(strategy: &str, compared: Option<(f64, bool)>) -> Value {
+    let mut entry = Map::with_capacity(3);
+    entry.insert("strategy".to_owned(), Value::from(strategy));
+    if let Some((similarity, matched)) = compared {
+        entry.insert("similarity".to_owned(), Value::from(similarity));
+        entry.insert("matched".to_owned(), Value::Bool(matched));
+    }
+    Value::Object(entry)
+}
+
 fn pointer(key: &str) -> String {
     format!("/{}", escape_pointer(key))
 }
@@ -592,22 +604,33 @@ impl Metric for JsonCompare {
             - (w.hallucination * hallucination);
         let rqs = if rqs < 1.0 { rqs } else { 1.0 };
         let rqs = if rqs > 0.0 { rqs } else { 0.0 };
-        let details = json!({
-            "completeness": completeness,
-            "hallucination": hallucination,
-            "accuracy": accuracy,
-            "safety": safety,
-            "rqs": rqs,
-            "buckets": {
-                "extra_keys": buckets.extra_keys,
-                "gt_null_aio_has_value": buckets.gt_null_aio_has_value,
-                "gt_non_null": buckets.gt_non_null,
-                "aio_missing_or_null": buckets.aio_missing_or_null,
-                "both_non_null": buckets.both_non_null,
-            },
-            "fields": buckets.fields,
-            "ignored": buckets.ignored,
-        });
+        // Built in place (no `json!`: it would copy `fields` and each list
+        // through serde, and grow every map as it goes).
+        let names = |keys: &[&str]| Value::Array(keys.iter().map(|k| Value::from(*k)).collect());
+        let bucket_lists = Map::from_iter([
+            ("extra_keys".to_owned(), names(&buckets.extra_keys)),
+            (
+                "gt_null_aio_has_value".to_owned(),
+                names(&buckets.gt_null_aio_has_value),
+            ),
+            ("gt_non_null".to_owned(), names(&buckets.gt_non_null)),
+            (
+                "aio_missing_or_null".to_owned(),
+                names(&buckets.aio_missing_or_null),
+            ),
+            ("both_non_null".to_owned(), names(&buckets.both_non_null)),
+        ]);
+        let ignored = names(&buckets.ignored);
+        let details = Value::Object(Map::from_iter([
+            ("completeness".to_owned(), Value::from(completeness)),
+            ("hallucination".to_owned(), Value::from(hallucination)),
+            ("accuracy".to_owned(), Value::from(accuracy)),
+            ("safety".to_owned(), Value::from(safety)),
+            ("rqs".to_owned(), Value::from(rqs)),
+            ("buckets".to_owned(), Value::Object(bucket_lists)),
+            ("fields".to_owned(), Value::Object(buckets.fields)),
+            ("ignored".to_owned(), ignored),
+        ]));
         Ok(MetricOutput {
             score: rqs,
             issues,
@@ -719,7 +742,7 @@ impl JsonCompare {
             buckets.ignored.push(key);
             buckets
                 .fields
-                .insert(key.clone(), json!({ "strategy": "ignore" }));
+                .insert(key.clone(), field_result("ignore", None));
             return Ok(());
         }
         let similarity = resolved
@@ -750,7 +773,7 @@ impl JsonCompare {
         }
         buckets.fields.insert(
             key.clone(),
-            json!({ "strategy": resolved.name, "similarity": similarity, "matched": matched }),
+            field_result(&resolved.name, Some((similarity, matched))),
         );
         Ok(())
     }
@@ -761,6 +784,7 @@ mod tests {
     use super::*;
     use crate::builtins::test_support::Fixture;
     use crate::report::Severity;
+    use serde_json::json;
     use std::path::Path;
 
     /// A stand-in for an embedding model: always the same similarity.
