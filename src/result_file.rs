@@ -10,6 +10,8 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::thread;
 
 /// Why an output could not be opened or finished.
 #[derive(Debug, thiserror::Error)]
@@ -26,6 +28,62 @@ pub struct ResultFile {
     writer: BufWriter<Dest>,
     /// For a replaced regular file: the temporary file and its final path.
     replace: Option<Pending>,
+    /// For a replaced regular file: the thread that puts what has been written
+    /// on disk while the run goes on, so that the last sync before the rename
+    /// has little left to wait for.
+    syncer: Option<Syncer>,
+}
+
+/// Bytes written between two background syncs.
+const SYNC_EVERY: u64 = 32 << 20;
+
+#[derive(Debug)]
+struct Syncer {
+    /// One message per `SYNC_EVERY` bytes written.
+    wake: Option<mpsc::Sender<()>>,
+    thread: Option<thread::JoinHandle<()>>,
+    unsynced: u64,
+}
+
+impl Syncer {
+    fn start(file: &File) -> Option<Self> {
+        let file = file.try_clone().ok()?;
+        let (wake, woken) = mpsc::channel::<()>();
+        let thread = thread::Builder::new()
+            .name("sync".into())
+            .spawn(move || {
+                while woken.recv().is_ok() {
+                    while woken.try_recv().is_ok() {}
+                    // A failure shows again in the final sync, which is reported.
+                    let _ = file.sync_data();
+                }
+            })
+            .ok()?;
+        Some(Self {
+            wake: Some(wake),
+            thread: Some(thread),
+            unsynced: 0,
+        })
+    }
+
+    fn wrote(&mut self, bytes: usize) {
+        self.unsynced += bytes as u64;
+        if self.unsynced >= SYNC_EVERY {
+            self.unsynced = 0;
+            if let Some(wake) = &self.wake {
+                let _ = wake.send(());
+            }
+        }
+    }
+}
+
+impl Drop for Syncer {
+    fn drop(&mut self) {
+        self.wake = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -71,6 +129,7 @@ impl ResultFile {
         Self {
             writer: BufWriter::with_capacity(BUFFER, Dest::Stdout(io::stdout())),
             replace: None,
+            syncer: None,
         }
     }
 
@@ -106,6 +165,7 @@ impl ResultFile {
             return Ok(Self {
                 writer: BufWriter::with_capacity(BUFFER, Dest::File(file)),
                 replace: None,
+                syncer: None,
             });
         }
         // A link to a regular file is replaced where it points, so the link stays.
@@ -121,6 +181,7 @@ impl ResultFile {
             fs::set_permissions(&pending.temp, meta.permissions()).map_err(io_error)?;
         }
         Ok(Self {
+            syncer: Syncer::start(&file),
             writer: BufWriter::with_capacity(BUFFER, Dest::File(file)),
             replace: Some(pending),
         })
@@ -137,6 +198,8 @@ impl ResultFile {
             source,
         };
         self.writer.flush().map_err(io_error)?;
+        // Waits for a background sync under way.
+        self.syncer = None;
         if let Some(pending) = self.replace.take() {
             if let Dest::File(file) = self.writer.get_ref() {
                 // On disk before it takes the old file's place.
@@ -151,11 +214,19 @@ impl ResultFile {
 
 impl Write for ResultFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.writer.write(buf)
+        let written = self.writer.write(buf)?;
+        if let Some(syncer) = &mut self.syncer {
+            syncer.wrote(written);
+        }
+        Ok(written)
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        self.writer.write_all(buf)
+        self.writer.write_all(buf)?;
+        if let Some(syncer) = &mut self.syncer {
+            syncer.wrote(buf.len());
+        }
+        Ok(())
     }
 
     fn flush(&mut self) -> io::Result<()> {
