@@ -323,6 +323,8 @@ fn check_file(markdown: &Path) -> Vec<String> {
         }
         let output = Command::new("timeout")
             .args(["600", "bash", "-c", &script])
+            // The file's own embedding cache: its first SEMANTIC run computes.
+            .env("TRIBUNAL_CACHE_DIR", dir.path().join(".cache"))
             .output()
             .expect("bash runs");
         let stdout = String::from_utf8_lossy(&output.stdout);

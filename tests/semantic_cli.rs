@@ -9,8 +9,14 @@ use assert_cmd::Command;
 use predicates::prelude::*;
 
 fn tribunal() -> Command {
+    // A new, empty embedding cache for each command: every embedding computed.
+    static CACHES: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let mut command = Command::cargo_bin("tribunal").expect("binary builds");
     command.env_remove("TRIBUNAL_MODEL_DIR");
+    let base = CACHES.get_or_init(|| tempfile::tempdir().unwrap());
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    command.env("TRIBUNAL_CACHE_DIR", base.path().join(n.to_string()));
     command
 }
 
@@ -194,4 +200,77 @@ fn packs_without_semantic_fields_do_not_need_the_model() {
         .assert()
         .stdout(predicate::str::contains("\"strategy\":\"semantic\"").not())
         .stdout(predicate::str::contains("\"id\":\"je-001\""));
+}
+
+#[test]
+fn embeddings_are_kept_on_disk_and_reused_by_the_next_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    std::fs::write(dir.path().join("data.jsonl"), data()).unwrap();
+    let run = |output: &str| {
+        let mut command = Command::cargo_bin("tribunal").expect("binary builds");
+        command.env_remove("TRIBUNAL_MODEL_DIR");
+        let out = command
+            .args(["eval", "--jobs", "2", "--summary-json", "--cache-dir"])
+            .arg(&cache)
+            .arg(root().join("rules/json-eval"))
+            .arg("--input")
+            .arg(dir.path().join("data.jsonl"))
+            .arg("--output")
+            .arg(dir.path().join(output))
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let summary: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        summary["embedding_cache"].clone()
+    };
+    let first = run("first.jsonl");
+    let texts = first["misses"].as_u64().unwrap();
+    assert!(texts > 10, "{first}");
+    assert_eq!(first["hits"], 0, "{first}");
+    let second = run("second.jsonl");
+    assert_eq!(second["misses"], 0, "nothing embedded again: {second}");
+    assert_eq!(second["hits"].as_u64(), Some(texts), "{second}");
+    assert_eq!(first["dir"], second["dir"]);
+    assert!(first["dir"]
+        .as_str()
+        .unwrap()
+        .starts_with(cache.to_str().unwrap()));
+    let read = |name: &str| std::fs::read(dir.path().join(name)).unwrap();
+    assert_eq!(
+        read("first.jsonl"),
+        read("second.jsonl"),
+        "the same results"
+    );
+
+    // --no-cache: everything computed again, nothing stored.
+    let unused = dir.path().join("unused");
+    let out = tribunal()
+        .env("TRIBUNAL_CACHE_DIR", &unused)
+        .args(["eval", "--no-cache", "--summary-json"])
+        .arg(root().join("rules/json-eval"))
+        .arg("--input")
+        .arg(dir.path().join("data.jsonl"))
+        .arg("--output")
+        .arg(dir.path().join("third.jsonl"))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let summary: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(summary["embedding_cache"]["misses"].as_u64(), Some(texts));
+    assert_eq!(summary["embedding_cache"]["dir"], serde_json::Value::Null);
+    assert!(!unused.exists(), "nothing written");
+    assert_eq!(read("first.jsonl"), read("third.jsonl"));
+    tribunal()
+        .args(["eval", "--no-cache", "--cache-dir"])
+        .arg(&unused)
+        .arg(root().join("rules/json-eval"))
+        .args(["--input", "-"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot be used with"));
 }

@@ -6,6 +6,7 @@ use crate::report::{Fields, Status};
 use crate::result_file::ResultFile;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
+use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, IsTerminal};
 use std::path::PathBuf;
@@ -113,9 +114,18 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
     sink.finish().map_err(|e| e.to_string())?;
     if args.summary || args.summary_json {
         let elapsed = started.elapsed().as_secs_f64();
+        let embeddings = crate::semantic::cache_report();
         if args.summary_json {
             let mut value = summary.to_value();
             value["seconds"] = serde_json::json!(elapsed);
+            if let Some(cache) = &embeddings {
+                value["embedding_cache"] = serde_json::json!({
+                    "hits": cache.hits,
+                    "misses": cache.misses,
+                    "dir": cache.dir,
+                    "writes_failed": cache.writes_failed,
+                });
+            }
             if args.output.is_some() {
                 out_json!(&value);
             } else {
@@ -130,7 +140,23 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
             } else {
                 0.0
             };
-            let text = format!("pack        {} (revision {})\n{summary}\ntime        {elapsed:.2}s ({rate:.0} records/s)", pack.label(), pack.revision);
+            let mut text = format!("pack        {} (revision {})\n{summary}\ntime        {elapsed:.2}s ({rate:.0} records/s)", pack.label(), pack.revision);
+            if let Some(cache) = &embeddings {
+                let place = cache.dir.as_ref().map_or_else(
+                    || "no cache on disk".to_owned(),
+                    |dir| format!("cache {}", dir.display()),
+                );
+                let failed = if cache.writes_failed > 0 {
+                    format!(", {} could not be stored", cache.writes_failed)
+                } else {
+                    String::new()
+                };
+                let _ = write!(
+                    text,
+                    "\nembeddings  {} computed, {} from the cache ({place}{failed})",
+                    cache.misses, cache.hits
+                );
+            }
             if args.output.is_some() {
                 out!("{text}");
             } else {

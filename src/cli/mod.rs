@@ -127,10 +127,26 @@ struct LoadFlags {
     /// Let the pack's files resolve into this file or folder outside the pack (repeatable).
     #[arg(long = "allow-path", value_name = "PATH")]
     allow_paths: Vec<PathBuf>,
+    #[allow(clippy::doc_markdown)] // clap's help text: no Markdown
+    /// Keep SEMANTIC embeddings in this folder across runs (default: $TRIBUNAL_CACHE_DIR,
+    /// else $XDG_CACHE_HOME/tribunal, else ~/.cache/tribunal).
+    #[arg(long = "cache-dir", value_name = "DIR", conflicts_with = "no_cache")]
+    cache_dir: Option<PathBuf>,
+    /// Keep SEMANTIC embeddings only in memory, for this run.
+    #[arg(long = "no-cache")]
+    no_cache: bool,
 }
 
 impl LoadFlags {
+    /// The load options, with the embedding cache set for the run.
     fn options(&self) -> LoadOptions {
+        crate::semantic::set_cache_root(if self.no_cache {
+            None
+        } else {
+            self.cache_dir
+                .clone()
+                .or_else(crate::semantic::default_cache_root)
+        });
         LoadOptions {
             plugin_dirs: self.plugin_dirs.clone(),
             allow_paths: self.allow_paths.clone(),

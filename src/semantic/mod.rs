@@ -9,17 +9,73 @@
 //! the same whatever the number of jobs or the batch boundaries.
 
 mod bert;
+pub mod disk_cache;
 pub mod locate;
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use tokenizers::{Tokenizer, TruncationParams};
 
+pub use disk_cache::{default_root as default_cache_root, DiskCache};
 pub use locate::{locate, MODEL_DIR_ENV, SETUP_COMMAND};
+
+/// Where embeddings are kept across runs (`None`: only in memory, for the run).
+static CACHE_ROOT: Mutex<Option<PathBuf>> = Mutex::new(None);
+
+/// Keeps embeddings on disk under `root` (see [`disk_cache`]), shared by every
+/// run, or only in memory for the run (`None`, the default). Takes effect for
+/// models loaded after the call.
+pub fn set_cache_root(root: Option<PathBuf>) {
+    *CACHE_ROOT
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = root;
+}
+
+/// Texts whose embedding was read from the disk cache, texts embedded by the
+/// model (a text met again in the same run is taken from memory and not counted).
+static FOUND: AtomicU64 = AtomicU64::new(0);
+static EMBEDDED: AtomicU64 = AtomicU64::new(0);
+
+/// What the embedding caches did in this process, for the run's summary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CacheReport {
+    /// Texts whose embedding was read from the disk cache.
+    pub hits: u64,
+    /// Texts embedded by the model (and stored, when there is a disk cache).
+    pub misses: u64,
+    /// The folder of the disk cache, when there is one.
+    pub dir: Option<PathBuf>,
+    /// Embeddings that could not be written to the disk cache.
+    pub writes_failed: u64,
+}
+
+/// The caches' figures, `None` when no model was used.
+pub fn cache_report() -> Option<CacheReport> {
+    let (hits, misses) = (
+        FOUND.load(Ordering::Relaxed),
+        EMBEDDED.load(Ordering::Relaxed),
+    );
+    if hits + misses == 0 {
+        return None;
+    }
+    let disks = LOADED_DISKS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    Some(CacheReport {
+        hits,
+        misses,
+        dir: disks.first().map(|d| d.dir().to_path_buf()),
+        writes_failed: disks.iter().map(|d| d.writes_failed()).sum(),
+    })
+}
+
+/// The disk caches of the models loaded so far.
+static LOADED_DISKS: Mutex<Vec<Arc<DiskCache>>> = Mutex::new(Vec::new());
 
 /// Why the sentence-embedding model cannot be used.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -272,6 +328,8 @@ struct Cache {
     map: HashMap<TextKey, Arc<[f32]>>,
     order: VecDeque<TextKey>,
     capacity: usize,
+    /// Texts a call is fetching right now (other calls wait for them).
+    in_flight: HashSet<TextKey>,
 }
 
 impl Cache {
@@ -306,6 +364,9 @@ pub struct SemanticModel {
 struct Loaded {
     embedder: Embedder,
     cache: Mutex<Cache>,
+    /// Signalled when a call has fetched the texts it had in flight.
+    fetched: Condvar,
+    disk: Option<Arc<DiskCache>>,
 }
 
 impl SemanticModel {
@@ -358,12 +419,30 @@ impl SemanticModel {
                         dir.display()
                     ))
                 })?;
+                let root = CACHE_ROOT
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .clone();
+                // A cache that cannot be opened (an unreadable model file) is
+                // left out: the embeddings are still computed.
+                let disk = root
+                    .and_then(|root| DiskCache::open(&root, &dir, embedder.dimensions()).ok())
+                    .map(Arc::new);
+                if let Some(disk) = &disk {
+                    LOADED_DISKS
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .push(Arc::clone(disk));
+                }
                 let loaded = Arc::new(Loaded {
                     embedder,
+                    disk,
+                    fetched: Condvar::new(),
                     cache: Mutex::new(Cache {
                         map: HashMap::new(),
                         order: VecDeque::new(),
                         capacity: CACHE_ENTRIES,
+                        in_flight: HashSet::new(),
                     }),
                 });
                 models.insert(key, Arc::clone(&loaded));
@@ -373,48 +452,106 @@ impl SemanticModel {
             .map_err(Clone::clone)
     }
 
-    /// The embeddings of `texts`, from the cache or computed in one batched pass.
+    /// The embeddings of `texts`: from memory, else from the disk cache, else
+    /// computed in one batched pass. A text another thread is embedding at the
+    /// same time is waited for, not embedded twice.
     pub fn embeddings(&self, texts: &[&str]) -> Result<Vec<Arc<[f32]>>, ModelError> {
         let loaded = self.loaded()?;
         // Hashed outside the lock: texts can be long.
         let keys: Vec<TextKey> = texts.iter().map(|t| text_key(t)).collect();
-        let mut found: Vec<Option<Arc<[f32]>>> = {
-            let cache = loaded
+        let lock = || {
+            loaded
                 .cache
                 .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            keys.iter().map(|k| cache.get(k)).collect()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
         };
-        let mut missing: Vec<&str> = Vec::new();
-        let mut missing_keys: Vec<TextKey> = Vec::new();
-        let mut position: HashMap<TextKey, usize> = HashMap::new();
-        for ((text, key), slot) in texts.iter().zip(&keys).zip(&found) {
-            if slot.is_none() && !position.contains_key(key) {
-                position.insert(*key, missing.len());
-                missing.push(text);
-                missing_keys.push(*key);
+        // Each distinct text not in memory is this call's to fetch, unless
+        // another call is fetching it already.
+        let mut found: Vec<Option<Arc<[f32]>>> = Vec::with_capacity(keys.len());
+        let mut mine: Vec<(&str, TextKey)> = Vec::new();
+        let mut mine_keys: HashSet<TextKey> = HashSet::new();
+        let mut others: Vec<TextKey> = Vec::new();
+        {
+            let mut cache = lock();
+            for (text, key) in texts.iter().zip(&keys) {
+                let hit = cache.get(key);
+                if hit.is_none() && cache.in_flight.insert(*key) {
+                    mine.push((text, *key));
+                    mine_keys.insert(*key);
+                } else if hit.is_none() && !mine_keys.contains(key) {
+                    others.push(*key);
+                }
+                found.push(hit);
             }
         }
-        if !missing.is_empty() {
-            let computed = loaded.embedder.embed(&missing)?;
-            let computed: Vec<Arc<[f32]>> = computed.into_iter().map(Arc::from).collect();
-            let mut cache = loaded
-                .cache
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            for (key, embedding) in missing_keys.into_iter().zip(&computed) {
-                cache.insert(key, Arc::clone(embedding));
+        let fetched = self.fetch(loaded, &mine);
+        {
+            let mut cache = lock();
+            for (_, key) in &mine {
+                cache.in_flight.remove(key);
             }
-            drop(cache);
+            if let Ok(embeddings) = &fetched {
+                for ((_, key), embedding) in mine.iter().zip(embeddings) {
+                    cache.insert(*key, Arc::clone(embedding));
+                }
+            }
+            loaded.fetched.notify_all();
+            // Wait for the texts other calls were fetching.
+            for key in &others {
+                while cache.in_flight.contains(key) {
+                    cache = loaded
+                        .fetched
+                        .wait(cache)
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                }
+            }
             for (key, slot) in keys.iter().zip(&mut found) {
                 if slot.is_none() {
-                    *slot = Some(Arc::clone(&computed[position[key]]));
+                    *slot = cache.get(key);
                 }
             }
         }
-        Ok(found
+        fetched?;
+        // What is still missing (another call failed, or its result was already
+        // dropped from memory): fetched here, one by one.
+        let mut out = Vec::with_capacity(found.len());
+        for ((text, key), slot) in texts.iter().zip(&keys).zip(found) {
+            match slot {
+                Some(embedding) => out.push(embedding),
+                None => out.extend(self.fetch(loaded, &[(text, *key)])?),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Reads `wanted` from the disk cache, or embeds them in one batch (and
+    /// stores them there).
+    fn fetch(
+        &self,
+        loaded: &Loaded,
+        wanted: &[(&str, TextKey)],
+    ) -> Result<Vec<Arc<[f32]>>, ModelError> {
+        let mut fetched: Vec<Option<Arc<[f32]>>> = wanted
+            .iter()
+            .map(|(_, key)| loaded.disk.as_ref()?.get(key).map(Arc::from))
+            .collect();
+        let to_embed: Vec<usize> = (0..wanted.len())
+            .filter(|&i| fetched[i].is_none())
+            .collect();
+        FOUND.fetch_add((wanted.len() - to_embed.len()) as u64, Ordering::Relaxed);
+        if !to_embed.is_empty() {
+            EMBEDDED.fetch_add(to_embed.len() as u64, Ordering::Relaxed);
+            let batch: Vec<&str> = to_embed.iter().map(|&i| wanted[i].0).collect();
+            for (&i, embedding) in to_embed.iter().zip(loaded.embedder.embed(&batch)?) {
+                if let Some(disk) = &loaded.disk {
+                    disk.put(&wanted[i].1, &embedding);
+                }
+                fetched[i] = Some(Arc::from(embedding));
+            }
+        }
+        Ok(fetched
             .into_iter()
-            .map(|e| e.expect("every text embedded"))
+            .map(|e| e.expect("every text fetched"))
             .collect())
     }
 
@@ -462,6 +599,7 @@ mod tests {
             map: HashMap::new(),
             order: VecDeque::new(),
             capacity: 3,
+            in_flight: HashSet::new(),
         };
         let get = |cache: &Cache, text: &str| cache.get(&text_key(text));
         for i in 0..5u8 {
@@ -489,6 +627,7 @@ mod tests {
             map: HashMap::new(),
             order: VecDeque::new(),
             capacity: 3,
+            in_flight: HashSet::new(),
         };
         let get = |cache: &Cache, text: &str| cache.get(&text_key(text));
         let long = "word ".repeat(200_000);

@@ -1,0 +1,206 @@
+//! The embedding cache on disk, shared by every run: content-addressed, one file
+//! per embedding, so runs in parallel and interrupted runs cannot damage it.
+//!
+//! `ROOT/embeddings/MODEL/AB/CDEF…` holds the embedding (little-endian `f32`s) of
+//! the text whose SHA-256 is `ABCDEF…`, computed by the model whose fingerprint
+//! is `MODEL`: the SHA-256 of every file the model is read from, of this
+//! engine's version and of the cache format, so a changed model or engine never
+//! reads another's embeddings. A file is written beside its place and renamed
+//! into it; one of the wrong size is not read (and is written again).
+//!
+//! `ROOT` is `eval --cache-dir` (every command that loads a pack takes it), else
+//! `$TRIBUNAL_CACHE_DIR`, else `$XDG_CACHE_HOME/tribunal`, else
+//! `$HOME/.cache/tribunal`; `--no-cache` turns the cache off. A program using the
+//! library turns it on with [`set_cache_root`](super::set_cache_root).
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use sha2::{Digest, Sha256};
+
+use super::TextKey;
+
+/// Bumped when what is stored, or how an embedding is computed, changes.
+const FORMAT: &str = "tribunal-embeddings-1";
+
+/// The files of a model folder that decide its embeddings.
+const MODEL_FILES: &[&str] = &[
+    "config.json",
+    "model.safetensors",
+    "tokenizer.json",
+    "sentence_bert_config.json",
+    "1_Pooling/config.json",
+];
+
+/// The environment variable naming the cache root.
+pub const CACHE_DIR_ENV: &str = "TRIBUNAL_CACHE_DIR";
+
+/// The default cache root: `$TRIBUNAL_CACHE_DIR`, `$XDG_CACHE_HOME/tribunal` or
+/// `$HOME/.cache/tribunal` (`None` when none of them is set).
+pub fn default_root() -> Option<PathBuf> {
+    let var = |name| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    var(CACHE_DIR_ENV)
+        .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("tribunal")))
+        .or_else(|| var("HOME").map(|d| d.join(".cache").join("tribunal")))
+}
+
+/// One model's folder in the cache.
+#[derive(Debug)]
+pub struct DiskCache {
+    dir: PathBuf,
+    dimensions: usize,
+    writes_failed: AtomicU64,
+}
+
+impl DiskCache {
+    /// The cache of the model in `model_dir` under `root` (the folder is made
+    /// when the first embedding is stored).
+    pub fn open(root: &Path, model_dir: &Path, dimensions: usize) -> io::Result<Self> {
+        let mut hasher = Sha256::new();
+        hasher.update(FORMAT.as_bytes());
+        hasher.update(env!("CARGO_PKG_VERSION").as_bytes());
+        for name in MODEL_FILES {
+            match fs::read(model_dir.join(name)) {
+                Ok(bytes) => {
+                    hasher.update(name.as_bytes());
+                    hasher.update((bytes.len() as u64).to_le_bytes());
+                    hasher.update(&bytes);
+                }
+                Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+                Err(err) => return Err(err),
+            }
+        }
+        let fingerprint = hex(&hasher.finalize()[..16]);
+        Ok(Self {
+            dir: root.join("embeddings").join(fingerprint),
+            dimensions,
+            writes_failed: AtomicU64::new(0),
+        })
+    }
+
+    /// Where this model's embeddings are kept.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn path(&self, key: &TextKey) -> PathBuf {
+        let name = hex(key);
+        self.dir.join(&name[..2]).join(&name[2..])
+    }
+
+    /// The stored embedding of the text, if there is a whole one.
+    pub fn get(&self, key: &TextKey) -> Option<Vec<f32>> {
+        let bytes = fs::read(self.path(key)).ok()?;
+        if bytes.len() != self.dimensions * 4 {
+            return None;
+        }
+        Some(
+            bytes
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect(),
+        )
+    }
+
+    /// Stores an embedding; a failure (a full disk, a read-only folder) is
+    /// counted, and the run goes on without it.
+    pub fn put(&self, key: &TextKey, embedding: &[f32]) {
+        if self.write(key, embedding).is_err() {
+            self.writes_failed.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn write(&self, key: &TextKey, embedding: &[f32]) -> io::Result<()> {
+        let path = self.path(key);
+        let folder = path.parent().expect("a cache file is in a folder");
+        fs::create_dir_all(folder)?;
+        let temp = folder.join(format!(
+            ".{}.{}.{:?}.tmp",
+            path.file_name().and_then(|n| n.to_str()).unwrap_or("entry"),
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let bytes: Vec<u8> = embedding.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let written = fs::File::create(&temp).and_then(|mut file| file.write_all(&bytes));
+        if let Err(err) = written.and_then(|()| fs::rename(&temp, &path)) {
+            let _ = fs::remove_file(&temp);
+            return Err(err);
+        }
+        Ok(())
+    }
+
+    /// Embeddings that could not be stored so far.
+    pub fn writes_failed(&self) -> u64 {
+        self.writes_failed.load(Ordering::Relaxed)
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(dir: &Path, weights: &[u8]) {
+        fs::write(dir.join("config.json"), "{}").unwrap();
+        fs::write(dir.join("model.safetensors"), weights).unwrap();
+    }
+
+    #[test]
+    fn embeddings_round_trip_per_model() {
+        let root = tempfile::tempdir().unwrap();
+        let (one, two) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        model(one.path(), b"weights one");
+        model(two.path(), b"weights two");
+        let first = DiskCache::open(root.path(), one.path(), 3).unwrap();
+        let second = DiskCache::open(root.path(), two.path(), 3).unwrap();
+        assert_ne!(first.dir(), second.dir(), "another model, another folder");
+        let key = [7u8; 32];
+        assert_eq!(first.get(&key), None);
+        first.put(&key, &[0.5, -1.0, 1e-8]);
+        assert_eq!(first.get(&key), Some(vec![0.5, -1.0, 1e-8]));
+        assert_eq!(second.get(&key), None);
+        // The same model opened again (another run) finds it.
+        let again = DiskCache::open(root.path(), one.path(), 3).unwrap();
+        assert_eq!(again.get(&key), Some(vec![0.5, -1.0, 1e-8]));
+        // A damaged entry is a miss, and is written again.
+        fs::write(first.path(&key), b"short").unwrap();
+        assert_eq!(first.get(&key), None);
+        first.put(&key, &[1.0, 2.0, 3.0]);
+        assert_eq!(first.get(&key), Some(vec![1.0, 2.0, 3.0]));
+        assert_eq!(first.writes_failed(), 0);
+        let leftovers: Vec<_> = fs::read_dir(first.path(&key).parent().unwrap())
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+            .collect();
+        assert!(leftovers.is_empty(), "no temporary files left");
+    }
+
+    #[test]
+    fn a_cache_that_cannot_be_written_is_counted_not_fatal() {
+        let root = tempfile::tempdir().unwrap();
+        let weights = tempfile::tempdir().unwrap();
+        model(weights.path(), b"w");
+        // A file where the cache's folder should be.
+        fs::write(root.path().join("embeddings"), "not a folder").unwrap();
+        let cache = DiskCache::open(root.path(), weights.path(), 2).unwrap();
+        cache.put(&[1u8; 32], &[1.0, 2.0]);
+        assert_eq!(cache.writes_failed(), 1);
+        assert_eq!(cache.get(&[1u8; 32]), None);
+    }
+}
