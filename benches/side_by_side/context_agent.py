@@ -6,11 +6,7 @@ would run it over a JSONL file instead of Tribunal: parse the output (reading a
     python3 benches/side_by_side/context_agent.py INPUT.jsonl OUTPUT.jsonl
 """
 
-import json
-import re
-import sys
-
-FENCE = re.compile(r"```(?:json)?\s*\n(.*?)\n```", re.DOTALL)
+from common import parse, run
 
 
 def validate_result(result):
@@ -44,36 +40,15 @@ def validate_result(result):
     return status, issues
 
 
-def parse(output):
-    try:
-        return json.loads(output)
-    except ValueError:
-        fence = FENCE.search(output)
-        if fence:
-            try:
-                return json.loads(fence.group(1))
-            except ValueError:
-                pass
-    return None
-
-
-def main():
-    source, target = sys.argv[1], sys.argv[2]
-    with open(source, encoding="utf-8") as lines, open(target, "w", encoding="utf-8") as out:
-        for line in lines:
-            if not line.strip():
-                continue
-            record = json.loads(line)
-            result = parse(record["output"])
-            if isinstance(result, dict):
-                status, issues = validate_result(result)
-            else:
-                status, issues = "FAIL", ["output has no JSON object"]
-            feedback = f"Previous issues: {issues}" if issues else None
-            out.write(json.dumps({"id": record.get("id"), "status": status,
-                                  "issues": issues, "feedback": feedback}))
-            out.write("\n")
+def score(record):
+    result = parse(record["output"])
+    if isinstance(result, dict):
+        status, issues = validate_result(result)
+    else:
+        status, issues = "FAIL", ["output has no JSON object"]
+    feedback = f"Previous issues: {issues}" if issues else None
+    return {"id": record.get("id"), "status": status, "issues": issues, "feedback": feedback}
 
 
 if __name__ == "__main__":
-    main()
+    run(score)

@@ -12,7 +12,8 @@ cares about speed would; otherwise a plain-Python Levenshtein.
 
 import json
 import re
-import sys
+
+from common import parse, run
 
 try:
     from rapidfuzz.distance import Levenshtein as _Levenshtein
@@ -46,7 +47,6 @@ FUZZY_THRESHOLD = 0.85
 WEIGHTS = {"accuracy": 0.45, "completeness": 0.25, "hallucination": 0.15, "safety": 0.15}
 DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$")
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
-FENCE = re.compile(r"```(?:json)?\s*\n(.*?)\n```", re.DOTALL)
 
 
 def is_null(value):
@@ -104,35 +104,14 @@ def evaluate(gt, aio):
                                      "hallucination": hallucination}
 
 
-def parse(output):
-    try:
-        return json.loads(output)
-    except ValueError:
-        fence = FENCE.search(output)
-        if fence:
-            try:
-                return json.loads(fence.group(1))
-            except ValueError:
-                pass
-    return None
-
-
-def main():
-    source, target = sys.argv[1], sys.argv[2]
-    with open(source, encoding="utf-8") as lines, open(target, "w", encoding="utf-8") as out:
-        for line in lines:
-            if not line.strip():
-                continue
-            record = json.loads(line)
-            aio = parse(record["output"])
-            if isinstance(aio, dict):
-                score, phases = evaluate(record.get("expected") or {}, aio)
-            else:
-                score, phases = 0.0, None
-            out.write(json.dumps({"id": record.get("id"), "score": score,
-                                  "passed": score >= 0.7, "phases": phases}))
-            out.write("\n")
+def score(record):
+    aio = parse(record["output"])
+    if isinstance(aio, dict):
+        rqs, phases = evaluate(record.get("expected") or {}, aio)
+    else:
+        rqs, phases = 0.0, None
+    return {"id": record.get("id"), "score": rqs, "passed": rqs >= 0.7, "phases": phases}
 
 
 if __name__ == "__main__":
-    main()
+    run(score)

@@ -8,7 +8,8 @@ instead of Tribunal: the seed's function unchanged (prediction = the record's
 
 import json
 import re
-import sys
+
+from common import run
 
 
 def validate_json_emission(example, prediction, trace=None):
@@ -61,17 +62,10 @@ def validate_json_emission(example, prediction, trace=None):
     return min(score, max_score)
 
 
-def main():
-    source, target = sys.argv[1], sys.argv[2]
-    with open(source, encoding="utf-8") as lines, open(target, "w", encoding="utf-8") as out:
-        for line in lines:
-            if not line.strip():
-                continue
-            record = json.loads(line)
-            score = validate_json_emission(None, record["output"])
-            out.write(json.dumps({"id": record.get("id"), "score": score, "passed": score >= 0.7}))
-            out.write("\n")
+def score(record):
+    value = validate_json_emission(None, record["output"])
+    return {"id": record.get("id"), "score": value, "passed": value >= 0.7}
 
 
 if __name__ == "__main__":
-    main()
+    run(score)
