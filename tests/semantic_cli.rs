@@ -207,12 +207,12 @@ fn embeddings_are_kept_on_disk_and_reused_by_the_next_run() {
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");
     std::fs::write(dir.path().join("data.jsonl"), data()).unwrap();
-    let run = |output: &str| {
-        let mut command = Command::cargo_bin("tribunal").expect("binary builds");
-        command.env_remove("TRIBUNAL_MODEL_DIR");
-        let out = command
-            .args(["eval", "--jobs", "2", "--summary-json", "--cache-dir"])
-            .arg(&cache)
+    // `eval` of the data into `output` with these cache flags: the summary's
+    // `embedding_cache`.
+    let run = |output: &str, cache_flags: &[&std::ffi::OsStr]| {
+        let out = tribunal()
+            .args(["eval", "--jobs", "2", "--summary-json"])
+            .args(cache_flags)
             .arg(root().join("rules/json-eval"))
             .arg("--input")
             .arg(dir.path().join("data.jsonl"))
@@ -226,11 +226,12 @@ fn embeddings_are_kept_on_disk_and_reused_by_the_next_run() {
         let summary: serde_json::Value = serde_json::from_slice(&out).unwrap();
         summary["embedding_cache"].clone()
     };
-    let first = run("first.jsonl");
+    let in_cache = ["--cache-dir".as_ref(), cache.as_os_str()];
+    let first = run("first.jsonl", &in_cache);
     let texts = first["misses"].as_u64().unwrap();
     assert!(texts > 10, "{first}");
     assert_eq!(first["hits"], 0, "{first}");
-    let second = run("second.jsonl");
+    let second = run("second.jsonl", &in_cache);
     assert_eq!(second["misses"], 0, "nothing embedded again: {second}");
     assert_eq!(second["hits"].as_u64(), Some(texts), "{second}");
     assert_eq!(first["dir"], second["dir"]);
@@ -246,28 +247,13 @@ fn embeddings_are_kept_on_disk_and_reused_by_the_next_run() {
     );
 
     // --no-cache: everything computed again, nothing stored.
-    let unused = dir.path().join("unused");
-    let out = tribunal()
-        .env("TRIBUNAL_CACHE_DIR", &unused)
-        .args(["eval", "--no-cache", "--summary-json"])
-        .arg(root().join("rules/json-eval"))
-        .arg("--input")
-        .arg(dir.path().join("data.jsonl"))
-        .arg("--output")
-        .arg(dir.path().join("third.jsonl"))
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let summary: serde_json::Value = serde_json::from_slice(&out).unwrap();
-    assert_eq!(summary["embedding_cache"]["misses"].as_u64(), Some(texts));
-    assert_eq!(summary["embedding_cache"]["dir"], serde_json::Value::Null);
-    assert!(!unused.exists(), "nothing written");
+    let third = run("third.jsonl", &["--no-cache".as_ref()]);
+    assert_eq!(third["misses"].as_u64(), Some(texts));
+    assert_eq!(third["dir"], serde_json::Value::Null, "no cache on disk");
     assert_eq!(read("first.jsonl"), read("third.jsonl"));
     tribunal()
         .args(["eval", "--no-cache", "--cache-dir"])
-        .arg(&unused)
+        .arg(&cache)
         .arg(root().join("rules/json-eval"))
         .args(["--input", "-"])
         .assert()
