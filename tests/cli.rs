@@ -156,7 +156,7 @@ fn eval_keeps_order_and_turns_bad_lines_into_error_records() {
         .arg("--input")
         .arg(dir.path().join("data.jsonl"))
         .assert()
-        .code(3)
+        .code(1)
         .get_output()
         .stdout
         .clone();
@@ -205,7 +205,7 @@ fn eval_oversized_record_is_an_error_and_the_run_goes_on() {
         .arg(dir.path().join("data.jsonl"))
         .args(["--max-record-bytes", "1048576"])
         .assert()
-        .code(3)
+        .code(1)
         .get_output()
         .stdout
         .clone();
@@ -239,7 +239,7 @@ fn deeply_nested_output_does_not_overflow_the_stack() {
         .arg("--input")
         .arg(dir.path().join("deep.jsonl"))
         .assert()
-        .code(3) // the third line's record is itself too deep to parse: an ERROR record
+        .code(1) // the third line's record is itself too deep to parse: an ERROR record
         .get_output()
         .stdout
         .clone();
@@ -643,7 +643,7 @@ fn an_empty_data_set_or_test_suite_is_said_and_fails_a_gate() {
         .assert()
         .code(1)
         .stderr(predicate::str::contains(
-            "--require-pass fails on an empty data set",
+            "the gates fail on an empty data set",
         ));
     // demo_pack has no tests: nothing tested is not a success.
     tribunal()
@@ -821,7 +821,7 @@ fn eval_summary_counts_records_of_a_pack_without_metrics() {
         .arg("--output")
         .arg(dir.path().join("out.jsonl"))
         .assert()
-        .code(3)
+        .code(1)
         .stdout(
             predicate::str::contains("records     3")
                 .and(predicate::str::contains(
@@ -942,10 +942,10 @@ fn eval_fields_chooses_what_each_result_record_holds() {
             .args(fields)
             .assert()
     };
-    let full = results(&run(&[]).code(3).get_output().stdout);
+    let full = results(&run(&[]).code(1).get_output().stdout);
     let chosen = results(
         &run(&["--fields", "score,id,status,error"])
-            .code(3)
+            .code(1)
             .get_output()
             .stdout,
     );
@@ -971,4 +971,137 @@ fn eval_fields_chooses_what_each_result_record_holds() {
         err.contains("unknown result field `stauts` (did you mean `status`?)"),
         "{err}"
     );
+}
+
+/// Ten records of the demo pack: four PASS (emitted notes), five FAIL (prose),
+/// one ERROR (not JSON).
+fn gate_data(dir: &Path) {
+    use std::fmt::Write as _;
+    let mut data = String::new();
+    for i in 0..4 {
+        writeln!(
+            data,
+            r#"{{"id": {i}, "output": "{{\"event\": \"agent:status\", \"data\": {{}}, \"kind\": \"note\", \"text\": \"Ok.\"}}"}}"#
+        )
+        .unwrap();
+    }
+    for i in 4..9 {
+        writeln!(data, r#"{{"id": {i}, "output": "I would emit an event."}}"#).unwrap();
+    }
+    data.push_str("not json\n");
+    write(dir, "data.jsonl", &data);
+}
+
+fn gated(dir: &Path, gates: &[&str]) -> assert_cmd::assert::Assert {
+    tribunal()
+        .arg("eval")
+        .arg(dir)
+        .arg("--input")
+        .arg(dir.join("data.jsonl"))
+        .arg("--output")
+        .arg(dir.join("out.jsonl"))
+        .args(gates)
+        .assert()
+}
+
+#[test]
+fn eval_gates_decide_the_exit_code_and_say_by_how_much() {
+    let dir = tempfile::tempdir().unwrap();
+    demo_pack(dir.path());
+    gate_data(dir.path());
+    let statuses: Vec<Value> = {
+        gated(dir.path(), &[]).code(1); // no gate: an ERROR record is a record not passed
+        fs::read_to_string(dir.path().join("out.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap()["status"].clone())
+            .collect()
+    };
+    let pass = statuses.iter().filter(|s| *s == "PASS").count();
+    assert_eq!((pass, statuses.len()), (4, 10), "{statuses:?}");
+    // 40% pass: a 0.3 gate passes, whatever the ERROR record.
+    gated(dir.path(), &["--fail-under", "pass_rate=0.3"])
+        .code(0)
+        .stderr(predicate::str::contains(
+            "gate passed: pass_rate 0.4000 >= 0.3",
+        ));
+    gated(dir.path(), &["--fail-under", "pass_rate=0.95"])
+        .code(1)
+        .stderr(predicate::str::contains(
+            "gate FAILED: pass_rate 0.4000 < 0.95 (0.5500 short)",
+        ));
+    gated(
+        dir.path(),
+        &["--fail-under", "emission=0.3", "--max-errors", "1"],
+    )
+    .code(0)
+    .stderr(predicate::str::contains("gate passed: emission (mean)"))
+    .stderr(predicate::str::contains(
+        "gate passed: ERROR records 1 <= 1",
+    ));
+    gated(dir.path(), &["--max-errors", "0"])
+        .code(1)
+        .stderr(predicate::str::contains(
+            "gate FAILED: ERROR records 1 > 0 (1 too many)",
+        ));
+    gated(dir.path(), &["--fail-under", "emision=0.3"])
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--fail-under emision: no such gate (did you mean `emission`?)",
+        ));
+    gated(dir.path(), &["--fail-under", "score=2"])
+        .code(2)
+        .stderr(predicate::str::contains(
+            "the minimum must be a number from 0 to 1",
+        ));
+}
+
+#[test]
+fn eval_summary_json_file_holds_the_run_and_its_gates() {
+    let dir = tempfile::tempdir().unwrap();
+    demo_pack(dir.path());
+    gate_data(dir.path());
+    let summary_file = dir.path().join("summary.json");
+    gated(
+        dir.path(),
+        &[
+            "--fail-under",
+            "score=0.9",
+            "--summary-json",
+            summary_file.to_str().unwrap(),
+        ],
+    )
+    .code(1)
+    .stdout("");
+    let summary: Value = serde_json::from_str(&fs::read_to_string(&summary_file).unwrap()).unwrap();
+    assert_eq!(summary["records"], 10);
+    assert_eq!(summary["statuses"]["PASS"], 4);
+    assert_eq!(summary["statuses"]["ERROR"], 1);
+    assert_eq!(summary["pack"]["name"], "demo");
+    assert_eq!(summary["pack"]["version"], "0.1.0");
+    assert!(summary["pack"]["revision"].is_string());
+    assert_eq!(summary["tribunal"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(summary["gates"][0]["gate"], "score >= 0.9");
+    assert_eq!(summary["gates"][0]["passed"], false);
+    assert!(summary["metrics"]["emission"]["mean"].is_number());
+    assert!(summary["seconds"].is_number());
+}
+
+#[test]
+fn eval_that_cannot_write_its_results_is_aborted() {
+    if !Path::new("/dev/full").exists() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    demo_pack(dir.path());
+    gate_data(dir.path());
+    tribunal()
+        .arg("eval")
+        .arg(dir.path())
+        .arg("--input")
+        .arg(dir.path().join("data.jsonl"))
+        .args(["--output", "/dev/full"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("cannot write results"));
 }

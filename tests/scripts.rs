@@ -1297,7 +1297,7 @@ fn top_level_expression_depth_is_limited_at_load() {
 }
 
 /// The bad-input list through the real binary: each record errors with the
-/// reason, and the run goes on (exit 3: some records could not be evaluated).
+/// reason, and the run goes on (exit 1: some records could not be evaluated).
 #[test]
 fn cli_reports_every_kind_of_runtime_failure_per_record() {
     let cases = [
@@ -1359,7 +1359,7 @@ fn cli_reports_every_kind_of_runtime_failure_per_record() {
             "limits: { max_operations: 1000000, timeout_ms: 0, max_map_size: 1000 }\n",
         ))
         .assert()
-        .code(3)
+        .code(1)
         .get_output()
         .clone();
     let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)

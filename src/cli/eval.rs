@@ -1,6 +1,7 @@
 //! `tribunal eval`: a JSONL data set through the pack, results as JSONL.
 
-use super::{write_out, OnePack, EXIT_NOT_PASSED, EXIT_OK, EXIT_RECORD_ERRORS};
+use super::gates::{self, FailUnder, Gates};
+use super::{write_out, OnePack, EXIT_ABORTED, EXIT_NOT_PASSED, EXIT_OK};
 use crate::jsonl::{self, FieldNames, DEFAULT_MAX_RECORD_BYTES};
 use crate::report::{Fields, Status};
 use crate::result_file::ResultFile;
@@ -32,12 +33,20 @@ pub(super) struct EvalArgs {
     /// Print an aggregate summary (to stdout with --output, else to stderr).
     #[arg(long)]
     summary: bool,
-    /// Print the summary as JSON instead of a table.
-    #[arg(long)]
-    summary_json: bool,
-    /// Exit 1 when some record did not pass.
+    /// Print the summary as JSON instead of a table; with FILE, write it there.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    summary_json: Option<PathBuf>,
+    /// Gate: every record must PASS (exit 1 otherwise, or on an empty data set).
     #[arg(long)]
     require_pass: bool,
+    #[allow(clippy::doc_markdown)] // clap's help text: no Markdown
+    /// Gate on the run's aggregate: pass_rate=0.95 (share of PASS records),
+    /// score=0.8 (mean record score) or METRIC=0.7 (a metric's mean); repeatable.
+    #[arg(long = "fail-under", value_name = "NAME=MIN", value_parser = FailUnder::parse)]
+    fail_under: Vec<FailUnder>,
+    /// Gate: at most N records may be ERROR (could not be evaluated).
+    #[arg(long, value_name = "N")]
+    max_errors: Option<u64>,
     /// Largest input record (one line) accepted, in bytes; larger ones become ERROR records.
     #[arg(long, default_value_t = DEFAULT_MAX_RECORD_BYTES)]
     max_record_bytes: usize,
@@ -66,6 +75,12 @@ pub(super) struct EvalArgs {
 
 pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
     let pack = args.pack.load()?;
+    let gates = Gates {
+        fail_under: args.fail_under.clone(),
+        max_errors: args.max_errors,
+        require_pass: args.require_pass,
+    };
+    gates.check_names(pack.metric_names())?;
     // Open the output before evaluating anything, so a bad path fails fast; a
     // regular file is replaced only when the run has finished.
     let input_path = (args.input.as_os_str() != "-").then_some(args.input.as_path());
@@ -110,14 +125,34 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
     if let Some(bar) = &progress {
         bar.finish_and_clear();
     }
-    let summary = result.map_err(|e| format!("cannot write results: {e}"))?;
-    sink.finish().map_err(|e| e.to_string())?;
-    if args.summary || args.summary_json {
+    // The run is aborted: the results could not be written (exit 3).
+    let summary = match result {
+        Ok(summary) => summary,
+        Err(err) => {
+            eprintln!("error: cannot write results: {err}");
+            return Ok(EXIT_ABORTED);
+        }
+    };
+    if let Err(err) = sink.finish() {
+        eprintln!("error: {err}");
+        return Ok(EXIT_ABORTED);
+    }
+    let outcomes = gates.check(&summary);
+    if args.summary || args.summary_json.is_some() {
         let elapsed = started.elapsed().as_secs_f64();
         let embeddings = crate::semantic::cache_report();
-        if args.summary_json {
+        if let Some(summary_file) = &args.summary_json {
             let mut value = summary.to_value();
+            value["pack"] = serde_json::json!({
+                "name": pack.name(),
+                "version": pack.version(),
+                "revision": pack.revision,
+            });
+            value["tribunal"] = serde_json::json!(env!("CARGO_PKG_VERSION"));
             value["seconds"] = serde_json::json!(elapsed);
+            if gates.any() {
+                value["gates"] = gates::to_value(&outcomes);
+            }
             if let Some(cache) = &embeddings {
                 value["embedding_cache"] = serde_json::json!({
                     "hits": cache.hits,
@@ -126,7 +161,16 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
                     "writes_failed": cache.writes_failed,
                 });
             }
-            if args.output.is_some() {
+            if summary_file.as_os_str() != "-" {
+                let text = serde_json::to_string_pretty(&value).unwrap_or_default();
+                if let Err(err) = std::fs::write(summary_file, text + "\n") {
+                    eprintln!(
+                        "error: cannot write the summary to {}: {err}",
+                        summary_file.display()
+                    );
+                    return Ok(EXIT_ABORTED);
+                }
+            } else if args.output.is_some() {
                 out_json!(&value);
             } else {
                 eprintln!(
@@ -173,18 +217,27 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
         eprintln!(
             "warning: {}: no records (the data set is empty or holds only blank lines){}",
             crate::text::printable(&input),
-            if args.require_pass {
-                "; --require-pass fails on an empty data set"
+            if gates.any() {
+                "; the gates fail on an empty data set"
             } else {
                 ""
             }
         );
     }
-    if summary.count(Status::Error) > 0 {
-        return Ok(EXIT_RECORD_ERRORS);
+    if gates.any() {
+        // The gates alone decide; each says how it came out.
+        for outcome in &outcomes {
+            let verdict = if outcome.passed { "passed" } else { "FAILED" };
+            eprintln!("gate {verdict}: {}", outcome.line);
+        }
+        return Ok(if outcomes.iter().all(|o| o.passed) {
+            EXIT_OK
+        } else {
+            EXIT_NOT_PASSED
+        });
     }
-    if args.require_pass && (summary.records == 0 || summary.count(Status::Pass) < summary.records)
-    {
+    // No gate: records that could not be evaluated are records not passed.
+    if summary.count(Status::Error) > 0 {
         return Ok(EXIT_NOT_PASSED);
     }
     Ok(EXIT_OK)

@@ -44,6 +44,7 @@ fn write_out(text: &str) {
 
 mod check;
 mod eval;
+mod gates;
 mod generate;
 mod inspect;
 mod test;
@@ -59,7 +60,8 @@ use crate::pack::{LoadOptions, Override, Pack};
 pub(crate) const EXIT_OK: u8 = 0;
 pub(crate) const EXIT_NOT_PASSED: u8 = 1;
 pub(crate) const EXIT_USAGE: u8 = 2;
-pub(crate) const EXIT_RECORD_ERRORS: u8 = 3;
+/// The run was aborted: its results could not be written.
+pub(crate) const EXIT_ABORTED: u8 = 3;
 
 #[derive(Debug, Parser)]
 #[command(
