@@ -33,6 +33,7 @@ mod error;
 mod extract;
 mod files;
 mod json_write;
+mod junit;
 mod manifest;
 mod pack;
 mod pack_tests;

@@ -41,6 +41,7 @@ const ORDER: &[(&str, &str)] = &[
     ("parallel", "runs"),
     ("pipeline", "runs"),
     ("summary", "runs"),
+    ("junit", "runs"),
     ("jsonl", "runs"),
     ("result_file", "runs"),
     ("pack_tests", "runs"),

@@ -973,8 +973,8 @@ fn eval_fields_chooses_what_each_result_record_holds() {
     );
 }
 
-/// Ten records of the demo pack: four PASS (emitted notes), five FAIL (prose),
-/// one ERROR (not JSON).
+/// Ten records of the demo pack: four PASS (emitted notes), five that do not
+/// pass (prose), one ERROR (not JSON).
 fn gate_data(dir: &Path) {
     use std::fmt::Write as _;
     let mut data = String::new();
@@ -1104,4 +1104,103 @@ fn eval_that_cannot_write_its_results_is_aborted() {
         .assert()
         .code(3)
         .stderr(predicate::str::contains("cannot write results"));
+}
+
+/// A JUnit file read back with a maintained JUnit parser (the `junit-parser` crate).
+fn read_junit(path: &Path) -> junit_parser::TestSuites {
+    let file = std::io::BufReader::new(fs::File::open(path).unwrap());
+    junit_parser::from_reader(file).expect("well-formed JUnit XML")
+}
+
+#[test]
+fn eval_junit_has_a_case_per_record_that_a_junit_parser_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    demo_pack(dir.path());
+    gate_data(dir.path());
+    // Text XML cannot hold, and markup, in an output that fails.
+    let mut data = fs::read_to_string(dir.path().join("data.jsonl")).unwrap();
+    data.push_str(
+        "{\"id\": \"odd <&>\", \"output\": \"I would emit \\u0000\\u001b ]]> <x> & done\"}\n",
+    );
+    write(dir.path(), "data.jsonl", &data);
+    let junit = dir.path().join("results.xml");
+    gated(dir.path(), &["--junit", junit.to_str().unwrap()]).code(1);
+    let suites = read_junit(&junit);
+    assert_eq!((suites.tests, suites.failures, suites.errors), (11, 6, 1));
+    let suite = &suites.suites[0];
+    assert_eq!(suite.name, "demo@0.1.0");
+    assert_eq!(suite.cases.len(), 11);
+    assert!(suite.cases[0].status.is_success());
+    assert_eq!(suite.cases[0].original_name, "0");
+    let prose = &suite.cases[4];
+    assert!(prose.status.is_failure(), "{prose:?}");
+    assert_eq!(
+        prose.properties.hashmap.get("status").map(String::as_str),
+        Some("NEEDS_IMPROVEMENT")
+    );
+    let broken = &suite.cases[9];
+    assert_eq!(broken.original_name, "line 10");
+    assert!(broken.status.is_error());
+    assert!(broken
+        .status
+        .error_as_ref()
+        .message
+        .contains("not valid JSON"));
+    let odd = &suite.cases[10];
+    assert_eq!(odd.original_name, "odd <&>");
+    assert!(odd.status.is_failure());
+    assert_eq!(
+        suite.properties.hashmap.get("pack").map(String::as_str),
+        Some("demo@0.1.0")
+    );
+    let leftovers: Vec<String> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn test_junit_has_a_suite_per_pack_and_a_case_per_test_case() {
+    let dir = tempfile::tempdir().unwrap();
+    demo_pack(dir.path());
+    let mut pack = fs::read_to_string(dir.path().join("pack.yaml")).unwrap();
+    pack.push_str("tests: [tests/*.yaml]\n");
+    write(dir.path(), "pack.yaml", &pack);
+    write(
+        dir.path(),
+        "tests/cases.yaml",
+        r#"cases:
+  - name: an emitted note passes
+    output: '{"event": "agent:status", "data": {}, "kind": "note", "text": "Ok."}'
+    expect: { status: PASS }
+  - name: prose is expected to pass (it does not)
+    output: I would emit an event.
+    expect: { status: PASS }
+"#,
+    );
+    let junit = dir.path().join("tests.xml");
+    tribunal()
+        .arg("test")
+        .arg(dir.path())
+        .arg("--junit")
+        .arg(&junit)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("1 passed, 1 failed"));
+    let suites = read_junit(&junit);
+    assert_eq!((suites.tests, suites.failures, suites.errors), (2, 1, 0));
+    let cases = &suites.suites[0].cases;
+    assert_eq!(
+        cases[0].original_name,
+        "tests/cases.yaml: an emitted note passes"
+    );
+    assert!(cases[0].status.is_success());
+    assert!(cases[1].status.is_failure());
+    assert!(cases[1]
+        .status
+        .failure_as_ref()
+        .message
+        .contains("status: expected \"PASS\""));
 }

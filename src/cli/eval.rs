@@ -47,6 +47,9 @@ pub(super) struct EvalArgs {
     /// Gate: at most N records may be ERROR (could not be evaluated).
     #[arg(long, value_name = "N")]
     max_errors: Option<u64>,
+    /// Also write the results as JUnit XML (one test case per record) to FILE.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
     /// Largest input record (one line) accepted, in bytes; larger ones become ERROR records.
     #[arg(long, default_value_t = DEFAULT_MAX_RECORD_BYTES)]
     max_record_bytes: usize,
@@ -105,6 +108,16 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
             meta: args.meta_field.clone(),
         },
         result_fields: args.fields.unwrap_or_default(),
+        junit: args.junit.is_some(),
+    };
+    // The test cases go to a file beside the JUnit file while the run streams;
+    // the document, whose header holds the counts, is written at the end.
+    let mut cases = match &args.junit {
+        Some(path) => Some(
+            CasesFile::create(path)
+                .map_err(|e| format!("cannot write JUnit XML to {}: {e}", path.display()))?,
+        ),
+        None => None,
     };
     let progress = (!args.no_progress && io::stderr().is_terminal()).then(|| {
         let bar = ProgressBar::new_spinner();
@@ -117,7 +130,10 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
         bar
     });
     let started = Instant::now();
-    let result = jsonl::run(&pack, reader, &mut sink, &options, |records| {
+    let junit_out = cases
+        .as_mut()
+        .map(|c| &mut c.writer as &mut dyn std::io::Write);
+    let result = jsonl::run_with_junit(&pack, reader, &mut sink, junit_out, &options, |records| {
         if let Some(bar) = &progress {
             bar.inc(records);
         }
@@ -138,6 +154,13 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
         return Ok(EXIT_ABORTED);
     }
     let outcomes = gates.check(&summary);
+    if let (Some(path), Some(cases)) = (&args.junit, cases) {
+        let seconds = started.elapsed().as_secs_f64();
+        if let Err(err) = write_junit(path, input_path, cases, &pack, &summary, seconds) {
+            eprintln!("error: cannot write JUnit XML to {}: {err}", path.display());
+            return Ok(EXIT_ABORTED);
+        }
+    }
     if args.summary || args.summary_json.is_some() {
         let elapsed = started.elapsed().as_secs_f64();
         let embeddings = crate::semantic::cache_report();
@@ -241,4 +264,77 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
         return Ok(EXIT_NOT_PASSED);
     }
     Ok(EXIT_OK)
+}
+
+/// The JUnit test cases of a run, written beside the JUnit file as they come
+/// (memory stays flat) and removed when the document is written or the run ends.
+struct CasesFile {
+    path: PathBuf,
+    writer: std::io::BufWriter<File>,
+}
+
+impl CasesFile {
+    fn create(junit: &std::path::Path) -> std::io::Result<Self> {
+        let name = junit
+            .file_name()
+            .map_or_else(|| "junit".into(), |n| n.to_string_lossy().into_owned());
+        let folder = match junit.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let path = folder.join(format!(".{name}.cases.{}.tmp", std::process::id()));
+        let file = File::create(&path)?;
+        Ok(Self {
+            path,
+            writer: std::io::BufWriter::new(file),
+        })
+    }
+}
+
+impl Drop for CasesFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Writes the JUnit document: one test suite for the pack, then the cases.
+fn write_junit(
+    path: &std::path::Path,
+    input: Option<&std::path::Path>,
+    mut cases: CasesFile,
+    pack: &crate::pack::Pack,
+    summary: &jsonl::Summary,
+    seconds: f64,
+) -> Result<(), String> {
+    use std::io::Write as _;
+    cases.writer.flush().map_err(|e| e.to_string())?;
+    let mut out = ResultFile::create(path, input).map_err(|e| e.to_string())?;
+    let pass_rate = if summary.records > 0 {
+        summary.count(Status::Pass) as f64 / summary.records as f64
+    } else {
+        0.0
+    };
+    let mut properties = vec![
+        ("pack", pack.label().to_owned()),
+        ("revision", pack.revision.clone()),
+        ("tribunal", env!("CARGO_PKG_VERSION").to_owned()),
+        ("pass_rate", pass_rate.to_string()),
+    ];
+    if let Some(mean) = summary.score.mean() {
+        properties.push(("score", mean.to_string()));
+    }
+    let suite = crate::junit::Suite {
+        name: pack.label().to_owned(),
+        tests: summary.records,
+        failures: summary.count(Status::Fail) + summary.count(Status::NeedsImprovement),
+        errors: summary.count(Status::Error),
+        seconds,
+        properties,
+    };
+    crate::junit::write_document(&mut out, &[suite], |_, out| {
+        let mut body = File::open(&cases.path)?;
+        std::io::copy(&mut body, out).map(|_| ())
+    })
+    .map_err(|e| e.to_string())?;
+    out.finish().map_err(|e| e.to_string())
 }

@@ -1,8 +1,9 @@
 //! `tribunal test` and `tribunal lint`: packs' own test cases, and load checks.
 
-use super::{plural, write_out, LoadFlags, EXIT_NOT_PASSED, EXIT_OK, EXIT_USAGE};
+use super::{plural, write_out, LoadFlags, EXIT_ABORTED, EXIT_NOT_PASSED, EXIT_OK, EXIT_USAGE};
 use crate::pack::{no_pack_message, packs_in, Pack};
 use clap::Args;
+use std::io::Write as _;
 use std::path::PathBuf;
 
 /// The packs of `test` and `lint`: arguments and `--pack` flags, in that order.
@@ -35,6 +36,9 @@ pub(super) struct TestArgs {
     /// Print every case, not only failures.
     #[arg(long, short)]
     verbose: bool,
+    /// Also write the results as JUnit XML (a test suite per pack) to FILE.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -56,13 +60,24 @@ pub(super) fn run_tests(args: &TestArgs) -> Result<u8, String> {
     let packs = discover_packs(&paths)?;
     let base = args.packs.load.options();
     let (mut passed, mut failed) = (0, 0);
+    let mut outcomes = Vec::new();
     for pack in packs {
+        let started = std::time::Instant::now();
         let outcome = crate::pack_tests::run(&pack, args.verbose, &base);
         print!("{}", crate::text::printable(&outcome.log));
         passed += outcome.passed;
         failed += outcome.failed;
+        if args.junit.is_some() {
+            outcomes.push((outcome, started.elapsed().as_secs_f64()));
+        }
     }
     println!("{passed} passed, {failed} failed");
+    if let Some(path) = &args.junit {
+        if let Err(err) = write_junit(path, &outcomes) {
+            eprintln!("error: cannot write JUnit XML to {}: {err}", path.display());
+            return Ok(EXIT_ABORTED);
+        }
+    }
     if passed + failed == 0 {
         eprintln!("warning: no test cases found (a pack lists its test files under `tests:`)");
         return Ok(EXIT_NOT_PASSED);
@@ -129,4 +144,52 @@ pub(super) fn lint(args: &LintArgs) -> Result<u8, String> {
         }
     }
     Ok(if failed { EXIT_USAGE } else { EXIT_OK })
+}
+
+/// `test --junit`: one test suite per pack, one test case per pack test case
+/// (named `FILE: NAME`); a mismatch is a failure, a case that could not run an error.
+fn write_junit(
+    path: &std::path::Path,
+    outcomes: &[(crate::pack_tests::Outcome, f64)],
+) -> Result<(), String> {
+    use crate::junit::{write_case, Suite, Verdict};
+    let mut suites = Vec::new();
+    let mut bodies = Vec::new();
+    for (outcome, seconds) in outcomes {
+        let mut body = Vec::new();
+        let (mut failures, mut errors) = (0, 0);
+        for case in &outcome.cases {
+            let verdict = if let Some(error) = &case.error {
+                errors += 1;
+                Verdict::Errored {
+                    message: error.lines().next().unwrap_or_default().to_owned(),
+                    text: error.clone(),
+                }
+            } else if case.problems.is_empty() {
+                Verdict::Passed
+            } else {
+                failures += 1;
+                Verdict::Failed {
+                    kind: "mismatch".to_owned(),
+                    message: case.problems.join("; "),
+                    text: case.problems.join("\n"),
+                }
+            };
+            let name = format!("{}: {}", case.file, case.name);
+            write_case(&mut body, &name, &outcome.label, &[], &verdict);
+        }
+        suites.push(Suite {
+            name: outcome.label.clone(),
+            tests: outcome.cases.len() as u64,
+            failures,
+            errors,
+            seconds: *seconds,
+            properties: vec![("tribunal", env!("CARGO_PKG_VERSION").to_owned())],
+        });
+        bodies.push(body);
+    }
+    let mut out = crate::result_file::ResultFile::create(path, None).map_err(|e| e.to_string())?;
+    crate::junit::write_document(&mut out, &suites, |i, out| out.write_all(&bodies[i]))
+        .map_err(|e| e.to_string())?;
+    out.finish().map_err(|e| e.to_string())
 }

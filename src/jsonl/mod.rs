@@ -79,6 +79,8 @@ pub struct Options {
     pub fields: FieldNames,
     /// Which fields of each result record to write (`--fields`; default all).
     pub result_fields: Fields,
+    /// Also make each record's JUnit `<testcase>` (`eval --junit`).
+    pub(crate) junit: bool,
 }
 
 impl Default for Options {
@@ -88,6 +90,7 @@ impl Default for Options {
             max_record_bytes: DEFAULT_MAX_RECORD_BYTES,
             fields: FieldNames::default(),
             result_fields: Fields::ALL,
+            junit: false,
         }
     }
 }
@@ -287,6 +290,8 @@ fn with_note(mut report: Report, note: Option<Issue>) -> Report {
 /// write, and the few figures the summary needs.
 struct BatchResult {
     lines: Vec<u8>,
+    /// The records' JUnit test cases, when asked for.
+    junit: Vec<u8>,
     digests: Vec<Digest>,
     /// Metric scores, `metric_count` per record, in pipeline order.
     metric_scores: Vec<Option<f64>>,
@@ -300,6 +305,7 @@ fn evaluate_batch(
 ) -> BatchResult {
     let mut result = BatchResult {
         lines: Vec::with_capacity(batch.data.len() * 2 + 256 * batch.len()),
+        junit: Vec::new(),
         digests: Vec::with_capacity(batch.len()),
         metric_scores: Vec::with_capacity(batch.len() * metric_count),
     };
@@ -329,6 +335,9 @@ fn evaluate_batch(
         // Straight into the batch's buffer: no string per record.
         report.write_fields(&mut result.lines, options.result_fields);
         result.lines.push(b'\n');
+        if options.junit {
+            crate::junit::write_report_case(&mut result.junit, &report, pack.label());
+        }
         result.digests.push(Digest::of(&report));
         result.metric_scores.extend(
             pack.metric_names()
@@ -346,6 +355,24 @@ pub fn run<R, W, P>(
     pack: &Pack,
     input: R,
     out: &mut W,
+    options: &Options,
+    on_records: P,
+) -> io::Result<Summary>
+where
+    R: BufRead + Send,
+    W: Write,
+    P: FnMut(u64),
+{
+    run_with_junit(pack, input, out, None, options, on_records)
+}
+
+/// [`run`], also writing each record's JUnit `<testcase>` to `junit` (in input
+/// order) when `options.junit` is set.
+pub(crate) fn run_with_junit<R, W, P>(
+    pack: &Pack,
+    input: R,
+    out: &mut W,
+    mut junit: Option<&mut dyn Write>,
     options: &Options,
     mut on_records: P,
 ) -> io::Result<Summary>
@@ -367,6 +394,11 @@ where
         |result| {
             if write_error.is_none() {
                 if let Err(err) = out.write_all(&result.lines) {
+                    write_error = Some(err);
+                }
+            }
+            if let (None, Some(junit)) = (&write_error, junit.as_mut()) {
+                if let Err(err) = junit.write_all(&result.junit) {
                     write_error = Some(err);
                 }
             }

@@ -158,20 +158,47 @@ pub struct Outcome {
     pub failed: usize,
     /// Human-readable lines (failures, and every case when verbose).
     pub log: String,
+    /// `name@version` of the pack (its folder when it did not load).
+    pub label: String,
+    /// Every case, in order (for `JUnit` XML).
+    pub cases: Vec<CaseOutcome>,
+}
+
+/// How one test case (or a test file that could not run) came out.
+#[derive(Debug, Clone)]
+pub struct CaseOutcome {
+    /// The test file, relative to the pack.
+    pub file: String,
+    /// The case's name (the file's, when the file itself failed).
+    pub name: String,
+    /// What did not match (empty when the case passed).
+    pub problems: Vec<String>,
+    /// Why the case could not run at all (a file or `set` that does not load).
+    pub error: Option<String>,
 }
 
 /// Runs every test file of the pack in `dir`, loaded with `base` (plugin folders,
 /// allowed paths); a test file's `set` adds its overrides.
 pub fn run(dir: &Path, verbose: bool, base: &LoadOptions) -> Outcome {
-    let mut outcome = Outcome::default();
+    let mut outcome = Outcome {
+        label: dir.display().to_string(),
+        ..Outcome::default()
+    };
     let pack = match Pack::load_with(dir, base) {
         Ok(pack) => pack,
         Err(errors) => {
             outcome.failed += 1;
             let _ = writeln!(outcome.log, "{}\n{errors}", dir.display());
+            outcome.cases.push(CaseOutcome {
+                file: "pack.yaml".to_owned(),
+                name: "the pack loads".to_owned(),
+                problems: Vec::new(),
+                error: Some(errors.to_string()),
+            });
             return outcome;
         }
     };
+    pack.label().clone_into(&mut outcome.label);
     let _ = writeln!(outcome.log, "{} ({})", dir.display(), pack.label());
     if pack.tests.is_empty() {
         let _ = writeln!(outcome.log, "  (no tests)");
@@ -183,6 +210,12 @@ pub fn run(dir: &Path, verbose: bool, base: &LoadOptions) -> Outcome {
             Err(err) => {
                 outcome.failed += 1;
                 let _ = writeln!(outcome.log, "  FAIL  {err}");
+                outcome.cases.push(CaseOutcome {
+                    file: shown.clone(),
+                    name: shown.clone(),
+                    problems: Vec::new(),
+                    error: Some(err.to_string()),
+                });
                 continue;
             }
         };
@@ -207,6 +240,12 @@ pub fn run(dir: &Path, verbose: bool, base: &LoadOptions) -> Outcome {
                         outcome.log,
                         "  FAIL  {shown}: `set` does not load:\n{errors}"
                     );
+                    outcome.cases.push(CaseOutcome {
+                        file: shown.clone(),
+                        name: shown.clone(),
+                        problems: Vec::new(),
+                        error: Some(format!("`set` does not load:\n{errors}")),
+                    });
                     continue;
                 }
             }
@@ -214,6 +253,12 @@ pub fn run(dir: &Path, verbose: bool, base: &LoadOptions) -> Outcome {
         for case in &cases {
             let report = run_pack.evaluate(&case.input()).to_value();
             let problems = mismatches(&case.expect, &report);
+            outcome.cases.push(CaseOutcome {
+                file: shown.clone(),
+                name: case.name.clone(),
+                problems: problems.clone(),
+                error: None,
+            });
             if problems.is_empty() {
                 outcome.passed += 1;
                 if verbose {
