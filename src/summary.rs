@@ -7,7 +7,10 @@ use std::fmt::{self, Write as _};
 use serde_json::{json, Map, Value};
 
 use crate::extract::{Repair, Tier};
-use crate::report::{Report, Status};
+use crate::report::{Report, Severity, Status};
+
+/// Rules listed on the summary's `issues` line (the JSON has them all).
+const TOP_ISSUES: usize = 5;
 
 /// Histogram resolution: scores are bucketed to 1/10000.
 const BUCKETS: usize = 10_000;
@@ -123,6 +126,55 @@ pub struct Summary {
     pub tiers: BTreeMap<String, u64>,
     /// Records per repair the extraction made.
     pub repairs: BTreeMap<String, u64>,
+    /// Issues per rule (component or engine stage), by severity.
+    pub issues: BTreeMap<String, IssueCounts>,
+}
+
+/// How many issues a rule raised, by severity.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IssueCounts {
+    /// Error-severity issues (those decide the status).
+    pub error: u64,
+    /// Warnings.
+    pub warning: u64,
+    /// Notes.
+    pub info: u64,
+}
+
+impl IssueCounts {
+    /// Issues of every severity.
+    pub fn total(&self) -> u64 {
+        self.error + self.warning + self.info
+    }
+
+    pub(crate) fn add(&mut self, severity: Severity, n: u64) {
+        match severity {
+            Severity::Error => self.error += n,
+            Severity::Warning => self.warning += n,
+            Severity::Info => self.info += n,
+        }
+    }
+}
+
+/// Issue counts of a batch of records, per rule (a handful of rules: a short
+/// list, each rule's name copied once per batch).
+#[derive(Debug, Default)]
+pub(crate) struct BatchIssues(Vec<(String, IssueCounts)>);
+
+impl BatchIssues {
+    pub fn add(&mut self, report: &Report) {
+        for issue in &report.issues {
+            let at = self
+                .0
+                .iter()
+                .position(|(rule, _)| *rule == issue.rule)
+                .unwrap_or_else(|| {
+                    self.0.push((issue.rule.clone(), IssueCounts::default()));
+                    self.0.len() - 1
+                });
+            self.0[at].1.add(issue.severity, 1);
+        }
+    }
 }
 
 impl Summary {
@@ -139,6 +191,7 @@ impl Summary {
                 .collect(),
             tiers: BTreeMap::new(),
             repairs: BTreeMap::new(),
+            issues: BTreeMap::new(),
         }
     }
 
@@ -150,6 +203,28 @@ impl Summary {
             .map(|(name, _)| report.metrics.get(name).map(|m| m.score))
             .collect();
         self.add_digest(&Digest::of(report), &scores);
+        let mut issues = BatchIssues::default();
+        issues.add(report);
+        self.add_issues(issues);
+    }
+
+    /// Adds a batch's issue counts.
+    pub(crate) fn add_issues(&mut self, batch: BatchIssues) {
+        for (rule, counts) in batch.0 {
+            let total = self.issues.entry(rule).or_default();
+            total.error += counts.error;
+            total.warning += counts.warning;
+            total.info += counts.info;
+        }
+    }
+
+    /// The rules with the most issues, most first (ties by name), at most `n`.
+    pub fn top_issues(&self, n: usize) -> Vec<(&str, IssueCounts)> {
+        let mut rules: Vec<(&str, IssueCounts)> =
+            self.issues.iter().map(|(r, c)| (r.as_str(), *c)).collect();
+        rules.sort_by(|a, b| b.1.total().cmp(&a.1.total()).then(a.0.cmp(b.0)));
+        rules.truncate(n);
+        rules
     }
 
     /// Adds one record from its digest and its metric scores (in the order of
@@ -198,6 +273,11 @@ impl Summary {
             "metrics": metrics,
             "extraction": self.tiers,
             "repairs": self.repairs,
+            "issues": self
+                .top_issues(usize::MAX)
+                .into_iter()
+                .map(|(rule, c)| json!({"rule": rule, "count": c.total(), "error": c.error, "warning": c.warning, "info": c.info}))
+                .collect::<Vec<_>>(),
         })
     }
 }
@@ -259,6 +339,20 @@ impl fmt::Display for Summary {
                 .collect();
             write!(f, "\nrepairs     {}", repairs.join("  "))?;
         }
+        let top = self.top_issues(TOP_ISSUES);
+        if !top.is_empty() {
+            let rules: Vec<String> = top
+                .iter()
+                .map(|(rule, c)| format!("{rule} {}", c.total()))
+                .collect();
+            let more = self.issues.len().saturating_sub(TOP_ISSUES);
+            let more = if more > 0 {
+                format!("  (+{more} more rules)")
+            } else {
+                String::new()
+            };
+            write!(f, "\nissues      {}{more}", rules.join("  "))?;
+        }
         Ok(())
     }
 }
@@ -266,6 +360,38 @@ impl fmt::Display for Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn issues_are_counted_per_rule_and_the_most_frequent_listed_first() {
+        use crate::report::Issue;
+        let mut summary = Summary::new(Vec::new());
+        let mut report = Report::errored(serde_json::Value::Null, "x", "p@1", "r");
+        report.issues = vec![
+            Issue::error("b", "one"),
+            Issue::warning("a", "two"),
+            Issue::error("a", "three"),
+            Issue::warning("c", "four"),
+        ];
+        summary.add(&report);
+        summary.add(&report);
+        let top: Vec<(&str, u64)> = summary
+            .top_issues(2)
+            .into_iter()
+            .map(|(rule, c)| (rule, c.total()))
+            .collect();
+        assert_eq!(top, [("a", 4), ("b", 2)]);
+        assert_eq!(
+            summary.issues["a"],
+            IssueCounts {
+                error: 2,
+                warning: 2,
+                info: 0
+            }
+        );
+        let text = summary.to_string();
+        assert!(text.ends_with("issues      a 4  b 2  c 2"), "{text}");
+        assert_eq!(summary.to_value()["issues"][0]["error"], 2);
+    }
 
     #[test]
     fn percentiles_use_nearest_rank() {

@@ -1085,6 +1085,23 @@ fn eval_summary_json_file_holds_the_run_and_its_gates() {
     assert_eq!(summary["gates"][0]["passed"], false);
     assert!(summary["metrics"]["emission"]["mean"].is_number());
     assert!(summary["seconds"].is_number());
+    let issues = summary["issues"].as_array().unwrap();
+    assert!(!issues.is_empty());
+    let counted: u64 = issues.iter().map(|i| i["count"].as_u64().unwrap()).sum();
+    let in_records: usize = fs::read_to_string(dir.path().join("out.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["issues"]
+                .as_array()
+                .unwrap()
+                .len()
+        })
+        .sum();
+    assert_eq!(
+        counted, in_records as u64,
+        "every issue of every record, per rule"
+    );
 }
 
 #[test]

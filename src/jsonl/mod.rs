@@ -30,10 +30,10 @@ use serde_json::Value;
 
 use crate::pack::Pack;
 use crate::report::{Fields, Issue, Report};
-use crate::summary::Digest;
+use crate::summary::{BatchIssues, Digest};
 
 mod record;
-pub use crate::summary::{ScoreStats, Summary};
+pub use crate::summary::{IssueCounts, ScoreStats, Summary};
 use record::parse_record;
 
 /// Default limit on one input record (one JSONL line): 4 MiB.
@@ -295,6 +295,8 @@ struct BatchResult {
     digests: Vec<Digest>,
     /// Metric scores, `metric_count` per record, in pipeline order.
     metric_scores: Vec<Option<f64>>,
+    /// The batch's issues per rule.
+    issues: BatchIssues,
 }
 
 fn evaluate_batch(
@@ -308,6 +310,7 @@ fn evaluate_batch(
         junit: Vec::new(),
         digests: Vec::with_capacity(batch.len()),
         metric_scores: Vec::with_capacity(batch.len() * metric_count),
+        issues: BatchIssues::default(),
     };
     // Parse every record first so the pack can evaluate the batch as one
     // (metrics prepare their work for all its records at once).
@@ -339,6 +342,7 @@ fn evaluate_batch(
             crate::junit::write_report_case(&mut result.junit, &report, pack.label());
         }
         result.digests.push(Digest::of(&report));
+        result.issues.add(&report);
         result.metric_scores.extend(
             pack.metric_names()
                 .map(|name| report.metrics.get(name).map(|m| m.score)),
@@ -407,6 +411,7 @@ where
                 summary.add_digest(digest, scores);
             }
             on_records(result.digests.len() as u64);
+            summary.add_issues(result.issues);
         },
     );
     if let Some(err) = write_error {
