@@ -29,6 +29,7 @@ mod builtins;
 mod component;
 mod contract;
 mod deadline;
+mod diff;
 mod error;
 mod extract;
 mod files;

@@ -42,6 +42,7 @@ const ORDER: &[(&str, &str)] = &[
     ("pipeline", "runs"),
     ("summary", "runs"),
     ("junit", "runs"),
+    ("diff", "runs"),
     ("jsonl", "runs"),
     ("result_file", "runs"),
     ("pack_tests", "runs"),

@@ -1221,3 +1221,81 @@ fn test_junit_has_a_suite_per_pack_and_a_case_per_test_case() {
         .message
         .contains("status: expected \"PASS\""));
 }
+
+fn result_line(id: &str, status: &str, score: f64, pack: &str) -> String {
+    format!(
+        r#"{{"id":{id},"status":"{status}","passed":{},"score":{score},"metrics":{{"m":{{"score":{score},"weight":1.0}}}},"issues":[],"pack":"{pack}","revision":"r-{pack}"}}"#,
+        status == "PASS"
+    )
+}
+
+#[test]
+fn diff_shows_regressions_first_and_survives_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = [
+        result_line(r#""a""#, "PASS", 0.9, "p@1"),
+        result_line(r#""b""#, "PASS", 0.8, "p@1"),
+        result_line(r#""c""#, "FAIL", 0.2, "p@1"),
+        result_line(r#""d""#, "PASS", 0.9, "p@1"),
+        result_line("null", "PASS", 0.9, "p@1"),
+        result_line(r#""dup""#, "PASS", 0.9, "p@1"),
+        result_line(r#""dup""#, "PASS", 0.9, "p@1"),
+    ]
+    .join("\n");
+    let new = [
+        result_line(r#""a""#, "FAIL", 0.3, "p@2"),
+        result_line(r#""b""#, "PASS", 0.85, "p@2"),
+        result_line(r#""c""#, "PASS", 0.9, "p@2"),
+        result_line(r#""e""#, "PASS", 1.0, "p@2"),
+        result_line("null", "ERROR", 0.0, "p@2"),
+        result_line(r#""dup""#, "PASS", 0.9, "p@2"),
+        result_line(r#""dup""#, "FAIL", 0.1, "p@2"),
+        r#"{"id": "cut", "sta"#.to_owned(),
+    ]
+    .join("\n");
+    write(dir.path(), "old.jsonl", &old);
+    write(dir.path(), "new.jsonl", &new);
+    let run = |extra: &[&str]| {
+        tribunal()
+            .arg("diff")
+            .arg(dir.path().join("old.jsonl"))
+            .arg(dir.path().join("new.jsonl"))
+            .args(extra)
+            .assert()
+    };
+    let out = run(&[]).code(0).get_output().stdout.clone();
+    let text = String::from_utf8(out).unwrap();
+    for expected in [
+        "line(s) are not result records and were skipped (first: line 8: not JSON",
+        "record(s) have no `id`: matched by position (their input line)",
+        "repeat an earlier `id`: matched by id and occurrence",
+        "the runs are of different packs: p@1 (revision r-p@1) and p@2 (revision r-p@2)",
+        "status      PASS 6 → 4  NEEDS_IMPROVEMENT 0 → 0  FAIL 1 → 2  ERROR 0 → 1",
+        "regressions: 3\n  line 5  PASS → ERROR",
+        "  a  PASS → FAIL  score 0.9000 → 0.3000 (-0.6000)  m 0.9000 → 0.3000 (-0.6000)",
+        "  dup (#2)  PASS → FAIL",
+        "improvements: 1\n  c  FAIL → PASS",
+        "score changes: 1\n  b  PASS → PASS  score 0.8000 → 0.8500 (+0.0500)",
+        "only in old: 1  d",
+        "only in new: 1  e",
+    ] {
+        assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
+    }
+    let json = run(&["--json", "--fail-on-regression"])
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let diff: Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(diff["regressions"].as_array().unwrap().len(), 3);
+    assert_eq!(diff["improvements"][0]["id"], "c");
+    assert_eq!(diff["only_old"], serde_json::json!(["d"]));
+    assert_eq!(diff["new"]["records"], 7);
+    // A file that is not there is a usage error.
+    tribunal()
+        .args(["diff", "nowhere.jsonl"])
+        .arg(dir.path().join("new.jsonl"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot read nowhere.jsonl"));
+}

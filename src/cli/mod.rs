@@ -43,6 +43,7 @@ fn write_out(text: &str) {
 }
 
 mod check;
+mod diff;
 mod eval;
 mod gates;
 mod generate;
@@ -50,6 +51,7 @@ mod inspect;
 mod test;
 
 use check::{check, CheckArgs};
+use diff::{run_diff, DiffArgs};
 use eval::{run_eval, EvalArgs};
 use generate::{completions, man, schema, CompletionsArgs, ManArgs, SchemaArgs};
 use inspect::{explain, list, prompt, ExplainArgs, PromptArgs};
@@ -89,6 +91,8 @@ enum Command {
     Eval(EvalArgs),
     /// Run packs' own test cases (default: every pack under rules/).
     Test(TestArgs),
+    /// Compare two runs' result files: status changes (regressions first), score deltas.
+    Diff(DiffArgs),
     /// Load packs and report errors and warnings without evaluating anything.
     Lint(LintArgs),
     /// List a pack's components and pipeline.
@@ -238,6 +242,7 @@ pub fn main() -> ExitCode {
         Command::Check(args) => check(&args),
         Command::Eval(args) => run_eval(&args),
         Command::Test(args) => run_tests(&args),
+        Command::Diff(args) => run_diff(&args),
         Command::Lint(args) => lint(&args),
         Command::List(args) => args.pack.load().map(|p| list(&p)),
         Command::Explain(args) => explain(&args),

@@ -1,0 +1,430 @@
+//! Two runs' result files compared record by record (`tribunal diff`): records
+//! matched by `id` (by position when a record has none), status changes with
+//! regressions first, score deltas overall and per metric, records only in one
+//! run. Bad input never stops it: a line that is not a result record is counted
+//! and reported, and a difference of pack or revision is a warning.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::io::BufRead;
+
+use serde_json::{json, Value};
+
+use crate::report::Status;
+
+/// What the diff keeps of one result record.
+#[derive(Debug, Clone)]
+struct Entry {
+    id: String,
+    status: Status,
+    score: Option<f64>,
+    metrics: Vec<(String, f64)>,
+}
+
+/// One result file, read.
+#[derive(Debug, Default)]
+pub struct Run {
+    entries: Vec<Entry>,
+    /// `pack` and `revision` of the records (the first seen, and whether others differ).
+    pack: Option<(String, String)>,
+    mixed: bool,
+    /// Lines that were not result records: (line, why).
+    skipped: Vec<(u64, String)>,
+    /// Records without an id (matched by position).
+    without_id: u64,
+    /// Ids seen more than once.
+    duplicates: u64,
+}
+
+impl Run {
+    /// Reads a result file (JSONL of result records).
+    pub fn read(input: impl BufRead) -> std::io::Result<Self> {
+        let mut run = Run::default();
+        let mut seen: HashMap<String, u64> = HashMap::new();
+        for (i, line) in input.lines().enumerate() {
+            let number = i as u64 + 1;
+            let line = match line {
+                Ok(line) => line,
+                Err(err) if err.kind() == std::io::ErrorKind::InvalidData => {
+                    run.skipped.push((number, "not UTF-8".to_owned()));
+                    continue;
+                }
+                Err(err) => return Err(err),
+            };
+            if line.trim().is_empty() {
+                continue;
+            }
+            let record: Value = match serde_json::from_str(&line) {
+                Ok(Value::Object(map)) => Value::Object(map),
+                Ok(_) => {
+                    run.skipped.push((number, "not a JSON object".to_owned()));
+                    continue;
+                }
+                Err(err) => {
+                    run.skipped
+                        .push((number, format!("not JSON ({err}); a truncated file?")));
+                    continue;
+                }
+            };
+            let Some(status) = record["status"]
+                .as_str()
+                .and_then(|s| Status::ALL.into_iter().find(|st| st.as_str() == s))
+            else {
+                run.skipped
+                    .push((number, "no `status`: not a result record".to_owned()));
+                continue;
+            };
+            if let (Some(pack), Some(revision)) =
+                (record["pack"].as_str(), record["revision"].as_str())
+            {
+                match &run.pack {
+                    None => run.pack = Some((pack.to_owned(), revision.to_owned())),
+                    Some((p, r)) if p != pack || r != revision => run.mixed = true,
+                    Some(_) => {}
+                }
+            }
+            let id = match &record["id"] {
+                // By position: the input line the record came from (two runs
+                // over one data set share them), else its place in this file.
+                Value::Null => {
+                    run.without_id += 1;
+                    let line = record["line"]
+                        .as_u64()
+                        .unwrap_or(run.entries.len() as u64 + 1);
+                    format!("line {line}")
+                }
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            let occurrence = seen.entry(id.clone()).or_default();
+            *occurrence += 1;
+            let id = if *occurrence > 1 {
+                run.duplicates += 1;
+                format!("{id} (#{occurrence})")
+            } else {
+                id
+            };
+            let metrics = record["metrics"]
+                .as_object()
+                .map(|m| {
+                    m.iter()
+                        .filter_map(|(name, v)| v["score"].as_f64().map(|s| (name.clone(), s)))
+                        .collect()
+                })
+                .unwrap_or_default();
+            run.entries.push(Entry {
+                id,
+                status,
+                score: record["score"].as_f64(),
+                metrics,
+            });
+        }
+        Ok(run)
+    }
+
+    /// Records read.
+    pub fn records(&self) -> usize {
+        self.entries.len()
+    }
+}
+
+/// A record whose status or score changed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    pub id: String,
+    pub old_status: Status,
+    pub new_status: Status,
+    pub old_score: Option<f64>,
+    pub new_score: Option<f64>,
+    /// Metrics whose score changed: (name, old, new).
+    pub metrics: Vec<(String, Option<f64>, Option<f64>)>,
+}
+
+/// The comparison of two runs.
+#[derive(Debug)]
+pub struct Diff {
+    /// Records whose status got worse (PASS → FAIL …), worst first.
+    pub regressions: Vec<Change>,
+    /// Records whose status got better.
+    pub improvements: Vec<Change>,
+    /// Records of the same status whose score changed.
+    pub score_changes: Vec<Change>,
+    pub only_old: Vec<String>,
+    pub only_new: Vec<String>,
+    /// Per status: (old count, new count).
+    pub statuses: Vec<(Status, u64, u64)>,
+    /// Mean record score, old and new.
+    pub score: (Option<f64>, Option<f64>),
+    /// Per metric: (name, old mean, new mean).
+    pub metrics: Vec<(String, Option<f64>, Option<f64>)>,
+    /// What the reader should know: unmatched formats, packs, skipped lines.
+    pub warnings: Vec<String>,
+}
+
+fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
+    let (sum, n) = values.fold((0.0, 0u64), |(s, n), v| (s + v, n + 1));
+    (n > 0).then(|| sum / n as f64)
+}
+
+/// Compares `old` and `new` (named `old_name` and `new_name` in warnings).
+pub fn compare(old: &Run, new: &Run, old_name: &str, new_name: &str) -> Diff {
+    let mut warnings = Vec::new();
+    for (run, name) in [(old, old_name), (new, new_name)] {
+        if !run.skipped.is_empty() {
+            let (line, why) = &run.skipped[0];
+            warnings.push(format!(
+                "{name}: {} line(s) are not result records and were skipped (first: line {line}: {why})",
+                run.skipped.len()
+            ));
+        }
+        if run.without_id > 0 {
+            warnings.push(format!(
+                "{name}: {} record(s) have no `id`: matched by position (their input line)",
+                run.without_id
+            ));
+        }
+        if run.duplicates > 0 {
+            warnings.push(format!(
+                "{name}: {} record(s) repeat an earlier `id`: matched by id and occurrence",
+                run.duplicates
+            ));
+        }
+        if run.mixed {
+            warnings.push(format!(
+                "{name}: the records come from more than one pack or revision"
+            ));
+        }
+    }
+    match (&old.pack, &new.pack) {
+        (Some((op, or)), Some((np, nr))) if op != np => warnings.push(format!(
+            "the runs are of different packs: {op} (revision {or}) and {np} (revision {nr})"
+        )),
+        (Some((_, or)), Some((np, nr))) if or != nr => warnings.push(format!(
+            "the pack changed between the runs: {np} revision {or} → {nr}"
+        )),
+        _ => {}
+    }
+    let new_by_id: HashMap<&str, &Entry> = new.entries.iter().map(|e| (e.id.as_str(), e)).collect();
+    let old_ids: HashSet<&str> = old.entries.iter().map(|e| e.id.as_str()).collect();
+    let (mut regressions, mut improvements, mut score_changes) =
+        (Vec::new(), Vec::new(), Vec::new());
+    let mut only_old = Vec::new();
+    for entry in &old.entries {
+        let Some(after) = new_by_id.get(entry.id.as_str()) else {
+            only_old.push(entry.id.clone());
+            continue;
+        };
+        let metric_names: Vec<&String> = {
+            let mut names: Vec<&String> = entry.metrics.iter().map(|(n, _)| n).collect();
+            for (n, _) in &after.metrics {
+                if !names.contains(&n) {
+                    names.push(n);
+                }
+            }
+            names
+        };
+        let score_of = |e: &Entry, n: &str| e.metrics.iter().find(|(m, _)| m == n).map(|(_, s)| *s);
+        let metrics: Vec<(String, Option<f64>, Option<f64>)> = metric_names
+            .into_iter()
+            .map(|n| (n.clone(), score_of(entry, n), score_of(after, n)))
+            .filter(|(_, a, b)| a != b)
+            .collect();
+        let change = Change {
+            id: entry.id.clone(),
+            old_status: entry.status,
+            new_status: after.status,
+            old_score: entry.score,
+            new_score: after.score,
+            metrics,
+        };
+        // Status::ALL is best first: a higher rank is worse.
+        let rank = |s: Status| Status::ALL.iter().position(|x| *x == s).unwrap_or(0);
+        match rank(after.status).cmp(&rank(entry.status)) {
+            std::cmp::Ordering::Greater => regressions.push(change),
+            std::cmp::Ordering::Less => improvements.push(change),
+            std::cmp::Ordering::Equal
+                if entry.score != after.score || !change.metrics.is_empty() =>
+            {
+                score_changes.push(change);
+            }
+            std::cmp::Ordering::Equal => {}
+        }
+    }
+    let only_new = new
+        .entries
+        .iter()
+        .filter(|e| !old_ids.contains(e.id.as_str()))
+        .map(|e| e.id.clone())
+        .collect();
+    regressions.sort_by_key(|c| std::cmp::Reverse(c.new_status));
+    let count = |run: &Run, s: Status| run.entries.iter().filter(|e| e.status == s).count() as u64;
+    let statuses = Status::ALL
+        .into_iter()
+        .map(|s| (s, count(old, s), count(new, s)))
+        .collect();
+    let mut metric_names: BTreeSet<String> = BTreeSet::new();
+    for e in old.entries.iter().chain(&new.entries) {
+        for (n, _) in &e.metrics {
+            metric_names.insert(n.clone());
+        }
+    }
+    let metric_mean = |run: &Run, name: &str| {
+        mean(
+            run.entries
+                .iter()
+                .filter_map(|e| e.metrics.iter().find(|(n, _)| n == name).map(|(_, s)| *s)),
+        )
+    };
+    let metrics = metric_names
+        .into_iter()
+        .map(|n| {
+            let (a, b) = (metric_mean(old, &n), metric_mean(new, &n));
+            (n, a, b)
+        })
+        .collect();
+    Diff {
+        regressions,
+        improvements,
+        score_changes,
+        only_old,
+        only_new,
+        statuses,
+        score: (
+            mean(old.entries.iter().filter_map(|e| e.score)),
+            mean(new.entries.iter().filter_map(|e| e.score)),
+        ),
+        metrics,
+        warnings,
+    }
+}
+
+fn delta(old: Option<f64>, new: Option<f64>) -> String {
+    let show = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.4}"));
+    match (old, new) {
+        (Some(a), Some(b)) => format!("{} → {} ({:+.4})", show(old), show(new), b - a),
+        _ => format!("{} → {}", show(old), show(new)),
+    }
+}
+
+/// Records listed per section in the text (the JSON lists all).
+const LISTED: usize = 20;
+
+impl Diff {
+    /// The text for a terminal.
+    pub fn text(&self, old: &Run, new: &Run) -> String {
+        use std::fmt::Write as _;
+        let mut out = String::new();
+        for warning in &self.warnings {
+            let _ = writeln!(out, "warning: {warning}");
+        }
+        let label = |run: &Run| {
+            run.pack
+                .as_ref()
+                .map_or_else(|| "?".to_owned(), |(p, r)| format!("{p} (revision {r})"))
+        };
+        let _ = writeln!(out, "old         {} records, {}", old.records(), label(old));
+        let _ = writeln!(out, "new         {} records, {}", new.records(), label(new));
+        let statuses: Vec<String> = self
+            .statuses
+            .iter()
+            .map(|(s, a, b)| format!("{s} {a} → {b}"))
+            .collect();
+        let _ = writeln!(out, "status      {}", statuses.join("  "));
+        let _ = writeln!(
+            out,
+            "score       mean {}",
+            delta(self.score.0, self.score.1)
+        );
+        for (name, a, b) in &self.metrics {
+            let _ = writeln!(out, "metric      {name} mean {}", delta(*a, *b));
+        }
+        let sections = [
+            ("regressions", &self.regressions),
+            ("improvements", &self.improvements),
+            ("score changes", &self.score_changes),
+        ];
+        for (title, changes) in sections {
+            let _ = writeln!(out, "{title}: {}", changes.len());
+            for change in changes.iter().take(LISTED) {
+                let _ = write!(
+                    out,
+                    "  {}  {} → {}  score {}",
+                    change.id,
+                    change.old_status,
+                    change.new_status,
+                    delta(change.old_score, change.new_score)
+                );
+                for (name, a, b) in &change.metrics {
+                    let _ = write!(out, "  {name} {}", delta(*a, *b));
+                }
+                out.push('\n');
+            }
+            if changes.len() > LISTED {
+                let _ = writeln!(
+                    out,
+                    "  … {} more (--json lists all)",
+                    changes.len() - LISTED
+                );
+            }
+        }
+        for (title, ids) in [
+            ("only in old", &self.only_old),
+            ("only in new", &self.only_new),
+        ] {
+            let shown: Vec<&str> = ids.iter().take(LISTED).map(String::as_str).collect();
+            let more = if ids.len() > LISTED {
+                format!(" … {} more", ids.len() - LISTED)
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                out,
+                "{title}: {}{}{more}",
+                ids.len(),
+                if shown.is_empty() {
+                    String::new()
+                } else {
+                    format!("  {}", shown.join(", "))
+                }
+            );
+        }
+        out
+    }
+
+    /// The diff as JSON, for tools.
+    pub fn to_value(&self, old: &Run, new: &Run) -> Value {
+        let changes = |list: &[Change]| -> Vec<Value> {
+            list.iter()
+                .map(|c| {
+                    json!({
+                        "id": c.id,
+                        "old_status": c.old_status.as_str(),
+                        "new_status": c.new_status.as_str(),
+                        "old_score": c.old_score,
+                        "new_score": c.new_score,
+                        "metrics": c.metrics.iter().map(|(n, a, b)| json!({"metric": n, "old": a, "new": b})).collect::<Vec<_>>(),
+                    })
+                })
+                .collect()
+        };
+        let run = |r: &Run| {
+            json!({
+                "records": r.records(),
+                "pack": r.pack.as_ref().map(|(p, _)| p),
+                "revision": r.pack.as_ref().map(|(_, rev)| rev),
+            })
+        };
+        json!({
+            "old": run(old),
+            "new": run(new),
+            "statuses": self.statuses.iter().map(|(s, a, b)| (s.as_str().to_owned(), json!({"old": a, "new": b}))).collect::<serde_json::Map<_, _>>(),
+            "score": {"old": self.score.0, "new": self.score.1},
+            "metrics": self.metrics.iter().map(|(n, a, b)| (n.clone(), json!({"old": a, "new": b}))).collect::<serde_json::Map<_, _>>(),
+            "regressions": changes(&self.regressions),
+            "improvements": changes(&self.improvements),
+            "score_changes": changes(&self.score_changes),
+            "only_old": self.only_old,
+            "only_new": self.only_new,
+            "warnings": self.warnings,
+        })
+    }
+}
