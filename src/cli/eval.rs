@@ -201,7 +201,14 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
                     serde_json::to_string_pretty(&value).unwrap_or_default()
                 );
             }
-        } else {
+        }
+        // `--summary-json` alone prints the JSON instead of the table; with a
+        // file, `--summary` still prints the table.
+        let json_printed = args
+            .summary_json
+            .as_ref()
+            .is_some_and(|file| file.as_os_str() == "-");
+        if args.summary && !json_printed {
             let rate = if elapsed > 0.0 {
                 summary.records as f64 / elapsed
             } else {
