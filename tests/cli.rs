@@ -1102,6 +1102,15 @@ fn eval_summary_json_file_holds_the_run_and_its_gates() {
         counted, in_records as u64,
         "every issue of every record, per rule"
     );
+    // With a file, --summary still prints the table.
+    let second = dir.path().join("second.json");
+    gated(
+        dir.path(),
+        &["--summary", "--summary-json", second.to_str().unwrap()],
+    )
+    .code(1)
+    .stdout(predicate::str::contains("records     10"));
+    assert!(second.is_file());
 }
 
 #[test]
