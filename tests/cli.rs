@@ -1111,6 +1111,13 @@ fn eval_summary_json_file_holds_the_run_and_its_gates() {
     .code(1)
     .stdout(predicate::str::contains("records     10"));
     assert!(second.is_file());
+    // A folder there (a pack after a bare --summary-json) is refused before the run.
+    gated(
+        dir.path(),
+        &["--summary-json", dir.path().to_str().unwrap()],
+    )
+    .code(2)
+    .stderr(predicate::str::contains("is a folder, not a file"));
 }
 
 #[test]

@@ -84,6 +84,20 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
         require_pass: args.require_pass,
     };
     gates.check_names(pack.metric_names())?;
+    // A folder where a file is wanted (`--summary-json` takes an optional value,
+    // so `--summary-json PACK` would read the pack as the file): refused now,
+    // not after the run.
+    for (flag, file) in [
+        ("--summary-json", &args.summary_json),
+        ("--junit", &args.junit),
+    ] {
+        if let Some(file) = file.as_ref().filter(|f| f.as_os_str() != "-" && f.is_dir()) {
+            return Err(format!(
+                "{flag} {}: is a folder, not a file (to name the pack, give it first or with --pack)",
+                file.display()
+            ));
+        }
+    }
     // Open the output before evaluating anything, so a bad path fails fast; a
     // regular file is replaced only when the run has finished.
     let input_path = (args.input.as_os_str() != "-").then_some(args.input.as_path());
