@@ -43,10 +43,11 @@ pub fn parse_unknown_variant(message: &str) -> Option<(String, Vec<String>)> {
 fn parse_unknown(marker: &str, message: &str) -> Option<(String, Vec<String>)> {
     let rest = message.split(marker).nth(1)?;
     let (wrong, rest) = rest.split_once('`')?;
+    // Everything after the first "expected": a field may itself be named
+    // `expected` (a pack test case's keys).
     let expected = rest
-        .split("expected")
-        .nth(1)
-        .map(|list| {
+        .split_once("expected")
+        .map(|(_, list)| {
             list.split('`')
                 .skip(1)
                 .step_by(2)
@@ -89,6 +90,15 @@ mod tests {
                 .unwrap();
         assert_eq!(field, "wieght");
         assert_eq!(expected, ["use", "weight", "with"]);
+        let (_, keys) = parse_unknown_field(
+            "cases[0]: unknown field `expcet`, expected one of `output`, `expected`, `expect`",
+        )
+        .unwrap();
+        assert_eq!(
+            keys,
+            ["output", "expected", "expect"],
+            "a field named `expected`"
+        );
         let (field, expected) = parse_unknown_field("unknown field `x`, expected `use`").unwrap();
         assert_eq!((field.as_str(), expected.len()), ("x", 1));
     }

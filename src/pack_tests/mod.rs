@@ -286,6 +286,20 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn a_typo_in_a_test_file_key_gets_a_suggestion() {
+        // `expected` is itself a key of a case: the list of keys is read whole.
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.yaml");
+        std::fs::write(
+            &file,
+            "cases:\n  - name: one\n    output: hi\n    expcet: { status: FAIL }\n",
+        )
+        .unwrap();
+        let err = read_test_file(&file).unwrap_err();
+        assert_eq!(err.help.as_deref(), Some("did you mean `expect`?"), "{err}");
+    }
+
+    #[test]
     fn partial_records_match_as_subsets() {
         let actual = json!({"status": "PASS", "score": 0.737_500_000_000_000_1, "issues": [{"message": "a", "rule": "r"}], "json": {"a": 1, "b": 2}});
         assert!(mismatches(
