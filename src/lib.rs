@@ -33,6 +33,7 @@ mod diff;
 mod error;
 mod extract;
 mod files;
+mod html_report;
 mod json_write;
 mod junit;
 mod manifest;

@@ -43,6 +43,7 @@ const ORDER: &[(&str, &str)] = &[
     ("summary", "runs"),
     ("junit", "runs"),
     ("diff", "runs"),
+    ("html_report", "runs"),
     ("jsonl", "runs"),
     ("result_file", "runs"),
     ("pack_tests", "runs"),

@@ -48,6 +48,7 @@ mod eval;
 mod gates;
 mod generate;
 mod inspect;
+mod report_page;
 mod test;
 
 use check::{check, CheckArgs};
@@ -55,6 +56,7 @@ use diff::{run_diff, DiffArgs};
 use eval::{run_eval, EvalArgs};
 use generate::{completions, man, schema, CompletionsArgs, ManArgs, SchemaArgs};
 use inspect::{explain, list, prompt, ExplainArgs, PromptArgs};
+use report_page::{run_report, ReportArgs};
 use test::{lint, run_tests, LintArgs, TestArgs};
 
 use crate::pack::{LoadOptions, Override, Pack};
@@ -93,6 +95,8 @@ enum Command {
     Test(TestArgs),
     /// Compare two runs' result files: status changes (regressions first), score deltas.
     Diff(DiffArgs),
+    /// Write one self-contained HTML page about a run (charts, issues, a record table).
+    Report(ReportArgs),
     /// Load packs and report errors and warnings without evaluating anything.
     Lint(LintArgs),
     /// List a pack's components and pipeline.
@@ -243,6 +247,7 @@ pub fn main() -> ExitCode {
         Command::Eval(args) => run_eval(&args),
         Command::Test(args) => run_tests(&args),
         Command::Diff(args) => run_diff(&args),
+        Command::Report(args) => run_report(&args),
         Command::Lint(args) => lint(&args),
         Command::List(args) => args.pack.load().map(|p| list(&p)),
         Command::Explain(args) => explain(&args),

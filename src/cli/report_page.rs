@@ -1,0 +1,77 @@
+//! `tribunal report RESULTS.jsonl -o report.html [--baseline OLD.jsonl]`.
+
+use std::fs::File;
+use std::io::{BufReader, Write as _};
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::{EXIT_ABORTED, EXIT_OK};
+use crate::diff::Run;
+use crate::html_report::Page;
+use crate::result_file::ResultFile;
+
+/// Records the page holds by default.
+const DEFAULT_SAMPLE: usize = 2_000;
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  tribunal report results.jsonl -o report.html\n  tribunal report results.jsonl -o report.html --baseline old-results.jsonl"
+)]
+pub(super) struct ReportArgs {
+    /// The run's result records (JSONL, as `eval --output` writes them).
+    results: PathBuf,
+    /// The HTML file to write.
+    #[arg(long, short)]
+    output: PathBuf,
+    /// An earlier run's result records: adds a comparison section.
+    #[arg(long, value_name = "OLD.jsonl")]
+    baseline: Option<PathBuf>,
+    /// Records the page's table holds at most (those that did not pass first).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_SAMPLE)]
+    max_records: usize,
+}
+
+pub(super) fn run_report(args: &ReportArgs) -> Result<u8, String> {
+    let open = |path: &PathBuf| {
+        File::open(path)
+            .map(BufReader::new)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))
+    };
+    let page = Page::read(open(&args.results)?, args.max_records)
+        .map_err(|e| format!("cannot read {}: {e}", args.results.display()))?;
+    let runs = match &args.baseline {
+        Some(path) => {
+            let old = Run::read(open(path)?)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let new = Run::read(open(&args.results)?)
+                .map_err(|e| format!("cannot read {}: {e}", args.results.display()))?;
+            Some((path.display().to_string(), old, new))
+        }
+        None => None,
+    };
+    let source = args.results.display().to_string();
+    let html = page.html(
+        &source,
+        runs.as_ref()
+            .map(|(name, old, new)| (name.as_str(), old, new)),
+    );
+    if page.skipped() > 0 {
+        eprintln!(
+            "warning: {}: {} line(s) are not result records and were skipped (the page says which)",
+            source,
+            page.skipped()
+        );
+    }
+    let written = ResultFile::create(&args.output, Some(&args.results))
+        .map_err(|e| e.to_string())
+        .and_then(|mut out| {
+            out.write_all(html.as_bytes()).map_err(|e| e.to_string())?;
+            out.finish().map_err(|e| e.to_string())
+        });
+    if let Err(err) = written {
+        eprintln!("error: cannot write the report: {err}");
+        return Ok(EXIT_ABORTED);
+    }
+    Ok(EXIT_OK)
+}

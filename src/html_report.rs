@@ -1,0 +1,598 @@
+//! `tribunal report`: one self-contained HTML page about a run (no network: CSS,
+//! SVG charts and a small script inline). Everything is aggregated here while the
+//! result file streams by; the page embeds a bounded sample of records (those
+//! that did not pass first) and says so, so a run of millions of records makes a
+//! page of the same size as one of thousands.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+use std::io::BufRead;
+
+use serde_json::Value;
+
+use crate::diff::{compare, Run};
+use crate::report::Status;
+
+/// Bars of a histogram over [0, 1].
+const BINS: usize = 20;
+/// Distinct (rule, path) pairs counted; the rest are counted as "other".
+const MAX_ISSUE_KEYS: usize = 10_000;
+/// Characters of a record's JSON and feedback kept in the sample.
+const MAX_TEXT_CHARS: usize = 4_000;
+/// Issues per (rule, path) listed.
+const TOP_ISSUES: usize = 25;
+
+/// A record of the sample, as the table shows it.
+#[derive(Debug)]
+struct Row {
+    id: String,
+    line: u64,
+    status: Status,
+    score: Option<f64>,
+    issues: Vec<(String, String, String, String)>,
+    feedback: String,
+    json: String,
+    error: String,
+}
+
+/// The figures of one result file.
+#[derive(Debug, Default)]
+pub struct Page {
+    records: u64,
+    statuses: BTreeMap<Status, u64>,
+    score_bins: [u64; BINS],
+    metric_bins: BTreeMap<String, ([u64; BINS], f64, u64)>,
+    tiers: BTreeMap<String, u64>,
+    repairs: BTreeMap<String, u64>,
+    issues: HashMap<(String, String), u64>,
+    other_issues: u64,
+    pack: Option<(String, String)>,
+    mixed_packs: bool,
+    skipped: Vec<(u64, String)>,
+    skipped_count: u64,
+    not_passed: Vec<Row>,
+    passed: Vec<Row>,
+    sample_size: usize,
+}
+
+fn bin(score: f64) -> usize {
+    ((score.clamp(0.0, 1.0) * BINS as f64) as usize).min(BINS - 1)
+}
+
+fn text_of(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+impl Page {
+    /// Reads a result file, keeping at most `sample_size` records for the table.
+    pub fn read(input: impl BufRead, sample_size: usize) -> std::io::Result<Self> {
+        let mut page = Page {
+            sample_size,
+            ..Page::default()
+        };
+        for (i, line) in input.lines().enumerate() {
+            let number = i as u64 + 1;
+            let line = match line {
+                Ok(line) => line,
+                Err(err) if err.kind() == std::io::ErrorKind::InvalidData => {
+                    page.skip(number, "not UTF-8");
+                    continue;
+                }
+                Err(err) => return Err(err),
+            };
+            if line.trim().is_empty() {
+                continue;
+            }
+            match serde_json::from_str::<Value>(&line) {
+                Ok(record @ Value::Object(_)) => page.add(number, &record),
+                Ok(_) => page.skip(number, "not a JSON object"),
+                Err(err) => page.skip(number, &format!("not JSON ({err}); a truncated file?")),
+            }
+        }
+        Ok(page)
+    }
+
+    fn skip(&mut self, line: u64, why: &str) {
+        self.skipped_count += 1;
+        if self.skipped.len() < 5 {
+            self.skipped.push((line, why.to_owned()));
+        }
+    }
+
+    fn add(&mut self, number: u64, record: &Value) {
+        let Some(status) = record["status"]
+            .as_str()
+            .and_then(|s| Status::ALL.into_iter().find(|st| st.as_str() == s))
+        else {
+            self.skip(number, "no `status`: not a result record");
+            return;
+        };
+        self.records += 1;
+        *self.statuses.entry(status).or_default() += 1;
+        let score = record["score"].as_f64();
+        if let Some(score) = score {
+            self.score_bins[bin(score)] += 1;
+        }
+        if let Some(metrics) = record["metrics"].as_object() {
+            for (name, metric) in metrics {
+                if let Some(s) = metric["score"].as_f64() {
+                    let entry = self
+                        .metric_bins
+                        .entry(name.clone())
+                        .or_insert(([0; BINS], 0.0, 0));
+                    entry.0[bin(s)] += 1;
+                    entry.1 += s;
+                    entry.2 += 1;
+                }
+            }
+        }
+        let tier = record["extraction"]["tier"].as_str().unwrap_or("none");
+        *self.tiers.entry(tier.to_owned()).or_default() += 1;
+        if let Some(repairs) = record["extraction"]["repairs"].as_array() {
+            for repair in repairs.iter().filter_map(Value::as_str) {
+                *self.repairs.entry(repair.to_owned()).or_default() += 1;
+            }
+        }
+        let issues: Vec<(String, String, String, String)> = record["issues"]
+            .as_array()
+            .map(|list| {
+                list.iter()
+                    .map(|i| {
+                        (
+                            text_of(&i["severity"]),
+                            text_of(&i["rule"]),
+                            text_of(&i["path"]),
+                            text_of(&i["message"]),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        for (_, rule, path, _) in &issues {
+            let key = (rule.clone(), path.clone());
+            if let Some(n) = self.issues.get_mut(&key) {
+                *n += 1;
+            } else if self.issues.len() < MAX_ISSUE_KEYS {
+                self.issues.insert(key, 1);
+            } else {
+                self.other_issues += 1;
+            }
+        }
+        if let (Some(pack), Some(revision)) = (record["pack"].as_str(), record["revision"].as_str())
+        {
+            match &self.pack {
+                None => self.pack = Some((pack.to_owned(), revision.to_owned())),
+                Some((p, r)) if p != pack || r != revision => self.mixed_packs = true,
+                Some(_) => {}
+            }
+        }
+        let keep = if status == Status::Pass {
+            self.passed.len() < self.sample_size
+        } else {
+            self.not_passed.len() < self.sample_size
+        };
+        if keep {
+            let clip = |s: String| {
+                if s.chars().count() > MAX_TEXT_CHARS {
+                    format!("{}…", crate::text::prefix_chars(&s, MAX_TEXT_CHARS))
+                } else {
+                    s
+                }
+            };
+            let json = match &record["json"] {
+                Value::Null => String::new(),
+                value => serde_json::to_string_pretty(value).unwrap_or_default(),
+            };
+            let row = Row {
+                id: match &record["id"] {
+                    Value::Null => format!("line {}", record["line"].as_u64().unwrap_or(number)),
+                    id => text_of(id),
+                },
+                line: record["line"].as_u64().unwrap_or(number),
+                status,
+                score,
+                issues,
+                feedback: clip(text_of(&record["feedback"])),
+                json: clip(json),
+                error: clip(text_of(&record["error"])),
+            };
+            if status == Status::Pass {
+                self.passed.push(row);
+            } else {
+                self.not_passed.push(row);
+            }
+        }
+    }
+
+    /// Records read.
+    #[cfg(test)]
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// Lines that were not result records.
+    pub fn skipped(&self) -> u64 {
+        self.skipped_count
+    }
+
+    /// The page. `source` names the results file; `baseline` is the earlier
+    /// run's and this run's records for the comparison section.
+    pub fn html(&self, source: &str, baseline: Option<(&str, &Run, &Run)>) -> String {
+        let mut rows: Vec<&Row> = self.not_passed.iter().collect();
+        let room = self.sample_size.saturating_sub(rows.len());
+        rows.extend(self.passed.iter().take(room));
+        rows.truncate(self.sample_size);
+        rows.sort_by_key(|r| r.line);
+        let mut out = String::with_capacity(64 * 1024 + rows.len() * 1024);
+        let title = self.pack.as_ref().map_or_else(
+            || "Tribunal report".to_owned(),
+            |(p, _)| format!("Tribunal report: {p}"),
+        );
+        let _ = write!(
+            out,
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+             <title>{}</title><style>{STYLE}</style></head><body>\n",
+            esc(&title)
+        );
+        let _ = write!(out, "<header><h1>{}</h1><p>", esc(&title));
+        if let Some((pack, revision)) = &self.pack {
+            let _ = write!(
+                out,
+                "pack <b>{}</b> · revision <code>{}</code> · ",
+                esc(pack),
+                esc(revision)
+            );
+        }
+        let _ = write!(
+            out,
+            "{} records from <code>{}</code> · Tribunal {}</p>",
+            self.records,
+            esc(source),
+            env!("CARGO_PKG_VERSION")
+        );
+        if self.mixed_packs {
+            out.push_str(
+                "<p class=\"warn\">The records come from more than one pack or revision.</p>",
+            );
+        }
+        if self.skipped_count > 0 {
+            let first: Vec<String> = self
+                .skipped
+                .iter()
+                .map(|(l, why)| format!("line {l}: {why}"))
+                .collect();
+            let _ = write!(
+                out,
+                "<p class=\"warn\">{} line(s) were not result records and were skipped ({}).</p>",
+                self.skipped_count,
+                esc(&first.join("; "))
+            );
+        }
+        out.push_str("</header>\n<section class=\"cards\">");
+        for status in Status::ALL {
+            let n = self.statuses.get(&status).copied().unwrap_or(0);
+            let share = if self.records > 0 {
+                100.0 * n as f64 / self.records as f64
+            } else {
+                0.0
+            };
+            let _ = write!(
+                out,
+                "<div class=\"card s-{}\"><div class=\"n\">{n}</div><div>{}</div><div class=\"pct\">{share:.1}%</div></div>",
+                status.as_str(),
+                status.as_str()
+            );
+        }
+        out.push_str("</section>\n<section class=\"charts\">");
+        out.push_str(&histogram("score (records)", &self.score_bins, None));
+        for (name, (bins, sum, count)) in &self.metric_bins {
+            let mean = (*count > 0).then(|| sum / *count as f64);
+            out.push_str(&histogram(name, bins, mean));
+        }
+        out.push_str("</section>\n<section class=\"tables\">");
+        out.push_str(&count_table("extraction tier", &self.tiers));
+        out.push_str(&count_table("repair", &self.repairs));
+        let mut issues: Vec<(&(String, String), &u64)> = self.issues.iter().collect();
+        issues.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        out.push_str("<table class=\"counts\" id=\"issues\"><caption>most frequent issues</caption><tr><th>rule</th><th>path</th><th>count</th></tr>");
+        for ((rule, path), n) in issues.iter().take(TOP_ISSUES) {
+            let _ = write!(
+                out,
+                "<tr><td>{}</td><td><code>{}</code></td><td>{n}</td></tr>",
+                esc(rule),
+                esc(path)
+            );
+        }
+        if self.other_issues > 0 {
+            let _ = write!(
+                out,
+                "<tr><td colspan=\"2\">other</td><td>{}</td></tr>",
+                self.other_issues
+            );
+        }
+        out.push_str("</table></section>\n");
+        if let Some((name, old, new)) = baseline {
+            out.push_str(&baseline_section(name, old, new));
+        }
+        let _ = write!(
+            out,
+            "<section><h2>Records</h2><p class=\"note\">{}</p>\
+             <div class=\"filters\"><input id=\"q\" type=\"search\" placeholder=\"filter by id, issue, feedback…\">\
+             <select id=\"status\"><option value=\"\">every status</option>",
+            if (rows.len() as u64) < self.records {
+                format!(
+                    "This page holds a sample of {} of the {} records: those that did not pass first (up to {}), then those that passed. The figures above count every record.",
+                    rows.len(),
+                    self.records,
+                    self.sample_size
+                )
+            } else {
+                format!("All {} records.", rows.len())
+            }
+        );
+        for status in Status::ALL {
+            let _ = write!(out, "<option>{}</option>", status.as_str());
+        }
+        out.push_str("</select> <span id=\"shown\"></span> shown</div>\n<table id=\"records\"><thead><tr><th>id</th><th>line</th><th>status</th><th>score</th><th>issues</th></tr></thead><tbody>\n");
+        for row in rows {
+            let text = format!(
+                "{} {} {}",
+                row.id,
+                row.issues
+                    .iter()
+                    .map(|i| i.3.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                row.feedback
+            )
+            .to_lowercase();
+            let _ = write!(
+                out,
+                "<tr class=\"rec\" data-status=\"{}\" data-text=\"{}\"><td>{}</td><td>{}</td><td class=\"s-{}\">{}</td><td>{}</td><td>",
+                row.status.as_str(),
+                esc(&text),
+                esc(&row.id),
+                row.line,
+                row.status.as_str(),
+                row.status.as_str(),
+                row.score.map_or_else(|| "–".to_owned(), |s| format!("{s:.4}")),
+            );
+            let summary = row
+                .issues
+                .first()
+                .map_or_else(String::new, |i| format!("{}: {}", i.1, i.3));
+            let more = if row.issues.len() > 1 {
+                format!(" (+{} more)", row.issues.len() - 1)
+            } else {
+                String::new()
+            };
+            let _ = write!(
+                out,
+                "<details><summary>{}{}</summary>",
+                esc(&summary),
+                esc(&more)
+            );
+            if !row.error.is_empty() {
+                let _ = write!(out, "<h4>error</h4><pre>{}</pre>", esc(&row.error));
+            }
+            if !row.issues.is_empty() {
+                out.push_str("<h4>issues</h4><ul>");
+                for (severity, rule, path, message) in &row.issues {
+                    let _ = write!(
+                        out,
+                        "<li><b>{}</b> {} <code>{}</code>: {}</li>",
+                        esc(severity),
+                        esc(rule),
+                        esc(path),
+                        esc(message)
+                    );
+                }
+                out.push_str("</ul>");
+            }
+            if !row.feedback.is_empty() {
+                let _ = write!(out, "<h4>feedback</h4><pre>{}</pre>", esc(&row.feedback));
+            }
+            if !row.json.is_empty() {
+                let _ = write!(out, "<h4>extracted JSON</h4><pre>{}</pre>", esc(&row.json));
+            }
+            out.push_str("</details></td></tr>\n");
+        }
+        let _ = writeln!(
+            out,
+            "</tbody></table></section><script>{SCRIPT}</script></body></html>"
+        );
+        out
+    }
+}
+
+fn baseline_section(name: &str, old: &Run, new: &Run) -> String {
+    let diff = compare(old, new, name, "this run");
+    let mut out = format!(
+        "<section id=\"baseline\"><h2>Against the baseline <code>{}</code></h2>",
+        esc(name)
+    );
+    for warning in &diff.warnings {
+        let _ = write!(out, "<p class=\"warn\">{}</p>", esc(warning));
+    }
+    out.push_str("<table class=\"counts\"><tr><th>status</th><th>baseline</th><th>this run</th><th>change</th></tr>");
+    for (status, a, b) in &diff.statuses {
+        let change = if b >= a {
+            format!("+{}", b - a)
+        } else {
+            format!("-{}", a - b)
+        };
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td>{a}</td><td>{b}</td><td>{change}</td></tr>",
+            status.as_str()
+        );
+    }
+    let show = |v: Option<f64>| v.map_or_else(|| "–".to_owned(), |v| format!("{v:.4}"));
+    let _ = write!(
+        out,
+        "<tr><td>mean score</td><td>{}</td><td>{}</td><td></td></tr></table>",
+        show(diff.score.0),
+        show(diff.score.1)
+    );
+    let _ = write!(
+        out,
+        "<p>{} regressions, {} improvements, {} score changes; {} records only in the baseline, {} only in this run.</p>",
+        diff.regressions.len(),
+        diff.improvements.len(),
+        diff.score_changes.len(),
+        diff.only_old.len(),
+        diff.only_new.len()
+    );
+    if !diff.regressions.is_empty() {
+        out.push_str("<table class=\"counts\" id=\"regressions\"><caption>regressions</caption><tr><th>id</th><th>status</th><th>score</th></tr>");
+        for c in diff.regressions.iter().take(50) {
+            let _ = write!(
+                out,
+                "<tr><td>{}</td><td>{} → {}</td><td>{} → {}</td></tr>",
+                esc(&c.id),
+                c.old_status,
+                c.new_status,
+                show(c.old_score),
+                show(c.new_score)
+            );
+        }
+        out.push_str("</table>");
+    }
+    out.push_str("</section>\n");
+    out
+}
+
+fn count_table(what: &str, counts: &BTreeMap<String, u64>) -> String {
+    let mut out = format!(
+        "<table class=\"counts\"><caption>{}s</caption><tr><th>{}</th><th>records</th></tr>",
+        esc(what),
+        esc(what)
+    );
+    if counts.is_empty() {
+        out.push_str("<tr><td colspan=\"2\">none</td></tr>");
+    }
+    for (name, n) in counts {
+        let _ = write!(out, "<tr><td>{}</td><td>{n}</td></tr>", esc(name));
+    }
+    out.push_str("</table>");
+    out
+}
+
+/// An SVG bar chart of `bins` over [0, 1].
+fn histogram(title: &str, bins: &[u64; BINS], mean: Option<f64>) -> String {
+    let (width, height, pad) = (320.0, 120.0, 20.0);
+    let max = bins.iter().copied().max().unwrap_or(0).max(1) as f64;
+    let bar = (width - 2.0 * pad) / BINS as f64;
+    let total: u64 = bins.iter().sum();
+    let mut out = format!(
+        "<figure class=\"chart\"><figcaption>{}{}</figcaption><svg viewBox=\"0 0 {width} {height}\" role=\"img\" aria-label=\"histogram of {}\">",
+        esc(title),
+        mean.map_or_else(String::new, |m| format!(" · mean {m:.4}")),
+        esc(title)
+    );
+    for (i, n) in bins.iter().enumerate() {
+        let h = (height - 2.0 * pad) * (*n as f64) / max;
+        let x = pad + i as f64 * bar;
+        let y = height - pad - h;
+        let _ = write!(
+            out,
+            "<rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{h:.1}\"><title>{:.2}–{:.2}: {n}</title></rect>",
+            bar - 1.0,
+            i as f64 / BINS as f64,
+            (i + 1) as f64 / BINS as f64
+        );
+    }
+    let _ = write!(
+        out,
+        "<line x1=\"{pad}\" y1=\"{y}\" x2=\"{x2}\" y2=\"{y}\"/><text x=\"{pad}\" y=\"{ty}\">0</text><text x=\"{x2}\" y=\"{ty}\" text-anchor=\"end\">1</text><text x=\"{mid}\" y=\"{ty}\" text-anchor=\"middle\">{total} scores</text></svg></figure>",
+        y = height - pad,
+        x2 = width - pad,
+        ty = height - 5.0,
+        mid = width / 2.0
+    );
+    out
+}
+
+/// Escapes text for HTML (element content and attribute values).
+fn esc(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c if c.is_control() && c != '\n' && c != '\t' => out.push('\u{fffd}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:0 auto;max-width:1200px;padding:16px;color:#222}\
+h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:24px 0 8px}h4{margin:8px 0 2px}\
+.warn{color:#8a4b00;background:#fff4e0;padding:4px 8px}.note{color:#555}\
+.cards{display:flex;gap:12px;margin:16px 0}.card{flex:1;padding:12px;border-radius:6px;background:#f3f3f3;text-align:center}\
+.card .n{font-size:26px;font-weight:600}.pct{color:#555}\
+.s-PASS{color:#1b7f3b}.s-FAIL{color:#b3261e}.s-ERROR{color:#6b2fa3}.s-NEEDS_IMPROVEMENT{color:#9a6700}\
+.card.s-PASS{background:#e6f4ea}.card.s-FAIL{background:#fce8e6}.card.s-ERROR{background:#f1e8fb}.card.s-NEEDS_IMPROVEMENT{background:#fff4d6}\
+.charts{display:flex;flex-wrap:wrap;gap:12px}.chart{margin:0;border:1px solid #ddd;border-radius:6px;padding:8px}\
+.chart svg{width:320px;height:120px}.chart rect{fill:#4a78c2}.chart line{stroke:#888}.chart text{font-size:10px;fill:#555}\
+.tables{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start}table{border-collapse:collapse}\
+caption{text-align:left;font-weight:600;padding:4px 0}td,th{border-bottom:1px solid #e4e4e4;padding:3px 8px;text-align:left;vertical-align:top}\
+#records{width:100%}#records td:nth-child(5){max-width:700px}pre{white-space:pre-wrap;background:#f7f7f7;padding:6px;margin:2px 0;max-height:320px;overflow:auto}\
+.filters{margin:8px 0}.filters input{width:320px;padding:4px}summary{cursor:pointer}";
+
+const SCRIPT: &str = "(function(){\
+var q=document.getElementById('q'),s=document.getElementById('status'),shown=document.getElementById('shown');\
+var rows=Array.prototype.slice.call(document.querySelectorAll('tr.rec'));\
+function apply(){var text=q.value.toLowerCase(),status=s.value,n=0;\
+rows.forEach(function(r){var ok=(!status||r.getAttribute('data-status')===status)&&(!text||r.getAttribute('data-text').indexOf(text)>=0);\
+if(ok){r.removeAttribute('hidden');n++;}else{r.setAttribute('hidden','');}});shown.textContent=String(n);}\
+var h=new URLSearchParams(location.hash.slice(1));if(h.get('status')){s.value=h.get('status');}if(h.get('q')){q.value=h.get('q');}\
+q.addEventListener('input',apply);s.addEventListener('change',apply);apply();})();";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn html_text_is_escaped() {
+        assert_eq!(
+            esc("<a href=\"x\">&'\u{0}"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;\u{fffd}"
+        );
+    }
+
+    #[test]
+    fn the_sample_is_bounded_and_prefers_records_that_did_not_pass() {
+        let mut lines = String::new();
+        for i in 0..50 {
+            let status = if i % 10 == 0 { "FAIL" } else { "PASS" };
+            let _ = writeln!(
+                lines,
+                "{{\"id\": {i}, \"line\": {}, \"status\": \"{status}\", \"score\": 0.5}}",
+                i + 1
+            );
+        }
+        lines.push_str("{\"id\": \"cut\", \"sta\n");
+        let page = Page::read(lines.as_bytes(), 8).unwrap();
+        assert_eq!((page.records(), page.skipped()), (50, 1));
+        let html = page.html("r.jsonl", None);
+        assert_eq!(html.matches("<tr class=\"rec\"").count(), 8);
+        assert_eq!(
+            html.matches("data-status=\"FAIL\"").count(),
+            5,
+            "every FAIL kept"
+        );
+        assert!(html.contains("a sample of 8 of the 50 records"));
+        assert!(html.contains("1 line(s) were not result records"));
+        assert!(!html.contains("http"), "no network");
+    }
+}
