@@ -33,6 +33,8 @@ struct Row {
     feedback: String,
     json: String,
     error: String,
+    /// The model's raw output, when the data set was given (`--input`).
+    output: String,
 }
 
 /// The figures of one result file.
@@ -199,6 +201,7 @@ impl Page {
                 feedback: clip(text_of(&record["feedback"])),
                 json: clip(json),
                 error: clip(text_of(&record["error"])),
+                output: String::new(),
             };
             if status == Status::Pass {
                 self.passed.push(row);
@@ -217,6 +220,45 @@ impl Page {
     /// Lines that were not result records.
     pub fn skipped(&self) -> u64 {
         self.skipped_count
+    }
+
+    /// Fills in the sampled records' raw outputs from the data set they were
+    /// evaluated from (matched by input line; `output_field` names the field).
+    /// Returns how many were found.
+    pub fn add_outputs(
+        &mut self,
+        data: impl BufRead,
+        output_field: &str,
+    ) -> std::io::Result<usize> {
+        let mut wanted: HashMap<u64, usize> = HashMap::new();
+        let rows: Vec<&mut Row> = self
+            .not_passed
+            .iter_mut()
+            .chain(self.passed.iter_mut())
+            .collect();
+        for (i, row) in rows.iter().enumerate() {
+            wanted.insert(row.line, i);
+        }
+        let mut rows = rows;
+        let mut found = 0;
+        // Lines are read as bytes: a line that is not UTF-8 is skipped, not fatal.
+        for (i, line) in data.split(b'\n').enumerate() {
+            let line = line?;
+            let Some(&at) = wanted.get(&(i as u64 + 1)) else {
+                continue;
+            };
+            let Ok(record) = serde_json::from_slice::<Value>(&line) else {
+                continue;
+            };
+            let output = text_of(&record[output_field]);
+            rows[at].output = if output.chars().count() > MAX_TEXT_CHARS {
+                format!("{}…", crate::text::prefix_chars(&output, MAX_TEXT_CHARS))
+            } else {
+                output
+            };
+            found += 1;
+        }
+        Ok(found)
     }
 
     /// The page. `source` names the results file; `baseline` is the earlier
@@ -396,6 +438,9 @@ impl Page {
             }
             if !row.feedback.is_empty() {
                 let _ = write!(out, "<h4>feedback</h4><pre>{}</pre>", esc(&row.feedback));
+            }
+            if !row.output.is_empty() {
+                let _ = write!(out, "<h4>raw output</h4><pre>{}</pre>", esc(&row.output));
             }
             if !row.json.is_empty() {
                 let _ = write!(out, "<h4>extracted JSON</h4><pre>{}</pre>", esc(&row.json));

@@ -111,9 +111,17 @@ fn the_report_is_self_contained_and_works_in_chromium() {
         .arg(dir.path().join("results.jsonl"))
         .arg("-o")
         .arg(&report)
+        .arg("--input")
+        .arg(root().join("examples/data/ksi-emission.jsonl"))
         .assert()
         .success();
     let html = fs::read_to_string(&report).unwrap();
+    assert!(
+        html.contains(
+            "<h4>raw output</h4><pre>I would emit an agent:status event once step 1 finishes.</pre>"
+        ),
+        "the data set's raw output, matched by line"
+    );
     for external in ["http://", "https://", " src=", "<link", "@import"] {
         assert!(!html.contains(external), "the page reaches out: {external}");
     }

@@ -27,6 +27,13 @@ pub(super) struct ReportArgs {
     /// An earlier run's result records: adds a comparison section.
     #[arg(long, value_name = "OLD.jsonl")]
     baseline: Option<PathBuf>,
+    /// The data set the run evaluated: the table then shows each record's raw
+    /// output (matched by input line).
+    #[arg(long, value_name = "DATA.jsonl")]
+    input: Option<PathBuf>,
+    /// The name of the output field in the data set.
+    #[arg(long, default_value = "output")]
+    output_field: String,
     /// Records the page's table holds at most (those that did not pass first).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_SAMPLE)]
     max_records: usize,
@@ -38,8 +45,12 @@ pub(super) fn run_report(args: &ReportArgs) -> Result<u8, String> {
             .map(BufReader::new)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))
     };
-    let page = Page::read(open(&args.results)?, args.max_records)
+    let mut page = Page::read(open(&args.results)?, args.max_records)
         .map_err(|e| format!("cannot read {}: {e}", args.results.display()))?;
+    if let Some(data) = &args.input {
+        page.add_outputs(open(data)?, &args.output_field)
+            .map_err(|e| format!("cannot read {}: {e}", data.display()))?;
+    }
     let runs = match &args.baseline {
         Some(path) => {
             let old = Run::read(open(path)?)
