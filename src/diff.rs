@@ -40,48 +40,16 @@ impl Run {
     pub fn read(input: impl BufRead) -> std::io::Result<Self> {
         let mut run = Run::default();
         let mut seen: HashMap<String, u64> = HashMap::new();
-        for (i, line) in input.lines().enumerate() {
-            let number = i as u64 + 1;
-            let line = match line {
-                Ok(line) => line,
-                Err(err) if err.kind() == std::io::ErrorKind::InvalidData => {
-                    run.skipped.push((number, "not UTF-8".to_owned()));
-                    continue;
+        let mut packs = PackSeen::default();
+        read_results(input, |line| {
+            let (record, status) = match line {
+                ResultLine::Skipped(number, why) => {
+                    run.skipped.push((number, why));
+                    return;
                 }
-                Err(err) => return Err(err),
+                ResultLine::Record(_, record, status) => (record, status),
             };
-            if line.trim().is_empty() {
-                continue;
-            }
-            let record: Value = match serde_json::from_str(&line) {
-                Ok(Value::Object(map)) => Value::Object(map),
-                Ok(_) => {
-                    run.skipped.push((number, "not a JSON object".to_owned()));
-                    continue;
-                }
-                Err(err) => {
-                    run.skipped
-                        .push((number, format!("not JSON ({err}); a truncated file?")));
-                    continue;
-                }
-            };
-            let Some(status) = record["status"]
-                .as_str()
-                .and_then(|s| Status::ALL.into_iter().find(|st| st.as_str() == s))
-            else {
-                run.skipped
-                    .push((number, "no `status`: not a result record".to_owned()));
-                continue;
-            };
-            if let (Some(pack), Some(revision)) =
-                (record["pack"].as_str(), record["revision"].as_str())
-            {
-                match &run.pack {
-                    None => run.pack = Some((pack.to_owned(), revision.to_owned())),
-                    Some((p, r)) if p != pack || r != revision => run.mixed = true,
-                    Some(_) => {}
-                }
-            }
+            packs.see(record);
             let id = match &record["id"] {
                 // By position: the input line the record came from (two runs
                 // over one data set share them), else its place in this file.
@@ -117,13 +85,90 @@ impl Run {
                 score: record["score"].as_f64(),
                 metrics,
             });
-        }
+        })?;
+        (run.pack, run.mixed) = (packs.pack, packs.mixed);
         Ok(run)
     }
 
     /// Records read.
     pub fn records(&self) -> usize {
         self.entries.len()
+    }
+}
+
+/// One line of a result file: a result record (its line number, the record and
+/// its status), or what is not one and why.
+pub(crate) enum ResultLine<'a> {
+    Record(u64, &'a Value, Status),
+    Skipped(u64, String),
+}
+
+/// Reads a result file line by line, handing `each` every result record and
+/// every line that is not one (not UTF-8, not JSON — a truncated file —, not an
+/// object, no `status`); blank lines are passed over. Fails only when reading fails.
+pub(crate) fn read_results(
+    input: impl BufRead,
+    mut each: impl FnMut(ResultLine<'_>),
+) -> std::io::Result<()> {
+    for (i, line) in input.lines().enumerate() {
+        let number = i as u64 + 1;
+        let line = match line {
+            Ok(line) => line,
+            Err(err) if err.kind() == std::io::ErrorKind::InvalidData => {
+                each(ResultLine::Skipped(number, "not UTF-8".to_owned()));
+                continue;
+            }
+            Err(err) => return Err(err),
+        };
+        if line.trim().is_empty() {
+            continue;
+        }
+        let record: Value = match serde_json::from_str(&line) {
+            Ok(record @ Value::Object(_)) => record,
+            Ok(_) => {
+                each(ResultLine::Skipped(number, "not a JSON object".to_owned()));
+                continue;
+            }
+            Err(err) => {
+                each(ResultLine::Skipped(
+                    number,
+                    format!("not JSON ({err}); a truncated file?"),
+                ));
+                continue;
+            }
+        };
+        match record["status"]
+            .as_str()
+            .and_then(|s| Status::ALL.into_iter().find(|st| st.as_str() == s))
+        {
+            Some(status) => each(ResultLine::Record(number, &record, status)),
+            None => each(ResultLine::Skipped(
+                number,
+                "no `status`: not a result record".to_owned(),
+            )),
+        }
+    }
+    Ok(())
+}
+
+/// The pack and revision the records of a file name: the first seen, and
+/// whether another was seen too.
+#[derive(Debug, Default)]
+pub(crate) struct PackSeen {
+    pub pack: Option<(String, String)>,
+    pub mixed: bool,
+}
+
+impl PackSeen {
+    pub fn see(&mut self, record: &Value) {
+        if let (Some(pack), Some(revision)) = (record["pack"].as_str(), record["revision"].as_str())
+        {
+            match &self.pack {
+                None => self.pack = Some((pack.to_owned(), revision.to_owned())),
+                Some((p, r)) if p != pack || r != revision => self.mixed = true,
+                Some(_) => {}
+            }
+        }
     }
 }
 

@@ -10,7 +10,7 @@ use std::io::BufRead;
 
 use serde_json::Value;
 
-use crate::diff::{compare, Run};
+use crate::diff::{compare, read_results, PackSeen, ResultLine, Run};
 use crate::report::Status;
 
 /// Bars of a histogram over [0, 1].
@@ -48,8 +48,7 @@ pub struct Page {
     repairs: BTreeMap<String, u64>,
     issues: HashMap<(String, String), u64>,
     other_issues: u64,
-    pack: Option<(String, String)>,
-    mixed_packs: bool,
+    packs: PackSeen,
     skipped: Vec<(u64, String)>,
     skipped_count: u64,
     not_passed: Vec<Row>,
@@ -76,43 +75,21 @@ impl Page {
             sample_size,
             ..Page::default()
         };
-        for (i, line) in input.lines().enumerate() {
-            let number = i as u64 + 1;
-            let line = match line {
-                Ok(line) => line,
-                Err(err) if err.kind() == std::io::ErrorKind::InvalidData => {
-                    page.skip(number, "not UTF-8");
-                    continue;
-                }
-                Err(err) => return Err(err),
-            };
-            if line.trim().is_empty() {
-                continue;
-            }
-            match serde_json::from_str::<Value>(&line) {
-                Ok(record @ Value::Object(_)) => page.add(number, &record),
-                Ok(_) => page.skip(number, "not a JSON object"),
-                Err(err) => page.skip(number, &format!("not JSON ({err}); a truncated file?")),
-            }
-        }
+        read_results(input, |line| match line {
+            ResultLine::Record(number, record, status) => page.add(number, record, status),
+            ResultLine::Skipped(number, why) => page.skip(number, why),
+        })?;
         Ok(page)
     }
 
-    fn skip(&mut self, line: u64, why: &str) {
+    fn skip(&mut self, line: u64, why: String) {
         self.skipped_count += 1;
         if self.skipped.len() < 5 {
-            self.skipped.push((line, why.to_owned()));
+            self.skipped.push((line, why));
         }
     }
 
-    fn add(&mut self, number: u64, record: &Value) {
-        let Some(status) = record["status"]
-            .as_str()
-            .and_then(|s| Status::ALL.into_iter().find(|st| st.as_str() == s))
-        else {
-            self.skip(number, "no `status`: not a result record");
-            return;
-        };
+    fn add(&mut self, number: u64, record: &Value, status: Status) {
         self.records += 1;
         *self.statuses.entry(status).or_default() += 1;
         let score = record["score"].as_f64();
@@ -164,14 +141,7 @@ impl Page {
                 self.other_issues += 1;
             }
         }
-        if let (Some(pack), Some(revision)) = (record["pack"].as_str(), record["revision"].as_str())
-        {
-            match &self.pack {
-                None => self.pack = Some((pack.to_owned(), revision.to_owned())),
-                Some((p, r)) if p != pack || r != revision => self.mixed_packs = true,
-                Some(_) => {}
-            }
-        }
+        self.packs.see(record);
         let keep = if status == Status::Pass {
             self.passed.len() < self.sample_size
         } else {
@@ -270,7 +240,7 @@ impl Page {
         rows.truncate(self.sample_size);
         rows.sort_by_key(|r| r.line);
         let mut out = String::with_capacity(64 * 1024 + rows.len() * 1024);
-        let title = self.pack.as_ref().map_or_else(
+        let title = self.packs.pack.as_ref().map_or_else(
             || "Tribunal report".to_owned(),
             |(p, _)| format!("Tribunal report: {p}"),
         );
@@ -282,7 +252,7 @@ impl Page {
             esc(&title)
         );
         let _ = write!(out, "<header><h1>{}</h1><p>", esc(&title));
-        if let Some((pack, revision)) = &self.pack {
+        if let Some((pack, revision)) = &self.packs.pack {
             let _ = write!(
                 out,
                 "pack <b>{}</b> · revision <code>{}</code> · ",
@@ -297,7 +267,7 @@ impl Page {
             esc(source),
             env!("CARGO_PKG_VERSION")
         );
-        if self.mixed_packs {
+        if self.packs.mixed {
             out.push_str(
                 "<p class=\"warn\">The records come from more than one pack or revision.</p>",
             );
