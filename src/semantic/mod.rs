@@ -352,6 +352,28 @@ impl Cache {
     }
 }
 
+/// Texts a call has in flight; dropping it takes them out and wakes the calls
+/// waiting for them (a no-op once the call has done so itself).
+struct InFlight<'a> {
+    loaded: &'a Loaded,
+    keys: Vec<TextKey>,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        let mut cache = self
+            .loaded
+            .cache
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for key in &self.keys {
+            cache.in_flight.remove(key);
+        }
+        drop(cache);
+        self.loaded.fetched.notify_all();
+    }
+}
+
 /// A model folder's embedder and its cache, loaded on first use and shared.
 #[derive(Debug)]
 pub struct SemanticModel {
@@ -484,11 +506,17 @@ impl SemanticModel {
                 found.push(hit);
             }
         }
+        // Should the fetch panic, the guard still takes this call's texts out
+        // of flight, so no other call waits for them forever.
+        let mut guard = InFlight {
+            loaded,
+            keys: mine.iter().map(|(_, key)| *key).collect(),
+        };
         let fetched = self.fetch(loaded, &mine);
         {
             let mut cache = lock();
-            for (_, key) in &mine {
-                cache.in_flight.remove(key);
+            for key in guard.keys.drain(..) {
+                cache.in_flight.remove(&key);
             }
             if let Ok(embeddings) = &fetched {
                 for ((_, key), embedding) in mine.iter().zip(embeddings) {
@@ -511,6 +539,7 @@ impl SemanticModel {
                 }
             }
         }
+        drop(guard);
         fetched?;
         // What is still missing (another call failed, or its result was already
         // dropped from memory): fetched here, one by one.
