@@ -35,6 +35,9 @@ struct Row {
     error: String,
     /// The model's raw output, when the data set was given (`--input`).
     output: String,
+    /// Whether `line` is the record's input line (from the record), not its
+    /// place in the result file: only then can its raw output be found.
+    input_line: bool,
 }
 
 /// The figures of one result file.
@@ -172,6 +175,7 @@ impl Page {
                 json: clip(json),
                 error: clip(text_of(&record["error"])),
                 output: String::new(),
+                input_line: record["line"].is_u64(),
             };
             if status == Status::Pass {
                 self.passed.push(row);
@@ -206,7 +210,7 @@ impl Page {
             .iter_mut()
             .chain(self.passed.iter_mut())
             .collect();
-        for (i, row) in rows.iter().enumerate() {
+        for (i, row) in rows.iter().enumerate().filter(|(_, row)| row.input_line) {
             wanted.insert(row.line, i);
         }
         let mut rows = rows;
@@ -227,6 +231,9 @@ impl Page {
                 output
             };
             found += 1;
+            if found == wanted.len() {
+                break;
+            }
         }
         Ok(found)
     }

@@ -643,7 +643,7 @@ fn an_empty_data_set_or_test_suite_is_said_and_fails_a_gate() {
         .assert()
         .code(1)
         .stderr(predicate::str::contains(
-            "the gates fail on an empty data set",
+            "--require-pass and --fail-under fail on an empty data set",
         ));
     // demo_pack has no tests: nothing tested is not a success.
     tribunal()

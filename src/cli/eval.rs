@@ -261,8 +261,8 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
         eprintln!(
             "warning: {}: no records (the data set is empty or holds only blank lines){}",
             crate::text::printable(&input),
-            if gates.any() {
-                "; the gates fail on an empty data set"
+            if gates.require_pass || !gates.fail_under.is_empty() {
+                "; --require-pass and --fail-under fail on an empty data set"
             } else {
                 ""
             }

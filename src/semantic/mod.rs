@@ -533,9 +533,18 @@ impl SemanticModel {
                         .unwrap_or_else(std::sync::PoisonError::into_inner);
                 }
             }
+            // This call's own texts from what it fetched (the cache may already
+            // have dropped some of a very large batch), the others' from the cache.
+            let own: HashMap<&TextKey, &Arc<[f32]>> = match &fetched {
+                Ok(embeddings) => mine.iter().map(|(_, key)| key).zip(embeddings).collect(),
+                Err(_) => HashMap::new(),
+            };
             for (key, slot) in keys.iter().zip(&mut found) {
                 if slot.is_none() {
-                    *slot = cache.get(key);
+                    *slot = own
+                        .get(key)
+                        .map(|e| Arc::clone(e))
+                        .or_else(|| cache.get(key));
                 }
             }
         }
