@@ -14,6 +14,11 @@ use crate::report::Status;
 /// What the diff keeps of one result record.
 #[derive(Debug, Clone)]
 struct Entry {
+    /// What records are matched by: the id's JSON text (so `"5"` and `5`
+    /// differ), or the input line for a record without one, and the
+    /// occurrence of a repeated id; control characters keep the kinds apart.
+    key: String,
+    /// The id as shown.
     id: String,
     status: Status,
     score: Option<f64>,
@@ -50,7 +55,7 @@ impl Run {
                 ResultLine::Record(_, record, status) => (record, status),
             };
             packs.see(record);
-            let id = match &record["id"] {
+            let (key, id) = match &record["id"] {
                 // By position: the input line the record came from (two runs
                 // over one data set share them), else its place in this file.
                 Value::Null => {
@@ -58,18 +63,21 @@ impl Run {
                     let line = record["line"]
                         .as_u64()
                         .unwrap_or(run.entries.len() as u64 + 1);
-                    format!("line {line}")
+                    (format!("\u{1}{line}"), format!("line {line}"))
                 }
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
+                Value::String(s) => (record["id"].to_string(), s.clone()),
+                other => (other.to_string(), other.to_string()),
             };
-            let occurrence = seen.entry(id.clone()).or_default();
+            let occurrence = seen.entry(key.clone()).or_default();
             *occurrence += 1;
-            let id = if *occurrence > 1 {
+            let (key, id) = if *occurrence > 1 {
                 run.duplicates += 1;
-                format!("{id} (#{occurrence})")
+                (
+                    format!("{key}\u{2}{occurrence}"),
+                    format!("{id} (#{occurrence})"),
+                )
             } else {
-                id
+                (key, id)
             };
             let metrics = record["metrics"]
                 .as_object()
@@ -80,6 +88,7 @@ impl Run {
                 })
                 .unwrap_or_default();
             run.entries.push(Entry {
+                key,
                 id,
                 status,
                 score: record["score"].as_f64(),
@@ -248,13 +257,14 @@ pub fn compare(old: &Run, new: &Run, old_name: &str, new_name: &str) -> Diff {
         )),
         _ => {}
     }
-    let new_by_id: HashMap<&str, &Entry> = new.entries.iter().map(|e| (e.id.as_str(), e)).collect();
-    let old_ids: HashSet<&str> = old.entries.iter().map(|e| e.id.as_str()).collect();
+    let new_by_key: HashMap<&str, &Entry> =
+        new.entries.iter().map(|e| (e.key.as_str(), e)).collect();
+    let old_keys: HashSet<&str> = old.entries.iter().map(|e| e.key.as_str()).collect();
     let (mut regressions, mut improvements, mut score_changes) =
         (Vec::new(), Vec::new(), Vec::new());
     let mut only_old = Vec::new();
     for entry in &old.entries {
-        let Some(after) = new_by_id.get(entry.id.as_str()) else {
+        let Some(after) = new_by_key.get(entry.key.as_str()) else {
             only_old.push(entry.id.clone());
             continue;
         };
@@ -281,9 +291,8 @@ pub fn compare(old: &Run, new: &Run, old_name: &str, new_name: &str) -> Diff {
             new_score: after.score,
             metrics,
         };
-        // Status::ALL is best first: a higher rank is worse.
-        let rank = |s: Status| Status::ALL.iter().position(|x| *x == s).unwrap_or(0);
-        match rank(after.status).cmp(&rank(entry.status)) {
+        // Statuses order best first (PASS < … < ERROR): greater is worse.
+        match after.status.cmp(&entry.status) {
             std::cmp::Ordering::Greater => regressions.push(change),
             std::cmp::Ordering::Less => improvements.push(change),
             std::cmp::Ordering::Equal
@@ -297,7 +306,7 @@ pub fn compare(old: &Run, new: &Run, old_name: &str, new_name: &str) -> Diff {
     let only_new = new
         .entries
         .iter()
-        .filter(|e| !old_ids.contains(e.id.as_str()))
+        .filter(|e| !old_keys.contains(e.key.as_str()))
         .map(|e| e.id.clone())
         .collect();
     regressions.sort_by_key(|c| std::cmp::Reverse(c.new_status));
@@ -471,5 +480,37 @@ impl Diff {
             "only_new": self.only_new,
             "warnings": self.warnings,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(lines: &[&str]) -> Run {
+        Run::read(lines.join("\n").as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn ids_match_by_kind_and_value_not_by_how_they_print() {
+        let old = run(&[
+            r#"{"id": "5", "status": "PASS"}"#,
+            r#"{"id": "line 2", "status": "PASS"}"#,
+            r#"{"id": "a (#2)", "status": "PASS"}"#,
+            r#"{"id": "a", "status": "PASS"}"#,
+        ]);
+        let new = run(&[
+            r#"{"id": 5, "status": "PASS"}"#,
+            r#"{"id": null, "line": 2, "status": "PASS"}"#,
+            r#"{"id": "a", "status": "PASS"}"#,
+            r#"{"id": "a", "status": "FAIL"}"#,
+        ]);
+        let diff = compare(&old, &new, "old", "new");
+        assert_eq!(diff.only_old, ["5", "line 2", "a (#2)"]);
+        assert_eq!(diff.only_new, ["5", "line 2", "a (#2)"]);
+        assert!(
+            diff.regressions.is_empty(),
+            "the second `a` is new, not the literal \"a (#2)\""
+        );
     }
 }
