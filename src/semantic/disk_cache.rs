@@ -3,9 +3,10 @@
 //!
 //! `ROOT/embeddings/MODEL/AB/CDEF…` holds the embedding (little-endian `f32`s) of
 //! the text whose SHA-256 is `ABCDEF…`, computed by the model whose fingerprint
-//! is `MODEL`: the SHA-256 of every file the model is read from, of this
-//! engine's version and of the cache format, so a changed model or engine never
-//! reads another's embeddings. A file is written beside its place and renamed
+//! is `MODEL`: a SHA-256 over the files the model is read from (the small ones
+//! whole, the weights by size and their first and last megabyte), this engine's
+//! version and the cache format, so a changed model or engine never reads
+//! another's embeddings. A file is written beside its place and renamed
 //! into it; one of the wrong size is not read (and is written again).
 //!
 //! `ROOT` is `eval --cache-dir` (every command that loads a pack takes it), else
@@ -66,12 +67,8 @@ impl DiskCache {
         hasher.update(FORMAT.as_bytes());
         hasher.update(env!("CARGO_PKG_VERSION").as_bytes());
         for name in MODEL_FILES {
-            match fs::read(model_dir.join(name)) {
-                Ok(bytes) => {
-                    hasher.update(name.as_bytes());
-                    hasher.update((bytes.len() as u64).to_le_bytes());
-                    hasher.update(&bytes);
-                }
+            match fingerprint_file(&model_dir.join(name), &mut hasher) {
+                Ok(()) => hasher.update(name.as_bytes()),
                 Err(err) if err.kind() == io::ErrorKind::NotFound => {}
                 Err(err) => return Err(err),
             }
@@ -141,6 +138,33 @@ impl DiskCache {
     }
 }
 
+/// Files up to this size are hashed whole; of a larger one (the weights, about
+/// 90 MB), its size and its first and last `SAMPLE` bytes: its header (every
+/// tensor's name, shape and offset) and weights from both ends, which differ
+/// between any two models, at a cost that does not grow with the model.
+const WHOLE: u64 = 4 << 20;
+const SAMPLE: u64 = 1 << 20;
+
+fn fingerprint_file(path: &Path, hasher: &mut Sha256) -> io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = fs::File::open(path)?;
+    let size = file.metadata()?.len();
+    hasher.update(size.to_le_bytes());
+    if size <= WHOLE {
+        let mut bytes = Vec::with_capacity(size as usize);
+        file.read_to_end(&mut bytes)?;
+        hasher.update(&bytes);
+        return Ok(());
+    }
+    let mut sample = vec![0u8; SAMPLE as usize];
+    file.read_exact(&mut sample)?;
+    hasher.update(&sample);
+    file.seek(SeekFrom::Start(size - SAMPLE))?;
+    file.read_exact(&mut sample)?;
+    hasher.update(&sample);
+    Ok(())
+}
+
 fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write as _;
     bytes
@@ -189,6 +213,34 @@ mod tests {
             .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
             .collect();
         assert!(leftovers.is_empty(), "no temporary files left");
+    }
+
+    #[test]
+    fn large_weights_are_fingerprinted_by_size_and_both_ends() {
+        let root = tempfile::tempdir().unwrap();
+        let dir_of = |weights: &[u8]| {
+            let model_dir = tempfile::tempdir().unwrap();
+            model(model_dir.path(), weights);
+            DiskCache::open(root.path(), model_dir.path(), 3)
+                .unwrap()
+                .dir()
+                .to_path_buf()
+        };
+        let weights = vec![7u8; 5 << 20];
+        let base = dir_of(&weights);
+        let mut last = weights.clone();
+        *last.last_mut().unwrap() = 8;
+        let mut first = weights.clone();
+        first[0] = 8;
+        let mut longer = weights.clone();
+        longer.push(7);
+        for other in [&last, &first, &longer] {
+            assert_ne!(dir_of(other), base);
+        }
+        // The middle is not read (the cost stays flat however large the model).
+        let mut middle = weights.clone();
+        middle[2 << 20] = 8;
+        assert_eq!(dir_of(&middle), base);
     }
 
     #[test]
