@@ -49,7 +49,10 @@ pub struct Page {
     metric_bins: BTreeMap<String, ([u64; BINS], f64, u64)>,
     tiers: BTreeMap<String, u64>,
     repairs: BTreeMap<String, u64>,
-    issues: HashMap<(String, String), u64>,
+    /// Issues per rule, then per path.
+    issues: HashMap<String, HashMap<String, u64>>,
+    /// Distinct (rule, path) pairs counted so far.
+    issue_pairs: usize,
     other_issues: u64,
     packs: PackSeen,
     skipped: Vec<(u64, String)>,
@@ -119,27 +122,23 @@ impl Page {
                 *self.repairs.entry(repair.to_owned()).or_default() += 1;
             }
         }
-        let issues: Vec<(String, String, String, String)> = record["issues"]
-            .as_array()
-            .map(|list| {
-                list.iter()
-                    .map(|i| {
-                        (
-                            text_of(&i["severity"]),
-                            text_of(&i["rule"]),
-                            text_of(&i["path"]),
-                            text_of(&i["message"]),
-                        )
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        for (_, rule, path, _) in &issues {
-            let key = (rule.clone(), path.clone());
-            if let Some(n) = self.issues.get_mut(&key) {
+        // Counted from the record as it is: nothing is copied for a pair seen before.
+        let listed = record["issues"].as_array().map_or(&[][..], Vec::as_slice);
+        for issue in listed {
+            let rule = issue["rule"].as_str().unwrap_or_default();
+            let path = issue["path"].as_str().unwrap_or_default();
+            if let Some(n) = self
+                .issues
+                .get_mut(rule)
+                .and_then(|paths| paths.get_mut(path))
+            {
                 *n += 1;
-            } else if self.issues.len() < MAX_ISSUE_KEYS {
-                self.issues.insert(key, 1);
+            } else if self.issue_pairs < MAX_ISSUE_KEYS {
+                self.issue_pairs += 1;
+                self.issues
+                    .entry(rule.to_owned())
+                    .or_default()
+                    .insert(path.to_owned(), 1);
             } else {
                 self.other_issues += 1;
             }
@@ -170,7 +169,17 @@ impl Page {
                 line: record["line"].as_u64().unwrap_or(number),
                 status,
                 score,
-                issues,
+                issues: listed
+                    .iter()
+                    .map(|i| {
+                        (
+                            text_of(&i["severity"]),
+                            text_of(&i["rule"]),
+                            text_of(&i["path"]),
+                            text_of(&i["message"]),
+                        )
+                    })
+                    .collect(),
                 feedback: clip(text_of(&record["feedback"])),
                 json: clip(json),
                 error: clip(text_of(&record["error"])),
@@ -316,8 +325,12 @@ impl Page {
         out.push_str("</section>\n<section class=\"tables\">");
         out.push_str(&count_table("extraction tier", &self.tiers));
         out.push_str(&count_table("repair", &self.repairs));
-        let mut issues: Vec<(&(String, String), &u64)> = self.issues.iter().collect();
-        issues.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let mut issues: Vec<((&String, &String), &u64)> = self
+            .issues
+            .iter()
+            .flat_map(|(rule, paths)| paths.iter().map(move |(path, n)| ((rule, path), n)))
+            .collect();
+        issues.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(&b.0)));
         out.push_str("<table class=\"counts\" id=\"issues\"><caption>most frequent issues</caption><tr><th>rule</th><th>path</th><th>count</th></tr>");
         for ((rule, path), n) in issues.iter().take(TOP_ISSUES) {
             let _ = write!(

@@ -156,6 +156,14 @@ impl IssueCounts {
     }
 }
 
+impl std::ops::AddAssign for IssueCounts {
+    fn add_assign(&mut self, other: Self) {
+        self.error += other.error;
+        self.warning += other.warning;
+        self.info += other.info;
+    }
+}
+
 /// Issue counts of a batch of records, per rule (a handful of rules: a short
 /// list, each rule's name copied once per batch).
 #[derive(Debug, Default)]
@@ -211,10 +219,7 @@ impl Summary {
     /// Adds a batch's issue counts.
     pub(crate) fn add_issues(&mut self, batch: BatchIssues) {
         for (rule, counts) in batch.0 {
-            let total = self.issues.entry(rule).or_default();
-            total.error += counts.error;
-            total.warning += counts.warning;
-            total.info += counts.info;
+            *self.issues.entry(rule).or_default() += counts;
         }
     }
 
@@ -253,6 +258,11 @@ impl Summary {
     /// Records with this status.
     pub fn count(&self, status: Status) -> u64 {
         self.statuses.get(&status).copied().unwrap_or(0)
+    }
+
+    /// The share of `PASS` records (`None` when there are no records).
+    pub fn pass_rate(&self) -> Option<f64> {
+        (self.records > 0).then(|| self.count(Status::Pass) as f64 / self.records as f64)
     }
 
     /// The summary as JSON (for tools).

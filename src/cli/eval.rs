@@ -122,7 +122,6 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
             meta: args.meta_field.clone(),
         },
         result_fields: args.fields.unwrap_or_default(),
-        junit: args.junit.is_some(),
     };
     // The test cases go to a file beside the JUnit file while the run streams;
     // the document, whose header holds the counts, is written at the end.
@@ -330,11 +329,7 @@ fn write_junit(
     use std::io::Write as _;
     cases.writer.flush().map_err(|e| e.to_string())?;
     let mut out = ResultFile::create(path, input).map_err(|e| e.to_string())?;
-    let pass_rate = if summary.records > 0 {
-        summary.count(Status::Pass) as f64 / summary.records as f64
-    } else {
-        0.0
-    };
+    let pass_rate = summary.pass_rate().unwrap_or(0.0);
     let mut properties = vec![
         ("pack", pack.label().to_owned()),
         ("revision", pack.revision.clone()),

@@ -97,8 +97,7 @@ impl Gates {
         let mut outcomes = Vec::new();
         for gate in &self.fail_under {
             let value = match gate.name.as_str() {
-                "pass_rate" => (summary.records > 0)
-                    .then(|| summary.count(Status::Pass) as f64 / summary.records as f64),
+                "pass_rate" => summary.pass_rate(),
                 "score" => summary.score.mean(),
                 metric => summary
                     .metrics

@@ -79,8 +79,6 @@ pub struct Options {
     pub fields: FieldNames,
     /// Which fields of each result record to write (`--fields`; default all).
     pub result_fields: Fields,
-    /// Also make each record's JUnit `<testcase>` (`eval --junit`).
-    pub(crate) junit: bool,
 }
 
 impl Default for Options {
@@ -90,7 +88,6 @@ impl Default for Options {
             max_record_bytes: DEFAULT_MAX_RECORD_BYTES,
             fields: FieldNames::default(),
             result_fields: Fields::ALL,
-            junit: false,
         }
     }
 }
@@ -299,11 +296,13 @@ struct BatchResult {
     issues: BatchIssues,
 }
 
+/// Evaluates a batch into its result lines (and, with `junit`, its test cases).
 fn evaluate_batch(
     pack: &Pack,
     batch: &Batch,
     options: &Options,
     metric_count: usize,
+    junit: bool,
 ) -> BatchResult {
     let mut result = BatchResult {
         lines: Vec::with_capacity(batch.data.len() * 2 + 256 * batch.len()),
@@ -338,7 +337,7 @@ fn evaluate_batch(
         // Straight into the batch's buffer: no string per record.
         report.write_fields(&mut result.lines, options.result_fields);
         result.lines.push(b'\n');
-        if options.junit {
+        if junit {
             crate::junit::write_report_case(&mut result.junit, &report, pack.label());
         }
         result.digests.push(Digest::of(&report));
@@ -371,7 +370,7 @@ where
 }
 
 /// [`run`], also writing each record's JUnit `<testcase>` to `junit` (in input
-/// order) when `options.junit` is set.
+/// order) when there is one.
 pub(crate) fn run_with_junit<R, W, P>(
     pack: &Pack,
     input: R,
@@ -390,11 +389,12 @@ where
     let mut summary = Summary::new(names);
     let mut write_error: Option<io::Error> = None;
     let batches = RecordReader::new(input, options.max_record_bytes);
+    let make_junit = junit.is_some();
     crate::parallel::ordered_map(
         batches,
         options.jobs,
         1,
-        |batch| evaluate_batch(pack, &batch, options, metric_count),
+        |batch| evaluate_batch(pack, &batch, options, metric_count, make_junit),
         |result| {
             if write_error.is_none() {
                 if let Err(err) = out.write_all(&result.lines) {
