@@ -30,73 +30,75 @@ struct Entry {
 pub struct Run {
     entries: Vec<Entry>,
     /// `pack` and `revision` of the records (the first seen, and whether others differ).
-    pack: Option<(String, String)>,
-    mixed: bool,
+    packs: PackSeen,
     /// Lines that were not result records: (line, why).
     skipped: Vec<(u64, String)>,
     /// Records without an id (matched by position).
     without_id: u64,
     /// Ids seen more than once.
     duplicates: u64,
+    /// How often each match key was seen so far.
+    seen: HashMap<String, u64>,
 }
 
 impl Run {
     /// Reads a result file (JSONL of result records).
     pub fn read(input: impl BufRead) -> std::io::Result<Self> {
         let mut run = Run::default();
-        let mut seen: HashMap<String, u64> = HashMap::new();
-        let mut packs = PackSeen::default();
-        read_results(input, |line| {
-            let (record, status) = match line {
-                ResultLine::Skipped(number, why) => {
-                    run.skipped.push((number, why));
-                    return;
-                }
-                ResultLine::Record(_, record, status) => (record, status),
-            };
-            packs.see(record);
-            let (key, id) = match &record["id"] {
-                // By position: the input line the record came from (two runs
-                // over one data set share them), else its place in this file.
-                Value::Null => {
-                    run.without_id += 1;
-                    let line = record["line"]
-                        .as_u64()
-                        .unwrap_or(run.entries.len() as u64 + 1);
-                    (format!("\u{1}{line}"), format!("line {line}"))
-                }
-                Value::String(s) => (record["id"].to_string(), s.clone()),
-                other => (other.to_string(), other.to_string()),
-            };
-            let occurrence = seen.entry(key.clone()).or_default();
-            *occurrence += 1;
-            let (key, id) = if *occurrence > 1 {
-                run.duplicates += 1;
-                (
-                    format!("{key}\u{2}{occurrence}"),
-                    format!("{id} (#{occurrence})"),
-                )
-            } else {
-                (key, id)
-            };
-            let metrics = record["metrics"]
-                .as_object()
-                .map(|m| {
-                    m.iter()
-                        .filter_map(|(name, v)| v["score"].as_f64().map(|s| (name.clone(), s)))
-                        .collect()
-                })
-                .unwrap_or_default();
-            run.entries.push(Entry {
-                key,
-                id,
-                status,
-                score: record["score"].as_f64(),
-                metrics,
-            });
-        })?;
-        (run.pack, run.mixed) = (packs.pack, packs.mixed);
+        read_results(input, |line| run.add(line))?;
         Ok(run)
+    }
+
+    /// Takes in one line of a result file (see [`read_results`]), so that a
+    /// reader of the same file for something else can build the run as it goes.
+    pub(crate) fn add(&mut self, line: ResultLine<'_>) {
+        let (record, status) = match line {
+            ResultLine::Skipped(number, why) => {
+                self.skipped.push((number, why));
+                return;
+            }
+            ResultLine::Record(_, record, status) => (record, status),
+        };
+        self.packs.see(record);
+        let (key, id) = match &record["id"] {
+            // By position: the input line the record came from (two runs
+            // over one data set share them), else its place in this file.
+            Value::Null => {
+                self.without_id += 1;
+                let line = record["line"]
+                    .as_u64()
+                    .unwrap_or(self.entries.len() as u64 + 1);
+                (format!("\u{1}{line}"), format!("line {line}"))
+            }
+            Value::String(s) => (record["id"].to_string(), s.clone()),
+            other => (other.to_string(), other.to_string()),
+        };
+        let occurrence = self.seen.entry(key.clone()).or_default();
+        *occurrence += 1;
+        let (key, id) = if *occurrence > 1 {
+            self.duplicates += 1;
+            (
+                format!("{key}\u{2}{occurrence}"),
+                format!("{id} (#{occurrence})"),
+            )
+        } else {
+            (key, id)
+        };
+        let metrics = record["metrics"]
+            .as_object()
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(name, v)| v["score"].as_f64().map(|s| (name.clone(), s)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        self.entries.push(Entry {
+            key,
+            id,
+            status,
+            score: record["score"].as_f64(),
+            metrics,
+        });
     }
 
     /// Records read.
@@ -242,13 +244,13 @@ pub fn compare(old: &Run, new: &Run, old_name: &str, new_name: &str) -> Diff {
                 run.duplicates
             ));
         }
-        if run.mixed {
+        if run.packs.mixed {
             warnings.push(format!(
                 "{name}: the records come from more than one pack or revision"
             ));
         }
     }
-    match (&old.pack, &new.pack) {
+    match (&old.packs.pack, &new.packs.pack) {
         (Some((op, or)), Some((np, nr))) if op != np => warnings.push(format!(
             "the runs are of different packs: {op} (revision {or}) and {np} (revision {nr})"
         )),
@@ -371,7 +373,8 @@ impl Diff {
             let _ = writeln!(out, "warning: {warning}");
         }
         let label = |run: &Run| {
-            run.pack
+            run.packs
+                .pack
                 .as_ref()
                 .map_or_else(|| "?".to_owned(), |(p, r)| format!("{p} (revision {r})"))
         };
@@ -463,8 +466,8 @@ impl Diff {
         let run = |r: &Run| {
             json!({
                 "records": r.records(),
-                "pack": r.pack.as_ref().map(|(p, _)| p),
-                "revision": r.pack.as_ref().map(|(_, rev)| rev),
+                "pack": r.packs.pack.as_ref().map(|(p, _)| p),
+                "revision": r.packs.pack.as_ref().map(|(_, rev)| rev),
             })
         };
         json!({

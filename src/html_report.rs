@@ -75,15 +75,26 @@ fn text_of(value: &Value) -> String {
 }
 
 impl Page {
-    /// Reads a result file, keeping at most `sample_size` records for the table.
-    pub fn read(input: impl BufRead, sample_size: usize) -> std::io::Result<Self> {
+    /// Reads a result file, keeping at most `sample_size` records for the table;
+    /// `run`, when given, takes in the same lines (for a baseline comparison, so
+    /// the file is read once).
+    pub fn read(
+        input: impl BufRead,
+        sample_size: usize,
+        mut run: Option<&mut Run>,
+    ) -> std::io::Result<Self> {
         let mut page = Page {
             sample_size,
             ..Page::default()
         };
-        read_results(input, |line| match line {
-            ResultLine::Record(number, record, status) => page.add(number, record, status),
-            ResultLine::Skipped(number, why) => page.skip(number, why),
+        read_results(input, |line| {
+            match &line {
+                ResultLine::Record(number, record, status) => page.add(*number, record, *status),
+                ResultLine::Skipped(number, why) => page.skip(*number, why.clone()),
+            }
+            if let Some(run) = run.as_deref_mut() {
+                run.add(line);
+            }
         })?;
         Ok(page)
     }
@@ -617,7 +628,7 @@ mod tests {
             );
         }
         lines.push_str("{\"id\": \"cut\", \"sta\n");
-        let page = Page::read(lines.as_bytes(), 8).unwrap();
+        let page = Page::read(lines.as_bytes(), 8, None).unwrap();
         assert_eq!((page.records(), page.skipped()), (50, 1));
         let html = page.html("r.jsonl", None);
         assert_eq!(html.matches("<tr class=\"rec\"").count(), 8);

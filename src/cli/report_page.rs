@@ -45,22 +45,25 @@ pub(super) fn run_report(args: &ReportArgs) -> Result<u8, String> {
             .map(BufReader::new)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))
     };
-    let mut page = Page::read(open(&args.results)?, args.max_records)
-        .map_err(|e| format!("cannot read {}: {e}", args.results.display()))?;
+    // With a baseline, this run's records are taken in while the page reads them.
+    let mut runs = match &args.baseline {
+        Some(path) => {
+            let old = Run::read(open(path)?)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            Some((path.display().to_string(), old, Run::default()))
+        }
+        None => None,
+    };
+    let mut page = Page::read(
+        open(&args.results)?,
+        args.max_records,
+        runs.as_mut().map(|(_, _, new)| new),
+    )
+    .map_err(|e| format!("cannot read {}: {e}", args.results.display()))?;
     if let Some(data) = &args.input {
         page.add_outputs(open(data)?, &args.output_field)
             .map_err(|e| format!("cannot read {}: {e}", data.display()))?;
     }
-    let runs = match &args.baseline {
-        Some(path) => {
-            let old = Run::read(open(path)?)
-                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-            let new = Run::read(open(&args.results)?)
-                .map_err(|e| format!("cannot read {}: {e}", args.results.display()))?;
-            Some((path.display().to_string(), old, new))
-        }
-        None => None,
-    };
     let source = args.results.display().to_string();
     let html = page.html(
         &source,
