@@ -64,7 +64,7 @@ pub use error::Error;
 pub use extract::{Repair, Tier};
 pub use pack::{LoadOptions, Override, OverrideError, Pack};
 pub use parallel::STACK_SIZE;
-pub use pipeline::Input;
+pub use pipeline::{Input, MissingOutput};
 pub use report::{ExtractionInfo, Field, Fields, Issue, MetricResult, Report, Severity, Status};
 pub use semantic::{
     cache_report as embedding_cache_report, default_cache_root as default_embedding_cache_dir,

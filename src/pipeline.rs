@@ -58,6 +58,39 @@ impl Input {
         self.meta = meta;
         self
     }
+
+    /// A record from the four members of an `eval` input line, each `null` when
+    /// absent: the rules every front end applies (the CLI to a JSONL line, the
+    /// Python API to a dict). A string `output` is the raw output; any other JSON
+    /// value is evaluated as its JSON text (data sets sometimes store the
+    /// structured output itself). A record without an output (absent or `null`)
+    /// cannot be evaluated: the error gives its id back, for its `ERROR` result.
+    pub fn from_members(
+        id: Value,
+        output: Value,
+        expected: Value,
+        meta: Value,
+    ) -> Result<Self, MissingOutput> {
+        let output = match output {
+            Value::String(text) => text,
+            Value::Null => return Err(MissingOutput { id }),
+            other => other.to_string(),
+        };
+        Ok(Self {
+            id,
+            output,
+            expected,
+            meta,
+        })
+    }
+}
+
+/// A record with no output (see [`Input::from_members`]); front ends report it
+/// as an `ERROR` result, naming their own field.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MissingOutput {
+    /// The record's id (`null` when it has none).
+    pub id: Value,
 }
 
 /// A record between the postprocessors and the metrics.

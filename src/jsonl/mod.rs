@@ -29,6 +29,7 @@ use std::io::{self, BufRead, Write};
 use serde_json::Value;
 
 use crate::pack::Pack;
+use crate::pipeline::Input;
 use crate::report::{Fields, Issue, Report};
 use crate::summary::{BatchIssues, Digest};
 
@@ -90,6 +91,35 @@ impl Default for Options {
             result_fields: Fields::ALL,
         }
     }
+}
+
+/// A line that cannot be evaluated: why, and the id recovered from it (`null`
+/// when none could be), for its `ERROR` result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LineError {
+    /// The record's id, as far as it could be read.
+    pub id: Value,
+    /// Why, starting with `line N:`, as the `eval` result's `error` says it.
+    pub message: String,
+}
+
+/// One input line (without its newline) as the record `eval` reads from it,
+/// with the default field names and record size limit: the same `Input`, the
+/// same warning (e.g. lone surrogate escapes read as U+FFFD, to add first to
+/// the result's issues), the same error. `line` is its 1-based number, for
+/// messages.
+pub fn read_line(text: &str, line: u64) -> Result<(Input, Option<Issue>), LineError> {
+    let options = Options::default();
+    let body = if text.len() > options.max_record_bytes {
+        RawBody::TooLarge {
+            size: text.len(),
+            prefix: &text.as_bytes()[..OVERSIZE_PREFIX.min(text.len())],
+        }
+    } else {
+        RawBody::Bytes(text.as_bytes())
+    };
+    parse_record(&RawRecord { line, body }, &options)
+        .map_err(|(id, message)| LineError { id, message })
 }
 
 /// One raw input line, borrowed from its batch.

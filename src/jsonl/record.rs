@@ -72,27 +72,21 @@ pub(crate) fn parse_record(
             format!("line {line}: a record must be a JSON object"),
         ));
     };
-    let id = id.unwrap_or(Value::Null);
-    let output = match output {
-        Some(Value::String(text)) => text,
-        None | Some(Value::Null) => {
-            return Err((
-                id,
-                format!(
-                    "line {line}: record has no `{}` field",
-                    options.fields.output
-                ),
-            ))
-        }
-        // Data sets sometimes store the structured output itself: evaluate its JSON text.
-        Some(other) => other.to_string(),
-    };
-    let input = Input {
-        id,
-        output,
-        expected: expected.unwrap_or(Value::Null),
-        meta: meta.unwrap_or(Value::Null),
-    };
+    let input = Input::from_members(
+        id.unwrap_or(Value::Null),
+        output.unwrap_or(Value::Null),
+        expected.unwrap_or(Value::Null),
+        meta.unwrap_or(Value::Null),
+    )
+    .map_err(|missing| {
+        (
+            missing.id,
+            format!(
+                "line {line}: record has no `{}` field",
+                options.fields.output
+            ),
+        )
+    })?;
     Ok((input, note))
 }
 

@@ -37,10 +37,8 @@ impl Override {
         let (target, value) = spec
             .split_once('=')
             .ok_or_else(|| error("expected component.key=value".into()))?;
-        let (component, key) = target
-            .split_once('.')
-            .filter(|(c, k)| !c.is_empty() && !k.is_empty())
-            .ok_or_else(|| error("expected component.key=value".into()))?;
+        let (component, key) =
+            split_target(target).ok_or_else(|| error("expected component.key=value".into()))?;
         let value = if let Some(path) = value.strip_prefix('@') {
             let path = cwd.join(path);
             let text = crate::files::read_regular_text(&path, crate::files::MAX_VALUE_FILE_BYTES)
@@ -66,6 +64,32 @@ impl Override {
             raw: spec.to_owned(),
         })
     }
+}
+
+impl Override {
+    /// An override of `component.key` with a value already typed (what the Python
+    /// API's `overrides={"json_emission.threshold": 0.8}` gives); `raw`, shown in
+    /// messages, is `component.key=<value as JSON>`.
+    pub fn new(target: &str, value: Value) -> Result<Self, OverrideError> {
+        let raw = format!("{target}={value}");
+        let (component, key) = split_target(target).ok_or_else(|| OverrideError {
+            spec: raw.clone(),
+            reason: "the key must be component.key".into(),
+        })?;
+        Ok(Self {
+            component: component.to_owned(),
+            key: key.to_owned(),
+            value,
+            raw,
+        })
+    }
+}
+
+/// `component.key` as its two non-empty parts.
+fn split_target(target: &str) -> Option<(&str, &str)> {
+    target
+        .split_once('.')
+        .filter(|(c, k)| !c.is_empty() && !k.is_empty())
 }
 
 /// A `--set` that cannot be read: the text as given, and why.

@@ -80,19 +80,14 @@ pub fn read_test_file(path: &Path) -> Result<(Vec<Override>, Vec<Case>), LoadErr
     };
     let mut overrides = Vec::new();
     for (target, value) in file.set {
-        let (component, key) = target.split_once('.').ok_or_else(|| {
+        let position = source.locate(&["set", &target], None);
+        overrides.push(Override::new(&target, value).map_err(|_| {
             LoadError::new(
                 path,
-                source.locate(&["set", &target], None),
+                position,
                 format!("`set` key `{target}` must be component.key"),
             )
-        })?;
-        overrides.push(Override {
-            component: component.to_owned(),
-            key: key.to_owned(),
-            raw: format!("{target}={value}"),
-            value,
-        });
+        })?);
     }
     Ok((overrides, file.cases))
 }

@@ -1,0 +1,848 @@
+//! `tribunal._native`, the compiled half of the Python package `tribunal`: the
+//! library's public API (`Pack`, `Input`, `Report`, `LoadErrors`) as Python
+//! classes and exceptions, and the conversion between Python objects and JSON
+//! values. No engine logic lives here: a record is read by the rules of
+//! `tribunal::Input::from_members`, as the CLI reads an input line, and a result
+//! is the library's `Report`, whose `to_dict()` is the CLI's result record.
+
+use std::cell::RefCell;
+use std::path::PathBuf;
+
+use corosensei::stack::DefaultStack;
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString, PyTuple};
+use serde_json::{Map, Number, Value};
+use tribunal::{Input, Issue, LoadErrors, LoadOptions, Override, Report, Severity};
+
+// The library's script memory limit counts allocations through this allocator,
+// as in the CLI.
+#[global_allocator]
+static ALLOC: tribunal::CountingAllocator = tribunal::CountingAllocator;
+
+create_exception!(
+    tribunal,
+    TribunalError,
+    PyException,
+    "The base of every error Tribunal raises."
+);
+create_exception!(
+    tribunal,
+    PackError,
+    TribunalError,
+    "A pack did not load. The message lists every error as the CLI prints it \
+     (file:line:column: message); `errors` holds them as dicts with `file`, \
+     `line`, `column`, `message` and `help`."
+);
+
+/// Records converted (holding the GIL) before each parallel evaluation (without it).
+const CHUNK_RECORDS: usize = 8192;
+/// Nesting read from Python objects (Python's own recursion limit: `json.dumps`
+/// fails deeper too).
+const MAX_DEPTH: usize = 1_000;
+/// Nesting converted object by object; deeper values go through `json`, whose
+/// own recursion check raises `RecursionError` rather than overflowing the stack.
+const MAX_DIRECT_DEPTH: usize = 256;
+
+/// A compiled rule pack: load once, evaluate any number of outputs, from any
+/// number of threads.
+#[pyclass(module = "tribunal", name = "Pack", frozen)]
+struct PyPack {
+    pack: tribunal::Pack,
+    /// The path as given, and as an absolute path (for pickling).
+    path: PathBuf,
+    absolute: Option<PathBuf>,
+    overrides: Vec<(String, Value)>,
+    plugin_dirs: Vec<PathBuf>,
+}
+
+#[pymethods]
+impl PyPack {
+    /// Loads and compiles the pack at `path` (a folder with `pack.yaml`, or the
+    /// file itself). `overrides` is a dict like `{"json_emission.threshold": 0.8}`
+    /// (the CLI's `--set`); `plugin_dirs` are folders to find plugin libraries in.
+    #[staticmethod]
+    #[pyo3(signature = (path, overrides = None, plugin_dirs = None))]
+    fn load(
+        py: Python<'_>,
+        path: PathBuf,
+        overrides: Option<&Bound<'_, PyAny>>,
+        plugin_dirs: Option<Vec<PathBuf>>,
+    ) -> PyResult<Self> {
+        let overrides = read_overrides(overrides)?;
+        let plugin_dirs = plugin_dirs.unwrap_or_default();
+        let mut options = LoadOptions {
+            plugin_dirs: plugin_dirs.clone(),
+            ..LoadOptions::default()
+        };
+        for (target, value) in &overrides {
+            let parsed = Override::new(target, value.clone()).map_err(|err| {
+                PackError::new_err(format!("overrides[{target:?}]: {}", err.reason))
+            })?;
+            options.overrides.push(parsed);
+        }
+        let pack = py
+            .detach(|| tribunal::Pack::load_with(&path, &options))
+            .map_err(|errors| pack_error(py, &errors))?;
+        let absolute = std::path::absolute(&path).ok();
+        Ok(Self {
+            pack,
+            path,
+            absolute,
+            overrides,
+            plugin_dirs,
+        })
+    }
+
+    /// The pack's name.
+    #[getter]
+    fn name(&self) -> &str {
+        self.pack.name()
+    }
+
+    /// The pack's version.
+    #[getter]
+    fn version(&self) -> &str {
+        self.pack.version()
+    }
+
+    /// `name@version`, as in each result's `pack`.
+    #[getter]
+    fn label(&self) -> &str {
+        self.pack.label()
+    }
+
+    /// The content revision (a hash of the pack's files and the overrides).
+    #[getter]
+    fn revision(&self) -> &str {
+        self.pack.revision()
+    }
+
+    /// The pack's description, if it has one.
+    #[getter]
+    fn description(&self) -> Option<&str> {
+        self.pack.description()
+    }
+
+    /// The path the pack was loaded from, as given.
+    #[getter]
+    fn path(&self) -> String {
+        self.path.to_string_lossy().into_owned()
+    }
+
+    /// The metrics, in pipeline order.
+    #[getter]
+    fn metrics(&self) -> Vec<&str> {
+        self.pack.metric_names().collect()
+    }
+
+    /// Warnings found while loading (as `tribunal lint` prints them).
+    #[getter]
+    fn warnings(&self) -> Vec<String> {
+        self.pack
+            .warnings()
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    /// The OUTPUT FORMAT block for the pack's contract (`tribunal prompt`), or
+    /// `None` when the pack has no contract.
+    fn prompt(&self) -> Option<String> {
+        self.pack.prompt()
+    }
+
+    /// The contract as a JSON Schema (`tribunal prompt --schema`), or `None`
+    /// when the pack has no contract.
+    fn json_schema(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        match self.pack.json_schema() {
+            Some(schema) => to_python(py, &schema),
+            None => Ok(py.None()),
+        }
+    }
+
+    /// Evaluates one output. Never raises for what it is given: a record that
+    /// cannot be evaluated (no output, a value that is not JSON) is an `ERROR`
+    /// result with the reason.
+    #[pyo3(signature = (output, expected = None, meta = None, id = None))]
+    fn evaluate(
+        &self,
+        py: Python<'_>,
+        output: &Bound<'_, PyAny>,
+        expected: Option<&Bound<'_, PyAny>>,
+        meta: Option<&Bound<'_, PyAny>>,
+        id: Option<&Bound<'_, PyAny>>,
+    ) -> PyRecord {
+        let record = read_members([id, Some(output), expected, meta]);
+        let report = match record {
+            Ok((input, note)) => with_note(
+                py.detach(|| on_deep_stack(|| self.pack.evaluate(&input))),
+                note,
+            ),
+            Err((id, reason)) => self.errored(id, reason),
+        };
+        PyRecord { report }
+    }
+
+    /// Evaluates every record of `records` (an iterable of dicts with the
+    /// fields of an `eval` input line: `id`, `output`, `expected`, `meta`) on
+    /// `jobs` threads (`None` or 0: every core) with the GIL released, and
+    /// returns the results in input order. A record that cannot be evaluated
+    /// is an `ERROR` result, never an exception. Each result's `line` is the
+    /// record's 1-based position.
+    #[pyo3(signature = (records, jobs = None))]
+    fn evaluate_many(
+        &self,
+        py: Python<'_>,
+        records: &Bound<'_, PyAny>,
+        jobs: Option<usize>,
+    ) -> PyResult<Py<PyList>> {
+        let jobs = jobs.unwrap_or(0);
+        let results = PyList::empty(py);
+        let mut chunk: Vec<ReadRecord> = Vec::with_capacity(CHUNK_RECORDS);
+        let mut position: u64 = 0;
+        let mut iter = records.try_iter()?;
+        loop {
+            let record = iter.next().transpose()?;
+            let done = record.is_none();
+            if let Some(record) = record {
+                position += 1;
+                chunk.push(read_record(&record, position));
+            }
+            if chunk.len() == CHUNK_RECORDS || (done && !chunk.is_empty()) {
+                let first_line = position - chunk.len() as u64 + 1;
+                for (line, report) in (first_line..).zip(self.evaluate_chunk(py, &mut chunk, jobs))
+                {
+                    let report = Report {
+                        line: Some(line),
+                        ..report
+                    };
+                    results.append(PyRecord { report })?;
+                }
+            }
+            if done {
+                return Ok(results.unbind());
+            }
+        }
+    }
+
+    fn __reduce__(&self, py: Python<'_>) -> PyResult<(Py<PyAny>, Py<PyTuple>)> {
+        let restore = py.import("tribunal._native")?.getattr("_restore_pack")?;
+        let overrides = PyDict::new(py);
+        for (target, value) in &self.overrides {
+            overrides.set_item(target, to_python(py, value)?)?;
+        }
+        let args = (
+            &self.path,
+            self.absolute.as_deref(),
+            overrides,
+            &self.plugin_dirs,
+            self.pack.revision(),
+        )
+            .into_pyobject(py)?;
+        Ok((restore.unbind(), args.unbind()))
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<tribunal.Pack {} revision {} from {:?}>",
+            self.pack.label(),
+            self.pack.revision(),
+            self.path.display().to_string()
+        )
+    }
+}
+
+impl PyPack {
+    /// Evaluates the chunk's readable records in parallel (the GIL released);
+    /// one report per record, in order, unreadable ones as `ERROR`.
+    fn evaluate_chunk(
+        &self,
+        py: Python<'_>,
+        chunk: &mut Vec<ReadRecord>,
+        jobs: usize,
+    ) -> Vec<Report> {
+        let records = std::mem::take(chunk);
+        py.detach(|| {
+            on_deep_stack(|| {
+                let mut inputs = Vec::with_capacity(records.len());
+                let mut slots = Vec::with_capacity(records.len());
+                for record in records {
+                    slots.push(match record {
+                        Ok((input, note)) => {
+                            inputs.push(input);
+                            Ok(note)
+                        }
+                        Err(failed) => Err(failed),
+                    });
+                }
+                let mut evaluated = Vec::with_capacity(inputs.len());
+                self.pack
+                    .evaluate_batch(inputs, jobs, |report| evaluated.push(report));
+                let mut evaluated = evaluated.into_iter();
+                slots
+                    .into_iter()
+                    .map(|slot| match slot {
+                        Ok(note) => with_note(
+                            evaluated.next().expect("one report per evaluated record"),
+                            note,
+                        ),
+                        Err((id, reason)) => self.errored(id, reason),
+                    })
+                    .collect()
+            })
+        })
+    }
+
+    fn errored(&self, id: Value, reason: String) -> Report {
+        Report::errored(id, reason, self.pack.label(), self.pack.revision())
+    }
+}
+
+/// Runs `f` on this thread's evaluation stack: `tribunal::STACK_SIZE` bytes,
+/// as the library asks of threads that evaluate (nested values and scripts
+/// recurse natively; Python's own threads have 8 MiB or less, and an overflow
+/// would end the interpreter). Made once per thread; only the pages used take
+/// memory. Never calls into Python (Python checks its C stack's bounds).
+fn on_deep_stack<T>(f: impl FnOnce() -> T) -> T {
+    thread_local! {
+        static STACK: RefCell<Option<DefaultStack>> = const { RefCell::new(None) };
+    }
+    STACK.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut slot) => {
+            if slot.is_none() {
+                *slot = DefaultStack::new(tribunal::STACK_SIZE).ok();
+            }
+            match slot.as_mut() {
+                Some(stack) => corosensei::on_stack(stack, f),
+                None => f(),
+            }
+        }
+        // Already on it.
+        Err(_) => f(),
+    })
+}
+
+/// Reloads a pickled `Pack`: from its path as given when it exists (relative to
+/// this process's working folder), else from the absolute path it was loaded
+/// from. Warns when the pack found is not the revision that was pickled.
+#[pyfunction]
+#[pyo3(signature = (path, absolute, overrides, plugin_dirs, revision))]
+fn _restore_pack(
+    py: Python<'_>,
+    path: PathBuf,
+    absolute: Option<PathBuf>,
+    overrides: &Bound<'_, PyAny>,
+    plugin_dirs: Vec<PathBuf>,
+    revision: &str,
+) -> PyResult<PyPack> {
+    let path = match absolute {
+        Some(absolute) if !path.exists() && absolute.exists() => absolute,
+        _ => path,
+    };
+    let pack = PyPack::load(py, path, Some(overrides), Some(plugin_dirs))?;
+    if pack.pack.revision() != revision {
+        let message = format!(
+            "the pack at {} is revision {}, not the revision {revision} that was pickled: its files changed",
+            pack.path.display(),
+            pack.pack.revision()
+        );
+        let warning = py.get_type::<pyo3::exceptions::PyUserWarning>();
+        PyErr::warn(py, &warning, &std::ffi::CString::new(message)?, 1)?;
+    }
+    Ok(pack)
+}
+
+/// The result of evaluating one record: the CLI's result record as attributes.
+#[pyclass(module = "tribunal", name = "Result", frozen)]
+struct PyRecord {
+    report: Report,
+}
+
+#[pymethods]
+impl PyRecord {
+    /// The record's id (`None` when it has none).
+    #[getter]
+    fn id(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_python(py, &self.report.id)
+    }
+
+    /// The record's 1-based position in `evaluate_many`'s records (`None` from `evaluate`).
+    #[getter]
+    fn line(&self) -> Option<u64> {
+        self.report.line
+    }
+
+    /// `"PASS"`, `"NEEDS_IMPROVEMENT"`, `"FAIL"` or `"ERROR"`.
+    #[getter]
+    fn status(&self) -> &'static str {
+        self.report.status.as_str()
+    }
+
+    /// Whether the status is `PASS`.
+    #[getter]
+    fn passed(&self) -> bool {
+        self.report.passed
+    }
+
+    /// The weighted score in [0, 1] (`None` for `ERROR`, or a pack with no metrics).
+    #[getter]
+    fn score(&self) -> Option<f64> {
+        self.report.score
+    }
+
+    /// Each metric's `score`, `weight` and `details`, by name.
+    #[getter]
+    fn metrics(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_python(py, &serialized(&self.report.metrics))
+    }
+
+    /// The issues found, each a dict with `rule`, `severity`, `message` and `path`.
+    #[getter]
+    fn issues(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_python(py, &serialized(&self.report.issues))
+    }
+
+    /// The extracted JSON value (after the postprocessors), `None` when there is none.
+    #[getter]
+    fn json(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_python(py, &self.report.json)
+    }
+
+    /// How the JSON was found: `tier`, `repairs`, `raw_fallback` (`None` for `ERROR`).
+    #[getter]
+    fn extraction(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_python(py, &serialized(&self.report.extraction))
+    }
+
+    /// The re-ask feedback for the model, when there are error issues.
+    #[getter]
+    fn feedback(&self) -> Option<&str> {
+        self.report.feedback.as_deref()
+    }
+
+    /// Why the record could not be evaluated (`ERROR` only).
+    #[getter]
+    fn error(&self) -> Option<&str> {
+        self.report.error.as_deref()
+    }
+
+    /// `name@version` of the pack.
+    #[getter]
+    fn pack(&self) -> &str {
+        &self.report.pack
+    }
+
+    /// The pack's content revision.
+    #[getter]
+    fn revision(&self) -> &str {
+        &self.report.revision
+    }
+
+    /// The result record as a dict: equal to the CLI's result record (`json.loads`
+    /// of a line of `tribunal eval`'s output) for the same input.
+    fn to_dict(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        json_loads(py, &self.report.to_json_line())
+    }
+
+    /// The result record as one line of JSON, byte for byte the CLI's.
+    fn to_json(&self) -> String {
+        self.report.to_json_line()
+    }
+
+    fn __repr__(&self) -> String {
+        let score = self
+            .report
+            .score
+            .map_or_else(|| "None".to_owned(), |s| format!("{s:?}"));
+        format!(
+            "<tribunal.Result {} score={score} id={}>",
+            self.report.status, self.report.id
+        )
+    }
+}
+
+/// A value as the JSON the result record writes for it.
+fn serialized(value: &impl serde::Serialize) -> Value {
+    serde_json::to_value(value).expect("result parts always serialise")
+}
+
+fn with_note(mut report: Report, note: Option<Issue>) -> Report {
+    if let Some(note) = note {
+        report.issues.insert(0, note);
+    }
+    report
+}
+
+/// `PackError` with the message the CLI prints, and each error as a dict.
+fn pack_error(py: Python<'_>, errors: &LoadErrors) -> PyErr {
+    let err = PackError::new_err(errors.to_string());
+    let details = || -> PyResult<Bound<'_, PyList>> {
+        let list = PyList::empty(py);
+        for error in &errors.0 {
+            let entry = PyDict::new(py);
+            entry.set_item("file", error.file.display().to_string())?;
+            entry.set_item("line", error.position.map(|(line, _)| line))?;
+            entry.set_item("column", error.position.map(|(_, column)| column))?;
+            entry.set_item("message", &error.message)?;
+            entry.set_item("help", error.help.as_deref())?;
+            list.append(entry)?;
+        }
+        Ok(list)
+    };
+    match details() {
+        Ok(list) => match err.value(py).setattr("errors", list) {
+            Ok(()) => err,
+            Err(other) => other,
+        },
+        Err(other) => other,
+    }
+}
+
+/// `overrides` as (`component.key`, value) pairs, in the dict's order.
+fn read_overrides(overrides: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<(String, Value)>> {
+    let Some(overrides) = overrides.filter(|o| !o.is_none()) else {
+        return Ok(Vec::new());
+    };
+    let mapping = overrides.cast::<PyMapping>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "overrides must be a dict like {{\"json_emission.threshold\": 0.8}}, not {}",
+            type_name(overrides)
+        ))
+    })?;
+    let mut pairs = Vec::new();
+    for item in mapping.items()?.iter() {
+        let (key, value): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
+        let key: String = key.extract().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "overrides: keys must be strings like \"json_emission.threshold\", not {}",
+                type_name(&key)
+            ))
+        })?;
+        let value = Convert::default().value(&value, 0).map_err(|err| {
+            PyTypeError::new_err(format!("overrides[{key:?}]: {}", err.describe("")))
+        })?;
+        pairs.push((key, value));
+    }
+    Ok(pairs)
+}
+
+/// The members of a record, in the order `read_members` takes them.
+const MEMBERS: [&str; 4] = ["id", "output", "expected", "meta"];
+
+type ReadRecord = Result<(Input, Option<Issue>), (Value, String)>;
+
+/// One record of `evaluate_many`: a dict (or any mapping) with the members of
+/// an `eval` input line.
+fn read_record(record: &Bound<'_, PyAny>, position: u64) -> ReadRecord {
+    if let Ok(line) = record.cast::<PyString>() {
+        // A line of JSONL, read exactly as `tribunal eval` reads it.
+        let text = line.to_string_lossy();
+        return tribunal::jsonl::read_line(&text, position).map_err(|err| (err.id, err.message));
+    }
+    let members: [Option<Bound<'_, PyAny>>; 4] = if let Ok(dict) = record.cast::<PyDict>() {
+        // No KeyError raised (and caught) for the members a record leaves out.
+        MEMBERS.map(|name| dict.get_item(name).ok().flatten())
+    } else if let Ok(mapping) = record.cast::<PyMapping>() {
+        MEMBERS.map(|name| mapping.get_item(name).ok())
+    } else {
+        return Err((
+            Value::Null,
+            format!(
+                "record {position}: a record must be a dict (with `output`, and optionally `id`, `expected` and `meta`) or a line of JSON, not {}",
+                type_name(record)
+            ),
+        ));
+    };
+    read_members(members.each_ref().map(Option::as_ref))
+        .map_err(|(id, reason)| (id, format!("record {position}: {reason}")))
+}
+
+/// `id`, `output`, `expected` and `meta` (each `None` when absent) as an
+/// `Input`, with a note when text had to be read leniently; or why the record
+/// cannot be evaluated, with its id.
+fn read_members(members: [Option<&Bound<'_, PyAny>>; 4]) -> ReadRecord {
+    let mut convert = Convert::default();
+    let mut values: [Value; 4] = Default::default();
+    let mut failure = None;
+    for ((slot, member), name) in values.iter_mut().zip(members).zip(MEMBERS) {
+        let Some(member) = member else { continue };
+        match convert.value(member, 0) {
+            Ok(value) => *slot = value,
+            Err(err) => {
+                failure.get_or_insert(err.describe(name));
+            }
+        }
+    }
+    let [id, output, expected, meta] = values;
+    if let Some(reason) = failure {
+        return Err((id, reason));
+    }
+    let input = Input::from_members(id, output, expected, meta).map_err(|missing| {
+        (
+            missing.id,
+            "record has no `output` (or it is None)".to_owned(),
+        )
+    })?;
+    let note = convert.lossy.then(|| Issue {
+        rule: "input".into(),
+        severity: Severity::Warning,
+        message: "text with lone surrogates (not valid Unicode) in the record was read with U+FFFD in their place".into(),
+        path: None,
+    });
+    Ok((input, note))
+}
+
+/// A value that is not JSON, and where it is (keys and indices, outermost first).
+struct NotJson {
+    path: Vec<String>,
+    reason: String,
+}
+
+impl NotJson {
+    fn new(reason: String) -> Self {
+        Self {
+            path: Vec::new(),
+            reason,
+        }
+    }
+
+    fn within(mut self, step: String) -> Self {
+        self.path.push(step);
+        self
+    }
+
+    /// "`meta/created`: a datetime is not a JSON value", for the member `name`.
+    fn describe(&self, name: &str) -> String {
+        let mut place = name.to_owned();
+        for step in self.path.iter().rev() {
+            place.push('/');
+            place.push_str(step);
+        }
+        if place.is_empty() {
+            self.reason.clone()
+        } else {
+            format!("`{place}`: {}", self.reason)
+        }
+    }
+}
+
+/// Python objects to JSON values, by the rules of Python's `json.dumps`: dicts
+/// (keys: strings, or ints, floats, bools and `None` written as text), lists and
+/// tuples, strings, ints of any size, finite floats, bools and `None`; numpy
+/// scalars and arrays through their `tolist()`.
+#[derive(Default)]
+struct Convert {
+    /// Some text held lone surrogates, read as U+FFFD.
+    lossy: bool,
+}
+
+impl Convert {
+    fn value(&mut self, obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, NotJson> {
+        if depth > MAX_DEPTH {
+            return Err(NotJson::new(
+                "nested more than 1,000 levels deep (or it contains itself)".into(),
+            ));
+        }
+        if obj.is_none() {
+            return Ok(Value::Null);
+        }
+        if let Ok(text) = obj.cast::<PyString>() {
+            return Ok(Value::String(self.text(text)));
+        }
+        if let Ok(flag) = obj.cast::<PyBool>() {
+            return Ok(Value::Bool(flag.is_true()));
+        }
+        if let Ok(int) = obj.cast::<PyInt>() {
+            return int_value(int);
+        }
+        if let Ok(float) = obj.cast::<PyFloat>() {
+            let float = float.value();
+            return Number::from_f64(float)
+                .map(Value::Number)
+                .ok_or_else(|| NotJson::new(format!("{float} is not a number JSON can hold")));
+        }
+        if let Ok(dict) = obj.cast::<PyDict>() {
+            let mut map = Map::with_capacity(dict.len());
+            for (key, item) in dict.iter() {
+                let key = self.key(&key)?;
+                let item = self
+                    .value(&item, depth + 1)
+                    .map_err(|err| err.within(key.clone()))?;
+                map.insert(key, item);
+            }
+            return Ok(Value::Object(map));
+        }
+        if let Ok(list) = obj.cast::<PyList>() {
+            return self.items(list.iter(), depth);
+        }
+        if let Ok(tuple) = obj.cast::<PyTuple>() {
+            return self.items(tuple.iter(), depth);
+        }
+        // numpy scalars and arrays (as in Ray and pandas batches).
+        if obj.hasattr("dtype").unwrap_or(false) {
+            if let Ok(plain) = obj.call_method0("tolist") {
+                return self.value(&plain, depth + 1);
+            }
+        }
+        if let Ok(mapping) = obj.cast::<PyMapping>() {
+            let dict = PyDict::new(obj.py());
+            let items = mapping
+                .items()
+                .map_err(|err| NotJson::new(format!("cannot read the mapping: {err}")))?;
+            for item in items.iter() {
+                let pair: (Bound<'_, PyAny>, Bound<'_, PyAny>) = item
+                    .extract()
+                    .map_err(|err| NotJson::new(format!("cannot read the mapping: {err}")))?;
+                dict.set_item(pair.0, pair.1)
+                    .map_err(|err| NotJson::new(format!("cannot read the mapping: {err}")))?;
+            }
+            return self.value(dict.as_any(), depth);
+        }
+        Err(NotJson::new(format!(
+            "{} is not a JSON type (use dicts, lists, strings, numbers, bools and None)",
+            type_name(obj)
+        )))
+    }
+
+    fn items<'py>(
+        &mut self,
+        items: impl Iterator<Item = Bound<'py, PyAny>>,
+        depth: usize,
+    ) -> Result<Value, NotJson> {
+        items
+            .enumerate()
+            .map(|(i, item)| {
+                self.value(&item, depth + 1)
+                    .map_err(|err| err.within(i.to_string()))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Value::Array)
+    }
+
+    /// A dict key as `json.dumps` writes it.
+    fn key(&mut self, key: &Bound<'_, PyAny>) -> Result<String, NotJson> {
+        if let Ok(text) = key.cast::<PyString>() {
+            return Ok(self.text(text));
+        }
+        if key.is_none() {
+            return Ok("null".into());
+        }
+        if let Ok(flag) = key.cast::<PyBool>() {
+            return Ok(if flag.is_true() { "true" } else { "false" }.into());
+        }
+        if key.cast::<PyInt>().is_ok() || key.cast::<PyFloat>().is_ok() {
+            if let Ok(Value::Number(number)) = self.value(key, 0) {
+                return Ok(number.to_string());
+            }
+        }
+        Err(NotJson::new(format!(
+            "a dict key must be a string, not {}",
+            type_name(key)
+        )))
+    }
+
+    fn text(&mut self, text: &Bound<'_, PyString>) -> String {
+        if let Ok(text) = text.to_str() {
+            text.to_owned()
+        } else {
+            self.lossy = true;
+            text.to_string_lossy().into_owned()
+        }
+    }
+}
+
+/// A Python int as a JSON number, whatever its size.
+fn int_value(int: &Bound<'_, PyInt>) -> Result<Value, NotJson> {
+    if let Ok(small) = int.extract::<i64>() {
+        return Ok(Value::from(small));
+    }
+    if let Ok(large) = int.extract::<u64>() {
+        return Ok(Value::from(large));
+    }
+    let digits = int
+        .str()
+        .map_err(|err| NotJson::new(err.to_string()))?
+        .to_string();
+    serde_json::from_str::<Number>(&digits)
+        .map(Value::Number)
+        .map_err(|err| NotJson::new(format!("int {digits}: {err}")))
+}
+
+/// A JSON value as Python objects (dicts keep the value's member order).
+fn to_python(py: Python<'_>, value: &Value) -> PyResult<Py<PyAny>> {
+    value_to_python(py, value, 0)
+}
+
+fn value_to_python(py: Python<'_>, value: &Value, depth: usize) -> PyResult<Py<PyAny>> {
+    if depth > MAX_DIRECT_DEPTH {
+        return json_loads(py, &value.to_string());
+    }
+    Ok(match value {
+        Value::Null => py.None(),
+        Value::Bool(flag) => PyBool::new(py, *flag).to_owned().into_any().unbind(),
+        Value::Number(number) => {
+            if let Some(int) = number.as_i64() {
+                int.into_pyobject(py)?.into_any().unbind()
+            } else if let Some(int) = number.as_u64() {
+                int.into_pyobject(py)?.into_any().unbind()
+            } else if number.is_f64() {
+                number
+                    .as_f64()
+                    .unwrap_or(f64::NAN)
+                    .into_pyobject(py)?
+                    .into_any()
+                    .unbind()
+            } else {
+                // An int beyond 64 bits (the number keeps its digits).
+                py.get_type::<PyInt>()
+                    .call1((number.to_string(),))?
+                    .unbind()
+            }
+        }
+        Value::String(text) => PyString::new(py, text).into_any().unbind(),
+        Value::Array(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(value_to_python(py, item, depth + 1)?)?;
+            }
+            list.into_any().unbind()
+        }
+        Value::Object(map) => {
+            let dict = PyDict::new(py);
+            for (key, item) in map {
+                dict.set_item(key, value_to_python(py, item, depth + 1)?)?;
+            }
+            dict.into_any().unbind()
+        }
+    })
+}
+
+fn json_loads(py: Python<'_>, text: &str) -> PyResult<Py<PyAny>> {
+    Ok(py
+        .import("json")?
+        .getattr("loads")?
+        .call1((text,))?
+        .unbind())
+}
+
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .name()
+        .map_or_else(|_| "this value".to_owned(), |name| format!("`{name}`"))
+}
+
+/// The module `tribunal._native`; `tribunal/__init__.py` re-exports it.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add_class::<PyPack>()?;
+    m.add_class::<PyRecord>()?;
+    m.add("TribunalError", py.get_type::<TribunalError>())?;
+    m.add("PackError", py.get_type::<PackError>())?;
+    m.add_function(wrap_pyfunction!(_restore_pack, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

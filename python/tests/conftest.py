@@ -1,0 +1,45 @@
+"""Shared fixtures: the repository root, the CLI to compare with, a private
+embedding cache."""
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def _private_embedding_cache(tmp_path_factory, monkeypatch):
+    # SEMANTIC packs cache embeddings; keep the tests' out of the user's cache.
+    monkeypatch.setenv("TRIBUNAL_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
+@pytest.fixture(scope="session")
+def root() -> Path:
+    return ROOT
+
+
+@pytest.fixture(scope="session")
+def plugin_dir() -> Path:
+    """Where `cargo build` put the example plugins (scripts/test builds them)."""
+    return Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "debug"
+
+
+@pytest.fixture(scope="session")
+def cli():
+    """Runs `tribunal` (TRIBUNAL_BIN, else `cargo run`) from the repository root
+    and returns its stdout's JSON lines."""
+    binary = os.environ.get("TRIBUNAL_BIN")
+    command = [str(ROOT / binary)] if binary else ["cargo", "run", "-q", "--"]
+
+    def run(*args: str) -> list:
+        done = subprocess.run(
+            [*command, *args], cwd=ROOT, capture_output=True, text=True, check=False
+        )
+        assert done.returncode in (0, 1), done.stderr
+        return [json.loads(line) for line in done.stdout.splitlines()]
+
+    return run

@@ -1,0 +1,216 @@
+"""The Python API over the library: loading, evaluating, results, errors."""
+
+import json
+import pickle
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+import tribunal
+
+EMITTED = '{"event": "agent:status", "data": {"ok": true}}'
+DESCRIBED = "I would emit an agent:status event once step 1 finishes."
+
+
+@pytest.fixture(scope="module")
+def ksi(root):
+    return tribunal.Pack.load(root / "rules/ksi-emission")
+
+
+def test_pack_attributes(ksi, root):
+    assert ksi.name == "ksi-emission"
+    assert ksi.version == "1.0.0"
+    assert ksi.label == "ksi-emission@1.0.0"
+    assert len(ksi.revision) == 16
+    assert ksi.metrics == ["validate_json_emission"]
+    assert ksi.path == str(root / "rules/ksi-emission")
+    assert "ksi-emission@1.0.0" in repr(ksi)
+
+
+def test_evaluate_pass_and_fail(ksi):
+    good = ksi.evaluate(EMITTED, id="a")
+    assert (good.status, good.passed, good.score) == ("PASS", True, 1.0)
+    assert good.id == "a"
+    assert good.line is None
+    assert good.json == {"event": "agent:status", "data": {"ok": True}}
+    assert good.extraction == {"tier": "strict", "repairs": [], "raw_fallback": False}
+    assert good.issues == []
+    assert good.feedback is None and good.error is None
+    assert good.metrics["validate_json_emission"]["score"] == 1.0
+    assert good.pack == "ksi-emission@1.0.0" and good.revision == ksi.revision
+
+    bad = ksi.evaluate(DESCRIBED)
+    assert (bad.status, bad.passed, bad.score) == ("FAIL", False, 0.0)
+    assert bad.issues == [
+        {
+            "rule": "validate_json_emission",
+            "severity": "error",
+            "message": "describes JSON instead of emitting it",
+            "path": None,
+        }
+    ]
+    assert bad.feedback == "Previous issues: ['describes JSON instead of emitting it']"
+    assert bad.to_dict()["issues"] == bad.issues
+    assert json.loads(bad.to_json()) == bad.to_dict()
+
+
+def test_overrides_change_the_revision_and_the_config(root, ksi):
+    strict = tribunal.Pack.load(
+        root / "rules/ksi-emission", overrides={"validate_json_emission.threshold": 0.8}
+    )
+    assert strict.revision != ksi.revision
+    # An unknown event scores 0.7: the seed's verdict at the default threshold
+    # (0.7), not at 0.8.
+    unknown = '{"event": "x:y", "data": {}}'
+    verdict = lambda pack: pack.evaluate(unknown).metrics["validate_json_emission"]["details"]["verdict"]
+    assert (verdict(ksi), verdict(strict)) == (True, False)
+
+
+def test_load_errors_name_file_line_and_column(tmp_path):
+    pack = tmp_path / "pack.yaml"
+    pack.write_text("name: bad\nversion: 1.0.0\nmetrics:\n  - use: x\n")
+    with pytest.raises(tribunal.PackError) as caught:
+        tribunal.Pack.load(tmp_path)
+    assert isinstance(caught.value, tribunal.TribunalError)
+    assert f"{pack}:3:1: unknown field `metrics`" in str(caught.value)
+    (error,) = caught.value.errors
+    assert (error["file"], error["line"], error["column"]) == (str(pack), 3, 1)
+
+
+def test_missing_pack_and_bad_overrides(root, tmp_path):
+    with pytest.raises(tribunal.PackError, match="no such file or folder"):
+        tribunal.Pack.load(tmp_path / "nothing")
+    with pytest.raises(tribunal.PackError, match="the pack has no component or step `nope`"):
+        tribunal.Pack.load(root / "rules/ksi-emission", overrides={"nope.threshold": 1})
+    with pytest.raises(tribunal.PackError, match="must be component.key"):
+        tribunal.Pack.load(root / "rules/ksi-emission", overrides={"threshold": 1})
+    with pytest.raises(TypeError, match="overrides must be a dict"):
+        tribunal.Pack.load(root / "rules/ksi-emission", overrides=["a.b=1"])
+    with pytest.raises(TypeError, match="not a number JSON can hold"):
+        tribunal.Pack.load(
+            root / "rules/ksi-emission",
+            overrides={"validate_json_emission.threshold": float("nan")},
+        )
+
+
+def test_bad_records_are_error_results_not_exceptions(ksi):
+    records = [
+        {"id": 1, "output": EMITTED},
+        5,
+        None,
+        {"id": "no-output"},
+        {"id": "none", "output": None},
+        {"id": "object", "output": {"event": "a:b", "data": {}}},
+        {"id": "date", "output": "x", "meta": {"when": object()}},
+        {"id": "nan", "output": "x", "expected": [1.0, float("inf")]},
+        '{"id": "line", "output": "' + DESCRIBED + '"}',
+        '{"id": "broken", "output": ',
+        {"id": "after", "output": EMITTED},
+    ]
+    results = ksi.evaluate_many(records)
+    assert [r.line for r in results] == list(range(1, len(records) + 1))
+    assert [r.status for r in results] == [
+        "PASS", "ERROR", "ERROR", "ERROR", "ERROR", "PASS",
+        "ERROR", "ERROR", "FAIL", "ERROR", "PASS",
+    ]
+    errors = {r.line: r.error for r in results if r.status == "ERROR"}
+    assert errors[2].startswith("record 2: a record must be a dict") and "`int`" in errors[2]
+    assert errors[4] == "record 4: record has no `output` (or it is None)"
+    assert "`meta/when`: `object` is not a JSON type" in errors[7]
+    assert "`expected/1`: inf is not a number JSON can hold" in errors[8]
+    assert errors[10].startswith("line 10: not valid JSON")
+    assert results[3].id == "no-output" and results[9].id == "broken"
+    # A structured output is evaluated as its JSON text, as in the CLI.
+    assert results[5].json == {"event": "a:b", "data": {}}
+
+
+def test_evaluate_never_raises_for_its_values(ksi):
+    assert ksi.evaluate(None).status == "ERROR"
+    assert ksi.evaluate("x", meta={1.5: {None: [True]}}).status != "ERROR"
+    assert "is not a JSON type" in ksi.evaluate("x", expected={"a": {1, 2}}).error
+    deep = []
+    for _ in range(20_000):
+        deep = [deep]
+    assert "nested more than" in ksi.evaluate("x", meta=deep).error
+    loop = []
+    loop.append(loop)
+    assert "contains itself" in ksi.evaluate("x", meta=loop).error
+    huge = "word " * 2_000_000
+    assert ksi.evaluate(huge).status in ("FAIL", "NEEDS_IMPROVEMENT")
+    assert ksi.evaluate("emoji \U0001F600 and \ud800 lone").issues[0]["rule"] == "input"
+    assert ksi.evaluate(2**80).status != "ERROR"
+
+
+def test_results_in_input_order_and_equal_to_one_by_one(ksi):
+    outputs = [EMITTED if i % 3 else DESCRIBED + str(i) for i in range(2_000)]
+    many = ksi.evaluate_many(({"id": i, "output": o} for i, o in enumerate(outputs)), jobs=2)
+    assert [r.id for r in many] == list(range(2_000))
+    for i in (0, 1, 2, 1_999):
+        alone = ksi.evaluate(outputs[i], id=i).to_dict()
+        alone["line"] = i + 1
+        assert many[i].to_dict() == alone
+    assert ksi.evaluate_many([]) == []
+
+
+def test_a_pack_is_picklable_and_shared_between_threads(ksi, root, tmp_path):
+    again = pickle.loads(pickle.dumps(ksi))
+    assert (again.label, again.revision) == (ksi.label, ksi.revision)
+    overridden = tribunal.Pack.load(
+        root / "rules/ksi-emission", overrides={"validate_json_emission.threshold": 0.8}
+    )
+    assert pickle.loads(pickle.dumps(overridden)).revision == overridden.revision
+
+    statuses = []
+
+    def work():
+        statuses.append([ksi.evaluate(EMITTED).status for _ in range(200)])
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert statuses == [["PASS"] * 200] * 4
+
+
+def test_unpickling_a_changed_pack_warns(tmp_path, root):
+    pack_dir = tmp_path / "pack"
+    shutil.copytree(root / "rules/ksi-emission", pack_dir)
+    source = (pack_dir / "pack.yaml").read_text()
+    pack = tribunal.Pack.load(pack_dir)
+    data = pickle.dumps(pack)
+    (pack_dir / "pack.yaml").write_text(source + "\n# changed\n")
+    with pytest.warns(UserWarning, match="not the revision"):
+        pickle.loads(data)
+
+
+def test_prompt_and_json_schema(root):
+    pack = tribunal.Pack.load(root / "rules/structured-output")
+    assert "OUTPUT FORMAT" in pack.prompt()
+    schema = pack.json_schema()
+    assert schema["type"] == "object" and "properties" in schema
+    assert tribunal.Pack.load(root / "rules/ksi-emission").json_schema() is None
+
+
+def test_script_failure_loses_no_other_record(tmp_path):
+    (tmp_path / "pack.yaml").write_text(
+        "name: flaky\nversion: 1.0.0\n"
+        "components: [flaky.yaml]\n"
+        "pipeline:\n  metrics:\n    - use: flaky\n"
+    )
+    (tmp_path / "flaky.yaml").write_text(
+        "kind: metric\nname: flaky\n"
+        "implementation:\n  inline: |\n"
+        "    fn evaluate(ctx) {\n"
+        "        if ctx.output.contains(\"boom\") { throw \"asked to fail\"; }\n"
+        "        1.0\n"
+        "    }\n"
+    )
+    pack = tribunal.Pack.load(tmp_path)
+    results = pack.evaluate_many(
+        [{"output": "a"}, {"output": "boom"}, {"output": "b"}], jobs=2
+    )
+    assert [r.status for r in results] == ["PASS", "ERROR", "PASS"]
+    assert "asked to fail" in results[1].error

@@ -1,0 +1,18 @@
+"""Tribunal: validate and score what language models emit, with YAML rule packs.
+
+Load a pack once, then evaluate any number of outputs with it::
+
+    import tribunal
+
+    pack = tribunal.Pack.load("rules/ksi-emission")
+    result = pack.evaluate('{"event": "agent:status", "data": {"ok": true}}')
+    result.status, result.score          # ('PASS', 1.0)
+    results = pack.evaluate_many([{"id": 1, "output": "..."}], jobs=2)
+
+``tribunal.dspy`` holds DSPy metrics and ``tribunal.ray`` a Ray Data scorer;
+both import their framework only when used. See docs/python.md.
+"""
+
+from ._native import Pack, PackError, Result, TribunalError, __version__
+
+__all__ = ["Pack", "PackError", "Result", "TribunalError", "__version__"]

@@ -1,0 +1,98 @@
+"""Type stubs of the compiled module (re-exported by ``tribunal``)."""
+
+from collections.abc import Iterable, Mapping
+from os import PathLike
+from typing import Any, Literal, Optional, Union
+
+__version__: str
+
+Status = Literal["PASS", "NEEDS_IMPROVEMENT", "FAIL", "ERROR"]
+StrPath = Union[str, PathLike[str]]
+
+class TribunalError(Exception):
+    """The base of every error Tribunal raises."""
+
+class PackError(TribunalError):
+    """A pack did not load; the message lists every error as ``file:line:column: message``."""
+
+    errors: list[dict[str, Any]]
+    """Each error: ``file``, ``line``, ``column`` (``None`` for a whole-file error), ``message``, ``help``."""
+
+class Result:
+    """The result of evaluating one record: the CLI's result record as attributes."""
+
+    @property
+    def id(self) -> Any: ...
+    @property
+    def line(self) -> Optional[int]:
+        """The record's 1-based position in ``evaluate_many``'s records (``None`` from ``evaluate``)."""
+    @property
+    def status(self) -> Status: ...
+    @property
+    def passed(self) -> bool: ...
+    @property
+    def score(self) -> Optional[float]: ...
+    @property
+    def metrics(self) -> dict[str, dict[str, Any]]:
+        """Each metric's ``score``, ``weight`` and ``details``, by name."""
+    @property
+    def issues(self) -> list[dict[str, Any]]:
+        """Each issue's ``rule``, ``severity``, ``message`` and ``path``."""
+    @property
+    def json(self) -> Any:
+        """The extracted JSON value (``None`` when there is none)."""
+    @property
+    def extraction(self) -> Optional[dict[str, Any]]:
+        """``tier``, ``repairs`` and ``raw_fallback`` (``None`` for ``ERROR``)."""
+    @property
+    def feedback(self) -> Optional[str]:
+        """The re-ask feedback for the model, when there are error issues."""
+    @property
+    def error(self) -> Optional[str]:
+        """Why the record could not be evaluated (``ERROR`` only)."""
+    @property
+    def pack(self) -> str: ...
+    @property
+    def revision(self) -> str: ...
+    def to_dict(self) -> dict[str, Any]:
+        """The CLI's result record for the same input, as a dict."""
+    def to_json(self) -> str:
+        """The CLI's result record for the same input, as one line of JSON."""
+
+class Pack:
+    """A compiled rule pack: thread-safe and picklable."""
+
+    @staticmethod
+    def load(
+        path: StrPath,
+        overrides: Optional[Mapping[str, Any]] = None,
+        plugin_dirs: Optional[Iterable[StrPath]] = None,
+    ) -> Pack: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def version(self) -> str: ...
+    @property
+    def label(self) -> str: ...
+    @property
+    def revision(self) -> str: ...
+    @property
+    def description(self) -> Optional[str]: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def metrics(self) -> list[str]: ...
+    @property
+    def warnings(self) -> list[str]: ...
+    def prompt(self) -> Optional[str]: ...
+    def json_schema(self) -> Optional[dict[str, Any]]: ...
+    def evaluate(
+        self,
+        output: Any,
+        expected: Any = None,
+        meta: Any = None,
+        id: Any = None,
+    ) -> Result: ...
+    def evaluate_many(
+        self, records: Iterable[Mapping[str, Any]], jobs: Optional[int] = None
+    ) -> list[Result]: ...
