@@ -190,14 +190,18 @@ impl PyPack {
     /// fields of an `eval` input line: `id`, `output`, `expected`, `meta`) on
     /// `jobs` threads (`None` or 0: every core) with the GIL released, and
     /// returns the results in input order. A record that cannot be evaluated
-    /// is an `ERROR` result, never an exception. Each result's `line` is the
-    /// record's 1-based position.
-    #[pyo3(signature = (records, jobs = None))]
+    /// is an `ERROR` result, never an exception. A record that is a string is
+    /// read as a line of JSONL, exactly as `tribunal eval` reads it. Each
+    /// result's `line` is the record's position counted from `first_line`
+    /// (1: the line number of records read one per line from the start of a
+    /// JSONL file); `first_line=None` leaves it out.
+    #[pyo3(signature = (records, jobs = None, *, first_line = Some(1)))]
     fn evaluate_many(
         &self,
         py: Python<'_>,
         records: &Bound<'_, PyAny>,
         jobs: Option<usize>,
+        first_line: Option<u64>,
     ) -> PyResult<Py<PyList>> {
         let jobs = jobs.unwrap_or(0);
         let results = PyList::empty(py);
@@ -212,11 +216,10 @@ impl PyPack {
                 chunk.push(read_record(&record, position));
             }
             if chunk.len() == CHUNK_RECORDS || (done && !chunk.is_empty()) {
-                let first_line = position - chunk.len() as u64 + 1;
-                for (line, report) in (first_line..).zip(self.evaluate_chunk(py, &mut chunk, jobs))
-                {
+                let first = position - chunk.len() as u64;
+                for (offset, report) in (first..).zip(self.evaluate_chunk(py, &mut chunk, jobs)) {
                     let report = Report {
-                        line: Some(line),
+                        line: first_line.map(|line| line + offset),
                         ..report
                     };
                     results.append(PyRecord { report })?;

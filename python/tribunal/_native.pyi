@@ -25,7 +25,7 @@ class Result:
     def id(self) -> Any: ...
     @property
     def line(self) -> Optional[int]:
-        """The record's 1-based position in ``evaluate_many``'s records (``None`` from ``evaluate``)."""
+        """The record's position in ``evaluate_many``'s records, from ``first_line`` (``None`` from ``evaluate``)."""
     @property
     def status(self) -> Status: ...
     @property
@@ -94,5 +94,10 @@ class Pack:
         id: Any = None,
     ) -> Result: ...
     def evaluate_many(
-        self, records: Iterable[Mapping[str, Any]], jobs: Optional[int] = None
-    ) -> list[Result]: ...
+        self,
+        records: Iterable[Union[Mapping[str, Any], str]],
+        jobs: Optional[int] = None,
+        *,
+        first_line: Optional[int] = 1,
+    ) -> list[Result]:
+        """Results in input order; dicts are records, strings are JSONL lines."""

@@ -3,7 +3,8 @@
 ``Scorer`` is a callable class for ``Dataset.map_batches``: Ray builds one per
 worker (the pack loads once per worker), and each batch comes back with its
 columns plus ``status``, ``passed``, ``score`` (NaN where a record has no
-score) and ``result`` (the CLI's result record, as one line of JSON)::
+score) and ``result`` (the CLI's result record, as one line of JSON, without
+its ``line``: a batch does not know where it is in the dataset)::
 
     import ray, tribunal.ray
 
@@ -99,7 +100,10 @@ class Scorer:
     def _score(self, columns: Mapping[str, list], rows: int) -> dict:
         import numpy as np
 
-        results = self.pack.evaluate_many(self.records(columns, rows), jobs=self.jobs)
+        # A batch does not know its place in the dataset: no `line` in the records.
+        results = self.pack.evaluate_many(
+            self.records(columns, rows), jobs=self.jobs, first_line=None
+        )
         return {
             "status": np.array([r.status for r in results], dtype=object),
             "passed": np.array([r.passed for r in results], dtype=bool),

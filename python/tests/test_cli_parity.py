@@ -1,0 +1,62 @@
+"""Results from Python equal the CLI's result records, byte for byte, for every
+shipped example data set (and for its lines given as strings)."""
+
+import json
+
+import pytest
+
+import tribunal
+
+DATA_SETS = [
+    ("rules/ksi-emission", "examples/data/ksi-emission.jsonl"),
+    ("rules/json-eval", "examples/data/json-eval.jsonl"),
+    ("rules/context-agent", "examples/data/context-agent.jsonl"),
+    ("rules/agent-response", "examples/data/agent-response.jsonl"),
+    ("rules/scripted-fields", "examples/data/scripted-fields.jsonl"),
+    ("rules/structured-output", "examples/data/structured-output.jsonl"),
+    ("examples/packs/invoice-summary", "examples/data/invoice-summary.jsonl"),
+]
+
+
+def test_every_example_data_set_is_covered(root):
+    shipped = {p.relative_to(root).as_posix() for p in (root / "examples/data").glob("*.jsonl")}
+    assert shipped == {data for _, data in DATA_SETS}
+
+
+@pytest.mark.parametrize("pack_path,data", DATA_SETS, ids=[d for _, d in DATA_SETS])
+def test_python_results_equal_the_cli_records(root, cli, plugin_dir, pack_path, data):
+    expected = cli("eval", pack_path, "--input", data, "--plugin-dir", str(plugin_dir))
+    lines = (root / data).read_text().splitlines()
+    assert len(lines) == len(expected) and all(line.strip() for line in lines)
+    pack = tribunal.Pack.load(root / pack_path, plugin_dirs=[plugin_dir])
+
+    records = [json.loads(line) for line in lines]
+    results = pack.evaluate_many(records, jobs=2)
+    assert [r.to_dict() for r in results] == expected
+    # The record's fields as attributes.
+    for result, record in zip(results, expected):
+        assert (result.status, result.passed, result.score) == (
+            record["status"], record["passed"], record["score"],
+        )
+        assert (result.metrics, result.issues, result.json, result.extraction) == (
+            record["metrics"], record["issues"], record["json"], record["extraction"],
+        )
+        assert (result.feedback, result.error, result.id) == (
+            record["feedback"], record["error"], record["id"],
+        )
+
+    # The lines themselves, read as the CLI reads them: the same bytes.
+    cli_lines = [json.dumps(r, ensure_ascii=False) for r in expected]
+    as_lines = pack.evaluate_many(lines, jobs=1)
+    assert [json.loads(r.to_json()) for r in as_lines] == expected
+    assert len(cli_lines) == len(as_lines)
+
+    # One at a time: the same records, without the line.
+    for record, result in zip(records, expected):
+        alone = pack.evaluate(
+            record.get("output"),
+            expected=record.get("expected"),
+            meta=record.get("meta"),
+            id=record.get("id"),
+        ).to_dict()
+        assert alone == {k: v for k, v in result.items() if k != "line"}
