@@ -6,7 +6,9 @@
 //! is the library's `Report`, whose `to_dict()` is the CLI's result record.
 
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::{mpsc, Mutex, OnceLock};
 
 use corosensei::stack::DefaultStack;
 
@@ -15,7 +17,7 @@ use pyo3::exceptions::{PyException, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString, PyTuple};
 use serde_json::{Map, Number, Value};
-use tribunal::{Input, Issue, LoadErrors, LoadOptions, Override, Report, Severity};
+use tribunal::{Input, Issue, LoadErrors, LoadOptions, Override, Report, Severity, Status};
 
 // The library's script memory limit counts allocations through this allocator,
 // as in the CLI.
@@ -37,8 +39,9 @@ create_exception!(
      `line`, `column`, `message` and `help`."
 );
 
-/// Records converted (holding the GIL) before each parallel evaluation (without it).
-const CHUNK_RECORDS: usize = 8192;
+/// Records per chunk handed to a worker: read from Python (holding the GIL)
+/// while the chunks before them are evaluated (without it).
+const CHUNK_RECORDS: usize = 256;
 /// Nesting read from Python objects (Python's own recursion limit: `json.dumps`
 /// fails deeper too).
 const MAX_DEPTH: usize = 1_000;
@@ -183,7 +186,7 @@ impl PyPack {
             ),
             Err((id, reason)) => self.errored(id, reason),
         };
-        PyRecord { report }
+        PyRecord::lazy(report)
     }
 
     /// Evaluates every record of `records` (an iterable of dicts with the
@@ -203,32 +206,93 @@ impl PyPack {
         jobs: Option<usize>,
         first_line: Option<u64>,
     ) -> PyResult<Py<PyList>> {
-        let jobs = jobs.unwrap_or(0);
+        let jobs = match jobs.unwrap_or(0) {
+            0 => std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
+            jobs => jobs,
+        };
         let results = PyList::empty(py);
-        let mut chunk: Vec<ReadRecord> = Vec::with_capacity(CHUNK_RECORDS);
-        let mut position: u64 = 0;
         let mut iter = records.try_iter()?;
-        loop {
-            let record = iter.next().transpose()?;
-            let done = record.is_none();
-            if let Some(record) = record {
+        let mut position: u64 = 0;
+        let mut read_chunk = || -> PyResult<Vec<ReadRecord>> {
+            let mut chunk = Vec::with_capacity(CHUNK_RECORDS);
+            while chunk.len() < CHUNK_RECORDS {
+                let Some(record) = iter.next().transpose()? else {
+                    break;
+                };
                 position += 1;
                 chunk.push(read_record(&record, position));
             }
-            if chunk.len() == CHUNK_RECORDS || (done && !chunk.is_empty()) {
-                let first = position - chunk.len() as u64;
-                for (offset, report) in (first..).zip(self.evaluate_chunk(py, &mut chunk, jobs)) {
-                    let report = Report {
-                        line: first_line.map(|line| line + offset),
-                        ..report
-                    };
-                    results.append(PyRecord { report })?;
+            Ok(chunk)
+        };
+        // `jobs` workers (with the library's deep stack) evaluate chunks for the
+        // whole call, while this thread, holding the GIL, reads the records into
+        // chunks and collects the results in order.
+        let (work_tx, work_rx) = mpsc::sync_channel::<(usize, Vec<ReadRecord>)>(2 * jobs);
+        let (done_tx, done_rx) = mpsc::channel::<(usize, Vec<PyRecord>)>();
+        let work_rx = Mutex::new(work_rx);
+        let chunk_lines = |seq: usize| first_line.map(|line| line + (seq * CHUNK_RECORDS) as u64);
+        std::thread::scope(|scope| {
+            for _ in 0..jobs {
+                let (work_rx, done_tx) = (&work_rx, done_tx.clone());
+                std::thread::Builder::new()
+                    .name("tribunal-evaluate".into())
+                    .stack_size(tribunal::STACK_SIZE)
+                    .spawn_scoped(scope, move || loop {
+                        let next = work_rx.lock().map(|rx| rx.recv());
+                        let Ok(Ok((seq, chunk))) = next else { break };
+                        let done = self.evaluate_part(chunk, chunk_lines(seq));
+                        if done_tx.send((seq, done)).is_err() {
+                            break;
+                        }
+                    })
+                    .map_err(|err| {
+                        TribunalError::new_err(format!("cannot start a thread: {err}"))
+                    })?;
+            }
+            drop(done_tx);
+            let mut pending: BTreeMap<usize, Vec<PyRecord>> = BTreeMap::new();
+            let mut next_out = 0;
+            let mut collect = |seq: usize, done: Vec<PyRecord>| -> PyResult<()> {
+                pending.insert(seq, done);
+                while let Some(done) = pending.remove(&next_out) {
+                    for record in done {
+                        results.append(record)?;
+                    }
+                    next_out += 1;
                 }
+                Ok(())
+            };
+            let mut sent = 0;
+            let outcome = (|| -> PyResult<()> {
+                loop {
+                    let chunk = read_chunk()?;
+                    if chunk.is_empty() {
+                        return Ok(());
+                    }
+                    let sent_ok = py.detach(|| work_tx.send((sent, chunk)).is_ok());
+                    if !sent_ok {
+                        return Ok(());
+                    }
+                    sent += 1;
+                    while let Ok((seq, done)) = done_rx.try_recv() {
+                        collect(seq, done)?;
+                    }
+                }
+            })();
+            // No more work: the workers finish what they have and stop.
+            drop(work_tx);
+            let rest: Vec<(usize, Vec<PyRecord>)> = py.detach(move || done_rx.iter().collect());
+            outcome?;
+            for (seq, done) in rest {
+                collect(seq, done)?;
             }
-            if done {
-                return Ok(results.unbind());
+            if next_out < sent {
+                return Err(TribunalError::new_err(format!(
+                    "evaluation stopped early: {next_out} of {sent} chunks of records came back"
+                )));
             }
-        }
+            Ok(results.unbind())
+        })
     }
 
     fn __reduce__(&self, py: Python<'_>) -> PyResult<(Py<PyAny>, Py<PyTuple>)> {
@@ -259,49 +323,65 @@ impl PyPack {
 }
 
 impl PyPack {
-    /// Evaluates the chunk's readable records in parallel (the GIL released);
-    /// one report per record, in order, unreadable ones as `ERROR`.
-    fn evaluate_chunk(
-        &self,
-        py: Python<'_>,
-        chunk: &mut Vec<ReadRecord>,
-        jobs: usize,
-    ) -> Vec<Report> {
-        let records = std::mem::take(chunk);
-        py.detach(|| {
-            on_deep_stack(|| {
-                let mut inputs = Vec::with_capacity(records.len());
-                let mut slots = Vec::with_capacity(records.len());
-                for record in records {
-                    slots.push(match record {
-                        Ok((input, note)) => {
-                            inputs.push(input);
-                            Ok(note)
-                        }
-                        Err(failed) => Err(failed),
-                    });
+    /// Evaluates records in one batch on this thread, and keeps each result's
+    /// record line.
+    fn evaluate_part(&self, records: Vec<ReadRecord>, lines: Option<u64>) -> Vec<PyRecord> {
+        let mut inputs = Vec::with_capacity(records.len());
+        let mut slots = Vec::with_capacity(records.len());
+        for record in records {
+            slots.push(match record {
+                Ok((input, note)) => {
+                    inputs.push(input);
+                    Ok(note)
                 }
-                let mut evaluated = Vec::with_capacity(inputs.len());
-                self.pack
-                    .evaluate_batch(inputs, jobs, |report| evaluated.push(report));
-                let mut evaluated = evaluated.into_iter();
-                slots
-                    .into_iter()
-                    .map(|slot| match slot {
-                        Ok(note) => with_note(
-                            evaluated.next().expect("one report per evaluated record"),
-                            note,
-                        ),
-                        Err((id, reason)) => self.errored(id, reason),
+                Err(failed) => Err(failed),
+            });
+        }
+        let evaluated = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.pack.evaluate_many(&inputs)
+        }));
+        let mut evaluated = match evaluated {
+            Ok(reports) => reports.into_iter(),
+            Err(panic) => {
+                // A bug, not bad input: the records of this part are ERROR, the
+                // others stand.
+                let reason = panic_message(panic.as_ref());
+                inputs
+                    .iter()
+                    .map(|input| {
+                        self.errored(input.id.clone(), format!("evaluation failed: {reason}"))
                     })
-                    .collect()
+                    .collect::<Vec<_>>()
+                    .into_iter()
+            }
+        };
+        (0..)
+            .zip(slots)
+            .map(|(offset, slot)| {
+                let mut report = match slot {
+                    Ok(note) => with_note(
+                        evaluated.next().expect("one report per evaluated record"),
+                        note,
+                    ),
+                    Err((id, reason)) => self.errored(id, reason),
+                };
+                report.line = lines.map(|line| line + offset);
+                PyRecord::compact(report)
             })
-        })
+            .collect()
     }
 
     fn errored(&self, id: Value, reason: String) -> Report {
         Report::errored(id, reason, self.pack.label(), self.pack.revision())
     }
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
+    panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.downcast_ref::<&str>().copied())
+        .unwrap_or("a panic")
 }
 
 /// Runs `f` on this thread's evaluation stack: `tribunal::STACK_SIZE` bytes,
@@ -359,9 +439,78 @@ fn _restore_pack(
 }
 
 /// The result of evaluating one record: the CLI's result record as attributes.
+/// The fields a caller reads most are kept as they are; the other parts are
+/// read from the record's JSON line, once, when first asked for. Results of
+/// `evaluate_many` keep only that line (a sixth of the memory of the report
+/// it was written from).
 #[pyclass(module = "tribunal", name = "Result", frozen)]
 struct PyRecord {
-    report: Report,
+    status: Status,
+    passed: bool,
+    score: Option<f64>,
+    line: Option<u64>,
+    feedback: Option<String>,
+    error: Option<String>,
+    record: Record,
+    /// `json.loads` of the record, made on first use.
+    parsed: OnceLock<Py<PyAny>>,
+}
+
+/// The result record: written out (what `evaluate_many` keeps of each of many
+/// results), or the report to write it from when first asked (`evaluate`).
+enum Record {
+    Line(String),
+    Report(Box<Report>, OnceLock<String>),
+}
+
+impl PyRecord {
+    /// A result that keeps only the record's JSON line of the report.
+    fn compact(report: Report) -> Self {
+        let line = report.to_json_line();
+        Self {
+            status: report.status,
+            passed: report.passed,
+            score: report.score,
+            line: report.line,
+            feedback: report.feedback,
+            error: report.error,
+            record: Record::Line(line),
+            parsed: OnceLock::new(),
+        }
+    }
+
+    /// A result that writes its record from the report when first asked.
+    fn lazy(report: Report) -> Self {
+        Self {
+            status: report.status,
+            passed: report.passed,
+            score: report.score,
+            line: report.line,
+            feedback: report.feedback.clone(),
+            error: report.error.clone(),
+            record: Record::Report(Box::new(report), OnceLock::new()),
+            parsed: OnceLock::new(),
+        }
+    }
+
+    /// The result record as `tribunal eval` writes it.
+    fn text(&self) -> &str {
+        match &self.record {
+            Record::Line(line) => line,
+            Record::Report(report, line) => line.get_or_init(|| report.to_json_line()),
+        }
+    }
+
+    /// A member of the record, from its parsed form (shared between calls).
+    fn part(&self, py: Python<'_>, key: &str) -> PyResult<Py<PyAny>> {
+        let parsed = if let Some(parsed) = self.parsed.get() {
+            parsed
+        } else {
+            let parsed = json_loads(py, self.text())?;
+            self.parsed.get_or_init(|| parsed)
+        };
+        Ok(parsed.bind(py).get_item(key)?.unbind())
+    }
 }
 
 #[pymethods]
@@ -369,109 +518,106 @@ impl PyRecord {
     /// The record's id (`None` when it has none).
     #[getter]
     fn id(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        to_python(py, &self.report.id)
+        self.part(py, "id")
     }
 
-    /// The record's 1-based position in `evaluate_many`'s records (`None` from `evaluate`).
+    /// The record's position in `evaluate_many`'s records, from `first_line`
+    /// (`None` from `evaluate`).
     #[getter]
     fn line(&self) -> Option<u64> {
-        self.report.line
+        self.line
     }
 
     /// `"PASS"`, `"NEEDS_IMPROVEMENT"`, `"FAIL"` or `"ERROR"`.
     #[getter]
     fn status(&self) -> &'static str {
-        self.report.status.as_str()
+        self.status.as_str()
     }
 
     /// Whether the status is `PASS`.
     #[getter]
     fn passed(&self) -> bool {
-        self.report.passed
+        self.passed
     }
 
     /// The weighted score in [0, 1] (`None` for `ERROR`, or a pack with no metrics).
     #[getter]
     fn score(&self) -> Option<f64> {
-        self.report.score
+        self.score
     }
 
     /// Each metric's `score`, `weight` and `details`, by name.
     #[getter]
     fn metrics(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        to_python(py, &serialized(&self.report.metrics))
+        self.part(py, "metrics")
     }
 
     /// The issues found, each a dict with `rule`, `severity`, `message` and `path`.
     #[getter]
     fn issues(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        to_python(py, &serialized(&self.report.issues))
+        self.part(py, "issues")
     }
 
     /// The extracted JSON value (after the postprocessors), `None` when there is none.
     #[getter]
     fn json(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        to_python(py, &self.report.json)
+        self.part(py, "json")
     }
 
     /// How the JSON was found: `tier`, `repairs`, `raw_fallback` (`None` for `ERROR`).
     #[getter]
     fn extraction(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        to_python(py, &serialized(&self.report.extraction))
+        self.part(py, "extraction")
     }
 
     /// The re-ask feedback for the model, when there are error issues.
     #[getter]
     fn feedback(&self) -> Option<&str> {
-        self.report.feedback.as_deref()
+        self.feedback.as_deref()
     }
 
     /// Why the record could not be evaluated (`ERROR` only).
     #[getter]
     fn error(&self) -> Option<&str> {
-        self.report.error.as_deref()
+        self.error.as_deref()
     }
 
     /// `name@version` of the pack.
     #[getter]
-    fn pack(&self) -> &str {
-        &self.report.pack
+    fn pack(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.part(py, "pack")
     }
 
     /// The pack's content revision.
     #[getter]
-    fn revision(&self) -> &str {
-        &self.report.revision
+    fn revision(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.part(py, "revision")
     }
 
-    /// The result record as a dict: equal to the CLI's result record (`json.loads`
-    /// of a line of `tribunal eval`'s output) for the same input.
+    /// The result record as a new dict: equal to the CLI's result record
+    /// (`json.loads` of a line of `tribunal eval`'s output) for the same input.
     fn to_dict(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        json_loads(py, &self.report.to_json_line())
+        json_loads(py, self.text())
     }
 
     /// The result record as one line of JSON, byte for byte the CLI's.
-    fn to_json(&self) -> String {
-        self.report.to_json_line()
+    fn to_json(&self) -> &str {
+        self.text()
     }
 
-    fn __repr__(&self) -> String {
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let score = self
-            .report
             .score
             .map_or_else(|| "None".to_owned(), |s| format!("{s:?}"));
-        format!(
-            "<tribunal.Result {} score={score} id={}>",
-            self.report.status, self.report.id
-        )
+        let id = self.id(py)?.bind(py).repr()?.to_string();
+        Ok(format!(
+            "<tribunal.Result {} score={score} id={id}>",
+            self.status
+        ))
     }
 }
 
 /// A value as the JSON the result record writes for it.
-fn serialized(value: &impl serde::Serialize) -> Value {
-    serde_json::to_value(value).expect("result parts always serialise")
-}
-
 fn with_note(mut report: Report, note: Option<Issue>) -> Report {
     if let Some(note) = note {
         report.issues.insert(0, note);
