@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "side_by_side"))
@@ -71,9 +72,20 @@ def main():
     print(f"{'':36} {'seconds':>8} {'us/record':>10} {'vs Python':>10}")
     for name, seconds in rows:
         print(f"{name:36} {seconds:8.3f} {seconds / n * 1e6:10.2f} {baseline / seconds:9.2f}x")
-    overhead = (rows[1][1] - rows[2][1]) / n * 1e6
-    print(f"boundary overhead of one pack.evaluate call (loop minus evaluate_many jobs=1): "
-          f"{overhead:.2f} us")
+    # The boundary's cost per call: `evaluate` of a short text without JSON with
+    # a pack that has no rules (the engine's fixed cost per record included).
+    with tempfile.TemporaryDirectory() as folder:
+        with open(os.path.join(folder, "pack.yaml"), "w", encoding="utf-8") as manifest:
+            manifest.write("name: empty\nversion: 1.0.0\n")
+        empty = tribunal.Pack.load(folder)
+
+        def empty_loop():
+            for _ in outputs:
+                empty.evaluate("no json here")
+
+        call = best(args.repeat, empty_loop) / n * 1e6
+    print(f"one pack.evaluate call with a pack that has no rules (the boundary's per-call "
+          f"cost, the engine's fixed cost included): {call:.2f} us")
 
 
 if __name__ == "__main__":

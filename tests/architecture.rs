@@ -181,3 +181,78 @@ fn only_the_stated_modules_are_public() {
         "a new public module widens the API: re-export what is needed instead"
     );
 }
+
+/// Every `tribunal::NAME` a file names (the first segment after the crate).
+fn used_items(text: &str) -> BTreeSet<String> {
+    let mut used = BTreeSet::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("tribunal::") {
+        let before = rest[..at].chars().next_back();
+        let after = &rest[at + "tribunal::".len()..];
+        // `_tribunal::`, `my_tribunal::` are other names.
+        if !before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            let group = after.strip_prefix('{');
+            let items: Vec<&str> = match group {
+                Some(group) => group[..group.find('}').unwrap_or(group.len())]
+                    .split(',')
+                    .collect(),
+                None => vec![after],
+            };
+            for item in items {
+                let name: String = item
+                    .trim()
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                if !name.is_empty() {
+                    used.insert(name);
+                }
+            }
+        }
+        rest = after;
+    }
+    used
+}
+
+/// The Python binding is a front end over the public API: it names only what
+/// `src/lib.rs` re-exports (and `jsonl`), never the hidden `cli`.
+#[test]
+fn the_python_binding_uses_only_the_public_api() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let lib = fs::read_to_string(root.join("src/lib.rs")).unwrap();
+    let public: BTreeSet<String> = lib
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("pub use "))
+        .flat_map(|rest| {
+            // `module::{A, B as C}` or `module::A as B`: the names exported.
+            let names = rest.split_once('{').map_or(rest, |(_, names)| names);
+            names
+                .split(',')
+                .map(|item| {
+                    let item = item.trim().trim_end_matches([';', '}']).trim();
+                    let exported = item.rsplit(" as ").next().unwrap_or(item);
+                    exported.rsplit("::").next().unwrap_or(exported).to_owned()
+                })
+                .collect::<Vec<_>>()
+        })
+        .filter(|name| !name.is_empty())
+        .chain(["jsonl".to_owned()])
+        .collect();
+    let mut files = Vec::new();
+    rust_files(&root.join("python/src"), &mut files);
+    assert!(!files.is_empty(), "python/src has the binding");
+    let mut problems = Vec::new();
+    for file in &files {
+        let text = fs::read_to_string(file).unwrap();
+        for item in used_items(&text) {
+            if !public.contains(&item) {
+                problems.push(format!(
+                    "{}: uses `tribunal::{item}`, which is not part of the public API (src/lib.rs)",
+                    file.strip_prefix(root).unwrap().display()
+                ));
+            }
+        }
+    }
+    assert!(public.contains("Pack") && public.contains("STACK_SIZE"));
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
