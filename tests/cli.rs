@@ -1315,3 +1315,142 @@ fn diff_shows_regressions_first_and_survives_bad_input() {
         .code(2)
         .stderr(predicate::str::contains("cannot read nowhere.jsonl"));
 }
+
+#[test]
+fn lint_says_what_it_found_and_prints_each_packs_line_before_its_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    demo_pack(&dir.path().join("a"));
+    demo_pack(&dir.path().join("b"));
+    // b declares tests, but the folder holds none yet.
+    let manifest = dir.path().join("b/pack.yaml");
+    let text = fs::read_to_string(&manifest).unwrap();
+    fs::write(&manifest, format!("{text}tests: [tests/*.yaml]\n")).unwrap();
+    fs::create_dir_all(dir.path().join("b/tests")).unwrap();
+    let out = tribunal().arg("lint").arg(dir.path()).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stdout.starts_with(&format!(
+            "{}: a folder of packs: linting its 2 packs\n",
+            dir.path().display()
+        )),
+        "{stdout}"
+    );
+    assert_eq!(stdout.matches("warn  demo@0.1.0").count(), 2, "{stdout}");
+    assert!(
+        stderr.contains("a: the pack has no tests (add `tests: [tests/*.yaml]`)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "b: the pack has no tests: `tests: [tests/*.yaml]` names no file yet (add test files there)"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn test_without_a_pack_outside_a_checkout_says_what_it_looked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    tribunal()
+        .arg("test")
+        .current_dir(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "no pack given, and no `rules/` folder here to test: name packs or folders of packs (tribunal test PACK...)",
+        ));
+}
+
+#[test]
+fn check_takes_expected_and_meta_as_a_file_at_file_or_inline_json() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "meta.json", r#"{"from": "file"}"#);
+    let run = |expected: &str, meta: &str| {
+        let out = tribunal()
+            .args([
+                "check",
+                "rules/ksi-emission",
+                "--json",
+                "--expected",
+                expected,
+                "--meta",
+                meta,
+            ])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .write_stdin(r#"{"event": "agent:status", "data": {}}"#)
+            .output()
+            .unwrap();
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let file = dir.path().join("meta.json");
+    let file = file.to_str().unwrap();
+    for (expected, meta) in [
+        (r#"{"inline": true}"#.to_owned(), format!("@{file}")),
+        (file.to_owned(), r#"{"from": "inline"}"#.to_owned()),
+        (format!("@{file}"), file.to_owned()),
+    ] {
+        let (stdout, stderr) = run(&expected, &meta);
+        assert!(stdout.contains("\"status\": \"PASS\""), "{stdout}{stderr}");
+    }
+    let (_, stderr) = run("no-such-file.json", "{}");
+    assert!(
+        stderr.contains(
+            "--expected: neither a file nor valid JSON (give a JSON file, @FILE, or inline JSON)"
+        ),
+        "{stderr}"
+    );
+    let (_, stderr) = run("{}", "@no-such-file.json");
+    assert!(stderr.contains("--meta: "), "{stderr}");
+}
+
+/// Every flag of every command is in the README's CLI section (or, for the flags
+/// every pack-loading command shares, named there once).
+#[test]
+fn the_readme_names_every_flag() {
+    let readme =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let commands = [
+        "check",
+        "eval",
+        "test",
+        "lint",
+        "diff",
+        "report",
+        "list",
+        "explain",
+        "prompt",
+        "completions",
+        "man",
+        "schema",
+    ];
+    let mut missing = Vec::new();
+    for command in commands {
+        let help = tribunal().args([command, "--help"]).output().unwrap();
+        let help = String::from_utf8_lossy(&help.stdout);
+        for line in help.lines() {
+            let Some(at) = line.find("--") else { continue };
+            if !line.trim_start().starts_with('-') {
+                continue;
+            }
+            let flag: String = line[at..]
+                .chars()
+                .take_while(|c| *c == '-' || c.is_alphanumeric())
+                .collect();
+            if flag != "--help"
+                && !readme.contains(&format!("`{flag}"))
+                && !readme.contains(&format!("[{flag}"))
+                && !readme.contains(&format!(" {flag} "))
+            {
+                missing.push(format!("{command} {flag}"));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "flags the README does not name: {missing:?}"
+    );
+}

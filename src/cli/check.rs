@@ -25,11 +25,11 @@ pub(super) struct CheckArgs {
     file: Option<PathBuf>,
     #[command(flatten)]
     pack: PackOptions,
-    /// Ground truth JSON file (for metrics such as `json_compare`).
-    #[arg(long)]
-    expected: Option<PathBuf>,
-    /// The record's `meta` (a JSON object), as components see it.
-    #[arg(long)]
+    /// Ground truth (for metrics such as `json_compare`): a JSON file, `@FILE`, or inline JSON.
+    #[arg(long, value_name = "JSON|FILE")]
+    expected: Option<String>,
+    /// The record's `meta`, as components see it: inline JSON, `@FILE`, or a JSON file.
+    #[arg(long, value_name = "JSON|FILE")]
     meta: Option<String>,
     /// Print the result record as JSON.
     #[arg(long)]
@@ -65,17 +65,11 @@ pub(super) fn check(args: &CheckArgs) -> Result<u8, String> {
     };
     let expected = match &args.expected {
         None => Value::Null,
-        Some(path) => {
-            let text = crate::files::read_regular_text(path, crate::files::MAX_VALUE_FILE_BYTES)
-                .map_err(|e| format!("--expected: {e}"))?;
-            serde_json::from_str(&text)
-                .map_err(|e| format!("{}: not valid JSON: {e}", path.display()))?
-        }
+        Some(value) => json_arg("--expected", value)?,
     };
     let mut input = Input::new(output).with_expected(expected);
     if let Some(meta) = &args.meta {
-        input.meta =
-            serde_json::from_str(meta).map_err(|e| format!("--meta: not valid JSON: {e}"))?;
+        input.meta = json_arg("--meta", meta)?;
     }
     if let Some(file) = file {
         input.id = Value::String(file.display().to_string());
@@ -168,4 +162,24 @@ pub(crate) fn render_report(report: &Report) -> String {
         }
     }
     out
+}
+
+/// A JSON value given on the command line: `@FILE` or the path of an existing
+/// file is read as JSON; anything else is inline JSON.
+fn json_arg(flag: &str, value: &str) -> Result<Value, String> {
+    let file = value
+        .strip_prefix('@')
+        .map(PathBuf::from)
+        .or_else(|| Some(PathBuf::from(value)).filter(|path| path.is_file()));
+    match file {
+        Some(path) => {
+            let text = crate::files::read_regular_text(&path, crate::files::MAX_VALUE_FILE_BYTES)
+                .map_err(|e| format!("{flag}: {e}"))?;
+            serde_json::from_str(&text)
+                .map_err(|e| format!("{flag}: {}: not valid JSON: {e}", path.display()))
+        }
+        None => serde_json::from_str(value).map_err(|e| {
+            format!("{flag}: neither a file nor valid JSON (give a JSON file, @FILE, or inline JSON): {e}")
+        }),
+    }
 }

@@ -55,9 +55,16 @@ pub(super) struct LintArgs {
 pub(super) fn run_tests(args: &TestArgs) -> Result<u8, String> {
     let mut paths = args.packs.paths();
     if paths.is_empty() {
-        paths.push(PathBuf::from("rules"));
+        let rules = PathBuf::from("rules");
+        if !rules.is_dir() {
+            return Err(
+                "no pack given, and no `rules/` folder here to test: name packs or folders of packs (tribunal test PACK...)"
+                    .to_owned(),
+            );
+        }
+        paths.push(rules);
     }
-    let packs = discover_packs(&paths)?;
+    let packs = discover_packs(&paths, |_, _| {})?;
     let base = args.packs.load.options();
     let (mut passed, mut failed) = (0, 0);
     let mut outcomes = Vec::new();
@@ -90,8 +97,11 @@ pub(super) fn run_tests(args: &TestArgs) -> Result<u8, String> {
 }
 
 /// Packs named on the command line: a folder with pack.yaml, or a folder whose
-/// sub-folders are packs.
-pub(crate) fn discover_packs(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+/// sub-folders are packs (`folders` gets each such folder and its pack count).
+pub(crate) fn discover_packs(
+    paths: &[PathBuf],
+    mut folders: impl FnMut(&std::path::Path, usize),
+) -> Result<Vec<PathBuf>, String> {
     let mut packs = Vec::new();
     for path in paths {
         if path.join("pack.yaml").is_file() || path.is_file() {
@@ -102,13 +112,20 @@ pub(crate) fn discover_packs(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> 
         if found.is_empty() {
             return Err(format!("{}: {}", path.display(), no_pack_message(path)));
         }
+        folders(path, found.len());
         packs.extend(found);
     }
     Ok(packs)
 }
 
 pub(super) fn lint(args: &LintArgs) -> Result<u8, String> {
-    let packs = discover_packs(&args.packs.paths())?;
+    let packs = discover_packs(&args.packs.paths(), |folder, count| {
+        out!(
+            "{}: a folder of packs: linting its {}",
+            folder.display(),
+            plural(count, "pack")
+        );
+    })?;
     if packs.is_empty() {
         return Err("no pack given: name packs or folders of packs as arguments".to_owned());
     }
@@ -121,25 +138,34 @@ pub(super) fn lint(args: &LintArgs) -> Result<u8, String> {
                 failed = true;
             }
             Ok(pack) => {
-                for warning in &pack.warnings {
-                    eprintln!("warning: {}", crate::text::printable(&warning.to_string()));
-                }
+                let mut warnings: Vec<String> =
+                    pack.warnings.iter().map(ToString::to_string).collect();
                 if pack.tests.is_empty() {
-                    eprintln!(
-                        "warning: {}: the pack has no tests (add `tests: [tests/*.yaml]`)",
-                        crate::text::printable(&path.display().to_string())
-                    );
+                    let shown = path.display();
+                    warnings.push(if pack.test_patterns.is_empty() {
+                        format!("{shown}: the pack has no tests (add `tests: [tests/*.yaml]`)")
+                    } else {
+                        format!(
+                            "{shown}: the pack has no tests: `tests: [{}]` names no file yet (add test files there)",
+                            pack.test_patterns.join(", ")
+                        )
+                    });
                 }
-                failed |=
-                    args.deny_warnings && (!pack.warnings.is_empty() || pack.tests.is_empty());
+                failed |= args.deny_warnings && !warnings.is_empty();
+                // The pack's line first, then its warnings, in that order on a
+                // terminal (stdout is written before stderr).
                 out!(
-                    "ok  {}  {}, {}, {}, {}",
+                    "{}  {}  {}, {}, {}, {}",
+                    if warnings.is_empty() { "ok" } else { "warn" },
                     pack.label(),
                     plural(pack.components.len(), "component"),
                     plural(pack.postprocessor_names().count(), "postprocessor"),
                     plural(pack.metric_names().count(), "metric"),
                     plural(pack.tests.len(), "test file")
                 );
+                for warning in &warnings {
+                    eprintln!("warning: {}", crate::text::printable(warning));
+                }
             }
         }
     }

@@ -75,6 +75,7 @@ impl PackLoader {
             contract,
             scoring: manifest.scoring,
             tests,
+            test_patterns: manifest.tests.clone(),
             warnings: self.warnings,
             postprocessors,
             metrics,

@@ -107,6 +107,8 @@ pub struct Pack {
     pub(crate) scoring: ScoringSpec,
     /// Test files named by the pack's `tests` globs.
     pub(crate) tests: Vec<PathBuf>,
+    /// The pack's `tests` entries as written (globs and paths).
+    pub(crate) test_patterns: Vec<String>,
     /// Things worth fixing that do not stop the pack from loading.
     pub(crate) warnings: Vec<LoadError>,
     pub(crate) ladder: Vec<Tier>,
