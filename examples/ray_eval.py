@@ -8,7 +8,8 @@ RAY_ADDRESS names a cluster to join, reads the input one line per record
 (`ray.data.read_text`, so records whose fields differ in type are fine), scores
 the lines on --workers workers with `tribunal.ray.Scorer` (each loads the pack
 once), and writes one result record per input line, in input order: the
-`tribunal eval` result records. Exit status 1 when any record is not PASS.
+`tribunal eval` result records, without their `line` (a line's place in the
+output is its line number). Exit status 1 when any record is not PASS.
 
 On a cluster, the pack, the input and the output path must be where every node
 can read them (a shared file system, or `--runtime-env-dir` to ship the working

@@ -17,7 +17,9 @@ use pyo3::exceptions::{PyException, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString, PyTuple};
 use serde_json::{Map, Number, Value};
-use tribunal::{Input, Issue, LoadErrors, LoadOptions, Override, Report, Severity, Status};
+use tribunal::{
+    Input, Issue, LoadError, LoadErrors, LoadOptions, Override, Report, Severity, Status,
+};
 
 // The library's script memory limit counts allocations through this allocator,
 // as in the CLI.
@@ -39,12 +41,15 @@ create_exception!(
      `line`, `column`, `message` and `help`."
 );
 
-/// Records per chunk handed to a worker: read from Python (holding the GIL)
-/// while the chunks before them are evaluated (without it).
+/// Records per chunk handed to a worker (at most): read from Python (holding
+/// the GIL) while the chunks before them are evaluated (without it).
 const CHUNK_RECORDS: usize = 256;
-/// Nesting read from Python objects (Python's own recursion limit: `json.dumps`
-/// fails deeper too).
-const MAX_DEPTH: usize = 1_000;
+/// Most worker threads one `evaluate_many` call starts.
+const MAX_JOBS: usize = 256;
+/// Arrays and objects nested in a record's member, read from Python objects:
+/// what the CLI reads in an input line (`serde_json` stops at the 128th level of
+/// arrays and objects, the record's own object included).
+const MAX_DEPTH: usize = 126;
 /// Nesting converted object by object; deeper values go through `json`, whose
 /// own recursion check raises `RecursionError` rather than overflowing the stack.
 const MAX_DIRECT_DEPTH: usize = 256;
@@ -82,7 +87,13 @@ impl PyPack {
         };
         for (target, value) in &overrides {
             let parsed = Override::new(target, value.clone()).map_err(|err| {
-                PackError::new_err(format!("overrides[{target:?}]: {}", err.reason))
+                let error = LoadError {
+                    file: path.clone(),
+                    position: None,
+                    message: format!("overrides[{target:?}]: {}", err.reason),
+                    help: None,
+                };
+                pack_error(py, &LoadErrors(vec![error]))
             })?;
             options.overrides.push(parsed);
         }
@@ -181,7 +192,7 @@ impl PyPack {
         let record = read_members([id, Some(output), expected, meta]);
         let report = match record {
             Ok((input, note)) => with_note(
-                py.detach(|| on_deep_stack(|| self.pack.evaluate(&input))),
+                py.detach(|| on_deep_stack(|| self.evaluate_one(&input))),
                 note,
             ),
             Err((id, reason)) => self.errored(id, reason),
@@ -209,28 +220,41 @@ impl PyPack {
         let jobs = match jobs.unwrap_or(0) {
             0 => std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
             jobs => jobs,
+        }
+        .min(MAX_JOBS);
+        // Chunks small enough that every worker gets some of a short list.
+        let chunk_records = records.len().map_or(CHUNK_RECORDS, |len| {
+            len.div_ceil(jobs * 4).clamp(1, CHUNK_RECORDS)
+        });
+        // Where records and results are numbered from: their `line`, and the
+        // place error messages give.
+        let number = |position: u64| match first_line {
+            Some(first) => first.saturating_add(position - 1),
+            None => position,
         };
         let results = PyList::empty(py);
         let mut iter = records.try_iter()?;
         let mut position: u64 = 0;
-        let mut read_chunk = || -> PyResult<Vec<ReadRecord>> {
-            let mut chunk = Vec::with_capacity(CHUNK_RECORDS);
-            while chunk.len() < CHUNK_RECORDS {
+        // The next records, and the position of the first of them.
+        let mut read_chunk = || -> PyResult<(u64, Vec<ReadRecord>)> {
+            let first = position + 1;
+            let mut chunk = Vec::with_capacity(chunk_records);
+            while chunk.len() < chunk_records {
                 let Some(record) = iter.next().transpose()? else {
                     break;
                 };
                 position += 1;
-                chunk.push(read_record(&record, position));
+                chunk.push(read_record(&record, number(position)));
             }
-            Ok(chunk)
+            Ok((first, chunk))
         };
         // `jobs` workers (with the library's deep stack) evaluate chunks for the
         // whole call, while this thread, holding the GIL, reads the records into
-        // chunks and collects the results in order.
-        let (work_tx, work_rx) = mpsc::sync_channel::<(usize, Vec<ReadRecord>)>(2 * jobs);
+        // chunks and collects the results in order. A worker never dies: a
+        // panic inside the engine turns records into ERROR results.
+        let (work_tx, work_rx) = mpsc::sync_channel::<(usize, Vec<ReadRecord>, u64)>(2 * jobs);
         let (done_tx, done_rx) = mpsc::channel::<(usize, Vec<PyRecord>)>();
         let work_rx = Mutex::new(work_rx);
-        let chunk_lines = |seq: usize| first_line.map(|line| line + (seq * CHUNK_RECORDS) as u64);
         std::thread::scope(|scope| {
             for _ in 0..jobs {
                 let (work_rx, done_tx) = (&work_rx, done_tx.clone());
@@ -239,8 +263,11 @@ impl PyPack {
                     .stack_size(tribunal::STACK_SIZE)
                     .spawn_scoped(scope, move || loop {
                         let next = work_rx.lock().map(|rx| rx.recv());
-                        let Ok(Ok((seq, chunk))) = next else { break };
-                        let done = self.evaluate_part(chunk, chunk_lines(seq));
+                        let Ok(Ok((seq, chunk, first))) = next else {
+                            break;
+                        };
+                        let lines = first_line.map(|_| number(first));
+                        let done = self.evaluate_part(chunk, lines);
                         if done_tx.send((seq, done)).is_err() {
                             break;
                         }
@@ -265,11 +292,13 @@ impl PyPack {
             let mut sent = 0;
             let outcome = (|| -> PyResult<()> {
                 loop {
-                    let chunk = read_chunk()?;
+                    // Ctrl-C stops the call between chunks.
+                    py.check_signals()?;
+                    let (first, chunk) = read_chunk()?;
                     if chunk.is_empty() {
                         return Ok(());
                     }
-                    let sent_ok = py.detach(|| work_tx.send((sent, chunk)).is_ok());
+                    let sent_ok = py.detach(|| work_tx.send((sent, chunk, first)).is_ok());
                     if !sent_ok {
                         return Ok(());
                     }
@@ -301,11 +330,16 @@ impl PyPack {
         for (target, value) in &self.overrides {
             overrides.set_item(target, to_python(py, value)?)?;
         }
+        let absolute_dirs: Vec<Option<PathBuf>> = self
+            .plugin_dirs
+            .iter()
+            .map(|dir| std::path::absolute(dir).ok())
+            .collect();
         let args = (
             &self.path,
             self.absolute.as_deref(),
             overrides,
-            &self.plugin_dirs,
+            (&self.plugin_dirs, absolute_dirs),
             self.pack.revision(),
         )
             .into_pyobject(py)?;
@@ -324,7 +358,9 @@ impl PyPack {
 
 impl PyPack {
     /// Evaluates records in one batch on this thread, and keeps each result's
-    /// record line.
+    /// record line; `lines` numbers them. Never panics: when the engine panics
+    /// on the batch (a bug), each record is evaluated alone, so that only those
+    /// it panics on are ERROR.
     fn evaluate_part(&self, records: Vec<ReadRecord>, lines: Option<u64>) -> Vec<PyRecord> {
         let mut inputs = Vec::with_capacity(records.len());
         let mut slots = Vec::with_capacity(records.len());
@@ -339,36 +375,41 @@ impl PyPack {
         }
         let evaluated = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             self.pack.evaluate_many(&inputs)
-        }));
-        let mut evaluated = match evaluated {
-            Ok(reports) => reports.into_iter(),
-            Err(panic) => {
-                // A bug, not bad input: the records of this part are ERROR, the
-                // others stand.
-                let reason = panic_message(panic.as_ref());
-                inputs
-                    .iter()
-                    .map(|input| {
-                        self.errored(input.id.clone(), format!("evaluation failed: {reason}"))
-                    })
-                    .collect::<Vec<_>>()
-                    .into_iter()
-            }
-        };
+        }))
+        .unwrap_or_else(|_| {
+            inputs
+                .iter()
+                .map(|input| self.evaluate_one(input))
+                .collect()
+        });
+        let mut evaluated = evaluated.into_iter();
         (0..)
             .zip(slots)
             .map(|(offset, slot)| {
                 let mut report = match slot {
                     Ok(note) => with_note(
-                        evaluated.next().expect("one report per evaluated record"),
+                        evaluated.next().unwrap_or_else(|| {
+                            self.errored(Value::Null, "no result came back".to_owned())
+                        }),
                         note,
                     ),
                     Err((id, reason)) => self.errored(id, reason),
                 };
-                report.line = lines.map(|line| line + offset);
+                report.line = lines.map(|line| line.saturating_add(offset));
                 PyRecord::compact(report)
             })
             .collect()
+    }
+
+    /// Evaluates one record; a panic inside the engine (a bug) is its ERROR.
+    fn evaluate_one(&self, input: &Input) -> Report {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.pack.evaluate(input)))
+            .unwrap_or_else(|panic| {
+                self.errored(
+                    input.id.clone(),
+                    format!("evaluation failed: {}", panic_message(panic.as_ref())),
+                )
+            })
     }
 
     fn errored(&self, id: Value, reason: String) -> Report {
@@ -410,7 +451,8 @@ fn on_deep_stack<T>(f: impl FnOnce() -> T) -> T {
 
 /// Reloads a pickled `Pack`: from its path as given when it exists (relative to
 /// this process's working folder), else from the absolute path it was loaded
-/// from. Warns when the pack found is not the revision that was pickled.
+/// from; the same for each plugin folder. Warns when the pack found is not the
+/// revision that was pickled.
 #[pyfunction]
 #[pyo3(signature = (path, absolute, overrides, plugin_dirs, revision))]
 fn _restore_pack(
@@ -418,13 +460,20 @@ fn _restore_pack(
     path: PathBuf,
     absolute: Option<PathBuf>,
     overrides: &Bound<'_, PyAny>,
-    plugin_dirs: Vec<PathBuf>,
+    plugin_dirs: (Vec<PathBuf>, Vec<Option<PathBuf>>),
     revision: &str,
 ) -> PyResult<PyPack> {
-    let path = match absolute {
-        Some(absolute) if !path.exists() && absolute.exists() => absolute,
-        _ => path,
+    let here = |given: PathBuf, absolute: Option<PathBuf>| match absolute {
+        Some(absolute) if !given.exists() && absolute.exists() => absolute,
+        _ => given,
     };
+    let path = here(path, absolute);
+    let (given_dirs, absolute_dirs) = plugin_dirs;
+    let plugin_dirs = given_dirs
+        .into_iter()
+        .zip(absolute_dirs)
+        .map(|(given, absolute)| here(given, absolute))
+        .collect();
     let pack = PyPack::load(py, path, Some(overrides), Some(plugin_dirs))?;
     if pack.pack.revision() != revision {
         let message = format!(
@@ -617,7 +666,7 @@ impl PyRecord {
     }
 }
 
-/// A value as the JSON the result record writes for it.
+/// The report with the warning about how its record was read, first.
 fn with_note(mut report: Report, note: Option<Issue>) -> Report {
     if let Some(note) = note {
         report.issues.insert(0, note);
@@ -684,12 +733,12 @@ const MEMBERS: [&str; 4] = ["id", "output", "expected", "meta"];
 type ReadRecord = Result<(Input, Option<Issue>), (Value, String)>;
 
 /// One record of `evaluate_many`: a dict (or any mapping) with the members of
-/// an `eval` input line.
-fn read_record(record: &Bound<'_, PyAny>, position: u64) -> ReadRecord {
+/// an `eval` input line, or a line of JSONL; `number` is its place, for messages.
+fn read_record(record: &Bound<'_, PyAny>, number: u64) -> ReadRecord {
     if let Ok(line) = record.cast::<PyString>() {
         // A line of JSONL, read exactly as `tribunal eval` reads it.
         let text = line.to_string_lossy();
-        return tribunal::jsonl::read_line(&text, position).map_err(|err| (err.id, err.message));
+        return tribunal::jsonl::read_line(&text, number).map_err(|err| (err.id, err.message));
     }
     let members: [Option<Bound<'_, PyAny>>; 4] = if let Ok(dict) = record.cast::<PyDict>() {
         // No KeyError raised (and caught) for the members a record leaves out.
@@ -700,13 +749,13 @@ fn read_record(record: &Bound<'_, PyAny>, position: u64) -> ReadRecord {
         return Err((
             Value::Null,
             format!(
-                "record {position}: a record must be a dict (with `output`, and optionally `id`, `expected` and `meta`) or a line of JSON, not {}",
+                "record {number}: a record must be a dict (with `output`, and optionally `id`, `expected` and `meta`) or a line of JSON, not {}",
                 type_name(record)
             ),
         ));
     };
     read_members(members.each_ref().map(Option::as_ref))
-        .map_err(|(id, reason)| (id, format!("record {position}: {reason}")))
+        .map_err(|(id, reason)| (id, format!("record {number}: {reason}")))
 }
 
 /// `id`, `output`, `expected` and `meta` (each `None` when absent) as an
@@ -766,7 +815,11 @@ impl NotJson {
     /// "`meta/created`: a datetime is not a JSON value", for the member `name`.
     fn describe(&self, name: &str) -> String {
         let mut place = name.to_owned();
-        for step in self.path.iter().rev() {
+        for (i, step) in self.path.iter().rev().enumerate() {
+            if i == 8 {
+                place.push_str("/…");
+                break;
+            }
             place.push('/');
             place.push_str(step);
         }
@@ -790,11 +843,6 @@ struct Convert {
 
 impl Convert {
     fn value(&mut self, obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, NotJson> {
-        if depth > MAX_DEPTH {
-            return Err(NotJson::new(
-                "nested more than 1,000 levels deep (or it contains itself)".into(),
-            ));
-        }
         if obj.is_none() {
             return Ok(Value::Null);
         }
@@ -813,9 +861,23 @@ impl Convert {
                 .map(Value::Number)
                 .ok_or_else(|| NotJson::new(format!("{float} is not a number JSON can hold")));
         }
+        let is_container = obj.cast::<PyDict>().is_ok()
+            || obj.cast::<PyList>().is_ok()
+            || obj.cast::<PyTuple>().is_ok();
+        if is_container && depth >= MAX_DEPTH {
+            return Err(NotJson::new(format!(
+                "nested more than {MAX_DEPTH} levels deep (or it contains itself), deeper than an input line may be"
+            )));
+        }
         if let Ok(dict) = obj.cast::<PyDict>() {
             let mut map = Map::with_capacity(dict.len());
-            for (key, item) in dict.iter() {
+            // A snapshot of the items: converting a value may run Python code
+            // (a numpy `tolist()`), which could change the dict.
+            let items = dict.items();
+            for item in items.iter() {
+                let (key, item): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item
+                    .extract()
+                    .map_err(|err| NotJson::new(format!("cannot read the dict: {err}")))?;
                 let key = self.key(&key)?;
                 let item = self
                     .value(&item, depth + 1)
@@ -833,7 +895,7 @@ impl Convert {
         // numpy scalars and arrays (as in Ray and pandas batches).
         if obj.hasattr("dtype").unwrap_or(false) {
             if let Ok(plain) = obj.call_method0("tolist") {
-                return self.value(&plain, depth + 1);
+                return self.value(&plain, depth);
             }
         }
         if let Ok(mapping) = obj.cast::<PyMapping>() {

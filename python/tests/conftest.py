@@ -31,15 +31,16 @@ def plugin_dir() -> Path:
 @pytest.fixture(scope="session")
 def cli():
     """Runs `tribunal` (TRIBUNAL_BIN, else `cargo run`) from the repository root
-    and returns its stdout's JSON lines."""
+    and returns its stdout's JSON lines, parsed (or as text with raw=True)."""
     binary = os.environ.get("TRIBUNAL_BIN")
     command = [str(ROOT / binary)] if binary else ["cargo", "run", "-q", "--"]
 
-    def run(*args: str) -> list:
+    def run(*args: str, raw: bool = False) -> list:
         done = subprocess.run(
             [*command, *args], cwd=ROOT, capture_output=True, text=True, check=False
         )
         assert done.returncode in (0, 1), done.stderr
-        return [json.loads(line) for line in done.stdout.splitlines()]
+        lines = done.stdout.splitlines()
+        return lines if raw else [json.loads(line) for line in lines]
 
     return run

@@ -214,3 +214,55 @@ def test_script_failure_loses_no_other_record(tmp_path):
     )
     assert [r.status for r in results] == ["PASS", "ERROR", "PASS"]
     assert "asked to fail" in results[1].error
+
+
+def test_nesting_is_read_as_deep_as_the_cli_reads_it(ksi, cli, tmp_path):
+    def nested(levels):
+        value = []
+        for _ in range(levels - 1):
+            value = [value]
+        return value
+
+    lines = [json.dumps({"output": "x", "meta": nested(n)}) for n in range(120, 132)]
+    data = tmp_path / "deep.jsonl"
+    data.write_text("\n".join(lines) + "\n")
+    expected = [r["status"] == "ERROR" for r in cli("eval", "rules/ksi-emission", "--input", str(data))]
+    assert True in expected and False in expected
+    records = [json.loads(line) for line in lines]
+    assert [r.status == "ERROR" for r in ksi.evaluate_many(records)] == expected
+
+
+def test_messages_and_lines_count_from_first_line(ksi):
+    results = ksi.evaluate_many(["{}", '{"output": "x"}', "{broken"], first_line=101)
+    assert [r.line for r in results] == [101, 102, 103]
+    assert results[0].error == "line 101: record has no `output` field"
+    assert results[2].error.startswith("line 103: not valid JSON")
+    batch = ksi.evaluate_many([{"output": "x"}, 5], first_line=None)
+    assert [r.line for r in batch] == [None, None]
+    assert batch[1].error.startswith("record 2: a record must be a dict")
+    assert "line" not in batch[0].to_dict()
+
+
+def test_a_panicking_plugin_loses_no_other_record(tmp_path, plugin_dir):
+    (tmp_path / "pack.yaml").write_text(
+        "name: panicky\nversion: 1.0.0\ncomponents: [p.yaml]\n"
+        "pipeline:\n  metrics:\n    - use: p\n"
+    )
+    (tmp_path / "p.yaml").write_text(
+        "kind: metric\nname: p\n"
+        "implementation: { plugin: { library: tribunal_fixture_sdk, component: panics } }\n"
+    )
+    pack = tribunal.Pack.load(tmp_path, plugin_dirs=[plugin_dir])
+    outputs = ["fine", "please panic", "fine too", "panic again", "ok"] * 60
+    results = pack.evaluate_many([{"id": i, "output": o} for i, o in enumerate(outputs)], jobs=2)
+    assert [r.status == "ERROR" for r in results] == ["panic" in o for o in outputs]
+    assert [r.id for r in results] == list(range(len(outputs)))
+    assert pack.evaluate("please panic").status == "ERROR"
+    assert pack.evaluate("fine").status == "PASS"
+
+
+def test_an_override_error_has_its_errors_too(root):
+    with pytest.raises(tribunal.PackError) as caught:
+        tribunal.Pack.load(root / "rules/ksi-emission", overrides={"threshold": 1})
+    (error,) = caught.value.errors
+    assert error["line"] is None and "must be component.key" in error["message"]

@@ -86,3 +86,14 @@ def test_the_example_script(root, tmp_path, cli):
     assert f"{len(expected)} records:" in done.stderr
     results = [json.loads(line) for line in out.read_text().splitlines()]
     assert results == [without_line(r) for r in expected]
+
+
+def test_missing_values_in_columns_are_absent_fields(root):
+    pandas = pytest.importorskip("pandas")
+    scorer = tribunal.ray.Scorer(root / "rules/ksi-emission")
+    frame = pandas.DataFrame({"id": ["a", None], "output": [EMITTED, EMITTED], "meta": [None, float("nan")]})
+    out = scorer(frame)
+    assert out["status"].tolist() == ["PASS", "PASS"]
+    assert json.loads(out["result"][1])["id"] is None
+    with pytest.raises(TypeError, match="give the pack's path"):
+        tribunal.ray.Scorer(scorer.pack, overrides={"a.b": 1})

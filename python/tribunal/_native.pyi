@@ -1,6 +1,6 @@
 """Type stubs of the compiled module (re-exported by ``tribunal``)."""
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from os import PathLike
 from typing import Any, Literal, Optional, Union
 
@@ -66,7 +66,7 @@ class Pack:
     def load(
         path: StrPath,
         overrides: Optional[Mapping[str, Any]] = None,
-        plugin_dirs: Optional[Iterable[StrPath]] = None,
+        plugin_dirs: Optional[Sequence[StrPath]] = None,
     ) -> Pack: ...
     @property
     def name(self) -> str: ...

@@ -34,17 +34,22 @@ def _pack(pack: PackLike) -> Pack:
 
 
 def _field(obj: Any, name: str, what: str) -> Any:
-    """``obj.name`` or ``obj[name]`` (DSPy's Example and Prediction have both)."""
+    """``obj[name]`` (DSPy's Example and Prediction, dicts), else the attribute
+    ``obj.name`` when it is not a method (a field named ``items`` or ``inputs``
+    is not Example's method of that name)."""
     if isinstance(obj, str) and what == "prediction":
         return obj
     try:
-        return getattr(obj, name)
-    except AttributeError:
-        pass
-    try:
         return obj[name]
-    except (KeyError, TypeError, IndexError):
-        raise KeyError(f"the {what} has no field `{name}`") from None
+    except (KeyError, TypeError, IndexError, AttributeError):
+        pass
+    value = getattr(obj, name, _MISSING)
+    if value is _MISSING or callable(value):
+        raise KeyError(f"the {what} has no field `{name}`")
+    return value
+
+
+_MISSING = object()
 
 
 def _expected(example: Any, name: Optional[str]) -> Any:

@@ -32,9 +32,6 @@ from ._native import Pack
 
 __all__ = ["Scorer"]
 
-RESULT_COLUMNS = ("status", "passed", "score", "result")
-
-
 class Scorer:
     """Scores batches of records with one pack, loaded once per instance.
 
@@ -57,6 +54,11 @@ class Scorer:
         jobs: int = 1,
     ) -> None:
         if isinstance(pack, Pack):
+            if overrides or plugin_dirs:
+                raise TypeError(
+                    "overrides and plugin_dirs apply when the scorer loads the pack: "
+                    "give the pack's path, or load the Pack with them"
+                )
             self.pack = pack
         else:
             self.pack = Pack.load(pack, overrides=overrides, plugin_dirs=plugin_dirs)
@@ -93,8 +95,14 @@ class Scorer:
         present = {
             field: columns[name] for field, name in self.columns.items() if name in columns
         }
+        # A missing value in a column (None, NaN, pandas' NA) is an absent field.
         return [
-            {field: values[i] for field, values in present.items()} for i in range(rows)
+            {
+                field: values[i]
+                for field, values in present.items()
+                if not _missing(values[i])
+            }
+            for i in range(rows)
         ]
 
     def _score(self, columns: Mapping[str, list], rows: int) -> dict:
@@ -112,6 +120,16 @@ class Scorer:
             ),
             "result": np.array([r.to_json() for r in results], dtype=object),
         }
+
+
+def _missing(value: Any) -> bool:
+    """None, a float NaN, or pandas' NA/NaT: what a column holds where a record
+    has no value."""
+    if value is None:
+        return True
+    if isinstance(value, float):
+        return value != value
+    return type(value).__name__ in ("NAType", "NaTType")
 
 
 def _plain(values: Any) -> list:
