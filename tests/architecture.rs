@@ -62,13 +62,25 @@ fn module_of(relative: &Path) -> Option<String> {
 
 /// Every `crate::NAME` (and `crate::{NAME, …}`) a file names.
 fn used_modules(text: &str) -> BTreeSet<String> {
+    names_after(text, "crate::")
+}
+
+/// Every first segment named after `prefix` (`prefix NAME`, `prefix{NAME, …}`),
+/// where `prefix` is not the end of a longer name.
+fn names_after(text: &str, prefix: &str) -> BTreeSet<String> {
     let mut used = BTreeSet::new();
     let mut rest = text;
-    while let Some(at) = rest.find("crate::") {
-        let after = &rest[at + "crate::".len()..];
-        if let Some(group) = after.strip_prefix('{') {
-            let end = group.find('}').unwrap_or(group.len());
-            for item in group[..end].split(',') {
+    while let Some(at) = rest.find(prefix) {
+        let before = rest[..at].chars().next_back();
+        let after = &rest[at + prefix.len()..];
+        if !before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            let items: Vec<&str> = match after.strip_prefix('{') {
+                Some(group) => group[..group.find('}').unwrap_or(group.len())]
+                    .split(',')
+                    .collect(),
+                None => vec![after],
+            };
+            for item in items {
                 let name: String = item
                     .trim()
                     .chars()
@@ -78,12 +90,6 @@ fn used_modules(text: &str) -> BTreeSet<String> {
                     used.insert(name);
                 }
             }
-        } else {
-            let name: String = after
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect();
-            used.insert(name);
         }
         rest = after;
     }
@@ -182,38 +188,6 @@ fn only_the_stated_modules_are_public() {
     );
 }
 
-/// Every `tribunal::NAME` a file names (the first segment after the crate).
-fn used_items(text: &str) -> BTreeSet<String> {
-    let mut used = BTreeSet::new();
-    let mut rest = text;
-    while let Some(at) = rest.find("tribunal::") {
-        let before = rest[..at].chars().next_back();
-        let after = &rest[at + "tribunal::".len()..];
-        // `_tribunal::`, `my_tribunal::` are other names.
-        if !before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
-            let group = after.strip_prefix('{');
-            let items: Vec<&str> = match group {
-                Some(group) => group[..group.find('}').unwrap_or(group.len())]
-                    .split(',')
-                    .collect(),
-                None => vec![after],
-            };
-            for item in items {
-                let name: String = item
-                    .trim()
-                    .chars()
-                    .take_while(|c| c.is_alphanumeric() || *c == '_')
-                    .collect();
-                if !name.is_empty() {
-                    used.insert(name);
-                }
-            }
-        }
-        rest = after;
-    }
-    used
-}
-
 /// The Python binding is a front end over the public API: it names only what
 /// `src/lib.rs` re-exports (and `jsonl`), never the hidden `cli`.
 #[test]
@@ -246,7 +220,7 @@ fn the_python_binding_uses_only_the_public_api() {
     let mut problems = Vec::new();
     for file in &files {
         let text = fs::read_to_string(file).unwrap();
-        for item in used_items(&text) {
+        for item in names_after(&text, "tribunal::") {
             if !public.contains(&item) {
                 problems.push(format!(
                     "{}: uses `tribunal::{item}`, which is not part of the public API (src/lib.rs)",
