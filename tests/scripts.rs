@@ -1464,3 +1464,33 @@ fn cli_a_script_holding_many_values_within_the_size_limits_hits_the_memory_limit
     let lines = eval(&["--set", "limits.max_memory=1000000000"]);
     assert_eq!(lines[1]["status"], "PASS", "{}", lines[1]);
 }
+
+#[test]
+fn a_backtick_inside_a_backtick_string_is_shown_at_the_string_with_the_escape() {
+    for line in [
+        "    let m = `use `json` here`;",
+        "    let m = `field `${f}` is missing`;",
+    ] {
+        let script = format!("fn evaluate(ctx) {{\n{line}\n    1\n}}");
+        let (err, dir) = load_error("metric", &script, "");
+        let at = format!("{}:2:13: script `m`: ", dir.path().join("m.rhai").display());
+        assert!(err.starts_with(&format!("error: {at}")), "{err}");
+        assert!(
+            err.contains(
+                "help: a backtick ends a `...` string: write a backtick inside one as two (``)"
+            ),
+            "{err}"
+        );
+    }
+    // Written as the guide says, the same text loads and is the message.
+    let pack = metric("fn evaluate(ctx) {\n    #{ score: 1.0, issues: [`use ``json`` here`] }\n}");
+    let report = eval(&pack, "x");
+    assert_eq!(report.issues[0].message, "use `json` here");
+    // Other syntax errors keep their own position and no such help.
+    let (err, _dir) = load_error(
+        "metric",
+        "fn evaluate(ctx) {\n    let x = `a` + ;\n    1\n}",
+        "",
+    );
+    assert!(!err.contains("help: a backtick"), "{err}");
+}

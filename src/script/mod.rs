@@ -239,12 +239,16 @@ pub fn compile(
     origin: Origin,
 ) -> Result<Arc<CompiledScript>, LoadError> {
     let mut ast = host.engine.compile(text).map_err(|err| {
-        let at = origin.locate(err.1);
-        LoadError::new(
-            &origin.file,
-            at,
-            format!("script `{name}`: {}", strip_position(&err.0.to_string())),
-        )
+        let message = format!("script `{name}`: {}", strip_position(&err.0.to_string()));
+        match backtick_in_string(text, err.1) {
+            // Point at the string a backtick ended early, and say how to write one.
+            Some(string_at) => LoadError::new(&origin.file, origin.locate(string_at), message)
+                .with_help(Some(
+                    "a backtick ends a `...` string: write a backtick inside one as two (``), or use a \"...\" string"
+                        .to_owned(),
+                )),
+            None => LoadError::new(&origin.file, origin.locate(err.1), message),
+        }
     })?;
     ast.set_source(name);
     let (entry, params) = entry_point(kind);
@@ -287,6 +291,37 @@ pub fn compile(
         entry_at: definition_position(text, entry),
         uses_compare,
     }))
+}
+
+/// Where the backtick string starts when a syntax error at `at` looks like a
+/// literal backtick that ended it early: the error's line holds a backtick
+/// string followed, right after its closing backtick, by a word character
+/// (`` `use `json` here` ``). `None` otherwise.
+fn backtick_in_string(text: &str, at: Position) -> Option<Position> {
+    let line_number = at.line()?;
+    let line = text.lines().nth(line_number.checked_sub(1)?)?;
+    let chars: Vec<char> = line.chars().collect();
+    let mut open: Option<usize> = None;
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i] == '`' {
+            match open {
+                None => open = Some(i),
+                // `` inside a string is an escaped backtick, not its end.
+                Some(_) if chars.get(i + 1) == Some(&'`') => i += 1,
+                Some(start) => {
+                    let next = chars.get(i + 1);
+                    if next.is_some_and(|c| c.is_alphanumeric() || matches!(c, '_' | '$')) {
+                        let column = u16::try_from(start + 1).ok()?;
+                        return Some(Position::new(u16::try_from(line_number).ok()?, column));
+                    }
+                    open = None;
+                }
+            }
+        }
+        i += 1;
+    }
+    None
 }
 
 /// The position of `fn NAME` in the text (line 1, column 1 if not found).
