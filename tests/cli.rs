@@ -1454,3 +1454,36 @@ fn the_readme_names_every_flag() {
         "flags the README does not name: {missing:?}"
     );
 }
+
+#[test]
+fn pack_tests_match_messages_with_contains_and_matches() {
+    let dir = tempfile::tempdir().unwrap();
+    demo_pack(dir.path());
+    let manifest = dir.path().join("pack.yaml");
+    let text = fs::read_to_string(&manifest).unwrap();
+    fs::write(&manifest, format!("{text}tests: [tests/*.yaml]\n")).unwrap();
+    write(
+        dir.path(),
+        "tests/t.yaml",
+        r#"- name: prose is described, not emitted
+  output: I would emit a JSON event here.
+  expect:
+    status: NEEDS_IMPROVEMENT
+    feedback: { contains: "describes JSON instead of emitting it" }
+    issues:
+      - message: { contains: "Raw output starts" }
+      - message: { matches: "^describes JSON" }
+- name: a wrong expectation says what it wanted
+  output: I would emit a JSON event here.
+  expect:
+    feedback: { matches: "^Nothing" }
+"#,
+    );
+    let out = tribunal().arg("test").arg(dir.path()).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("1 passed, 1 failed"), "{stdout}");
+    assert!(
+        stdout.contains("feedback: expected text matching \"^Nothing\", got \"Previous issues:"),
+        "{stdout}"
+    );
+}

@@ -99,8 +99,48 @@ pub fn mismatches(expected: &Value, actual: &Value) -> Vec<String> {
     out
 }
 
+/// A text matcher in place of a string: `{contains: TEXT}` or `{matches: REGEX}`.
+fn text_matcher(expected: &Value) -> Option<(&str, &str)> {
+    let Value::Object(map) = expected else {
+        return None;
+    };
+    let (key, Value::String(pattern)) = map.iter().next()? else {
+        return None;
+    };
+    (map.len() == 1 && (key == "contains" || key == "matches"))
+        .then_some((key.as_str(), pattern.as_str()))
+}
+
 fn compare(expected: &Value, actual: &Value, path: &str, out: &mut Vec<String>) {
     let here = if path.is_empty() { "(record)" } else { path };
+    // `{contains: ...}` / `{matches: ...}` against a text (or a missing one).
+    if let (Some((kind, pattern)), Value::String(_) | Value::Null) =
+        (text_matcher(expected), actual)
+    {
+        let text = actual.as_str();
+        let matched = match kind {
+            "contains" => text.is_some_and(|text| text.contains(pattern)),
+            _ => match regex::Regex::new(pattern) {
+                Ok(regex) => text.is_some_and(|text| regex.is_match(text)),
+                Err(err) => {
+                    out.push(format!("{here}: `matches` is not a valid regex: {err}"));
+                    return;
+                }
+            },
+        };
+        if !matched {
+            let wanted = if kind == "contains" {
+                "text containing"
+            } else {
+                "text matching"
+            };
+            out.push(format!(
+                "{here}: expected {wanted} {}, got {actual}",
+                Value::String(pattern.to_owned())
+            ));
+        }
+        return;
+    }
     match (expected, actual) {
         (Value::Object(e), Value::Object(a)) => {
             for (key, value) in e {
@@ -303,6 +343,26 @@ mod tests {
         )
         .is_empty());
         assert!(mismatches(&json!({"issues": [{"message": "a"}]}), &actual).is_empty());
+        // Text matchers: `contains` and `matches`, on text or a missing text.
+        let record = json!({"error": "script `m` (m.rhai:3:9): asked to fail", "feedback": null, "json": {"contains": "x"}});
+        assert!(mismatches(&json!({"error": {"contains": "asked to fail"}}), &record).is_empty());
+        assert!(mismatches(
+            &json!({"error": {"matches": "^script `m` \\(.*:3:9\\)"}}),
+            &record
+        )
+        .is_empty());
+        assert_eq!(
+            mismatches(&json!({"error": {"contains": "nope"}, "feedback": {"matches": "."}}), &record),
+            [
+                "error: expected text containing \"nope\", got \"script `m` (m.rhai:3:9): asked to fail\"",
+                "feedback: expected text matching \".\", got null",
+            ]
+        );
+        assert!(mismatches(&json!({"error": {"matches": "("}}), &record)[0]
+            .starts_with("error: `matches` is not a valid regex"));
+        // An object in the result is compared as an object, even one that looks like a matcher.
+        assert!(mismatches(&json!({"json": {"contains": "x"}}), &record).is_empty());
+        assert!(!mismatches(&json!({"json": {"contains": "y"}}), &record).is_empty());
         assert_eq!(mismatches(&json!({"issues": []}), &actual).len(), 1);
         assert_eq!(
             mismatches(&json!({"status": "FAIL"}), &actual),
