@@ -164,13 +164,17 @@ pub(crate) fn render_report(report: &Report) -> String {
     out
 }
 
-/// A JSON value given on the command line: `@FILE` or the path of an existing
-/// file is read as JSON; anything else is inline JSON.
+/// A JSON value given on the command line: `@FILE`, or a path that exists, is
+/// read as a JSON file (a device or a folder there is refused as such); text
+/// that starts like a JSON object, array or string is inline JSON; anything else
+/// is taken as a file name (so a typo says "no such file").
 fn json_arg(flag: &str, value: &str) -> Result<Value, String> {
-    let file = value
-        .strip_prefix('@')
-        .map(PathBuf::from)
-        .or_else(|| Some(PathBuf::from(value)).filter(|path| path.is_file()));
+    let looks_inline = value.trim_start().starts_with(['{', '[', '"']);
+    let file = value.strip_prefix('@').map(PathBuf::from).or_else(|| {
+        let path = PathBuf::from(value);
+        (path.exists() || !looks_inline && serde_json::from_str::<Value>(value).is_err())
+            .then_some(path)
+    });
     match file {
         Some(path) => {
             let text = crate::files::read_regular_text(&path, crate::files::MAX_VALUE_FILE_BYTES)
@@ -179,7 +183,7 @@ fn json_arg(flag: &str, value: &str) -> Result<Value, String> {
                 .map_err(|e| format!("{flag}: {}: not valid JSON: {e}", path.display()))
         }
         None => serde_json::from_str(value).map_err(|e| {
-            format!("{flag}: neither a file nor valid JSON (give a JSON file, @FILE, or inline JSON): {e}")
+            format!("{flag}: not valid JSON: {e} (give inline JSON, @FILE, or a JSON file)")
         }),
     }
 }

@@ -123,6 +123,12 @@ fn compare(expected: &Value, actual: &Value, path: &str, out: &mut Vec<String>) 
             _ => match regex::Regex::new(pattern) {
                 Ok(regex) => text.is_some_and(|text| regex.is_match(text)),
                 Err(err) => {
+                    // The regex crate's message spans lines (a caret diagram).
+                    let err = err
+                        .to_string()
+                        .split_whitespace()
+                        .collect::<Vec<_>>()
+                        .join(" ");
                     out.push(format!("{here}: `matches` is not a valid regex: {err}"));
                     return;
                 }

@@ -294,9 +294,10 @@ pub fn compile(
 }
 
 /// Where the backtick string starts when a syntax error at `at` looks like a
-/// literal backtick that ended it early: the error's line holds a backtick
-/// string followed, right after its closing backtick, by a word character
-/// (`` `use `json` here` ``). `None` otherwise.
+/// literal backtick that ended it early: on the error's line, a backtick string
+/// closes right before the error's column and a word character follows
+/// (`` `use `json` here` ``). `None` otherwise (and for a string that started
+/// on an earlier line).
 fn backtick_in_string(text: &str, at: Position) -> Option<Position> {
     let line_number = at.line()?;
     let line = text.lines().nth(line_number.checked_sub(1)?)?;
@@ -310,8 +311,12 @@ fn backtick_in_string(text: &str, at: Position) -> Option<Position> {
                 // `` inside a string is an escaped backtick, not its end.
                 Some(_) if chars.get(i + 1) == Some(&'`') => i += 1,
                 Some(start) => {
+                    // The error is at the text right after this backtick.
                     let next = chars.get(i + 1);
-                    if next.is_some_and(|c| c.is_alphanumeric() || matches!(c, '_' | '$')) {
+                    let error_here = at.position() == Some(i + 2);
+                    if error_here
+                        && next.is_some_and(|c| c.is_alphanumeric() || matches!(c, '_' | '$'))
+                    {
                         let column = u16::try_from(start + 1).ok()?;
                         return Some(Position::new(u16::try_from(line_number).ok()?, column));
                     }
