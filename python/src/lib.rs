@@ -258,7 +258,7 @@ impl PyPack {
         std::thread::scope(|scope| {
             for _ in 0..jobs {
                 let (work_rx, done_tx) = (&work_rx, done_tx.clone());
-                std::thread::Builder::new()
+                let spawned = std::thread::Builder::new()
                     .name("tribunal-evaluate".into())
                     .stack_size(tribunal::STACK_SIZE)
                     .spawn_scoped(scope, move || loop {
@@ -271,10 +271,14 @@ impl PyPack {
                         if done_tx.send((seq, done)).is_err() {
                             break;
                         }
-                    })
-                    .map_err(|err| {
-                        TribunalError::new_err(format!("cannot start a thread: {err}"))
-                    })?;
+                    });
+                if let Err(err) = spawned {
+                    // The workers already started stop when the work channel closes.
+                    drop(work_tx);
+                    return Err(TribunalError::new_err(format!(
+                        "cannot start a thread: {err}"
+                    )));
+                }
             }
             drop(done_tx);
             let mut pending: BTreeMap<usize, Vec<PyRecord>> = BTreeMap::new();
