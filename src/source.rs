@@ -133,10 +133,12 @@ impl Sources {
                     .read_text(&file, path)
                     .map_err(|err| at(format!("cannot read script: {err}")))?
                     .text;
-                self.compile_script(component, &text, crate::script::Origin::file(&file))
+                let origin = crate::script::Origin::file(&file).within_pack(files.root());
+                self.compile_script(component, &text, origin)
             }
             Spec::Inline(text) => {
-                self.compile_script(component, text, crate::script::inline_origin(source))
+                let origin = crate::script::inline_origin(source).within_pack(files.root());
+                self.compile_script(component, text, origin)
             }
             Spec::Plugin(plugin) => {
                 let library = crate::plugin::check(

@@ -1495,3 +1495,43 @@ fn pack_tests_match_messages_with_contains_and_matches() {
         "{stdout}"
     );
 }
+
+#[test]
+fn a_scripts_error_names_its_file_the_same_wherever_the_pack_is_run_from() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "pack.yaml",
+        "name: thrower\ncomponents: [components/t.yaml]\npipeline:\n  metrics: [t]\n",
+    );
+    write(
+        dir.path(),
+        "components/t.yaml",
+        "kind: metric\nname: t\nimplementation: { script: t.rhai }\n",
+    );
+    write(
+        dir.path(),
+        "components/t.rhai",
+        "fn evaluate(ctx) {\n    throw \"no\";\n}\n",
+    );
+    let error_from = |cwd: &Path, pack: &Path| {
+        let out = tribunal()
+            .args(["check", "--json"])
+            .arg(pack)
+            .current_dir(cwd)
+            .write_stdin("x")
+            .output()
+            .unwrap();
+        let record: Value = serde_json::from_slice(&out.stdout).unwrap();
+        record["error"].as_str().unwrap().to_owned()
+    };
+    let inside = error_from(dir.path(), Path::new("."));
+    let parent = dir.path().parent().unwrap();
+    let beside = error_from(parent, dir.path().strip_prefix(parent).unwrap());
+    let absolute = error_from(Path::new("/"), dir.path());
+    assert_eq!(
+        inside,
+        "metric `t`: script `t` (components/t.rhai:2:5): script threw: no"
+    );
+    assert_eq!((&beside, &absolute), (&inside, &inside));
+}

@@ -90,6 +90,9 @@ impl ScriptHost {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Origin {
     pub file: PathBuf,
+    /// The file as a record's error names it: relative to the pack's folder, so
+    /// the message is the same wherever the pack is run from (`None`: `file`).
+    pub shown: Option<String>,
     /// Lines before the script's first line in `file` (0 for a `.rhai` file).
     pub line_offset: usize,
     /// Columns before the script's text on each line (the indentation of an
@@ -100,6 +103,7 @@ pub struct Origin {
 impl Origin {
     pub fn file(path: &Path) -> Self {
         Self {
+            shown: None,
             file: path.to_path_buf(),
             line_offset: 0,
             column_offset: 0,
@@ -115,7 +119,22 @@ impl Origin {
 
     fn describe(&self, pos: Position) -> String {
         let (line, column) = self.locate(pos);
-        format!("{}:{line}:{column}", self.file.display())
+        match &self.shown {
+            Some(shown) => format!("{shown}:{line}:{column}"),
+            None => format!("{}:{line}:{column}", self.file.display()),
+        }
+    }
+
+    /// The same origin, naming its file relative to the pack folder `root` (a
+    /// canonical path) in records' errors; load errors keep the path as given.
+    #[must_use]
+    pub fn within_pack(mut self, root: &Path) -> Self {
+        self.shown = std::fs::canonicalize(&self.file).ok().and_then(|file| {
+            file.strip_prefix(root)
+                .ok()
+                .map(|relative| relative.display().to_string())
+        });
+        self
     }
 }
 
@@ -141,6 +160,7 @@ pub fn inline_origin(source: &crate::yaml::Source) -> Origin {
     });
     let Some((index, after_key)) = found else {
         return Origin {
+            shown: None,
             file: source.path.clone(),
             line_offset: line.saturating_sub(1),
             column_offset: 0,
@@ -168,6 +188,7 @@ pub fn inline_origin(source: &crate::yaml::Source) -> Origin {
             |d| key_indent + d as usize,
         );
         Origin {
+            shown: None,
             file: source.path.clone(),
             line_offset: file_line,
             column_offset: indent,
@@ -176,6 +197,7 @@ pub fn inline_origin(source: &crate::yaml::Source) -> Origin {
         let quote = usize::from(value.starts_with(['"', '\'']));
         let start = key_line.len() - value.len() + quote;
         Origin {
+            shown: None,
             file: source.path.clone(),
             line_offset: file_line - 1,
             column_offset: key_line[..start].chars().count(),
@@ -435,6 +457,7 @@ mod tests {
     #[test]
     fn origin_offsets_positions() {
         let origin = Origin {
+            shown: None,
             file: PathBuf::from("m.yaml"),
             line_offset: 4,
             column_offset: 4,
