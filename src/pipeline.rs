@@ -309,11 +309,15 @@ impl Pack {
         let tried: Vec<&str> = self.ladder.iter().map(|t| t.as_str()).collect();
         let hidden = extract::hidden_failure(output);
         if let Some(fallback) = self.contract.as_ref().and_then(|c| c.fallback_json(output)) {
-            let why = hidden.map_or_else(String::new, |why| format!(" ({why})"));
+            // JSON that is there but broken: say where and why, for the re-ask.
+            let found = match extract::parse_failure(output) {
+                Some(why) => format!("the JSON in the output could not be read ({why})"),
+                None => "no JSON found in the output".to_owned(),
+            };
             issues.push(Issue::warning(
                 "extraction",
                 format!(
-                    "no JSON found in the output (tried: {}){why}; used the fallback values. Raw output starts: {:?}",
+                    "{found} (tried: {}); used the fallback values. Raw output starts: {:?}",
                     tried.join(", "),
                     prefix_chars(output, FALLBACK_QUOTE_CHARS)
                 ),

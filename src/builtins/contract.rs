@@ -18,7 +18,7 @@ struct ContractCheck {
 
 impl Postprocessor for ContractCheck {
     fn process(&self, ctx: &Context<'_>) -> Result<PostOutput, EvalError> {
-        let (issues, json) = self.contract.validate(ctx.json);
+        let (issues, json) = self.contract.validate(ctx.json, ctx.output);
         Ok(PostOutput { issues, json })
     }
 }

@@ -14,11 +14,15 @@ use super::{
 impl Contract {
     /// Validates `json` against the contract. Returns the issues and, when the
     /// kind was coerced, the corrected JSON.
-    pub fn validate(&self, json: &Value) -> (Vec<Issue>, Option<Value>) {
+    /// `output` is the raw text, to say where its JSON broke when none was read.
+    pub fn validate(&self, json: &Value, output: &str) -> (Vec<Issue>, Option<Value>) {
         let mut issues = Vec::new();
         let Value::Object(object) = json else {
             let message = if json.is_null() {
-                "the output contains no JSON object".to_owned()
+                match crate::extract::parse_failure(output) {
+                    Some(why) => format!("the output's JSON could not be read: {why}"),
+                    None => "the output contains no JSON object".to_owned(),
+                }
             } else {
                 format!("expected a JSON object, got {}", type_name(json))
             };

@@ -218,6 +218,76 @@ pub fn hidden_failure(text: &str) -> Option<String> {
     })
 }
 
+/// Where and why the JSON the text seems to hold stops being readable, for a
+/// person and for a model asked to try again: the lone-surrogate case of
+/// [`hidden_failure`], or the parser's reason at the line and column of the
+/// output where it stopped, with the text there (``expected `,` or `}` at line 1,
+/// column 49, at `-12-01}` ``). `None` when the text holds no `{` or `[` that
+/// starts like JSON, or the first value from there parses.
+pub fn parse_failure(text: &str) -> Option<String> {
+    if let Some(hidden) = hidden_failure(text) {
+        return Some(hidden);
+    }
+    // The first `{` or `[` that starts like JSON (`{"`, `{}`, `[1`, `[{`, ...),
+    // not prose in brackets (`[MOOD: calm]`, `{partial json`).
+    let start = text.match_indices(['{', '[']).find_map(|(at, open)| {
+        // `{` and `[` are one byte: what follows starts at a character boundary.
+        let next = text[at + 1..].trim_start().chars().next();
+        let starts_json = if open == "{" {
+            matches!(next, Some('"' | '}'))
+        } else {
+            next.is_some_and(|n| matches!(n, '"' | '{' | '[' | ']' | '-') || n.is_ascii_digit())
+        };
+        starts_json.then_some(at)
+    })?;
+    let candidate = &text[start..];
+    let err = serde_json::Deserializer::from_str(candidate)
+        .into_iter::<Value>()
+        .next()?
+        .err()?;
+    let reason = err.to_string();
+    let reason = reason
+        .rsplit_once(" at line ")
+        .map_or(reason.as_str(), |(reason, _)| reason);
+    // The error's place in the candidate, as a byte offset, then in the output.
+    let mut offset = 0;
+    for (i, line) in candidate.split_inclusive('\n').enumerate() {
+        if i + 1 == err.line() {
+            offset += line
+                .char_indices()
+                .nth(err.column().saturating_sub(1))
+                .map_or(line.len(), |(at, _)| at);
+            break;
+        }
+        offset += line.len();
+    }
+    // A document cut short stops at the end, wherever the parser's last character was.
+    let at = if err.is_eof() {
+        text.len()
+    } else {
+        start + offset.min(candidate.len())
+    };
+    let line = text[..at].matches('\n').count() + 1;
+    let column = text[..at]
+        .rsplit('\n')
+        .next()
+        .map_or(0, |l| l.chars().count())
+        + 1;
+    let there: String = text[at..]
+        .chars()
+        .take_while(|c| *c != '\n')
+        .take(24)
+        .collect();
+    let there = if there.trim().is_empty() {
+        "the end of the output".to_owned()
+    } else {
+        format!("`{there}`")
+    };
+    Some(format!(
+        "{reason} at line {line}, column {column}, at {there}"
+    ))
+}
+
 /// Parses `text` as JSON, accepting only an object or an array.
 ///
 /// Returns at once (without parsing) unless `text` starts with `{` or `[`, so a long
@@ -238,6 +308,34 @@ mod tests {
     use serde_json::json;
 
     const LADDER: [Tier; 4] = [Tier::Strict, Tier::Fence, Tier::Embedded, Tier::Repair];
+
+    #[test]
+    fn parse_failure_says_where_and_why_the_json_stopped() {
+        assert_eq!(
+            parse_failure("Sure:\n{\"tool\": \"book\",\n \"date\": 2026-12-01}").as_deref(),
+            Some("expected `,` or `}` at line 3, column 14, at `-12-01}`")
+        );
+        // Columns count characters; a document cut short stops at the end.
+        assert_eq!(
+            parse_failure("é🙂 {\"a\": [1, 2").as_deref(),
+            Some("EOF while parsing a list at line 1, column 15, at the end of the output")
+        );
+        assert_eq!(
+            parse_failure("é🙂 {\"a\": tru}\nmore").as_deref(),
+            Some("expected ident at line 1, column 13, at `}`")
+        );
+        // Prose in brackets is not JSON; nor is text without any, or JSON that parses.
+        for text in [
+            "[MOOD: calm] fine",
+            "I'm not sure {partial json",
+            "no json",
+            "{\"a\": 1}",
+            "ü[ü{ü",
+        ] {
+            assert_eq!(parse_failure(text), None, "{text}");
+        }
+        assert!(parse_failure("[1, 2,, 3]").unwrap().contains("at `, 3]`"));
+    }
 
     #[test]
     fn tier_names_round_trip() {
