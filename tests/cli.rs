@@ -342,6 +342,32 @@ fn set_overrides_a_component_config() {
     };
     assert_eq!(kind(&[]), "note", "memo is outside may_emit: coerced");
     assert_eq!(kind(&["--set", "contract.may_emit=[note, memo]"]), "memo");
+    // `on_violation: reject` keeps what the model wrote, with the error.
+    assert_eq!(kind(&["--set", "contract.on_violation=reject"]), "memo");
+    let out = tribunal()
+        .args(["check", "--json", "--pack"])
+        .arg(dir.path())
+        .args(["--set", "contract.on_violation=reject"])
+        .write_stdin(r#"{"kind": "memo", "text": "Hi."}"#)
+        .output()
+        .unwrap();
+    let record: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_ne!(record["status"], "PASS");
+    assert!(record["issues"].as_array().unwrap().iter().any(|issue| {
+        issue["message"] == "kind \"memo\" is not allowed (may_emit: note)"
+            && issue["severity"] == "error"
+            && issue["path"] == "/kind"
+    }));
+    tribunal()
+        .args(["check", "--pack"])
+        .arg(dir.path())
+        .args(["--set", "contract.on_violation=drop"])
+        .write_stdin("{}")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "unknown variant `drop`, expected `coerce` or `reject`",
+        ));
     tribunal()
         .args(["check", "--pack"])
         .arg(dir.path())

@@ -43,6 +43,11 @@ pub struct ContractSpec {
     pub extract: Option<Vec<Tier>>,
     #[serde(default)]
     pub may_emit: Option<Vec<String>>,
+    /// What a kind outside `may_emit` does: `coerce` (the default, seed 001's
+    /// boundary) replaces it with the fallback kind in the result's `json`;
+    /// `reject` leaves the JSON as the model wrote it. Both report an error.
+    #[serde(default)]
+    pub on_violation: Option<OnViolation>,
     #[serde(default)]
     pub kind_field: Option<String>,
     #[serde(default)]
@@ -62,6 +67,17 @@ pub struct ContractSpec {
 
 fn default_true() -> bool {
     true
+}
+
+/// `on_violation:` — what a kind outside `may_emit` does to the result's JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum OnViolation {
+    /// Replace the kind with the fallback kind (an error says so).
+    #[default]
+    Coerce,
+    /// Keep the JSON as written; the error makes the record fail to pass.
+    Reject,
 }
 
 /// One field of the contract.
@@ -310,6 +326,7 @@ pub struct Contract {
     pub ladder: Vec<Tier>,
     pub kind_field: String,
     pub may_emit: Option<Vec<String>>,
+    pub on_violation: OnViolation,
     pub fields: Vec<FieldRule>,
     pub fallback: Option<Map<String, Value>>,
     pub instructions: String,
@@ -340,6 +357,12 @@ impl Contract {
         }
         let ladder: Vec<Tier> = tiers.into_iter().filter(|t| *t != Tier::Fallback).collect();
         let kind_field = spec.kind_field.clone().unwrap_or_else(|| "kind".to_owned());
+        if spec.on_violation.is_some() && spec.may_emit.is_none() {
+            return Err(BuildError::new(
+                "`on_violation` applies to `may_emit`, which is not given",
+            )
+            .at_key("on_violation"));
+        }
         if let Some(may_emit) = &spec.may_emit {
             if may_emit.is_empty() {
                 return Err(BuildError::new("`may_emit` lists no kind").at_key("may_emit"));
@@ -394,6 +417,7 @@ impl Contract {
             ladder,
             kind_field,
             may_emit: spec.may_emit.clone(),
+            on_violation: spec.on_violation.unwrap_or_default(),
             fields,
             fallback: spec.fallback.clone(),
             instructions: spec

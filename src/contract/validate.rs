@@ -8,7 +8,7 @@ use crate::text::{count_sentences, escape_pointer, json_type_name as type_name};
 
 use super::{
     article, display_value, sentences_phrase, types_phrase, Contract, FieldRule, JsonType,
-    RAW_FALLBACK_KEY,
+    OnViolation, RAW_FALLBACK_KEY,
 };
 
 impl Contract {
@@ -116,6 +116,21 @@ impl Contract {
         if may_emit.iter().any(|m| m == kind) {
             return None;
         }
+        let at = format!("/{}", escape_pointer(&self.kind_field));
+        if self.on_violation == OnViolation::Reject {
+            issues.push(
+                Issue::error(
+                    "",
+                    format!(
+                        "{} \"{kind}\" is not allowed (may_emit: {})",
+                        self.kind_field,
+                        may_emit.join(" | ")
+                    ),
+                )
+                .at(at),
+            );
+            return None;
+        }
         let replacement = self.fallback_kind()?;
         issues.push(
             Issue::error(
@@ -126,7 +141,7 @@ impl Contract {
                     may_emit.join(" | ")
                 ),
             )
-            .at(format!("/{}", escape_pointer(&self.kind_field))),
+            .at(at),
         );
         let mut fixed = object.clone();
         fixed.insert(
