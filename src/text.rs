@@ -85,15 +85,39 @@ pub fn similarity_until(
     Some(1.0 - distance as f64 / longer as f64)
 }
 
+/// Words that end in a period without ending a sentence (compared without the
+/// period, ignoring case): titles, months, and the usual Latin and business
+/// abbreviations. A pack adds its own with `contract.sentence_abbreviations`.
+pub const SENTENCE_ABBREVIATIONS: &[&str] = &[
+    "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "gen", "col", "capt", "lt", "sgt",
+    "rev", "hon", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov",
+    "dec", "mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun", "e.g", "i.e",
+    "vs", "cf", "approx", "est", "dept", "inc", "ltd", "co", "corp", "no", "vol", "fig", "ca",
+    "al",
+];
+
 /// Counts sentences: runs of text ended by `.`, `!` or `?` (repeats such as `...`
 /// or `?!` end one sentence) followed by whitespace or the end of the text. Text
-/// after the last terminator counts as a sentence too.
+/// after the last terminator counts as a sentence too. A period does not end a
+/// sentence after an abbreviation ([`SENTENCE_ABBREVIATIONS`]), an initial (one
+/// capital letter: `J. R. R. Tolkien`, `U.S.`) or inside a number (`3.14`).
 pub fn count_sentences(text: &str) -> usize {
+    count_sentences_with(text, &[])
+}
+
+/// [`count_sentences`], with `abbreviations` (without their period) added to
+/// the list.
+pub fn count_sentences_with(text: &str, abbreviations: &[String]) -> usize {
     let mut count = 0;
     let mut in_sentence = false;
+    // The word being read (since the last whitespace), for the abbreviation check.
+    let mut word = String::new();
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         if matches!(c, '.' | '!' | '?' | '…') {
+            let abbreviated =
+                c == '.' && chars.peek() != Some(&'.') && is_abbreviation(&word, abbreviations);
+            word.push(c);
             while matches!(
                 chars.peek(),
                 Some('.' | '!' | '?' | '…' | '"' | '\'' | ')' | '”' | '’')
@@ -101,15 +125,36 @@ pub fn count_sentences(text: &str) -> usize {
                 chars.next();
             }
             let at_boundary = chars.peek().is_none_or(|n| n.is_whitespace());
-            if at_boundary && in_sentence {
+            if at_boundary && in_sentence && !abbreviated {
                 count += 1;
                 in_sentence = false;
             }
-        } else if !c.is_whitespace() {
+        } else if c.is_whitespace() {
+            word.clear();
+        } else {
+            word.push(c);
             in_sentence = true;
         }
     }
     count + usize::from(in_sentence)
+}
+
+/// Whether `word` (the text before a period, from the last whitespace) is an
+/// abbreviation or an initial.
+fn is_abbreviation(word: &str, extra: &[String]) -> bool {
+    let word = word.trim_start_matches(|c: char| !c.is_alphanumeric());
+    if word.is_empty() {
+        return false;
+    }
+    // `J`, `U.S`, `R.R`: single capital letters between periods.
+    if word
+        .split('.')
+        .all(|part| part.chars().count() == 1 && part.chars().all(char::is_uppercase))
+    {
+        return true;
+    }
+    let is = |known: &str| known.trim_end_matches('.').eq_ignore_ascii_case(word);
+    SENTENCE_ABBREVIATIONS.iter().any(|known| is(known)) || extra.iter().any(|known| is(known))
 }
 
 /// Python's `repr()` of a string, so feedback reads exactly like the seeds'
@@ -429,6 +474,31 @@ mod tests {
         assert_eq!(count_sentences("Pi is 3.14 today."), 1);
         assert_eq!(count_sentences("   "), 0);
         assert_eq!(count_sentences("no terminator"), 1);
+        // Abbreviations, initials and numbers do not end a sentence.
+        assert_eq!(
+            count_sentences("Fly out on Dec. 1. They need two seats."),
+            2
+        );
+        assert_eq!(
+            count_sentences("J. R. R. Tolkien wrote it. Dr. Who liked it."),
+            2
+        );
+        assert_eq!(
+            count_sentences("Bring fruit, e.g. apples, i.e. food. Then eat."),
+            2
+        );
+        assert_eq!(
+            count_sentences("The U.S. team won 3.5 points (approx. 4). Done."),
+            2
+        );
+        assert_eq!(count_sentences("It costs 5 USD. Mr. Smith pays."), 2);
+        assert_eq!(count_sentences("See the appx. Then stop."), 2);
+        assert_eq!(
+            count_sentences_with("See the appx. Then stop.", &["appx".to_owned()]),
+            1
+        );
+        // An ellipsis after an abbreviation-like word still ends the sentence.
+        assert_eq!(count_sentences("Wait for Dec... It comes."), 2);
     }
 
     #[test]

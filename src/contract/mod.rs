@@ -63,6 +63,10 @@ pub struct ContractSpec {
     /// Whether keys not listed in `fields` are allowed (default true: extra fields are preserved).
     #[serde(default = "default_true")]
     pub additional_fields: bool,
+    /// Words that end in a period without ending a sentence, for `sentences:`
+    /// (added to the built-in list: titles, months, `e.g.`, `vs.`, ...).
+    #[serde(default)]
+    pub sentence_abbreviations: Vec<String>,
 }
 
 fn default_true() -> bool {
@@ -332,6 +336,8 @@ pub struct Contract {
     pub instructions: String,
     pub example: Option<Value>,
     pub additional_fields: bool,
+    /// `sentence_abbreviations`, each without its final period.
+    pub sentence_abbreviations: Vec<String>,
 }
 
 impl Contract {
@@ -426,6 +432,11 @@ impl Contract {
                 .unwrap_or_else(|| DEFAULT_INSTRUCTIONS.to_owned()),
             example: spec.example.clone(),
             additional_fields: spec.additional_fields,
+            sentence_abbreviations: spec
+                .sentence_abbreviations
+                .iter()
+                .map(|word| word.trim().trim_end_matches('.').to_owned())
+                .collect(),
         })
     }
 

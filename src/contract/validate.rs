@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 use crate::report::Issue;
-use crate::text::{count_sentences, escape_pointer, json_type_name as type_name};
+use crate::text::{count_sentences_with, escape_pointer, json_type_name as type_name};
 
 use super::{
     article, display_value, sentences_phrase, types_phrase, Contract, FieldRule, JsonType,
@@ -96,7 +96,7 @@ impl Contract {
             }
         }
         if let (Some((lo, hi)), Value::String(text)) = (field.sentences, value) {
-            let count = count_sentences(text);
+            let count = count_sentences_with(text, &self.sentence_abbreviations);
             if count < lo || count > hi {
                 fail(format!(
                     "`{name}` must be {}, got {count}",
