@@ -195,6 +195,22 @@ pub struct ScoringSpec {
     /// A score below this is FAIL.
     #[serde(default)]
     pub min_score: Option<f64>,
+    /// A pack with a contract, on an output where no JSON was found (and no
+    /// fallback applies): `fail` (the default) makes the record FAIL whatever
+    /// the issue count; `issues` counts the contract's error like any other.
+    #[serde(default)]
+    pub no_json: NoJson,
+}
+
+/// `scoring.no_json`: the status of a record whose output held no JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum NoJson {
+    /// FAIL, whatever the issue count.
+    #[default]
+    Fail,
+    /// The contract's error counts like any other issue.
+    Issues,
 }
 
 fn default_needs_improvement_max() -> usize {
@@ -207,6 +223,7 @@ impl Default for ScoringSpec {
             pass_max_issues: 0,
             needs_improvement_max_issues: default_needs_improvement_max(),
             min_score: None,
+            no_json: NoJson::default(),
         }
     }
 }

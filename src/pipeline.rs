@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use crate::component::{Context, EvalError};
 use crate::extract::{self, Tier};
+use crate::manifest::NoJson;
 use crate::pack::Pack;
 use crate::report::{ExtractionInfo, Issue, MetricResult, Report, Severity, Status};
 use crate::text::{prefix_chars, python_repr_list};
@@ -233,6 +234,11 @@ impl Pack {
         }
         report.score = self.weighted_score(&report.metrics);
         report.status = self.status(report.error_count(), report.score);
+        // The contract asked for JSON and there is none: not a near miss.
+        let no_json = report.extraction.as_ref().is_some_and(|e| e.tier.is_none());
+        if no_json && self.contract.is_some() && self.scoring.no_json == NoJson::Fail {
+            report.status = Status::Fail;
+        }
         report.passed = report.status == Status::Pass;
         report.feedback = self.feedback(&report.issues);
         report

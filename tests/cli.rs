@@ -1561,3 +1561,42 @@ fn a_scripts_error_names_its_file_the_same_wherever_the_pack_is_run_from() {
     );
     assert_eq!((&beside, &absolute), (&inside, &inside));
 }
+
+#[test]
+fn no_json_in_a_contract_pack_fails_unless_the_pack_counts_it_as_issues() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = |scoring: &str| {
+        write(
+            dir.path(),
+            "pack.yaml",
+            &format!(
+                "name: nj\ncontract:\n  fields:\n    tool: {{ type: string, required: true }}\npipeline:\n  postprocessors: [contract]\n{scoring}"
+            ),
+        );
+        let out = tribunal()
+            .args(["check", "--json"])
+            .arg(dir.path())
+            .write_stdin("I will book the flight for you.")
+            .output()
+            .unwrap();
+        let record: Value = serde_json::from_slice(&out.stdout).unwrap();
+        record["status"].as_str().unwrap().to_owned()
+    };
+    assert_eq!(pack(""), "FAIL");
+    assert_eq!(pack("scoring: { no_json: issues }\n"), "NEEDS_IMPROVEMENT");
+    assert_eq!(pack("scoring: { no_json: fail }\n"), "FAIL");
+    // JSON with a contract error is a near miss, as before.
+    write(
+        dir.path(),
+        "pack.yaml",
+        "name: nj\ncontract:\n  fields:\n    tool: { type: string, required: true }\npipeline:\n  postprocessors: [contract]\n",
+    );
+    let out = tribunal()
+        .args(["check", "--json"])
+        .arg(dir.path())
+        .write_stdin(r#"{"tool": 7}"#)
+        .output()
+        .unwrap();
+    let record: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(record["status"], "NEEDS_IMPROVEMENT");
+}
