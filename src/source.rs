@@ -183,6 +183,7 @@ impl Sources {
         Ok(Arc::new(ScriptCode {
             script,
             kind: component.kind,
+            declared: component.config.clone(),
         }))
     }
 }
@@ -206,16 +207,74 @@ impl Implementation for BuiltinCode {
 struct ScriptCode {
     script: Arc<CompiledScript>,
     kind: Kind,
+    /// The manifest's `config:`: its keys are the config the script takes, each
+    /// of its default's type.
+    declared: Option<Value>,
 }
 
 impl Implementation for ScriptCode {
     fn build(&self, config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
+        check_declared_config(ctx.name, self.declared.as_ref(), config)?;
         Ok(crate::script::build(&self.script, self.kind, config, ctx))
     }
 
     fn description(&self) -> Option<String> {
         self.script.header_comment()
     }
+}
+
+/// A script's config (its defaults, `with:` and `--set` merged) against what its
+/// manifest declares under `config:`: a key not declared is an error with the
+/// nearest declared one, and a value of another type than its default (a
+/// number for a string, say) is an error naming both; a `null` default takes
+/// any value. A manifest without `config:` declares none, so any key given is
+/// an error.
+fn check_declared_config(
+    name: &str,
+    declared: Option<&Value>,
+    config: &Value,
+) -> Result<(), BuildError> {
+    let Value::Object(given) = config else {
+        return Ok(());
+    };
+    let empty = serde_json::Map::new();
+    let declared = declared.and_then(Value::as_object).unwrap_or(&empty);
+    for (key, value) in given {
+        let Some(default) = declared.get(key) else {
+            let message = if declared.is_empty() {
+                format!("{name}: invalid config: unknown key `{key}`: the script's manifest declares no `config:` (list each key there with its default)")
+            } else {
+                format!(
+                    "{name}: invalid config: unknown key `{key}`; the script takes: {}",
+                    declared
+                        .keys()
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
+            let mut error = BuildError::new(message).at_key(key.clone());
+            error.suggestion = crate::suggest::nearest(key, declared.keys());
+            return Err(error);
+        };
+        let kind = |v: &Value| match v {
+            Value::Null => "null",
+            Value::Bool(_) => "a boolean",
+            Value::Number(_) => "a number",
+            Value::String(_) => "a string",
+            Value::Array(_) => "a list",
+            Value::Object(_) => "a map",
+        };
+        if !default.is_null() && kind(default) != kind(value) {
+            return Err(BuildError::new(format!(
+                "{name}: invalid config: `{key}` must be {} (as its default {default} in the manifest), got {}: {value}",
+                kind(default),
+                kind(value)
+            ))
+            .at_key(key.clone()));
+        }
+    }
+    Ok(())
 }
 
 /// A component exported by a native plugin library, opened and checked at load.

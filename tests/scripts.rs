@@ -1494,3 +1494,57 @@ fn a_backtick_inside_a_backtick_string_is_shown_at_the_string_with_the_escape() 
     );
     assert!(!err.contains("help: a backtick"), "{err}");
 }
+
+#[test]
+fn a_scripts_config_is_checked_against_its_declared_defaults() {
+    // `m` declares `config: { factor: 2, words: [a, b] }`.
+    let with = |config: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "m.rhai", "fn evaluate(ctx) { 1.0 }");
+        write(
+            dir.path(),
+            "m.yaml",
+            "kind: metric\nname: m\nimplementation: { script: m.rhai }\nconfig: { factor: 2, words: [a, b], note: null }\n",
+        );
+        write(
+            dir.path(),
+            "pack.yaml",
+            &format!("name: t\ncomponents: [m.yaml]\npipeline:\n  metrics:\n    - use: m\n      with: {config}\n"),
+        );
+        Pack::load(dir.path())
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    };
+    assert_eq!(with("{ factor: 3, words: [c], note: anything }"), Ok(()));
+    let err = with("{ factr: 3 }").unwrap_err();
+    assert!(
+        err.contains("pack.yaml:6:7: m: invalid config: unknown key `factr`; the script takes: `factor`, `words`, `note`"),
+        "{err}"
+    );
+    assert!(err.contains("help: did you mean `factor`?"), "{err}");
+    let err = with("{ factor: \"3\" }").unwrap_err();
+    assert!(
+        err.contains("m: invalid config: `factor` must be a number (as its default 2 in the manifest), got a string: \"3\""),
+        "{err}"
+    );
+    // A manifest without `config:` takes none.
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "m.rhai", "fn evaluate(ctx) { 1.0 }");
+    write(
+        dir.path(),
+        "m.yaml",
+        "kind: metric\nname: m\nimplementation: { script: m.rhai }\n",
+    );
+    write(
+        dir.path(),
+        "pack.yaml",
+        "name: t\ncomponents: [m.yaml]\npipeline:\n  metrics:\n    - use: m\n      with: { limit: 3 }\n",
+    );
+    let err = Pack::load(dir.path()).unwrap_err().to_string();
+    assert!(
+        err.contains(
+            "m: invalid config: unknown key `limit`: the script's manifest declares no `config:`"
+        ),
+        "{err}"
+    );
+}

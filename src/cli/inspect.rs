@@ -83,6 +83,20 @@ pub(super) fn explain(args: &ExplainArgs) -> Result<u8, String> {
             if let Some(description) = &c.description {
                 out!("\n{}", description.trim());
             }
+            let is_script = matches!(
+                c.implementation,
+                crate::manifest::Implementation::Script(_)
+                    | crate::manifest::Implementation::Inline(_)
+            );
+            if let (true, Some(serde_json::Value::Object(config))) = (is_script, &c.config) {
+                // The keys `with:` and `--set` may set, each with its default: a
+                // script takes exactly these, of these types. (A built-in's and
+                // a plugin's config are in their own docs, printed below.)
+                out!("\nconfig (the keys the script takes, with their defaults):");
+                for (key, default) in config {
+                    out!("  {key}: {default}");
+                }
+            }
             if let Some(docs) = &c.docs {
                 out!("\n{docs}");
             }

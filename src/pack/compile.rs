@@ -477,6 +477,7 @@ fn component_info(c: LoadedComponent) -> Option<ComponentInfo> {
         kind: c.manifest.kind,
         description: c.manifest.description,
         docs: c.source.body.or_else(|| code.description()),
+        config: c.manifest.config,
         code,
     })
 }

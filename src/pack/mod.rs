@@ -51,6 +51,8 @@ pub struct ComponentInfo {
     /// The Markdown body of the manifest, if it had one (for a script without
     /// one: the script's header comment).
     pub docs: Option<String>,
+    /// The manifest's `config:` (its defaults; for a script, the config it takes).
+    pub config: Option<serde_json::Value>,
     /// The code the implementation names.
     pub(crate) code: Arc<dyn crate::source::Implementation>,
 }
