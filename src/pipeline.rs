@@ -313,7 +313,6 @@ impl Pack {
             return (found.value, info);
         }
         let tried: Vec<&str> = self.ladder.iter().map(|t| t.as_str()).collect();
-        let hidden = extract::hidden_failure(output);
         if let Some(fallback) = self.contract.as_ref().and_then(|c| c.fallback_json(output)) {
             // JSON that is there but broken: say where and why, for the re-ask.
             let found = match extract::parse_failure(output) {
@@ -335,7 +334,7 @@ impl Pack {
             };
             return (fallback, info);
         }
-        if let Some(why) = hidden {
+        if let Some(why) = extract::hidden_failure(output) {
             issues.push(Issue::warning(
                 "extraction",
                 format!(

@@ -257,14 +257,7 @@ fn check_declared_config(
             error.suggestion = crate::suggest::nearest(key, declared.keys());
             return Err(error);
         };
-        let kind = |v: &Value| match v {
-            Value::Null => "null",
-            Value::Bool(_) => "a boolean",
-            Value::Number(_) => "a number",
-            Value::String(_) => "a string",
-            Value::Array(_) => "a list",
-            Value::Object(_) => "a map",
-        };
+        let kind = crate::text::json_type_name;
         if !default.is_null() && kind(default) != kind(value) {
             return Err(BuildError::new(format!(
                 "{name}: invalid config: `{key}` must be {} (as its default {default} in the manifest), got {}: {value}",

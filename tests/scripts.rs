@@ -1497,14 +1497,14 @@ fn a_backtick_inside_a_backtick_string_is_shown_at_the_string_with_the_escape() 
 
 #[test]
 fn a_scripts_config_is_checked_against_its_declared_defaults() {
-    // `m` declares `config: { factor: 2, words: [a, b] }`.
-    let with = |config: &str| {
+    // A metric `m` whose manifest ends with `declared`, used `with:` `config`.
+    let load = |declared: &str, config: &str| {
         let dir = tempfile::tempdir().unwrap();
         write(dir.path(), "m.rhai", "fn evaluate(ctx) { 1.0 }");
         write(
             dir.path(),
             "m.yaml",
-            "kind: metric\nname: m\nimplementation: { script: m.rhai }\nconfig: { factor: 2, words: [a, b], note: null }\n",
+            &format!("kind: metric\nname: m\nimplementation: {{ script: m.rhai }}\n{declared}"),
         );
         write(
             dir.path(),
@@ -1515,6 +1515,7 @@ fn a_scripts_config_is_checked_against_its_declared_defaults() {
             .map(|_| ())
             .map_err(|e| e.to_string())
     };
+    let with = |config: &str| load("config: { factor: 2, words: [a, b], note: null }\n", config);
     assert_eq!(with("{ factor: 3, words: [c], note: anything }"), Ok(()));
     let err = with("{ factr: 3 }").unwrap_err();
     assert!(
@@ -1528,19 +1529,7 @@ fn a_scripts_config_is_checked_against_its_declared_defaults() {
         "{err}"
     );
     // A manifest without `config:` takes none.
-    let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), "m.rhai", "fn evaluate(ctx) { 1.0 }");
-    write(
-        dir.path(),
-        "m.yaml",
-        "kind: metric\nname: m\nimplementation: { script: m.rhai }\n",
-    );
-    write(
-        dir.path(),
-        "pack.yaml",
-        "name: t\ncomponents: [m.yaml]\npipeline:\n  metrics:\n    - use: m\n      with: { limit: 3 }\n",
-    );
-    let err = Pack::load(dir.path()).unwrap_err().to_string();
+    let err = load("", "{ limit: 3 }").unwrap_err();
     assert!(
         err.contains(
             "m: invalid config: unknown key `limit`: the script's manifest declares no `config:`"

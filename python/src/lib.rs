@@ -865,15 +865,8 @@ impl Convert {
                 .map(Value::Number)
                 .ok_or_else(|| NotJson::new(format!("{float} is not a number JSON can hold")));
         }
-        let is_container = obj.cast::<PyDict>().is_ok()
-            || obj.cast::<PyList>().is_ok()
-            || obj.cast::<PyTuple>().is_ok();
-        if is_container && depth >= MAX_DEPTH {
-            return Err(NotJson::new(format!(
-                "nested more than {MAX_DEPTH} levels deep (or it contains itself), deeper than an input line may be"
-            )));
-        }
         if let Ok(dict) = obj.cast::<PyDict>() {
+            within_depth(depth)?;
             let mut map = Map::with_capacity(dict.len());
             // A snapshot of the items: converting a value may run Python code
             // (a numpy `tolist()`), which could change the dict.
@@ -891,9 +884,11 @@ impl Convert {
             return Ok(Value::Object(map));
         }
         if let Ok(list) = obj.cast::<PyList>() {
+            within_depth(depth)?;
             return self.items(list.iter(), depth);
         }
         if let Ok(tuple) = obj.cast::<PyTuple>() {
+            within_depth(depth)?;
             return self.items(tuple.iter(), depth);
         }
         // numpy scalars and arrays (as in Ray and pandas batches).
@@ -967,6 +962,17 @@ impl Convert {
             text.to_string_lossy().into_owned()
         }
     }
+}
+
+/// An error when a list or dict inside `depth` others is deeper than a record's
+/// member may be.
+fn within_depth(depth: usize) -> Result<(), NotJson> {
+    if depth >= MAX_DEPTH {
+        return Err(NotJson::new(format!(
+            "nested more than {MAX_DEPTH} levels deep (or it contains itself), deeper than an input line may be"
+        )));
+    }
+    Ok(())
 }
 
 /// A Python int as a JSON number, whatever its size.
