@@ -59,9 +59,14 @@ pub struct ComponentManifest {
     /// Where the code comes from: exactly one of `builtin`, `script`, `inline`, `plugin`.
     #[serde(default)]
     pub implementation: Option<ImplementationSpec>,
-    /// Default config; a pack may override it per use with `with:`.
+    /// Default config; a pack may override it per use with `with:`. For a
+    /// script, its keys are the config the script takes, each of its default's type.
     #[serde(default)]
     pub config: Option<Value>,
+    /// A script's config as a JSON Schema, checked instead of the defaults'
+    /// keys and types (for constraints types cannot say: ranges, patterns, enums).
+    #[serde(default)]
+    pub config_schema: Option<Value>,
 }
 
 /// Where a component's code comes from: exactly one of the four keys.

@@ -378,6 +378,52 @@ fn a_component_of_another_kind_is_refused() {
 }
 
 #[test]
+fn a_plugin_without_a_schema_takes_the_keys_and_types_of_its_published_defaults() {
+    // `echo` publishes `{"score": 0.0}` as its defaults and no schema.
+    let dir = tempfile::tempdir().unwrap();
+    let library = library_path("tribunal_fixture_sdk").display().to_string();
+    let load = |config: &str| {
+        write_pack(
+            dir.path(),
+            &[(
+                "e.yaml",
+                plugin_manifest("e", "metric", &library, "echo", config),
+            )],
+            "  metrics: [e]\n",
+        );
+        Pack::load_with(dir.path(), &with_plugins()).map(|_| ())
+    };
+    load("config:\n  score: 1\n").unwrap();
+    let err = load("config:\n  scor: 1\n").unwrap_err().to_string();
+    assert!(
+        err.contains("e: invalid config: unknown key `scor`; plugin `fixtures` takes: `score`")
+            && err.contains("help: did you mean `score`?"),
+        "{err}"
+    );
+    let err = load("config:\n  score: high\n").unwrap_err().to_string();
+    assert!(
+        err.contains("e: invalid config: `score` must be a number (as its default 0.0 published by the plugin), got a string: \"high\""),
+        "{err}"
+    );
+    // A component with no config publishes `{}`: every key is refused.
+    let err = {
+        write_pack(
+            dir.path(),
+            &[(
+                "e.yaml",
+                plugin_manifest("e", "metric", &library, "fails", "config:\n  x: 1\n"),
+            )],
+            "  metrics: [e]\n",
+        );
+        load_error(dir.path())
+    };
+    assert!(
+        err.contains("e: invalid config: unknown key `x`: plugin `fixtures` takes no config"),
+        "{err}"
+    );
+}
+
+#[test]
 fn plugin_config_errors_point_at_the_key_and_suggest_a_name() {
     let dir = tempfile::tempdir().unwrap();
     let library = library_path("tribunal_readability").display().to_string();
@@ -397,9 +443,26 @@ fn plugin_config_errors_point_at_the_key_and_suggest_a_name() {
     );
     let err = load_error(dir.path());
     assert!(
-        err.contains("components/r.yaml:7:3: plugin `r` (")
-            && err.contains("): invalid config: unknown field `targt`, expected one of `field`, `target`, `tolerance`")
+        err.contains("components/r.yaml:7:3: r: invalid config: unknown key `targt`; plugin `readability` takes: `field`, `target`, `tolerance`")
             && err.contains("help: did you mean `target`?"),
+        "{err}"
+    );
+    // A value the plugin's published config schema refuses: checked by the
+    // host, before the plugin sees it, and blamed on the key.
+    fs::write(
+        dir.path().join("components/r.yaml"),
+        plugin_manifest(
+            "r",
+            "metric",
+            &library,
+            "readability",
+            "config:\n  field: /text\n  tolerance: -1\n",
+        ),
+    )
+    .unwrap();
+    let err = load_error(dir.path());
+    assert!(
+        err.contains("components/r.yaml:7:3: r: invalid config at `/tolerance`: -1 is less than or equal to the minimum of 0 (the plugin's config schema)"),
         "{err}"
     );
     // A value the plugin's own check refuses, given in the pipeline's `with:`.

@@ -1537,3 +1537,61 @@ fn a_scripts_config_is_checked_against_its_declared_defaults() {
         "{err}"
     );
 }
+
+#[test]
+fn a_scripts_config_schema_is_checked_instead_of_its_defaults_types() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "m.rhai", "fn evaluate(ctx) { 1.0 }");
+    let load = |manifest_tail: &str, config: &str| {
+        write(
+            dir.path(),
+            "m.yaml",
+            &format!(
+                "kind: metric\nname: m\nimplementation: {{ script: m.rhai }}\n{manifest_tail}"
+            ),
+        );
+        write(
+            dir.path(),
+            "pack.yaml",
+            &format!("name: t\ncomponents: [m.yaml]\npipeline:\n  metrics:\n    - use: m\n      with: {config}\n"),
+        );
+        Pack::load(dir.path())
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    };
+    let schema = "config: { today: \"2026-01-01\" }\nconfig_schema:\n  type: object\n  additionalProperties: false\n  properties:\n    today: { type: string, pattern: \"^[0-9]{4}-[0-9]{2}-[0-9]{2}$\" }\n";
+    assert_eq!(load(schema, "{ today: \"2026-12-05\" }"), Ok(()));
+    let err = load(schema, "{ tday: \"2026-12-05\" }").unwrap_err();
+    assert!(
+        err.contains("m: invalid config: unknown key `tday`; the script takes: `today`")
+            && err.contains("help: did you mean `today`?"),
+        "{err}"
+    );
+    let err = load(schema, "{ today: 20261205 }").unwrap_err();
+    assert!(
+        err.contains("pack.yaml:6:") && err.contains("m: invalid config at `/today`: 20261205 is not of type \"string\" (the manifest's config_schema)"),
+        "{err}"
+    );
+    let err = load(schema, "{ today: \"5 Dec\" }").unwrap_err();
+    assert!(
+        err.contains("invalid config at `/today`: \"5 Dec\" does not match"),
+        "{err}"
+    );
+    // A schema the validator cannot compile is a load error at `config_schema`.
+    let err = load("config_schema: { type: 12 }\n", "{}").unwrap_err();
+    assert!(
+        err.contains("m.yaml:4:1: `config_schema` is not a usable JSON Schema"),
+        "{err}"
+    );
+    // `config_schema` is a script's: a built-in declares its own config.
+    write(
+        dir.path(),
+        "m.yaml",
+        "kind: metric\nname: m\nimplementation: { builtin: json_emission }\nconfig_schema: { type: object }\n",
+    );
+    let err = Pack::load(dir.path()).unwrap_err().to_string();
+    assert!(
+        err.contains("`config_schema` declares a script's config"),
+        "{err}"
+    );
+}

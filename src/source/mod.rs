@@ -24,6 +24,10 @@ use crate::script::{CompiledScript, ScriptHost, ScriptLimits};
 use crate::suggest::nearest;
 use crate::yaml::{LoadError, Source};
 
+mod config;
+
+use config::DeclaredConfig;
+
 /// A component's code, checked at load: what every implementation source provides.
 pub(crate) trait Implementation: Send + Sync + fmt::Debug {
     /// Builds the component (of the manifest's kind) for one use, with its config.
@@ -107,6 +111,13 @@ impl Sources {
             LoadError::new(&source.path, source.locate(keys, value), message)
         };
         let dir = source.path.parent().unwrap_or(Path::new("."));
+        if component.config_schema.is_some() && !matches!(spec, Spec::Script(_) | Spec::Inline(_)) {
+            return Err(error(
+                &["config_schema"],
+                None,
+                "`config_schema` declares a script's config; a built-in or a plugin declares its own (see `tribunal explain`)".to_owned(),
+            ));
+        }
         match spec {
             Spec::Builtin(name) => {
                 let at = |message| error(&["implementation", "builtin"], Some(name), message);
@@ -134,11 +145,11 @@ impl Sources {
                     .map_err(|err| at(format!("cannot read script: {err}")))?
                     .text;
                 let origin = crate::script::Origin::file(&file).within_pack(files.root());
-                self.compile_script(component, &text, origin)
+                self.compile_script(component, source, &text, origin)
             }
             Spec::Inline(text) => {
                 let origin = crate::script::inline_origin(source).within_pack(files.root());
-                self.compile_script(component, text, origin)
+                self.compile_script(component, source, text, origin)
             }
             Spec::Plugin(plugin) => {
                 let library = crate::plugin::check(
@@ -161,10 +172,22 @@ impl Sources {
                     )
                     .with_help(err.help)
                 })?;
+                let published = library
+                    .component(&plugin.component)
+                    .and_then(|c| c.config.as_ref());
+                let declared =
+                    DeclaredConfig::for_plugin(&library.name, published).map_err(|err| {
+                        error(
+                            &["implementation", "plugin", "component"],
+                            Some(&plugin.component),
+                            err,
+                        )
+                    })?;
                 Ok(Arc::new(PluginCode {
                     plugin: plugin.clone(),
                     kind: component.kind,
                     library,
+                    declared,
                 }))
             }
         }
@@ -173,6 +196,7 @@ impl Sources {
     fn compile_script(
         &self,
         component: &ComponentManifest,
+        source: &Source,
         text: &str,
         origin: crate::script::Origin,
     ) -> Result<Arc<dyn Implementation>, LoadError> {
@@ -180,10 +204,15 @@ impl Sources {
             .script_host
             .get_or_init(|| Arc::new(ScriptHost::new(self.limits)));
         let script = crate::script::compile(host, &component.name, component.kind, text, origin)?;
+        let declared =
+            DeclaredConfig::for_script(component.config.as_ref(), component.config_schema.as_ref())
+                .map_err(|err| {
+                    LoadError::new(&source.path, source.locate(&["config_schema"], None), err)
+                })?;
         Ok(Arc::new(ScriptCode {
             script,
             kind: component.kind,
-            declared: component.config.clone(),
+            declared,
         }))
     }
 }
@@ -207,67 +236,28 @@ impl Implementation for BuiltinCode {
 struct ScriptCode {
     script: Arc<CompiledScript>,
     kind: Kind,
-    /// The manifest's `config:`: its keys are the config the script takes, each
-    /// of its default's type.
-    declared: Option<Value>,
+    /// The manifest's `config_schema:`, else its `config:` (the keys the
+    /// script takes, each of its default's type).
+    declared: DeclaredConfig,
 }
 
 impl Implementation for ScriptCode {
     fn build(&self, config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
-        check_declared_config(ctx.name, self.declared.as_ref(), config)?;
+        self.declared.check(ctx.name, config)?;
         Ok(crate::script::build(&self.script, self.kind, config, ctx))
     }
 
     fn description(&self) -> Option<String> {
         self.script.header_comment()
     }
-}
 
-/// A script's config (its defaults, `with:` and `--set` merged) against what its
-/// manifest declares under `config:`: a key not declared is an error with the
-/// nearest declared one, and a value of another type than its default (a
-/// number for a string, say) is an error naming both; a `null` default takes
-/// any value. A manifest without `config:` declares none, so any key given is
-/// an error.
-fn check_declared_config(
-    name: &str,
-    declared: Option<&Value>,
-    config: &Value,
-) -> Result<(), BuildError> {
-    let Value::Object(given) = config else {
-        return Ok(());
-    };
-    let empty = serde_json::Map::new();
-    let declared = declared.and_then(Value::as_object).unwrap_or(&empty);
-    for (key, value) in given {
-        let Some(default) = declared.get(key) else {
-            let message = if declared.is_empty() {
-                format!("{name}: invalid config: unknown key `{key}`: the script's manifest declares no `config:` (list each key there with its default)")
-            } else {
-                format!(
-                    "{name}: invalid config: unknown key `{key}`; the script takes: {}",
-                    declared
-                        .keys()
-                        .map(|k| format!("`{k}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            };
-            let mut error = BuildError::new(message).at_key(key.clone());
-            error.suggestion = crate::suggest::nearest(key, declared.keys());
-            return Err(error);
-        };
-        let kind = crate::text::json_type_name;
-        if !default.is_null() && kind(default) != kind(value) {
-            return Err(BuildError::new(format!(
-                "{name}: invalid config: `{key}` must be {} (as its default {default} in the manifest), got {}: {value}",
-                kind(default),
-                kind(value)
-            ))
-            .at_key(key.clone()));
-        }
+    fn docs(&self) -> Option<String> {
+        let schema = self.declared.schema_value()?;
+        let text = serde_json::to_string_pretty(schema).unwrap_or_default();
+        Some(format!(
+            "config schema (config_schema in the manifest):\n{text}"
+        ))
     }
-    Ok(())
 }
 
 /// A component exported by a native plugin library, opened and checked at load.
@@ -276,10 +266,13 @@ struct PluginCode {
     plugin: PluginRef,
     kind: Kind,
     library: Arc<PluginLibrary>,
+    /// What the plugin publishes about the component's config.
+    declared: DeclaredConfig,
 }
 
 impl Implementation for PluginCode {
     fn build(&self, config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
+        self.declared.check(ctx.name, config)?;
         crate::plugin::instantiate(&self.library, &self.plugin, self.kind, config, ctx)
     }
 
