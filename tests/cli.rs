@@ -553,6 +553,104 @@ fn prompt_prints_the_format_block_and_schema() {
     assert_eq!(schema["required"], serde_json::json!(["kind", "text"]));
 }
 
+/// The example tool-call pack's contract has per-tool variants: its JSON
+/// Schema is a `oneOf` (one complete object per tool, the tool a `const`) that
+/// a JSON Schema validator compiles, and it accepts and refuses what the
+/// contract does.
+#[test]
+fn variants_export_a_one_of_schema_a_validator_accepts() {
+    let pack = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/packs/tool-calls");
+    let out = tribunal()
+        .args(["prompt", "--schema", "--pack"])
+        .arg(&pack)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let schema: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let branches = schema["oneOf"].as_array().expect("a oneOf");
+    let kinds: Vec<&Value> = branches
+        .iter()
+        .map(|b| &b["properties"]["tool"]["const"])
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "search_flights",
+            "book_flight",
+            "cancel_booking",
+            "ask_user"
+        ]
+    );
+    let validator = jsonschema::validator_for(&schema).expect("a valid JSON Schema");
+    let call = |text: &str| -> Value { serde_json::from_str(text).unwrap() };
+    for good in [
+        r#"{"tool": "search_flights", "args": {"origin": "LHR", "destination": "JFK", "date": "2026-12-05", "passengers": 2}, "reason": "To New York."}"#,
+        r#"{"tool": "search_flights", "args": {"origin": "LHR", "destination": "JFK", "date": "2026-12-05", "return_date": null, "passengers": 2, "cabin": "business"}, "reason": "To New York."}"#,
+        r#"{"tool": "cancel_booking", "args": {"booking_id": "QX7P2K"}, "reason": "Cancel it."}"#,
+        r#"{"tool": "ask_user", "args": {"question": "When?"}, "reason": "No date given."}"#,
+    ] {
+        let errors: Vec<String> = validator
+            .iter_errors(&call(good))
+            .map(|e| e.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{good}: {errors:?}");
+    }
+    for bad in [
+        // a tool outside the list
+        r#"{"tool": "delete_booking", "args": {"booking_id": "QX7P2K"}, "reason": "Gone."}"#,
+        // another tool's arguments
+        r#"{"tool": "cancel_booking", "args": {"origin": "LHR", "destination": "JFK"}, "reason": "Cancel."}"#,
+        // a required argument missing, an argument the tool does not take
+        r#"{"tool": "search_flights", "args": {"origin": "LHR", "destination": "JFK", "passengers": 2}, "reason": "To New York."}"#,
+        r#"{"tool": "cancel_booking", "args": {"booking_id": "QX7P2K", "seat": "aisle"}, "reason": "Cancel."}"#,
+        // a value out of range, a member the contract does not allow
+        r#"{"tool": "search_flights", "args": {"origin": "LHR", "destination": "JFK", "date": "2026-12-05", "passengers": 12}, "reason": "A group."}"#,
+        r#"{"tool": "ask_user", "args": {"question": "When?"}, "reason": "No date.", "note": "x"}"#,
+    ] {
+        assert!(!validator.is_valid(&call(bad)), "accepted: {bad}");
+    }
+}
+
+/// Mistakes in `variants:` and nested `fields:` are load errors at their line.
+#[test]
+fn contract_variant_mistakes_are_load_errors_at_their_line() {
+    let lint = |contract: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            "pack.yaml",
+            &format!("name: v\ncontract:\n{contract}"),
+        );
+        let out = tribunal().arg("lint").arg(dir.path()).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{contract}");
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let err = lint("  kind_field: tool\n  may_emit: [a]\n  variants:\n    a: {}\n");
+    assert!(
+        err.contains(
+            "pack.yaml:4:3: contract: `may_emit` and `variants` both list the allowed kinds"
+        ),
+        "{err}"
+    );
+    let err = lint("  kind_field: tool\n  fields:\n    args: { type: object }\n  variants:\n    a:\n      fields:\n        args: { type: object }\n");
+    assert!(
+        err.contains("pack.yaml:9:9: contract: variant `a` repeats the field `args` of `fields`"),
+        "{err}"
+    );
+    let err = lint("  variants:\n    a:\n      fields:\n        args:\n          type: string\n          fields:\n            x: { type: string }\n");
+    assert!(
+        err.contains("pack.yaml:6:9: contract: field `args` has `fields`, but its type does not allow an object"),
+        "{err}"
+    );
+    let err = lint("  fields:\n    args:\n      fields:\n        n: { min: 3, max: 1 }\n");
+    assert!(
+        err.contains("pack.yaml:6:9: contract: field `args.n`: min 3 is above max 1"),
+        "{err}"
+    );
+    let err = lint("  variants:\n    a:\n      fieldz: {}\n");
+    assert!(err.contains("unknown field `fieldz`"), "{err}");
+}
+
 #[test]
 fn usage_errors_exit_2() {
     tribunal().args(["eval"]).assert().code(2);

@@ -67,6 +67,23 @@ pub struct ContractSpec {
     /// (added to the built-in list: titles, months, `e.g.`, `vs.`, ...).
     #[serde(default)]
     pub sentence_abbreviations: Vec<String>,
+    /// Discriminated variants: for each value of `kind_field` (a tool, an event
+    /// type), the fields an object of that kind has besides `fields`. The
+    /// variant names are the allowed kinds (no `may_emit` with them).
+    #[serde(default)]
+    pub variants: IndexMap<String, Option<VariantSpec>>,
+}
+
+/// One kind's own fields, under `variants:`.
+#[derive(Debug, Clone, Deserialize, Default, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VariantSpec {
+    /// What this kind is for (the prompt and the JSON Schema show it).
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The fields of this kind, as `fields:` (none may repeat a common field).
+    #[serde(default)]
+    pub fields: IndexMap<String, FieldSpec>,
 }
 
 fn default_true() -> bool {
@@ -119,6 +136,14 @@ pub struct FieldSpec {
     pub prompt: Option<String>,
     #[serde(default)]
     pub description: Option<String>,
+    /// The members of an object field, each a field of its own, checked at its
+    /// path (`/args/date`) and named with dots (`args.date`).
+    #[serde(default)]
+    pub fields: IndexMap<String, FieldSpec>,
+    /// Whether an object field with `fields` may have members not listed
+    /// there (default true).
+    #[serde(default)]
+    pub additional_fields: Option<bool>,
 }
 
 /// `type: string` or `type: [string, "null"]`.
@@ -316,11 +341,24 @@ impl JsonSchema for TypeSpec {
 /// A compiled field rule.
 #[derive(Debug, Clone)]
 pub struct FieldRule {
+    /// The key in its object.
     pub name: String,
+    /// The dotted name messages use (`args.date`; the key for a top-level field).
+    pub label: String,
     pointer: String,
     pub types: Vec<JsonType>,
     pub spec: FieldSpec,
     pub sentences: Option<(usize, usize)>,
+    /// The rules for the members of an object field (`fields:` under it).
+    pub children: Vec<FieldRule>,
+}
+
+/// A compiled variant: the fields an object of one kind has besides the common ones.
+#[derive(Debug, Clone)]
+pub struct Variant {
+    pub kind: String,
+    pub description: Option<String>,
+    pub fields: Vec<FieldRule>,
 }
 
 /// A compiled contract. Immutable; shared by every record.
@@ -338,6 +376,9 @@ pub struct Contract {
     pub additional_fields: bool,
     /// `sentence_abbreviations`, each without its final period.
     pub sentence_abbreviations: Vec<String>,
+    /// The kinds' own fields (empty: no variants). With variants, `may_emit`
+    /// holds their names.
+    pub variants: Vec<Variant>,
 }
 
 impl Contract {
@@ -363,13 +404,25 @@ impl Contract {
         }
         let ladder: Vec<Tier> = tiers.into_iter().filter(|t| *t != Tier::Fallback).collect();
         let kind_field = spec.kind_field.clone().unwrap_or_else(|| "kind".to_owned());
-        if spec.on_violation.is_some() && spec.may_emit.is_none() {
+        let has_variants = !spec.variants.is_empty();
+        if spec.on_violation.is_some() && spec.may_emit.is_none() && !has_variants {
             return Err(BuildError::new(
-                "`on_violation` applies to `may_emit`, which is not given",
+                "`on_violation` applies to `may_emit` or `variants`, and neither is given",
             )
             .at_key("on_violation"));
         }
-        if let Some(may_emit) = &spec.may_emit {
+        if has_variants && spec.may_emit.is_some() {
+            return Err(BuildError::new(
+                "`may_emit` and `variants` both list the allowed kinds: drop `may_emit` (with variants, the kinds are the variant names)",
+            )
+            .at_key("may_emit"));
+        }
+        let may_emit = if has_variants {
+            Some(spec.variants.keys().cloned().collect())
+        } else {
+            spec.may_emit.clone()
+        };
+        if let Some(may_emit) = &may_emit {
             if may_emit.is_empty() {
                 return Err(BuildError::new("`may_emit` lists no kind").at_key("may_emit"));
             }
@@ -378,52 +431,55 @@ impl Contract {
                     .as_str()
                     .is_some_and(|k| may_emit.iter().any(|m| m == k))
                 {
+                    let from = if has_variants { "variants" } else { "may_emit" };
                     return Err(BuildError::new(format!(
-                        "the fallback {kind_field} {kind} is not in may_emit ({})",
+                        "the fallback {kind_field} {kind} is not in {from} ({})",
                         may_emit.join(" | ")
                     ))
                     .at_key("fallback"));
                 }
             }
         }
-        let mut fields = Vec::with_capacity(spec.fields.len());
-        for (name, field) in &spec.fields {
-            let sentences = match field.sentences {
-                None => None,
-                Some(SentencesSpec::Exactly(n)) => Some((n, n)),
-                Some(SentencesSpec::Range([a, b])) if a <= b => Some((a, b)),
-                Some(SentencesSpec::Range([a, b])) => {
-                    return Err(BuildError::new(format!(
-                        "field `{name}`: sentences [{a}, {b}] has min above max"
-                    ))
-                    .at_key(name.clone()));
-                }
+        let mut fields = compile_fields(&spec.fields, "", "fields")?;
+        if has_variants && !fields.iter().any(|f| f.name == kind_field) {
+            // The kind selects the variant: it is a required string, listed first.
+            let spec = FieldSpec {
+                types: Some(TypeSpec::One(JsonType::String)),
+                required: true,
+                ..FieldSpec::default()
             };
-            if let (Some(min), Some(max)) = (field.min, field.max) {
-                if min > max {
+            let mut implied =
+                compile_fields(&IndexMap::from([(kind_field.clone(), spec)]), "", "")?;
+            implied.append(&mut fields);
+            fields = implied;
+        }
+        let mut variants = Vec::with_capacity(spec.variants.len());
+        for (kind, variant) in &spec.variants {
+            let variant = variant.clone().unwrap_or_default();
+            let key = format!("variants.{kind}.fields");
+            for name in variant.fields.keys() {
+                if *name == kind_field || spec.fields.contains_key(name) {
                     return Err(BuildError::new(format!(
-                        "field `{name}`: min {min} is above max {max}"
+                        "variant `{kind}` repeats the field `{name}` of `fields`: a field is either common (`fields`) or a variant's own"
                     ))
-                    .at_key(name.clone()));
+                    .at_key(format!("{key}.{name}")));
                 }
             }
-            fields.push(FieldRule {
-                name: name.clone(),
-                pointer: format!("/{}", escape_pointer(name)),
-                types: field
-                    .types
-                    .as_ref()
-                    .map(TypeSpec::to_vec)
-                    .unwrap_or_default(),
-                spec: field.clone(),
-                sentences,
+            variants.push(Variant {
+                kind: kind.clone(),
+                description: variant.description.clone(),
+                fields: compile_fields(&variant.fields, "", &key)?,
             });
         }
         Ok(Self {
             ladder,
             kind_field,
-            may_emit: spec.may_emit.clone(),
-            on_violation: spec.on_violation.unwrap_or_default(),
+            may_emit,
+            on_violation: spec.on_violation.unwrap_or(if has_variants {
+                OnViolation::Reject
+            } else {
+                OnViolation::Coerce
+            }),
             fields,
             fallback: spec.fallback.clone(),
             instructions: spec
@@ -437,7 +493,24 @@ impl Contract {
                 .iter()
                 .map(|word| word.trim().trim_end_matches('.').to_owned())
                 .collect(),
+            variants,
         })
+    }
+
+    /// The variant for an object's kind, if the contract has variants and the
+    /// kind is one of them.
+    pub fn variant_of(&self, object: &Map<String, Value>) -> Option<&Variant> {
+        let kind = object.get(&self.kind_field)?.as_str()?;
+        self.variants.iter().find(|v| v.kind == kind)
+    }
+
+    /// The key the allowed kinds are listed under, as messages name it.
+    fn kinds_key(&self) -> &'static str {
+        if self.variants.is_empty() {
+            "may_emit"
+        } else {
+            "variants"
+        }
     }
 
     /// The kind written in place of one outside `may_emit`.
@@ -469,6 +542,78 @@ impl Contract {
         out.insert(RAW_FALLBACK_KEY.to_owned(), Value::Bool(true));
         Some(Value::Object(out))
     }
+}
+
+/// Compiles `fields:` (at the top, in a variant, or under an object field):
+/// each rule with its pointer and dotted label under `parent` (a pointer, `""`
+/// at the top). `key` is where the map is in the contract, for error locations.
+fn compile_fields(
+    specs: &IndexMap<String, FieldSpec>,
+    parent: &str,
+    key: &str,
+) -> Result<Vec<FieldRule>, BuildError> {
+    let mut rules = Vec::with_capacity(specs.len());
+    for (name, field) in specs {
+        let pointer = format!("{parent}/{}", escape_pointer(name));
+        let label = pointer_label(&pointer);
+        let at = if key.is_empty() {
+            name.clone()
+        } else {
+            format!("{key}.{name}")
+        };
+        let sentences = match field.sentences {
+            None => None,
+            Some(SentencesSpec::Exactly(n)) => Some((n, n)),
+            Some(SentencesSpec::Range([a, b])) if a <= b => Some((a, b)),
+            Some(SentencesSpec::Range([a, b])) => {
+                return Err(BuildError::new(format!(
+                    "field `{label}`: sentences [{a}, {b}] has min above max"
+                ))
+                .at_key(at));
+            }
+        };
+        if let (Some(min), Some(max)) = (field.min, field.max) {
+            if min > max {
+                return Err(BuildError::new(format!(
+                    "field `{label}`: min {min} is above max {max}"
+                ))
+                .at_key(at));
+            }
+        }
+        let types = field
+            .types
+            .as_ref()
+            .map(TypeSpec::to_vec)
+            .unwrap_or_default();
+        let nested = !field.fields.is_empty() || field.additional_fields.is_some();
+        if nested && !types.is_empty() && !types.contains(&JsonType::Object) {
+            return Err(BuildError::new(format!(
+                "field `{label}` has `fields`, but its type does not allow an object"
+            ))
+            .at_key(at));
+        }
+        let children = compile_fields(&field.fields, &pointer, &format!("{at}.fields"))?;
+        rules.push(FieldRule {
+            name: name.clone(),
+            label,
+            pointer,
+            types,
+            spec: field.clone(),
+            sentences,
+            children,
+        });
+    }
+    Ok(rules)
+}
+
+/// `args.date` for `/args/date`: the pointer's keys joined with dots.
+fn pointer_label(pointer: &str) -> String {
+    pointer
+        .split('/')
+        .skip(1)
+        .map(|key| key.replace("~1", "/").replace("~0", "~"))
+        .collect::<Vec<_>>()
+        .join(".")
 }
 
 fn display_value(value: &Value) -> String {

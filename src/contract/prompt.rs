@@ -10,28 +10,56 @@ impl Contract {
     /// The OUTPUT FORMAT block to append to a prompt: the schema, the rules, an example.
     pub fn format_block(&self) -> String {
         let mut lines = vec!["OUTPUT FORMAT".to_owned(), self.instructions.clone()];
-        let slots: Vec<String> = self
-            .fields
-            .iter()
-            .map(|f| {
-                let key = Value::String(f.name.clone()).to_string();
-                format!("{key}: {}", self.hint(f))
-            })
-            .collect();
-        if !slots.is_empty() {
-            lines.push(format!("Schema: {{{}}}", slots.join(", ")));
+        if !self.fields.is_empty() {
+            lines.push(format!("Schema: {}", self.object_hint(&self.fields)));
         }
-        for field in &self.fields {
-            if let Some(line) = &field.spec.prompt {
-                lines.push(line.clone());
-            } else if let Some(line) = self.generated_rule_line(field) {
-                lines.push(line);
+        self.rule_lines(&self.fields, "", &mut lines);
+        if !self.variants.is_empty() {
+            lines.push(format!("Each {} has fields of its own:", self.kind_field));
+            for variant in &self.variants {
+                let kind = Value::String(variant.kind.clone()).to_string();
+                let about = variant
+                    .description
+                    .as_deref()
+                    .map_or_else(String::new, |d| format!(" ({})", d.trim()));
+                let shape = if variant.fields.is_empty() {
+                    "no other fields".to_owned()
+                } else {
+                    self.object_hint(&variant.fields)
+                };
+                lines.push(format!("- {kind}{about}: {shape}"));
+                self.rule_lines(&variant.fields, "  ", &mut lines);
             }
         }
         if let Some(example) = &self.example {
             lines.push(format!("Example: {}", python_json(example)));
         }
         lines.join("\n")
+    }
+
+    /// Each field's rule line (its own `prompt:`, or one made from its
+    /// `enum`/`sentences`), then its members', each line after `indent`.
+    fn rule_lines(&self, fields: &[FieldRule], indent: &str, lines: &mut Vec<String>) {
+        for field in fields {
+            if let Some(line) = &field.spec.prompt {
+                lines.push(format!("{indent}{line}"));
+            } else if let Some(line) = self.generated_rule_line(field) {
+                lines.push(format!("{indent}{line}"));
+            }
+            self.rule_lines(&field.children, indent, lines);
+        }
+    }
+
+    /// `{"a": hint, "b": hint}` for an object's fields.
+    fn object_hint(&self, fields: &[FieldRule]) -> String {
+        let slots: Vec<String> = fields
+            .iter()
+            .map(|f| {
+                let key = Value::String(f.name.clone()).to_string();
+                format!("{key}: {}", self.hint(f))
+            })
+            .collect();
+        format!("{{{}}}", slots.join(", "))
     }
 
     fn hint(&self, field: &FieldRule) -> String {
@@ -45,6 +73,9 @@ impl Contract {
             .filter(|t| *t != JsonType::Null)
             .collect();
         let base = match non_null.first() {
+            None | Some(JsonType::Object) if !field.children.is_empty() => {
+                self.object_hint(&field.children)
+            }
             None => JsonType::String.default_hint().to_owned(),
             Some(JsonType::Number | JsonType::Integer)
                 if field.spec.min.is_some() && field.spec.max.is_some() =>
@@ -72,7 +103,7 @@ impl Contract {
     }
 
     fn generated_rule_line(&self, field: &FieldRule) -> Option<String> {
-        let name = &field.name;
+        let name = &field.label;
         if *name == self.kind_field {
             if let Some(may_emit) = &self.may_emit {
                 return Some(format!("{name} must be one of: {}", may_emit.join(" | ")));

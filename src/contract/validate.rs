@@ -29,35 +29,50 @@ impl Contract {
             issues.push(Issue::error("", message).at(""));
             return (issues, None);
         };
-        for field in &self.fields {
-            match object.get(&field.name) {
-                None => {
-                    if field.spec.required {
-                        issues.push(
-                            Issue::error("", format!("missing required field `{}`", field.name))
-                                .at(field.pointer.clone()),
-                        );
-                    }
-                }
-                Some(value) => self.check_field(field, value, &mut issues),
-            }
-        }
+        let variant = self.variant_of(object);
+        let variant_fields = variant.map_or(&[][..], |v| v.fields.as_slice());
+        let fields: Vec<&FieldRule> = self.fields.iter().chain(variant_fields).collect();
+        self.check_members(&fields, object, &mut issues);
         if !self.additional_fields {
-            for key in object.keys() {
-                if key != RAW_FALLBACK_KEY && !self.fields.iter().any(|f| &f.name == key) {
-                    issues.push(
-                        Issue::error("", format!("unexpected field `{key}`"))
-                            .at(format!("/{}", escape_pointer(key))),
-                    );
-                }
-            }
+            // A kind outside the variants is reported once, at the kind: the
+            // members some variant has are not "unexpected" on top of it.
+            let known: Vec<&FieldRule> = if variant.is_none() && !self.variants.is_empty() {
+                let every = self.variants.iter().flat_map(|v| &v.fields);
+                self.fields.iter().chain(every).collect()
+            } else {
+                fields
+            };
+            check_no_other_members(&known, object, "", &mut issues);
         }
         let coerced = self.coerce_kind(object, &mut issues);
         (issues, coerced)
     }
 
+    /// Checks the members of `object` that `fields` describe (a missing
+    /// required one is an issue at its path).
+    fn check_members(
+        &self,
+        fields: &[&FieldRule],
+        object: &Map<String, Value>,
+        issues: &mut Vec<Issue>,
+    ) {
+        for field in fields {
+            match object.get(&field.name) {
+                None => {
+                    if field.spec.required {
+                        issues.push(
+                            Issue::error("", format!("missing required field `{}`", field.label))
+                                .at(field.pointer.clone()),
+                        );
+                    }
+                }
+                Some(value) => self.check_field(field, value, issues),
+            }
+        }
+    }
+
     fn check_field(&self, field: &FieldRule, value: &Value, issues: &mut Vec<Issue>) {
-        let name = &field.name;
+        let name = &field.label;
         let mut fail =
             |message: String| issues.push(Issue::error("", message).at(field.pointer.clone()));
         if !field.types.is_empty() && !field.types.iter().any(|t| t.accepts(value)) {
@@ -104,7 +119,14 @@ impl Contract {
                 ));
             }
         }
-        check_members(field, value, issues);
+        check_values_and_items(field, value, issues);
+        if let Value::Object(members) = value {
+            let children: Vec<&FieldRule> = field.children.iter().collect();
+            self.check_members(&children, members, issues);
+            if field.spec.additional_fields == Some(false) {
+                check_no_other_members(&children, members, &field.pointer, issues);
+            }
+        }
     }
 
     fn coerce_kind(&self, object: &Map<String, Value>, issues: &mut Vec<Issue>) -> Option<Value> {
@@ -122,8 +144,9 @@ impl Contract {
                 Issue::error(
                     "",
                     format!(
-                        "{} \"{kind}\" is not allowed (may_emit: {})",
+                        "{} \"{kind}\" is not allowed ({}: {})",
                         self.kind_field,
+                        self.kinds_key(),
                         may_emit.join(" | ")
                     ),
                 )
@@ -136,8 +159,9 @@ impl Contract {
             Issue::error(
                 "",
                 format!(
-                    "{} \"{kind}\" is not allowed (may_emit: {}); replaced with \"{replacement}\"",
+                    "{} \"{kind}\" is not allowed ({}: {}); replaced with \"{replacement}\"",
                     self.kind_field,
+                    self.kinds_key(),
                     may_emit.join(" | ")
                 ),
             )
@@ -173,10 +197,27 @@ fn length_of(value: &Value) -> Option<usize> {
     }
 }
 
+/// With `additional_fields: false`: each member of `object` (at `pointer`)
+/// that `fields` do not list is an issue at its path.
+fn check_no_other_members(
+    fields: &[&FieldRule],
+    object: &Map<String, Value>,
+    pointer: &str,
+    issues: &mut Vec<Issue>,
+) {
+    for key in object.keys() {
+        if key != RAW_FALLBACK_KEY && !fields.iter().any(|f| &f.name == key) {
+            let at = format!("{pointer}/{}", escape_pointer(key));
+            let label = super::pointer_label(&at);
+            issues.push(Issue::error("", format!("unexpected field `{label}`")).at(at));
+        }
+    }
+}
+
 /// `values:` (the type of every member of an object) and `items:` (of every
 /// item of an array), each wrong one reported at its own path.
-fn check_members(field: &FieldRule, value: &Value, issues: &mut Vec<Issue>) {
-    let name = &field.name;
+fn check_values_and_items(field: &FieldRule, value: &Value, issues: &mut Vec<Issue>) {
+    let name = &field.label;
     let spec = &field.spec;
     let wrong = |expected: JsonType, item: &Value| {
         (!expected.accepts(item))

@@ -93,8 +93,9 @@ impl PackLoader {
         match Contract::compile(&self.contract_spec(manifest, options)?) {
             Ok(contract) => Some(Arc::new(contract)),
             Err(err) => {
+                // A dotted key (`variants.search.fields.date`) is located key by key.
                 let keys: Vec<&str> = std::iter::once("contract")
-                    .chain(err.key.as_deref())
+                    .chain(err.key.iter().flat_map(|key| key.split('.')))
                     .collect();
                 let help = err.suggestion.as_deref().map(did_you_mean);
                 self.error_at(&keys, None, format!("contract: {}", err.message))
