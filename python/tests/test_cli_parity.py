@@ -15,6 +15,7 @@ DATA_SETS = [
     ("rules/scripted-fields", "examples/data/scripted-fields.jsonl"),
     ("rules/structured-output", "examples/data/structured-output.jsonl"),
     ("examples/packs/invoice-summary", "examples/data/invoice-summary.jsonl"),
+    ("examples/packs/tool-calls", "examples/data/tool-calls.jsonl"),
 ]
 
 
