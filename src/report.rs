@@ -92,13 +92,16 @@ impl fmt::Display for Status {
 }
 
 /// What the extraction ladder did for a record.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExtractionInfo {
     /// The tier that produced `json`, or `None` when no tier succeeded.
+    #[serde(default)]
     pub tier: Option<Tier>,
     /// What the `repair` tier changed in the text (empty for other tiers).
+    #[serde(default)]
     pub repairs: Vec<Repair>,
     /// No tier found JSON and the contract's fallback wrapped the raw text.
+    #[serde(default)]
     pub raw_fallback: bool,
 }
 
@@ -110,14 +113,15 @@ impl ExtractionInfo {
 }
 
 /// A metric's result inside a report.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MetricResult {
     /// The metric's score in [0, 1].
     pub score: f64,
     /// Its weight in the record's score.
+    #[serde(default)]
     pub weight: f64,
     /// What the metric reports beyond its score (`null`: nothing).
-    #[serde(skip_serializing_if = "Value::is_null")]
+    #[serde(default, skip_serializing_if = "Value::is_null")]
     pub details: Value,
 }
 

@@ -1,14 +1,17 @@
 //! Where `eval` writes its result records, without ever losing data.
 //!
-//! A regular file (or a path that does not exist yet) is written through a
-//! temporary file in the same folder, renamed over the destination only when the
-//! run has finished: a run that fails part-way leaves the previous file as it was.
+//! A regular file (or a path that does not exist yet) is written through its
+//! partial results file in the same folder (`.NAME.partial`, locked while a run
+//! writes it), renamed over the destination only when the run has finished: a
+//! run that fails part-way leaves the previous file as it was. A run that is
+//! interrupted, cannot write, or is killed leaves the partial results, which
+//! `--resume` ([`ResultFile::resume`]) continues.
 //! Anything else (`-` for stdout, a pipe, `/dev/null`, a terminal) is written
 //! directly and never replaced. An output that is the run's own input (the same
 //! file, through any path or link) is refused before anything is opened for writing.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::thread;
@@ -20,6 +23,12 @@ pub enum OutputError {
     SameAsInput { output: PathBuf, input: PathBuf },
     #[error("cannot write results to {path}: {source}")]
     Io { path: PathBuf, source: io::Error },
+    #[error("another run is writing {path} (its partial results {partial} are locked); wait for it to finish, or write to another file")]
+    Busy { path: PathBuf, partial: PathBuf },
+    #[error(
+        "--resume needs --output to be a regular file (results are resumed from it), not {path}"
+    )]
+    NotResumable { path: PathBuf },
 }
 
 /// The destination of a run's result records.
@@ -32,6 +41,21 @@ pub struct ResultFile {
     /// on disk while the run goes on, so that the last sync before the rename
     /// has little left to wait for.
     syncer: Option<Syncer>,
+    /// Bytes of an earlier unfinished run's partial results that this run
+    /// replaced (0: there were none).
+    pub discarded: u64,
+}
+
+/// What `--resume` found to continue from.
+pub struct Resumed {
+    /// The partial results file the run continues.
+    pub partial: PathBuf,
+    /// The kept results: whole lines only, to be read and checked.
+    pub kept: Box<dyn io::BufRead + Send>,
+    /// Bytes of a torn last line (a run stopped mid-write) that were dropped.
+    pub torn: u64,
+    /// The kept results came from the finished output (there was no partial file).
+    pub from_output: bool,
 }
 
 /// Bytes written between two background syncs.
@@ -112,13 +136,75 @@ impl Write for Dest {
 struct Pending {
     temp: PathBuf,
     target: PathBuf,
+    /// Keep the partial results when the run does not finish (a resumed run
+    /// never removes the results it continues).
+    keep: bool,
 }
 
 impl Drop for Pending {
-    /// A run that did not finish removes its temporary file.
+    /// A run that did not finish removes its partial results, unless kept.
     fn drop(&mut self) {
-        let _ = fs::remove_file(&self.temp);
+        if !self.keep {
+            let _ = fs::remove_file(&self.temp);
+        }
     }
+}
+
+/// Where the results of a run writing `target` are kept until it finishes:
+/// `.NAME.partial` beside it (what `--resume` continues).
+pub fn partial_path(target: &Path) -> PathBuf {
+    let name = target
+        .file_name()
+        .map_or_else(|| "results".into(), |n| n.to_string_lossy().into_owned());
+    let partial = format!(".{name}.partial");
+    match target.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.join(partial),
+        _ => PathBuf::from(partial),
+    }
+}
+
+/// Opens (creating it if needed) the partial results file of `target` and
+/// locks it for this run: two runs never write one file.
+fn open_partial(target: &Path) -> Result<(PathBuf, File), OutputError> {
+    let partial = partial_path(target);
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&partial)
+        .map_err(|source| OutputError::Io {
+            path: partial.clone(),
+            source,
+        })?;
+    match file.try_lock() {
+        Ok(()) => Ok((partial, file)),
+        Err(fs::TryLockError::WouldBlock) => Err(OutputError::Busy {
+            path: target.to_path_buf(),
+            partial,
+        }),
+        Err(fs::TryLockError::Error(source)) => Err(OutputError::Io {
+            path: partial,
+            source,
+        }),
+    }
+}
+
+/// The length of `file` up to and including its last newline.
+fn whole_lines_length(file: &mut File) -> io::Result<u64> {
+    let mut end = file.seek(SeekFrom::End(0))?;
+    let mut chunk = vec![0u8; 1 << 16];
+    while end > 0 {
+        let size = chunk.len().min(usize::try_from(end).unwrap_or(usize::MAX));
+        let start = end - size as u64;
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(&mut chunk[..size])?;
+        if let Some(pos) = chunk[..size].iter().rposition(|b| *b == b'\n') {
+            return Ok(start + pos as u64 + 1);
+        }
+        end = start;
+    }
+    Ok(0)
 }
 
 const BUFFER: usize = 1 << 16;
@@ -130,6 +216,7 @@ impl ResultFile {
             writer: BufWriter::with_capacity(BUFFER, Dest::Stdout(io::stdout())),
             replace: None,
             syncer: None,
+            discarded: 0,
         }
     }
 
@@ -139,6 +226,130 @@ impl ResultFile {
         if path.as_os_str() == "-" {
             return Ok(Self::stdout());
         }
+        let Some((target, existing)) = Self::regular_target(path, input)? else {
+            let file = OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(|source| OutputError::Io {
+                    path: path.to_path_buf(),
+                    source,
+                })?;
+            return Ok(Self {
+                writer: BufWriter::with_capacity(BUFFER, Dest::File(file)),
+                replace: None,
+                syncer: None,
+                discarded: 0,
+            });
+        };
+        let (temp, file) = open_partial(&target)?;
+        let io_error = |source| OutputError::Io {
+            path: temp.clone(),
+            source,
+        };
+        // An earlier run that did not finish left its results: this run starts over.
+        let discarded = file.metadata().map_err(io_error)?.len();
+        file.set_len(0).map_err(io_error)?;
+        let pending = Pending {
+            temp: temp.clone(),
+            target,
+            keep: false,
+        };
+        if let Some(meta) = &existing {
+            // The replacement keeps the permissions the user gave the old file.
+            fs::set_permissions(&pending.temp, meta.permissions()).map_err(io_error)?;
+        }
+        Ok(Self {
+            syncer: Syncer::start(&file),
+            writer: BufWriter::with_capacity(BUFFER, Dest::File(file)),
+            replace: Some(pending),
+            discarded,
+        })
+    }
+
+    /// Continues the unfinished run that was writing `path`: its partial
+    /// results (or, without them, the finished `path`), cut after their last
+    /// whole line, are returned to be checked, and the run appends after them.
+    pub fn resume(path: &Path, input: Option<&Path>) -> Result<(Self, Resumed), OutputError> {
+        let not_resumable = || OutputError::NotResumable {
+            path: path.to_path_buf(),
+        };
+        if path.as_os_str() == "-" {
+            return Err(not_resumable());
+        }
+        let (target, existing) = Self::regular_target(path, input)?.ok_or_else(not_resumable)?;
+        let (temp, mut file) = open_partial(&target)?;
+        let io_error = |source| OutputError::Io {
+            path: temp.clone(),
+            source,
+        };
+        let mut from_output = false;
+        if file.metadata().map_err(io_error)?.len() == 0 && existing.is_some() {
+            let mut finished = File::open(&target).map_err(|source| OutputError::Io {
+                path: target.clone(),
+                source,
+            })?;
+            io::copy(&mut finished, &mut file).map_err(io_error)?;
+            from_output = true;
+        }
+        let length = file.metadata().map_err(io_error)?.len();
+        let whole = whole_lines_length(&mut file).map_err(io_error)?;
+        file.set_len(whole).map_err(io_error)?;
+        file.seek(SeekFrom::End(0)).map_err(io_error)?;
+        let kept = File::open(&temp).map_err(io_error)?.take(whole);
+        let pending = Pending {
+            temp: temp.clone(),
+            target,
+            keep: true,
+        };
+        if let Some(meta) = &existing {
+            fs::set_permissions(&pending.temp, meta.permissions()).map_err(io_error)?;
+        }
+        let resumed = Resumed {
+            partial: temp.clone(),
+            kept: Box::new(BufReader::with_capacity(BUFFER, kept)),
+            torn: length - whole,
+            from_output,
+        };
+        let sink = Self {
+            syncer: Syncer::start(&file),
+            writer: BufWriter::with_capacity(BUFFER, Dest::File(file)),
+            replace: Some(pending),
+            discarded: 0,
+        };
+        Ok((sink, resumed))
+    }
+
+    /// Ends an interrupted run: what was written is flushed and kept in the
+    /// partial results file, whose path is returned (`None` for an output
+    /// written directly, such as stdout).
+    pub fn keep_partial(mut self) -> Result<Option<PathBuf>, OutputError> {
+        let flushed = self.writer.flush();
+        self.syncer = None;
+        let Some(mut pending) = self.replace.take() else {
+            return flushed.map(|()| None).map_err(|source| OutputError::Io {
+                path: PathBuf::from("-"),
+                source,
+            });
+        };
+        pending.keep = true;
+        let path = pending.temp.clone();
+        flushed.map_err(|source| OutputError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        if let Dest::File(file) = self.writer.get_ref() {
+            let _ = file.sync_all();
+        }
+        Ok(Some(path))
+    }
+
+    /// `Some((where the results go, its metadata if it exists))` for a regular
+    /// file (or a path that does not exist yet); `None` for a device, a pipe or
+    /// a socket, written as it comes. Refuses the run's own input.
+    fn regular_target(
+        path: &Path,
+        input: Option<&Path>,
+    ) -> Result<Option<(PathBuf, Option<fs::Metadata>)>, OutputError> {
         let io_error = |source| OutputError::Io {
             path: path.to_path_buf(),
             source,
@@ -158,15 +369,7 @@ impl ResultFile {
         }
         if existing.as_ref().is_some_and(|meta| !meta.is_file()) {
             // A device, a pipe or a socket: there is nothing to keep, write as it comes.
-            let file = OpenOptions::new()
-                .write(true)
-                .open(path)
-                .map_err(io_error)?;
-            return Ok(Self {
-                writer: BufWriter::with_capacity(BUFFER, Dest::File(file)),
-                replace: None,
-                syncer: None,
-            });
+            return Ok(None);
         }
         // A link to a regular file is replaced where it points, so the link stays.
         let target = if existing.is_some() {
@@ -174,17 +377,7 @@ impl ResultFile {
         } else {
             path.to_path_buf()
         };
-        let (temp, file) = create_temp_beside(&target).map_err(io_error)?;
-        let pending = Pending { temp, target };
-        if let Some(meta) = &existing {
-            // The replacement keeps the permissions the user gave the old file.
-            fs::set_permissions(&pending.temp, meta.permissions()).map_err(io_error)?;
-        }
-        Ok(Self {
-            syncer: Syncer::start(&file),
-            writer: BufWriter::with_capacity(BUFFER, Dest::File(file)),
-            replace: Some(pending),
-        })
+        Ok(Some((target, existing)))
     }
 
     /// Ends the run: flushes, and puts a replaced file in place.
@@ -248,29 +441,6 @@ fn same_file(meta: &fs::Metadata, input: &Path) -> bool {
     {
         let _ = (meta, input_meta);
         false
-    }
-}
-
-/// Creates a new, empty file next to `target` that no one else has opened.
-fn create_temp_beside(target: &Path) -> io::Result<(PathBuf, File)> {
-    let dir = match target.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = target
-        .file_name()
-        .map_or_else(|| "results".into(), |n| n.to_string_lossy().into_owned());
-    let pid = std::process::id();
-    let mut attempt = 0u32;
-    loop {
-        let temp = dir.join(format!(".{name}.tribunal-{pid}-{attempt}.tmp"));
-        match OpenOptions::new().write(true).create_new(true).open(&temp) {
-            Ok(file) => return Ok((temp, file)),
-            Err(err) if err.kind() == io::ErrorKind::AlreadyExists && attempt < 1000 => {
-                attempt += 1;
-            }
-            Err(err) => return Err(err),
-        }
     }
 }
 

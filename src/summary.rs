@@ -128,6 +128,11 @@ pub struct Summary {
     pub repairs: BTreeMap<String, u64>,
     /// Issues per rule (component or engine stage), by severity.
     pub issues: BTreeMap<String, IssueCounts>,
+    /// Of `records`, those whose results a previous run wrote (`eval --resume`):
+    /// checked and counted, not evaluated again.
+    pub resumed: u64,
+    /// The run was stopped before the end of its input ([`crate::jsonl::Options::stop`]).
+    pub interrupted: bool,
 }
 
 /// How many issues a rule raised, by severity.
@@ -200,6 +205,8 @@ impl Summary {
             tiers: BTreeMap::new(),
             repairs: BTreeMap::new(),
             issues: BTreeMap::new(),
+            resumed: 0,
+            interrupted: false,
         }
     }
 

@@ -2,7 +2,7 @@
 
 use super::gates::{self, FailUnder, Gates};
 use super::{write_out, OnePack, EXIT_ABORTED, EXIT_NOT_PASSED, EXIT_OK};
-use crate::jsonl::{self, FieldNames, DEFAULT_MAX_RECORD_BYTES};
+use crate::jsonl::{self, FieldNames, RunError, DEFAULT_MAX_RECORD_BYTES};
 use crate::report::{Fields, Status};
 use crate::result_file::ResultFile;
 use clap::Args;
@@ -11,6 +11,8 @@ use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, IsTerminal};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 #[derive(Debug, Args)]
@@ -74,6 +76,28 @@ pub(super) struct EvalArgs {
     /// error, pack, revision.
     #[arg(long, value_name = "LIST", value_parser = Fields::parse)]
     fields: Option<Fields>,
+    /// Continue an unfinished run (stopped, killed or crashed) with the same
+    /// --output: the results it wrote are checked against the pack and the
+    /// input and kept; the rest of the input is evaluated.
+    #[arg(long, requires = "output")]
+    resume: bool,
+}
+
+/// Set by the first SIGINT, SIGTERM or SIGHUP: stop reading, finish and write
+/// what was read, keep the partial results. A second signal ends the process at once.
+fn stop_on_signals() -> Option<Arc<AtomicBool>> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    let handler = ctrlc::set_handler(move || {
+        if flag.swap(true, Ordering::SeqCst) {
+            eprintln!("\nstopped at once: the last result line may be torn (--resume drops it)");
+            std::process::exit(i32::from(EXIT_ABORTED));
+        }
+        eprintln!(
+            "\nstopping: finishing the records being evaluated (signal again to stop at once)"
+        );
+    });
+    handler.is_ok().then_some(stop)
 }
 
 pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
@@ -101,10 +125,22 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
     // Open the output before evaluating anything, so a bad path fails fast; a
     // regular file is replaced only when the run has finished.
     let input_path = (args.input.as_os_str() != "-").then_some(args.input.as_path());
+    let mut resumed = None;
     let mut sink = match &args.output {
+        Some(path) if args.resume => {
+            let (sink, from) = ResultFile::resume(path, input_path).map_err(|e| e.to_string())?;
+            resumed = Some(from);
+            sink
+        }
         Some(path) => ResultFile::create(path, input_path).map_err(|e| e.to_string())?,
         None => ResultFile::stdout(),
     };
+    if sink.discarded > 0 {
+        eprintln!(
+            "warning: an unfinished run's partial results ({} bytes) were discarded: this run starts over (--resume continues them instead)",
+            sink.discarded
+        );
+    }
     let reader: Box<dyn BufRead + Send> = if args.input.as_os_str() == "-" {
         Box::new(BufReader::with_capacity(1 << 16, io::stdin()))
     } else {
@@ -122,6 +158,7 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
             meta: args.meta_field.clone(),
         },
         result_fields: args.fields.unwrap_or_default(),
+        stop: stop_on_signals(),
     };
     // The test cases go to a file beside the JUnit file while the run streams;
     // the document, whose header holds the counts, is written at the end.
@@ -146,22 +183,83 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
     let junit_out = cases
         .as_mut()
         .map(|c| &mut c.writer as &mut dyn std::io::Write);
-    let result = jsonl::run_with_junit(&pack, reader, &mut sink, junit_out, &options, |records| {
-        if let Some(bar) = &progress {
-            bar.inc(records);
-        }
-    });
+    let mut kept = resumed.as_mut().map(|r| &mut r.kept as &mut dyn BufRead);
+    let result = jsonl::run_with_junit(
+        &pack,
+        reader,
+        kept.take(),
+        &mut sink,
+        junit_out,
+        &options,
+        |records| {
+            if let Some(bar) = &progress {
+                bar.inc(records);
+            }
+        },
+    );
     if let Some(bar) = &progress {
         bar.finish_and_clear();
     }
-    // The run is aborted: the results could not be written (exit 3).
     let summary = match result {
         Ok(summary) => summary,
-        Err(err) => {
-            eprintln!("error: cannot write results: {err}");
+        // The kept results are not this pack's for this input: nothing was
+        // evaluated, they stay as they were.
+        Err(RunError::Kept(err)) => {
+            let from = resumed
+                .as_ref()
+                .map_or_else(String::new, |r| format!(" in {}", r.partial.display()));
+            return Err(format!("cannot resume: {err}{from}"));
+        }
+        // The run is aborted: the results could not be written (exit 3).
+        Err(RunError::Io(err)) => {
+            let kept = sink.keep_partial().ok().flatten();
+            let hint = kept.map_or_else(String::new, |partial| {
+                format!("; the results written so far are kept in {}: once the cause is fixed, run the same command with --resume", partial.display())
+            });
+            eprintln!("error: cannot write results: {err}{hint}");
             return Ok(EXIT_ABORTED);
         }
     };
+    if let Some(from) = &resumed {
+        let torn = if from.torn > 0 {
+            format!(" (a torn last line of {} bytes dropped)", from.torn)
+        } else {
+            String::new()
+        };
+        let source = if from.from_output {
+            args.output
+                .as_ref()
+                .map_or_else(String::new, |p| p.display().to_string())
+        } else {
+            from.partial.display().to_string()
+        };
+        if summary.resumed == 0 && from.torn == 0 && !from.from_output {
+            eprintln!("resumed: no results to keep (no unfinished run wrote {source}); every record evaluated now");
+        } else {
+            eprintln!(
+                "resumed: {} records kept from {source}{torn}, {} evaluated now",
+                summary.resumed,
+                summary.records - summary.resumed
+            );
+        }
+    }
+    if summary.interrupted {
+        let written = summary.records;
+        return match sink.keep_partial() {
+            Ok(Some(partial)) => {
+                eprintln!("interrupted: {written} results kept in {} (the output file is unchanged); run the same command with --resume to finish", partial.display());
+                Ok(EXIT_ABORTED)
+            }
+            Ok(None) => {
+                eprintln!("interrupted: {written} results written");
+                Ok(EXIT_ABORTED)
+            }
+            Err(err) => {
+                eprintln!("error: {err}");
+                Ok(EXIT_ABORTED)
+            }
+        };
+    }
     if let Err(err) = sink.finish() {
         eprintln!("error: {err}");
         return Ok(EXIT_ABORTED);

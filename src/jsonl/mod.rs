@@ -25,6 +25,8 @@
 //! ```
 
 use std::io::{self, BufRead, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -34,8 +36,10 @@ use crate::report::{Fields, Issue, Report};
 use crate::summary::{BatchIssues, Digest};
 
 mod record;
+mod resume;
 pub use crate::summary::{IssueCounts, ScoreStats, Summary};
 use record::parse_record;
+pub use resume::KeptError;
 
 /// Default limit on one input record (one JSONL line): 4 MiB.
 pub const DEFAULT_MAX_RECORD_BYTES: usize = 4 * 1024 * 1024;
@@ -80,6 +84,10 @@ pub struct Options {
     pub fields: FieldNames,
     /// Which fields of each result record to write (`--fields`; default all).
     pub result_fields: Fields,
+    /// When set (by a signal handler, say), no more input is read: the records
+    /// read so far are evaluated and written, and the run ends early with
+    /// [`Summary::interrupted`] set.
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 impl Default for Options {
@@ -89,6 +97,7 @@ impl Default for Options {
             max_record_bytes: DEFAULT_MAX_RECORD_BYTES,
             fields: FieldNames::default(),
             result_fields: Fields::ALL,
+            stop: None,
         }
     }
 }
@@ -173,6 +182,11 @@ impl Batch {
         self.records.is_empty()
     }
 
+    /// Drops the first `n` records (their bytes stay until the batch goes).
+    pub fn skip(&mut self, n: usize) {
+        self.records.drain(..n.min(self.records.len()));
+    }
+
     pub fn records(&self) -> impl Iterator<Item = RawRecord<'_>> {
         self.records.iter().map(|(line, slot)| RawRecord {
             line: *line,
@@ -200,6 +214,9 @@ pub(crate) struct RecordReader<R> {
     max: usize,
     line: u64,
     done: bool,
+    /// Read no further once set; `stopped` says it was, with input left.
+    stop: Option<Arc<AtomicBool>>,
+    stopped: bool,
 }
 
 impl<R: BufRead> RecordReader<R> {
@@ -209,7 +226,16 @@ impl<R: BufRead> RecordReader<R> {
             max,
             line: 0,
             done: false,
+            stop: None,
+            stopped: false,
         }
+    }
+
+    /// Stops reading (at the next batch) once `stop` is set.
+    #[must_use]
+    pub fn stopping_on(mut self, stop: Option<Arc<AtomicBool>>) -> Self {
+        self.stop = stop;
+        self
     }
 
     /// Appends the next line to `data`; returns its slot, or `None` at the end.
@@ -265,6 +291,15 @@ impl<R: BufRead> Iterator for RecordReader<R> {
     type Item = Batch;
 
     fn next(&mut self) -> Option<Batch> {
+        if !self.done
+            && self
+                .stop
+                .as_ref()
+                .is_some_and(|s| s.load(Ordering::Relaxed))
+        {
+            self.done = true;
+            self.stopped = true;
+        }
         let mut batch = Batch::default();
         while !self.done && batch.records.len() < BATCH_RECORDS && batch.data.len() < BATCH_BYTES {
             self.line += 1;
@@ -396,19 +431,38 @@ where
     W: Write,
     P: FnMut(u64),
 {
-    run_with_junit(pack, input, out, None, options, on_records)
+    run_with_junit(pack, input, None, out, None, options, on_records).map_err(|err| match err {
+        RunError::Io(err) => err,
+        // Only a resumed run reads kept results.
+        RunError::Kept(err) => io::Error::new(io::ErrorKind::InvalidData, err.to_string()),
+    })
+}
+
+/// Why a run stopped before its end.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The results (or JUnit cases) could not be written, or the input read.
+    #[error("{0}")]
+    Io(#[from] io::Error),
+    /// The kept results of a resumed run do not match the pack or the input.
+    #[error("cannot resume: {0}")]
+    Kept(#[from] KeptError),
 }
 
 /// [`run`], also writing each record's JUnit `<testcase>` to `junit` (in input
-/// order) when there is one.
+/// order) when there is one. With `kept` (the results a previous, unfinished
+/// run wrote), the input's first records are not evaluated again: each is
+/// checked against its kept result, which counts in the summary as if
+/// evaluated now, and `out` gets only the results after them.
 pub(crate) fn run_with_junit<R, W, P>(
     pack: &Pack,
     input: R,
+    kept: Option<&mut dyn BufRead>,
     out: &mut W,
     mut junit: Option<&mut dyn Write>,
     options: &Options,
     mut on_records: P,
-) -> io::Result<Summary>
+) -> Result<Summary, RunError>
 where
     R: BufRead + Send,
     W: Write,
@@ -418,34 +472,53 @@ where
     let metric_count = names.len();
     let mut summary = Summary::new(names);
     let mut write_error: Option<io::Error> = None;
-    let batches = RecordReader::new(input, options.max_record_bytes);
+    let mut batches =
+        RecordReader::new(input, options.max_record_bytes).stopping_on(options.stop.clone());
+    let mut leftover = None;
+    if let Some(kept) = kept {
+        let skipped = resume::skip_kept(
+            pack,
+            &mut batches,
+            kept,
+            &mut summary,
+            junit.as_deref_mut(),
+            options,
+        )?;
+        summary.resumed = skipped.kept;
+        on_records(skipped.kept);
+        leftover = skipped.leftover;
+    }
     let make_junit = junit.is_some();
-    crate::parallel::ordered_map(
-        batches,
-        options.jobs,
-        1,
-        |batch| evaluate_batch(pack, &batch, options, metric_count, make_junit),
-        |result| {
-            if write_error.is_none() {
-                if let Err(err) = out.write_all(&result.lines) {
-                    write_error = Some(err);
+    {
+        let mut rest = leftover.into_iter().chain(batches.by_ref());
+        crate::parallel::ordered_map(
+            &mut rest,
+            options.jobs,
+            1,
+            |batch| evaluate_batch(pack, &batch, options, metric_count, make_junit),
+            |result| {
+                if write_error.is_none() {
+                    if let Err(err) = out.write_all(&result.lines) {
+                        write_error = Some(err);
+                    }
                 }
-            }
-            if let (None, Some(junit)) = (&write_error, junit.as_mut()) {
-                if let Err(err) = junit.write_all(&result.junit) {
-                    write_error = Some(err);
+                if let (None, Some(junit)) = (&write_error, junit.as_mut()) {
+                    if let Err(err) = junit.write_all(&result.junit) {
+                        write_error = Some(err);
+                    }
                 }
-            }
-            for (i, digest) in result.digests.iter().enumerate() {
-                let scores = &result.metric_scores[i * metric_count..(i + 1) * metric_count];
-                summary.add_digest(digest, scores);
-            }
-            on_records(result.digests.len() as u64);
-            summary.add_issues(result.issues);
-        },
-    );
+                for (i, digest) in result.digests.iter().enumerate() {
+                    let scores = &result.metric_scores[i * metric_count..(i + 1) * metric_count];
+                    summary.add_digest(digest, scores);
+                }
+                on_records(result.digests.len() as u64);
+                summary.add_issues(result.issues);
+            },
+        );
+    }
+    summary.interrupted = batches.stopped;
     if let Some(err) = write_error {
-        return Err(err);
+        return Err(err.into());
     }
     out.flush()?;
     Ok(summary)

@@ -129,7 +129,7 @@ pub(super) fn progress(ops: u64, max_operations: u64) -> Option<&'static str> {
             frame.tripped = Some(OPERATIONS_TOKEN);
         }
         frame.trip_on_memory();
-        if ops % CLOCK_EVERY_OPS == 0 {
+        if ops.is_multiple_of(CLOCK_EVERY_OPS) {
             frame.trip_on_deadline();
         }
         frame.tripped

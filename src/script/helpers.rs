@@ -77,7 +77,7 @@ pub fn register(engine: &mut Engine, limits: &super::ScriptLimits) {
                     return too_many("regex_find_all", max_items);
                 }
                 found.push(text_value(m.as_str()));
-                if found.len() % BUDGET_EVERY_ITEMS == 0 {
+                if found.len().is_multiple_of(BUDGET_EVERY_ITEMS) {
                     within_budget()?;
                 }
             }

@@ -124,7 +124,11 @@ impl Bert {
 
     fn new(config: &BertConfig, vb: VarBuilder<'_>) -> Result<Self, String> {
         let activation = Activation::parse(&config.hidden_act)?;
-        if config.num_attention_heads == 0 || config.hidden_size % config.num_attention_heads != 0 {
+        if config.num_attention_heads == 0
+            || !config
+                .hidden_size
+                .is_multiple_of(config.num_attention_heads)
+        {
             return Err(format!(
                 "hidden_size {} is not a multiple of num_attention_heads {}",
                 config.hidden_size, config.num_attention_heads

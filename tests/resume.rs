@@ -1,0 +1,522 @@
+//! Long runs that stop halfway (issue: reliability): `eval` stopped by a signal
+//! keeps what it wrote, `eval --resume` finishes the file exactly as an
+//! uninterrupted run writes it (checking the kept results against the pack and
+//! the input), and an output that cannot be written stops the run cleanly.
+//! Also the input forms a data set may come in.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command as StdCommand, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn binary() -> PathBuf {
+    assert_cmd::cargo::cargo_bin("tribunal")
+}
+
+/// The example tool-call pack: contract variants, two Rhai scripts, a metric.
+fn pack() -> String {
+    root()
+        .join("examples/packs/tool-calls")
+        .display()
+        .to_string()
+}
+
+/// `n` records, every third one prose (no JSON), ids `r0`, `r1`, ...
+fn data_set(dir: &Path, n: usize) -> PathBuf {
+    let call = serde_json::json!({"tool": "cancel_booking", "args": {"booking_id": "QX7P2K"}, "reason": "Cancel it."}).to_string();
+    let mut text = String::new();
+    for i in 0..n {
+        let output = if i % 3 == 0 { "no call here" } else { &call };
+        let record = serde_json::json!({"id": format!("r{i}"), "output": output});
+        text.push_str(&record.to_string());
+        text.push('\n');
+    }
+    let path = dir.join("data.jsonl");
+    fs::write(&path, text).unwrap();
+    path
+}
+
+/// Runs `tribunal eval --pack PACK --input INPUT --output OUTPUT EXTRA...` in `dir`.
+fn eval(dir: &Path, input: &Path, output: &str, extra: &[&str]) -> Output {
+    StdCommand::new(binary())
+        .current_dir(dir)
+        .args(["eval", "--pack", &pack(), "--input"])
+        .arg(input)
+        .args(["--output", output])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The first `n` lines of `text`, each with its newline.
+fn first_lines(text: &str, n: usize) -> String {
+    text.split_inclusive('\n').take(n).collect()
+}
+
+/// The summary JSON of a run, without its timing.
+fn summary(dir: &Path, name: &str) -> Value {
+    let mut value: Value =
+        serde_json::from_str(&fs::read_to_string(dir.join(name)).unwrap()).unwrap();
+    value.as_object_mut().unwrap().remove("seconds");
+    value
+}
+
+#[test]
+fn resume_finishes_a_torn_partial_file_as_an_uninterrupted_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = data_set(dir.path(), 1500);
+    let full = eval(
+        dir.path(),
+        &input,
+        "full.jsonl",
+        &["--summary-json", "full.json", "--junit", "full.xml"],
+    );
+    assert_eq!(full.status.code(), Some(0), "{}", stderr(&full));
+    let whole = fs::read(dir.path().join("full.jsonl")).unwrap();
+    // A run killed mid-write: its partial results end inside a record.
+    let cut = whole.len() / 3 + 17;
+    assert_ne!(whole[cut - 1], b'\n');
+    fs::write(dir.path().join(".out.jsonl.partial"), &whole[..cut]).unwrap();
+    let kept = whole[..cut].iter().filter(|b| **b == b'\n').count();
+    let out = eval(
+        dir.path(),
+        &input,
+        "out.jsonl",
+        &[
+            "--resume",
+            "--summary-json",
+            "out.json",
+            "--junit",
+            "out.xml",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            "resumed: {kept} records kept from .out.jsonl.partial (a torn last line of "
+        )) && stderr(&out).contains(&format!("{} evaluated now", 1500 - kept)),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        fs::read(dir.path().join("out.jsonl")).unwrap() == whole,
+        "the resumed file differs"
+    );
+    assert!(!dir.path().join(".out.jsonl.partial").exists());
+    // The summary and the JUnit cases count the kept records too.
+    assert_eq!(
+        summary(dir.path(), "out.json"),
+        summary(dir.path(), "full.json")
+    );
+    let cases = |name: &str| {
+        let text = fs::read_to_string(dir.path().join(name)).unwrap();
+        text.matches("<testcase ").count()
+    };
+    assert_eq!(cases("out.xml"), 1500);
+    assert_eq!(cases("full.xml"), 1500);
+    // Resuming a finished output checks it and changes nothing.
+    let again = eval(dir.path(), &input, "out.jsonl", &["--resume"]);
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert!(
+        stderr(&again).contains("resumed: 1500 records kept from out.jsonl, 0 evaluated now"),
+        "{}",
+        stderr(&again)
+    );
+    assert!(fs::read(dir.path().join("out.jsonl")).unwrap() == whole);
+}
+
+#[test]
+fn resume_refuses_results_of_another_pack_revision_or_input_and_keeps_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = data_set(dir.path(), 300);
+    let first = eval(dir.path(), &input, "full.jsonl", &[]);
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    let whole = fs::read_to_string(dir.path().join("full.jsonl")).unwrap();
+    let partial = first_lines(&whole, 40);
+    let partial_path = dir.path().join(".out.jsonl.partial");
+
+    // Another revision: the same pack with an override.
+    fs::write(&partial_path, &partial).unwrap();
+    let out = eval(
+        dir.path(),
+        &input,
+        "out.jsonl",
+        &["--resume", "--set", "tool_args.today=2027-01-01"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out)
+            .contains("error: cannot resume: result record 1: was written by pack revision ")
+            && stderr(&out).contains("evaluate the data set again without --resume"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        fs::read_to_string(&partial_path).unwrap(),
+        partial,
+        "the kept results changed"
+    );
+    assert!(!dir.path().join("out.jsonl").exists());
+
+    // Another input: the 12th record's id differs.
+    let other = dir.path().join("other.jsonl");
+    let changed: String = fs::read_to_string(&input)
+        .unwrap()
+        .lines()
+        .enumerate()
+        .map(|(i, l)| if i == 11 { l.replace("\"r11\"", "\"x11\"") } else { l.to_owned() } + "\n")
+        .collect();
+    fs::write(&other, changed).unwrap();
+    let out = eval(dir.path(), &other, "out.jsonl", &["--resume"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cannot resume: result record 12: has id \"r11\", but the input record at its position (line 12) has id \"x11\""),
+        "{}",
+        stderr(&out)
+    );
+    // A shorter input than the results.
+    let short = dir.path().join("short.jsonl");
+    let head = first_lines(&fs::read_to_string(&input).unwrap(), 10);
+    fs::write(&short, head).unwrap();
+    let out = eval(dir.path(), &short, "out.jsonl", &["--resume"]);
+    assert!(
+        stderr(&out).contains("result record 11: the input has no record here"),
+        "{}",
+        stderr(&out)
+    );
+    // Other --fields than the results were written with.
+    let out = eval(
+        dir.path(),
+        &input,
+        "out.jsonl",
+        &["--resume", "--fields", "id,line,status,revision"],
+    );
+    assert!(
+        stderr(&out).contains("result record 1: has the fields id,line,status,passed,"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(fs::read_to_string(&partial_path).unwrap(), partial);
+    // The right input resumes.
+    let out = eval(dir.path(), &input, "out.jsonl", &["--resume"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        fs::read_to_string(dir.path().join("out.jsonl")).unwrap(),
+        whole
+    );
+}
+
+#[test]
+fn resume_works_with_chosen_fields_that_allow_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = data_set(dir.path(), 600);
+    let fields = ["--fields", "id,line,status,score,revision"];
+    eval(dir.path(), &input, "full.jsonl", &fields);
+    let whole = fs::read_to_string(dir.path().join("full.jsonl")).unwrap();
+    let partial = first_lines(&whole, 257);
+    fs::write(dir.path().join(".out.jsonl.partial"), partial).unwrap();
+    let out = eval(
+        dir.path(),
+        &input,
+        "out.jsonl",
+        &[&["--resume"][..], &fields[..]].concat(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        fs::read_to_string(dir.path().join("out.jsonl")).unwrap(),
+        whole
+    );
+    // Without `revision`, the kept results cannot be checked: refused.
+    let fields = ["--fields", "id,status"];
+    eval(dir.path(), &input, "bare.jsonl", &fields);
+    fs::copy(
+        dir.path().join("bare.jsonl"),
+        dir.path().join(".bare2.jsonl.partial"),
+    )
+    .unwrap();
+    let out = eval(
+        dir.path(),
+        &input,
+        "bare2.jsonl",
+        &[&["--resume"][..], &fields[..]].concat(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("lacks `revision`, `status`, or both `line` and `id`"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_signal_stops_the_run_cleanly_and_resume_finishes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = data_set(dir.path(), 30_000);
+    let child = StdCommand::new(binary())
+        .current_dir(dir.path())
+        .args(["eval", "--pack", &pack(), "--input"])
+        .arg(&input)
+        .args(["--output", "out.jsonl", "--jobs", "2"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once results are being written, SIGINT (as Ctrl-C sends it).
+    let partial = dir.path().join(".out.jsonl.partial");
+    let started = Instant::now();
+    while fs::metadata(&partial).map_or(0, |m| m.len()) == 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no results written"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let killed = StdCommand::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    let message = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{message}");
+    assert!(
+        message.contains("stopping: finishing the records being evaluated")
+            && message.contains("results kept in .out.jsonl.partial (the output file is unchanged); run the same command with --resume to finish"),
+        "{message}"
+    );
+    assert!(!dir.path().join("out.jsonl").exists());
+    let kept = fs::read_to_string(&partial).unwrap();
+    assert!(
+        kept.ends_with('\n') && kept.lines().count() < 30_000,
+        "{}",
+        kept.lines().count()
+    );
+    let resumed = eval(
+        dir.path(),
+        &input,
+        "out.jsonl",
+        &["--resume", "--jobs", "2"],
+    );
+    assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+    let full = eval(dir.path(), &input, "full.jsonl", &["--jobs", "1"]);
+    assert_eq!(full.status.code(), Some(0));
+    assert!(
+        fs::read(dir.path().join("out.jsonl")).unwrap()
+            == fs::read(dir.path().join("full.jsonl")).unwrap(),
+        "the stopped and resumed run differs from an uninterrupted one"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn an_output_that_cannot_be_written_stops_the_run_with_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = data_set(dir.path(), 3000);
+    // A full disk.
+    let out = eval(dir.path(), &input, "/dev/full", &[]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("error: cannot write results: No space left on device"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!stderr(&out).contains("panicked"));
+    // A file size limit (as a quota would impose): the shell ignores SIGXFSZ so
+    // the write fails with EFBIG instead of the signal ending the process.
+    let limited = StdCommand::new("sh")
+        .current_dir(dir.path())
+        .arg("-c")
+        .arg(format!(
+            "trap '' XFSZ; ulimit -f 256; exec '{}' eval --pack '{}' --input '{}' --output out.jsonl",
+            binary().display(),
+            pack(),
+            input.display()
+        ))
+        .output()
+        .unwrap();
+    let message = stderr(&limited);
+    assert_eq!(limited.status.code(), Some(3), "{message}");
+    assert!(
+        message.contains("error: cannot write results: File too large")
+            && message.contains("the results written so far are kept in .out.jsonl.partial: once the cause is fixed, run the same command with --resume"),
+        "{message}"
+    );
+    assert!(!dir.path().join("out.jsonl").exists());
+    // Space again: resume finishes the file as an uninterrupted run writes it.
+    let resumed = eval(dir.path(), &input, "out.jsonl", &["--resume"]);
+    assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+    eval(dir.path(), &input, "full.jsonl", &[]);
+    assert!(
+        fs::read(dir.path().join("out.jsonl")).unwrap()
+            == fs::read(dir.path().join("full.jsonl")).unwrap()
+    );
+}
+
+#[test]
+fn two_runs_never_write_one_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = data_set(dir.path(), 10);
+    let partial = fs::File::create(dir.path().join(".out.jsonl.partial")).unwrap();
+    partial.lock().unwrap();
+    let out = eval(dir.path(), &input, "out.jsonl", &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "another run is writing out.jsonl (its partial results .out.jsonl.partial are locked)"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    drop(partial);
+    // A stale partial file of a killed run: a new run (without --resume) starts
+    // over and says so.
+    fs::write(dir.path().join(".out.jsonl.partial"), "{\"id\": \"old\"}\n").unwrap();
+    let out = eval(dir.path(), &input, "out.jsonl", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out)
+            .contains("warning: an unfinished run's partial results (14 bytes) were discarded"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        fs::read_to_string(dir.path().join("out.jsonl"))
+            .unwrap()
+            .lines()
+            .count(),
+        10
+    );
+}
+
+/// CRLF line endings, a byte-order mark, blank lines, a line that is not UTF-8,
+/// a line over the size limit and a last line without a newline: every record
+/// yields its result, in order, the bad ones as ERROR naming their line.
+#[test]
+fn every_input_form_yields_one_result_per_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let call = r#"{\"tool\": \"cancel_booking\", \"args\": {\"booking_id\": \"QX7P2K\"}, \"reason\": \"Cancel it.\"}"#;
+    let record = |id: &str| format!("{{\"id\": \"{id}\", \"output\": \"{call}\"}}");
+    let mut data: Vec<u8> = Vec::new();
+    data.extend_from_slice(b"\xEF\xBB\xBF");
+    data.extend_from_slice(format!("{}\r\n", record("bom-crlf")).as_bytes());
+    data.extend_from_slice(b"\r\n   \n\n");
+    data.extend_from_slice(b"{\"id\": \"latin1\", \"output\": \"caf\xE9\"}\n");
+    let big = format!(
+        "{{\"id\": \"big\", \"output\": \"{}\"}}\n",
+        "x".repeat(5 << 20)
+    );
+    data.extend_from_slice(big.as_bytes());
+    data.extend_from_slice(format!("{}\n", record("after")).as_bytes());
+    data.extend_from_slice(record("no-newline").as_bytes());
+    let input = dir.path().join("forms.jsonl");
+    fs::write(&input, &data).unwrap();
+    let out = eval(dir.path(), &input, "out.jsonl", &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let results: Vec<Value> = fs::read_to_string(dir.path().join("out.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let seen: Vec<(String, u64, String)> = results
+        .iter()
+        .map(|r| {
+            (
+                r["id"].as_str().unwrap_or("-").to_owned(),
+                r["line"].as_u64().unwrap(),
+                r["status"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let expected = [
+        ("bom-crlf", 1, "PASS"),
+        ("latin1", 5, "ERROR"),
+        ("big", 6, "ERROR"),
+        ("after", 7, "PASS"),
+        ("no-newline", 8, "PASS"),
+    ];
+    let expected: Vec<(String, u64, String)> = expected
+        .iter()
+        .map(|(id, line, status)| ((*id).to_owned(), *line, (*status).to_owned()))
+        .collect();
+    assert_eq!(seen, expected);
+    assert!(
+        results[1]["error"].as_str().unwrap().contains("line 5"),
+        "{}",
+        results[1]["error"]
+    );
+    assert!(
+        results[2]["error"]
+            .as_str()
+            .unwrap()
+            .contains("above the limit"),
+        "{}",
+        results[2]["error"]
+    );
+}
+
+/// A 100 MB line is skipped without being held in memory: its ERROR result says
+/// so, and the peak memory stays far below the line's size.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_100_mb_line_is_an_error_record_read_in_flat_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("huge.jsonl");
+    {
+        use std::io::Write;
+        let mut file = std::io::BufWriter::new(fs::File::create(&input).unwrap());
+        file.write_all(b"{\"id\": \"huge\", \"output\": \"")
+            .unwrap();
+        let chunk = vec![b'a'; 1 << 20];
+        for _ in 0..100 {
+            file.write_all(&chunk).unwrap();
+        }
+        file.write_all(b"\"}\n{\"id\": \"next\", \"output\": \"{}\"}\n")
+            .unwrap();
+    }
+    let out = StdCommand::new("/usr/bin/time")
+        .args(["-f", "maxrss_kb=%M"])
+        .arg(binary())
+        .args(["eval", "--pack", &pack(), "--input"])
+        .arg(&input)
+        .args(["--output", dir.path().join("out.jsonl").to_str().unwrap()])
+        .output();
+    let Ok(out) = out else {
+        // No GNU time on this machine: the result records are still checked.
+        return;
+    };
+    let message = stderr(&out);
+    let results = fs::read_to_string(dir.path().join("out.jsonl")).unwrap();
+    let lines: Vec<Value> = results
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{message}");
+    assert_eq!(lines[0]["status"], "ERROR");
+    assert!(
+        lines[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("record is 104857628 bytes, above the limit"),
+        "{}",
+        lines[0]["error"]
+    );
+    assert_eq!(lines[1]["id"], "next");
+    if let Some(kb) = message
+        .lines()
+        .find_map(|l| l.strip_prefix("maxrss_kb="))
+        .and_then(|kb| kb.trim().parse::<u64>().ok())
+    {
+        assert!(kb < 60_000, "peak memory {kb} KB for a 100 MB line");
+    }
+}
