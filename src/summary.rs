@@ -131,7 +131,7 @@ pub struct Summary {
     /// Of `records`, those whose results a previous run wrote (`eval --resume`):
     /// checked and counted, not evaluated again.
     pub resumed: u64,
-    /// The run was stopped before the end of its input ([`crate::jsonl::Options::stop`]).
+    /// The run was stopped before the end of its input (`jsonl::Options::stop`).
     pub interrupted: bool,
 }
 
