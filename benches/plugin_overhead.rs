@@ -2,7 +2,7 @@
 //!
 //! Run with `cargo bench --bench plugin_overhead` (set `TRIBUNAL_BENCH_RECORDS`
 //! to change the size; default 100,000). It builds the workspace's plugins, then
-//! evaluates the same records, one thread, with three packs that differ only in
+//! evaluates the same records, one thread, with four packs that differ only in
 //! their metric:
 //!
 //! - baseline: no metric (extraction and scoring only);
@@ -10,6 +10,8 @@
 //!   output says "panic": its cost is the boundary itself (the context
 //!   serialised to JSON, parsed in the plugin, the result serialised, parsed and
 //!   checked by the host);
+//! - the same no-op metric with `isolation: process`: the boundary plus the
+//!   round trip to a helper process over pipes;
 //! - the `readability` example plugin on `/text`: the boundary plus real work.
 //!
 //! Printed: µs per record, the ratio to the baseline and the cost per call, for
@@ -77,6 +79,8 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(100_000);
+    // `isolation: process` runs helpers with the tribunal binary Cargo built.
+    std::env::set_var("TRIBUNAL_PLUGIN_HOST", env!("CARGO_BIN_EXE_tribunal"));
     let dir = tempfile::tempdir().expect("a temporary folder");
     let packs = [
         ("no metric (baseline)", pack(&dir.path().join("none"), None)),
@@ -85,6 +89,13 @@ fn main() {
             pack(
                 &dir.path().join("noop"),
                 Some("kind: metric\nname: measured\nimplementation:\n  plugin: { library: tribunal_fixture_sdk, component: panics }\n"),
+            ),
+        ),
+        (
+            "no-op, isolation: process",
+            pack(
+                &dir.path().join("isolated"),
+                Some("kind: metric\nname: measured\nimplementation:\n  plugin: { library: tribunal_fixture_sdk, component: panics, isolation: process }\n"),
             ),
         ),
         (
@@ -102,7 +113,7 @@ fn main() {
     ] {
         let data = texts(records, sentences);
         let bytes: usize = data.iter().map(|input| input.output.len()).sum::<usize>() / records;
-        let mut best = [f64::INFINITY; 3];
+        let mut best = [f64::INFINITY; 4];
         for _ in 0..3 {
             for (i, (_, pack)) in packs.iter().enumerate() {
                 best[i] = best[i].min(run(pack, &data));

@@ -338,7 +338,7 @@ fn an_unknown_component_lists_the_plugin_components_and_suggests_one() {
     let err = load_error(dir.path());
     assert!(
         err.contains(
-            "plugin `fixtures` (libtribunal_fixture_sdk.so) has no component `panic`; it exports: panics (metric), out_of_range (metric), fails (metric), echo (metric), lowercase (postprocessor), panics_strategy (strategy)"
+            "plugin `fixtures` (libtribunal_fixture_sdk.so) has no component `panic`; it exports: panics (metric), out_of_range (metric), fails (metric), echo (metric), lowercase (postprocessor), panics_strategy (strategy), crashes (metric)"
         ) || !cfg!(target_os = "linux"),
         "{err}"
     );
@@ -756,4 +756,168 @@ fn many_threads_calling_one_plugin_match_a_single_thread() {
     assert!(one.iter().any(matched) && !one.iter().all(matched));
     let readable = |r: &Value| r["metrics"]["summary_readability"]["score"] == 1.0;
     assert!(one.iter().any(readable) && !one.iter().all(readable));
+}
+
+// ---- isolation: process -------------------------------------------------------
+
+/// A pack whose one metric is the fixture that crashes on demand, run with
+/// the manifest's `plugin:` extra keys (`isolation`, `timeout_ms`).
+fn crashing_pack(dir: &Path, plugin_keys: &str) {
+    let library = library_path("tribunal_fixture_sdk").display().to_string();
+    write_pack(
+        dir,
+        &[(
+            "c.yaml",
+            format!("kind: metric\nname: c\nimplementation:\n  plugin: {{ library: \"{library}\", component: crashes{plugin_keys} }}\n"),
+        )],
+        "  metrics: [c]\n",
+    );
+}
+
+fn data(dir: &Path, outputs: &[&str]) -> PathBuf {
+    let mut text = String::new();
+    for (i, output) in outputs.iter().enumerate() {
+        text.push_str(&json!({"id": i, "output": output}).to_string());
+        text.push('\n');
+    }
+    let path = dir.join("data.jsonl");
+    fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn an_isolated_plugin_that_crashes_costs_only_its_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = dir.path().join("pack");
+    crashing_pack(&pack, ", isolation: process, timeout_ms: 2000");
+    let outputs = [
+        "ok", "abort", "ok", "segfault", "exit", "print", "hang", "ok",
+    ];
+    let input = data(dir.path(), &outputs);
+    let out = tribunal()
+        .args([
+            "eval",
+            "--jobs",
+            "2",
+            "--fields",
+            "id,status,score,error",
+            "--input",
+        ])
+        .arg(&input)
+        .arg(&pack)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The plugin's own print went to stderr: stdout holds only result records.
+    let results: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(results.len(), outputs.len());
+    let who = "metric `c`: plugin `c` (libtribunal_fixture_sdk.so): ";
+    let expect = [
+        ("PASS", ""),
+        (
+            "ERROR",
+            "its helper process was killed by signal 6 (SIGABRT); a new one takes the next call",
+        ),
+        ("PASS", ""),
+        (
+            "ERROR",
+            "its helper process was killed by signal 11 (SIGSEGV); a new one takes the next call",
+        ),
+        (
+            "ERROR",
+            "its helper process exited with code 7; a new one takes the next call",
+        ),
+        ("PASS", ""),
+        (
+            "ERROR",
+            "did not answer within 2000 ms (timeout_ms): its helper process was stopped",
+        ),
+        ("PASS", ""),
+    ];
+    for (result, (status, error)) in results.iter().zip(expect) {
+        assert_eq!(result["status"], status, "{result}");
+        if error.is_empty() {
+            assert_eq!(result["error"], Value::Null, "{result}");
+        } else if cfg!(target_os = "linux") {
+            assert_eq!(result["error"], format!("{who}{error}"), "{result}");
+        }
+    }
+    assert_eq!(results[5]["score"], 0.5);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("a plugin printing to stdout"));
+}
+
+#[test]
+fn timeout_ms_needs_process_isolation() {
+    let dir = tempfile::tempdir().unwrap();
+    crashing_pack(dir.path(), ", timeout_ms: 100");
+    let err = load_error(dir.path());
+    assert!(
+        err.contains("components/c.yaml:4:")
+            && err.contains("`timeout_ms` applies to `isolation: process`")
+            && err.contains("help: add `isolation: process`, or remove `timeout_ms`"),
+        "{err}"
+    );
+    crashing_pack(dir.path(), ", isolation: sandbox");
+    let err = load_error(dir.path());
+    assert!(
+        err.contains("unknown variant `sandbox`") || err.contains("unknown value `sandbox`"),
+        "{err}"
+    );
+}
+
+/// In-process, a crash ends the run; `--resume` then finishes the output
+/// without evaluating again what was written.
+#[cfg(unix)]
+#[test]
+fn after_an_in_process_crash_resume_completes_the_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = dir.path().join("pack");
+    crashing_pack(&pack, "");
+    let mut outputs = vec!["ok"; 3000];
+    outputs[2600] = "abort when asked";
+    let input = data(dir.path(), &outputs);
+    let eval = |extra: &[&str], abort: bool| {
+        let mut cmd = tribunal();
+        cmd.current_dir(dir.path())
+            .args(["eval", "--jobs", "1", "--input"])
+            .arg(&input)
+            .arg(&pack)
+            .args(extra);
+        if abort {
+            cmd.env("TRIBUNAL_FIXTURE_ABORT", "1");
+        } else {
+            cmd.env_remove("TRIBUNAL_FIXTURE_ABORT");
+        }
+        cmd.output().unwrap()
+    };
+    let crashed = eval(&["--output", "out.jsonl"], true);
+    assert_eq!(crashed.status.code(), None, "not killed by a signal");
+    let partial = fs::read_to_string(dir.path().join(".out.jsonl.partial")).unwrap();
+    let kept = partial.lines().count();
+    assert!(kept > 0 && kept <= 2600, "{kept}");
+    assert!(!dir.path().join("out.jsonl").exists());
+    let resumed = eval(&["--output", "out.jsonl", "--resume"], false);
+    let message = String::from_utf8_lossy(&resumed.stderr).into_owned();
+    assert_eq!(resumed.status.code(), Some(0), "{message}");
+    assert!(
+        message.contains(&format!(
+            "resumed: {kept} records kept from .out.jsonl.partial"
+        )),
+        "{message}"
+    );
+    let full = eval(&["--output", "full.jsonl"], false);
+    assert_eq!(full.status.code(), Some(0));
+    assert_eq!(
+        fs::read_to_string(dir.path().join("out.jsonl")).unwrap(),
+        fs::read_to_string(dir.path().join("full.jsonl")).unwrap()
+    );
 }

@@ -111,6 +111,16 @@ enum Command {
     Completions(CompletionsArgs),
     /// Print the man page, or write one page per command into a folder.
     Man(ManArgs),
+    /// Internal: run a plugin component for `isolation: process` (the engine
+    /// starts this itself; it speaks frames on stdin and stdout).
+    #[command(name = "__plugin-host", hide = true)]
+    PluginHost(PluginHostArgs),
+}
+
+#[derive(Debug, Args)]
+struct PluginHostArgs {
+    /// The plugin library to serve.
+    library: PathBuf,
 }
 
 /// The pack of a command that loads one: `--pack P`, or the command's first
@@ -255,6 +265,10 @@ pub fn main() -> ExitCode {
         Command::Schema(args) => schema(&args),
         Command::Completions(args) => Ok(completions(&args)),
         Command::Man(args) => man(&args),
+        Command::PluginHost(args) => {
+            let code = crate::plugin::serve_helper(&args.library);
+            return ExitCode::from(u8::try_from(code).unwrap_or(EXIT_USAGE));
+        }
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -162,3 +162,28 @@ unsafe fn symbol<F: Copy>(
         .map(|symbol| *symbol)
         .map_err(|_| OpenError::MissingSymbol(name))
 }
+
+/// The plugin host helper's reply channel (`isolation: process`): the
+/// process's standard output, which is then pointed at standard error, so
+/// that a plugin printing to stdout cannot break a reply frame.
+#[cfg(unix)]
+pub(crate) fn protocol_output() -> std::io::Result<std::fs::File> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: `dup` only creates a new descriptor for fd 1; checked below.
+    let replies = unsafe { libc::dup(1) };
+    if replies < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: re-points fd 1 at what fd 2 is; no memory is involved.
+    if unsafe { libc::dup2(2, 1) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `replies` is a descriptor we just made and nothing else owns.
+    Ok(unsafe { std::fs::File::from_raw_fd(replies) })
+}
+
+/// Elsewhere the replies share stdout with whatever the plugin prints.
+#[cfg(not(unix))]
+pub(crate) fn protocol_output() -> std::io::Result<std::io::Stdout> {
+    Ok(std::io::stdout())
+}

@@ -9,6 +9,9 @@
 //! plugin returns is checked by [`crate::wire`], like a Rhai script's result.
 
 mod ffi;
+mod isolated;
+
+pub(crate) use isolated::serve as serve_helper;
 
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
@@ -36,6 +39,27 @@ pub struct PluginRef {
     pub library: String,
     /// The component's name in the library's manifest.
     pub component: String,
+    /// `in_process` (the default: fastest, but a crash in the plugin ends the
+    /// run) or `process` (the plugin runs in helper processes of its own: a
+    /// crash, an abort, an exit or a hang is the record's ERROR and the run
+    /// goes on).
+    #[serde(default)]
+    pub isolation: Isolation,
+    /// With `isolation: process`: how long one call may take, in milliseconds
+    /// (default 30000); a helper that does not answer in time is stopped.
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+}
+
+/// Where a plugin component runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Isolation {
+    /// In the engine's process: a plain function call.
+    #[default]
+    InProcess,
+    /// In helper processes of its own, over pipes.
+    Process,
 }
 
 /// The plugin ABI version this engine speaks: the SDK's.
@@ -314,7 +338,7 @@ pub fn find_library(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckError {
     pub message: String,
-    /// `"library"` or `"component"`.
+    /// `"library"`, `"component"` or `"timeout_ms"`.
     pub key: &'static str,
     pub help: Option<String>,
 }
@@ -333,6 +357,23 @@ pub fn check(
         key: "library",
         help,
     };
+    match (plugin.isolation, plugin.timeout_ms) {
+        (Isolation::InProcess, Some(_)) => {
+            return Err(CheckError {
+                message: "`timeout_ms` applies to `isolation: process` (an in-process call cannot be stopped)".into(),
+                key: "timeout_ms",
+                help: Some("add `isolation: process`, or remove `timeout_ms`".into()),
+            })
+        }
+        (_, Some(0)) => {
+            return Err(CheckError {
+                message: "`timeout_ms` must be at least 1".into(),
+                key: "timeout_ms",
+                help: None,
+            })
+        }
+        _ => {}
+    }
     let path = find_library(&plugin.library, manifest_dir, plugin_dirs).map_err(|err| {
         library_error(
             err,
@@ -389,27 +430,44 @@ pub fn instantiate(
         "config": config,
     })
     .to_string();
-    let handle = library
-        .raw
-        .instantiate(request.as_bytes(), |bytes, handle| {
-            envelope(bytes).map(|_| handle)
-        })
-        .map_err(|message| {
-            let mut error = BuildError::new(format!("{who}: {message}"));
-            if let Some((unknown, expected)) = parse_unknown_field(&message) {
-                error.suggestion = nearest(&unknown, expected.iter().map(String::as_str));
-                error.key = Some(unknown);
-            }
-            error
-        })?
-        .ok_or_else(|| {
-            BuildError::new(format!(
-                "{who}: instantiate reported success but returned no instance handle"
-            ))
-        })?;
+    let refused = |message: String| {
+        let mut error = BuildError::new(format!("{who}: {message}"));
+        if let Some((unknown, expected)) = parse_unknown_field(&message) {
+            error.suggestion = nearest(&unknown, expected.iter().map(String::as_str));
+            error.key = Some(unknown);
+        }
+        error
+    };
+    let backend = match plugin.isolation {
+        Isolation::InProcess => {
+            let handle = library
+                .raw
+                .instantiate(request.as_bytes(), |bytes, handle| {
+                    envelope(bytes).map(|_| handle)
+                })
+                .map_err(refused)?
+                .ok_or_else(|| {
+                    BuildError::new(format!(
+                        "{who}: instantiate reported success but returned no instance handle"
+                    ))
+                })?;
+            Backend::InProcess(Local {
+                library: Arc::clone(library),
+                handle,
+            })
+        }
+        Isolation::Process => {
+            let timeout = plugin
+                .timeout_ms
+                .map_or(isolated::DEFAULT_TIMEOUT, std::time::Duration::from_millis);
+            Backend::Process(
+                isolated::Isolated::start(&library.path, request.into_bytes(), timeout)
+                    .map_err(refused)?,
+            )
+        }
+    };
     let instance = Instance {
-        library: Arc::clone(library),
-        handle,
+        backend,
         who,
         name: ctx.name.to_owned(),
         config: config.clone(),
@@ -421,15 +479,26 @@ pub fn instantiate(
     })
 }
 
-/// One built plugin component; released in the plugin when dropped.
+/// One built plugin component.
 struct Instance {
-    library: Arc<PluginLibrary>,
-    handle: Handle,
+    backend: Backend,
     /// "plugin `name` (libfile.so)", the prefix of every error it causes.
     who: String,
     /// The component's name in the pack: the rule of the issues it raises.
     name: String,
     config: Value,
+}
+
+/// Where an instance lives.
+enum Backend {
+    InProcess(Local),
+    Process(isolated::Isolated),
+}
+
+/// An instance in this process; released in the plugin when dropped.
+struct Local {
+    library: Arc<PluginLibrary>,
+    handle: Handle,
 }
 
 impl fmt::Debug for Instance {
@@ -438,7 +507,7 @@ impl fmt::Debug for Instance {
     }
 }
 
-impl Drop for Instance {
+impl Drop for Local {
     fn drop(&mut self) {
         self.library.raw.release(self.handle);
     }
@@ -461,10 +530,11 @@ impl Instance {
         let input = serde_json::to_vec(input).map_err(|err| {
             EvalError::new(format!("{}: cannot encode the input: {err}", self.who))
         })?;
-        self.library
-            .raw
-            .evaluate(self.handle, &input, envelope)
-            .map_err(|message| EvalError::new(format!("{}: {message}", self.who)))
+        match &self.backend {
+            Backend::InProcess(local) => local.library.raw.evaluate(local.handle, &input, envelope),
+            Backend::Process(isolated) => isolated.call(&input),
+        }
+        .map_err(|message| EvalError::new(format!("{}: {message}", self.who)))
     }
 }
 

@@ -160,17 +160,13 @@ impl Sources {
                     &self.plugin_dirs,
                 )
                 .map_err(|err| {
-                    let value = if err.key == "library" {
-                        &plugin.library
-                    } else {
-                        &plugin.component
+                    let value = match err.key {
+                        "library" => Some(plugin.library.as_str()),
+                        "component" => Some(plugin.component.as_str()),
+                        _ => None,
                     };
-                    error(
-                        &["implementation", "plugin", err.key],
-                        Some(value),
-                        err.message,
-                    )
-                    .with_help(err.help)
+                    error(&["implementation", "plugin", err.key], value, err.message)
+                        .with_help(err.help)
                 })?;
                 let published = library
                     .component(&plugin.component)
