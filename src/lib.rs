@@ -57,6 +57,8 @@ mod yaml;
 
 #[doc(hidden)]
 pub mod cli;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod jsonl;
 
 pub use alloc::Counting as CountingAllocator;

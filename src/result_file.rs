@@ -29,6 +29,12 @@ pub enum OutputError {
         "--resume needs --output to be a regular file (results are resumed from it), not {path}"
     )]
     NotResumable { path: PathBuf },
+    #[error("an unfinished run left {bytes} bytes of results for {path} in {partial}: continue them with --resume, or remove that file to start over")]
+    Unfinished {
+        path: PathBuf,
+        partial: PathBuf,
+        bytes: u64,
+    },
 }
 
 /// The destination of a run's result records.
@@ -41,9 +47,6 @@ pub struct ResultFile {
     /// on disk while the run goes on, so that the last sync before the rename
     /// has little left to wait for.
     syncer: Option<Syncer>,
-    /// Bytes of an earlier unfinished run's partial results that this run
-    /// replaced (0: there were none).
-    pub discarded: u64,
 }
 
 /// What `--resume` found to continue from.
@@ -54,8 +57,6 @@ pub struct Resumed {
     pub kept: Box<dyn io::BufRead + Send>,
     /// Bytes of a torn last line (a run stopped mid-write) that were dropped.
     pub torn: u64,
-    /// The kept results came from the finished output (there was no partial file).
-    pub from_output: bool,
 }
 
 /// Bytes written between two background syncs.
@@ -135,7 +136,12 @@ impl Write for Dest {
 #[derive(Debug)]
 struct Pending {
     temp: PathBuf,
+    /// `temp` as messages show it: beside the output as the user named it.
+    shown: PathBuf,
     target: PathBuf,
+    /// The replaced file's permissions, given to the results when they take
+    /// its place (not before: a read-only partial file could not be resumed).
+    permissions: Option<fs::Permissions>,
     /// Keep the partial results when the run does not finish (a resumed run
     /// never removes the results it continues).
     keep: bool,
@@ -165,28 +171,54 @@ pub fn partial_path(target: &Path) -> PathBuf {
 
 /// Opens (creating it if needed) the partial results file of `target` and
 /// locks it for this run: two runs never write one file.
-fn open_partial(target: &Path) -> Result<(PathBuf, File), OutputError> {
+fn open_partial(target: &Path, given: &Path) -> Result<(PathBuf, File), OutputError> {
     let partial = partial_path(target);
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&partial)
-        .map_err(|source| OutputError::Io {
-            path: partial.clone(),
-            source,
-        })?;
-    match file.try_lock() {
-        Ok(()) => Ok((partial, file)),
-        Err(fs::TryLockError::WouldBlock) => Err(OutputError::Busy {
-            path: target.to_path_buf(),
-            partial,
-        }),
-        Err(fs::TryLockError::Error(source)) => Err(OutputError::Io {
-            path: partial,
-            source,
-        }),
+    let io_error = |source| OutputError::Io {
+        path: partial.clone(),
+        source,
+    };
+    loop {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&partial)
+            .map_err(io_error)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => {
+                return Err(OutputError::Busy {
+                    path: given.to_path_buf(),
+                    partial: partial_path(given),
+                })
+            }
+            Err(fs::TryLockError::Error(source)) => return Err(io_error(source)),
+        }
+        // Another run may have renamed (finished) or removed the file between
+        // our open and our lock: then the lock is on a file no longer at the
+        // path, and we start again.
+        let locked = file.metadata().map_err(io_error)?;
+        match fs::metadata(&partial) {
+            Ok(now) if same_inode(&locked, &now) => return Ok((partial, file)),
+            Ok(_) => {}
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+            Err(err) => return Err(io_error(err)),
+        }
+    }
+}
+
+/// Whether two metadata are of the same file.
+fn same_inode(a: &fs::Metadata, b: &fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        a.dev() == b.dev() && a.ino() == b.ino()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (a, b);
+        true
     }
 }
 
@@ -216,7 +248,6 @@ impl ResultFile {
             writer: BufWriter::with_capacity(BUFFER, Dest::Stdout(io::stdout())),
             replace: None,
             syncer: None,
-            discarded: 0,
         }
     }
 
@@ -238,31 +269,37 @@ impl ResultFile {
                 writer: BufWriter::with_capacity(BUFFER, Dest::File(file)),
                 replace: None,
                 syncer: None,
-                discarded: 0,
             });
         };
-        let (temp, file) = open_partial(&target)?;
-        let io_error = |source| OutputError::Io {
-            path: temp.clone(),
-            source,
-        };
-        // An earlier run that did not finish left its results: this run starts over.
-        let discarded = file.metadata().map_err(io_error)?.len();
-        file.set_len(0).map_err(io_error)?;
+        let (temp, file) = open_partial(&target, path)?;
+        // An earlier run that did not finish left results: they are not
+        // thrown away by a run that forgot --resume.
+        let left = file
+            .metadata()
+            .map_err(|source| OutputError::Io {
+                path: temp.clone(),
+                source,
+            })?
+            .len();
+        if left > 0 {
+            return Err(OutputError::Unfinished {
+                path: path.to_path_buf(),
+                partial: partial_path(path),
+                bytes: left,
+            });
+        }
         let pending = Pending {
-            temp: temp.clone(),
+            temp,
+            shown: partial_path(path),
             target,
+            // The replacement keeps the permissions the user gave the old file.
+            permissions: existing.map(|meta| meta.permissions()),
             keep: false,
         };
-        if let Some(meta) = &existing {
-            // The replacement keeps the permissions the user gave the old file.
-            fs::set_permissions(&pending.temp, meta.permissions()).map_err(io_error)?;
-        }
         Ok(Self {
             syncer: Syncer::start(&file),
             writer: BufWriter::with_capacity(BUFFER, Dest::File(file)),
             replace: Some(pending),
-            discarded,
         })
     }
 
@@ -277,20 +314,11 @@ impl ResultFile {
             return Err(not_resumable());
         }
         let (target, existing) = Self::regular_target(path, input)?.ok_or_else(not_resumable)?;
-        let (temp, mut file) = open_partial(&target)?;
+        let (temp, mut file) = open_partial(&target, path)?;
         let io_error = |source| OutputError::Io {
             path: temp.clone(),
             source,
         };
-        let mut from_output = false;
-        if file.metadata().map_err(io_error)?.len() == 0 && existing.is_some() {
-            let mut finished = File::open(&target).map_err(|source| OutputError::Io {
-                path: target.clone(),
-                source,
-            })?;
-            io::copy(&mut finished, &mut file).map_err(io_error)?;
-            from_output = true;
-        }
         let length = file.metadata().map_err(io_error)?.len();
         let whole = whole_lines_length(&mut file).map_err(io_error)?;
         file.set_len(whole).map_err(io_error)?;
@@ -298,23 +326,20 @@ impl ResultFile {
         let kept = File::open(&temp).map_err(io_error)?.take(whole);
         let pending = Pending {
             temp: temp.clone(),
+            shown: partial_path(path),
             target,
+            permissions: existing.map(|meta| meta.permissions()),
             keep: true,
         };
-        if let Some(meta) = &existing {
-            fs::set_permissions(&pending.temp, meta.permissions()).map_err(io_error)?;
-        }
         let resumed = Resumed {
-            partial: temp.clone(),
+            partial: partial_path(path),
             kept: Box::new(BufReader::with_capacity(BUFFER, kept)),
             torn: length - whole,
-            from_output,
         };
         let sink = Self {
             syncer: Syncer::start(&file),
             writer: BufWriter::with_capacity(BUFFER, Dest::File(file)),
             replace: Some(pending),
-            discarded: 0,
         };
         Ok((sink, resumed))
     }
@@ -332,7 +357,7 @@ impl ResultFile {
             });
         };
         pending.keep = true;
-        let path = pending.temp.clone();
+        let path = pending.shown.clone();
         flushed.map_err(|source| OutputError::Io {
             path: path.clone(),
             source,
@@ -395,6 +420,9 @@ impl ResultFile {
         self.syncer = None;
         if let Some(pending) = self.replace.take() {
             if let Dest::File(file) = self.writer.get_ref() {
+                if let Some(permissions) = pending.permissions.clone() {
+                    file.set_permissions(permissions).map_err(io_error)?;
+                }
                 // On disk before it takes the old file's place.
                 file.sync_all().map_err(io_error)?;
             }
@@ -506,6 +534,37 @@ mod tests {
             .file_type()
             .is_symlink());
         assert_eq!(fs::read_to_string(&real).unwrap(), "new\n");
+    }
+
+    /// A read-only output keeps its mode, given to the results only when they
+    /// replace it: the partial results of a run that stops stay writable, so
+    /// that `--resume` can continue them.
+    #[cfg(unix)]
+    #[test]
+    fn a_read_only_output_does_not_make_its_partial_results_read_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out.jsonl");
+        fs::write(&out, "old\n").unwrap();
+        fs::set_permissions(&out, fs::Permissions::from_mode(0o444)).unwrap();
+        let mut file = ResultFile::create(&out, None).unwrap();
+        file.write_all(b"first\n").unwrap();
+        let partial = file.keep_partial().unwrap().unwrap();
+        assert_eq!(partial, partial_path(&out));
+        assert_ne!(
+            fs::metadata(&partial).unwrap().permissions().mode() & 0o200,
+            0
+        );
+        let (mut file, resumed) = ResultFile::resume(&out, None).unwrap();
+        assert_eq!(resumed.torn, 0);
+        file.write_all(b"second\n").unwrap();
+        file.finish().unwrap();
+        assert_eq!(fs::read_to_string(&out).unwrap(), "first\nsecond\n");
+        assert_eq!(
+            fs::metadata(&out).unwrap().permissions().mode() & 0o777,
+            0o444
+        );
+        assert!(!partial.exists());
     }
 
     #[cfg(unix)]

@@ -51,6 +51,7 @@ const ORDER: &[(&str, &str)] = &[
     ("error", "api"),
     // Front ends.
     ("cli", "front end"),
+    ("fuzzing", "front end"),
 ];
 
 /// The top-level module a file under `src/` belongs to (`None`: the crate roots).

@@ -611,6 +611,30 @@ fn variants_export_a_one_of_schema_a_validator_accepts() {
     }
 }
 
+/// A type listed twice counts once, and `any` in a union takes every value: the
+/// exported JSON Schema stays valid (found by the `contract` fuzz target).
+#[test]
+fn type_unions_export_a_valid_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "pack.yaml",
+        "name: u\ncontract:\n  fields:\n    total: { type: [number, string, string] }\n    x: { type: [any, string] }\n",
+    );
+    let out = tribunal()
+        .args(["prompt", "--schema", "--pack"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let schema: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        schema["properties"]["total"]["type"],
+        serde_json::json!(["number", "string"])
+    );
+    assert_eq!(schema["properties"]["x"].get("type"), None);
+    jsonschema::validator_for(&schema).expect("a valid JSON Schema");
+}
+
 /// Mistakes in `variants:` and nested `fields:` are load errors at their line.
 #[test]
 fn contract_variant_mistakes_are_load_errors_at_their_line() {

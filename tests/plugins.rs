@@ -921,3 +921,77 @@ fn after_an_in_process_crash_resume_completes_the_output() {
         fs::read_to_string(dir.path().join("full.jsonl")).unwrap()
     );
 }
+
+/// Ctrl-C in a terminal signals the whole process group: the run stops
+/// cleanly, and the isolated plugin's helpers (in a group of their own) finish
+/// the records being evaluated instead of dying with them.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_stops_a_run_without_killing_its_plugin_helpers() {
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command as StdCommand, Stdio};
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let pack = dir.path().join("pack");
+    crashing_pack(&pack, ", isolation: process");
+    let input = data(dir.path(), &vec!["ok"; 40_000]);
+    let child = StdCommand::new(assert_cmd::cargo::cargo_bin("tribunal"))
+        .current_dir(dir.path())
+        .args(["eval", "--jobs", "2", "--output", "out.jsonl", "--input"])
+        .arg(&input)
+        .arg(&pack)
+        .process_group(0)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let partial = dir.path().join(".out.jsonl.partial");
+    let started = Instant::now();
+    while fs::metadata(&partial).map_or(0, |m| m.len()) == 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "no results written"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // As the terminal does: SIGINT to every process of the foreground group.
+    let group = format!("-{}", child.id());
+    assert!(StdCommand::new("kill")
+        .args(["-INT", "--", &group])
+        .status()
+        .unwrap()
+        .success());
+    let out = child.wait_with_output().unwrap();
+    let message = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(3), "{message}");
+    let kept = fs::read_to_string(&partial).unwrap();
+    assert!(kept.lines().count() < 40_000, "the run was not stopped");
+    assert!(
+        !kept.contains("\"ERROR\""),
+        "a record failed when the run was stopped:\n{message}"
+    );
+    let resumed = tribunal()
+        .current_dir(dir.path())
+        .args([
+            "eval",
+            "--jobs",
+            "2",
+            "--output",
+            "out.jsonl",
+            "--resume",
+            "--input",
+        ])
+        .arg(&input)
+        .arg(&pack)
+        .output()
+        .unwrap();
+    assert_eq!(
+        resumed.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    let results = fs::read_to_string(dir.path().join("out.jsonl")).unwrap();
+    assert_eq!(results.lines().count(), 40_000);
+    assert!(!results.contains("\"ERROR\""));
+}

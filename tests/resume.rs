@@ -124,15 +124,37 @@ fn resume_finishes_a_torn_partial_file_as_an_uninterrupted_run() {
     };
     assert_eq!(cases("out.xml"), 1500);
     assert_eq!(cases("full.xml"), 1500);
-    // Resuming a finished output checks it and changes nothing.
+    // Without partial results there is nothing to keep: --resume evaluates
+    // every record (a finished output is never taken as kept results: it may
+    // be of another data set with the same ids).
     let again = eval(dir.path(), &input, "out.jsonl", &["--resume"]);
     assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
     assert!(
-        stderr(&again).contains("resumed: 1500 records kept from out.jsonl, 0 evaluated now"),
+        stderr(&again).contains("resumed: no results to keep (no unfinished run left any in .out.jsonl.partial); every record evaluated now"),
         "{}",
         stderr(&again)
     );
     assert!(fs::read(dir.path().join("out.jsonl")).unwrap() == whole);
+    // Kept results count in the summary only as far as their fields go: a
+    // summary with fewer fields is refused.
+    fs::write(dir.path().join(".out.jsonl.partial"), &whole[..cut]).unwrap();
+    let narrow = eval(
+        dir.path(),
+        &input,
+        "out.jsonl",
+        &[
+            "--resume",
+            "--summary",
+            "--fields",
+            "id,line,status,revision",
+        ],
+    );
+    assert_eq!(narrow.status.code(), Some(2), "{}", stderr(&narrow));
+    assert!(
+        stderr(&narrow).contains("--resume with --summary, --summary-json, a gate or --junit needs the kept results' score, metrics, issues, extraction (not in --fields)"),
+        "{}",
+        stderr(&narrow)
+    );
 }
 
 #[test]
@@ -379,17 +401,25 @@ fn two_runs_never_write_one_output() {
         stderr(&out)
     );
     drop(partial);
-    // A stale partial file of a killed run: a new run (without --resume) starts
-    // over and says so.
-    fs::write(dir.path().join(".out.jsonl.partial"), "{\"id\": \"old\"}\n").unwrap();
+    // The partial results of a killed run are never thrown away by a run
+    // that forgot --resume.
+    let stale = "{\"id\": \"old\"}\n";
+    fs::write(dir.path().join(".out.jsonl.partial"), stale).unwrap();
     let out = eval(dir.path(), &input, "out.jsonl", &[]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
-        stderr(&out)
-            .contains("warning: an unfinished run's partial results (14 bytes) were discarded"),
+        stderr(&out).contains("an unfinished run left 14 bytes of results for out.jsonl in .out.jsonl.partial: continue them with --resume, or remove that file to start over"),
         "{}",
         stderr(&out)
     );
+    assert_eq!(
+        fs::read_to_string(dir.path().join(".out.jsonl.partial")).unwrap(),
+        stale
+    );
+    // An empty one (a run stopped before writing anything) is simply reused.
+    fs::write(dir.path().join(".out.jsonl.partial"), "").unwrap();
+    let out = eval(dir.path(), &input, "out.jsonl", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(
         fs::read_to_string(dir.path().join("out.jsonl"))
             .unwrap()

@@ -3,7 +3,7 @@
 use super::gates::{self, FailUnder, Gates};
 use super::{write_out, OnePack, EXIT_ABORTED, EXIT_NOT_PASSED, EXIT_OK};
 use crate::jsonl::{self, FieldNames, RunError, DEFAULT_MAX_RECORD_BYTES};
-use crate::report::{Fields, Status};
+use crate::report::{Field, Fields, Status};
 use crate::result_file::ResultFile;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -125,6 +125,33 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
     // Open the output before evaluating anything, so a bad path fails fast; a
     // regular file is replaced only when the run has finished.
     let input_path = (args.input.as_os_str() != "-").then_some(args.input.as_path());
+    // Kept results count in the summary, the gates and the JUnit file only as
+    // far as their fields go: resuming with fewer than those need is refused.
+    if args.resume
+        && (args.summary || args.summary_json.is_some() || gates.any() || args.junit.is_some())
+    {
+        let fields = args.fields.unwrap_or_default();
+        let missing: Vec<&str> = [
+            Field::Status,
+            Field::Score,
+            Field::Metrics,
+            Field::Issues,
+            Field::Extraction,
+        ]
+        .into_iter()
+        .filter(|f| !fields.has(*f))
+        .map(Field::as_str)
+        .collect();
+        if !missing.is_empty() {
+            return Err(format!(
+                "--resume with --summary, --summary-json, a gate or --junit needs the kept results' {} (not in --fields): add them, or resume without those",
+                missing.join(", ")
+            ));
+        }
+    }
+    // Signals are handled from here on: a stop leaves the partial results
+    // (with whatever was written) for --resume, never a stray file.
+    let stop = stop_on_signals();
     let mut resumed = None;
     let mut sink = match &args.output {
         Some(path) if args.resume => {
@@ -135,12 +162,6 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
         Some(path) => ResultFile::create(path, input_path).map_err(|e| e.to_string())?,
         None => ResultFile::stdout(),
     };
-    if sink.discarded > 0 {
-        eprintln!(
-            "warning: an unfinished run's partial results ({} bytes) were discarded: this run starts over (--resume continues them instead)",
-            sink.discarded
-        );
-    }
     let reader: Box<dyn BufRead + Send> = if args.input.as_os_str() == "-" {
         Box::new(BufReader::with_capacity(1 << 16, io::stdin()))
     } else {
@@ -158,7 +179,7 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
             meta: args.meta_field.clone(),
         },
         result_fields: args.fields.unwrap_or_default(),
-        stop: stop_on_signals(),
+        stop,
     };
     // The test cases go to a file beside the JUnit file while the run streams;
     // the document, whose header holds the counts, is written at the end.
@@ -226,15 +247,9 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
         } else {
             String::new()
         };
-        let source = if from.from_output {
-            args.output
-                .as_ref()
-                .map_or_else(String::new, |p| p.display().to_string())
-        } else {
-            from.partial.display().to_string()
-        };
-        if summary.resumed == 0 && from.torn == 0 && !from.from_output {
-            eprintln!("resumed: no results to keep (no unfinished run wrote {source}); every record evaluated now");
+        let source = from.partial.display();
+        if summary.resumed == 0 && from.torn == 0 {
+            eprintln!("resumed: no results to keep (no unfinished run left any in {source}); every record evaluated now");
         } else {
             eprintln!(
                 "resumed: {} records kept from {source}{torn}, {} evaluated now",

@@ -580,13 +580,23 @@ fn compile_fields(
                 .at_key(at));
             }
         }
-        let types = field
+        let mut types = field
             .types
             .as_ref()
             .map(TypeSpec::to_vec)
             .unwrap_or_default();
+        // A type listed twice counts once (a JSON Schema's `type` list must
+        // not repeat one).
+        let mut seen = Vec::with_capacity(types.len());
+        types.retain(|t| {
+            let first = !seen.contains(t);
+            seen.push(*t);
+            first
+        });
         let nested = !field.fields.is_empty() || field.additional_fields.is_some();
-        if nested && !types.is_empty() && !types.contains(&JsonType::Object) {
+        let object_allowed =
+            types.is_empty() || types.contains(&JsonType::Object) || types.contains(&JsonType::Any);
+        if nested && !object_allowed {
             return Err(BuildError::new(format!(
                 "field `{label}` has `fields`, but its type does not allow an object"
             ))

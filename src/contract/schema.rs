@@ -62,16 +62,13 @@ impl Contract {
     fn field_schema(&self, field: &FieldRule) -> Value {
         let mut schema = Map::new();
         match field.types.as_slice() {
-            [] | [JsonType::Any] => {}
+            // `any`, alone or in a union, takes every value: no `type`.
+            types if types.is_empty() || types.contains(&JsonType::Any) => {}
             [one] => {
                 schema.insert("type".into(), json!(one.as_str()));
             }
             many => {
-                let names: Vec<&str> = many
-                    .iter()
-                    .filter(|t| **t != JsonType::Any)
-                    .map(|t| t.as_str())
-                    .collect();
+                let names: Vec<&str> = many.iter().map(|t| t.as_str()).collect();
                 schema.insert("type".into(), json!(names));
             }
         }

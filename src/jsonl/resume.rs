@@ -81,6 +81,11 @@ pub(super) fn skip_kept<R: BufRead>(
             }
             match batches.next() {
                 Some(batch) => current = Some((batch, 0)),
+                None if batches.stopped => {
+                    return Err(fail(
+                        "checking stopped: the run was interrupted before it got here".to_owned(),
+                    ))
+                }
                 None => {
                     return Err(fail(
                         "the input has no record here: the results hold more records than the input (is it the same input?)".to_owned(),

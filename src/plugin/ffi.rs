@@ -169,8 +169,10 @@ unsafe fn symbol<F: Copy>(
 #[cfg(unix)]
 pub(crate) fn protocol_output() -> std::io::Result<std::fs::File> {
     use std::os::fd::FromRawFd;
-    // SAFETY: `dup` only creates a new descriptor for fd 1; checked below.
-    let replies = unsafe { libc::dup(1) };
+    // SAFETY: `fcntl(F_DUPFD_CLOEXEC)` only creates a new descriptor for fd 1,
+    // closed on exec (a process the plugin starts must not hold the replies
+    // pipe open, or a crash would not be seen as the end of the pipe); checked below.
+    let replies = unsafe { libc::fcntl(1, libc::F_DUPFD_CLOEXEC, 0) };
     if replies < 0 {
         return Err(std::io::Error::last_os_error());
     }

@@ -168,31 +168,37 @@ enum Failure {
 /// One running helper, its component instantiated.
 struct Helper {
     child: Child,
-    stdin: ChildStdin,
+    /// `None` once closed (the helper then releases its instance and ends).
+    stdin: Option<ChildStdin>,
     replies: Receiver<io::Result<Option<Vec<u8>>>>,
 }
 
 impl Helper {
     fn start(binary: &Path, library: &Path) -> Result<Self, Failure> {
-        let mut child = Command::new(binary)
+        let mut command = Command::new(binary);
+        command
             .arg(HELPER_COMMAND)
             .arg(library)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .map_err(|err| {
-                Failure::Io(format!(
-                    "cannot start the helper process {}: {err}",
-                    binary.display()
-                ))
-            })?;
+            .stderr(Stdio::inherit());
+        // A process group of its own: Ctrl-C in the terminal stops the run
+        // cleanly (the engine finishes the records being evaluated), and must
+        // not kill the helpers evaluating them. A helper ends when its stdin does.
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        let mut child = command.spawn().map_err(|err| {
+            Failure::Io(format!(
+                "cannot start the helper process {}: {err}",
+                binary.display()
+            ))
+        })?;
         let (Some(stdin), Some(mut stdout)) = (child.stdin.take(), child.stdout.take()) else {
             let _ = child.kill();
             return Err(Failure::Io("the helper process has no pipes".into()));
         };
         let (send, replies) = mpsc::channel();
-        thread::Builder::new()
+        let reader = thread::Builder::new()
             .name("plugin-host-reader".into())
             .spawn(move || loop {
                 let frame = read_frame(&mut stdout);
@@ -200,18 +206,26 @@ impl Helper {
                 if send.send(frame).is_err() || last {
                     break;
                 }
-            })
-            .map_err(|err| Failure::Io(format!("cannot start a reader thread: {err}")))?;
+            });
+        if let Err(err) = reader {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(Failure::Io(format!("cannot start a reader thread: {err}")));
+        }
         Ok(Self {
             child,
-            stdin,
+            stdin: Some(stdin),
             replies,
         })
     }
 
     /// Sends one request and waits up to `timeout` for its reply.
     fn request(&mut self, op: u8, body: &[u8], timeout: Duration) -> Result<Vec<u8>, Failure> {
-        if write_frame(&mut self.stdin, Some(op), body).is_err() {
+        let written = match &mut self.stdin {
+            Some(stdin) => write_frame(stdin, Some(op), body),
+            None => Err(io::Error::from(io::ErrorKind::BrokenPipe)),
+        };
+        if written.is_err() {
             return Err(self.ended());
         }
         match self.replies.recv_timeout(timeout) {
@@ -239,7 +253,17 @@ impl Helper {
 }
 
 impl Drop for Helper {
+    /// Closes the helper's stdin so that it releases its instance (the
+    /// plugin's `release` runs) and ends; one that has not ended within a
+    /// second is killed.
     fn drop(&mut self) {
+        self.stdin = None;
+        for _ in 0..100 {
+            if !matches!(self.child.try_wait(), Ok(None)) {
+                return;
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
         self.stop();
     }
 }

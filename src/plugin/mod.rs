@@ -231,6 +231,12 @@ fn open(path: &Path) -> Result<PluginLibrary, PluginError> {
     })
 }
 
+/// Reads what a plugin returned: the value of its `{"ok": value}`, or the
+/// message of its `{"error": "message"}` (the fuzz target's entry point).
+pub(crate) fn read_reply(bytes: Option<&[u8]>) -> Result<Value, String> {
+    envelope(bytes)
+}
+
 /// Reads a `{"ok": value}` / `{"error": "message"}` reply.
 fn envelope(bytes: Option<&[u8]>) -> Result<Value, String> {
     let Some(bytes) = bytes else {

@@ -209,7 +209,9 @@ fn check_schema(
     // A key the schema does not allow gets the did-you-mean every other
     // unknown key gets, rather than the validator's "additional properties".
     let properties = schema.get("properties").and_then(Value::as_object);
-    let closed = schema.get("additionalProperties") == Some(&Value::Bool(false));
+    // (Keys `patternProperties` allows are not unknown: the validator decides.)
+    let closed = schema.get("additionalProperties") == Some(&Value::Bool(false))
+        && schema.get("patternProperties").is_none();
     if let (Some(properties), true, Value::Object(given)) = (properties, closed, config) {
         if let Some(key) = given.keys().find(|k| !properties.contains_key(*k)) {
             return Err(unknown_key(name, who, key, properties.keys()));

@@ -1,0 +1,220 @@
+//! The fuzz targets' bodies. The `fuzz/` crate (cargo-fuzz, nightly) calls
+//! them with libFuzzer's inputs, and `tests/fuzz_corpus.rs` replays every
+//! committed corpus and crash file through them on stable Rust. Each feeds
+//! untrusted bytes to one entry point of the engine and panics only when a
+//! property every input must keep is broken (a crash, a hang past libFuzzer's
+//! timeout, or an assertion below).
+//!
+//! Not part of the library's API: hidden, and free to change with the targets.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde_json::Value;
+
+use crate::contract::{Contract, ContractSpec};
+use crate::extract::{self, Tier};
+use crate::manifest::{ComponentManifest, PackManifest};
+use crate::pack::Pack;
+use crate::pipeline::Input;
+use crate::yaml::Source;
+
+/// The input as text, the way the engine sees a model output it was given as
+/// bytes (invalid UTF-8 replaced).
+fn text(data: &[u8]) -> String {
+    String::from_utf8_lossy(data).into_owned()
+}
+
+/// `data` split at its first NUL byte (the second part empty if there is none).
+fn split(data: &[u8]) -> (&[u8], &[u8]) {
+    match data.iter().position(|b| *b == 0) {
+        Some(at) => (&data[..at], &data[at + 1..]),
+        None => (data, &[]),
+    }
+}
+
+/// The extraction ladder, tier by tier: whatever a tier returns is an object or
+/// an array that JSON can print and read back unchanged; only `repair` lists
+/// repairs; `strict` finds exactly what `serde_json` reads from the whole text
+/// (without the whitespace around it);
+/// the default ladder returns the first tier's success. The failure
+/// explanations never panic.
+pub fn extraction(data: &[u8]) {
+    let text = text(data);
+    let mut first = None;
+    for tier in [Tier::Strict, Tier::Fence, Tier::Embedded, Tier::Repair] {
+        let Some(found) = extract::extract(&text, &[tier]) else {
+            continue;
+        };
+        assert_eq!(found.tier, tier);
+        assert!(
+            found.value.is_object() || found.value.is_array(),
+            "{tier:?} returned {}",
+            found.value
+        );
+        let printed = serde_json::to_string(&found.value).expect("a printable value");
+        let read: Value = serde_json::from_str(&printed).expect("printed JSON reads back");
+        assert_eq!(
+            read, found.value,
+            "{tier:?}: the value changed through JSON"
+        );
+        if tier != Tier::Repair {
+            assert!(found.repairs.is_empty(), "{tier:?} listed repairs");
+        }
+        first.get_or_insert(found);
+    }
+    // `strict` is `serde_json` on the text without the whitespace (and the
+    // byte-order mark) around it, for an object or an array.
+    let strict = extract::extract(&text, &[Tier::Strict]).map(|found| found.value);
+    let body = text
+        .trim_start_matches(|c: char| c.is_whitespace() || c == '\u{feff}')
+        .trim_end();
+    let serde = serde_json::from_str::<Value>(body)
+        .ok()
+        .filter(|value| value.is_object() || value.is_array());
+    assert_eq!(strict, serde, "strict and serde_json disagree");
+    let ladder = extract::extract(
+        &text,
+        &[Tier::Strict, Tier::Fence, Tier::Embedded, Tier::Repair],
+    );
+    assert_eq!(ladder, first);
+    let _ = extract::parse_failure(&text);
+    let _ = extract::hidden_failure(&text);
+}
+
+/// A scratch folder, removed when dropped (also when a target panics).
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs `f` in a new, empty scratch folder, removed afterwards.
+fn in_scratch(f: impl FnOnce(&Path)) {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let dir = Scratch(std::env::temp_dir().join(format!(
+        "tribunal-fuzz-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )));
+    if std::fs::create_dir_all(&dir.0).is_ok() {
+        f(&dir.0);
+    }
+}
+
+/// The pack loader: the input's first part is `pack.yaml`, its second (after a
+/// NUL) a component manifest, read both as YAML (`c.yaml`) and as Markdown with
+/// front matter (`c.md`). Parsing and loading never panic; a pack that loads
+/// evaluates a record and lists its metrics.
+pub fn pack_loader(data: &[u8]) {
+    let (pack, component) = split(data);
+    let (pack, component) = (text(pack), text(component));
+    for (name, text) in [
+        ("pack.yaml", &pack),
+        ("c.yaml", &component),
+        ("c.md", &component),
+    ] {
+        if let Ok(source) = Source::from_text(Path::new(name), text.clone()) {
+            if name == "pack.yaml" {
+                let _ = source.parse::<PackManifest>();
+            } else {
+                let _ = source.parse::<ComponentManifest>();
+            }
+        }
+    }
+    // A plugin reference would load whatever library the input names (plugins
+    // are trusted code, out of this target's reach): such packs are only parsed.
+    if pack.contains("plugin") || component.contains("plugin") {
+        return;
+    }
+    in_scratch(|dir| {
+        let components = dir.join("components");
+        if std::fs::create_dir_all(&components).is_err()
+            || std::fs::write(dir.join("pack.yaml"), &pack).is_err()
+            || std::fs::write(components.join("c.yaml"), &component).is_err()
+        {
+            return;
+        }
+        if let Ok(pack) = Pack::load(dir) {
+            let _ = pack.metric_names().count();
+            let _ = pack.prompt();
+            let _ = pack.evaluate(&Input::new(r#"{"kind": "note", "text": "Hi."}"#));
+        }
+    });
+}
+
+/// Contract validation: the input's first part is a `contract:` section (YAML),
+/// its second the model's output. A contract that compiles validates the
+/// extracted JSON (or the output's text as a JSON string when none is found),
+/// prints its prompt block, and exports a JSON Schema that a validator accepts.
+pub fn contract(data: &[u8]) {
+    let (spec, output) = split(data);
+    let Ok(source) = Source::from_text(Path::new("contract.yaml"), text(spec)) else {
+        return;
+    };
+    let Ok(spec) = source.parse::<ContractSpec>() else {
+        return;
+    };
+    let Ok(contract) = Contract::compile(&spec) else {
+        return;
+    };
+    let output = text(output);
+    let json = extract::extract(&output, &contract.ladder)
+        .map_or_else(|| Value::String(output.clone()), |found| found.value);
+    let (_issues, coerced) = contract.validate(&json, &output);
+    if let Some(coerced) = coerced {
+        let _ = contract.validate(&coerced, &output);
+    }
+    let _ = contract.validate(&Value::Null, &output);
+    let _ = contract.format_block();
+    let _ = contract.fallback_json(&output);
+    let schema = contract.json_schema("fuzz");
+    if let Err(err) = jsonschema::validator_for(&schema) {
+        panic!("the contract's JSON Schema does not compile: {err}\n{schema}");
+    }
+}
+
+/// The Rhai host: the input (after its first byte, which picks the kind) is a
+/// script file of a metric or a postprocessor, run under the default limits on
+/// two records. Loading and evaluating never panic: a bad script is a load
+/// error, a failing one an ERROR record.
+pub fn script(data: &[u8]) {
+    let Some((&kind, script)) = data.split_first() else {
+        return;
+    };
+    let (kind, section) = if kind % 2 == 0 {
+        ("metric", "metrics")
+    } else {
+        ("postprocessor", "postprocessors")
+    };
+    let script = text(script);
+    in_scratch(|dir| {
+        let manifest = format!("kind: {kind}\nname: s\nimplementation: {{ script: s.rhai }}\n");
+        let pack = format!("name: fuzz\ncomponents: [s.yaml]\npipeline:\n  {section}: [s]\n");
+        if std::fs::write(dir.join("s.rhai"), &script).is_err()
+            || std::fs::write(dir.join("s.yaml"), manifest).is_err()
+            || std::fs::write(dir.join("pack.yaml"), pack).is_err()
+        {
+            return;
+        }
+        if let Ok(pack) = Pack::load(dir) {
+            for output in [r#"{"a": 1, "b": [true, null, "x"]}"#, "no JSON here"] {
+                let _ = pack.evaluate(&Input::new(output));
+            }
+        }
+    });
+}
+
+/// The plugin reply parser: the input is what a plugin returned. Reading the
+/// envelope and checking it as a metric's, a postprocessor's and a strategy's
+/// result never panics.
+pub fn plugin_reply(data: &[u8]) {
+    let Ok(value) = crate::plugin::read_reply(Some(data)) else {
+        return;
+    };
+    let _ = crate::wire::metric_output("fuzz", "fuzz", value.clone());
+    let _ = crate::wire::post_output("fuzz", "fuzz", value.clone());
+    let _ = crate::wire::similarity("fuzz", &value);
+}
