@@ -309,6 +309,32 @@ mod tests {
 
     const LADDER: [Tier; 4] = [Tier::Strict, Tier::Fence, Tier::Embedded, Tier::Repair];
 
+    /// A document that cannot be read or repaired is a failure, never one of
+    /// its valid inner objects reported as the whole (a scorer would score the
+    /// wrong data without knowing it).
+    #[test]
+    fn a_damaged_document_never_yields_one_of_its_inner_objects() {
+        for text in [
+            r#"{"name": "A", "meta": {"x": 1}, "bad": 2026-12-01}"#,
+            r#"{"user": {"name": "x", "address": {"city": "Paris"}}, "n": @@}"#,
+            r#"Here: {"order": {"id": 7, "items": [{"sku": "A"}]}, "total": 12,50 EUR}"#,
+            "```json\n{\"a\": {\"b\": 1}, \"c\": <unknown>}\n```",
+            r#"{"steps": [{"n": 1}, {"n": 2}], "status": done-ish}"#,
+            r#"Result {"outer": {"inner": {"deep": true}}, "score": 0..5} end"#,
+        ] {
+            for tier in LADDER {
+                assert_eq!(extract(text, &[tier]), None, "{tier:?} on {text}");
+            }
+        }
+        // A candidate that fails early lets a later document be tried: prose in
+        // braces, then the JSON.
+        let found = extract(
+            r#"Sure! {note: this is prose} here: {"a": 1}"#,
+            &[Tier::Repair],
+        );
+        assert_eq!(found.map(|f| f.value), Some(json!({"a": 1})));
+    }
+
     #[test]
     fn parse_failure_says_where_and_why_the_json_stopped() {
         assert_eq!(

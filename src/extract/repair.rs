@@ -20,7 +20,9 @@
 //!
 //! Candidates: the content of the first JSON-like code fence (closed or not), from its
 //! first `{` or `[`; then the text from its first `{` or `[`, and from each following
-//! `{`, at most [`MAX_ATTEMPTS`] starts in all. Each attempt is linear and fails as soon
+//! `{` after the point where the previous candidate could not be read (never a `{`
+//! inside a document that failed: its inner objects are not the answer), at most
+//! [`MAX_ATTEMPTS`] starts in all. Each attempt is linear and fails as soon
 //! as the input cannot be JSON, or once nesting exceeds [`MAX_DEPTH`] (deeper than
 //! `serde_json` parses).
 
@@ -42,28 +44,39 @@ pub const MAX_DEPTH: usize = 128;
 pub fn repair(text: &str) -> Option<(Value, Vec<Repair>)> {
     if let Some(block) = fence::blocks(text).find(|block| fence::is_json_info(block.info)) {
         if let Some(start) = block.content.find(['{', '[']) {
-            if let Some(found) = attempt(&block.content[start..]) {
+            if let Ok(found) = attempt(&block.content[start..]) {
                 return Some(found);
             }
         }
     }
     let mut start = text.find(['{', '['])?;
     for _ in 0..MAX_ATTEMPTS {
-        if let Some(found) = attempt(&text[start..]) {
-            return Some(found);
-        }
-        start += 1 + text[start + 1..].find('{')?;
+        let failed_at = match attempt(&text[start..]) {
+            Ok(found) => return Some(found),
+            Err(failed_at) => start + failed_at,
+        };
+        // The next candidate starts after the point where this one could not be
+        // read: a `{` before it is inside the document that failed (a nested
+        // `meta` or `address` object), and an inner value is never returned as
+        // the whole.
+        let from = failed_at.max(start + 1);
+        let from = (from..=text.len()).find(|&i| text.is_char_boundary(i))?;
+        start = from + text[from..].find('{')?;
     }
     None
 }
 
-/// Rewrites the value at the start of `source` and parses the result.
-fn attempt(source: &str) -> Option<(Value, Vec<Repair>)> {
+/// Rewrites the value at the start of `source` and parses the result; on
+/// failure, the offset in `source` where it could not go on.
+fn attempt(source: &str) -> Result<(Value, Vec<Repair>), usize> {
     let mut rewriter = Rewriter::new(source);
-    rewriter.run().ok()?;
-    let json = String::from_utf8(rewriter.out).ok()?;
-    let value = parse_container(&json)?;
-    Some((value, rewriter.repairs.to_vec()))
+    if rewriter.run().is_err() {
+        return Err(rewriter.pos);
+    }
+    let end = rewriter.pos;
+    let json = String::from_utf8(rewriter.out).map_err(|_| end)?;
+    let value = parse_container(&json).ok_or(end)?;
+    Ok((value, rewriter.repairs.to_vec()))
 }
 
 /// The set of repairs made, listed in [`Repair`] order.
