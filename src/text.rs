@@ -288,6 +288,11 @@ pub fn escape_pointer(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
 }
 
+/// The key one JSON pointer segment names (RFC 6901): `~1` → `/`, `~0` → `~`.
+pub fn unescape_pointer(segment: &str) -> String {
+    segment.replace("~1", "/").replace("~0", "~")
+}
+
 /// "a string", "an object", "null"... for messages about a JSON value's type.
 pub fn json_type_name(value: &Value) -> &'static str {
     match value {

@@ -621,7 +621,7 @@ fn pointer_label(pointer: &str) -> String {
     pointer
         .split('/')
         .skip(1)
-        .map(|key| key.replace("~1", "/").replace("~0", "~"))
+        .map(crate::text::unescape_pointer)
         .collect::<Vec<_>>()
         .join(".")
 }

@@ -221,13 +221,12 @@ fn check_schema(
         return Ok(());
     };
     let path = error.instance_path().as_str().to_owned();
-    let first = path
-        .trim_start_matches('/')
-        .split('/')
-        .next()
-        .unwrap_or_default()
-        .replace("~1", "/")
-        .replace("~0", "~");
+    let first = crate::text::unescape_pointer(
+        path.trim_start_matches('/')
+            .split('/')
+            .next()
+            .unwrap_or_default(),
+    );
     let at = if path.is_empty() {
         String::new()
     } else {
