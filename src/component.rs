@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::report::{ExtractionInfo, Issue};
+use crate::report::{Details, ExtractionInfo, Issue};
 
 /// What a component is for: the plugin SDK's type, so plugins and the engine
 /// share one definition.
@@ -105,7 +105,7 @@ impl EvalError {
 pub struct MetricOutput {
     pub score: f64,
     pub issues: Vec<Issue>,
-    pub details: Value,
+    pub details: Details,
 }
 
 impl MetricOutput {

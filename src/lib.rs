@@ -67,7 +67,9 @@ pub use extract::{Repair, Tier};
 pub use pack::{LoadOptions, Override, OverrideError, Pack};
 pub use parallel::STACK_SIZE;
 pub use pipeline::{Input, MissingOutput};
-pub use report::{ExtractionInfo, Field, Fields, Issue, MetricResult, Report, Severity, Status};
+pub use report::{
+    Details, ExtractionInfo, Field, Fields, Issue, MetricResult, Report, Severity, Status,
+};
 pub use semantic::{
     cache_report as embedding_cache_report, default_cache_root as default_embedding_cache_dir,
     set_cache_root as set_embedding_cache, CacheReport as EmbeddingCacheReport,

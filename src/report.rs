@@ -121,8 +121,112 @@ pub struct MetricResult {
     #[serde(default)]
     pub weight: f64,
     /// What the metric reports beyond its score (`null`: nothing).
-    #[serde(default, skip_serializing_if = "Value::is_null")]
-    pub details: Value,
+    #[serde(default, skip_serializing_if = "Details::is_null")]
+    pub details: Details,
+}
+
+/// What a metric reports beyond its score: any JSON value, `null` for nothing.
+///
+/// A plugin or script hands over a [`Value`]; the built-in metrics write theirs as
+/// JSON text while they evaluate, because building a map per record (each key
+/// allocated and hashed, then dropped after the record is written) cost more than
+/// their own work. Either way it reads as a value ([`Details::to_value`]), compares
+/// by value, and is written into the result record unchanged.
+#[derive(Clone, Default)]
+pub struct Details(DetailsRepr);
+
+#[derive(Clone, Default)]
+enum DetailsRepr {
+    #[default]
+    Null,
+    Value(Value),
+    /// Compact JSON, as [`json_write`] writes a value (never `null`).
+    Written(Box<str>),
+}
+
+impl Details {
+    /// JSON text written by [`json_write`] (so compact, and as `serde_json` would
+    /// print the value it holds).
+    pub(crate) fn written(json: Vec<u8>) -> Self {
+        debug_assert!(
+            serde_json::from_slice::<Value>(&json).is_ok_and(|v| !v.is_null()),
+            "details are one JSON value, not null"
+        );
+        let text = String::from_utf8(json).expect("json_write writes UTF-8");
+        Self(DetailsRepr::Written(text.into_boxed_str()))
+    }
+
+    /// `true` when the metric reported nothing beyond its score.
+    pub fn is_null(&self) -> bool {
+        match &self.0 {
+            DetailsRepr::Null => true,
+            DetailsRepr::Value(value) => value.is_null(),
+            DetailsRepr::Written(_) => false,
+        }
+    }
+
+    /// The details as a JSON value (read from their text when a built-in wrote them).
+    pub fn to_value(&self) -> Value {
+        match &self.0 {
+            DetailsRepr::Null => Value::Null,
+            DetailsRepr::Value(value) => value.clone(),
+            DetailsRepr::Written(text) => {
+                serde_json::from_str(text).expect("written details are JSON")
+            }
+        }
+    }
+
+    /// Writes the details into a result record's buffer.
+    pub(crate) fn write(&self, out: &mut Vec<u8>) {
+        match &self.0 {
+            DetailsRepr::Null => json_write::write_null(out),
+            DetailsRepr::Value(value) => json_write::write_value(out, value),
+            DetailsRepr::Written(text) => out.extend_from_slice(text.as_bytes()),
+        }
+    }
+}
+
+impl From<Value> for Details {
+    fn from(value: Value) -> Self {
+        match value {
+            Value::Null => Self(DetailsRepr::Null),
+            value => Self(DetailsRepr::Value(value)),
+        }
+    }
+}
+
+impl PartialEq for Details {
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.0, &other.0) {
+            (DetailsRepr::Written(a), DetailsRepr::Written(b)) => a == b,
+            _ => self.to_value() == other.to_value(),
+        }
+    }
+}
+
+impl fmt::Debug for Details {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            DetailsRepr::Written(text) => f.write_str(text),
+            _ => write!(f, "{}", self.to_value()),
+        }
+    }
+}
+
+impl Serialize for Details {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match &self.0 {
+            DetailsRepr::Null => serializer.serialize_unit(),
+            DetailsRepr::Value(value) => value.serialize(serializer),
+            DetailsRepr::Written(_) => self.to_value().serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Details {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Value::deserialize(deserializer).map(Details::from)
+    }
 }
 
 /// The result of evaluating one record: the public result record.
@@ -227,7 +331,7 @@ impl Report {
                 json_write::write_f64(entry.field("score"), metric.score);
                 json_write::write_f64(entry.field("weight"), metric.weight);
                 if !metric.details.is_null() {
-                    json_write::write_value(entry.field("details"), &metric.details);
+                    metric.details.write(entry.field("details"));
                 }
                 entry.close();
             }
@@ -428,5 +532,34 @@ impl Fields {
 impl Default for Fields {
     fn default() -> Self {
         Self::ALL
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn written_details_read_compare_and_serialise_as_their_value() {
+        let value = json!({"matches": 2, "rqs": 0.85, "fields": {"a\"b": {"matched": true}}});
+        let mut text = Vec::new();
+        json_write::write_value(&mut text, &value);
+        let written = Details::written(text.clone());
+        let given = Details::from(value.clone());
+        assert_eq!(written, given);
+        assert_eq!(written.to_value(), value);
+        assert!(!written.is_null());
+        assert_eq!(serde_json::to_vec(&written).unwrap(), text);
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        written.write(&mut a);
+        given.write(&mut b);
+        assert_eq!(a, b);
+        assert_ne!(written, Details::from(json!({"matches": 3})));
+        assert!(Details::from(Value::Null).is_null());
+        assert!(Details::default().is_null());
+        let read: MetricResult =
+            serde_json::from_str(r#"{"score": 1.0, "details": {"matches": 2}}"#).unwrap();
+        assert_eq!(read.details.to_value(), json!({"matches": 2}));
     }
 }

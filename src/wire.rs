@@ -40,7 +40,7 @@ pub fn metric_output(who: &str, rule: &str, value: Value) -> Result<MetricOutput
                 Some(issues) => issue_list(who, rule, issues)?,
                 None => Vec::new(),
             };
-            let details = map.remove("details").unwrap_or(Value::Null);
+            let details = map.remove("details").unwrap_or(Value::Null).into();
             Ok(MetricOutput {
                 score,
                 issues,
@@ -263,7 +263,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(out.score, 0.25);
-        assert_eq!(out.details, json!({"k": 1}));
+        assert_eq!(out.details.to_value(), json!({"k": 1}));
         assert_eq!(out.issues[0], Issue::error("fields", "bad"));
         assert_eq!(out.issues[1], Issue::warning("fields", "meh").at("/a"));
     }

@@ -124,7 +124,7 @@ fn error_of(pack: &Pack, output: &str) -> String {
 fn details(pack: &Pack, output: &str) -> Value {
     let report = eval(pack, output);
     assert!(report.error.is_none(), "{:?}", report.error);
-    report.metrics["m"].details.clone()
+    report.metrics["m"].details.to_value()
 }
 
 // ---------------------------------------------------------------- entry points
@@ -157,7 +157,7 @@ fn metric_returns_a_number_a_bool_or_a_map() {
     let report = eval(&pack, "{}");
     assert_eq!(report.score, Some(0.5));
     assert_eq!(
-        report.metrics["m"].details,
+        report.metrics["m"].details.to_value(),
         json!({"n": 3, "list": [1, "two", null]})
     );
     let issues = serde_json::to_value(&report.issues).unwrap();
@@ -219,14 +219,15 @@ fn strategy_compare_is_used_by_json_compare() {
     )
     .unwrap();
     let report = pack.evaluate(&Input::new(r#"{"x": 11}"#).with_expected(json!({"x": 10})));
-    let field = &report.metrics["json_compare"].details["fields"]["x"];
+    let details = report.metrics["json_compare"].details.to_value();
+    let field = &details["fields"]["x"];
     assert_eq!(
         field,
         &json!({"strategy": "m", "similarity": 1.0, "matched": true})
     );
     let report = pack.evaluate(&Input::new(r#"{"x": 20}"#).with_expected(json!({"x": 10})));
     assert_eq!(
-        report.metrics["json_compare"].details["fields"]["x"]["matched"],
+        report.metrics["json_compare"].details.to_value()["fields"]["x"]["matched"],
         false
     );
 }
@@ -317,7 +318,7 @@ fn the_context_arrives_as_native_values_in_the_plugin_shape() {
     let input = Input::new("```json\n{\"n\": 1, \"f\": 2.5, \"z\": null}\n```")
         .with_meta(json!({"model": "m1"}));
     let report = pack.evaluate(&input);
-    let details = &report.metrics["m"].details;
+    let details = report.metrics["m"].details.to_value();
     assert_eq!(
         details["types"],
         json!(["string", "map", "i64", "f64", "()", "array"])
@@ -1014,7 +1015,7 @@ fn example_token_set_strategy() {
     let pack = script_pack(dir.path(), "strategy", &example("token_set.rhai"), "").unwrap();
     let score = |expected: Value, actual: &str| {
         let report = pack.evaluate(&Input::new(actual).with_expected(json!({ "x": expected })));
-        report.metrics["json_compare"].details["fields"]["x"]["similarity"].clone()
+        report.metrics["json_compare"].details.to_value()["fields"]["x"]["similarity"].clone()
     };
     assert_eq!(
         score(json!("New York Mets"), r#"{"x": "the mets (new york)"}"#),

@@ -44,7 +44,7 @@ fn seed_walkthrough_scores_0_7375_with_the_real_model() {
     assert_eq!(report.error, None);
     let score = report.score.unwrap();
     assert!((score - 0.7375).abs() < 1e-12, "RQS {score}");
-    let details = &report.metrics["json_compare"].details;
+    let details = report.metrics["json_compare"].details.to_value();
     assert_eq!(details["accuracy"], 1.0);
     let bio = &details["fields"]["bio"];
     assert_eq!(bio["strategy"], "semantic");

@@ -16,7 +16,8 @@ use crate::component::{
     self, BuildError, Compiled, Context, EvalError, Kind, Metric, MetricOutput, Strategy,
 };
 use crate::contract::RAW_FALLBACK_KEY;
-use crate::report::Issue;
+use crate::json_write::{self, Object};
+use crate::report::{Details, Issue};
 use crate::strategy::{
     Exact, Semantic, StrategyRegistry, DEFAULT_FUZZY_THRESHOLD, DEFAULT_SEMANTIC_THRESHOLD,
 };
@@ -512,16 +513,16 @@ fn show(value: f64, threshold: f64) -> String {
     }
 }
 
-/// A compared field's entry in `details.fields`: its strategy, and the
-/// similarity and verdict when it was compared.
-fn field_result(strategy: &str, compared: Option<(f64, bool)>) -> Value {
-    let mut entry = Map::with_capacity(3);
-    entry.insert("strategy".to_owned(), Value::from(strategy));
-    if let Some((similarity, matched)) = compared {
-        entry.insert("similarity".to_owned(), Value::from(similarity));
-        entry.insert("matched".to_owned(), Value::Bool(matched));
+/// Writes a list of key names.
+fn write_names(out: &mut Vec<u8>, keys: &[&str]) {
+    out.push(b'[');
+    for (i, key) in keys.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        json_write::write_str(out, key);
     }
-    Value::Object(entry)
+    out.push(b']');
 }
 
 fn pointer(key: &str) -> String {
@@ -604,33 +605,42 @@ impl Metric for JsonCompare {
             - (w.hallucination * hallucination);
         let rqs = if rqs < 1.0 { rqs } else { 1.0 };
         let rqs = if rqs > 0.0 { rqs } else { 0.0 };
-        // Built in place (no `json!`: it would copy `fields` and each list
-        // through serde, and grow every map as it goes).
-        let names = |keys: &[&str]| Value::Array(keys.iter().map(|k| Value::from(*k)).collect());
-        let bucket_lists = Map::from_iter([
-            ("extra_keys".to_owned(), names(&buckets.extra_keys)),
-            (
-                "gt_null_aio_has_value".to_owned(),
-                names(&buckets.gt_null_aio_has_value),
-            ),
-            ("gt_non_null".to_owned(), names(&buckets.gt_non_null)),
-            (
-                "aio_missing_or_null".to_owned(),
-                names(&buckets.aio_missing_or_null),
-            ),
-            ("both_non_null".to_owned(), names(&buckets.both_non_null)),
-        ]);
-        let ignored = names(&buckets.ignored);
-        let details = Value::Object(Map::from_iter([
-            ("completeness".to_owned(), Value::from(completeness)),
-            ("hallucination".to_owned(), Value::from(hallucination)),
-            ("accuracy".to_owned(), Value::from(accuracy)),
-            ("safety".to_owned(), Value::from(safety)),
-            ("rqs".to_owned(), Value::from(rqs)),
-            ("buckets".to_owned(), Value::Object(bucket_lists)),
-            ("fields".to_owned(), Value::Object(buckets.fields)),
-            ("ignored".to_owned(), ignored),
-        ]));
+        // Written as JSON text (a map per record, each key allocated and
+        // hashed, cost more than the comparison itself).
+        let mut details = Vec::with_capacity(512);
+        let mut object = Object::open(&mut details);
+        json_write::write_f64(object.field("completeness"), completeness);
+        json_write::write_f64(object.field("hallucination"), hallucination);
+        json_write::write_f64(object.field("accuracy"), accuracy);
+        json_write::write_f64(object.field("safety"), safety);
+        json_write::write_f64(object.field("rqs"), rqs);
+        let mut lists = Object::open(object.field("buckets"));
+        write_names(lists.field("extra_keys"), &buckets.extra_keys);
+        write_names(
+            lists.field("gt_null_aio_has_value"),
+            &buckets.gt_null_aio_has_value,
+        );
+        write_names(lists.field("gt_non_null"), &buckets.gt_non_null);
+        write_names(
+            lists.field("aio_missing_or_null"),
+            &buckets.aio_missing_or_null,
+        );
+        write_names(lists.field("both_non_null"), &buckets.both_non_null);
+        lists.close();
+        let mut fields = Object::open(object.field("fields"));
+        for (key, strategy, compared) in &buckets.fields {
+            let mut entry = Object::open(fields.key(key));
+            json_write::write_str(entry.field("strategy"), strategy);
+            if let Some((similarity, matched)) = compared {
+                json_write::write_f64(entry.field("similarity"), *similarity);
+                json_write::write_bool(entry.field("matched"), *matched);
+            }
+            entry.close();
+        }
+        fields.close();
+        write_names(object.field("ignored"), &buckets.ignored);
+        object.close();
+        let details = Details::written(details);
         Ok(MetricOutput {
             score: rqs,
             issues,
@@ -638,6 +648,10 @@ impl Metric for JsonCompare {
         })
     }
 }
+
+/// A compared field: its key, its strategy's name, and the similarity and
+/// verdict when it was compared (not for `ignore`).
+type FieldOutcome<'a> = (&'a str, &'a str, Option<(f64, bool)>);
 
 /// Where each key of the ground truth and the output falls, as the seed's
 /// buckets, and each compared field's result.
@@ -649,7 +663,7 @@ struct Buckets<'a> {
     aio_missing_or_null: Vec<&'a str>,
     both_non_null: Vec<&'a str>,
     ignored: Vec<&'a str>,
-    fields: Map<String, Value>,
+    fields: Vec<FieldOutcome<'a>>,
     matched: usize,
 }
 
@@ -711,7 +725,7 @@ impl JsonCompare {
     /// Puts one ground-truth key in its bucket and, when both sides have a
     /// value, compares them with the key's strategy.
     fn compare_field<'a>(
-        &self,
+        &'a self,
         key: &'a String,
         gt_value: &Value,
         aio: &Map<String, Value>,
@@ -740,9 +754,7 @@ impl JsonCompare {
         let resolved = self.strategy_for(key, gt_value);
         if resolved.is_ignore() {
             buckets.ignored.push(key);
-            buckets
-                .fields
-                .insert(key.clone(), field_result("ignore", None));
+            buckets.fields.push((key, "ignore", None));
             return Ok(());
         }
         let similarity = resolved
@@ -771,10 +783,9 @@ impl JsonCompare {
                 .at(pointer(key)),
             );
         }
-        buckets.fields.insert(
-            key.clone(),
-            field_result(&resolved.name, Some((similarity, matched))),
-        );
+        buckets
+            .fields
+            .push((key, &resolved.name, Some((similarity, matched))));
         Ok(())
     }
 }
@@ -863,7 +874,7 @@ mod tests {
     fn seed_walkthrough() {
         let m = metric(&json!({"field_strategies": {"name": "FUZZY", "bio": "SEMANTIC"}}));
         let out = eval(&m, seed_aio(), seed_gt()).unwrap();
-        let d = &out.details;
+        let d = &out.details.to_value();
         assert!(close(d["completeness"].as_f64().unwrap(), 0.75));
         assert!(close(d["hallucination"].as_f64().unwrap(), 2.0 / 6.0));
         assert!(close(d["accuracy"].as_f64().unwrap(), 1.0));
@@ -953,7 +964,7 @@ mod tests {
         });
         let out = eval(&m, aio, gt).unwrap();
         assert_eq!(
-            out.details["buckets"],
+            out.details.to_value()["buckets"],
             json!({
                 "extra_keys": ["only_aio"],
                 "gt_null_aio_has_value": ["null_valued"],
@@ -962,24 +973,42 @@ mod tests {
                 "both_non_null": ["present_value"],
             })
         );
-        assert!(close(out.details["completeness"].as_f64().unwrap(), 0.25));
         assert!(close(
-            out.details["hallucination"].as_f64().unwrap(),
+            out.details.to_value()["completeness"].as_f64().unwrap(),
+            0.25
+        ));
+        assert!(close(
+            out.details.to_value()["hallucination"].as_f64().unwrap(),
             2.0 / 8.0
         ));
-        assert!(close(out.details["accuracy"].as_f64().unwrap(), 1.0));
+        assert!(close(
+            out.details.to_value()["accuracy"].as_f64().unwrap(),
+            1.0
+        ));
     }
 
     #[test]
     fn empty_ground_truth_is_complete_and_accurate() {
         let m = metric(&Value::Null);
         let out = eval(&m, json!({}), json!({})).unwrap();
-        assert!(close(out.details["completeness"].as_f64().unwrap(), 1.0));
-        assert!(close(out.details["accuracy"].as_f64().unwrap(), 1.0));
-        assert!(close(out.details["hallucination"].as_f64().unwrap(), 0.0));
+        assert!(close(
+            out.details.to_value()["completeness"].as_f64().unwrap(),
+            1.0
+        ));
+        assert!(close(
+            out.details.to_value()["accuracy"].as_f64().unwrap(),
+            1.0
+        ));
+        assert!(close(
+            out.details.to_value()["hallucination"].as_f64().unwrap(),
+            0.0
+        ));
         assert!(close(out.score, 0.85));
         let out = eval(&m, json!({"a": 1}), json!({})).unwrap();
-        assert!(close(out.details["hallucination"].as_f64().unwrap(), 1.0));
+        assert!(close(
+            out.details.to_value()["hallucination"].as_f64().unwrap(),
+            1.0
+        ));
         assert!(close(out.score, 0.7));
     }
 
@@ -992,19 +1021,25 @@ mod tests {
             json!({"notes": "internal", "n": 4}),
         )
         .unwrap();
-        assert_eq!(out.details["ignored"], json!(["notes"]));
+        assert_eq!(out.details.to_value()["ignored"], json!(["notes"]));
         assert_eq!(
-            out.details["fields"]["notes"],
+            out.details.to_value()["fields"]["notes"],
             json!({"strategy": "ignore"})
         );
-        assert!(close(out.details["accuracy"].as_f64().unwrap(), 0.0));
+        assert!(close(
+            out.details.to_value()["accuracy"].as_f64().unwrap(),
+            0.0
+        ));
         assert_eq!(out.issues.len(), 1);
         assert_eq!(
             out.issues[0].message,
             "`n` does not match the expected value (exact 0 < 1)"
         );
         let out = eval(&m, json!({"notes": "x"}), json!({"notes": "y"})).unwrap();
-        assert!(close(out.details["accuracy"].as_f64().unwrap(), 1.0));
+        assert!(close(
+            out.details.to_value()["accuracy"].as_f64().unwrap(),
+            1.0
+        ));
     }
 
     #[test]
@@ -1016,10 +1051,13 @@ mod tests {
             json!({"n": 2, "b": true, "l": [1.0, "x"], "o": {"k": 1.0}}),
         )
         .unwrap();
-        assert!(close(out.details["accuracy"].as_f64().unwrap(), 1.0));
+        assert!(close(
+            out.details.to_value()["accuracy"].as_f64().unwrap(),
+            1.0
+        ));
         for key in ["n", "b", "l", "o"] {
             assert_eq!(
-                out.details["fields"][key]["strategy"],
+                out.details.to_value()["fields"][key]["strategy"],
                 json!("exact"),
                 "{key}"
             );
@@ -1032,12 +1070,18 @@ mod tests {
         let mut fixture = Fixture::new("", json!({"n": 1, "_raw_fallback": true}), json!({"n": 1}));
         fixture.extraction.raw_fallback = true;
         let out = m.evaluate(&fixture.ctx()).unwrap();
-        assert!(close(out.details["hallucination"].as_f64().unwrap(), 0.0));
-        assert_eq!(out.details["buckets"]["extra_keys"], json!([]));
+        assert!(close(
+            out.details.to_value()["hallucination"].as_f64().unwrap(),
+            0.0
+        ));
+        assert_eq!(out.details.to_value()["buckets"]["extra_keys"], json!([]));
         assert!(out.issues.is_empty());
         // A model that writes the key itself did say it.
         let out = eval(&m, json!({"n": 1, "_raw_fallback": true}), json!({"n": 1})).unwrap();
-        assert!(close(out.details["hallucination"].as_f64().unwrap(), 0.5));
+        assert!(close(
+            out.details.to_value()["hallucination"].as_f64().unwrap(),
+            0.5
+        ));
     }
 
     #[test]
@@ -1050,14 +1094,20 @@ mod tests {
         )
         .unwrap();
         let out = eval(&m, json!({"city": "Lisboa"}), json!({"city": "Lisbon"})).unwrap();
-        assert_eq!(out.details["fields"]["city"]["strategy"], json!("fuzzy"));
+        assert_eq!(
+            out.details.to_value()["fields"]["city"]["strategy"],
+            json!("fuzzy")
+        );
         assert!(close(
-            out.details["fields"]["city"]["similarity"]
+            out.details.to_value()["fields"]["city"]["similarity"]
                 .as_f64()
                 .unwrap(),
             5.0 / 6.0
         ));
-        assert!(close(out.details["accuracy"].as_f64().unwrap(), 0.0));
+        assert!(close(
+            out.details.to_value()["accuracy"].as_f64().unwrap(),
+            0.0
+        ));
         let err =
             build_with(&json!({"text_strategy": "fuzy"}), &registry, Path::new(".")).unwrap_err();
         assert_eq!(err.suggestion.as_deref(), Some("fuzzy"));
@@ -1101,7 +1151,7 @@ mod tests {
             "bad_month": "y"
         });
         let out = eval(&m, aio, gt).unwrap();
-        let f = &out.details["fields"];
+        let f = &out.details.to_value()["fields"];
         for key in ["d", "dt", "dt2", "dt3", "mail"] {
             assert_eq!(f[key]["strategy"], json!("exact"), "{key}");
         }
@@ -1140,7 +1190,10 @@ mod tests {
             &json!({"field_strategies": {"bio": "semantic"}, "thresholds": {"semantic": 0.9}}),
         );
         let out = eval(&m, json!({"bio": "a"}), json!({"bio": "b"})).unwrap();
-        assert_eq!(out.details["fields"]["bio"]["matched"], json!(false));
+        assert_eq!(
+            out.details.to_value()["fields"]["bio"]["matched"],
+            json!(false)
+        );
         assert_eq!(
             out.issues[0].message,
             "`bio` does not match the expected value (semantic 0.88 < 0.9)"
@@ -1176,7 +1229,10 @@ mod tests {
         assert!(err.0.contains("must run before json_compare"), "{}", err.0);
         fixture.scores.insert("toxicity".to_owned(), 0.5);
         let out = m.evaluate(&fixture.ctx()).unwrap();
-        assert!(close(out.details["safety"].as_f64().unwrap(), 0.5));
+        assert!(close(
+            out.details.to_value()["safety"].as_f64().unwrap(),
+            0.5
+        ));
         assert!(close(out.score, 0.45 + 0.25 + 0.15 * 0.5));
     }
 
@@ -1195,7 +1251,10 @@ mod tests {
             "output has no JSON object to compare"
         );
         assert_eq!(out.issues[0].severity, Severity::Error);
-        assert_eq!(out.details["buckets"]["aio_missing_or_null"], json!(["a"]));
+        assert_eq!(
+            out.details.to_value()["buckets"]["aio_missing_or_null"],
+            json!(["a"])
+        );
     }
 
     #[test]
@@ -1260,8 +1319,11 @@ mod tests {
         let mut aio = seed_aio();
         aio["notes"] = json!("m");
         let out = eval(&m, aio, gt).unwrap();
-        assert_eq!(out.details["fields"]["name"]["strategy"], json!("fuzzy"));
-        assert_eq!(out.details["ignored"], json!(["notes"]));
+        assert_eq!(
+            out.details.to_value()["fields"]["name"]["strategy"],
+            json!("fuzzy")
+        );
+        assert_eq!(out.details.to_value()["ignored"], json!(["notes"]));
 
         let err = build_with(
             &json!({"field_strategies": "absent.json"}),
@@ -1353,7 +1415,10 @@ mod tests {
         )
         .unwrap();
         let out = eval(&m, json!({"a": "x", "b": "y"}), json!({"a": "p", "b": "q"})).unwrap();
-        assert!(close(out.details["accuracy"].as_f64().unwrap(), 1.0));
+        assert!(close(
+            out.details.to_value()["accuracy"].as_f64().unwrap(),
+            1.0
+        ));
         // Without a configured threshold, the strategy's default (1.0) applies.
         let m = build_with(
             &json!({"field_strategies": {"a": "half"}}),
@@ -1362,6 +1427,9 @@ mod tests {
         )
         .unwrap();
         let out = eval(&m, json!({"a": "x"}), json!({"a": "p"})).unwrap();
-        assert!(close(out.details["accuracy"].as_f64().unwrap(), 0.0));
+        assert!(close(
+            out.details.to_value()["accuracy"].as_f64().unwrap(),
+            0.0
+        ));
     }
 }

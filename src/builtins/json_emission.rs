@@ -7,14 +7,15 @@ use std::sync::Arc;
 
 use regex::{Regex, RegexBuilder};
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::Builtin;
 use crate::build::BuildCtx;
 use crate::component::{
     self, BuildError, Compiled, Context, EvalError, Kind, Metric, MetricOutput,
 };
-use crate::report::Issue;
+use crate::json_write::{self, Object};
+use crate::report::{Details, Issue};
 
 pub const BUILTIN: Builtin = Builtin {
     name: "json_emission",
@@ -194,11 +195,27 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
             })
     };
     let pattern = compile(&config.pattern, "pattern", false)?;
-    let descriptions = config
+    let mut descriptions: Vec<Regex> = config
         .description_patterns
         .iter()
         .map(|p| compile(p, "description_patterns", true))
         .collect::<Result<_, _>>()?;
+    // Only whether any of them matches counts: one alternation scans the text
+    // once instead of once per pattern (kept apart when they cannot be joined,
+    // e.g. two patterns naming the same group, or set apart when one sets flags
+    // inline, which could then reach past its own pattern).
+    if descriptions.len() > 1 && !descriptions.iter().any(|r| r.as_str().contains("(?")) {
+        let joined: Vec<String> = descriptions
+            .iter()
+            .map(|r| format!("(?:{})", r.as_str()))
+            .collect();
+        if let Ok(any) = RegexBuilder::new(&joined.join("|"))
+            .case_insensitive(true)
+            .build()
+        {
+            descriptions = vec![any];
+        }
+    }
     Ok(Compiled::Metric(Arc::new(JsonEmission {
         events: config.events,
         threshold: config.threshold,
@@ -307,17 +324,18 @@ impl Metric for JsonEmission {
         let verdict = score >= self.threshold;
         // Python's `min(score, max_score)`.
         let score = if 1.0 < score { 1.0 } else { score };
+        let mut details = Vec::with_capacity(96);
+        let mut object = Object::open(&mut details);
+        json_write::write_u64(object.field("matches"), matches.len() as u64);
+        json_write::write_u64(object.field("valid"), valid as u64);
+        json_write::write_bool(object.field("known_event"), known_event);
+        json_write::write_bool(object.field("described"), described);
+        json_write::write_bool(object.field("verdict"), verdict);
+        object.close();
         Ok(MetricOutput {
             score,
             issues,
-            // Sized up front: `json!` would grow the map twice per record.
-            details: Value::Object(Map::from_iter([
-                ("matches".to_owned(), Value::from(matches.len())),
-                ("valid".to_owned(), Value::from(valid)),
-                ("known_event".to_owned(), Value::Bool(known_event)),
-                ("described".to_owned(), Value::Bool(described)),
-                ("verdict".to_owned(), Value::Bool(verdict)),
-            ])),
+            details: Details::written(details),
         })
     }
 }
@@ -654,7 +672,7 @@ mod tests {
         assert!(same(out.score, FULL.min(1.0)), "{}", out.score);
         assert!(out.issues.is_empty());
         assert_eq!(
-            out.details,
+            out.details.to_value(),
             json!({"matches": 1, "valid": 1, "known_event": true, "described": false, "verdict": true})
         );
     }
@@ -670,8 +688,8 @@ mod tests {
         );
         assert_eq!(out.issues[0].severity, crate::report::Severity::Error);
         assert_eq!(out.issues[0].rule, "");
-        assert_eq!(out.details["described"], json!(true));
-        assert_eq!(out.details["verdict"], json!(false));
+        assert_eq!(out.details.to_value()["described"], json!(true));
+        assert_eq!(out.details.to_value()["verdict"], json!(false));
     }
 
     #[test]
@@ -688,23 +706,23 @@ mod tests {
         }
         let plain = run("Nothing to see here.");
         assert!(plain.issues.is_empty());
-        assert_eq!(plain.details["described"], json!(false));
+        assert_eq!(plain.details.to_value()["described"], json!(false));
     }
 
     #[test]
     fn unknown_event_scores_point_seven() {
         let out = run(r#"{"event": "custom:thing", "data": {"x": 1}}"#);
         assert!(same(out.score, STRUCTURED), "{}", out.score);
-        assert_eq!(out.details["known_event"], json!(false));
-        assert_eq!(out.details["verdict"], json!(true));
+        assert_eq!(out.details.to_value()["known_event"], json!(false));
+        assert_eq!(out.details.to_value()["verdict"], json!(true));
     }
 
     #[test]
     fn invalid_json_matching_the_regex_scores_point_four() {
         let out = run(r#"{"event": "agent:status", "data": {"status": "ready",}}"#);
         assert!(same(out.score, MATCHED), "{}", out.score);
-        assert_eq!(out.details["valid"], json!(0));
-        assert_eq!(out.details["verdict"], json!(false));
+        assert_eq!(out.details.to_value()["valid"], json!(0));
+        assert_eq!(out.details.to_value()["verdict"], json!(false));
         // Single quotes and a raw control character are invalid too.
         assert!(same(
             run("{'event': 'x', \"event\": \"a\", \"data\": {}}").score,
@@ -777,8 +795,8 @@ mod tests {
             r#"{"event": "message:send", "data": {"to": "b"}}."#
         ));
         assert!(same(out.score, FULL.min(1.0)));
-        assert_eq!(out.details["matches"], json!(2));
-        assert_eq!(out.details["valid"], json!(2));
+        assert_eq!(out.details.to_value()["matches"], json!(2));
+        assert_eq!(out.details.to_value()["valid"], json!(2));
         // An invalid first match is skipped; the valid second one carries the points.
         let out = run(concat!(
             r#"{"event": "agent:spawn", "data": {"a": 1,}} "#,
@@ -790,7 +808,7 @@ mod tests {
     #[test]
     fn python_whitespace_is_honoured() {
         let out = run("{\"event\"\u{1c}: \"agent:status\", \"data\": {}}");
-        assert_eq!(out.details["matches"], json!(1));
+        assert_eq!(out.details.to_value()["matches"], json!(1));
         assert_eq!(
             python_whitespace(r"[^\s]\s\S[\]\s]"),
             r"[^\s\x1C-\x1F][\s\x1C-\x1F][^\s\x1C-\x1F][\]\s\x1C-\x1F]"
@@ -810,13 +828,13 @@ mod tests {
         });
         let out = run_with(&config, r#"{"event": "custom:thing", "data": {}}"#);
         assert!(same(out.score, 1.0));
-        assert_eq!(out.details["verdict"], json!(true));
+        assert_eq!(out.details.to_value()["verdict"], json!(true));
         let out = run_with(&config, "I PLAN TO EMIT something");
         assert_eq!(out.issues[0].message, "emit it, do not describe it");
         let out = run_with(&config, "I would emit an event");
         assert!(out.issues.is_empty());
         let custom = run_with(&json!({"pattern": r"<json>[^<]*</json>"}), "<json>1</json>");
-        assert_eq!(custom.details["matches"], json!(1));
+        assert_eq!(custom.details.to_value()["matches"], json!(1));
         assert!(same(custom.score, MATCHED));
     }
 
