@@ -343,6 +343,8 @@ impl Metric for JsonEmission {
 /// A validating reader that accepts exactly what Python's `json.loads` (the default C
 /// scanner, `strict=True`) accepts, keeping only what the seed looks at.
 mod py_json {
+    use std::borrow::Cow;
+
     /// Python's default recursion limit; deeper input raises `RecursionError` (at a
     /// depth that depends on the Python version).
     const MAX_DEPTH: usize = 1000;
@@ -379,11 +381,12 @@ mod py_json {
         (reader.at == reader.bytes.len()).then_some(parsed)
     }
 
-    /// A decoded string: `None` when it holds a lone surrogate.
-    type PyStr = Option<String>;
+    /// A decoded string (borrowed from the text when it has no escape): `None`
+    /// when it holds a lone surrogate.
+    type PyStr<'a> = Option<Cow<'a, str>>;
 
-    enum Scalar {
-        Str(PyStr),
+    enum Scalar<'a> {
+        Str(PyStr<'a>),
         Other,
     }
 
@@ -393,7 +396,7 @@ mod py_json {
         at: usize,
     }
 
-    impl Reader<'_> {
+    impl<'a> Reader<'a> {
         fn peek(&self) -> Option<u8> {
             self.bytes.get(self.at).copied()
         }
@@ -420,7 +423,7 @@ mod py_json {
                 Some("event") => {
                     parsed.has_event = true;
                     parsed.event = match value {
-                        Scalar::Str(s) => s,
+                        Scalar::Str(s) => s.map(Cow::into_owned),
                         Scalar::Other => None,
                     };
                 }
@@ -430,7 +433,11 @@ mod py_json {
             Some(parsed)
         }
 
-        fn object(&mut self, depth: usize, mut entry: impl FnMut(PyStr, Scalar)) -> Option<()> {
+        fn object(
+            &mut self,
+            depth: usize,
+            mut entry: impl FnMut(PyStr<'a>, Scalar<'a>),
+        ) -> Option<()> {
             if depth >= MAX_DEPTH {
                 return None;
             }
@@ -492,7 +499,7 @@ mod py_json {
             }
         }
 
-        fn value(&mut self, depth: usize) -> Option<Scalar> {
+        fn value(&mut self, depth: usize) -> Option<Scalar<'a>> {
             match self.peek()? {
                 b'"' => return self.string().map(Scalar::Str),
                 b'{' => self.object(depth, |_, _| {})?,
@@ -565,9 +572,23 @@ mod py_json {
         }
 
         /// A string at `"`; `Some(None)` when it decodes to a lone surrogate.
-        fn string(&mut self) -> Option<PyStr> {
+        fn string(&mut self) -> Option<PyStr<'a>> {
             self.at += 1; // opening quote
-            let mut out = String::new();
+            let begin = self.at;
+            while let Some(b) = self.peek() {
+                if b == b'"' || b == b'\\' || b < 0x20 {
+                    break;
+                }
+                self.at += 1;
+            }
+            if self.peek()? == b'"' {
+                // No escape: the text itself (only ASCII bytes stop the scan).
+                let text = self.text;
+                self.at += 1;
+                return Some(Some(Cow::Borrowed(&text[begin..self.at - 1])));
+            }
+            let mut out = String::with_capacity(self.at - begin + 16);
+            out.push_str(&self.text[begin..self.at]);
             let mut exact = true;
             loop {
                 let start = self.at;
@@ -582,7 +603,7 @@ mod py_json {
                 match self.peek()? {
                     b'"' => {
                         self.at += 1;
-                        return Some(exact.then_some(out));
+                        return Some(exact.then_some(Cow::Owned(out)));
                     }
                     b'\\' => {
                         self.at += 1;
