@@ -4,7 +4,8 @@
 //!
 //! * [`Tier::Strict`]: the whole text is JSON ([`strict::parse`]);
 //! * [`Tier::Fence`]: the first Markdown code fence holding JSON ([`fence::extract`]);
-//! * [`Tier::Embedded`]: the first balanced `{...}` in prose that is JSON ([`embedded::extract`]);
+//! * [`Tier::Embedded`]: the first balanced object (or array holding one) in prose that is JSON
+//!   ([`embedded::extract`]);
 //! * [`Tier::Repair`]: almost-JSON rewritten into JSON ([`repair::repair`]);
 //! * [`Tier::Fallback`]: handled by the caller, never by [`extract`].
 //!
