@@ -161,7 +161,7 @@ pub fn contract(data: &[u8]) {
         return;
     };
     let output = text(output);
-    let json = extract::extract(&output, &contract.ladder)
+    let json = extract::extract_with(&output, &contract.ladder, contract.multiple_values)
         .map_or_else(|| Value::String(output.clone()), |found| found.value);
     let (_issues, coerced) = contract.validate(&json, &output);
     if let Some(coerced) = coerced {

@@ -25,12 +25,26 @@
 //! the complete inner object is not mistaken for the answer (the repair tier closes the
 //! outer one instead).
 
+use super::MultipleValues;
 use serde_json::Value;
 
 /// The first outermost balanced document of the text (an object, or an array holding an
 /// object) that parses.
-pub fn extract(text: &str) -> Option<Value> {
-    outermost_spans(text)
+#[cfg(test)]
+fn extract(text: &str) -> Option<Value> {
+    extract_with(text, MultipleValues::First)
+}
+
+/// The first outermost balanced document of the text (an object, or an array holding an
+/// object) that parses; with [`MultipleValues::Last`] or [`MultipleValues::All`]
+/// a text with more than one balanced document is left to the repair tier (`None`),
+/// which reads them all.
+pub fn extract_with(text: &str, multiple: MultipleValues) -> Option<Value> {
+    let spans = outermost_spans(text);
+    if multiple != MultipleValues::First && spans.len() > 1 {
+        return None;
+    }
+    spans
         .into_iter()
         .find_map(|(start, end)| super::parse_container(&text[start..end]))
 }
@@ -255,6 +269,19 @@ mod tests {
         assert_eq!(
             extract("[{\"a\": 1} oops] then {\"b\": 2}"),
             Some(json!({"b": 2}))
+        );
+    }
+
+    #[test]
+    fn several_documents_are_left_to_repair_unless_the_first_is_wanted() {
+        let text = r#"{"a": 1} and {"b": 2}"#;
+        assert_eq!(extract(text), Some(json!({"a": 1})));
+        assert_eq!(extract_with(text, MultipleValues::Last), None);
+        assert_eq!(extract_with(text, MultipleValues::All), None);
+        let text = r#"{"a": 1} and nothing else"#;
+        assert_eq!(
+            extract_with(text, MultipleValues::All),
+            Some(json!({"a": 1}))
         );
     }
 
