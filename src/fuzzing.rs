@@ -82,6 +82,18 @@ pub fn extraction(data: &[u8]) {
     let _ = extract::hidden_failure(&text);
 }
 
+/// The ladder's answer for the repair corpus (`tests/repair_corpus.rs`): the value
+/// the `tiers` find in `text`, `multiple` choosing among several documents, with the
+/// tier and the repairs listed.
+pub fn ladder(
+    text: &str,
+    tiers: &[Tier],
+    multiple: extract::MultipleValues,
+) -> Option<(Value, Tier, Vec<crate::Repair>)> {
+    extract::extract_with(text, tiers, multiple)
+        .map(|found| (found.value, found.tier, found.repairs))
+}
+
 /// A scratch folder, removed when dropped (also when a target panics).
 struct Scratch(PathBuf);
 

@@ -4,9 +4,9 @@
 //! One pass over the bytes with an explicit stack of open brackets finds every balanced
 //! span. Quotes start a JSON string only inside brackets (quotes in the surrounding prose
 //! are ignored at depth 0), and inside a string brackets do not count and backslash
-//! escapes are honoured. At depth 0, a `[` opens a document only when it starts like
-//! JSON (`[{`, `[[`, `["`, `[1`, `[-`, `[]`), so prose in brackets (`[MOOD: calm]`,
-//! `[see below]`) is not one.
+//! escapes are honoured. At depth 0, a `[` opens a document only when a letter does not
+//! follow it, so prose in brackets (`[MOOD: calm]`, `[see below]`) is not one, while
+//! `[{`, `["`, `[1`, `[...` are.
 //!
 //! An array is a document enclosing its objects: `[{"a": 1}, {"b": 2}]` is found as the
 //! array, never as its first element, and an array that fails to parse hides the objects
@@ -58,12 +58,13 @@ struct Open {
     holds_object: bool,
 }
 
-/// Whether the `[` at `at` starts like JSON.
+/// Whether the `[` at `at` starts like JSON (or almost-JSON: `[...`, `['a'`, `[“a”`):
+/// what follows it is not a letter.
 fn starts_like_json(text: &[u8], at: usize) -> bool {
     text[at + 1..]
         .iter()
         .find(|byte| !byte.is_ascii_whitespace())
-        .is_some_and(|&n| matches!(n, b'{' | b'[' | b'"' | b']' | b'-') || n.is_ascii_digit())
+        .is_some_and(|&n| !n.is_ascii_alphabetic())
 }
 
 /// The outermost balanced documents before the first one never closed, as byte ranges
@@ -247,6 +248,7 @@ mod tests {
         assert_eq!(extract("list: [1, 2, 3]"), None);
         assert_eq!(extract("see [1] and {\"a\": 1}"), Some(json!({"a": 1})));
         assert_eq!(extract("[MOOD: calm] {\"a\": 1}"), Some(json!({"a": 1})));
+        assert_eq!(extract("[..., {\"a\": 1}] done"), None);
     }
 
     /// An array is the document enclosing its objects: never one of them as the whole.

@@ -1024,8 +1024,9 @@ impl<'a> Rewriter<'a> {
     }
 
     /// Whether the quote just read sits inside the string rather than ending it: it is
-    /// followed, after any whitespace, by a letter, a digit or a non-ASCII character,
-    /// which can never follow the end of a string in JSON.
+    /// followed on the same line, after any spaces, by a letter, a digit or a non-ASCII
+    /// character, which can never follow the end of a string in JSON, unless what
+    /// follows is a whole literal or number (`"a" true]`: a missing comma).
     fn quote_is_inside(&mut self) -> bool {
         let rest = &self.src[self.pos..];
         let skip = rest
@@ -1033,8 +1034,30 @@ impl<'a> Rewriter<'a> {
             .position(|byte| !byte.is_ascii_whitespace())
             .unwrap_or(rest.len());
         self.steps += skip;
-        rest.get(skip)
+        if rest[..skip].contains(&b'\n') {
+            return false;
+        }
+        let next = &rest[skip..];
+        if !next
+            .first()
             .is_some_and(|&byte| byte.is_ascii_alphanumeric() || byte >= 0x80)
+        {
+            return false;
+        }
+        let word_len = next
+            .iter()
+            .position(|&byte| !(is_word_byte(byte) || matches!(byte, b'.' | b'-' | b'+')))
+            .unwrap_or(next.len());
+        self.steps += word_len;
+        let word = &next[..word_len];
+        let delimited = next
+            .get(word_len)
+            .is_none_or(|&byte| byte.is_ascii_whitespace() || matches!(byte, b',' | b']' | b'}'));
+        let value = matches!(
+            word,
+            b"true" | b"false" | b"null" | b"True" | b"False" | b"None"
+        ) || number_shape(word) == NumberShape::Complete;
+        !(delimited && value)
     }
 
     /// Copies the escape at the current position (a backslash) inside a string, opened
