@@ -133,7 +133,6 @@ fn documents(
     let several = found.len() > 1;
     let (value, mut repairs) = match multiple {
         MultipleValues::First => found.into_iter().next()?,
-        MultipleValues::Last => found.pop()?,
         MultipleValues::All if several => {
             let mut union = RepairSet::default();
             let values = found
@@ -145,7 +144,8 @@ fn documents(
                 .collect();
             (Value::Array(values), union)
         }
-        MultipleValues::All => found.pop()?,
+        // One document is itself, not wrapped.
+        MultipleValues::Last | MultipleValues::All => found.pop()?,
     };
     if several {
         repairs.insert(Repair::MultipleValues);
