@@ -82,6 +82,18 @@ pub fn extraction(data: &[u8]) {
     let _ = extract::hidden_failure(&text);
 }
 
+/// The ladder's answer for the repair corpus (`tests/repair_corpus.rs`): the value
+/// the `tiers` find in `text`, `multiple` choosing among several documents, with the
+/// tier and the repairs listed.
+pub fn ladder(
+    text: &str,
+    tiers: &[Tier],
+    multiple: extract::MultipleValues,
+) -> Option<(Value, Tier, Vec<crate::Repair>)> {
+    extract::extract_with(text, tiers, multiple)
+        .map(|found| (found.value, found.tier, found.repairs))
+}
+
 /// A scratch folder, removed when dropped (also when a target panics).
 struct Scratch(PathBuf);
 
@@ -161,7 +173,7 @@ pub fn contract(data: &[u8]) {
         return;
     };
     let output = text(output);
-    let json = extract::extract(&output, &contract.ladder)
+    let json = extract::extract_with(&output, &contract.ladder, contract.multiple_values)
         .map_or_else(|| Value::String(output.clone()), |found| found.value);
     let (_issues, coerced) = contract.validate(&json, &output);
     if let Some(coerced) = coerced {

@@ -63,7 +63,7 @@ pub mod jsonl;
 
 pub use alloc::Counting as CountingAllocator;
 pub use error::Error;
-pub use extract::{Repair, Tier};
+pub use extract::{MultipleValues, Repair, Tier};
 pub use pack::{LoadOptions, Override, OverrideError, Pack};
 pub use parallel::STACK_SIZE;
 pub use pipeline::{Input, MissingOutput};

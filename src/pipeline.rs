@@ -304,7 +304,12 @@ impl Pack {
     }
 
     fn extract(&self, output: &str, issues: &mut Vec<Issue>) -> (Value, ExtractionInfo) {
-        if let Some(found) = extract::extract(output, &self.ladder) {
+        let multiple = self
+            .contract
+            .as_ref()
+            .map(|contract| contract.multiple_values)
+            .unwrap_or_default();
+        if let Some(found) = extract::extract_with(output, &self.ladder, multiple) {
             let info = ExtractionInfo {
                 tier: Some(found.tier),
                 repairs: found.repairs,

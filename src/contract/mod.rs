@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::component::BuildError;
-use crate::extract::Tier;
+use crate::extract::{MultipleValues, Tier};
 use crate::text::escape_pointer;
 
 mod prompt;
@@ -41,6 +41,11 @@ pub struct ContractSpec {
     /// whenever a `fallback` template is given.
     #[serde(default)]
     pub extract: Option<Vec<Tier>>,
+    /// Several top-level documents in a row (`{...}{...}`, or with prose between
+    /// them): take the `first` (the default), the `last`, or `all` of them as an
+    /// array. The `repair` tier lists `multiple_values` when it saw more than one.
+    #[serde(default)]
+    pub multiple_values: Option<MultipleValues>,
     #[serde(default)]
     pub may_emit: Option<Vec<String>>,
     /// What a kind outside `may_emit` does: `coerce` (the default, seed 001's
@@ -366,6 +371,8 @@ pub struct Variant {
 pub struct Contract {
     /// Extraction tiers to try, in order (never contains `Fallback`).
     pub ladder: Vec<Tier>,
+    /// What the ladder does with several top-level documents.
+    pub multiple_values: MultipleValues,
     pub kind_field: String,
     pub may_emit: Option<Vec<String>>,
     pub on_violation: OnViolation,
@@ -473,6 +480,7 @@ impl Contract {
         }
         Ok(Self {
             ladder,
+            multiple_values: spec.multiple_values.unwrap_or_default(),
             kind_field,
             may_emit,
             on_violation: spec.on_violation.unwrap_or(if has_variants {

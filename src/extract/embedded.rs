@@ -1,9 +1,17 @@
-//! The embedded tier: the first balanced `{...}` in prose that is a JSON object.
+//! The embedded tier: the first outermost balanced JSON document in prose that parses:
+//! an object `{...}`, or an array `[...]` that holds an object.
 //!
-//! One pass over the bytes with an explicit stack of open braces finds every balanced
-//! span. Quotes start a JSON string only inside braces (quotes in the surrounding prose
-//! are ignored at depth 0), and inside a string braces do not count and backslash
-//! escapes are honoured.
+//! One pass over the bytes with an explicit stack of open brackets finds every balanced
+//! span. Quotes start a JSON string only inside brackets (quotes in the surrounding prose
+//! are ignored at depth 0), and inside a string brackets do not count and backslash
+//! escapes are honoured. At depth 0, a `[` opens a document only when a letter does not
+//! follow it, so prose in brackets (`[MOOD: calm]`, `[see below]`) is not one, while
+//! `[{`, `["`, `[1`, `[...` are.
+//!
+//! An array is a document enclosing its objects: `[{"a": 1}, {"b": 2}]` is found as the
+//! array, never as its first element, and an array that fails to parse hides the objects
+//! inside it (the repair tier gets the whole of it). An array without any object inside
+//! is not this tier's business (`see [1]` in prose).
 //!
 //! The spans are tried by start position, skipping any span that lies inside a span
 //! already tried that failed. Balanced spans nest or are disjoint, so a span is only
@@ -12,27 +20,65 @@
 //! encloses), which leaves them sorted and disjoint: the total parsing work is at most
 //! the length of the text, and the whole tier is linear.
 //!
-//! A `{` never closed counts as a failed span running to the end of the text, so it hides
-//! every span after it: in a truncated `{"a": {"b": 1}, "c": ...` the complete inner
-//! object is not mistaken for the answer (the repair tier closes the outer one instead).
+//! A `{` (or a document's `[`) never closed counts as a failed span running to the end
+//! of the text, so it hides every span after it: in a truncated `{"a": {"b": 1}, "c": ...`
+//! the complete inner object is not mistaken for the answer (the repair tier closes the
+//! outer one instead).
 
+use super::MultipleValues;
 use serde_json::Value;
 
-/// The first outermost balanced `{...}` span of the text that parses as a JSON object.
-pub fn extract(text: &str) -> Option<Value> {
-    outermost_spans(text)
+/// The first outermost balanced document of the text (an object, or an array holding an
+/// object) that parses.
+#[cfg(test)]
+fn extract(text: &str) -> Option<Value> {
+    extract_with(text, MultipleValues::First)
+}
+
+/// The first outermost balanced document of the text (an object, or an array holding an
+/// object) that parses; with [`MultipleValues::Last`] or [`MultipleValues::All`]
+/// a text with more than one balanced document is left to the repair tier (`None`),
+/// which reads them all.
+pub fn extract_with(text: &str, multiple: MultipleValues) -> Option<Value> {
+    let spans = outermost_spans(text);
+    if multiple != MultipleValues::First && spans.len() > 1 {
+        return None;
+    }
+    spans
         .into_iter()
         .find_map(|(start, end)| super::parse_container(&text[start..end]))
 }
 
-/// The outermost balanced `{...}` spans before the first `{` never closed, as byte
-/// ranges `(start, end)`, sorted and disjoint.
+/// An open bracket on the stack.
+#[derive(Debug, Clone, Copy)]
+struct Open {
+    at: usize,
+    byte: u8,
+    /// An object was opened inside it (for an array: whether its span is a document).
+    holds_object: bool,
+}
+
+/// Whether the `[` at `at` starts like JSON (or almost-JSON: `[...`, `['a'`, `[“a”`):
+/// what follows it is not a letter.
+fn starts_like_json(text: &[u8], at: usize) -> bool {
+    text[at + 1..]
+        .iter()
+        .find(|byte| !byte.is_ascii_whitespace())
+        .is_some_and(|&n| !n.is_ascii_alphabetic())
+}
+
+/// The outermost balanced documents before the first one never closed, as byte ranges
+/// `(start, end)`, sorted and disjoint.
 fn outermost_spans(text: &str) -> Vec<(usize, usize)> {
-    let mut open: Vec<usize> = Vec::new();
+    let bytes = text.as_bytes();
+    let mut open: Vec<Open> = Vec::new();
+    // How many of each kind are open, so a closer with no opener of its kind is ignored
+    // without searching the stack.
+    let (mut braces, mut brackets) = (0usize, 0usize);
     let mut spans: Vec<(usize, usize)> = Vec::new();
     let mut in_string = false;
     let mut escaped = false;
-    for (i, &byte) in text.as_bytes().iter().enumerate() {
+    for (i, &byte) in bytes.iter().enumerate() {
         if in_string {
             if escaped {
                 escaped = false;
@@ -44,21 +90,62 @@ fn outermost_spans(text: &str) -> Vec<(usize, usize)> {
             continue;
         }
         match byte {
-            b'{' => open.push(i),
-            b'}' => {
-                if let Some(start) = open.pop() {
-                    while spans.last().is_some_and(|&(inner, _)| inner > start) {
-                        spans.pop();
+            b'{' => {
+                braces += 1;
+                open.push(Open {
+                    at: i,
+                    byte,
+                    holds_object: true,
+                });
+            }
+            // A whitespace run after `[` is scanned again only for the next `[`; at
+            // depth 0 a run of `[ [ [` is at most twice the text.
+            b'[' if !open.is_empty() || starts_like_json(bytes, i) => {
+                brackets += 1;
+                open.push(Open {
+                    at: i,
+                    byte,
+                    holds_object: false,
+                });
+            }
+            b'}' | b']' => {
+                let (opener, count) = if byte == b'}' {
+                    (b'{', braces)
+                } else {
+                    (b'[', brackets)
+                };
+                if count == 0 {
+                    continue;
+                }
+                // Brackets left open inside are closed by this one (a mismatched
+                // document, which then fails to parse as a whole).
+                while let Some(top) = open.pop() {
+                    if top.byte == b'{' {
+                        braces -= 1;
+                    } else {
+                        brackets -= 1;
                     }
-                    spans.push((start, i + 1));
+                    if let Some(parent) = open.last_mut() {
+                        parent.holds_object |= top.holds_object;
+                    }
+                    if top.byte != opener {
+                        continue;
+                    }
+                    if top.holds_object {
+                        while spans.last().is_some_and(|&(inner, _)| inner > top.at) {
+                            spans.pop();
+                        }
+                        spans.push((top.at, i + 1));
+                    }
+                    break;
                 }
             }
             b'"' if !open.is_empty() => in_string = true,
             _ => {}
         }
     }
-    if let Some(&unclosed) = open.first() {
-        spans.truncate(spans.partition_point(|&(start, _)| start < unclosed));
+    if let Some(unclosed) = open.first() {
+        spans.truncate(spans.partition_point(|&(start, _)| start < unclosed.at));
     }
     spans
 }
@@ -157,9 +244,47 @@ mod tests {
     }
 
     #[test]
-    fn only_objects() {
+    fn arrays_are_found_only_when_they_hold_an_object() {
         assert_eq!(extract("list: [1, 2, 3]"), None);
-        assert_eq!(extract("list: [{\"a\": 1}]"), Some(json!({"a": 1})));
+        assert_eq!(extract("see [1] and {\"a\": 1}"), Some(json!({"a": 1})));
+        assert_eq!(extract("[MOOD: calm] {\"a\": 1}"), Some(json!({"a": 1})));
+        assert_eq!(extract("[..., {\"a\": 1}] done"), None);
+    }
+
+    /// An array is the document enclosing its objects: never one of them as the whole.
+    #[test]
+    fn an_array_document_is_never_split_into_its_objects() {
+        assert_eq!(
+            extract("list: [{\"a\": 1}, {\"b\": 2}] done"),
+            Some(json!([{"a": 1}, {"b": 2}]))
+        );
+        for text in [
+            "list: [{\"a\": 1}, {\"b\": 2",
+            "list: [{\"a\": 1}, {\"b\": 2}, oops]",
+            "[{\"a\": 1}, {\"b\": 2}}",
+            "x [[{\"a\": 1}], [1 2]] y",
+            "{\"a\": [{\"b\": 1}, 2}",
+        ] {
+            assert_eq!(extract(text), None, "{text}");
+        }
+        // A failed array hides its objects, not a document after it.
+        assert_eq!(
+            extract("[{\"a\": 1} oops] then {\"b\": 2}"),
+            Some(json!({"b": 2}))
+        );
+    }
+
+    #[test]
+    fn several_documents_are_left_to_repair_unless_the_first_is_wanted() {
+        let text = r#"{"a": 1} and {"b": 2}"#;
+        assert_eq!(extract(text), Some(json!({"a": 1})));
+        assert_eq!(extract_with(text, MultipleValues::Last), None);
+        assert_eq!(extract_with(text, MultipleValues::All), None);
+        let text = r#"{"a": 1} and nothing else"#;
+        assert_eq!(
+            extract_with(text, MultipleValues::All),
+            Some(json!({"a": 1}))
+        );
     }
 
     #[test]
@@ -172,6 +297,8 @@ mod tests {
         );
         assert_eq!(outermost_spans("}}{{"), []);
         assert_eq!(outermost_spans("{a} {b {c}"), [(0, 3)]);
+        assert_eq!(outermost_spans("[{a}] [1] {b}"), [(0, 5), (10, 13)]);
+        assert_eq!(outermost_spans("{a]} [x]"), [(0, 4)]);
     }
 
     #[test]

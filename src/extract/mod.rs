@@ -4,8 +4,9 @@
 //!
 //! * [`Tier::Strict`]: the whole text is JSON ([`strict::parse`]);
 //! * [`Tier::Fence`]: the first Markdown code fence holding JSON ([`fence::extract`]);
-//! * [`Tier::Embedded`]: the first balanced `{...}` in prose that is JSON ([`embedded::extract`]);
-//! * [`Tier::Repair`]: almost-JSON rewritten into JSON ([`repair::repair`]);
+//! * [`Tier::Embedded`]: the first balanced object (or array holding one) in prose that is JSON
+//!   ([`embedded::extract_with`]);
+//! * [`Tier::Repair`]: almost-JSON rewritten into JSON ([`repair::repair_with`]);
 //! * [`Tier::Fallback`]: handled by the caller, never by [`extract`].
 //!
 //! Every tier accepts only an object or an array as its result. No tier recurses on the
@@ -40,7 +41,7 @@ pub enum Tier {
     Strict,
     /// The first Markdown code fence whose content is a JSON object or array.
     Fence,
-    /// The first balanced `{...}` in the text that is a JSON object.
+    /// The first balanced object in the text (or array holding one) that is JSON.
     Embedded,
     /// Almost-JSON rewritten into JSON, listing the repairs made.
     Repair,
@@ -117,11 +118,33 @@ pub enum Repair {
     InvalidEscapes,
     /// A raw newline, tab or other control character inside a string was escaped.
     ControlCharacters,
+    /// A value that is not JSON (`New York`, `10-20`, `1/3`, `NaN`) was quoted as a
+    /// string: in an object, the text up to the next comma, closer or line end.
+    UnquotedValues,
+    /// A `...` or `…` placeholder standing for omitted items or members was removed.
+    Placeholders,
+    /// A closer of the wrong kind (`]` for `}`, or the reverse) closed the innermost
+    /// object or array.
+    MismatchedBrackets,
+    /// A string delimited by typographic quotes (`“ ”`, `‘ ’`) was rewritten with double
+    /// quotes.
+    TypographicQuotes,
+    /// A number written the way JSON does not allow (`.25`, `+1`, `1.`, `1e`), or cut off
+    /// by the end of the text (`2.`), was rewritten (`0.25`, `1`, `1.0`, `1`, `2`).
+    NumberFormat,
+    /// A string whose closing quote was missing before the next member's key
+    /// (`"a": "x, "b": 1`) was closed.
+    MissingQuote,
+    /// A value in doubled quotes (`""text""`) was read as one string.
+    DoubledQuotes,
+    /// Several top-level documents followed one another (`{...}{...}`, or with prose
+    /// between them); the contract's `multiple_values` chose the first, the last or all.
+    MultipleValues,
 }
 
 impl Repair {
     /// Every repair kind, in listing order.
-    pub const ALL: [Repair; 12] = [
+    pub const ALL: [Repair; 20] = [
         Repair::TrailingComma,
         Repair::SingleQuotes,
         Repair::UnquotedKeys,
@@ -134,6 +157,14 @@ impl Repair {
         Repair::UnescapedQuotes,
         Repair::InvalidEscapes,
         Repair::ControlCharacters,
+        Repair::UnquotedValues,
+        Repair::Placeholders,
+        Repair::MismatchedBrackets,
+        Repair::TypographicQuotes,
+        Repair::NumberFormat,
+        Repair::MissingQuote,
+        Repair::DoubledQuotes,
+        Repair::MultipleValues,
     ];
 
     /// The `snake_case` name, as serialized.
@@ -151,6 +182,14 @@ impl Repair {
             Repair::UnescapedQuotes => "unescaped_quotes",
             Repair::InvalidEscapes => "invalid_escapes",
             Repair::ControlCharacters => "control_characters",
+            Repair::UnquotedValues => "unquoted_values",
+            Repair::Placeholders => "placeholders",
+            Repair::MismatchedBrackets => "mismatched_brackets",
+            Repair::TypographicQuotes => "typographic_quotes",
+            Repair::NumberFormat => "number_format",
+            Repair::MissingQuote => "missing_quote",
+            Repair::DoubledQuotes => "doubled_quotes",
+            Repair::MultipleValues => "multiple_values",
         }
     }
 
@@ -169,6 +208,35 @@ impl std::fmt::Display for Repair {
     }
 }
 
+/// What the ladder does with several top-level documents in a row (`{...}{...}`, or
+/// with prose between them): the contract's `multiple_values`.
+///
+/// The repair tier lists [`Repair::MultipleValues`] whenever it saw more than one. The
+/// embedded tier takes the first document in prose (seed 001's "first {...} block"),
+/// listing nothing, as prose around it is not a repair; with `last` or `all` it leaves
+/// several documents to the repair tier.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum MultipleValues {
+    /// The first document.
+    #[default]
+    First,
+    /// The last document.
+    Last,
+    /// Every document, in an array (a single document is itself, not wrapped).
+    All,
+}
+
 /// A JSON value found in a model's output, with how it was found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Extracted {
@@ -181,16 +249,25 @@ pub struct Extracted {
     pub repairs: Vec<Repair>,
 }
 
-/// Runs the given tiers in order and returns the first success, or `None`.
+/// Runs the given tiers in order and returns the first success, or `None`, taking the
+/// first of several documents ([`extract_with`] and [`MultipleValues::First`]).
 ///
 /// [`Tier::Fallback`] is ignored here: the caller handles it.
 pub fn extract(text: &str, tiers: &[Tier]) -> Option<Extracted> {
+    extract_with(text, tiers, MultipleValues::First)
+}
+
+/// Runs the given tiers in order and returns the first success, or `None`; `multiple`
+/// says what to do with several top-level documents.
+///
+/// [`Tier::Fallback`] is ignored here: the caller handles it.
+pub fn extract_with(text: &str, tiers: &[Tier], multiple: MultipleValues) -> Option<Extracted> {
     tiers.iter().find_map(|&tier| {
         let (value, repairs) = match tier {
             Tier::Strict => (strict::parse(text)?, Vec::new()),
             Tier::Fence => (fence::extract(text)?, Vec::new()),
-            Tier::Embedded => (embedded::extract(text)?, Vec::new()),
-            Tier::Repair => repair::repair(text)?,
+            Tier::Embedded => (embedded::extract_with(text, multiple)?, Vec::new()),
+            Tier::Repair => repair::repair_with(text, multiple)?,
             Tier::Fallback => return None,
         };
         Some(Extracted {
@@ -311,28 +388,105 @@ mod tests {
 
     /// A document that cannot be read or repaired is a failure, never one of
     /// its valid inner objects reported as the whole (a scorer would score the
-    /// wrong data without knowing it).
+    /// wrong data without knowing it). The repair tier repairs the outermost
+    /// document or fails.
     #[test]
     fn a_damaged_document_never_yields_one_of_its_inner_objects() {
-        for text in [
-            r#"{"name": "A", "meta": {"x": 1}, "bad": 2026-12-01}"#,
-            r#"{"user": {"name": "x", "address": {"city": "Paris"}}, "n": @@}"#,
-            r#"Here: {"order": {"id": 7, "items": [{"sku": "A"}]}, "total": 12,50 EUR}"#,
-            "```json\n{\"a\": {\"b\": 1}, \"c\": <unknown>}\n```",
-            r#"{"steps": [{"n": 1}, {"n": 2}], "status": done-ish}"#,
-            r#"Result {"outer": {"inner": {"deep": true}}, "score": 0..5} end"#,
-        ] {
-            for tier in LADDER {
+        let cases: [(&str, Option<Value>); 11] = [
+            (
+                r#"{"name": "A", "meta": {"x": 1}, "bad": 2026-12-01}"#,
+                Some(json!({"name": "A", "meta": {"x": 1}, "bad": "2026-12-01"})),
+            ),
+            (
+                r#"{"user": {"name": "x", "address": {"city": "Paris"}}, "n": @@}"#,
+                None,
+            ),
+            (
+                r#"Here: {"order": {"id": 7, "items": [{"sku": "A"}]}, "total": 12,50 EUR}"#,
+                None,
+            ),
+            ("```json\n{\"a\": {\"b\": 1}, \"c\": <unknown>}\n```", None),
+            (
+                r#"{"steps": [{"n": 1}, {"n": 2}], "status": done-ish}"#,
+                Some(json!({"steps": [{"n": 1}, {"n": 2}], "status": "done-ish"})),
+            ),
+            (
+                r#"Result {"outer": {"inner": {"deep": true}}, "score": 0..5} end"#,
+                Some(json!({"outer": {"inner": {"deep": true}}, "score": "0..5"})),
+            ),
+            // The first element of a damaged top-level array.
+            (r#"Items: [{"a": 1}, {"b": 2}, @@]"#, None),
+            // A separate document after the failed one is tried (it is not inside).
+            (
+                r#"[{"a": 1}, {"b": 2}, <x>] and {"c": 3"#,
+                Some(json!({"c": 3})),
+            ),
+            // An object inside a string literal.
+            (r#"{"note": "use {\"x\": 1} here", "n": <y>}"#, None),
+            (r#"{"note": "see {'x': 1}", "n": %%}"#, None),
+            // An inner object of a document cut short is not the answer: the
+            // document is closed.
+            (
+                r#"{"meta": {"v": 2}, "items": [{"id": 1}], "text": "cut"#,
+                Some(json!({"meta": {"v": 2}, "items": [{"id": 1}], "text": "cut"})),
+            ),
+        ];
+        for (text, repaired) in cases {
+            for tier in [Tier::Strict, Tier::Fence, Tier::Embedded] {
                 assert_eq!(extract(text, &[tier]), None, "{tier:?} on {text}");
             }
+            let found = extract(text, &[Tier::Repair]).map(|found| found.value);
+            assert_eq!(found, repaired, "repair on {text}");
         }
         // A candidate that fails early lets a later document be tried: prose in
-        // braces, then the JSON.
+        // braces (an unquoted key needs a colon), then the JSON.
         let found = extract(
-            r#"Sure! {note: this is prose} here: {"a": 1}"#,
+            r#"Sure! {note this is prose} here: {"a": 1}"#,
             &[Tier::Repair],
         );
         assert_eq!(found.map(|f| f.value), Some(json!({"a": 1})));
+    }
+
+    /// What each tier does with top-level arrays and scalars: scalars are never a
+    /// success; `strict`, `fence` and `repair` take an array, `embedded` only one that
+    /// holds an object. The contract then decides (its field rules expect an object).
+    #[test]
+    fn top_level_arrays_and_scalars_by_tier() {
+        let array = "[1, 2]";
+        for tier in [Tier::Strict, Tier::Repair] {
+            assert_eq!(
+                extract(array, &[tier]).map(|f| f.value),
+                Some(json!([1, 2]))
+            );
+        }
+        assert_eq!(extract(array, &[Tier::Embedded]), None);
+        assert_eq!(
+            extract("```json\n[1, 2]\n```", &[Tier::Fence]).map(|f| f.value),
+            Some(json!([1, 2]))
+        );
+        assert_eq!(
+            extract("Here: [{\"a\": 1}] ok", &[Tier::Embedded]).map(|f| f.value),
+            Some(json!([{"a": 1}]))
+        );
+        for text in ["42", "\"s\"", "null", "true", "```json\n7\n```", "NaN"] {
+            for tier in Tier::ALL {
+                assert_eq!(extract(text, &[tier]), None, "{tier:?} on {text}");
+            }
+        }
+    }
+
+    #[test]
+    fn multiple_values_are_chosen_by_the_contract() {
+        let text = "{\"a\": 1}\n{\"b\": 2}";
+        let take = |multiple| extract_with(text, &LADDER, multiple).unwrap();
+        let first = take(MultipleValues::First);
+        assert_eq!((first.tier, first.value), (Tier::Embedded, json!({"a": 1})));
+        let last = take(MultipleValues::Last);
+        assert_eq!((last.tier, last.value), (Tier::Repair, json!({"b": 2})));
+        assert_eq!(last.repairs, [Repair::MultipleValues]);
+        let all = take(MultipleValues::All);
+        assert_eq!(all.value, json!([{"a": 1}, {"b": 2}]));
+        assert_eq!(all.repairs, [Repair::MultipleValues]);
     }
 
     #[test]
