@@ -89,7 +89,7 @@ pub fn ladder(
     text: &str,
     tiers: &[Tier],
     multiple: extract::MultipleValues,
-) -> Option<(Value, Tier, Vec<crate::Repair>)> {
+) -> Option<(Value, Tier, Vec<crate::extract::Repair>)> {
     extract::extract_with(text, tiers, multiple)
         .map(|found| (found.value, found.tier, found.repairs))
 }
