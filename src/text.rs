@@ -74,15 +74,30 @@ pub fn similarity_until(
     b: &str,
     keep_going: &mut dyn FnMut(usize) -> bool,
 ) -> Option<f64> {
-    // Whole-string lowering, as Python's `str.lower()` (final sigma depends on context).
-    let a: Vec<char> = a.to_lowercase().chars().collect();
-    let b: Vec<char> = b.to_lowercase().chars().collect();
+    let a = lowered_chars(a);
+    let b = lowered_chars(b);
     let longer = a.len().max(b.len());
     if longer == 0 {
         return Some(1.0);
     }
     let distance = levenshtein_until(&a, &b, keep_going)?;
     Some(1.0 - distance as f64 / longer as f64)
+}
+
+/// The text's characters, lower-cased as a whole, as Python's `str.lower()` (the
+/// final sigma depends on its context), in a vector sized once.
+fn lowered_chars(text: &str) -> Vec<char> {
+    if text.is_ascii() {
+        return text
+            .bytes()
+            .map(|b| char::from(b.to_ascii_lowercase()))
+            .collect();
+    }
+    let lower = text.to_lowercase();
+    // At least as many bytes as characters: never grown.
+    let mut chars = Vec::with_capacity(lower.len());
+    chars.extend(lower.chars());
+    chars
 }
 
 /// Words that end in a period without ending a sentence (compared without the
@@ -412,6 +427,23 @@ mod tests {
         assert_eq!(levenshtein(&chars("kitten"), &chars("sitting")), 3);
         assert_eq!(levenshtein(&chars(""), &chars("abc")), 3);
         assert_eq!(levenshtein(&chars("é"), &chars("e")), 1);
+    }
+
+    #[test]
+    fn lowering_keeps_the_whole_string_rules() {
+        for text in [
+            "John SMITH",
+            "",
+            "ΟΔΟΣ ΟΔΟΣ",
+            "İstanbul",
+            "Straße ẞ",
+            "MiXeD 123 ünï",
+        ] {
+            let expected: Vec<char> = text.to_lowercase().chars().collect();
+            assert_eq!(lowered_chars(text), expected, "{text}");
+        }
+        // The final sigma: a word-final capital sigma lowers to ς.
+        assert_eq!(lowered_chars("ΟΔΟΣ").last(), Some(&'ς'));
     }
 
     #[test]

@@ -607,7 +607,7 @@ impl Metric for JsonCompare {
         let rqs = if rqs > 0.0 { rqs } else { 0.0 };
         // Written as JSON text (a map per record, each key allocated and
         // hashed, cost more than the comparison itself).
-        let mut details = Vec::with_capacity(512);
+        let mut details = Vec::with_capacity(256 + 128 * gt.len());
         let mut object = Object::open(&mut details);
         json_write::write_f64(object.field("completeness"), completeness);
         json_write::write_f64(object.field("hallucination"), hallucination);

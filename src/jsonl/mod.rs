@@ -217,6 +217,9 @@ pub(crate) struct RecordReader<R> {
     /// Read no further once set; `stopped` says it was, with input left.
     stop: Option<Arc<AtomicBool>>,
     stopped: bool,
+    /// The bytes of the last batch: the next one's buffer starts this large
+    /// rather than growing (and copying) its way there.
+    last_batch_bytes: usize,
 }
 
 impl<R: BufRead> RecordReader<R> {
@@ -228,6 +231,7 @@ impl<R: BufRead> RecordReader<R> {
             done: false,
             stop: None,
             stopped: false,
+            last_batch_bytes: 0,
         }
     }
 
@@ -252,7 +256,7 @@ impl<R: BufRead> RecordReader<R> {
                 break;
             }
             saw_any = true;
-            let (chunk, found_newline) = match buffer.iter().position(|b| *b == b'\n') {
+            let (chunk, found_newline) = match memchr::memchr(b'\n', buffer) {
                 Some(pos) => (&buffer[..pos], true),
                 None => (buffer, false),
             };
@@ -301,6 +305,9 @@ impl<R: BufRead> Iterator for RecordReader<R> {
             self.stopped = true;
         }
         let mut batch = Batch::default();
+        batch
+            .data
+            .reserve(self.last_batch_bytes.min(2 * BATCH_BYTES));
         while !self.done && batch.records.len() < BATCH_RECORDS && batch.data.len() < BATCH_BYTES {
             self.line += 1;
             match self.read_line(&mut batch.data) {
@@ -324,6 +331,7 @@ impl<R: BufRead> Iterator for RecordReader<R> {
                 }
             }
         }
+        self.last_batch_bytes = batch.data.len();
         (!batch.is_empty()).then_some(batch)
     }
 }
