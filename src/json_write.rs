@@ -107,11 +107,13 @@ pub fn write_u64(out: &mut Vec<u8>, value: u64) {
 }
 
 /// Appends `true` or `false`.
+#[inline]
 pub fn write_bool(out: &mut Vec<u8>, value: bool) {
     out.extend_from_slice(if value { b"true" } else { b"false" });
 }
 
 /// Appends `null`.
+#[inline]
 pub fn write_null(out: &mut Vec<u8>) {
     out.extend_from_slice(b"null");
 }
@@ -153,6 +155,7 @@ pub struct Object<'a> {
 
 impl<'a> Object<'a> {
     /// Writes `{`.
+    #[inline]
     pub fn open(out: &'a mut Vec<u8>) -> Self {
         out.push(b'{');
         Self { out, first: true }
@@ -160,6 +163,7 @@ impl<'a> Object<'a> {
 
     /// Writes the separator and `"key":`; the caller writes the value into the
     /// buffer returned.
+    #[inline]
     pub fn key(&mut self, key: &str) -> &mut Vec<u8> {
         if !self.first {
             self.out.push(b',');
@@ -172,6 +176,7 @@ impl<'a> Object<'a> {
 
     /// As [`key`](Self::key), for a name known to need no escaping (the
     /// record's own field names).
+    #[inline]
     pub fn field(&mut self, name: &'static str) -> &mut Vec<u8> {
         debug_assert!(name.bytes().all(|b| ESCAPE[usize::from(b)] == 0));
         if !self.first {
@@ -185,6 +190,7 @@ impl<'a> Object<'a> {
     }
 
     /// Writes `}`.
+    #[inline]
     pub fn close(self) {
         self.out.push(b'}');
     }
