@@ -106,6 +106,18 @@ pub fn write_u64(out: &mut Vec<u8>, value: u64) {
     out.extend_from_slice(&digits[at..]);
 }
 
+/// Appends an array of strings.
+pub fn write_str_array<'s>(out: &mut Vec<u8>, items: impl IntoIterator<Item = &'s str>) {
+    out.push(b'[');
+    for (i, item) in items.into_iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_str(out, item);
+    }
+    out.push(b']');
+}
+
 /// Appends `true` or `false`.
 #[inline]
 pub fn write_bool(out: &mut Vec<u8>, value: bool) {

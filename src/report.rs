@@ -135,13 +135,17 @@ pub struct MetricResult {
 #[derive(Clone, Default)]
 pub struct Details(DetailsRepr);
 
-#[derive(Clone, Default)]
+#[derive(Clone)]
 enum DetailsRepr {
-    #[default]
-    Null,
     Value(Value),
     /// Compact JSON, as [`json_write`] writes a value (never `null`).
     Written(Box<str>),
+}
+
+impl Default for DetailsRepr {
+    fn default() -> Self {
+        Self::Value(Value::Null)
+    }
 }
 
 impl Details {
@@ -159,7 +163,6 @@ impl Details {
     /// `true` when the metric reported nothing beyond its score.
     pub fn is_null(&self) -> bool {
         match &self.0 {
-            DetailsRepr::Null => true,
             DetailsRepr::Value(value) => value.is_null(),
             DetailsRepr::Written(_) => false,
         }
@@ -168,7 +171,6 @@ impl Details {
     /// The details as a JSON value (read from their text when a built-in wrote them).
     pub fn to_value(&self) -> Value {
         match &self.0 {
-            DetailsRepr::Null => Value::Null,
             DetailsRepr::Value(value) => value.clone(),
             DetailsRepr::Written(text) => {
                 serde_json::from_str(text).expect("written details are JSON")
@@ -179,7 +181,6 @@ impl Details {
     /// Writes the details into a result record's buffer.
     pub(crate) fn write(&self, out: &mut Vec<u8>) {
         match &self.0 {
-            DetailsRepr::Null => json_write::write_null(out),
             DetailsRepr::Value(value) => json_write::write_value(out, value),
             DetailsRepr::Written(text) => out.extend_from_slice(text.as_bytes()),
         }
@@ -188,10 +189,7 @@ impl Details {
 
 impl From<Value> for Details {
     fn from(value: Value) -> Self {
-        match value {
-            Value::Null => Self(DetailsRepr::Null),
-            value => Self(DetailsRepr::Value(value)),
-        }
+        Self(DetailsRepr::Value(value))
     }
 }
 
@@ -207,8 +205,8 @@ impl PartialEq for Details {
 impl fmt::Debug for Details {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.0 {
+            DetailsRepr::Value(value) => write!(f, "{value}"),
             DetailsRepr::Written(text) => f.write_str(text),
-            _ => write!(f, "{}", self.to_value()),
         }
     }
 }
@@ -216,7 +214,6 @@ impl fmt::Debug for Details {
 impl Serialize for Details {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match &self.0 {
-            DetailsRepr::Null => serializer.serialize_unit(),
             DetailsRepr::Value(value) => value.serialize(serializer),
             DetailsRepr::Written(_) => self.to_value().serialize(serializer),
         }
@@ -365,15 +362,10 @@ impl Report {
                         Some(tier) => json_write::write_str(entry.field("tier"), tier.as_str()),
                         None => json_write::write_null(entry.field("tier")),
                     }
-                    let out = entry.field("repairs");
-                    out.push(b'[');
-                    for (i, repair) in extraction.repairs.iter().enumerate() {
-                        if i > 0 {
-                            out.push(b',');
-                        }
-                        json_write::write_str(out, repair.as_str());
-                    }
-                    out.push(b']');
+                    json_write::write_str_array(
+                        entry.field("repairs"),
+                        extraction.repairs.iter().map(|r| r.as_str()),
+                    );
                     json_write::write_bool(entry.field("raw_fallback"), extraction.raw_fallback);
                     entry.close();
                 }

@@ -513,18 +513,6 @@ fn show(value: f64, threshold: f64) -> String {
     }
 }
 
-/// Writes a list of key names.
-fn write_names(out: &mut Vec<u8>, keys: &[&str]) {
-    out.push(b'[');
-    for (i, key) in keys.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        json_write::write_str(out, key);
-    }
-    out.push(b']');
-}
-
 fn pointer(key: &str) -> String {
     format!("/{}", escape_pointer(key))
 }
@@ -615,17 +603,26 @@ impl Metric for JsonCompare {
         json_write::write_f64(object.field("safety"), safety);
         json_write::write_f64(object.field("rqs"), rqs);
         let mut lists = Object::open(object.field("buckets"));
-        write_names(lists.field("extra_keys"), &buckets.extra_keys);
-        write_names(
+        json_write::write_str_array(
+            lists.field("extra_keys"),
+            buckets.extra_keys.iter().copied(),
+        );
+        json_write::write_str_array(
             lists.field("gt_null_aio_has_value"),
-            &buckets.gt_null_aio_has_value,
+            buckets.gt_null_aio_has_value.iter().copied(),
         );
-        write_names(lists.field("gt_non_null"), &buckets.gt_non_null);
-        write_names(
+        json_write::write_str_array(
+            lists.field("gt_non_null"),
+            buckets.gt_non_null.iter().copied(),
+        );
+        json_write::write_str_array(
             lists.field("aio_missing_or_null"),
-            &buckets.aio_missing_or_null,
+            buckets.aio_missing_or_null.iter().copied(),
         );
-        write_names(lists.field("both_non_null"), &buckets.both_non_null);
+        json_write::write_str_array(
+            lists.field("both_non_null"),
+            buckets.both_non_null.iter().copied(),
+        );
         lists.close();
         let mut fields = Object::open(object.field("fields"));
         for (key, strategy, compared) in &buckets.fields {
@@ -638,7 +635,7 @@ impl Metric for JsonCompare {
             entry.close();
         }
         fields.close();
-        write_names(object.field("ignored"), &buckets.ignored);
+        json_write::write_str_array(object.field("ignored"), buckets.ignored.iter().copied());
         object.close();
         let details = Details::written(details);
         Ok(MetricOutput {
