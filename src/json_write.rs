@@ -106,14 +106,18 @@ pub fn write_u64(out: &mut Vec<u8>, value: u64) {
     out.extend_from_slice(&digits[at..]);
 }
 
-/// Appends an array of strings.
-pub fn write_str_array<'s>(out: &mut Vec<u8>, items: impl IntoIterator<Item = &'s str>) {
+/// Appends an array, each item written by `write` (`write_str`, `write_value`, ...).
+pub fn write_array<T>(
+    out: &mut Vec<u8>,
+    items: impl IntoIterator<Item = T>,
+    mut write: impl FnMut(&mut Vec<u8>, T),
+) {
     out.push(b'[');
     for (i, item) in items.into_iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        write_str(out, item);
+        write(out, item);
     }
     out.push(b']');
 }
@@ -138,16 +142,7 @@ pub fn write_value(out: &mut Vec<u8>, value: &Value) {
         // Numbers keep the text they were read or made with.
         Value::Number(n) => out.extend_from_slice(n.as_str().as_bytes()),
         Value::String(s) => write_str(out, s),
-        Value::Array(items) => {
-            out.push(b'[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write_value(out, item);
-            }
-            out.push(b']');
-        }
+        Value::Array(items) => write_array(out, items, write_value),
         Value::Object(map) => {
             let mut object = Object::open(out);
             for (key, item) in map {

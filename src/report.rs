@@ -362,9 +362,10 @@ impl Report {
                         Some(tier) => json_write::write_str(entry.field("tier"), tier.as_str()),
                         None => json_write::write_null(entry.field("tier")),
                     }
-                    json_write::write_str_array(
+                    json_write::write_array(
                         entry.field("repairs"),
                         extraction.repairs.iter().map(|r| r.as_str()),
+                        json_write::write_str,
                     );
                     json_write::write_bool(entry.field("raw_fallback"), extraction.raw_fallback);
                     entry.close();

@@ -603,26 +603,19 @@ impl Metric for JsonCompare {
         json_write::write_f64(object.field("safety"), safety);
         json_write::write_f64(object.field("rqs"), rqs);
         let mut lists = Object::open(object.field("buckets"));
-        json_write::write_str_array(
-            lists.field("extra_keys"),
-            buckets.extra_keys.iter().copied(),
-        );
-        json_write::write_str_array(
-            lists.field("gt_null_aio_has_value"),
-            buckets.gt_null_aio_has_value.iter().copied(),
-        );
-        json_write::write_str_array(
-            lists.field("gt_non_null"),
-            buckets.gt_non_null.iter().copied(),
-        );
-        json_write::write_str_array(
-            lists.field("aio_missing_or_null"),
-            buckets.aio_missing_or_null.iter().copied(),
-        );
-        json_write::write_str_array(
-            lists.field("both_non_null"),
-            buckets.both_non_null.iter().copied(),
-        );
+        for (name, keys) in [
+            ("extra_keys", &buckets.extra_keys),
+            ("gt_null_aio_has_value", &buckets.gt_null_aio_has_value),
+            ("gt_non_null", &buckets.gt_non_null),
+            ("aio_missing_or_null", &buckets.aio_missing_or_null),
+            ("both_non_null", &buckets.both_non_null),
+        ] {
+            json_write::write_array(
+                lists.field(name),
+                keys.iter().copied(),
+                json_write::write_str,
+            );
+        }
         lists.close();
         let mut fields = Object::open(object.field("fields"));
         for (key, strategy, compared) in &buckets.fields {
@@ -635,7 +628,11 @@ impl Metric for JsonCompare {
             entry.close();
         }
         fields.close();
-        json_write::write_str_array(object.field("ignored"), buckets.ignored.iter().copied());
+        json_write::write_array(
+            object.field("ignored"),
+            buckets.ignored.iter().copied(),
+            json_write::write_str,
+        );
         object.close();
         let details = Details::written(details);
         Ok(MetricOutput {
