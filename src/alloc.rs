@@ -74,8 +74,14 @@ fn count(delta: i64) {
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         tune_once();
-        // SAFETY: forwarded with the caller's guarantees.
-        let ptr = unsafe { Inner.alloc(layout) };
+        let ptr = if plain(layout) {
+            // SAFETY: a plain block (see `plain`) is aligned enough as mimalloc
+            // hands it out.
+            unsafe { mi_malloc(layout.size()).cast() }
+        } else {
+            // SAFETY: forwarded with the caller's guarantees.
+            unsafe { Inner.alloc(layout) }
+        };
         if !ptr.is_null() {
             count(counted(layout.size()));
         }
@@ -99,8 +105,14 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: forwarded with the caller's guarantees.
-        let new = unsafe { Inner.realloc(ptr, layout, new_size) };
+        let new = if plain(Layout::from_size_align(new_size, layout.align()).unwrap_or(layout)) {
+            // SAFETY: `ptr` is mimalloc's (every block here is), and the new block
+            // is plain (see `plain`).
+            unsafe { mi_realloc(ptr.cast(), new_size).cast() }
+        } else {
+            // SAFETY: forwarded with the caller's guarantees.
+            unsafe { Inner.realloc(ptr, layout, new_size) }
+        };
         if !new.is_null() {
             count(counted(new_size) - counted(layout.size()));
         }
@@ -109,9 +121,21 @@ unsafe impl GlobalAlloc for Counting {
 }
 
 // mimalloc's option setter (the `mi_option_arena_eager_commit` index of its
-// v3 `mi_option_e`).
+// v3 `mi_option_e`), and its unaligned allocation calls.
 extern "C" {
     fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
+    fn mi_malloc(size: usize) -> *mut std::ffi::c_void;
+    fn mi_realloc(ptr: *mut std::ffi::c_void, size: usize) -> *mut std::ffi::c_void;
+}
+
+/// Whether a block of this layout can come from `mi_malloc` (no alignment
+/// argument, one check less on every allocation): mimalloc's size classes are
+/// multiples of the word size, so every block is at least word-aligned, and a
+/// block no smaller than its alignment is aligned to it when that is at most a
+/// word (the rule the standard library's own `System` allocator uses).
+#[inline]
+fn plain(layout: Layout) -> bool {
+    layout.align() <= std::mem::size_of::<usize>() && layout.align() <= layout.size()
 }
 const MI_OPTION_ARENA_EAGER_COMMIT: std::ffi::c_int = 4;
 

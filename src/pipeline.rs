@@ -185,7 +185,7 @@ impl Pack {
         let failure = failure.map_or_else(
             || {
                 (|| -> Result<(), EvalError> {
-                    for step in &self.metrics {
+                    for (index, step) in self.metrics.iter().enumerate() {
                         let ctx = self.context(input, &extraction, &json, &issues, &scores);
                         let out = self
                             .within_time(|| step.run.evaluate(&ctx))
@@ -197,7 +197,11 @@ impl Pack {
                             )));
                         }
                         issues.extend(out.issues.into_iter().map(|i| named(i, &step.name)));
-                        scores.insert(step.name.clone(), out.score);
+                        // Later metrics read the scores so far; after the last
+                        // one, nothing does.
+                        if index + 1 < self.metrics.len() {
+                            scores.insert(step.name.clone(), out.score);
+                        }
                         metrics.insert(
                             step.name.clone(),
                             MetricResult {

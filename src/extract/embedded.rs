@@ -76,34 +76,33 @@ fn outermost_spans(text: &str) -> Vec<(usize, usize)> {
     // without searching the stack.
     let (mut braces, mut brackets) = (0usize, 0usize);
     let mut spans: Vec<(usize, usize)> = Vec::new();
-    let mut in_string = false;
-    let mut escaped = false;
-    for (i, &byte) in bytes.iter().enumerate() {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if byte == b'\\' {
-                escaped = true;
-            } else if byte == b'"' {
-                in_string = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        // Prose between documents and the inside of strings are skipped to the next
+        // byte that matters.
+        if open.is_empty() {
+            match memchr::memchr2(b'{', b'[', &bytes[i..]) {
+                Some(offset) => i += offset,
+                None => break,
             }
-            continue;
         }
+        let (at, byte) = (i, bytes[i]);
+        i += 1;
         match byte {
             b'{' => {
                 braces += 1;
                 open.push(Open {
-                    at: i,
+                    at,
                     byte,
                     holds_object: true,
                 });
             }
             // A whitespace run after `[` is scanned again only for the next `[`; at
             // depth 0 a run of `[ [ [` is at most twice the text.
-            b'[' if !open.is_empty() || starts_like_json(bytes, i) => {
+            b'[' if !open.is_empty() || starts_like_json(bytes, at) => {
                 brackets += 1;
                 open.push(Open {
-                    at: i,
+                    at,
                     byte,
                     holds_object: false,
                 });
@@ -135,12 +134,29 @@ fn outermost_spans(text: &str) -> Vec<(usize, usize)> {
                         while spans.last().is_some_and(|&(inner, _)| inner > top.at) {
                             spans.pop();
                         }
-                        spans.push((top.at, i + 1));
+                        spans.push((top.at, i));
                     }
                     break;
                 }
             }
-            b'"' if !open.is_empty() => in_string = true,
+            // A string inside a document: brackets in it do not count, and a
+            // backslash escapes the byte after it.
+            b'"' => loop {
+                match memchr::memchr2(b'"', b'\\', &bytes[i..]) {
+                    Some(offset) if bytes[i + offset] == b'\\' => i += offset + 2,
+                    Some(offset) => {
+                        i += offset + 1;
+                        break;
+                    }
+                    None => {
+                        i = bytes.len();
+                        break;
+                    }
+                }
+                if i >= bytes.len() {
+                    break;
+                }
+            },
             _ => {}
         }
     }

@@ -58,7 +58,13 @@ pub fn is_json_info(info: &str) -> bool {
 
 /// Every fenced block of the text, in order, whatever its info string.
 pub fn blocks(text: &str) -> Blocks<'_> {
-    Blocks { text, pos: 0 }
+    // A fence is a run of backticks or tildes: a text with neither has no block.
+    let pos = if memchr::memchr2(b'`', b'~', text.as_bytes()).is_some() {
+        0
+    } else {
+        text.len()
+    };
+    Blocks { text, pos }
 }
 
 /// Iterator over the fenced blocks of a text; see [`blocks`].

@@ -95,8 +95,13 @@ fn documents(
         let start = if found.is_empty() {
             // The first document: any `{` or `[` at first, then any `{` after the
             // point where the previous candidate could not be read.
-            let openers: &[char] = if failures == 0 { &['{', '['] } else { &['{'] };
-            let Some(offset) = text[from..].find(openers) else {
+            let rest = &text.as_bytes()[from..];
+            let opener = if failures == 0 {
+                memchr::memchr2(b'{', b'[', rest)
+            } else {
+                memchr::memchr(b'{', rest)
+            };
+            let Some(offset) = opener else {
                 *steps += text.len() - from;
                 break;
             };
@@ -160,9 +165,7 @@ fn next_document(text: &str, from: usize, steps: &mut usize) -> Option<usize> {
     let bytes = text.as_bytes();
     let mut at = from;
     while at < bytes.len() {
-        let offset = bytes[at..]
-            .iter()
-            .position(|&byte| byte == b'{' || byte == b'[')?;
+        let offset = memchr::memchr2(b'{', b'[', &bytes[at..])?;
         *steps += offset + 1;
         at += offset;
         let next = bytes[at + 1..]
