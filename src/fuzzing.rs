@@ -38,7 +38,8 @@ fn split(data: &[u8]) -> (&[u8], &[u8]) {
 /// repairs; `strict` finds exactly what `serde_json` reads from the whole text
 /// (without the whitespace around it);
 /// the default ladder returns the first tier's success. The failure
-/// explanations never panic.
+/// explanations never panic. Also, as an input line, the record reader's fast
+/// path reads the text as `serde_json` does, whenever it reads it.
 pub fn extraction(data: &[u8]) {
     let text = text(data);
     let mut first = None;
@@ -73,6 +74,9 @@ pub fn extraction(data: &[u8]) {
         .ok()
         .filter(|value| value.is_object() || value.is_array());
     assert_eq!(strict, serde, "strict and serde_json disagree");
+    // The same text as an input line: what the record reader's fast path reads,
+    // it reads as `serde_json` does.
+    crate::jsonl::check_fast_record_reader(&text);
     let ladder = extract::extract(
         &text,
         &[Tier::Strict, Tier::Fence, Tier::Embedded, Tier::Repair],

@@ -39,6 +39,25 @@ fn needs_escape(word: u64) -> bool {
     (below_space | zero_byte(quote) | zero_byte(backslash)) & HIGHS != 0
 }
 
+/// How many bytes at the start of `bytes` a JSON string holds as they are: the
+/// index of the first control character, `"` or `\` (the length if there is none).
+/// Reading and writing JSON strings both stop there.
+#[inline]
+pub(crate) fn plain_run(bytes: &[u8]) -> usize {
+    // Eight clean bytes at a time, then the byte within the next eight (or the end).
+    let mut at = 0;
+    while let Some(chunk) = bytes.get(at..at + 8) {
+        if needs_escape(u64::from_le_bytes(chunk.try_into().expect("eight bytes"))) {
+            break;
+        }
+        at += 8;
+    }
+    while at < bytes.len() && ESCAPE[usize::from(bytes[at])] == 0 {
+        at += 1;
+    }
+    at
+}
+
 /// Appends `text` as a JSON string, quotes included.
 pub fn write_str(out: &mut Vec<u8>, text: &str) {
     let bytes = text.as_bytes();
@@ -48,17 +67,7 @@ pub fn write_str(out: &mut Vec<u8>, text: &str) {
     let mut copied = 0;
     let mut at = 0;
     loop {
-        // Skip eight clean bytes at a time, then find the byte that needs an
-        // escape within the next eight (or the end).
-        while let Some(chunk) = bytes.get(at..at + 8) {
-            if needs_escape(u64::from_le_bytes(chunk.try_into().expect("eight bytes"))) {
-                break;
-            }
-            at += 8;
-        }
-        while at < end && ESCAPE[usize::from(bytes[at])] == 0 {
-            at += 1;
-        }
+        at += plain_run(&bytes[at..]);
         if at == end {
             break;
         }

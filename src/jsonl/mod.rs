@@ -36,6 +36,7 @@ use crate::report::{Fields, Issue, Report};
 use crate::summary::{BatchIssues, Digest};
 
 mod record;
+pub(crate) use record::check_fast_record_reader;
 mod resume;
 pub use crate::summary::{IssueCounts, ScoreStats, Summary};
 use record::parse_record;

@@ -111,6 +111,9 @@ fn recover_id(bytes: &[u8], field: &str) -> Value {
 /// counts with its last value, as in a parsed object; a member two of the names
 /// share goes to the first of them.
 fn read_fields(text: &str, names: &FieldNames) -> serde_json::Result<Option<[Option<Value>; 4]>> {
+    if let Some(fields) = fast::read_fields(text, names) {
+        return Ok(Some(fields));
+    }
     let mut reader = serde_json::Deserializer::from_str(text);
     let fields = RecordSeed { names }.deserialize(&mut reader)?;
     reader.end()?;
@@ -209,6 +212,200 @@ impl Visitor<'_> for KeySeed<'_> {
     }
 }
 
+/// For the fuzz targets: whatever line the fast reader reads, it reads as a
+/// parsed object gives its members (with the default field names).
+pub(crate) fn check_fast_record_reader(text: &str) {
+    let names = FieldNames::default();
+    let Some(fields) = fast::read_fields(text, &names) else {
+        return;
+    };
+    let value: Value = serde_json::from_str(text).expect("the fast reader read JSON");
+    let Value::Object(mut object) = value else {
+        panic!("the fast reader read a line that is not an object");
+    };
+    let members = [&names.id, &names.output, &names.expected, &names.meta]
+        .map(|name| object.remove(name.as_str()));
+    assert_eq!(fields, members, "the fast reader and serde_json disagree");
+}
+
+/// The usual record (an object whose member names have no escapes), read without
+/// serde's visitor machinery: string members, most of a line's bytes, are unescaped
+/// in one pass (`serde_json` copies a string through its scratch buffer one escape
+/// at a time, and a model output's JSON escapes every quote). Other values are read
+/// by `serde_json`. Anything else, valid or not, gives `None`, and the general
+/// reader reads the line (or says why it cannot): what this reader accepts, it reads
+/// exactly as that reader does.
+mod fast {
+    use serde::de::IgnoredAny;
+    use serde_json::Value;
+
+    use crate::json_write::plain_run;
+    use crate::jsonl::FieldNames;
+
+    /// Nesting past which a value is left to the general reader, which counts its
+    /// depth from the record (`serde_json` refuses past 128 levels).
+    const MAX_OPENERS: usize = 100;
+
+    pub(super) fn read_fields(text: &str, names: &FieldNames) -> Option<[Option<Value>; 4]> {
+        let bytes = text.as_bytes();
+        let mut fields: [Option<Value>; 4] = Default::default();
+        let mut at = skip_space(bytes, 0);
+        if bytes.get(at) != Some(&b'{') {
+            return None;
+        }
+        at = skip_space(bytes, at + 1);
+        if bytes.get(at) == Some(&b'}') {
+            at += 1;
+        } else {
+            loop {
+                if bytes.get(at) != Some(&b'"') {
+                    return None;
+                }
+                let key_start = at + 1;
+                let key_end = key_start + memchr::memchr2(b'"', b'\\', &bytes[key_start..])?;
+                let key = &bytes[key_start..key_end];
+                if bytes[key_end] != b'"' || key.iter().any(|&b| b < 0x20) {
+                    return None;
+                }
+                at = skip_space(bytes, key_end + 1);
+                if bytes.get(at) != Some(&b':') {
+                    return None;
+                }
+                at = skip_space(bytes, at + 1);
+                // A member two of the names share goes to the first of them.
+                let index = [&names.id, &names.output, &names.expected, &names.meta]
+                    .iter()
+                    .position(|name| name.as_bytes() == key);
+                if bytes.get(at) == Some(&b'"') {
+                    let (string, end) = string(text, at + 1)?;
+                    if let Some(index) = index {
+                        fields[index] = Some(Value::String(string));
+                    }
+                    at = end;
+                } else {
+                    let rest = &text[at..];
+                    let end = if let Some(index) = index {
+                        let mut values =
+                            serde_json::Deserializer::from_str(rest).into_iter::<Value>();
+                        fields[index] = Some(values.next()?.ok()?);
+                        values.byte_offset()
+                    } else {
+                        let mut values =
+                            serde_json::Deserializer::from_str(rest).into_iter::<IgnoredAny>();
+                        values.next()?.ok()?;
+                        values.byte_offset()
+                    };
+                    let openers = rest.as_bytes()[..end]
+                        .iter()
+                        .filter(|&&b| b == b'{' || b == b'[')
+                        .count();
+                    if openers > MAX_OPENERS {
+                        return None;
+                    }
+                    at += end;
+                }
+                at = skip_space(bytes, at);
+                match bytes.get(at) {
+                    Some(b',') => at = skip_space(bytes, at + 1),
+                    Some(b'}') => {
+                        at += 1;
+                        break;
+                    }
+                    _ => return None,
+                }
+            }
+        }
+        (skip_space(bytes, at) == bytes.len()).then_some(fields)
+    }
+
+    fn skip_space(bytes: &[u8], mut at: usize) -> usize {
+        while bytes
+            .get(at)
+            .is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+        {
+            at += 1;
+        }
+        at
+    }
+
+    /// The JSON string whose content starts at `start` (after its opening quote),
+    /// and where it ends (after its closing quote); `None` for an unescaped control
+    /// character, an unknown escape or a UTF-16 surrogate without its pair.
+    fn string(text: &str, start: usize) -> Option<(String, usize)> {
+        let bytes = text.as_bytes();
+        let mut stop = start + plain_run(&bytes[start..]);
+        if bytes.get(stop) == Some(&b'"') {
+            // No escape: one copy.
+            return Some((text[start..stop].to_owned(), stop + 1));
+        }
+        // Escapes (a model output's JSON escapes every quote): one pass, into room
+        // for the rest of the line, given back at the end if much of it is unused.
+        let mut out = String::with_capacity(bytes.len() - start);
+        let mut at = start;
+        loop {
+            out.push_str(&text[at..stop]);
+            match bytes.get(stop)? {
+                b'"' => {
+                    if out.capacity() > 2 * out.len() + 64 {
+                        out.shrink_to_fit();
+                    }
+                    return Some((out, stop + 1));
+                }
+                b'\\' => {
+                    let (c, next) = escape(bytes, stop + 1)?;
+                    out.push(c);
+                    at = next;
+                    stop = at + plain_run(&bytes[at..]);
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// The character an escape stands for (`at` is just after its backslash) and
+    /// where the text goes on.
+    fn escape(bytes: &[u8], at: usize) -> Option<(char, usize)> {
+        let c = match *bytes.get(at)? {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => {
+                let unit = hex4(bytes, at + 1)?;
+                return match unit {
+                    0xD800..=0xDBFF => {
+                        if bytes.get(at + 5..at + 7) != Some(b"\\u") {
+                            return None;
+                        }
+                        let low = hex4(bytes, at + 7)?;
+                        if !(0xDC00..=0xDFFF).contains(&low) {
+                            return None;
+                        }
+                        let code = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
+                        Some((char::from_u32(code)?, at + 11))
+                    }
+                    0xDC00..=0xDFFF => None,
+                    _ => Some((char::from_u32(unit)?, at + 5)),
+                };
+            }
+            _ => return None,
+        };
+        Some((c, at + 1))
+    }
+
+    /// Four hex digits at `at`, as a number.
+    fn hex4(bytes: &[u8], at: usize) -> Option<u32> {
+        let digits = bytes.get(at..at + 4)?;
+        digits.iter().try_fold(0u32, |value, &digit| {
+            Some(value * 16 + char::from(digit).to_digit(16)?)
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -248,6 +445,19 @@ mod tests {
             r#"{"id": 1, "output": "x",}"#,
             r#"{"id": 1, "skipped": [1, 2, }"#,
             r#"{"id": 1 "output": "x"}"#,
+            // Escapes, read by the fast reader.
+            r#"{"id": "a\"b\\c\/d\b\f\n\r\t\u00e9\ud83d\ude00", "output": "\n\n"}"#,
+            r#"  { "id" :1 ,"output":"x" , "other": "\u0041\"", "meta": [{"a": "\\"}] }  "#,
+            r#"{"output": "", "expected": "", "meta": "é ✓ 😀"}"#,
+            // What only the general reader reads (or refuses).
+            r#"{"output": "abc\"#,
+            r#"{"output": "abc"#,
+            r#"{"output" "x"}"#,
+            r#"{"output": "x""#,
+            r#"{"output": "x"}}"#,
+            r#"{"id": 1x, "output": "x"}"#,
+            r#"{"id": tru, "output": "x"}"#,
+            r#"{"output": "x", "id": -0.5e3}"#,
         ];
         for names in [FieldNames::default(), renamed] {
             for line in lines {
@@ -255,5 +465,96 @@ mod tests {
                 assert_eq!(ours, by_value(line, &names), "{line}");
             }
         }
+        // Escapes that are not JSON, in a member that is read (in a member that is
+        // skipped, `serde_json` does not look inside `\u` escapes).
+        for line in [
+            r#"{"output": "\ud800"}"#,
+            r#"{"output": "\udc00 low first"}"#,
+            r#"{"output": "\ud800\u0041"}"#,
+            r#"{"output": "\u12"}"#,
+            r#"{"output": "\u12"} "}"#,
+            r#"{"output": "\x"}"#,
+        ] {
+            let names = FieldNames::default();
+            let ours = read_fields(line, &names).map_err(|e| e.to_string());
+            assert_eq!(ours, by_value(line, &names), "{line}");
+        }
+    }
+
+    #[test]
+    fn the_usual_record_takes_the_fast_reader() {
+        let names = FieldNames::default();
+        for line in [
+            r#"{"id": "ksi-0", "output": "{\"event\": \"a:b\", \"data\": {}}"}"#,
+            r#"{"id": 7, "output": "x", "expected": {"a": [1, 2.50]}, "meta": {"k": null}}"#,
+            r#"{"output": "\ud83d\ude00 \u00e9", "extra": "\\"}"#,
+        ] {
+            assert!(fast::read_fields(line, &names).is_some(), "{line}");
+        }
+        // Control characters JSON forbids in a string are left to the general
+        // reader, which refuses them.
+        for line in ["{\"output\": \"a\u{1}b\"}", "{\"out\u{1f}put\": \"x\"}"] {
+            assert!(fast::read_fields(line, &names).is_none());
+            assert!(read_fields(line, &names).is_err());
+        }
+        // Nesting deep enough to meet serde_json's limit is left to it.
+        let deep = format!(
+            r#"{{"output": "x", "meta": {}{}}}"#,
+            "[".repeat(127),
+            "]".repeat(127)
+        );
+        assert!(fast::read_fields(&deep, &names).is_none());
+        assert_eq!(
+            read_fields(&deep, &names).map_err(|e| e.to_string()),
+            by_value(&deep, &names)
+        );
+    }
+
+    /// Generated records, whole and cut at every length, with strings of every kind
+    /// of character: whatever the fast reader accepts, it reads as `serde_json` does.
+    #[test]
+    fn the_fast_reader_agrees_with_serde_json_on_generated_records() {
+        let names = FieldNames::default();
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let alphabet: Vec<char> = "ab \"\\/\u{0}\u{1}\u{1f}\n\t\u{7f}é😀{}[]:,u"
+            .chars()
+            .collect();
+        let mut read = 0;
+        for _ in 0..300 {
+            let mut text = || -> String {
+                let len = next() % 12;
+                (0..len)
+                    .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                    .collect()
+            };
+            let record = serde_json::json!({"id": text(), "output": text(), "other": text(), "meta": {"k": text()}});
+            let mut line = serde_json::to_string(&record).unwrap();
+            if next() % 2 == 0 {
+                // Escapes serde_json never writes, as other writers do.
+                line = line.replace('é', "\\u00e9").replace('😀', "\\ud83d\\ude00");
+            }
+            for cut in (0..=line.len()).filter(|&cut| line.is_char_boundary(cut)) {
+                let part = &line[..cut];
+                if let Some(fields) = fast::read_fields(part, &names) {
+                    read += 1;
+                    assert_eq!(Ok(Some(fields)), by_value(part, &names), "{part}");
+                }
+                assert_eq!(
+                    read_fields(part, &names).map_err(|e| e.to_string()),
+                    by_value(part, &names),
+                    "{part}"
+                );
+            }
+        }
+        assert!(
+            read >= 300,
+            "the fast reader read {read} of the whole records"
+        );
     }
 }
