@@ -28,15 +28,16 @@ static ESCAPE: [u8; 256] = {
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
 
-/// Whether any of the eight bytes of `word` is a control character, `"` or `\`.
-/// (Exact for "any"; a flagged word is then read byte by byte.)
+/// The eight bytes of `word` (little-endian) that are a control character, `"` or
+/// `\`, each flagged by its high bit. Exact for the lowest flagged byte (a borrow
+/// only carries past a byte that is itself flagged), which is what is used.
 #[inline]
-fn needs_escape(word: u64) -> bool {
+fn escape_mask(word: u64) -> u64 {
     let below_space = word.wrapping_sub(ONES * 0x20) & !word;
     let quote = word ^ (ONES * u64::from(b'"'));
     let backslash = word ^ (ONES * u64::from(b'\\'));
     let zero_byte = |w: u64| w.wrapping_sub(ONES) & !w;
-    (below_space | zero_byte(quote) | zero_byte(backslash)) & HIGHS != 0
+    (below_space | zero_byte(quote) | zero_byte(backslash)) & HIGHS
 }
 
 /// How many bytes at the start of `bytes` a JSON string holds as they are: the
@@ -44,11 +45,12 @@ fn needs_escape(word: u64) -> bool {
 /// Reading and writing JSON strings both stop there.
 #[inline]
 pub(crate) fn plain_run(bytes: &[u8]) -> usize {
-    // Eight clean bytes at a time, then the byte within the next eight (or the end).
+    // Eight bytes at a time, then the last few one by one.
     let mut at = 0;
     while let Some(chunk) = bytes.get(at..at + 8) {
-        if needs_escape(u64::from_le_bytes(chunk.try_into().expect("eight bytes"))) {
-            break;
+        let mask = escape_mask(u64::from_le_bytes(chunk.try_into().expect("eight bytes")));
+        if mask != 0 {
+            return at + (mask.trailing_zeros() / 8) as usize;
         }
         at += 8;
     }
@@ -216,6 +218,31 @@ impl<'a> Object<'a> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn plain_run_stops_at_the_first_byte_a_string_escapes() {
+        let naive = |bytes: &[u8]| {
+            bytes
+                .iter()
+                .position(|&b| b < 0x20 || b == b'"' || b == b'\\')
+                .unwrap_or(bytes.len())
+        };
+        // Every byte value at every place of a 20-byte run, after and before
+        // bytes that borrow and carry (0x00, 0x20, 0x21, 0x80, 0xff) and others.
+        for fill in [b'a', 0x20, 0x21, 0x5b, 0x5d, 0x80, 0xff] {
+            for byte in 0..=255u8 {
+                for place in 0..20 {
+                    let mut bytes = vec![fill; 20];
+                    bytes[place] = byte;
+                    assert_eq!(plain_run(&bytes), naive(&bytes), "{bytes:?}");
+                    if place + 1 < 20 {
+                        bytes[place + 1] = 0;
+                        assert_eq!(plain_run(&bytes), naive(&bytes), "{bytes:?}");
+                    }
+                }
+            }
+        }
+    }
 
     fn ours(value: &Value) -> String {
         let mut out = Vec::new();

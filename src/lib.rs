@@ -34,6 +34,7 @@ mod error;
 mod extract;
 mod files;
 mod html_report;
+mod json_read;
 mod json_write;
 mod junit;
 mod manifest;

@@ -14,6 +14,7 @@ const ORDER: &[(&str, &str)] = &[
     ("deadline", "foundation"),
     ("text", "foundation"),
     ("json_write", "foundation"),
+    ("json_read", "foundation"),
     ("suggest", "foundation"),
     ("files", "foundation"),
     ("strict_config", "foundation"),

@@ -373,8 +373,8 @@ pub(crate) fn parse_container(text: &str) -> Option<Value> {
     if !text.starts_with(['{', '[']) {
         return None;
     }
-    match serde_json::from_str::<Value>(text) {
-        Ok(value @ (Value::Object(_) | Value::Array(_))) => Some(value),
+    match crate::json_read::parse(text) {
+        Some(value @ (Value::Object(_) | Value::Array(_))) => Some(value),
         _ => None,
     }
 }

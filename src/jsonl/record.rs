@@ -239,7 +239,7 @@ mod fast {
     use serde::de::IgnoredAny;
     use serde_json::Value;
 
-    use crate::json_write::plain_run;
+    use crate::json_read;
     use crate::jsonl::FieldNames;
 
     /// Nesting past which a value is left to the general reader, which counts its
@@ -277,7 +277,7 @@ mod fast {
                     .iter()
                     .position(|name| name.as_bytes() == key);
                 if bytes.get(at) == Some(&b'"') {
-                    let (string, end) = string(text, at + 1)?;
+                    let (string, end) = json_read::string(text, at + 1)?;
                     if let Some(index) = index {
                         fields[index] = Some(Value::String(string));
                     }
@@ -285,10 +285,9 @@ mod fast {
                 } else {
                     let rest = &text[at..];
                     let end = if let Some(index) = index {
-                        let mut values =
-                            serde_json::Deserializer::from_str(rest).into_iter::<Value>();
-                        fields[index] = Some(values.next()?.ok()?);
-                        values.byte_offset()
+                        let (value, end) = json_read::parse_first(rest)?;
+                        fields[index] = Some(value);
+                        end
                     } else {
                         let mut values =
                             serde_json::Deserializer::from_str(rest).into_iter::<IgnoredAny>();
@@ -326,83 +325,6 @@ mod fast {
             at += 1;
         }
         at
-    }
-
-    /// The JSON string whose content starts at `start` (after its opening quote),
-    /// and where it ends (after its closing quote); `None` for an unescaped control
-    /// character, an unknown escape or a UTF-16 surrogate without its pair.
-    fn string(text: &str, start: usize) -> Option<(String, usize)> {
-        let bytes = text.as_bytes();
-        let mut stop = start + plain_run(&bytes[start..]);
-        if bytes.get(stop) == Some(&b'"') {
-            // No escape: one copy.
-            return Some((text[start..stop].to_owned(), stop + 1));
-        }
-        // Escapes (a model output's JSON escapes every quote): one pass, into room
-        // for the rest of the line, given back at the end if much of it is unused.
-        let mut out = String::with_capacity(bytes.len() - start);
-        let mut at = start;
-        loop {
-            out.push_str(&text[at..stop]);
-            match bytes.get(stop)? {
-                b'"' => {
-                    if out.capacity() > 2 * out.len() + 64 {
-                        out.shrink_to_fit();
-                    }
-                    return Some((out, stop + 1));
-                }
-                b'\\' => {
-                    let (c, next) = escape(bytes, stop + 1)?;
-                    out.push(c);
-                    at = next;
-                    stop = at + plain_run(&bytes[at..]);
-                }
-                _ => return None,
-            }
-        }
-    }
-
-    /// The character an escape stands for (`at` is just after its backslash) and
-    /// where the text goes on.
-    fn escape(bytes: &[u8], at: usize) -> Option<(char, usize)> {
-        let c = match *bytes.get(at)? {
-            b'"' => '"',
-            b'\\' => '\\',
-            b'/' => '/',
-            b'b' => '\u{8}',
-            b'f' => '\u{c}',
-            b'n' => '\n',
-            b'r' => '\r',
-            b't' => '\t',
-            b'u' => {
-                let unit = hex4(bytes, at + 1)?;
-                return match unit {
-                    0xD800..=0xDBFF => {
-                        if bytes.get(at + 5..at + 7) != Some(b"\\u") {
-                            return None;
-                        }
-                        let low = hex4(bytes, at + 7)?;
-                        if !(0xDC00..=0xDFFF).contains(&low) {
-                            return None;
-                        }
-                        let code = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
-                        Some((char::from_u32(code)?, at + 11))
-                    }
-                    0xDC00..=0xDFFF => None,
-                    _ => Some((char::from_u32(unit)?, at + 5)),
-                };
-            }
-            _ => return None,
-        };
-        Some((c, at + 1))
-    }
-
-    /// Four hex digits at `at`, as a number.
-    fn hex4(bytes: &[u8], at: usize) -> Option<u32> {
-        let digits = bytes.get(at..at + 4)?;
-        digits.iter().try_fold(0u32, |value, &digit| {
-            Some(value * 16 + char::from(digit).to_digit(16)?)
-        })
     }
 }
 

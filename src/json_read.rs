@@ -1,0 +1,397 @@
+//! JSON text read into `serde_json` values exactly as `serde_json` reads it (the
+//! same values, numbers kept as written, the same texts refused, the same nesting
+//! limit), in one pass: a string is unescaped straight into its one allocation
+//! instead of through a scratch buffer one escape at a time. The extraction tiers
+//! read every candidate document with it, and the input reader every record.
+//!
+//! Anything `serde_json` refuses gives `None` (without its message: a caller that
+//! shows the reason asks `serde_json`).
+
+use serde_json::{Map, Number, Value};
+
+use crate::json_write::plain_run;
+
+/// `serde_json`'s nesting limit: the 128th array or object opened inside one
+/// another is refused.
+const MAX_DEPTH: usize = 127;
+
+/// The value `text` holds, with nothing but JSON whitespace around it: what
+/// `serde_json::from_str::<Value>` gives, `None` where it fails.
+pub(crate) fn parse(text: &str) -> Option<Value> {
+    let (value, end) = parse_first(text)?;
+    let mut reader = Reader::new(text);
+    reader.at = end;
+    reader.skip_space();
+    (reader.at == text.len()).then_some(value)
+}
+
+/// The first value of `text` and the offset just after it: what one step of
+/// `serde_json`'s `StreamDeserializer` gives, `None` where it fails. (Like it, a
+/// number, `true`, `false` or `null` must be followed by whitespace, a bracket, a
+/// comma, a colon, a quote or the end.)
+pub(crate) fn parse_first(text: &str) -> Option<(Value, usize)> {
+    let mut reader = Reader::new(text);
+    let value = reader.value()?;
+    let self_delimited = matches!(value, Value::String(_) | Value::Array(_) | Value::Object(_));
+    let next = reader.bytes.get(reader.at);
+    let ends = self_delimited
+        || next.is_none_or(|b| {
+            matches!(
+                b,
+                b' ' | b'\t' | b'\n' | b'\r' | b'[' | b']' | b'{' | b'}' | b',' | b':' | b'"'
+            )
+        });
+    ends.then_some((value, reader.at))
+}
+
+struct Reader<'a> {
+    text: &'a str,
+    bytes: &'a [u8],
+    at: usize,
+    depth: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn new(text: &'a str) -> Self {
+        Self {
+            text,
+            bytes: text.as_bytes(),
+            at: 0,
+            depth: 0,
+        }
+    }
+
+    fn skip_space(&mut self) {
+        while matches!(self.bytes.get(self.at), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.at += 1;
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.at).copied()
+    }
+
+    fn value(&mut self) -> Option<Value> {
+        self.skip_space();
+        match self.peek()? {
+            b'{' => self.object(),
+            b'[' => self.array(),
+            b'"' => {
+                let (string, end) = string(self.text, self.at + 1)?;
+                self.at = end;
+                Some(Value::String(string))
+            }
+            b't' => self.word(b"true", Value::Bool(true)),
+            b'f' => self.word(b"false", Value::Bool(false)),
+            b'n' => self.word(b"null", Value::Null),
+            b'-' | b'0'..=b'9' => self.number(),
+            _ => None,
+        }
+    }
+
+    fn word(&mut self, word: &[u8], value: Value) -> Option<Value> {
+        self.bytes[self.at..].starts_with(word).then(|| {
+            self.at += word.len();
+            value
+        })
+    }
+
+    /// A number as JSON writes it, kept as its text (`arbitrary_precision`).
+    fn number(&mut self) -> Option<Value> {
+        let bytes = self.bytes;
+        let digits = |mut at: usize| {
+            while bytes.get(at).is_some_and(u8::is_ascii_digit) {
+                at += 1;
+            }
+            at
+        };
+        let start = self.at;
+        let mut at = start + usize::from(bytes[start] == b'-');
+        match bytes.get(at)? {
+            b'0' => at += 1,
+            b'1'..=b'9' => at = digits(at + 1),
+            _ => return None,
+        }
+        if bytes.get(at) == Some(&b'.') {
+            let end = digits(at + 1);
+            if end == at + 1 {
+                return None;
+            }
+            at = end;
+        }
+        if matches!(bytes.get(at), Some(b'e' | b'E')) {
+            at += 1;
+            if matches!(bytes.get(at), Some(b'+' | b'-')) {
+                at += 1;
+            }
+            let end = digits(at);
+            if end == at {
+                return None;
+            }
+            at = end;
+        }
+        self.at = at;
+        self.text[start..at]
+            .parse::<Number>()
+            .ok()
+            .map(Value::Number)
+    }
+
+    /// Opens an array or an object (`serde_json` refuses the 128th level).
+    fn open(&mut self) -> Option<()> {
+        self.depth += 1;
+        self.at += 1;
+        (self.depth <= MAX_DEPTH).then_some(())
+    }
+
+    /// After a member or an element: `true` at a comma, `false` at the closer.
+    fn next_or_close(&mut self, closer: u8) -> Option<bool> {
+        self.skip_space();
+        let byte = self.peek()?;
+        self.at += 1;
+        if byte == b',' {
+            Some(true)
+        } else if byte == closer {
+            self.depth -= 1;
+            Some(false)
+        } else {
+            None
+        }
+    }
+
+    fn array(&mut self) -> Option<Value> {
+        self.open()?;
+        let mut items = Vec::new();
+        self.skip_space();
+        if self.peek() == Some(b']') {
+            self.at += 1;
+            self.depth -= 1;
+            return Some(Value::Array(items));
+        }
+        loop {
+            items.push(self.value()?);
+            if !self.next_or_close(b']')? {
+                return Some(Value::Array(items));
+            }
+        }
+    }
+
+    fn object(&mut self) -> Option<Value> {
+        self.open()?;
+        let mut members = Map::new();
+        self.skip_space();
+        if self.peek() == Some(b'}') {
+            self.at += 1;
+            self.depth -= 1;
+            return Some(Value::Object(members));
+        }
+        loop {
+            self.skip_space();
+            if self.peek()? != b'"' {
+                return None;
+            }
+            let (key, end) = string(self.text, self.at + 1)?;
+            self.at = end;
+            self.skip_space();
+            if self.peek()? != b':' {
+                return None;
+            }
+            self.at += 1;
+            let value = self.value()?;
+            // A name given twice keeps its first place and its last value.
+            members.insert(key, value);
+            if !self.next_or_close(b'}')? {
+                return Some(Value::Object(members));
+            }
+        }
+    }
+}
+
+/// The JSON string whose content starts at `start` (after its opening quote),
+/// and where it ends (after its closing quote); `None` for an unescaped control
+/// character, an unknown escape, a UTF-16 surrogate without its pair, or no end.
+pub(crate) fn string(text: &str, start: usize) -> Option<(String, usize)> {
+    let bytes = text.as_bytes();
+    let mut stop = start + plain_run(bytes.get(start..)?);
+    if bytes.get(stop) == Some(&b'"') {
+        // No escape: one copy.
+        return Some((text[start..stop].to_owned(), stop + 1));
+    }
+    // Escapes (a model output's JSON escapes every quote): one pass, into room for
+    // the rest of the text, given back at the end if much of it is unused.
+    let mut out = String::with_capacity(bytes.len() - start);
+    let mut at = start;
+    loop {
+        out.push_str(&text[at..stop]);
+        match bytes.get(stop)? {
+            b'"' => {
+                if out.capacity() > 2 * out.len() + 64 {
+                    out.shrink_to_fit();
+                }
+                return Some((out, stop + 1));
+            }
+            b'\\' => {
+                let (c, next) = escape(bytes, stop + 1)?;
+                out.push(c);
+                at = next;
+                stop = at + plain_run(&bytes[at..]);
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// The character an escape stands for (`at` is just after its backslash) and
+/// where the text goes on.
+fn escape(bytes: &[u8], at: usize) -> Option<(char, usize)> {
+    let c = match *bytes.get(at)? {
+        b'"' => '"',
+        b'\\' => '\\',
+        b'/' => '/',
+        b'b' => '\u{8}',
+        b'f' => '\u{c}',
+        b'n' => '\n',
+        b'r' => '\r',
+        b't' => '\t',
+        b'u' => {
+            let unit = hex4(bytes, at + 1)?;
+            return match unit {
+                0xD800..=0xDBFF => {
+                    if bytes.get(at + 5..at + 7) != Some(b"\\u") {
+                        return None;
+                    }
+                    let low = hex4(bytes, at + 7)?;
+                    if !(0xDC00..=0xDFFF).contains(&low) {
+                        return None;
+                    }
+                    let code = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
+                    Some((char::from_u32(code)?, at + 11))
+                }
+                0xDC00..=0xDFFF => None,
+                _ => Some((char::from_u32(unit)?, at + 5)),
+            };
+        }
+        _ => return None,
+    };
+    Some((c, at + 1))
+}
+
+/// Four hex digits at `at`, as a number.
+fn hex4(bytes: &[u8], at: usize) -> Option<u32> {
+    let digits = bytes.get(at..at + 4)?;
+    digits.iter().try_fold(0u32, |value, &digit| {
+        Some(value * 16 + char::from(digit).to_digit(16)?)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each text read by both readers: the same value, or both refuse it.
+    fn agree(text: &str) {
+        let serde = serde_json::from_str::<Value>(text).ok();
+        assert_eq!(parse(text), serde, "{text:?}");
+        let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+        let first = match stream.next() {
+            Some(Ok(value)) => Some((value, stream.byte_offset())),
+            _ => None,
+        };
+        assert_eq!(parse_first(text), first, "first value of {text:?}");
+    }
+
+    #[test]
+    fn reads_what_serde_json_reads() {
+        for text in [
+            r#"{"a": 1, "b": [true, false, null], "c": {"d": "e"}}"#,
+            "  [1, -0, 0.5, -1.25e10, 1E5, 1e-5, 2E+3, 0.000, 123456789012345678901234567890]  ",
+            "1.7976931348623157e309",
+            "-",
+            "01",
+            "1.",
+            ".5",
+            "1e",
+            "1e+",
+            "-a",
+            "+1",
+            r#""a\"b\\c\/d\b\f\n\r\t\u00e9\ud83d\ude00""#,
+            r#""\ud800""#,
+            r#""\udc00""#,
+            r#""\ud800\u0041""#,
+            r#""\u12""#,
+            r#""\x""#,
+            "\"a\u{1}b\"",
+            "\"tab\tin\"",
+            r#""no end"#,
+            r#""ends with a backslash\"#,
+            r#"{"a": 1, "a": 2, "b": 3}"#,
+            r#"{"a": 1,}"#,
+            "[1,]",
+            "[,1]",
+            "[1 2]",
+            r#"{"a" 1}"#,
+            "{a: 1}",
+            r#"{"a": 1} x"#,
+            r#"{"a": 1}{"b": 2}"#,
+            "truex",
+            "true x",
+            "[true]x",
+            "nul",
+            "",
+            "   ",
+            "{}",
+            "[]",
+            "[[]]",
+            "{\"é\": \"ü\", \"\\u00e9\": 1}",
+            "1 2",
+            "1]",
+            "1x",
+            "\"s\"x",
+        ] {
+            agree(text);
+        }
+    }
+
+    #[test]
+    fn refuses_the_nesting_serde_json_refuses() {
+        for depth in [1, 100, 126, 127, 128, 129, 200] {
+            agree(&format!("{}{}", "[".repeat(depth), "]".repeat(depth)));
+            let objects = format!("{}1{}", r#"{"a":"#.repeat(depth), "}".repeat(depth));
+            agree(&objects);
+        }
+    }
+
+    /// Generated documents, whole and cut at every length, with strings of every
+    /// kind of character and escapes `serde_json` never writes.
+    #[test]
+    fn agrees_with_serde_json_on_generated_documents() {
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let alphabet: Vec<char> = "ab \"\\/\u{0}\u{1f}\n\u{7f}é😀{}[]:,u0".chars().collect();
+        for _ in 0..200 {
+            let mut text = || -> String {
+                let len = next() % 10;
+                (0..len)
+                    .map(|_| alphabet[usize::try_from(next()).unwrap() % alphabet.len()])
+                    .collect()
+            };
+            let document = serde_json::json!({
+                text(): [text(), 1, -2.5, true, null, {"k": text()}],
+                "n": serde_json::from_str::<Value>("1E400").unwrap(),
+                text(): {},
+            });
+            let mut line = serde_json::to_string_pretty(&document).unwrap();
+            if next() % 2 == 0 {
+                line = line.replace('é', "\\u00e9").replace('😀', "\\ud83d\\ude00");
+            }
+            for cut in (0..=line.len()).filter(|&cut| line.is_char_boundary(cut)) {
+                agree(&line[..cut]);
+            }
+        }
+    }
+}
