@@ -387,10 +387,7 @@ pub fn replace_lone_surrogates(json: &str) -> Option<String> {
     let mut out: Option<String> = None;
     let mut copied = 0;
     let mut at = 0;
-    while let Some(offset) = bytes
-        .get(at..)
-        .and_then(|rest| rest.iter().position(|&b| b == b'\\'))
-    {
+    while let Some(offset) = bytes.get(at..).and_then(|rest| memchr::memchr(b'\\', rest)) {
         at += offset;
         let Some(code) = surrogate_at(at) else {
             at += 2; // any other escape, `\\` included

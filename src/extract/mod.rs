@@ -284,10 +284,11 @@ pub fn extract_with(text: &str, tiers: &[Tier], multiple: MultipleValues) -> Opt
 /// parses, or fails for a visible reason. (Numbers keep their text, so `1e400`
 /// is read as written, not refused as out of range.)
 pub fn hidden_failure(text: &str) -> Option<String> {
-    let start = text.find(['{', '['])?;
+    let start = memchr::memchr2(b'{', b'[', text.as_bytes())?;
     let candidate = &text[start..];
-    let mut values = serde_json::Deserializer::from_str(candidate).into_iter::<Value>();
-    values.next()?.err()?;
+    if crate::json_read::parse_first(candidate).is_some() {
+        return None;
+    }
     crate::text::replace_lone_surrogates(candidate).map(|_| {
         "the JSON has a lone UTF-16 surrogate escape (such as `\\ud800`); the `repair` tier \
          reads it as U+FFFD"
