@@ -30,7 +30,18 @@ pub(crate) fn parse(text: &str) -> Option<Value> {
 /// number, `true`, `false` or `null` must be followed by whitespace, a bracket, a
 /// comma, a colon, a quote or the end.)
 pub(crate) fn parse_first(text: &str) -> Option<(Value, usize)> {
+    first_within(text, MAX_DEPTH)
+}
+
+/// [`parse_first`] for the value of a member of an object being read: one level
+/// of `serde_json`'s nesting limit is the object's.
+pub(crate) fn parse_member(text: &str) -> Option<(Value, usize)> {
+    first_within(text, MAX_DEPTH - 1)
+}
+
+fn first_within(text: &str, max_depth: usize) -> Option<(Value, usize)> {
     let mut reader = Reader::new(text);
+    reader.max_depth = max_depth;
     let value = reader.value()?;
     let self_delimited = matches!(value, Value::String(_) | Value::Array(_) | Value::Object(_));
     let next = reader.bytes.get(reader.at);
@@ -49,6 +60,7 @@ struct Reader<'a> {
     bytes: &'a [u8],
     at: usize,
     depth: usize,
+    max_depth: usize,
 }
 
 impl<'a> Reader<'a> {
@@ -58,6 +70,7 @@ impl<'a> Reader<'a> {
             bytes: text.as_bytes(),
             at: 0,
             depth: 0,
+            max_depth: MAX_DEPTH,
         }
     }
 
@@ -141,7 +154,7 @@ impl<'a> Reader<'a> {
     fn open(&mut self) -> Option<()> {
         self.depth += 1;
         self.at += 1;
-        (self.depth <= MAX_DEPTH).then_some(())
+        (self.depth <= self.max_depth).then_some(())
     }
 
     /// After a member or an element: `true` at a comma, `false` at the closer.

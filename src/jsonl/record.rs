@@ -236,15 +236,10 @@ pub(crate) fn check_fast_record_reader(text: &str) {
 /// reader reads the line (or says why it cannot): what this reader accepts, it reads
 /// exactly as that reader does.
 mod fast {
-    use serde::de::IgnoredAny;
     use serde_json::Value;
 
     use crate::json_read;
     use crate::jsonl::FieldNames;
-
-    /// Nesting past which a value is left to the general reader, which counts its
-    /// depth from the record (`serde_json` refuses past 128 levels).
-    const MAX_OPENERS: usize = 100;
 
     pub(super) fn read_fields(text: &str, names: &FieldNames) -> Option<[Option<Value>; 4]> {
         let bytes = text.as_bytes();
@@ -283,23 +278,10 @@ mod fast {
                     }
                     at = end;
                 } else {
-                    let rest = &text[at..];
-                    let end = if let Some(index) = index {
-                        let (value, end) = json_read::parse_first(rest)?;
+                    // A member's value is one level inside the record.
+                    let (value, end) = json_read::parse_member(&text[at..])?;
+                    if let Some(index) = index {
                         fields[index] = Some(value);
-                        end
-                    } else {
-                        let mut values =
-                            serde_json::Deserializer::from_str(rest).into_iter::<IgnoredAny>();
-                        values.next()?.ok()?;
-                        values.byte_offset()
-                    };
-                    let openers = rest.as_bytes()[..end]
-                        .iter()
-                        .filter(|&&b| b == b'{' || b == b'[')
-                        .count();
-                    if openers > MAX_OPENERS {
-                        return None;
                     }
                     at += end;
                 }
@@ -419,17 +401,21 @@ mod tests {
             assert!(fast::read_fields(line, &names).is_none());
             assert!(read_fields(line, &names).is_err());
         }
-        // Nesting deep enough to meet serde_json's limit is left to it.
-        let deep = format!(
-            r#"{{"output": "x", "meta": {}{}}}"#,
-            "[".repeat(127),
-            "]".repeat(127)
-        );
-        assert!(fast::read_fields(&deep, &names).is_none());
-        assert_eq!(
-            read_fields(&deep, &names).map_err(|e| e.to_string()),
-            by_value(&deep, &names)
-        );
+        // A member nested as deep as serde_json's limit allows is read; deeper,
+        // both refuse it.
+        for depth in [125, 126, 127, 128] {
+            let deep = format!(
+                r#"{{"output": "x", "meta": {}{}}}"#,
+                "[".repeat(depth),
+                "]".repeat(depth)
+            );
+            let fast = fast::read_fields(&deep, &names);
+            assert_eq!(fast.is_some(), depth <= 126, "{depth}");
+            assert_eq!(
+                read_fields(&deep, &names).map_err(|e| e.to_string()),
+                by_value(&deep, &names)
+            );
+        }
     }
 
     /// Generated records, whole and cut at every length, with strings of every kind
