@@ -519,7 +519,15 @@ fn pointer(key: &str) -> String {
 
 impl JsonCompare {
     fn strategy_for(&self, key: &str, gt: &Value) -> &Resolved {
-        if let Some(explicit) = self.field_strategies.get(key) {
+        let explicit = if self.field_strategies.len() <= super::SCANNED_MEMBERS {
+            // Comparing a few names costs less than hashing one.
+            self.field_strategies
+                .iter()
+                .find_map(|(name, resolved)| (name == key).then_some(resolved))
+        } else {
+            self.field_strategies.get(key)
+        };
+        if let Some(explicit) = explicit {
             return explicit;
         }
         match gt {
@@ -545,7 +553,7 @@ impl Metric for JsonCompare {
                 if is_null(gt_value) {
                     continue;
                 }
-                let Some(aio_value) = aio.get(key).filter(|v| !is_null(v)) else {
+                let Some(aio_value) = super::member(aio, key).filter(|v| !is_null(v)) else {
                     continue;
                 };
                 let resolved = self.strategy_for(key, gt_value);
@@ -581,7 +589,7 @@ impl Metric for JsonCompare {
         // The engine's own fallback marker is not something the model said.
         let marker = ctx.extraction.raw_fallback.then_some(RAW_FALLBACK_KEY);
         for key in aio.keys().filter(|k| Some(k.as_str()) != marker) {
-            if !gt.contains_key(key) {
+            if super::member(gt, key).is_none() {
                 buckets.extra_keys.push(key);
                 issues.push(Issue::warning("", format!("unexpected `{key}`")).at(pointer(key)));
             }
@@ -727,7 +735,7 @@ impl JsonCompare {
         buckets: &mut Buckets<'a>,
         issues: &mut Vec<Issue>,
     ) -> Result<(), EvalError> {
-        let aio_value = aio.get(key).filter(|v| !is_null(v));
+        let aio_value = super::member(aio, key).filter(|v| !is_null(v));
         if is_null(gt_value) {
             if aio_value.is_some() {
                 buckets.gt_null_aio_has_value.push(key);

@@ -572,15 +572,16 @@ mod py_json {
         }
 
         /// A string at `"`; `Some(None)` when it decodes to a lone surrogate.
+        /// Past string content that stands for itself (up to a quote, a
+        /// backslash or a control character, which `strict=True` refuses).
+        fn skip_plain(&mut self) {
+            self.at += crate::json_write::plain_run(&self.text.as_bytes()[self.at..]);
+        }
+
         fn string(&mut self) -> Option<PyStr<'a>> {
             self.at += 1; // opening quote
             let begin = self.at;
-            while let Some(b) = self.peek() {
-                if b == b'"' || b == b'\\' || b < 0x20 {
-                    break;
-                }
-                self.at += 1;
-            }
+            self.skip_plain();
             if self.peek()? == b'"' {
                 // No escape: the text itself (only ASCII bytes stop the scan).
                 let text = self.text;
@@ -592,12 +593,7 @@ mod py_json {
             let mut exact = true;
             loop {
                 let start = self.at;
-                while let Some(b) = self.peek() {
-                    if b == b'"' || b == b'\\' || b < 0x20 {
-                        break;
-                    }
-                    self.at += 1;
-                }
+                self.skip_plain();
                 // Only ASCII bytes stop the scan, so `start..at` is on char boundaries.
                 out.push_str(&self.text[start..self.at]);
                 match self.peek()? {

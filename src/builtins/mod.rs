@@ -39,6 +39,21 @@ pub const BUILTINS: &[Builtin] = &[
     required_fields::BUILTIN,
 ];
 
+/// Objects up to this many members are searched by comparing names.
+const SCANNED_MEMBERS: usize = 8;
+
+/// `map.get(key)`, found by comparing the names when the object is small:
+/// hashing a name (`serde_json`'s map hashes with `SipHash`) costs more than
+/// comparing it with a few others, most of which differ in length.
+pub(crate) fn member<'v>(map: &'v serde_json::Map<String, Value>, key: &str) -> Option<&'v Value> {
+    if map.len() <= SCANNED_MEMBERS {
+        map.iter()
+            .find_map(|(name, value)| (name == key).then_some(value))
+    } else {
+        map.get(key)
+    }
+}
+
 /// Looks a built-in up by its public name.
 pub fn find(name: &str) -> Option<&'static Builtin> {
     BUILTINS.iter().find(|b| b.name == name)

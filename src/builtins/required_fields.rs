@@ -146,7 +146,7 @@ impl FieldPath {
         let mut current = root;
         for segment in &self.segments {
             current = match current {
-                Value::Object(map) => map.get(segment)?,
+                Value::Object(map) => super::member(map, segment)?,
                 Value::Array(items) => items.get(array_index(segment)?)?,
                 _ => return None,
             };
@@ -478,7 +478,7 @@ fn is_falsy(value: &Value) -> bool {
 /// Python's `member in value` for the JSON types; other values contain nothing.
 fn contains(value: &Value, member: &str) -> bool {
     match value {
-        Value::Object(map) => map.contains_key(member),
+        Value::Object(map) => super::member(map, member).is_some(),
         Value::String(s) => s.contains(member),
         Value::Array(items) => items.iter().any(|item| item.as_str() == Some(member)),
         _ => false,
