@@ -40,7 +40,7 @@ pub const BUILTINS: &[Builtin] = &[
 ];
 
 /// Objects up to this many members are searched by comparing names.
-const SCANNED_MEMBERS: usize = 8;
+const SCANNED_MEMBERS: usize = 16;
 
 /// `map.get(key)`, found by comparing the names when the object is small:
 /// hashing a name (`serde_json`'s map hashes with `SipHash`) costs more than
