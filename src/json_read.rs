@@ -15,6 +15,11 @@ use crate::json_write::plain_run;
 /// another is refused.
 const MAX_DEPTH: usize = 127;
 
+/// The most a string with escapes reserves before its end is known: enough for
+/// a model output in one go, and a document of many small strings does not ask
+/// for the rest of the text for each.
+const ROOM: usize = 4096;
+
 /// The value `text` holds, with nothing but JSON whitespace around it: what
 /// `serde_json::from_str::<Value>` gives, `None` where it fails.
 pub(crate) fn parse(text: &str) -> Option<Value> {
@@ -231,8 +236,9 @@ pub(crate) fn string(text: &str, start: usize) -> Option<(String, usize)> {
         return Some((text[start..stop].to_owned(), stop + 1));
     }
     // Escapes (a model output's JSON escapes every quote): one pass, into room for
-    // the rest of the text, given back at the end if much of it is unused.
-    let mut out = String::with_capacity(bytes.len() - start);
+    // the rest of the text up to 4 KiB (it grows past that), given back at the end
+    // if much of it is unused.
+    let mut out = String::with_capacity((bytes.len() - start).min(ROOM));
     let mut at = start;
     loop {
         out.push_str(&text[at..stop]);
