@@ -177,13 +177,21 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// Just after an opener: whether the container closes at once (then closed).
+    fn closes_at_once(&mut self, closer: u8) -> bool {
+        self.skip_space();
+        let empty = self.peek() == Some(closer);
+        if empty {
+            self.at += 1;
+            self.depth -= 1;
+        }
+        empty
+    }
+
     fn array(&mut self) -> Option<Value> {
         self.open()?;
         let mut items = Vec::new();
-        self.skip_space();
-        if self.peek() == Some(b']') {
-            self.at += 1;
-            self.depth -= 1;
+        if self.closes_at_once(b']') {
             return Some(Value::Array(items));
         }
         loop {
@@ -197,10 +205,7 @@ impl<'a> Reader<'a> {
     fn object(&mut self) -> Option<Value> {
         self.open()?;
         let mut members = Map::new();
-        self.skip_space();
-        if self.peek() == Some(b'}') {
-            self.at += 1;
-            self.depth -= 1;
+        if self.closes_at_once(b'}') {
             return Some(Value::Object(members));
         }
         loop {
@@ -303,6 +308,18 @@ fn hex4(bytes: &[u8], at: usize) -> Option<u32> {
     })
 }
 
+/// A seeded stream of pseudo-random numbers (xorshift), for generated test cases.
+#[cfg(test)]
+pub(crate) fn numbers(seed: u64) -> impl FnMut() -> u64 {
+    let mut state = seed;
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -384,13 +401,7 @@ mod tests {
     /// kind of character and escapes `serde_json` never writes.
     #[test]
     fn agrees_with_serde_json_on_generated_documents() {
-        let mut state = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = numbers(0x2545_f491_4f6c_dd1d);
         let alphabet: Vec<char> = "ab \"\\/\u{0}\u{1f}\n\u{7f}é😀{}[]:,u0".chars().collect();
         for _ in 0..200 {
             let mut text = || -> String {
@@ -405,7 +416,7 @@ mod tests {
                 text(): {},
             });
             let mut line = serde_json::to_string_pretty(&document).unwrap();
-            if next() % 2 == 0 {
+            if next().is_multiple_of(2) {
                 line = line.replace('é', "\\u00e9").replace('😀', "\\ud83d\\ude00");
             }
             for cut in (0..=line.len()).filter(|&cut| line.is_char_boundary(cut)) {
