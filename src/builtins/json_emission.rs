@@ -571,13 +571,13 @@ mod py_json {
             Some(value)
         }
 
-        /// A string at `"`; `Some(None)` when it decodes to a lone surrogate.
         /// Past string content that stands for itself (up to a quote, a
         /// backslash or a control character, which `strict=True` refuses).
         fn skip_plain(&mut self) {
             self.at += crate::json_write::plain_run(&self.text.as_bytes()[self.at..]);
         }
 
+        /// A string at `"`; `Some(None)` when it decodes to a lone surrogate.
         fn string(&mut self) -> Option<PyStr<'a>> {
             self.at += 1; // opening quote
             let begin = self.at;

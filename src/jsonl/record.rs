@@ -232,9 +232,9 @@ pub(crate) fn check_fast_record_reader(text: &str) {
 /// serde's visitor machinery: string members, most of a line's bytes, are unescaped
 /// in one pass (`serde_json` copies a string through its scratch buffer one escape
 /// at a time, and a model output's JSON escapes every quote). Other values are read
-/// by `serde_json`. Anything else, valid or not, gives `None`, and the general
-/// reader reads the line (or says why it cannot): what this reader accepts, it reads
-/// exactly as that reader does.
+/// by `json_read`, as `serde_json` reads them. Anything else, valid or not, gives
+/// `None`, and the general reader reads the line (or says why it cannot): what
+/// this reader accepts, it reads exactly as that reader does.
 mod fast {
     use serde_json::Value;
 
