@@ -7,6 +7,8 @@
 //! Anything `serde_json` refuses gives `None` (without its message: a caller that
 //! shows the reason asks `serde_json`).
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Number, Value};
 
 use crate::json_write::plain_run;
@@ -35,18 +37,7 @@ pub(crate) fn parse(text: &str) -> Option<Value> {
 /// number, `true`, `false` or `null` must be followed by whitespace, a bracket, a
 /// comma, a colon, a quote or the end.)
 pub(crate) fn parse_first(text: &str) -> Option<(Value, usize)> {
-    first_within(text, MAX_DEPTH)
-}
-
-/// [`parse_first`] for the value of a member of an object being read: one level
-/// of `serde_json`'s nesting limit is the object's.
-pub(crate) fn parse_member(text: &str) -> Option<(Value, usize)> {
-    first_within(text, MAX_DEPTH - 1)
-}
-
-fn first_within(text: &str, max_depth: usize) -> Option<(Value, usize)> {
     let mut reader = Reader::new(text);
-    reader.max_depth = max_depth;
     let value = reader.value()?;
     let self_delimited = matches!(value, Value::String(_) | Value::Array(_) | Value::Object(_));
     let next = reader.bytes.get(reader.at);
@@ -60,12 +51,30 @@ fn first_within(text: &str, max_depth: usize) -> Option<(Value, usize)> {
     ends.then_some((value, reader.at))
 }
 
+/// The members of the object `text` holds (with nothing but JSON whitespace
+/// around it), handed to `each` in order with their names unescaped (borrowed
+/// when they have no escape): what `serde_json` reads from the object, member by
+/// member, and `None` where it fails. A reader that keeps only some members
+/// need not build the object.
+pub(crate) fn parse_members<'a>(
+    text: &'a str,
+    each: impl FnMut(Cow<'a, str>, Value),
+) -> Option<()> {
+    let mut reader = Reader::new(text);
+    reader.skip_space();
+    if reader.peek()? != b'{' {
+        return None;
+    }
+    reader.members(each)?;
+    reader.skip_space();
+    (reader.at == text.len()).then_some(())
+}
+
 struct Reader<'a> {
     text: &'a str,
     bytes: &'a [u8],
     at: usize,
     depth: usize,
-    max_depth: usize,
 }
 
 impl<'a> Reader<'a> {
@@ -75,7 +84,6 @@ impl<'a> Reader<'a> {
             bytes: text.as_bytes(),
             at: 0,
             depth: 0,
-            max_depth: MAX_DEPTH,
         }
     }
 
@@ -97,7 +105,7 @@ impl<'a> Reader<'a> {
             b'"' => {
                 let (string, end) = string(self.text, self.at + 1)?;
                 self.at = end;
-                Some(Value::String(string))
+                Some(Value::String(string.into_owned()))
             }
             b't' => self.word(b"true", Value::Bool(true)),
             b'f' => self.word(b"false", Value::Bool(false)),
@@ -159,7 +167,7 @@ impl<'a> Reader<'a> {
     fn open(&mut self) -> Option<()> {
         self.depth += 1;
         self.at += 1;
-        (self.depth <= self.max_depth).then_some(())
+        (self.depth <= MAX_DEPTH).then_some(())
     }
 
     /// After a member or an element: `true` at a comma, `false` at the closer.
@@ -203,17 +211,26 @@ impl<'a> Reader<'a> {
     }
 
     fn object(&mut self) -> Option<Value> {
-        self.open()?;
         let mut members = Map::new();
+        // A name given twice keeps its first place and its last value.
+        self.members(|name, value| {
+            members.insert(name.into_owned(), value);
+        })?;
+        Some(Value::Object(members))
+    }
+
+    /// The members of the object at its `{`, each handed to `each` in order.
+    fn members(&mut self, mut each: impl FnMut(Cow<'a, str>, Value)) -> Option<()> {
+        self.open()?;
         if self.closes_at_once(b'}') {
-            return Some(Value::Object(members));
+            return Some(());
         }
         loop {
             self.skip_space();
             if self.peek()? != b'"' {
                 return None;
             }
-            let (key, end) = string(self.text, self.at + 1)?;
+            let (name, end) = string(self.text, self.at + 1)?;
             self.at = end;
             self.skip_space();
             if self.peek()? != b':' {
@@ -221,10 +238,9 @@ impl<'a> Reader<'a> {
             }
             self.at += 1;
             let value = self.value()?;
-            // A name given twice keeps its first place and its last value.
-            members.insert(key, value);
+            each(name, value);
             if !self.next_or_close(b'}')? {
-                return Some(Value::Object(members));
+                return Some(());
             }
         }
     }
@@ -233,12 +249,12 @@ impl<'a> Reader<'a> {
 /// The JSON string whose content starts at `start` (after its opening quote),
 /// and where it ends (after its closing quote); `None` for an unescaped control
 /// character, an unknown escape, a UTF-16 surrogate without its pair, or no end.
-pub(crate) fn string(text: &str, start: usize) -> Option<(String, usize)> {
+/// Borrowed from the text when it has no escape.
+fn string(text: &str, start: usize) -> Option<(Cow<'_, str>, usize)> {
     let bytes = text.as_bytes();
     let mut stop = start + plain_run(bytes.get(start..)?);
     if bytes.get(stop) == Some(&b'"') {
-        // No escape: one copy.
-        return Some((text[start..stop].to_owned(), stop + 1));
+        return Some((Cow::Borrowed(&text[start..stop]), stop + 1));
     }
     // Escapes (a model output's JSON escapes every quote): one pass, into room for
     // the rest of the text up to 4 KiB (it grows past that), given back at the end
@@ -252,7 +268,7 @@ pub(crate) fn string(text: &str, start: usize) -> Option<(String, usize)> {
                 if out.capacity() > 2 * out.len() + 64 {
                     out.shrink_to_fit();
                 }
-                return Some((out, stop + 1));
+                return Some((Cow::Owned(out), stop + 1));
             }
             b'\\' => {
                 let (c, next) = escape(bytes, stop + 1)?;

@@ -519,14 +519,10 @@ fn pointer(key: &str) -> String {
 
 impl JsonCompare {
     fn strategy_for(&self, key: &str, gt: &Value) -> &Resolved {
-        let explicit = if self.field_strategies.len() <= super::SCANNED_MEMBERS {
-            // Comparing a few names costs less than hashing one.
-            self.field_strategies
-                .iter()
-                .find_map(|(name, resolved)| (name == key).then_some(resolved))
-        } else {
-            self.field_strategies.get(key)
-        };
+        let strategies = &self.field_strategies;
+        let explicit = super::named(strategies.len(), strategies.iter(), key, || {
+            strategies.get(key)
+        });
         if let Some(explicit) = explicit {
             return explicit;
         }

@@ -39,19 +39,29 @@ pub const BUILTINS: &[Builtin] = &[
     required_fields::BUILTIN,
 ];
 
-/// Objects up to this many members are searched by comparing names.
+/// Maps up to this many entries are searched by comparing names.
 const SCANNED_MEMBERS: usize = 16;
 
-/// `map.get(key)`, found by comparing the names when the object is small:
-/// hashing a name (`serde_json`'s map hashes with `SipHash`) costs more than
-/// comparing it with a few others, most of which differ in length.
-pub(crate) fn member<'v>(map: &'v serde_json::Map<String, Value>, key: &str) -> Option<&'v Value> {
-    if map.len() <= SCANNED_MEMBERS {
-        map.iter()
-            .find_map(|(name, value)| (name == key).then_some(value))
+/// The value named `key` among `entries` (`len` of them), found by comparing the
+/// names when there are few: hashing a name (`SipHash`, in `serde_json`'s map and
+/// in a `HashMap`) costs more than comparing it with a few others, most of which
+/// differ in length. A larger map is asked `hashed`.
+fn named<'m, V: 'm>(
+    len: usize,
+    mut entries: impl Iterator<Item = (&'m String, &'m V)>,
+    key: &str,
+    hashed: impl FnOnce() -> Option<&'m V>,
+) -> Option<&'m V> {
+    if len <= SCANNED_MEMBERS {
+        entries.find_map(|(name, value)| (name == key).then_some(value))
     } else {
-        map.get(key)
+        hashed()
     }
+}
+
+/// `map.get(key)`, without hashing when the object is small (see [`named`]).
+pub(crate) fn member<'v>(map: &'v serde_json::Map<String, Value>, key: &str) -> Option<&'v Value> {
+    named(map.len(), map.iter(), key, || map.get(key))
 }
 
 /// Looks a built-in up by its public name.

@@ -228,13 +228,11 @@ pub(crate) fn check_fast_record_reader(text: &str) {
     assert_eq!(fields, members, "the fast reader and serde_json disagree");
 }
 
-/// The usual record (an object whose member names have no escapes), read without
-/// serde's visitor machinery: string members, most of a line's bytes, are unescaped
-/// in one pass (`serde_json` copies a string through its scratch buffer one escape
-/// at a time, and a model output's JSON escapes every quote). Other values are read
-/// by `json_read`, as `serde_json` reads them. Anything else, valid or not, gives
-/// `None`, and the general reader reads the line (or says why it cannot): what
-/// this reader accepts, it reads exactly as that reader does.
+/// The usual record, read in one pass by `json_read` (`serde_json` copies a string
+/// through its scratch buffer one escape at a time, and a model output's JSON
+/// escapes every quote), without building the record as an object. A line
+/// `json_read` refuses gives `None`, and the general reader reads it (or says why
+/// it cannot): what this reader accepts, it reads exactly as that reader does.
 mod fast {
     use serde_json::Value;
 
@@ -242,71 +240,18 @@ mod fast {
     use crate::jsonl::FieldNames;
 
     pub(super) fn read_fields(text: &str, names: &FieldNames) -> Option<[Option<Value>; 4]> {
-        let bytes = text.as_bytes();
         let mut fields: [Option<Value>; 4] = Default::default();
-        let mut at = skip_space(bytes, 0);
-        if bytes.get(at) != Some(&b'{') {
-            return None;
-        }
-        at = skip_space(bytes, at + 1);
-        if bytes.get(at) == Some(&b'}') {
-            at += 1;
-        } else {
-            loop {
-                if bytes.get(at) != Some(&b'"') {
-                    return None;
-                }
-                let key_start = at + 1;
-                let key_end = key_start + memchr::memchr2(b'"', b'\\', &bytes[key_start..])?;
-                let key = &bytes[key_start..key_end];
-                if bytes[key_end] != b'"' || key.iter().any(|&b| b < 0x20) {
-                    return None;
-                }
-                at = skip_space(bytes, key_end + 1);
-                if bytes.get(at) != Some(&b':') {
-                    return None;
-                }
-                at = skip_space(bytes, at + 1);
-                // A member two of the names share goes to the first of them.
-                let index = [&names.id, &names.output, &names.expected, &names.meta]
-                    .iter()
-                    .position(|name| name.as_bytes() == key);
-                if bytes.get(at) == Some(&b'"') {
-                    let (string, end) = json_read::string(text, at + 1)?;
-                    if let Some(index) = index {
-                        fields[index] = Some(Value::String(string));
-                    }
-                    at = end;
-                } else {
-                    // A member's value is one level inside the record.
-                    let (value, end) = json_read::parse_member(&text[at..])?;
-                    if let Some(index) = index {
-                        fields[index] = Some(value);
-                    }
-                    at += end;
-                }
-                at = skip_space(bytes, at);
-                match bytes.get(at) {
-                    Some(b',') => at = skip_space(bytes, at + 1),
-                    Some(b'}') => {
-                        at += 1;
-                        break;
-                    }
-                    _ => return None,
-                }
+        json_read::parse_members(text, |name, value| {
+            // A member two of the names share goes to the first of them; a
+            // member named twice counts with its last value.
+            let index = [&names.id, &names.output, &names.expected, &names.meta]
+                .iter()
+                .position(|field| field.as_str() == name);
+            if let Some(index) = index {
+                fields[index] = Some(value);
             }
-        }
-        (skip_space(bytes, at) == bytes.len()).then_some(fields)
-    }
-
-    fn skip_space(bytes: &[u8], mut at: usize) -> usize {
-        while bytes
-            .get(at)
-            .is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
-        {
-            at += 1;
-        }
-        at
+        })?;
+        Some(fields)
     }
 }
 
