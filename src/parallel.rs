@@ -3,15 +3,16 @@
 //! stays flat whatever the input size).
 
 use std::collections::BTreeMap;
-use std::sync::mpsc::{self, Receiver};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::mpsc;
 use std::sync::Mutex;
 use std::thread;
 
 /// Chunks in flight per worker (read ahead, being evaluated, or waiting to be written).
 const CHUNKS_PER_WORKER: usize = 4;
 
-/// The native stack of a thread that evaluates records (the workers here and the
-/// CLI's main thread). Rhai recurses natively through nested values (size checks,
+/// The native stack of a thread that evaluates records (the workers here, and
+/// the CLI's main thread, which is one of them). Rhai recurses natively through nested values (size checks,
 /// clone, drop) and nested script calls: within the default script limits that
 /// goes deeper than the 2 MiB of a default thread (a stack overflow aborts the
 /// whole process). A program that calls [`Pack::evaluate`](crate::pack::Pack::evaluate)
@@ -32,6 +33,15 @@ pub fn effective_jobs(jobs: usize) -> usize {
 /// with the results in input order, on the calling thread, handing items to
 /// workers `chunk` at a time (1 when the items are already batches). With one
 /// job no thread is started.
+///
+/// The calling thread is one of the `jobs`: between its own chunks it hands
+/// the finished ones to `sink`, and whichever thread is free takes the next
+/// chunk from `items` (read under a lock, where it was taken). No thread only
+/// reads or only writes, so `jobs` threads keep `jobs` cores busy without
+/// being preempted by each other, and a chunk is read on the core that
+/// evaluates it. At most `jobs * CHUNKS_PER_WORKER` chunks are taken and not
+/// yet handed to `sink`, so memory stays flat whatever the input size. A panic
+/// in `f` on a worker reaches the caller.
 pub fn ordered_map<T, R, I, F, S>(items: I, jobs: usize, chunk: usize, f: F, mut sink: S)
 where
     T: Send,
@@ -47,65 +57,101 @@ where
         }
         return;
     }
-    let window = jobs * CHUNKS_PER_WORKER;
-    let (work_tx, work_rx) = mpsc::sync_channel::<(usize, Vec<T>)>(window);
-    let (done_tx, done_rx) = mpsc::channel::<(usize, Vec<R>)>();
-    // A permit per chunk in flight: the reader takes one, the sink returns it.
-    let (permit_tx, permit_rx) = mpsc::sync_channel::<()>(window);
-    let work_rx = Mutex::new(work_rx);
-    let f = &f;
+    let source = Mutex::new(Source {
+        items,
+        chunk: chunk.max(1),
+        taken: 0,
+    });
+    let (source, f) = (&source, &f);
     thread::scope(|scope| {
-        scope.spawn(move || {
-            let mut items = items;
-            let mut seq = 0;
-            loop {
-                let batch: Vec<T> = items.by_ref().take(chunk.max(1)).collect();
-                if batch.is_empty() {
-                    break;
-                }
-                if permit_tx.send(()).is_err() || work_tx.send((seq, batch)).is_err() {
-                    break;
-                }
-                seq += 1;
-            }
-        });
-        for _ in 0..jobs {
-            let done_tx = done_tx.clone();
-            let work_rx = &work_rx;
+        // Made here so that a panic on this thread drops them before the scope
+        // waits for the workers, which then see the end.
+        let (done_tx, done_rx) = mpsc::channel::<(usize, thread::Result<Vec<R>>)>();
+        // A permit per chunk taken and not yet sunk: taking one is sending, the
+        // sink gives one back by receiving.
+        let (permit_tx, permit_rx) = mpsc::sync_channel::<()>(jobs * CHUNKS_PER_WORKER);
+        for _ in 1..jobs {
+            let (done_tx, permit_tx) = (done_tx.clone(), permit_tx.clone());
             thread::Builder::new()
                 .stack_size(STACK_SIZE)
-                .spawn_scoped(scope, move || loop {
-                    let next = work_rx.lock().map(|rx| rx.recv());
-                    let Ok(Ok((seq, chunk))) = next else { break };
-                    let results: Vec<R> = chunk.into_iter().map(f).collect();
-                    if done_tx.send((seq, results)).is_err() {
-                        break;
+                .spawn_scoped(scope, move || {
+                    while permit_tx.send(()).is_ok() {
+                        let Some((seq, chunk)) = take(source) else {
+                            break;
+                        };
+                        let results = panic::catch_unwind(AssertUnwindSafe(|| {
+                            chunk.into_iter().map(f).collect()
+                        }));
+                        if done_tx.send((seq, results)).is_err() {
+                            break;
+                        }
                     }
                 })
                 .expect("cannot start a worker thread");
         }
         drop(done_tx);
-        drain_in_order(&done_rx, &permit_rx, &mut sink);
+        let mut pending: BTreeMap<usize, Vec<R>> = BTreeMap::new();
+        let mut next = 0;
+        let mut more = true;
+        let mut sink_ready = |pending: &mut BTreeMap<usize, Vec<R>>, next: &mut usize| {
+            while let Some(results) = pending.remove(next) {
+                results.into_iter().for_each(&mut sink);
+                *next += 1;
+                let _ = permit_rx.try_recv();
+            }
+        };
+        loop {
+            while let Ok((seq, results)) = done_rx.try_recv() {
+                pending.insert(
+                    seq,
+                    results.unwrap_or_else(|panic| panic::resume_unwind(panic)),
+                );
+            }
+            sink_ready(&mut pending, &mut next);
+            if more && permit_tx.try_send(()).is_ok() {
+                match take(source) {
+                    Some((seq, chunk)) => {
+                        pending.insert(seq, chunk.into_iter().map(f).collect());
+                    }
+                    None => more = false,
+                }
+                continue;
+            }
+            if !more && next == source.lock().map_or(next, |s| s.taken) {
+                break;
+            }
+            // Every chunk taken and not sunk is a worker's: wait for one.
+            match done_rx.recv() {
+                Ok((seq, results)) => {
+                    pending.insert(
+                        seq,
+                        results.unwrap_or_else(|panic| panic::resume_unwind(panic)),
+                    );
+                }
+                Err(_) => break,
+            }
+        }
     });
 }
 
-fn drain_in_order<R, S: FnMut(R)>(
-    done: &Receiver<(usize, Vec<R>)>,
-    permits: &Receiver<()>,
-    sink: &mut S,
-) {
-    let mut pending: BTreeMap<usize, Vec<R>> = BTreeMap::new();
-    let mut next = 0;
-    for (seq, results) in done {
-        pending.insert(seq, results);
-        while let Some(results) = pending.remove(&next) {
-            for result in results {
-                sink(result);
-            }
-            next += 1;
-            let _ = permits.recv();
-        }
+/// The items not yet taken, and how many chunks were.
+struct Source<I> {
+    items: I,
+    chunk: usize,
+    taken: usize,
+}
+
+/// The next chunk and its place, or `None` at the end.
+fn take<T, I: Iterator<Item = T>>(source: &Mutex<Source<I>>) -> Option<(usize, Vec<T>)> {
+    let mut source = source.lock().ok()?;
+    let chunk_len = source.chunk;
+    let chunk: Vec<T> = source.items.by_ref().take(chunk_len).collect();
+    if chunk.is_empty() {
+        return None;
     }
+    let seq = source.taken;
+    source.taken += 1;
+    Some((seq, chunk))
 }
 
 #[cfg(test)]
@@ -128,6 +174,54 @@ mod tests {
             |r| out.push(r),
         );
         assert_eq!(out, (0..10_000u64).map(|x| x * 2).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn chunks_in_flight_stay_within_the_window() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let (started, sunk) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let most = AtomicUsize::new(0);
+        let (jobs, chunk) = (2, 8);
+        ordered_map(
+            0..20_000u64,
+            jobs,
+            chunk,
+            |x| {
+                let ahead =
+                    started.fetch_add(1, Ordering::SeqCst) + 1 - sunk.load(Ordering::SeqCst);
+                most.fetch_max(ahead, Ordering::SeqCst);
+                if x % 1_000 == 0 {
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                }
+                x
+            },
+            |_| {
+                sunk.fetch_add(1, Ordering::SeqCst);
+            },
+        );
+        assert_eq!(sunk.into_inner(), 20_000);
+        let most = most.into_inner();
+        assert!(
+            most <= jobs * CHUNKS_PER_WORKER * chunk,
+            "{most} items in flight"
+        );
+        assert!(most > chunk, "the workers never overlapped");
+    }
+
+    #[test]
+    fn a_panic_on_any_thread_reaches_the_caller() {
+        for bad in [0u64, 1, 4_999, 9_999] {
+            let caught = std::panic::catch_unwind(|| {
+                ordered_map(
+                    0..10_000u64,
+                    2,
+                    16,
+                    |x| assert_ne!(x, bad, "bad item"),
+                    |()| {},
+                );
+            });
+            assert!(caught.is_err(), "the panic at item {bad} was lost");
+        }
     }
 
     #[test]

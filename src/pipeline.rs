@@ -251,7 +251,8 @@ impl Pack {
     /// Evaluates many records on `jobs` threads (0 = all cores), handing each
     /// report to `sink` in input order. Records are evaluated in batches (see
     /// [`evaluate_many`](Self::evaluate_many)). Memory stays bounded whatever the
-    /// input size.
+    /// input size. The calling thread is one of the `jobs` (give it
+    /// [`STACK_SIZE`](crate::parallel::STACK_SIZE) when packs run scripts).
     pub fn evaluate_batch<I, F>(&self, inputs: I, jobs: usize, mut sink: F)
     where
         I: IntoIterator<Item = Input>,

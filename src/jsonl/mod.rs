@@ -357,7 +357,7 @@ fn with_note(mut report: Report, note: Option<Issue>) -> Report {
     report
 }
 
-/// What the writer thread receives for a batch: the result lines, ready to
+/// What the thread that writes gets for a batch: the result lines, ready to
 /// write, and the few figures the summary needs.
 struct BatchResult {
     lines: Vec<u8>,
@@ -425,7 +425,8 @@ fn evaluate_batch(
 }
 
 /// Streams `input` through the pack, writing one result record (a JSON line) per
-/// input record to `out`, in input order, on `options.jobs` threads; `on_records`
+/// input record to `out`, in input order, on `options.jobs` threads (the calling
+/// thread is one of them, and the only one that writes to `out`); `on_records`
 /// is told after each batch how many records were written (progress). Returns
 /// the run's [`Summary`]; fails only when reading or writing fails.
 pub fn run<R, W, P>(
