@@ -8,7 +8,8 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::{mpsc, Mutex, OnceLock};
+use std::sync::mpsc::{self, TrySendError};
+use std::sync::{Mutex, OnceLock};
 
 use corosensei::stack::DefaultStack;
 
@@ -248,15 +249,20 @@ impl PyPack {
             }
             Ok((first, chunk))
         };
-        // `jobs` workers (with the library's deep stack) evaluate chunks for the
-        // whole call, while this thread, holding the GIL, reads the records into
-        // chunks and collects the results in order. A worker never dies: a
+        // This thread, holding the GIL, reads the records into chunks and
+        // collects the results in order, while workers (with the library's deep
+        // stack) evaluate chunks for the whole call. With more than one job it
+        // is also one of the `jobs` threads that evaluate: a chunk that finds
+        // the workers' queue full is evaluated here, with the GIL released, so
+        // that `jobs` busy threads share `jobs` cores. A worker never dies: a
         // panic inside the engine turns records into ERROR results.
-        let (work_tx, work_rx) = mpsc::sync_channel::<(usize, Vec<ReadRecord>, u64)>(2 * jobs);
+        let evaluates_here = jobs > 1;
+        let workers = if evaluates_here { jobs - 1 } else { 1 };
+        let (work_tx, work_rx) = mpsc::sync_channel::<(usize, Vec<ReadRecord>, u64)>(2 * workers);
         let (done_tx, done_rx) = mpsc::channel::<(usize, Vec<PyRecord>)>();
         let work_rx = Mutex::new(work_rx);
         std::thread::scope(|scope| {
-            for _ in 0..jobs {
+            for _ in 0..workers {
                 let (work_rx, done_tx) = (&work_rx, done_tx.clone());
                 let spawned = std::thread::Builder::new()
                     .name("tribunal-evaluate".into())
@@ -302,11 +308,24 @@ impl PyPack {
                     if chunk.is_empty() {
                         return Ok(());
                     }
-                    let sent_ok = py.detach(|| work_tx.send((sent, chunk, first)).is_ok());
-                    if !sent_ok {
+                    let work = (sent, chunk, first);
+                    let here = if evaluates_here {
+                        match work_tx.try_send(work) {
+                            Ok(()) => None,
+                            Err(TrySendError::Full(work)) => Some(work),
+                            Err(TrySendError::Disconnected(_)) => return Ok(()),
+                        }
+                    } else if py.detach(|| work_tx.send(work).is_ok()) {
+                        None
+                    } else {
                         return Ok(());
-                    }
+                    };
                     sent += 1;
+                    if let Some((seq, chunk, first)) = here {
+                        let lines = first_line.map(|_| number(first));
+                        let done = py.detach(|| on_deep_stack(|| self.evaluate_part(chunk, lines)));
+                        collect(seq, done)?;
+                    }
                     while let Ok((seq, done)) = done_rx.try_recv() {
                         collect(seq, done)?;
                     }
