@@ -10,7 +10,7 @@ use crate::extract::{self, Tier};
 use crate::manifest::NoJson;
 use crate::pack::Pack;
 use crate::report::{ExtractionInfo, Issue, MetricResult, Report, Severity, Status};
-use crate::text::{prefix_chars, python_repr_list};
+use crate::text::{prefix_chars, write_python_repr_list};
 
 /// Characters of the raw output quoted in the fallback warning.
 const FALLBACK_QUOTE_CHARS: usize = 200;
@@ -403,7 +403,9 @@ impl Pack {
         if messages.is_empty() {
             return None;
         }
-        let mut text = format!("Previous issues: {}", python_repr_list(messages));
+        let mut text = String::with_capacity(128);
+        text.push_str("Previous issues: ");
+        write_python_repr_list(&mut text, messages);
         if let Some(contract) = &self.contract {
             text.push_str("\n\n");
             text.push_str(&contract.format_block());

@@ -139,7 +139,7 @@ pub struct Details(DetailsRepr);
 enum DetailsRepr {
     Value(Value),
     /// Compact JSON, as [`json_write`] writes a value (never `null`).
-    Written(Box<str>),
+    Written(String),
 }
 
 impl Default for DetailsRepr {
@@ -157,7 +157,7 @@ impl Details {
             "details are one JSON value, not null"
         );
         let text = String::from_utf8(json).expect("json_write writes UTF-8");
-        Self(DetailsRepr::Written(text.into_boxed_str()))
+        Self(DetailsRepr::Written(text))
     }
 
     /// `true` when the metric reported nothing beyond its score.

@@ -172,40 +172,79 @@ fn is_abbreviation(word: &str, extra: &[String]) -> bool {
     SENTENCE_ABBREVIATIONS.iter().any(|known| is(known)) || extra.iter().any(|known| is(known))
 }
 
-/// Python's `repr()` of a string, so feedback reads exactly like the seeds'
-/// `f"Previous issues: {issues}"`.
-pub fn python_repr_str(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') {
-        '"'
+/// Writes Python's `repr()` of `s` to `out`, so feedback reads exactly like the
+/// seeds' `f"Previous issues: {issues}"`: quoted with `'` (with `"` when
+/// only `'` occurs), `\\`, `\n`, `\r`, `\t` and the quote escaped, and every
+/// other character Python does not print (`str.isprintable()`: control and
+/// format characters, separators but the space, private-use and unassigned code
+/// points, by the `regex` crate's Unicode tables) as `\xhh`, `\uhhhh` or
+/// `\Uhhhhhhhh`. Runs of printable text are copied whole.
+pub fn write_python_repr_str(out: &mut String, s: &str) {
+    let quote_byte = if s.contains('\'') && !s.contains('"') {
+        b'"'
     } else {
-        '\''
+        b'\''
     };
-    let mut out = String::with_capacity(s.len() + 2);
+    let quote = char::from(quote_byte);
     out.push(quote);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
+    // Only ASCII controls, DEL, the backslash, the quote and characters outside
+    // ASCII can need an escape.
+    let bytes = s.as_bytes();
+    let special = |b: &u8| *b < b' ' || *b >= 0x7f || *b == b'\\' || *b == quote_byte;
+    let (mut run, mut at) = (0, 0);
+    while let Some(offset) = bytes[at..].iter().position(special) {
+        at += offset;
+        let c = s[at..]
+            .chars()
+            .next()
+            .expect("a special byte starts a character");
+        let next = at + c.len_utf8();
+        if c.is_ascii() || python_unprintable(c) {
+            out.push_str(&s[run..at]);
+            run = next;
+            match c {
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                c if c == quote => {
+                    out.push('\\');
+                    out.push(c);
+                }
+                c => {
+                    let code = u32::from(c);
+                    let _ = match code {
+                        0..=0xff => write!(out, "\\x{code:02x}"),
+                        0x100..=0xffff => write!(out, "\\u{code:04x}"),
+                        _ => write!(out, "\\U{code:08x}"),
+                    };
+                }
             }
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                let _ = write!(out, "\\x{:02x}", c as u32);
-            }
-            c => out.push(c),
         }
+        at = next;
     }
+    out.push_str(&s[run..]);
     out.push(quote);
-    out
 }
 
-/// Python's `repr()` of a list of strings.
-pub fn python_repr_list<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
-    let parts: Vec<String> = items.into_iter().map(python_repr_str).collect();
-    format!("[{}]", parts.join(", "))
+/// A character outside ASCII that Python's `repr()` escapes.
+fn python_unprintable(c: char) -> bool {
+    static UNPRINTABLE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"^[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]$").expect("a valid class")
+    });
+    UNPRINTABLE.is_match(c.encode_utf8(&mut [0; 4]))
+}
+
+/// Writes Python's `repr()` of a list of strings to `out`.
+pub fn write_python_repr_list<'a>(out: &mut String, items: impl IntoIterator<Item = &'a str>) {
+    out.push('[');
+    for (i, item) in items.into_iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        write_python_repr_str(out, item);
+    }
+    out.push(']');
 }
 
 /// JSON text in Python's `json.dumps` default layout (`", "` and `": "`
@@ -535,14 +574,37 @@ mod tests {
         assert_eq!(count_sentences("Wait for Dec... It comes."), 2);
     }
 
+    fn python_repr_list<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
+        let mut out = String::new();
+        write_python_repr_list(&mut out, items);
+        out
+    }
+
     #[test]
     fn python_repr_matches_python() {
         assert_eq!(
             python_repr_list(["Missing type1 example", "it's"]),
             "['Missing type1 example', \"it's\"]"
         );
-        assert_eq!(python_repr_str("a'b\"c"), "'a\\'b\"c'");
+        assert_eq!(python_repr_list(["a'b\"c"]), "['a\\'b\"c']");
         assert_eq!(python_repr_list([]), "[]");
+        // What Python 3.11 prints for `repr([...])` of these strings.
+        let strings = [
+            "a\u{a0}b",
+            "x\u{2028}y",
+            "z\u{85}",
+            "\u{e0001}t",
+            "e\u{200b}q",
+            "say \"hi\" it's",
+            "\u{e9}\u{300}ok \u{1F600}",
+            "\u{7f}\u{1f}\0",
+            "\u{10ffff}\u{e000}",
+            "tab\there\\ \r\n",
+        ];
+        assert_eq!(
+            python_repr_list(strings),
+            r#"['a\xa0b', 'x\u2028y', 'z\x85', '\U000e0001t', 'e\u200bq', 'say "hi" it\'s', 'é̀ok 😀', '\x7f\x1f\x00', '\U0010ffff\ue000', 'tab\there\\ \r\n']"#
+        );
     }
 
     #[test]
