@@ -408,7 +408,7 @@ impl Pack {
         write_python_repr_list(&mut text, messages);
         if let Some(contract) = &self.contract {
             text.push_str("\n\n");
-            text.push_str(&contract.format_block());
+            text.push_str(contract.format_block());
         }
         Some(text)
     }

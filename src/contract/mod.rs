@@ -386,6 +386,9 @@ pub struct Contract {
     /// The kinds' own fields (empty: no variants). With variants, `may_emit`
     /// holds their names.
     pub variants: Vec<Variant>,
+    /// The OUTPUT FORMAT block, made the first time it is asked for (every
+    /// record with feedback ends with it).
+    format_block: std::sync::OnceLock<String>,
 }
 
 impl Contract {
@@ -502,6 +505,7 @@ impl Contract {
                 .map(|word| word.trim().trim_end_matches('.').to_owned())
                 .collect(),
             variants,
+            format_block: std::sync::OnceLock::new(),
         })
     }
 

@@ -8,7 +8,11 @@ use super::{display_value, sentences_phrase, Contract, FieldRule, JsonType};
 
 impl Contract {
     /// The OUTPUT FORMAT block to append to a prompt: the schema, the rules, an example.
-    pub fn format_block(&self) -> String {
+    pub fn format_block(&self) -> &str {
+        self.format_block.get_or_init(|| self.render_format_block())
+    }
+
+    fn render_format_block(&self) -> String {
         let mut lines = vec!["OUTPUT FORMAT".to_owned(), self.instructions.clone()];
         if !self.fields.is_empty() {
             lines.push(format!("Schema: {}", self.object_hint(&self.fields)));

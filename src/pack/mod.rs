@@ -246,7 +246,7 @@ impl Pack {
     pub fn prompt(&self) -> Option<String> {
         self.contract
             .as_ref()
-            .map(|contract| contract.format_block())
+            .map(|contract| contract.format_block().to_owned())
     }
 
     /// The pack's contract as a JSON Schema (`tribunal prompt --schema`), for
