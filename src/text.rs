@@ -168,8 +168,20 @@ fn is_abbreviation(word: &str, extra: &[String]) -> bool {
     {
         return true;
     }
-    let is = |known: &str| known.trim_end_matches('.').eq_ignore_ascii_case(word);
-    SENTENCE_ABBREVIATIONS.iter().any(|known| is(known)) || extra.iter().any(|known| is(known))
+    SENTENCE_ABBREVIATIONS
+        .iter()
+        .any(|known| spells(known, word))
+        || extra.iter().any(|known| spells(known, word))
+}
+
+/// Whether `known` less its final periods is `word`, ignoring ASCII case (the
+/// lengths first: most words are longer than any abbreviation).
+fn spells(known: &str, word: &str) -> bool {
+    let (known, word) = (known.as_bytes(), word.as_bytes());
+    known.len() >= word.len()
+        && word.last() != Some(&b'.')
+        && known[..word.len()].eq_ignore_ascii_case(word)
+        && known[word.len()..].iter().all(|&b| b == b'.')
 }
 
 /// Writes Python's `repr()` of `s` to `out`, so feedback reads exactly like the
@@ -578,6 +590,20 @@ mod tests {
         let mut out = String::new();
         write_python_repr_list(&mut out, items);
         out
+    }
+
+    #[test]
+    fn an_abbreviation_is_spelled_as_before() {
+        let words = [
+            "mr", "MR", "Mr.", "e.g", "E.G", "e.g.", "", ".", "st", "sta", "s", "é", "dr..",
+        ];
+        let known = ["mr", "e.g", "e.g.", "dr..", "st", ".", "", "é", "ÉTÉ"];
+        for word in words {
+            for known in known {
+                let before = known.trim_end_matches('.').eq_ignore_ascii_case(word);
+                assert_eq!(spells(known, word), before, "{known:?} for {word:?}");
+            }
+        }
     }
 
     #[test]
