@@ -125,33 +125,62 @@ pub fn count_sentences(text: &str) -> usize {
 pub fn count_sentences_with(text: &str, abbreviations: &[String]) -> usize {
     let mut count = 0;
     let mut in_sentence = false;
-    // The word being read (since the last whitespace), for the abbreviation check.
-    let mut word = String::new();
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if matches!(c, '.' | '!' | '?' | '…') {
-            let abbreviated =
-                c == '.' && chars.peek() != Some(&'.') && is_abbreviation(&word, abbreviations);
-            word.push(c);
-            while matches!(
-                chars.peek(),
-                Some('.' | '!' | '?' | '…' | '"' | '\'' | ')' | '”' | '’')
-            ) {
-                chars.next();
+    // The word being read (since the last whitespace), for the abbreviation
+    // check: where it starts, and whether a run of closing marks skipped after a
+    // terminator lies inside it (then it is not its text as written; rare).
+    let (mut word_start, mut skipped_inside) = (0, false);
+    let mut chars = text.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        if is_terminator(c) {
+            let abbreviated = c == '.'
+                && chars.peek().map(|&(_, n)| n) != Some('.')
+                && if skipped_inside {
+                    is_abbreviation(&word_as_read(&text[word_start..at]), abbreviations)
+                } else {
+                    is_abbreviation(&text[word_start..at], abbreviations)
+                };
+            let mut skipped = false;
+            while chars.next_if(|&(_, n)| is_closing(n)).is_some() {
+                skipped = true;
             }
-            let at_boundary = chars.peek().is_none_or(|n| n.is_whitespace());
+            let at_boundary = chars.peek().is_none_or(|&(_, n)| n.is_whitespace());
+            skipped_inside |= skipped && !at_boundary;
             if at_boundary && in_sentence && !abbreviated {
                 count += 1;
                 in_sentence = false;
             }
         } else if c.is_whitespace() {
-            word.clear();
+            word_start = at + c.len_utf8();
+            skipped_inside = false;
         } else {
-            word.push(c);
             in_sentence = true;
         }
     }
     count + usize::from(in_sentence)
+}
+
+/// A character that ends a sentence.
+fn is_terminator(c: char) -> bool {
+    matches!(c, '.' | '!' | '?' | '…')
+}
+
+/// A character skipped after a terminator (repeats, closing quotes and brackets).
+fn is_closing(c: char) -> bool {
+    is_terminator(c) || matches!(c, '"' | '\'' | ')' | '”' | '’')
+}
+
+/// A word (no whitespace) as the sentence counter reads it: without the
+/// closing marks that follow each terminator, which it skips.
+fn word_as_read(text: &str) -> String {
+    let mut word = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        word.push(c);
+        if is_terminator(c) {
+            while chars.next_if(|&n| is_closing(n)).is_some() {}
+        }
+    }
+    word
 }
 
 /// Whether `word` (the text before a period, from the last whitespace) is an
@@ -590,6 +619,76 @@ mod tests {
         let mut out = String::new();
         write_python_repr_list(&mut out, items);
         out
+    }
+
+    /// The sentence counter as first written (a word built char by char), to
+    /// check the one that reads words from the text against.
+    fn count_sentences_as_before(text: &str, abbreviations: &[String]) -> usize {
+        let mut count = 0;
+        let mut in_sentence = false;
+        let mut word = String::new();
+        let mut chars = text.chars().peekable();
+        while let Some(c) = chars.next() {
+            if matches!(c, '.' | '!' | '?' | '…') {
+                let abbreviated =
+                    c == '.' && chars.peek() != Some(&'.') && is_abbreviation(&word, abbreviations);
+                word.push(c);
+                while matches!(
+                    chars.peek(),
+                    Some('.' | '!' | '?' | '…' | '"' | '\'' | ')' | '”' | '’')
+                ) {
+                    chars.next();
+                }
+                let at_boundary = chars.peek().is_none_or(|n| n.is_whitespace());
+                if at_boundary && in_sentence && !abbreviated {
+                    count += 1;
+                    in_sentence = false;
+                }
+            } else if c.is_whitespace() {
+                word.clear();
+            } else {
+                word.push(c);
+                in_sentence = true;
+            }
+        }
+        count + usize::from(in_sentence)
+    }
+
+    #[test]
+    fn sentences_are_counted_as_before() {
+        // Texts made of pieces where the counter's cases meet: abbreviations,
+        // initials, numbers, closing marks after terminators, words that go on
+        // after them.
+        let pieces = [
+            "Dr", "dr", "U", "S", "e.g", "I", "x", "3", "14", "word", "Tolkien", "appx", "é", ".",
+            ".", "..", "!", "?", "…", ")", "\"", "'", "”", "’", " ", " ", "\n", "\u{a0}",
+        ];
+        let extra = ["appx".to_owned(), "Co.".to_owned()];
+        // A closing mark inside a word: the word is read without it.
+        assert_eq!(count_sentences("U.)S. Go."), 1);
+        assert_eq!(count_sentences_as_before("U.)S. Go.", &[]), 1);
+        assert_eq!(count_sentences("e.)g. x. Dr.\"Who. y"), 3);
+        assert_eq!(count_sentences_as_before("e.)g. x. Dr.\"Who. y", &[]), 3);
+        let mut state = 7u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..20_000 {
+            let len = usize::try_from(next() % 12).unwrap();
+            let text: String = (0..len)
+                .map(|_| pieces[usize::try_from(next() % pieces.len() as u64).unwrap()])
+                .collect();
+            for abbreviations in [&[][..], &extra[..]] {
+                assert_eq!(
+                    count_sentences_with(&text, abbreviations),
+                    count_sentences_as_before(&text, abbreviations),
+                    "{text:?}"
+                );
+            }
+        }
     }
 
     #[test]
