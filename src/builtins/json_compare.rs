@@ -478,7 +478,14 @@ static EMAIL: LazyLock<Regex> =
 /// Strings auto-detection compares exactly: ISO-8601 dates / date-times and e-mails.
 fn is_exact_text(text: &str) -> bool {
     let text = text.trim_matches(is_py_space);
-    (DATE_TIME.is_match(text) && is_calendar_date(text)) || EMAIL.is_match(text)
+    // What either pattern needs first, checked before it runs (most texts are
+    // neither): a date starts with `YYYY-`, an e-mail has an `@`.
+    let bytes = text.as_bytes();
+    let may_be_date =
+        bytes.len() >= 10 && bytes[..4].iter().all(u8::is_ascii_digit) && bytes[4] == b'-';
+    let may_be_email = memchr::memchr(b'@', bytes).is_some();
+    (may_be_date && DATE_TIME.is_match(text) && is_calendar_date(text))
+        || (may_be_email && EMAIL.is_match(text))
 }
 
 /// Whether the `YYYY-MM-DD` the text starts with exists (no 30 February).
@@ -1125,6 +1132,34 @@ mod tests {
         assert!(!is_exact_text("2024-04-31T10:00:00Z"));
         assert!(is_exact_text("2000-02-29 23:59"));
         assert!(!is_exact_text("1900-02-29"));
+    }
+
+    #[test]
+    fn the_quick_checks_before_the_patterns_change_no_answer() {
+        let texts = [
+            "2024-05-01",
+            " 2024-05-01\u{1c}",
+            "2024-05-0",
+            "2024/05/01",
+            "٢٠٢٤-05-01",
+            "12345-05-01",
+            "2024-05-01T10:30:00Z",
+            "a@b.c",
+            "a@b",
+            "@",
+            "x @y.z",
+            "",
+            "plain",
+            "2024-05-01 a@b.c",
+            "\u{a0}a@b.co\u{a0}",
+            "2024-02-29T23:59:60.5+05:30",
+        ];
+        for text in texts {
+            let trimmed = text.trim_matches(is_py_space);
+            let by_patterns = (DATE_TIME.is_match(trimmed) && is_calendar_date(trimmed))
+                || EMAIL.is_match(trimmed);
+            assert_eq!(is_exact_text(text), by_patterns, "{text:?}");
+        }
     }
 
     #[test]
