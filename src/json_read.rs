@@ -324,18 +324,6 @@ fn hex4(bytes: &[u8], at: usize) -> Option<u32> {
     })
 }
 
-/// A seeded stream of pseudo-random numbers (xorshift), for generated test cases.
-#[cfg(test)]
-pub(crate) fn numbers(seed: u64) -> impl FnMut() -> u64 {
-    let mut state = seed;
-    move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -417,7 +405,7 @@ mod tests {
     /// kind of character and escapes `serde_json` never writes.
     #[test]
     fn agrees_with_serde_json_on_generated_documents() {
-        let mut next = numbers(0x2545_f491_4f6c_dd1d);
+        let mut next = crate::text::numbers(0x2545_f491_4f6c_dd1d);
         let alphabet: Vec<char> = "ab \"\\/\u{0}\u{1f}\n\u{7f}é😀{}[]:,u0".chars().collect();
         for _ in 0..200 {
             let mut text = || -> String {

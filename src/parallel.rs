@@ -102,10 +102,7 @@ where
         };
         loop {
             while let Ok((seq, results)) = done_rx.try_recv() {
-                pending.insert(
-                    seq,
-                    results.unwrap_or_else(|panic| panic::resume_unwind(panic)),
-                );
+                pending.insert(seq, or_panic(results));
             }
             sink_ready(&mut pending, &mut next);
             if more && permit_tx.try_send(()).is_ok() {
@@ -123,15 +120,17 @@ where
             // Every chunk taken and not sunk is a worker's: wait for one.
             match done_rx.recv() {
                 Ok((seq, results)) => {
-                    pending.insert(
-                        seq,
-                        results.unwrap_or_else(|panic| panic::resume_unwind(panic)),
-                    );
+                    pending.insert(seq, or_panic(results));
                 }
                 Err(_) => break,
             }
         }
     });
+}
+
+/// A worker's results, or its panic, resumed on this thread.
+fn or_panic<R>(results: thread::Result<R>) -> R {
+    results.unwrap_or_else(|panic| panic::resume_unwind(panic))
 }
 
 /// The items not yet taken, and how many chunks were.

@@ -220,7 +220,7 @@ fn spells(known: &str, word: &str) -> bool {
 /// format characters, separators but the space, private-use and unassigned code
 /// points, by the `regex` crate's Unicode tables) as `\xhh`, `\uhhhh` or
 /// `\Uhhhhhhhh`. Runs of printable text are copied whole.
-pub fn write_python_repr_str(out: &mut String, s: &str) {
+fn write_python_repr_str(out: &mut String, s: &str) {
     let quote_byte = if s.contains('\'') && !s.contains('"') {
         b'"'
     } else {
@@ -491,6 +491,19 @@ pub fn replace_lone_surrogates(json: &str) -> Option<String> {
     Some(text)
 }
 
+/// A seeded stream of pseudo-random numbers (xorshift), for generated test cases
+/// (here, before every module that uses it).
+#[cfg(test)]
+pub(crate) fn numbers(seed: u64) -> impl FnMut() -> u64 {
+    let mut state = seed;
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -669,13 +682,7 @@ mod tests {
         assert_eq!(count_sentences_as_before("U.)S. Go.", &[]), 1);
         assert_eq!(count_sentences("e.)g. x. Dr.\"Who. y"), 3);
         assert_eq!(count_sentences_as_before("e.)g. x. Dr.\"Who. y", &[]), 3);
-        let mut state = 7u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = numbers(7);
         for _ in 0..20_000 {
             let len = usize::try_from(next() % 12).unwrap();
             let text: String = (0..len)
