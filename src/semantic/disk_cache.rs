@@ -5,9 +5,10 @@
 //! the text whose SHA-256 is `ABCDEF…`, computed by the model whose fingerprint
 //! is `MODEL`: a SHA-256 over the files the model is read from (the small ones
 //! whole, the weights by size and their first and last megabyte), this engine's
-//! version and the cache format, so a changed model or engine never reads
-//! another's embeddings. A file is written beside its place and renamed
-//! into it; one of the wrong size is not read (and is written again).
+//! version, the cache format and the matrix kernels the CPU runs, so a changed
+//! model or engine, or another CPU's rounding, never reads another's embeddings.
+//! A file is written beside its place and renamed into it; one of the wrong size
+//! is not read (and is written again).
 //!
 //! `ROOT` is `eval --cache-dir` (every command that loads a pack takes it), else
 //! `$TRIBUNAL_CACHE_DIR`, else `$XDG_CACHE_HOME/tribunal`, else
@@ -24,7 +25,7 @@ use sha2::{Digest, Sha256};
 use super::TextKey;
 
 /// Bumped when what is stored, or how an embedding is computed, changes.
-const FORMAT: &str = "tribunal-embeddings-1";
+const FORMAT: &str = "tribunal-embeddings-2";
 
 /// The files of a model folder that decide its embeddings.
 const MODEL_FILES: &[&str] = &[
@@ -66,6 +67,7 @@ impl DiskCache {
         let mut hasher = Sha256::new();
         hasher.update(FORMAT.as_bytes());
         hasher.update(env!("CARGO_PKG_VERSION").as_bytes());
+        hasher.update(super::bert::matrix_kernels().as_bytes());
         for name in MODEL_FILES {
             match fingerprint_file(&model_dir.join(name), &mut hasher) {
                 Ok(()) => hasher.update(name.as_bytes()),

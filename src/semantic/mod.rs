@@ -1,18 +1,20 @@
 //! Sentence embeddings for the `semantic` strategy: a sentence-transformers model
 //! (BERT encoder, mean pooling, L2 normalisation) loaded from a local folder, run
-//! on the CPU with candle, and the cosine similarity of two texts.
+//! on the CPU (weights read with candle, products by gemm), and the cosine
+//! similarity of two texts.
 //!
 //! A model is loaded once per process and folder, on first use, and shared by
 //! every pack and thread. Embeddings are cached per text (bounded) for the run,
-//! and texts are embedded in batches of equal token length: without padding a
-//! text's embedding does not depend on what else is in its batch, so results are
-//! the same whatever the number of jobs or the batch boundaries.
+//! and the texts of a batch are embedded in passes of many texts without padding
+//! (see [`bert`]): a text's embedding does not depend on what else is in its
+//! pass, so results are the same whatever the number of jobs or the batch
+//! boundaries.
 
 mod bert;
 pub mod disk_cache;
 pub mod locate;
 
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
@@ -91,11 +93,10 @@ pub enum ModelError {
     Embed(String),
 }
 
-/// Sequences per forward pass (each of one token length)...
-const MAX_BATCH: usize = 64;
-/// ...and tokens per pass, which bounds the attention scores' memory
-/// (`batch × heads × len²` floats: 50 MB for 16 sequences of 256 tokens).
-const MAX_BATCH_TOKENS: usize = 4096;
+/// Tokens per forward pass, which bounds its working memory: the feed-forward
+/// layer's activations take `tokens × intermediate size` floats (12 MB for
+/// all-MiniLM-L6-v2), the attention scores only one text's row at a time.
+const MAX_PASS_TOKENS: usize = 2048;
 /// Embeddings kept for the run; the oldest are dropped beyond this (~1.6 KB each
 /// for a 384-dimension model, plus a 32-byte key whatever the text's length).
 pub const CACHE_ENTRIES: usize = 16_384;
@@ -221,32 +222,36 @@ impl Embedder {
             .iter()
             .map(|t| self.token_ids(t))
             .collect::<Result<Vec<_>, _>>()?;
-        let mut by_len: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-        for (i, seq) in ids.iter().enumerate() {
-            by_len.entry(seq.len()).or_default().push(i);
-        }
         let mut out: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
-        for (len, members) in by_len {
-            if len == 0 {
-                // No tokens (a tokenizer without [CLS]/[SEP] and a text its
-                // normaliser empties): the mean of nothing, as sentence-transformers.
-                for i in members {
-                    out[i] = vec![0.0; self.dimensions()];
-                }
-                continue;
+        // A text of no tokens (a tokenizer without [CLS]/[SEP] and a text its
+        // normaliser empties) embeds to the mean of nothing, as in sentence-transformers.
+        let mut pending: Vec<usize> = Vec::new();
+        for (i, seq) in ids.iter().enumerate() {
+            if seq.is_empty() {
+                out[i] = vec![0.0; self.dimensions()];
+            } else {
+                pending.push(i);
             }
-            let per_pass = (MAX_BATCH_TOKENS / len).clamp(1, MAX_BATCH);
-            for group in members.chunks(per_pass) {
-                let flat: Vec<u32> = group.iter().flat_map(|&i| ids[i].iter().copied()).collect();
-                let pooled = self
-                    .bert
-                    .mean_pooled(&flat, group.len(), len)
-                    .and_then(|t| t.to_vec2::<f32>())
-                    .map_err(|e| ModelError::Embed(format!("embedding failed: {e}")))?;
-                for (&i, row) in group.iter().zip(pooled) {
-                    out[i] = normalised(row);
-                }
+        }
+        // Passes of up to MAX_PASS_TOKENS tokens (a text alone may be longer).
+        let mut rest = &pending[..];
+        while !rest.is_empty() {
+            let mut tokens = ids[rest[0]].len();
+            let mut take = 1;
+            while take < rest.len() && tokens + ids[rest[take]].len() <= MAX_PASS_TOKENS {
+                tokens += ids[rest[take]].len();
+                take += 1;
             }
+            let (pass, after) = rest.split_at(take);
+            let sequences: Vec<&[u32]> = pass.iter().map(|&i| ids[i].as_slice()).collect();
+            let pooled = self
+                .bert
+                .mean_pooled(&sequences)
+                .map_err(|e| ModelError::Embed(format!("embedding failed: {e}")))?;
+            for (&i, row) in pass.iter().zip(pooled) {
+                out[i] = normalised(row);
+            }
+            rest = after;
         }
         Ok(out)
     }

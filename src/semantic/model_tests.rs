@@ -112,7 +112,7 @@ fn embeddings_do_not_depend_on_the_batch() {
             "{text:?}: alone vs among 40 of its length"
         );
     }
-    // A full pass of long texts (64 of 60 tokens: larger matrices, other kernels).
+    // A pass of 64 long texts (60 tokens each: larger matrices).
     let long: Vec<String> = (0..200)
         .map(|i| {
             format!(
@@ -137,6 +137,32 @@ fn embeddings_do_not_depend_on_the_batch() {
             same[i]
         );
     }
+}
+
+/// The forward pass gives the same bits on one thread or two, and with its
+/// kernels built for AVX2 or for the baseline CPU.
+#[test]
+fn embeddings_do_not_depend_on_threads_or_vector_width() {
+    let embedder = embedder();
+    let cases = reference();
+    let ids: Vec<Vec<u32>> = cases.iter().map(|c| c.ids.clone()).collect();
+    let sequences: Vec<&[u32]> = ids
+        .iter()
+        .filter(|s| !s.is_empty())
+        .map(Vec::as_slice)
+        .collect();
+    let run = |threads| embedder.bert.mean_pooled_with(&sequences, threads).unwrap();
+    let one = run(super::bert::Threads::Fixed(1));
+    assert_eq!(
+        one,
+        run(super::bert::Threads::Fixed(2)),
+        "one thread vs two"
+    );
+    tribunal_semantic_kernels::set_wide(false);
+    let narrow = run(super::bert::Threads::Fixed(1));
+    tribunal_semantic_kernels::set_wide(true);
+    assert_eq!(one, narrow, "AVX2 kernels vs baseline ones");
+    assert!(one.iter().all(|e| e.iter().all(|x| x.is_finite())));
 }
 
 #[test]
