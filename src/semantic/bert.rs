@@ -1,7 +1,7 @@
 //! A BERT encoder forward pass (the architecture of all-MiniLM-L6-v2 and most
-//! sentence-transformers models) on the CPU, f32: the weights are read with candle,
-//! the matrix products are the `gemm` crate's, and the rest (embeddings, layer
-//! norms, attention, activation, pooling) is our own.
+//! sentence-transformers models) on the CPU, f32: the weights are read from
+//! `model.safetensors` here, the matrix products are the `gemm` crate's, and the
+//! rest (embeddings, layer norms, attention, activation, pooling) is our own.
 //!
 //! Texts are encoded without padding. The dense layers run once over the tokens of
 //! every text of a pass, stacked into one matrix; attention runs within each text.
@@ -20,7 +20,6 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use candle_core::{DType, Device, Tensor};
 use gemm::Parallelism;
 use serde::Deserialize;
 use tribunal_semantic_kernels as kernels;
@@ -241,36 +240,138 @@ impl Norm {
     }
 }
 
-/// The tensors of `model.safetensors`, taken out one by one: each is freed as
-/// it is converted, so the weights are never held twice.
+/// The largest `model.safetensors` header read (its JSON table of tensors).
+const MAX_HEADER_BYTES: u64 = 100 << 20;
+
+/// A tensor's entry in the header: element type, shape, and where its bytes are.
+#[derive(Debug, Deserialize)]
+struct TensorEntry {
+    dtype: String,
+    shape: Vec<usize>,
+    data_offsets: [u64; 2],
+}
+
+/// The tensors of a `model.safetensors` file, each read from the file straight
+/// into its f32 values when asked for: the weights are never held twice, nor
+/// the file whole.
 struct Weights {
-    tensors: HashMap<String, Tensor>,
+    file: std::fs::File,
+    /// Where the tensors' bytes start (after the header) and the file's length.
+    data_start: u64,
+    file_len: u64,
+    entries: HashMap<String, TensorEntry>,
     /// `bert.` for checkpoints saved from `BertForX`, else empty.
     prefix: &'static str,
 }
 
 impl Weights {
+    /// Reads the header of the safetensors file at `path`: an 8-byte little-endian
+    /// length, then that many bytes of JSON naming every tensor.
+    fn open(path: &Path) -> Result<Self, String> {
+        use std::io::Read;
+        let mut file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+        let file_len = file.metadata().map_err(|e| e.to_string())?.len();
+        let mut len = [0u8; 8];
+        file.read_exact(&mut len)
+            .map_err(|_| "not a safetensors file (shorter than its header)".to_owned())?;
+        let header_len = u64::from_le_bytes(len);
+        if header_len > MAX_HEADER_BYTES || 8 + header_len > file_len {
+            return Err(format!(
+                "not a safetensors file (a header of {header_len} bytes in a file of {file_len})"
+            ));
+        }
+        let mut header = vec![0u8; usize::try_from(header_len).map_err(|e| e.to_string())?];
+        file.read_exact(&mut header).map_err(|e| e.to_string())?;
+        let mut table: HashMap<String, serde_json::Value> = serde_json::from_slice(&header)
+            .map_err(|e| format!("not a safetensors file (its header: {e})"))?;
+        table.remove("__metadata__");
+        let entries = table
+            .into_iter()
+            .map(|(name, entry)| {
+                serde_json::from_value(entry)
+                    .map(|entry| (name.clone(), entry))
+                    .map_err(|e| format!("tensor `{name}` in the header: {e}"))
+            })
+            .collect::<Result<_, String>>()?;
+        Ok(Self {
+            file,
+            data_start: 8 + header_len,
+            file_len,
+            entries,
+            prefix: "",
+        })
+    }
+
     /// The first of `names` present, as f32 values row after row, checked to
     /// have `shape`.
     fn take(&mut self, names: &[String], shape: &[usize]) -> Result<Vec<f32>, String> {
         for name in names {
             let full = format!("{}{name}", self.prefix);
-            let Some(tensor) = self.tensors.remove(&full) else {
-                continue;
-            };
-            if tensor.dims() != shape {
-                return Err(format!(
-                    "tensor `{full}` has shape {:?}, expected {shape:?}",
-                    tensor.dims()
-                ));
+            if let Some(entry) = self.entries.remove(&full) {
+                return self
+                    .read(&entry, shape)
+                    .map_err(|e| format!("tensor `{full}`: {e}"));
             }
-            return tensor
-                .to_dtype(DType::F32)
-                .and_then(|t| t.flatten_all())
-                .and_then(|t| t.to_vec1::<f32>())
-                .map_err(|e| format!("tensor `{full}`: {e}"));
         }
         Err(format!("tensor `{}{}` is missing", self.prefix, names[0]))
+    }
+
+    fn read(&mut self, entry: &TensorEntry, shape: &[usize]) -> Result<Vec<f32>, String> {
+        use std::io::{Read, Seek, SeekFrom};
+        if entry.shape != shape {
+            return Err(format!("shape {:?}, expected {shape:?}", entry.shape));
+        }
+        let width: usize = match entry.dtype.as_str() {
+            "F32" => 4,
+            "F16" | "BF16" => 2,
+            other => return Err(format!("element type {other} (F32, F16 or BF16 expected)")),
+        };
+        // The file must hold every byte before any is allocated for.
+        let count = shape
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d))
+            .ok_or("its shape overflows")?;
+        let [start, end] = entry.data_offsets;
+        let bytes = end
+            .checked_sub(start)
+            .ok_or("its data ends before it starts")?;
+        let wanted = count.checked_mul(width).and_then(|n| u64::try_from(n).ok());
+        if wanted != Some(bytes) || self.data_start.saturating_add(end) > self.file_len {
+            return Err(format!(
+                "its data ({start}..{end}) does not hold {count} {} values in the file",
+                entry.dtype
+            ));
+        }
+        self.file
+            .seek(SeekFrom::Start(self.data_start + start))
+            .map_err(|e| e.to_string())?;
+        // Read in blocks, so no second copy of a large tensor is ever held.
+        let mut values = Vec::with_capacity(count);
+        let mut block = vec![0u8; 1 << 16];
+        let mut left = count * width;
+        while left > 0 {
+            let chunk = &mut block[..left.min(1 << 16)];
+            self.file.read_exact(chunk).map_err(|e| e.to_string())?;
+            match entry.dtype.as_str() {
+                "F32" => values.extend(
+                    chunk
+                        .chunks_exact(4)
+                        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+                ),
+                "F16" => values.extend(
+                    chunk
+                        .chunks_exact(2)
+                        .map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32()),
+                ),
+                _ => values.extend(
+                    chunk
+                        .chunks_exact(2)
+                        .map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f32()),
+                ),
+            }
+            left -= chunk.len();
+        }
+        Ok(values)
     }
 
     fn dense(&mut self, at: &str, inputs: usize, outputs: usize) -> Result<Dense, String> {
@@ -348,12 +449,12 @@ impl Bert {
             }
         }
         let weights = dir.join("model.safetensors");
-        let tensors = candle_core::safetensors::load(&weights, &Device::Cpu)
+        let tensors = Weights::open(&weights)
             .map_err(|e| format!("cannot read `{}`: {e}", weights.display()))?;
         Self::new(&config, tensors).map_err(|e| format!("`{}`: {e}", weights.display()))
     }
 
-    fn new(config: &BertConfig, tensors: HashMap<String, Tensor>) -> Result<Self, String> {
+    fn new(config: &BertConfig, mut w: Weights) -> Result<Self, String> {
         let activation = Activation::parse(&config.hidden_act)?;
         if config.num_attention_heads == 0
             || !config
@@ -366,12 +467,11 @@ impl Bert {
             ));
         }
         // Checkpoints saved from `BertForX` prefix every tensor with `bert.`.
-        let prefix = if tensors.contains_key("bert.embeddings.word_embeddings.weight") {
-            "bert."
-        } else {
-            ""
-        };
-        let mut w = Weights { tensors, prefix };
+        if w.entries
+            .contains_key("bert.embeddings.word_embeddings.weight")
+        {
+            w.prefix = "bert.";
+        }
         let (h, eps) = (config.hidden_size, config.layer_norm_eps);
         let one = |name: &str| [name.to_owned()];
         let words = w.take(
@@ -514,5 +614,118 @@ impl Bert {
 
     pub fn hidden_size(&self) -> usize {
         self.hidden
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A safetensors file of `tensors` (name, dtype, shape, raw bytes).
+    fn safetensors(dir: &Path, tensors: &[(&str, &str, &[usize], Vec<u8>)]) -> std::path::PathBuf {
+        let mut header = serde_json::Map::new();
+        let mut data = Vec::new();
+        for (name, dtype, shape, bytes) in tensors {
+            let start = data.len();
+            data.extend_from_slice(bytes);
+            header.insert(
+                (*name).to_owned(),
+                serde_json::json!({"dtype": dtype, "shape": shape, "data_offsets": [start, data.len()]}),
+            );
+        }
+        header.insert(
+            "__metadata__".to_owned(),
+            serde_json::json!({"format": "pt"}),
+        );
+        let header = serde_json::Value::Object(header).to_string();
+        let mut file = (header.len() as u64).to_le_bytes().to_vec();
+        file.extend_from_slice(header.as_bytes());
+        file.extend_from_slice(&data);
+        let path = dir.join("model.safetensors");
+        std::fs::write(&path, file).unwrap();
+        path
+    }
+
+    fn name(n: &str) -> [String; 1] {
+        [n.to_owned()]
+    }
+
+    #[test]
+    fn weights_are_read_tensor_by_tensor_in_each_element_type() {
+        let dir = tempfile::tempdir().unwrap();
+        let f32s: Vec<u8> = [1.5f32, -2.0, 0.25, 1e-3]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let bf16s: Vec<u8> = [1.5f32, -2.0]
+            .iter()
+            .flat_map(|v| half::bf16::from_f32(*v).to_le_bytes())
+            .collect();
+        let f16s: Vec<u8> = [0.5f32, 3.0]
+            .iter()
+            .flat_map(|v| half::f16::from_f32(*v).to_le_bytes())
+            .collect();
+        let path = safetensors(
+            dir.path(),
+            &[
+                ("a", "F32", &[2, 2], f32s),
+                ("b", "BF16", &[2], bf16s),
+                ("c", "F16", &[2], f16s),
+            ],
+        );
+        let mut w = Weights::open(&path).unwrap();
+        assert_eq!(
+            w.take(&name("a"), &[2, 2]).unwrap(),
+            [1.5, -2.0, 0.25, 1e-3]
+        );
+        assert_eq!(w.take(&name("b"), &[2]).unwrap(), [1.5, -2.0]);
+        // The first name present is taken (older checkpoints' aliases).
+        assert_eq!(
+            w.take(&[String::from("gone"), String::from("c")], &[2])
+                .unwrap(),
+            [0.5, 3.0]
+        );
+        let err = w.take(&name("a"), &[2, 2]).unwrap_err();
+        assert!(err.contains("`a` is missing"), "{err}");
+    }
+
+    #[test]
+    fn a_malformed_weights_file_is_an_error_naming_what_is_wrong() {
+        let dir = tempfile::tempdir().unwrap();
+        let four = |n: usize| vec![0u8; 4 * n];
+        let path = safetensors(
+            dir.path(),
+            &[
+                ("a", "F32", &[2, 2], four(4)),
+                ("b", "I64", &[1], vec![0; 8]),
+            ],
+        );
+        let mut w = Weights::open(&path).unwrap();
+        let err = w.take(&name("a"), &[4]).unwrap_err();
+        assert!(err.contains("shape [2, 2], expected [4]"), "{err}");
+        let err = w.take(&name("b"), &[1]).unwrap_err();
+        assert!(err.contains("element type I64"), "{err}");
+
+        // Data that the file does not hold.
+        let path = safetensors(dir.path(), &[("a", "F32", &[2, 2], four(3))]);
+        let err = Weights::open(&path)
+            .unwrap()
+            .take(&name("a"), &[2, 2])
+            .unwrap_err();
+        assert!(err.contains("does not hold 4 F32 values"), "{err}");
+
+        // A Git LFS pointer, a header longer than the file, a header that is not JSON.
+        for (bytes, expected) in [
+            (
+                b"version https://git-lfs.github.com/spec/v1\n".to_vec(),
+                "a header of",
+            ),
+            (vec![1, 0, 0, 0], "shorter than its header"),
+            ([&5u64.to_le_bytes()[..], b"nope!"].concat(), "its header"),
+        ] {
+            std::fs::write(&path, bytes).unwrap();
+            let err = Weights::open(&path).err().expect("an error");
+            assert!(err.contains(expected), "{err}");
+        }
     }
 }

@@ -1,7 +1,6 @@
 //! Sentence embeddings for the `semantic` strategy: a sentence-transformers model
 //! (BERT encoder, mean pooling, L2 normalisation) loaded from a local folder, run
-//! on the CPU (weights read with candle, products by gemm), and the cosine
-//! similarity of two texts.
+//! on the CPU (matrix products by gemm), and the cosine similarity of two texts.
 //!
 //! A model is loaded once per process and folder, on first use, and shared by
 //! every pack and thread. Embeddings are cached per text (bounded) for the run,
