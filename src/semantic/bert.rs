@@ -129,8 +129,9 @@ impl Threads {
     }
 }
 
-/// The matrix kernels this CPU runs (their rounding can differ from another
-/// CPU's): part of the disk cache's model fingerprint.
+/// The matrix kernels this CPU runs, found by the two checks gemm dispatches on
+/// (their rounding can differ from another CPU's): part of the disk cache's
+/// model fingerprint.
 pub fn matrix_kernels() -> &'static str {
     #[cfg(target_arch = "x86_64")]
     {
@@ -243,6 +244,54 @@ impl Norm {
 /// The largest `model.safetensors` header read (its JSON table of tensors).
 const MAX_HEADER_BYTES: u64 = 100 << 20;
 
+/// The element types a tensor may be stored in, each widened to f32.
+#[derive(Debug, Clone, Copy)]
+enum Element {
+    F32,
+    F16,
+    Bf16,
+}
+
+impl Element {
+    fn parse(dtype: &str) -> Result<Self, String> {
+        match dtype {
+            "F32" => Ok(Self::F32),
+            "F16" => Ok(Self::F16),
+            "BF16" => Ok(Self::Bf16),
+            other => Err(format!("element type {other} (F32, F16 or BF16 expected)")),
+        }
+    }
+
+    /// Bytes per value.
+    fn width(self) -> usize {
+        match self {
+            Self::F32 => 4,
+            Self::F16 | Self::Bf16 => 2,
+        }
+    }
+
+    /// Appends the values of `bytes` (little-endian, whole values) as f32.
+    fn widen(self, bytes: &[u8], into: &mut Vec<f32>) {
+        match self {
+            Self::F32 => into.extend(
+                bytes
+                    .chunks_exact(4)
+                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+            ),
+            Self::F16 => into.extend(
+                bytes
+                    .chunks_exact(2)
+                    .map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32()),
+            ),
+            Self::Bf16 => into.extend(
+                bytes
+                    .chunks_exact(2)
+                    .map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f32()),
+            ),
+        }
+    }
+}
+
 /// A tensor's entry in the header: element type, shape, and where its bytes are.
 #[derive(Debug, Deserialize)]
 struct TensorEntry {
@@ -321,11 +370,8 @@ impl Weights {
         if entry.shape != shape {
             return Err(format!("shape {:?}, expected {shape:?}", entry.shape));
         }
-        let width: usize = match entry.dtype.as_str() {
-            "F32" => 4,
-            "F16" | "BF16" => 2,
-            other => return Err(format!("element type {other} (F32, F16 or BF16 expected)")),
-        };
+        let element = Element::parse(&entry.dtype)?;
+        let width = element.width();
         // The file must hold every byte before any is allocated for.
         let count = shape
             .iter()
@@ -352,23 +398,7 @@ impl Weights {
         while left > 0 {
             let chunk = &mut block[..left.min(1 << 16)];
             self.file.read_exact(chunk).map_err(|e| e.to_string())?;
-            match entry.dtype.as_str() {
-                "F32" => values.extend(
-                    chunk
-                        .chunks_exact(4)
-                        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-                ),
-                "F16" => values.extend(
-                    chunk
-                        .chunks_exact(2)
-                        .map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32()),
-                ),
-                _ => values.extend(
-                    chunk
-                        .chunks_exact(2)
-                        .map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f32()),
-                ),
-            }
+            element.widen(chunk, &mut values);
             left -= chunk.len();
         }
         Ok(values)
@@ -584,15 +614,16 @@ impl Bert {
         layer.qkv.forward(x, rows, &mut b.qkv, threads);
         b.context.clear();
         b.context.resize(rows * h, 0.0);
+        let shape = kernels::Heads {
+            hidden: h,
+            heads: self.heads,
+        };
         let mut start = 0;
         for sequence in sequences {
             let len = sequence.len();
             kernels::attend(
                 &b.qkv[start * 3 * h..(start + len) * 3 * h],
-                kernels::Heads {
-                    hidden: h,
-                    heads: self.heads,
-                },
+                shape,
                 &mut b.context[start * h..(start + len) * h],
                 &mut b.attention,
             );

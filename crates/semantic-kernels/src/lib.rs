@@ -95,18 +95,7 @@ pub fn layer_norm(x: &mut [f32], weight: &[f32], bias: &[f32], eps: f32) {
         for v in row.iter_mut() {
             *v -= mean;
         }
-        let mut lanes = [0.0f32; 8];
-        let mut chunks = row.chunks_exact(8);
-        for chunk in &mut chunks {
-            for (lane, v) in lanes.iter_mut().zip(chunk) {
-                *lane += v * v;
-            }
-        }
-        let mut var = 0.0f32;
-        for v in chunks.remainder() {
-            var += v * v;
-        }
-        var += lanes.iter().sum::<f32>();
+        let var = sum_by(row, |v| v * v);
         let scale = 1.0 / (var / size as f32 + eps).sqrt();
         for ((v, w), b) in row.iter_mut().zip(weight).zip(bias) {
             *v = *v * scale * w + b;
@@ -142,14 +131,21 @@ pub fn mean_rows(rows: &[f32], width: usize) -> Vec<f32> {
 /// The sum of `values`, in eight lanes (vectorised).
 #[inline(always)]
 fn sum(values: &[f32]) -> f32 {
+    sum_by(values, |v| v)
+}
+
+/// The sum of `f` over `values`, in eight lanes (vectorised): the lanes take
+/// the whole groups of eight, the rest is added in order, then the lanes.
+#[inline(always)]
+fn sum_by(values: &[f32], f: impl Fn(f32) -> f32) -> f32 {
     let mut lanes = [0.0f32; 8];
     let mut chunks = values.chunks_exact(8);
     for chunk in &mut chunks {
-        for (lane, v) in lanes.iter_mut().zip(chunk) {
-            *lane += v;
+        for (lane, &v) in lanes.iter_mut().zip(chunk) {
+            *lane += f(v);
         }
     }
-    chunks.remainder().iter().sum::<f32>() + lanes.iter().sum::<f32>()
+    chunks.remainder().iter().map(|&v| f(v)).sum::<f32>() + lanes.iter().sum::<f32>()
 }
 
 /// Softmax of a row in place (shifted by its maximum).
@@ -165,8 +161,8 @@ fn softmax(row: &mut [f32]) {
     }
 }
 
-/// Working memory of [`attend`]: one head's keys (transposed), values, and one
-/// query's scores.
+/// Working memory of [`attend`]: every head's keys (transposed) and values, and
+/// one query's scores.
 #[derive(Debug, Default)]
 pub struct Attention {
     keys: Vec<f32>,
