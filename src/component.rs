@@ -11,6 +11,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::json::Json;
 use crate::report::{Details, ExtractionInfo, Issue};
 
 /// What a component is for: the plugin SDK's type, so plugins and the engine
@@ -56,11 +57,11 @@ pub struct Context<'a> {
     /// The raw model output.
     pub output: &'a str,
     /// The extracted (and so far normalised) JSON; `Null` when nothing was extracted.
-    pub json: &'a Value,
+    pub json: &'a Json,
     pub extraction: &'a ExtractionInfo,
     /// Ground truth; `Null` when the record has none.
-    pub expected: &'a Value,
-    pub meta: &'a Value,
+    pub expected: &'a Json,
+    pub meta: &'a Json,
     /// Issues raised by earlier pipeline steps.
     pub issues: &'a [Issue],
     /// Scores of the metrics that already ran, by name.
@@ -122,7 +123,7 @@ impl MetricOutput {
 pub struct PostOutput {
     pub issues: Vec<Issue>,
     /// Replacement for the extracted JSON, when the postprocessor normalises it.
-    pub json: Option<Value>,
+    pub json: Option<Json>,
 }
 
 pub trait Metric: Send + Sync + fmt::Debug {
@@ -140,12 +141,7 @@ pub trait Postprocessor: Send + Sync + fmt::Debug {
 
 pub trait Strategy: Send + Sync + fmt::Debug {
     /// Similarity of `actual` to `expected`, in [0, 1].
-    fn compare(
-        &self,
-        expected: &Value,
-        actual: &Value,
-        ctx: &Context<'_>,
-    ) -> Result<f64, EvalError>;
+    fn compare(&self, expected: &Json, actual: &Json, ctx: &Context<'_>) -> Result<f64, EvalError>;
 
     /// The similarity at or above which a field counts as matching, unless the
     /// calling metric configures its own threshold for this strategy.
@@ -156,7 +152,7 @@ pub trait Strategy: Send + Sync + fmt::Debug {
     /// Called with the (expected, actual) pairs a batch of records will compare,
     /// before they are compared; only when [`Strategy::wants_prepare`] says so.
     /// Results must not depend on it.
-    fn prepare(&self, _pairs: &[(&Value, &Value)]) {}
+    fn prepare(&self, _pairs: &[(&Json, &Json)]) {}
 
     /// Whether [`Strategy::prepare`] does anything (callers skip collecting pairs).
     fn wants_prepare(&self) -> bool {

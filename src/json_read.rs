@@ -1,6 +1,6 @@
-//! JSON text read into `serde_json` values exactly as `serde_json` reads it (the
-//! same values, numbers kept as written, the same texts refused, the same nesting
-//! limit), in one pass: a string is unescaped straight into its one allocation
+//! JSON text read into [`Json`] values exactly as `serde_json` reads it into its
+//! own (the same values, numbers kept as written, the same texts refused, the
+//! same nesting limit), in one pass: a string is unescaped straight into its one allocation
 //! instead of through a scratch buffer one escape at a time. The extraction tiers
 //! read every candidate document with it, and the input reader every record.
 //!
@@ -9,7 +9,7 @@
 
 use std::borrow::Cow;
 
-use serde_json::{Map, Number, Value};
+use crate::json::{Json as Value, Number, Object};
 
 use crate::json_write::plain_run;
 
@@ -105,7 +105,7 @@ impl<'a> Reader<'a> {
             b'"' => {
                 let (string, end) = string(self.text, self.at + 1)?;
                 self.at = end;
-                Some(Value::String(string.into_owned()))
+                Some(Value::String(string.into()))
             }
             b't' => self.word(b"true", Value::Bool(true)),
             b'f' => self.word(b"false", Value::Bool(false)),
@@ -124,43 +124,11 @@ impl<'a> Reader<'a> {
 
     /// A number as JSON writes it, kept as its text (`arbitrary_precision`).
     fn number(&mut self) -> Option<Value> {
-        let bytes = self.bytes;
-        let digits = |mut at: usize| {
-            while bytes.get(at).is_some_and(u8::is_ascii_digit) {
-                at += 1;
-            }
-            at
-        };
         let start = self.at;
-        let mut at = start + usize::from(bytes[start] == b'-');
-        match bytes.get(at)? {
-            b'0' => at += 1,
-            b'1'..=b'9' => at = digits(at + 1),
-            _ => return None,
-        }
-        if bytes.get(at) == Some(&b'.') {
-            let end = digits(at + 1);
-            if end == at + 1 {
-                return None;
-            }
-            at = end;
-        }
-        if matches!(bytes.get(at), Some(b'e' | b'E')) {
-            at += 1;
-            if matches!(bytes.get(at), Some(b'+' | b'-')) {
-                at += 1;
-            }
-            let end = digits(at);
-            if end == at {
-                return None;
-            }
-            at = end;
-        }
-        self.at = at;
-        self.text[start..at]
-            .parse::<Number>()
-            .ok()
-            .map(Value::Number)
+        self.at = crate::json::number_end(self.bytes, start)?;
+        Some(Value::Number(Number::from_json_text(
+            &self.text[start..self.at],
+        )))
     }
 
     /// Opens an array or an object (`serde_json` refuses the 128th level).
@@ -211,10 +179,10 @@ impl<'a> Reader<'a> {
     }
 
     fn object(&mut self) -> Option<Value> {
-        let mut members = Map::new();
+        let mut members = Object::new();
         // A name given twice keeps its first place and its last value.
         self.members(|name, value| {
-            members.insert(name.into_owned(), value);
+            members.insert(name, value);
         })?;
         Some(Value::Object(members))
     }
@@ -330,14 +298,24 @@ mod tests {
 
     /// Each text read by both readers: the same value, or both refuse it.
     fn agree(text: &str) {
-        let serde = serde_json::from_str::<Value>(text).ok();
-        assert_eq!(parse(text), serde, "{text:?}");
-        let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+        // Compared as written, so the members' order counts too.
+        let written = |value: &Value| serde_json::to_string(&value.to_serde()).unwrap();
+        let serde = serde_json::from_str::<serde_json::Value>(text).ok();
+        assert_eq!(
+            parse(text).as_ref().map(written),
+            serde.map(|v| v.to_string()),
+            "{text:?}"
+        );
+        let mut stream = serde_json::Deserializer::from_str(text).into_iter::<serde_json::Value>();
         let first = match stream.next() {
-            Some(Ok(value)) => Some((value, stream.byte_offset())),
+            Some(Ok(value)) => Some((value.to_string(), stream.byte_offset())),
             _ => None,
         };
-        assert_eq!(parse_first(text), first, "first value of {text:?}");
+        assert_eq!(
+            parse_first(text).map(|(value, end)| (written(&value), end)),
+            first,
+            "first value of {text:?}"
+        );
     }
 
     #[test]
@@ -416,7 +394,7 @@ mod tests {
             };
             let document = serde_json::json!({
                 text(): [text(), 1, -2.5, true, null, {"k": text()}],
-                "n": serde_json::from_str::<Value>("1E400").unwrap(),
+                "n": serde_json::from_str::<serde_json::Value>("1E400").unwrap(),
                 text(): {},
             });
             let mut line = serde_json::to_string_pretty(&document).unwrap();

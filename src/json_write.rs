@@ -4,7 +4,11 @@
 //! The batch runner writes every result record with it (a test compares the
 //! two writers on every shipped example and on adversarial strings).
 
+use std::fmt;
+
 use serde_json::Value;
+
+use crate::json::Json;
 
 /// What `serde_json` writes for each byte: 0 = the byte itself, `u` = `\u00XX`,
 /// anything else = that letter after a backslash.
@@ -161,6 +165,54 @@ pub fn write_value(out: &mut Vec<u8>, value: &Value) {
             }
             object.close();
         }
+    }
+}
+
+/// Appends a [`Json`] value, compact, members in order: what [`write_value`]
+/// writes for the same value as `serde_json` holds it.
+pub fn write_json(out: &mut Vec<u8>, value: &Json) {
+    match value {
+        Json::Null => write_null(out),
+        Json::Bool(b) => write_bool(out, *b),
+        Json::Number(n) => out.extend_from_slice(n.as_str().as_bytes()),
+        Json::String(s) => write_str(out, s),
+        Json::Array(items) => write_array(out, items, write_json),
+        Json::Object(members) => {
+            let mut object = Object::open(out);
+            for (name, item) in members {
+                write_json(object.key(name), item);
+            }
+            object.close();
+        }
+    }
+}
+
+/// The value as compact JSON text.
+impl fmt::Display for Json {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut out = Vec::new();
+        write_json(&mut out, self);
+        f.write_str(std::str::from_utf8(&out).map_err(|_| fmt::Error)?)
+    }
+}
+
+/// The value as compact JSON text.
+impl fmt::Debug for Json {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+/// The members as compact JSON text.
+impl fmt::Debug for crate::json::Object {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut out = Vec::new();
+        let mut object = Object::open(&mut out);
+        for (name, item) in self {
+            write_json(object.key(name), item);
+        }
+        object.close();
+        f.write_str(std::str::from_utf8(&out).map_err(|_| fmt::Error)?)
     }
 }
 

@@ -73,8 +73,8 @@ pub fn write_case(
 /// Appends the `<testcase>` of a result record (named by its id, else its line).
 pub fn write_report_case(out: &mut Vec<u8>, report: &Report, classname: &str) {
     let name = match (&report.id, report.line) {
-        (serde_json::Value::String(id), _) => id.clone(),
-        (serde_json::Value::Null, Some(line)) => format!("line {line}"),
+        (crate::json::Json::String(id), _) => id.to_string(),
+        (crate::json::Json::Null, Some(line)) => format!("line {line}"),
         (id, _) => id.to_string(),
     };
     let mut properties = vec![("status", report.status.as_str().to_owned())];

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
+use crate::json::Json;
 
 use crate::component::{Context, EvalError};
 use crate::extract::{self, Tier};
@@ -21,13 +21,13 @@ const BATCH_RECORDS: usize = 32;
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Input {
     /// The record's id, echoed in the result (`null` when the record has none).
-    pub id: Value,
+    pub id: Json,
     /// The raw model output.
     pub output: String,
     /// Ground truth, `null` when absent.
-    pub expected: Value,
+    pub expected: Json,
     /// Anything else the components may read (`ctx.meta` in scripts).
-    pub meta: Value,
+    pub meta: Json,
 }
 
 impl Input {
@@ -41,22 +41,22 @@ impl Input {
 
     /// The same record with this id (echoed in its result).
     #[must_use]
-    pub fn with_id(mut self, id: impl Into<Value>) -> Self {
+    pub fn with_id(mut self, id: impl Into<Json>) -> Self {
         self.id = id.into();
         self
     }
 
     /// The same record with this ground truth.
     #[must_use]
-    pub fn with_expected(mut self, expected: Value) -> Self {
-        self.expected = expected;
+    pub fn with_expected(mut self, expected: impl Into<Json>) -> Self {
+        self.expected = expected.into();
         self
     }
 
     /// The same record with this meta.
     #[must_use]
-    pub fn with_meta(mut self, meta: Value) -> Self {
-        self.meta = meta;
+    pub fn with_meta(mut self, meta: impl Into<Json>) -> Self {
+        self.meta = meta.into();
         self
     }
 
@@ -67,14 +67,14 @@ impl Input {
     /// structured output itself). A record without an output (absent or `null`)
     /// cannot be evaluated: the error gives its id back, for its `ERROR` result.
     pub fn from_members(
-        id: Value,
-        output: Value,
-        expected: Value,
-        meta: Value,
+        id: Json,
+        output: Json,
+        expected: Json,
+        meta: Json,
     ) -> Result<Self, MissingOutput> {
         let output = match output {
-            Value::String(text) => text,
-            Value::Null => return Err(MissingOutput { id }),
+            Json::String(text) => text.into_string(),
+            Json::Null => return Err(MissingOutput { id }),
             other => other.to_string(),
         };
         Ok(Self {
@@ -91,12 +91,12 @@ impl Input {
 #[derive(Debug, Clone, PartialEq)]
 pub struct MissingOutput {
     /// The record's id (`null` when it has none).
-    pub id: Value,
+    pub id: Json,
 }
 
 /// A record between the postprocessors and the metrics.
 struct Staged {
-    json: Value,
+    json: Json,
     extraction: ExtractionInfo,
     issues: Vec<Issue>,
     failure: Option<EvalError>,
@@ -292,7 +292,7 @@ impl Pack {
         &'a self,
         input: &'a Input,
         extraction: &'a ExtractionInfo,
-        json: &'a Value,
+        json: &'a Json,
         issues: &'a [Issue],
         scores: &'a BTreeMap<String, f64>,
     ) -> Context<'a> {
@@ -308,7 +308,7 @@ impl Pack {
         }
     }
 
-    fn extract(&self, output: &str, issues: &mut Vec<Issue>) -> (Value, ExtractionInfo) {
+    fn extract(&self, output: &str, issues: &mut Vec<Issue>) -> (Json, ExtractionInfo) {
         let multiple = self
             .contract
             .as_ref()
@@ -358,7 +358,7 @@ impl Pack {
             repairs: Vec::new(),
             raw_fallback: false,
         };
-        (Value::Null, info)
+        (Json::Null, info)
     }
 
     fn weighted_score(&self, metrics: &BTreeMap<String, MetricResult>) -> Option<f64> {

@@ -6,6 +6,8 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::json::Json;
+
 use crate::extract::{Repair, Tier};
 use crate::json_write::{self, Object};
 
@@ -230,7 +232,7 @@ impl<'de> Deserialize<'de> for Details {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Report {
     /// The input record's id (`null` if it had none).
-    pub id: Value,
+    pub id: Json,
     /// 1-based line of the record in its input file (absent for a single `check`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line: Option<u64>,
@@ -247,7 +249,7 @@ pub struct Report {
     /// How the JSON was found (`None` when evaluation failed before extraction).
     pub extraction: Option<ExtractionInfo>,
     /// The extracted (and postprocessed) JSON, `null` when none was found.
-    pub json: Value,
+    pub json: Json,
     /// The re-ask message for the model: the error issues, one line each;
     /// `None` when there is nothing to fix.
     pub feedback: Option<String>,
@@ -261,9 +263,14 @@ pub struct Report {
 
 impl Report {
     /// A record that could not be evaluated at all (bad input line, script failure...).
-    pub fn errored(id: Value, reason: impl Into<String>, pack: &str, revision: &str) -> Self {
+    pub fn errored(
+        id: impl Into<Json>,
+        reason: impl Into<String>,
+        pack: &str,
+        revision: &str,
+    ) -> Self {
         Self {
-            id,
+            id: id.into(),
             line: None,
             status: Status::Error,
             passed: false,
@@ -271,7 +278,7 @@ impl Report {
             metrics: BTreeMap::new(),
             issues: Vec::new(),
             extraction: None,
-            json: Value::Null,
+            json: Json::Null,
             feedback: None,
             error: Some(reason.into()),
             pack: pack.to_owned(),
@@ -307,7 +314,7 @@ impl Report {
         out.reserve(1024);
         let mut record = Object::open(out);
         if fields.has(Field::Id) {
-            json_write::write_value(record.field("id"), &self.id);
+            json_write::write_json(record.field("id"), &self.id);
         }
         if let (true, Some(line)) = (fields.has(Field::Line), self.line) {
             json_write::write_u64(record.field("line"), line);
@@ -373,7 +380,7 @@ impl Report {
             }
         }
         if fields.has(Field::Json) {
-            json_write::write_value(record.field("json"), &self.json);
+            json_write::write_json(record.field("json"), &self.json);
         }
         if fields.has(Field::Feedback) {
             write_option_str(record.field("feedback"), self.feedback.as_deref());

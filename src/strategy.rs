@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
+use crate::json::Json;
 
 use crate::component::{BuildError, Context, EvalError, Strategy};
 use crate::semantic::SemanticModel;
@@ -43,7 +43,7 @@ impl StrategyRegistry {
 pub struct Exact;
 
 impl Strategy for Exact {
-    fn compare(&self, expected: &Value, actual: &Value, _: &Context<'_>) -> Result<f64, EvalError> {
+    fn compare(&self, expected: &Json, actual: &Json, _: &Context<'_>) -> Result<f64, EvalError> {
         Ok(if exact_match(expected, actual) {
             1.0
         } else {
@@ -56,21 +56,21 @@ impl Strategy for Exact {
 /// objects and arrays), with the brief's refinement that numerically equal numbers
 /// are equal: two numbers compare by value, and inside objects and arrays an
 /// integral float is written as the integer (`[2]` equals `[2.0]`).
-pub fn exact_match(expected: &Value, actual: &Value) -> bool {
+pub fn exact_match(expected: &Json, actual: &Json) -> bool {
     match (expected, actual) {
-        (Value::Number(x), Value::Number(y)) => numbers_equal(x, y),
+        (Json::Number(x), Json::Number(y)) => numbers_equal(x, y),
         _ => exact_text(expected).to_lowercase() == exact_text(actual).to_lowercase(),
     }
 }
 
 /// Python's `str(value)` for a scalar; sorted JSON text for objects and arrays.
-fn exact_text(value: &Value) -> String {
+fn exact_text(value: &Json) -> String {
     match value {
-        Value::String(s) => s.clone(),
-        Value::Number(n) => python_number(n),
-        Value::Bool(true) => "True".to_owned(),
-        Value::Bool(false) => "False".to_owned(),
-        Value::Null => "None".to_owned(),
+        Json::String(s) => s.to_string(),
+        Json::Number(n) => python_number(n),
+        Json::Bool(true) => "True".to_owned(),
+        Json::Bool(false) => "False".to_owned(),
+        Json::Null => "None".to_owned(),
         container => {
             let mut out = String::new();
             let style = PythonJson {
@@ -88,7 +88,7 @@ fn exact_text(value: &Value) -> String {
 /// their text: `123456789012345678901234567890` ≠ `…891`), decimals as 64-bit
 /// floats (as Python's `json` reads them).
 #[allow(clippy::float_cmp)]
-pub fn numbers_equal(x: &serde_json::Number, y: &serde_json::Number) -> bool {
+pub fn numbers_equal(x: &crate::json::Number, y: &crate::json::Number) -> bool {
     match (integer_digits(x), integer_digits(y)) {
         (Some(a), Some(b)) => return a == b,
         (Some(int), None) => return float_is_integer(y, int),
@@ -104,7 +104,7 @@ pub fn numbers_equal(x: &serde_json::Number, y: &serde_json::Number) -> bool {
 
 /// Python compares an int and a float exactly: the float must be that integer
 /// (`{:.0}` writes an integral float's exact value).
-fn float_is_integer(float: &serde_json::Number, int: (bool, &str)) -> bool {
+fn float_is_integer(float: &crate::json::Number, int: (bool, &str)) -> bool {
     float.as_f64().is_some_and(|f| {
         if f.fract() != 0.0 {
             return false;
@@ -118,7 +118,7 @@ fn float_is_integer(float: &serde_json::Number, int: (bool, &str)) -> bool {
 
 /// An integer literal's sign and digits, normalised (`-0` is `0`); `None` for a
 /// number written with a fraction or an exponent.
-fn integer_digits(n: &serde_json::Number) -> Option<(bool, &str)> {
+fn integer_digits(n: &crate::json::Number) -> Option<(bool, &str)> {
     let text = n.as_str();
     if text.contains(['.', 'e', 'E']) {
         return None;
@@ -137,14 +137,9 @@ fn integer_digits(n: &serde_json::Number) -> Option<(bool, &str)> {
 pub struct Fuzzy;
 
 impl Strategy for Fuzzy {
-    fn compare(
-        &self,
-        expected: &Value,
-        actual: &Value,
-        ctx: &Context<'_>,
-    ) -> Result<f64, EvalError> {
+    fn compare(&self, expected: &Json, actual: &Json, ctx: &Context<'_>) -> Result<f64, EvalError> {
         match (expected, actual) {
-            (Value::String(e), Value::String(a)) => Ok(similarity(e, a)),
+            (Json::String(e), Json::String(a)) => Ok(similarity(e, a)),
             _ => Exact.compare(expected, actual, ctx),
         }
     }
@@ -184,15 +179,10 @@ impl Semantic {
 }
 
 impl Strategy for Semantic {
-    fn compare(
-        &self,
-        expected: &Value,
-        actual: &Value,
-        ctx: &Context<'_>,
-    ) -> Result<f64, EvalError> {
+    fn compare(&self, expected: &Json, actual: &Json, ctx: &Context<'_>) -> Result<f64, EvalError> {
         match (expected, actual) {
-            (Value::String(e), Value::String(a)) if e == a => Ok(1.0),
-            (Value::String(e), Value::String(a)) => self
+            (Json::String(e), Json::String(a)) if e == a => Ok(1.0),
+            (Json::String(e), Json::String(a)) => self
                 .model
                 .similarity(e, a)
                 .map_err(|err| EvalError::new(err.to_string())),
@@ -204,10 +194,10 @@ impl Strategy for Semantic {
         DEFAULT_SEMANTIC_THRESHOLD
     }
 
-    fn prepare(&self, pairs: &[(&Value, &Value)]) {
+    fn prepare(&self, pairs: &[(&Json, &Json)]) {
         let mut texts: Vec<&str> = Vec::with_capacity(pairs.len() * 2);
         for pair in pairs {
-            if let (Value::String(e), Value::String(a)) = pair {
+            if let (Json::String(e), Json::String(a)) = pair {
                 if e != a {
                     texts.push(e);
                     texts.push(a);
@@ -235,7 +225,7 @@ impl Strategy for Semantic {
 pub struct Ignore;
 
 impl Strategy for Ignore {
-    fn compare(&self, _: &Value, _: &Value, _: &Context<'_>) -> Result<f64, EvalError> {
+    fn compare(&self, _: &Json, _: &Json, _: &Context<'_>) -> Result<f64, EvalError> {
         Ok(1.0)
     }
 
@@ -247,7 +237,7 @@ impl Strategy for Ignore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::json::json;
 
     #[test]
     fn exact_follows_the_seed_and_design() {
@@ -294,7 +284,7 @@ mod tests {
 
     #[test]
     fn big_integers_compare_exactly_and_decimals_as_floats() {
-        let n = |text: &str| serde_json::from_str::<Value>(text).unwrap();
+        let n = |text: &str| crate::json_read::parse(text).unwrap();
         let exact = |a: &str, b: &str| exact_match(&n(a), &n(b));
         assert!(!exact(
             "123456789012345678901234567890",

@@ -382,7 +382,7 @@ mod tests {
     fn issues_are_counted_per_rule_and_the_most_frequent_listed_first() {
         use crate::report::Issue;
         let mut summary = Summary::new(Vec::new());
-        let mut report = Report::errored(serde_json::Value::Null, "x", "p@1", "r");
+        let mut report = Report::errored(crate::json::Json::Null, "x", "p@1", "r");
         report.issues = vec![
             Issue::error("b", "one"),
             Issue::warning("a", "two"),

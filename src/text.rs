@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
-use serde_json::Value;
+use crate::json::Json;
 
 /// Levenshtein distance over Unicode scalar values.
 pub fn levenshtein(a: &[char], b: &[char]) -> usize {
@@ -290,9 +290,9 @@ pub fn write_python_repr_list<'a>(out: &mut String, items: impl IntoIterator<Ite
 
 /// JSON text in Python's `json.dumps` default layout (`", "` and `": "`
 /// separators, non-ASCII kept), as the seeds' prompts print it.
-pub fn python_json(value: &Value) -> String {
+pub fn python_json(value: &serde_json::Value) -> String {
     let mut out = String::new();
-    write_python_json(value, &mut out, PythonJson::default());
+    write_python_json(&Json::from(value), &mut out, PythonJson::default());
     out
 }
 
@@ -307,9 +307,9 @@ pub struct PythonJson {
 }
 
 /// Writes `value` in Python's `json.dumps` layout, styled by `style`.
-pub fn write_python_json(value: &Value, out: &mut String, style: PythonJson) {
+pub fn write_python_json(value: &Json, out: &mut String, style: PythonJson) {
     match value {
-        Value::Array(items) => {
+        Json::Array(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
@@ -319,8 +319,8 @@ pub fn write_python_json(value: &Value, out: &mut String, style: PythonJson) {
             }
             out.push(']');
         }
-        Value::Object(map) => {
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+        Json::Object(map) => {
+            let mut entries: Vec<(&crate::json::Str, &Json)> = map.iter().collect();
             if style.sort_keys {
                 entries.sort_by_cached_key(|(k, _)| (k.to_lowercase(), (*k).clone()));
             }
@@ -329,13 +329,13 @@ pub fn write_python_json(value: &Value, out: &mut String, style: PythonJson) {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                out.push_str(&Value::String(key.clone()).to_string());
+                out.push_str(&Json::String(key.clone()).to_string());
                 out.push_str(": ");
                 write_python_json(item, out, style);
             }
             out.push('}');
         }
-        Value::Number(n) if style.canonical_numbers && n.is_f64() => match n.as_f64() {
+        Json::Number(n) if style.canonical_numbers && n.is_f64() => match n.as_f64() {
             Some(f) if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 => {
                 let _ = write!(out, "{f:.0}");
             }
@@ -347,7 +347,7 @@ pub fn write_python_json(value: &Value, out: &mut String, style: PythonJson) {
 
 /// Python's `str()` of a JSON number: integers as digits, floats as `repr(float)`
 /// (`2.0`, `1e-05`, `1.5e+16`).
-pub fn python_number(n: &serde_json::Number) -> String {
+pub fn python_number(n: &crate::json::Number) -> String {
     if !n.is_f64() {
         // An integer (Python's `str(-0)` is `0`), or a number beyond a float.
         return if n.as_str() == "-0" {
@@ -389,15 +389,25 @@ pub fn unescape_pointer(segment: &str) -> String {
 }
 
 /// "a string", "an object", "null"... for messages about a JSON value's type.
-pub fn json_type_name(value: &Value) -> &'static str {
+pub fn json_type_name(value: &Json) -> &'static str {
     match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
+        Json::Null => "null",
+        Json::Bool(_) => "a boolean",
+        Json::Number(_) => "a number",
+        Json::String(_) => "a string",
+        Json::Array(_) => "an array",
+        Json::Object(_) => "an object",
     }
+}
+
+/// [`json_type_name`] of a `serde_json` value (a pack's config).
+pub fn value_type_name(value: &serde_json::Value) -> &'static str {
+    json_type_name(&match value {
+        serde_json::Value::String(_) => Json::String(crate::json::Str::default()),
+        serde_json::Value::Array(_) => Json::Array(Vec::new()),
+        serde_json::Value::Object(_) => Json::Object(crate::json::Object::new()),
+        scalar => Json::from(scalar),
+    })
 }
 
 /// The first `max` characters of `s` (not bytes: never splits a character).
@@ -741,7 +751,8 @@ mod tests {
 
     #[test]
     fn python_json_uses_spaced_separators() {
-        let v: Value = serde_json::from_str(r#"{"kind":"x","n":[1,2],"m":{"a":null}}"#).unwrap();
+        let v: serde_json::Value =
+            serde_json::from_str(r#"{"kind":"x","n":[1,2],"m":{"a":null}}"#).unwrap();
         assert_eq!(
             python_json(&v),
             r#"{"kind": "x", "n": [1, 2], "m": {"a": null}}"#
@@ -788,7 +799,7 @@ mod tests {
         assert_eq!(replace_lone_surrogates("\\"), None);
         let fixed = replace_lone_surrogates(r#"{"a": "\udfff!"}"#).unwrap();
         assert_eq!(
-            serde_json::from_str::<Value>(&fixed).unwrap()["a"],
+            serde_json::from_str::<serde_json::Value>(&fixed).unwrap()["a"],
             "\u{fffd}!"
         );
     }

@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 
 use crate::component::{EvalError, MetricOutput, PostOutput};
 use crate::report::{Issue, Severity};
-use crate::text::json_type_name;
+use crate::text::value_type_name as json_type_name;
 
 /// A metric's return value.
 pub fn metric_output(who: &str, rule: &str, value: Value) -> Result<MetricOutput, EvalError> {
@@ -67,7 +67,7 @@ pub fn post_output(who: &str, rule: &str, value: Value) -> Result<PostOutput, Ev
             };
             Ok(PostOutput {
                 issues,
-                json: map.remove("json"),
+                json: map.remove("json").map(crate::json::Json::from),
             })
         }
         other => Err(EvalError::new(format!(
@@ -313,7 +313,7 @@ mod tests {
         assert_eq!(out.json, None);
         let out = post_output(WHO, RULE, json!({"json": {"x": 1}})).unwrap();
         assert!(out.issues.is_empty());
-        assert_eq!(out.json, Some(json!({"x": 1})));
+        assert_eq!(out.json, Some(crate::json::json!({"x": 1})));
         assert_eq!(
             post_output(WHO, RULE, Value::Null).unwrap(),
             PostOutput::default()

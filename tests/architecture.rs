@@ -12,6 +12,7 @@ const ORDER: &[(&str, &str)] = &[
     // Foundation: no engine concepts.
     ("alloc", "foundation"),
     ("deadline", "foundation"),
+    ("json", "foundation"),
     ("text", "foundation"),
     ("json_write", "foundation"),
     ("json_read", "foundation"),

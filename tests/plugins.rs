@@ -71,7 +71,7 @@ fn load_error(dir: &Path) -> String {
 fn the_example_pack_scores_with_both_plugins_through_the_library() {
     let pack = Pack::load_with(example_pack(), &with_plugins()).unwrap();
     let report = pack.evaluate(&Input {
-        expected: json!({"summary": "x", "total": 1234.5, "tax": 205.75, "currency": "EUR"}),
+        expected: json!({"summary": "x", "total": 1234.5, "tax": 205.75, "currency": "EUR"}).into(),
         ..Input::new(
             r#"{"summary": "You owe 1,234.50 euros for the May cloud plan. Please pay by 1 July.", "total": "1234.50", "tax": 205.7, "currency": "EUR"}"#,
         )
@@ -633,8 +633,8 @@ fn plugins_see_the_shared_context() {
     );
     let pack = Pack::load(dir.path()).unwrap();
     let report = pack.evaluate(&Input {
-        meta: json!({"run": 7}),
-        expected: json!({"event": "agent:status"}),
+        meta: json!({"run": 7}).into(),
+        expected: json!({"event": "agent:status"}).into(),
         ..Input::new("```json\n{\"event\": \"Agent:Status\", \"data\": {}}\n```")
     });
     let value = report.to_value();
@@ -703,7 +703,7 @@ fn a_panicking_strategy_makes_the_record_error() {
     );
     let pack = Pack::load(dir.path()).unwrap();
     let report = pack.evaluate(&Input {
-        expected: json!({"n": 1}),
+        expected: json!({"n": 1}).into(),
         ..Input::new(r#"{"n": 1}"#)
     });
     assert_eq!(report.status, Status::Error);
@@ -739,7 +739,7 @@ fn many_threads_calling_one_plugin_match_a_single_thread() {
                 "currency": "EUR",
             });
             Input {
-                expected: json!({"summary": "x", "total": total, "currency": "EUR"}),
+                expected: json!({"summary": "x", "total": total, "currency": "EUR"}).into(),
                 ..Input::new(output.to_string())
             }
         })

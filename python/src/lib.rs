@@ -17,10 +17,11 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString, PyTuple};
-use serde_json::{Map, Number, Value};
+use serde_json::Value;
 use tribunal::{
     Input, Issue, LoadError, LoadErrors, LoadOptions, Override, Report, Severity, Status,
 };
+use tribunal::{Json, Number, Object};
 
 // The library's script memory limit counts allocations through this allocator,
 // as in the CLI.
@@ -412,7 +413,7 @@ impl PyPack {
                 let mut report = match slot {
                     Ok(note) => with_note(
                         evaluated.next().unwrap_or_else(|| {
-                            self.errored(Value::Null, "no result came back".to_owned())
+                            self.errored(Json::Null, "no result came back".to_owned())
                         }),
                         note,
                     ),
@@ -435,7 +436,7 @@ impl PyPack {
             })
     }
 
-    fn errored(&self, id: Value, reason: String) -> Report {
+    fn errored(&self, id: Json, reason: String) -> Report {
         Report::errored(id, reason, self.pack.label(), self.pack.revision())
     }
 }
@@ -745,7 +746,7 @@ fn read_overrides(overrides: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<(String,
         let value = Convert::default().value(&value, 0).map_err(|err| {
             PyTypeError::new_err(format!("overrides[{key:?}]: {}", err.describe("")))
         })?;
-        pairs.push((key, value));
+        pairs.push((key, value.to_serde()));
     }
     Ok(pairs)
 }
@@ -753,7 +754,7 @@ fn read_overrides(overrides: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<(String,
 /// The members of a record, in the order `read_members` takes them.
 const MEMBERS: [&str; 4] = ["id", "output", "expected", "meta"];
 
-type ReadRecord = Result<(Input, Option<Issue>), (Value, String)>;
+type ReadRecord = Result<(Input, Option<Issue>), (Json, String)>;
 
 /// One record of `evaluate_many`: a dict (or any mapping) with the members of
 /// an `eval` input line, or a line of JSONL; `number` is its place, for messages.
@@ -770,7 +771,7 @@ fn read_record(record: &Bound<'_, PyAny>, number: u64) -> ReadRecord {
         MEMBERS.map(|name| mapping.get_item(name).ok())
     } else {
         return Err((
-            Value::Null,
+            Json::Null,
             format!(
                 "record {number}: a record must be a dict (with `output`, and optionally `id`, `expected` and `meta`) or a line of JSON, not {}",
                 type_name(record)
@@ -786,7 +787,7 @@ fn read_record(record: &Bound<'_, PyAny>, number: u64) -> ReadRecord {
 /// cannot be evaluated, with its id.
 fn read_members(members: [Option<&Bound<'_, PyAny>>; 4]) -> ReadRecord {
     let mut convert = Convert::default();
-    let mut values: [Value; 4] = Default::default();
+    let mut values: [Json; 4] = Default::default();
     let mut failure = None;
     for ((slot, member), name) in values.iter_mut().zip(members).zip(MEMBERS) {
         let Some(member) = member else { continue };
@@ -865,15 +866,15 @@ struct Convert {
 }
 
 impl Convert {
-    fn value(&mut self, obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, NotJson> {
+    fn value(&mut self, obj: &Bound<'_, PyAny>, depth: usize) -> Result<Json, NotJson> {
         if obj.is_none() {
-            return Ok(Value::Null);
+            return Ok(Json::Null);
         }
         if let Ok(text) = obj.cast::<PyString>() {
-            return Ok(Value::String(self.text(text)));
+            return Ok(Json::from(self.text(text)));
         }
         if let Ok(flag) = obj.cast::<PyBool>() {
-            return Ok(Value::Bool(flag.is_true()));
+            return Ok(Json::Bool(flag.is_true()));
         }
         if let Ok(int) = obj.cast::<PyInt>() {
             return int_value(int);
@@ -881,12 +882,12 @@ impl Convert {
         if let Ok(float) = obj.cast::<PyFloat>() {
             let float = float.value();
             return Number::from_f64(float)
-                .map(Value::Number)
+                .map(Json::Number)
                 .ok_or_else(|| NotJson::new(format!("{float} is not a number JSON can hold")));
         }
         if let Ok(dict) = obj.cast::<PyDict>() {
             within_depth(depth)?;
-            let mut map = Map::with_capacity(dict.len());
+            let mut map = Object::with_capacity(dict.len());
             // A snapshot of the items: converting a value may run Python code
             // (a numpy `tolist()`), which could change the dict.
             let items = dict.items();
@@ -900,7 +901,7 @@ impl Convert {
                     .map_err(|err| err.within(key.clone()))?;
                 map.insert(key, item);
             }
-            return Ok(Value::Object(map));
+            return Ok(Json::Object(map));
         }
         if let Ok(list) = obj.cast::<PyList>() {
             within_depth(depth)?;
@@ -940,7 +941,7 @@ impl Convert {
         &mut self,
         items: impl Iterator<Item = Bound<'py, PyAny>>,
         depth: usize,
-    ) -> Result<Value, NotJson> {
+    ) -> Result<Json, NotJson> {
         items
             .enumerate()
             .map(|(i, item)| {
@@ -948,7 +949,7 @@ impl Convert {
                     .map_err(|err| err.within(i.to_string()))
             })
             .collect::<Result<Vec<_>, _>>()
-            .map(Value::Array)
+            .map(Json::Array)
     }
 
     /// A dict key as `json.dumps` writes it.
@@ -963,7 +964,7 @@ impl Convert {
             return Ok(if flag.is_true() { "true" } else { "false" }.into());
         }
         if key.cast::<PyInt>().is_ok() || key.cast::<PyFloat>().is_ok() {
-            if let Ok(Value::Number(number)) = self.value(key, 0) {
+            if let Ok(Json::Number(number)) = self.value(key, 0) {
                 return Ok(number.to_string());
             }
         }
@@ -995,35 +996,36 @@ fn within_depth(depth: usize) -> Result<(), NotJson> {
 }
 
 /// A Python int as a JSON number, whatever its size.
-fn int_value(int: &Bound<'_, PyInt>) -> Result<Value, NotJson> {
+fn int_value(int: &Bound<'_, PyInt>) -> Result<Json, NotJson> {
     if let Ok(small) = int.extract::<i64>() {
-        return Ok(Value::from(small));
+        return Ok(Json::from(small));
     }
     if let Ok(large) = int.extract::<u64>() {
-        return Ok(Value::from(large));
+        return Ok(Json::from(large));
     }
     let digits = int
         .str()
         .map_err(|err| NotJson::new(err.to_string()))?
         .to_string();
-    serde_json::from_str::<Number>(&digits)
-        .map(Value::Number)
+    digits
+        .parse::<Number>()
+        .map(Json::Number)
         .map_err(|err| NotJson::new(format!("int {digits}: {err}")))
 }
 
 /// A JSON value as Python objects (dicts keep the value's member order).
 fn to_python(py: Python<'_>, value: &Value) -> PyResult<Py<PyAny>> {
-    value_to_python(py, value, 0)
+    value_to_python(py, &Json::from(value), 0)
 }
 
-fn value_to_python(py: Python<'_>, value: &Value, depth: usize) -> PyResult<Py<PyAny>> {
+fn value_to_python(py: Python<'_>, value: &Json, depth: usize) -> PyResult<Py<PyAny>> {
     if depth > MAX_DIRECT_DEPTH {
         return json_loads(py, &value.to_string());
     }
     Ok(match value {
-        Value::Null => py.None(),
-        Value::Bool(flag) => PyBool::new(py, *flag).to_owned().into_any().unbind(),
-        Value::Number(number) => {
+        Json::Null => py.None(),
+        Json::Bool(flag) => PyBool::new(py, *flag).to_owned().into_any().unbind(),
+        Json::Number(number) => {
             if let Some(int) = number.as_i64() {
                 int.into_pyobject(py)?.into_any().unbind()
             } else if let Some(int) = number.as_u64() {
@@ -1042,18 +1044,18 @@ fn value_to_python(py: Python<'_>, value: &Value, depth: usize) -> PyResult<Py<P
                     .unbind()
             }
         }
-        Value::String(text) => PyString::new(py, text).into_any().unbind(),
-        Value::Array(items) => {
+        Json::String(text) => PyString::new(py, text).into_any().unbind(),
+        Json::Array(items) => {
             let list = PyList::empty(py);
             for item in items {
                 list.append(value_to_python(py, item, depth + 1)?)?;
             }
             list.into_any().unbind()
         }
-        Value::Object(map) => {
+        Json::Object(map) => {
             let dict = PyDict::new(py);
             for (key, item) in map {
-                dict.set_item(key, value_to_python(py, item, depth + 1)?)?;
+                dict.set_item(key.as_str(), value_to_python(py, item, depth + 1)?)?;
             }
             dict.into_any().unbind()
         }

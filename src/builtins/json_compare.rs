@@ -8,7 +8,9 @@ use std::sync::{Arc, LazyLock};
 
 use regex::Regex;
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
+
+use crate::json::{Json, Object as Members};
 
 use super::Builtin;
 use crate::build::BuildCtx;
@@ -152,7 +154,7 @@ impl Default for Weights {
 }
 
 /// (expected, actual) value pairs a strategy is prepared for.
-type Pairs<'v> = Vec<(&'v Value, &'v Value)>;
+type Pairs<'v> = Vec<(&'v Json, &'v Json)>;
 
 /// A strategy looked up once, with the threshold it is held to.
 #[derive(Debug, Clone)]
@@ -457,10 +459,10 @@ fn is_py_space(c: char) -> bool {
 }
 
 /// The seed's `is_null`: `None`, `""` or whitespace only.
-fn is_null(value: &Value) -> bool {
+fn is_null(value: &Json) -> bool {
     match value {
-        Value::Null => true,
-        Value::String(s) => s.chars().all(is_py_space),
+        Json::Null => true,
+        Json::String(s) => s.chars().all(is_py_space),
         _ => false,
     }
 }
@@ -525,7 +527,7 @@ fn pointer(key: &str) -> String {
 }
 
 impl JsonCompare {
-    fn strategy_for(&self, key: &str, gt: &Value) -> &Resolved {
+    fn strategy_for(&self, key: &str, gt: &Json) -> &Resolved {
         let strategies = &self.field_strategies;
         let explicit = super::named(strategies.len(), strategies.iter(), key, || {
             strategies.get(key)
@@ -534,7 +536,7 @@ impl JsonCompare {
             return explicit;
         }
         match gt {
-            Value::String(s) if !is_exact_text(s) => &self.auto_semantic,
+            Json::String(s) if !is_exact_text(s) => &self.auto_semantic,
             _ => &self.auto_exact,
         }
     }
@@ -549,14 +551,14 @@ impl Metric for JsonCompare {
         }
         let mut by_strategy: BTreeMap<&str, (&Resolved, Pairs<'_>)> = BTreeMap::new();
         for ctx in records {
-            let (Value::Object(gt), Value::Object(aio)) = (ctx.expected, ctx.json) else {
+            let (Json::Object(gt), Json::Object(aio)) = (ctx.expected, ctx.json) else {
                 continue;
             };
             for (key, gt_value) in gt {
                 if is_null(gt_value) {
                     continue;
                 }
-                let Some(aio_value) = super::member(aio, key).filter(|v| !is_null(v)) else {
+                let Some(aio_value) = aio.get(key).filter(|v| !is_null(v)) else {
                     continue;
                 };
                 let resolved = self.strategy_for(key, gt_value);
@@ -578,8 +580,8 @@ impl Metric for JsonCompare {
         let gt = self.ground_truth(ctx)?;
         let safety = self.safety(ctx)?;
         let mut issues = Vec::new();
-        let empty = Map::new();
-        let aio = if let Value::Object(map) = ctx.json {
+        let empty = Members::new();
+        let aio = if let Json::Object(map) = ctx.json {
             map
         } else {
             issues.push(Issue::error("", "output has no JSON object to compare"));
@@ -592,7 +594,7 @@ impl Metric for JsonCompare {
         // The engine's own fallback marker is not something the model said.
         let marker = ctx.extraction.raw_fallback.then_some(RAW_FALLBACK_KEY);
         for key in aio.keys().filter(|k| Some(k.as_str()) != marker) {
-            if super::member(gt, key).is_none() {
+            if gt.get(key).is_none() {
                 buckets.extra_keys.push(key);
                 issues.push(Issue::warning("", format!("unexpected `{key}`")).at(pointer(key)));
             }
@@ -700,11 +702,11 @@ impl Buckets<'_> {
 
 impl JsonCompare {
     /// The record's `expected`, which must be an object.
-    fn ground_truth<'c>(&self, ctx: &Context<'c>) -> Result<&'c Map<String, Value>, EvalError> {
+    fn ground_truth<'c>(&self, ctx: &Context<'c>) -> Result<&'c Members, EvalError> {
         let name = &self.component;
         match ctx.expected {
-            Value::Object(map) => Ok(map),
-            Value::Null => Err(EvalError::new(format!(
+            Json::Object(map) => Ok(map),
+            Json::Null => Err(EvalError::new(format!(
                 "{name} needs ground truth: the record has no `expected`"
             ))),
             other => Err(EvalError::new(format!(
@@ -731,14 +733,14 @@ impl JsonCompare {
     /// value, compares them with the key's strategy.
     fn compare_field<'a>(
         &'a self,
-        key: &'a String,
-        gt_value: &Value,
-        aio: &Map<String, Value>,
+        key: &'a str,
+        gt_value: &Json,
+        aio: &Members,
         ctx: &Context<'_>,
         buckets: &mut Buckets<'a>,
         issues: &mut Vec<Issue>,
     ) -> Result<(), EvalError> {
-        let aio_value = super::member(aio, key).filter(|v| !is_null(v));
+        let aio_value = aio.get(key).filter(|v| !is_null(v));
         if is_null(gt_value) {
             if aio_value.is_some() {
                 buckets.gt_null_aio_has_value.push(key);
@@ -808,7 +810,7 @@ mod tests {
     struct Fixed(f64);
 
     impl Strategy for Fixed {
-        fn compare(&self, _: &Value, _: &Value, _: &Context<'_>) -> Result<f64, EvalError> {
+        fn compare(&self, _: &Json, _: &Json, _: &Context<'_>) -> Result<f64, EvalError> {
             Ok(self.0)
         }
     }

@@ -81,9 +81,11 @@ impl Postprocessor for JsonSchema {
                 json: None,
             });
         }
+        // The validator takes `serde_json`'s value.
+        let instance = ctx.json.to_serde();
         let issues = self
             .validator
-            .iter_errors(ctx.json)
+            .iter_errors(&instance)
             .take(self.max_issues)
             .map(|error| {
                 let path = error.instance_path().as_str().to_owned();

@@ -59,11 +59,6 @@ fn named<'m, V: 'm>(
     }
 }
 
-/// `map.get(key)`, without hashing when the object is small (see [`named`]).
-pub(crate) fn member<'v>(map: &'v serde_json::Map<String, Value>, key: &str) -> Option<&'v Value> {
-    named(map.len(), map.iter(), key, || map.get(key))
-}
-
 /// Looks a built-in up by its public name.
 pub fn find(name: &str) -> Option<&'static Builtin> {
     BUILTINS.iter().find(|b| b.name == name)
@@ -138,10 +133,9 @@ pub(crate) mod test_support {
     use std::path::Path;
     use std::sync::{Arc, OnceLock};
 
-    use serde_json::Value;
-
     use crate::build::BuildCtx;
     use crate::component::Context;
+    use crate::json::Json;
     use crate::report::{ExtractionInfo, Issue};
     use crate::strategy::StrategyRegistry;
 
@@ -169,21 +163,21 @@ pub(crate) mod test_support {
     /// Owns everything a `Context` borrows.
     pub struct Fixture {
         pub output: String,
-        pub json: Value,
-        pub expected: Value,
-        pub meta: Value,
+        pub json: Json,
+        pub expected: Json,
+        pub meta: Json,
         pub extraction: ExtractionInfo,
         pub issues: Vec<Issue>,
         pub scores: BTreeMap<String, f64>,
     }
 
     impl Fixture {
-        pub fn new(output: &str, json: Value, expected: Value) -> Self {
+        pub fn new(output: &str, json: impl Into<Json>, expected: impl Into<Json>) -> Self {
             Self {
                 output: output.to_owned(),
-                json,
-                expected,
-                meta: Value::Null,
+                json: json.into(),
+                expected: expected.into(),
+                meta: Json::Null,
                 extraction: ExtractionInfo {
                     tier: None,
                     repairs: Vec::new(),

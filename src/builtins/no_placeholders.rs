@@ -8,6 +8,8 @@ use aho_corasick::AhoCorasick;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::json::Json;
+
 use super::required_fields::{FieldPath, Template};
 use super::Builtin;
 use crate::build::BuildCtx;
@@ -268,20 +270,20 @@ impl NoPlaceholders {
     }
 
     /// The first token found in the string leaves of `value`, in document order.
-    fn first_token_in(&self, value: &Value) -> Option<usize> {
+    fn first_token_in(&self, value: &Json) -> Option<usize> {
         if self.containers == Containers::Python {
             return self.first_token_python(value);
         }
         let mut stack = vec![value];
         while let Some(value) = stack.pop() {
             match value {
-                Value::String(s) => {
+                Json::String(s) => {
                     if let Some(token) = self.first_token(s) {
                         return Some(token);
                     }
                 }
-                Value::Array(items) => stack.extend(items.iter().rev()),
-                Value::Object(map) => stack.extend(map.values().rev()),
+                Json::Array(items) => stack.extend(items.iter().rev()),
+                Json::Object(map) => stack.extend(map.values().rev()),
                 _ => {}
             }
         }
@@ -290,16 +292,16 @@ impl NoPlaceholders {
 
     /// Python's `token in value`: substring of a string, element of a list, key of
     /// a dict; nothing else holds a token.
-    fn first_token_python(&self, value: &Value) -> Option<usize> {
+    fn first_token_python(&self, value: &Json) -> Option<usize> {
         let equal = |token: &str, text: &str| self.matcher.equal(token, text);
         match value {
-            Value::String(s) => self.first_token(s),
-            Value::Array(items) => self.tokens.iter().position(|t| {
+            Json::String(s) => self.first_token(s),
+            Json::Array(items) => self.tokens.iter().position(|t| {
                 items
                     .iter()
                     .any(|item| item.as_str().is_some_and(|s| equal(t, s)))
             }),
-            Value::Object(map) => self
+            Json::Object(map) => self
                 .tokens
                 .iter()
                 .position(|t| map.keys().any(|k| equal(t, k))),
@@ -338,20 +340,20 @@ impl Postprocessor for NoPlaceholders {
             }
         } else {
             // Whole document, iteratively, in document order.
-            let mut stack: Vec<(&Value, String)> = vec![(ctx.json, String::new())];
+            let mut stack: Vec<(&Json, String)> = vec![(ctx.json, String::new())];
             while let Some((value, pointer)) = stack.pop() {
                 match value {
-                    Value::String(s) => {
+                    Json::String(s) => {
                         if let Some(token) = self.first_token(s) {
                             issues.push(self.issue(&pointer, token).at(pointer));
                         }
                     }
-                    Value::Array(items) => {
+                    Json::Array(items) => {
                         for (index, item) in items.iter().enumerate().rev() {
                             stack.push((item, format!("{pointer}/{index}")));
                         }
                     }
-                    Value::Object(map) => {
+                    Json::Object(map) => {
                         for (key, item) in map.iter().rev() {
                             stack.push((item, format!("{pointer}/{}", escape_pointer(key))));
                         }

@@ -13,6 +13,8 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::json::Json;
+
 use super::Builtin;
 use crate::build::BuildCtx;
 use crate::component::{
@@ -142,12 +144,12 @@ impl FieldPath {
 
     /// The value at this path; `None` when any step is missing or its parent is
     /// neither an object nor (for a canonical index) an array.
-    pub(crate) fn lookup<'v>(&self, root: &'v Value) -> Option<&'v Value> {
+    pub(crate) fn lookup<'v>(&self, root: &'v Json) -> Option<&'v Json> {
         let mut current = root;
         for segment in &self.segments {
             current = match current {
-                Value::Object(map) => super::member(map, segment)?,
-                Value::Array(items) => items.get(array_index(segment)?)?,
+                Json::Object(map) => map.get(segment)?,
+                Json::Array(items) => items.get(array_index(segment)?)?,
                 _ => return None,
             };
         }
@@ -375,7 +377,7 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
                 return Err(BuildError::new(format!(
                     "{}: paths[{index}] must be a path string or a map with `path`, got {}",
                     ctx.name,
-                    type_name(other)
+                    type_name(&Json::from(other))
                 ))
                 .at_key("paths"));
             }
@@ -452,35 +454,35 @@ fn expand(
     Ok(())
 }
 
-fn type_name(value: &Value) -> &'static str {
+fn type_name(value: &Json) -> &'static str {
     match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "a map",
+        Json::Null => "null",
+        Json::Bool(_) => "a boolean",
+        Json::Number(_) => "a number",
+        Json::String(_) => "a string",
+        Json::Array(_) => "a list",
+        Json::Object(_) => "a map",
     }
 }
 
 /// Python truthiness: `None`, `False`, `0`, `0.0`, `""`, `[]` and `{}` are falsy.
-fn is_falsy(value: &Value) -> bool {
+fn is_falsy(value: &Json) -> bool {
     match value {
-        Value::Null => true,
-        Value::Bool(b) => !b,
-        Value::Number(n) => n.as_f64() == Some(0.0),
-        Value::String(s) => s.is_empty(),
-        Value::Array(items) => items.is_empty(),
-        Value::Object(map) => map.is_empty(),
+        Json::Null => true,
+        Json::Bool(b) => !b,
+        Json::Number(n) => n.as_f64() == Some(0.0),
+        Json::String(s) => s.is_empty(),
+        Json::Array(items) => items.is_empty(),
+        Json::Object(map) => map.is_empty(),
     }
 }
 
 /// Python's `member in value` for the JSON types; other values contain nothing.
-fn contains(value: &Value, member: &str) -> bool {
+fn contains(value: &Json, member: &str) -> bool {
     match value {
-        Value::Object(map) => super::member(map, member).is_some(),
-        Value::String(s) => s.contains(member),
-        Value::Array(items) => items.iter().any(|item| item.as_str() == Some(member)),
+        Json::Object(map) => map.contains_key(member),
+        Json::String(s) => s.contains(member),
+        Json::Array(items) => items.iter().any(|item| item.as_str() == Some(member)),
         _ => false,
     }
 }

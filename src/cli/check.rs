@@ -69,10 +69,10 @@ pub(super) fn check(args: &CheckArgs) -> Result<u8, String> {
     };
     let mut input = Input::new(output).with_expected(expected);
     if let Some(meta) = &args.meta {
-        input.meta = json_arg("--meta", meta)?;
+        input.meta = json_arg("--meta", meta)?.into();
     }
     if let Some(file) = file {
-        input.id = Value::String(file.display().to_string());
+        input.id = file.display().to_string().into();
     }
     let report = pack.evaluate(&input);
     let mut stdout = io::stdout().lock();

@@ -17,6 +17,7 @@ use serde_json::{Map, Value};
 
 use crate::component::BuildError;
 use crate::extract::{MultipleValues, Tier};
+use crate::json::{Json, Object};
 use crate::text::escape_pointer;
 
 mod prompt;
@@ -265,7 +266,7 @@ impl JsonType {
     }
 
     /// Whether `value` is of this type (integers are numbers; `any` takes everything).
-    pub fn accepts(self, value: &Value) -> bool {
+    pub fn accepts(self, value: &Json) -> bool {
         match self {
             JsonType::String => value.is_string(),
             JsonType::Number => value.is_number(),
@@ -511,7 +512,7 @@ impl Contract {
 
     /// The variant for an object's kind, if the contract has variants and the
     /// kind is one of them.
-    pub fn variant_of(&self, object: &Map<String, Value>) -> Option<&Variant> {
+    pub fn variant_of(&self, object: &Object) -> Option<&Variant> {
         let kind = object.get(&self.kind_field)?.as_str()?;
         self.variants.iter().find(|v| v.kind == kind)
     }
@@ -541,18 +542,18 @@ impl Contract {
 
     /// The fallback JSON for `raw`: the template with `{raw}` replaced by the whole
     /// output, marked `_raw_fallback: true`. `None` when the contract has no template.
-    pub fn fallback_json(&self, raw: &str) -> Option<Value> {
+    pub fn fallback_json(&self, raw: &str) -> Option<Json> {
         let template = self.fallback.as_ref()?;
-        let mut out = Map::with_capacity(template.len() + 1);
+        let mut out = Object::with_capacity(template.len() + 1);
         for (key, value) in template {
             let value = match value {
-                Value::String(s) if s.contains("{raw}") => Value::String(s.replace("{raw}", raw)),
-                other => other.clone(),
+                Value::String(s) if s.contains("{raw}") => Json::from(s.replace("{raw}", raw)),
+                other => Json::from(other),
             };
-            out.insert(key.clone(), value);
+            out.insert(key.as_str(), value);
         }
-        out.insert(RAW_FALLBACK_KEY.to_owned(), Value::Bool(true));
-        Some(Value::Object(out))
+        out.insert(RAW_FALLBACK_KEY, Json::Bool(true));
+        Some(Json::Object(out))
     }
 }
 

@@ -1,7 +1,7 @@
 //! Checking extracted JSON against the contract: required fields, types,
 //! allowed values, sentence counts, the kind field and its coercion.
 
-use serde_json::{Map, Value};
+use crate::json::{Json, Object};
 
 use crate::report::Issue;
 use crate::text::{count_sentences_with, escape_pointer, json_type_name as type_name};
@@ -15,9 +15,9 @@ impl Contract {
     /// Validates `json` against the contract. Returns the issues and, when the
     /// kind was coerced, the corrected JSON.
     /// `output` is the raw text, to say where its JSON broke when none was read.
-    pub fn validate(&self, json: &Value, output: &str) -> (Vec<Issue>, Option<Value>) {
+    pub fn validate(&self, json: &Json, output: &str) -> (Vec<Issue>, Option<Json>) {
         let mut issues = Vec::new();
-        let Value::Object(object) = json else {
+        let Json::Object(object) = json else {
             let message = if json.is_null() {
                 match crate::extract::parse_failure(output) {
                     Some(why) => format!("the output's JSON could not be read: {why}"),
@@ -50,12 +50,7 @@ impl Contract {
 
     /// Checks the members of `object` that `fields` describe (a missing
     /// required one is an issue at its path).
-    fn check_members(
-        &self,
-        fields: &[&FieldRule],
-        object: &Map<String, Value>,
-        issues: &mut Vec<Issue>,
-    ) {
+    fn check_members(&self, fields: &[&FieldRule], object: &Object, issues: &mut Vec<Issue>) {
         for field in fields {
             match object.get(&field.name) {
                 None => {
@@ -71,7 +66,7 @@ impl Contract {
         }
     }
 
-    fn check_field(&self, field: &FieldRule, value: &Value, issues: &mut Vec<Issue>) {
+    fn check_field(&self, field: &FieldRule, value: &Json, issues: &mut Vec<Issue>) {
         let name = &field.label;
         let mut fail =
             |message: String| issues.push(Issue::error("", message).at(field.pointer.clone()));
@@ -110,7 +105,7 @@ impl Contract {
                 ));
             }
         }
-        if let (Some((lo, hi)), Value::String(text)) = (field.sentences, value) {
+        if let (Some((lo, hi)), Json::String(text)) = (field.sentences, value) {
             let count = count_sentences_with(text, &self.sentence_abbreviations);
             if count < lo || count > hi {
                 fail(format!(
@@ -120,7 +115,7 @@ impl Contract {
             }
         }
         check_values_and_items(field, value, issues);
-        if let Value::Object(members) = value {
+        if let Json::Object(members) = value {
             let children: Vec<&FieldRule> = field.children.iter().collect();
             self.check_members(&children, members, issues);
             if field.spec.additional_fields == Some(false) {
@@ -129,10 +124,10 @@ impl Contract {
         }
     }
 
-    fn coerce_kind(&self, object: &Map<String, Value>, issues: &mut Vec<Issue>) -> Option<Value> {
+    fn coerce_kind(&self, object: &Object, issues: &mut Vec<Issue>) -> Option<Json> {
         let may_emit = self.may_emit.as_ref()?;
         let kind = object.get(&self.kind_field)?;
-        let Value::String(kind) = kind else {
+        let Json::String(kind) = kind else {
             return None;
         };
         if may_emit.iter().any(|m| m == kind) {
@@ -168,16 +163,13 @@ impl Contract {
             .at(at),
         );
         let mut fixed = object.clone();
-        fixed.insert(
-            self.kind_field.clone(),
-            Value::String(replacement.to_owned()),
-        );
-        Some(Value::Object(fixed))
+        fixed.insert(self.kind_field.as_str(), Json::from(replacement));
+        Some(Json::Object(fixed))
     }
 }
 
 /// Equality for `enum`: JSON equality, except that numbers compare by value (2 == 2.0).
-fn same_value(a: &Value, b: &Value) -> bool {
+fn same_value(a: &serde_json::Value, b: &Json) -> bool {
     match (a.as_f64(), b.as_f64()) {
         (Some(x), Some(y)) if a.is_number() && b.is_number() => {
             (x - y).abs() <= f64::EPSILON * x.abs().max(y.abs())
@@ -188,11 +180,11 @@ fn same_value(a: &Value, b: &Value) -> bool {
 
 /// The length `min_length` and `max_length` bound: characters of a string,
 /// items of an array, members of an object.
-fn length_of(value: &Value) -> Option<usize> {
+fn length_of(value: &Json) -> Option<usize> {
     match value {
-        Value::String(s) => Some(s.chars().count()),
-        Value::Array(a) => Some(a.len()),
-        Value::Object(o) => Some(o.len()),
+        Json::String(s) => Some(s.chars().count()),
+        Json::Array(a) => Some(a.len()),
+        Json::Object(o) => Some(o.len()),
         _ => None,
     }
 }
@@ -201,7 +193,7 @@ fn length_of(value: &Value) -> Option<usize> {
 /// that `fields` do not list is an issue at its path.
 fn check_no_other_members(
     fields: &[&FieldRule],
-    object: &Map<String, Value>,
+    object: &Object,
     pointer: &str,
     issues: &mut Vec<Issue>,
 ) {
@@ -216,14 +208,14 @@ fn check_no_other_members(
 
 /// `values:` (the type of every member of an object) and `items:` (of every
 /// item of an array), each wrong one reported at its own path.
-fn check_values_and_items(field: &FieldRule, value: &Value, issues: &mut Vec<Issue>) {
+fn check_values_and_items(field: &FieldRule, value: &Json, issues: &mut Vec<Issue>) {
     let name = &field.label;
     let spec = &field.spec;
-    let wrong = |expected: JsonType, item: &Value| {
+    let wrong = |expected: JsonType, item: &Json| {
         (!expected.accepts(item))
             .then(|| format!("{}, got {}", article(expected.as_str()), type_name(item)))
     };
-    if let (Some(expected), Value::Object(map)) = (spec.values, value) {
+    if let (Some(expected), Json::Object(map)) = (spec.values, value) {
         for (key, item) in map {
             if let Some(what) = wrong(expected, item) {
                 let at = format!("{}/{}", field.pointer, escape_pointer(key));
@@ -231,7 +223,7 @@ fn check_values_and_items(field: &FieldRule, value: &Value, issues: &mut Vec<Iss
             }
         }
     }
-    if let (Some(expected), Value::Array(items)) = (spec.items, value) {
+    if let (Some(expected), Json::Array(items)) = (spec.items, value) {
         for (index, item) in items.iter().enumerate() {
             if let Some(what) = wrong(expected, item) {
                 let at = format!("{}/{index}", field.pointer);

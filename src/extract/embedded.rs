@@ -26,12 +26,12 @@
 //! outer one instead).
 
 use super::MultipleValues;
-use serde_json::Value;
+use crate::json::Json;
 
 /// The first outermost balanced document of the text (an object, or an array holding an
 /// object) that parses.
 #[cfg(test)]
-fn extract(text: &str) -> Option<Value> {
+fn extract(text: &str) -> Option<Json> {
     extract_with(text, MultipleValues::First)
 }
 
@@ -39,7 +39,7 @@ fn extract(text: &str) -> Option<Value> {
 /// object) that parses; with [`MultipleValues::Last`] or [`MultipleValues::All`]
 /// a text with more than one balanced document is left to the repair tier (`None`),
 /// which reads them all.
-pub fn extract_with(text: &str, multiple: MultipleValues) -> Option<Value> {
+pub fn extract_with(text: &str, multiple: MultipleValues) -> Option<Json> {
     let spans = outermost_spans(text);
     if multiple != MultipleValues::First && spans.len() > 1 {
         return None;
@@ -169,7 +169,7 @@ fn outermost_spans(text: &str) -> Vec<(usize, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::json::json;
 
     #[test]
     fn seed_001() {

@@ -11,7 +11,7 @@
 //! it on the line is a backtick and its info string is JSON-like. The content always
 //! starts on the line after the opening fence.
 
-use serde_json::Value;
+use crate::json::Json;
 
 /// A fenced code block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,7 +28,7 @@ pub struct Block<'a> {
 
 /// The first fenced block with a JSON-like info string whose trimmed content parses as a
 /// JSON object or array.
-pub fn extract(text: &str) -> Option<Value> {
+pub fn extract(text: &str) -> Option<Json> {
     blocks(text)
         .filter(|block| is_json_info(block.info))
         .find_map(|block| {
@@ -172,7 +172,7 @@ fn is_closing(line: &str, fence_char: u8, len: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::json::json;
 
     #[test]
     fn seed_004() {
@@ -388,8 +388,8 @@ mod tests {
     #[test]
     fn a_closing_fence_with_trailing_text_still_closes() {
         let text = "Here:\n```json\n{\"a\": 1}\n``` Hope that helps!\nBye";
-        assert_eq!(extract(text), Some(serde_json::json!({"a": 1})));
+        assert_eq!(extract(text), Some(crate::json::json!({"a": 1})));
         let text = "```\n{\"a\": [1, 2]}\n```end";
-        assert_eq!(extract(text), Some(serde_json::json!({"a": [1, 2]})));
+        assert_eq!(extract(text), Some(crate::json::json!({"a": [1, 2]})));
     }
 }

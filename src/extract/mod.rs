@@ -19,7 +19,7 @@ pub mod fence;
 pub mod repair;
 pub mod strict;
 
-use serde_json::Value;
+use crate::json::Json;
 
 /// One rung of the extraction ladder, from the strictest to the most forgiving.
 #[derive(
@@ -241,7 +241,7 @@ pub enum MultipleValues {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Extracted {
     /// The object or array.
-    pub value: Value,
+    pub value: Json,
     /// The tier that found it.
     pub tier: Tier,
     /// The repairs made, each kind once, in [`Repair`] order (empty unless `tier` is
@@ -320,7 +320,7 @@ pub fn parse_failure(text: &str) -> Option<String> {
     })?;
     let candidate = &text[start..];
     let err = serde_json::Deserializer::from_str(candidate)
-        .into_iter::<Value>()
+        .into_iter::<serde_json::Value>()
         .next()?
         .err()?;
     let reason = err.to_string();
@@ -370,12 +370,12 @@ pub fn parse_failure(text: &str) -> Option<String> {
 ///
 /// Returns at once (without parsing) unless `text` starts with `{` or `[`, so a long
 /// string or number costs nothing.
-pub(crate) fn parse_container(text: &str) -> Option<Value> {
+pub(crate) fn parse_container(text: &str) -> Option<Json> {
     if !text.starts_with(['{', '[']) {
         return None;
     }
     match crate::json_read::parse(text) {
-        Some(value @ (Value::Object(_) | Value::Array(_))) => Some(value),
+        Some(value @ (Json::Object(_) | Json::Array(_))) => Some(value),
         _ => None,
     }
 }
@@ -383,7 +383,7 @@ pub(crate) fn parse_container(text: &str) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::json::json;
 
     const LADDER: [Tier; 4] = [Tier::Strict, Tier::Fence, Tier::Embedded, Tier::Repair];
 
@@ -393,7 +393,7 @@ mod tests {
     /// document or fails.
     #[test]
     fn a_damaged_document_never_yields_one_of_its_inner_objects() {
-        let cases: [(&str, Option<Value>); 11] = [
+        let cases: [(&str, Option<Json>); 11] = [
             (
                 r#"{"name": "A", "meta": {"x": 1}, "bad": 2026-12-01}"#,
                 Some(json!({"name": "A", "meta": {"x": 1}, "bad": "2026-12-01"})),
@@ -624,7 +624,7 @@ mod tests {
             .as_object()
             .unwrap()
             .keys()
-            .map(String::as_str)
+            .map(crate::json::Str::as_str)
             .collect();
         assert_eq!(keys, ["eval", "thought", "mood", "confidence", "monologue"]);
     }
@@ -695,7 +695,7 @@ mod tests {
         let full = "Here's my response:\n```json\n{\n  \"thought\": \"a \\\"quoted\\\" 🤔 idea\",\n  \"scores\": [1, -2.5e1, true, null],\n  \"nested\": {\"k\": \"v\"}\n}\n```\nHope that helps!";
         let expected = json!({
             "thought": "a \"quoted\" 🤔 idea",
-            "scores": [1, serde_json::from_str::<Value>("-2.5e1").unwrap(), true, null],
+            "scores": [1, serde_json::from_str::<Json>("-2.5e1").unwrap(), true, null],
             "nested": {"k": "v"}
         });
         let found = extract(full, &LADDER).unwrap();

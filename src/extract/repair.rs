@@ -41,7 +41,7 @@
 //! look-ahead, so the whole tier is linear in the length of the text.
 
 use super::{fence, parse_container, MultipleValues, Repair};
-use serde_json::Value;
+use crate::json::Json;
 
 /// How many start positions in the text may fail (the fence candidate is extra).
 pub const MAX_ATTEMPTS: usize = 8;
@@ -52,7 +52,7 @@ pub const MAX_DEPTH: usize = 128;
 /// Rewrites the almost-JSON in `text` into a JSON object or array, taking the first of
 /// several documents ([`repair_with`] with [`MultipleValues::First`]).
 #[cfg(test)]
-fn repair(text: &str) -> Option<(Value, Vec<Repair>)> {
+fn repair(text: &str) -> Option<(Json, Vec<Repair>)> {
     repair_with(text, MultipleValues::First)
 }
 
@@ -62,7 +62,7 @@ fn repair(text: &str) -> Option<(Value, Vec<Repair>)> {
 /// `None` when no candidate could be rewritten into JSON. The repair list is empty when
 /// the candidate was already JSON (for instance an array of numbers in prose, which the
 /// embedded tier does not look for).
-pub fn repair_with(text: &str, multiple: MultipleValues) -> Option<(Value, Vec<Repair>)> {
+pub fn repair_with(text: &str, multiple: MultipleValues) -> Option<(Json, Vec<Repair>)> {
     repair_counted(text, multiple, &mut 0)
 }
 
@@ -72,7 +72,7 @@ fn repair_counted(
     text: &str,
     multiple: MultipleValues,
     steps: &mut usize,
-) -> Option<(Value, Vec<Repair>)> {
+) -> Option<(Json, Vec<Repair>)> {
     if let Some(block) = fence::blocks(text).find(|block| fence::is_json_info(block.info)) {
         *steps += block.content.len();
         if let Some(found) = documents(block.content, multiple, steps) {
@@ -87,8 +87,8 @@ fn documents(
     text: &str,
     multiple: MultipleValues,
     steps: &mut usize,
-) -> Option<(Value, Vec<Repair>)> {
-    let mut found: Vec<(Value, RepairSet)> = Vec::new();
+) -> Option<(Json, Vec<Repair>)> {
+    let mut found: Vec<(Json, RepairSet)> = Vec::new();
     let mut failures = 0;
     let mut from = 0;
     while failures < MAX_ATTEMPTS {
@@ -147,7 +147,7 @@ fn documents(
                     value
                 })
                 .collect();
-            (Value::Array(values), union)
+            (Json::Array(values), union)
         }
         // One document is itself, not wrapped.
         MultipleValues::Last | MultipleValues::All => found.pop()?,
@@ -195,7 +195,7 @@ fn next_document(text: &str, from: usize, steps: &mut usize) -> Option<usize> {
 /// Rewrites the value at the start of `source` and parses the result: the value, the
 /// repairs and the length read; on failure, the offset in `source` where it could not
 /// go on.
-fn attempt(source: &str, steps: &mut usize) -> Result<(Value, RepairSet, usize), usize> {
+fn attempt(source: &str, steps: &mut usize) -> Result<(Json, RepairSet, usize), usize> {
     let mut rewriter = Rewriter::new(source);
     let ran = rewriter.run();
     // Writing the output and parsing it again are each linear in its length.
@@ -1165,15 +1165,15 @@ impl<'a> Rewriter<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::json::json;
 
     /// Repairs `text`, expecting success.
-    fn fixed(text: &str) -> (Value, Vec<Repair>) {
+    fn fixed(text: &str) -> (Json, Vec<Repair>) {
         repair(text).unwrap_or_else(|| panic!("no repair for {text:?}"))
     }
 
     #[track_caller]
-    fn check(text: &str, expected: &Value, repairs: &[Repair]) {
+    fn check(text: &str, expected: &Json, repairs: &[Repair]) {
         let (value, made) = fixed(text);
         assert_eq!(&value, expected, "value for {text:?}");
         assert_eq!(made, repairs, "repairs for {text:?}");
@@ -1193,7 +1193,7 @@ mod tests {
         check(
             "{\"a\": [1, -2.5e3, true, null, \"x\"], \"b\": {}}",
             // Numbers are kept as written.
-            &serde_json::from_str::<Value>(r#"{"a": [1, -2.5e3, true, null, "x"], "b": {}}"#)
+            &serde_json::from_str::<Json>(r#"{"a": [1, -2.5e3, true, null, "x"], "b": {}}"#)
                 .unwrap(),
             &[],
         );
@@ -1397,7 +1397,7 @@ mod tests {
     fn numbers_as_models_write_them() {
         check(
             "[.25, -.5, 1., +1, 1e, 2E+, 0.5e-]",
-            &serde_json::from_str::<Value>("[0.25, -0.5, 1.0, 1, 1, 2, 0.5]").unwrap(),
+            &serde_json::from_str::<Json>("[0.25, -0.5, 1.0, 1, 1, 2, 0.5]").unwrap(),
             &[NumberFormat],
         );
         check(
@@ -1694,7 +1694,7 @@ mod tests {
     #[test]
     fn truncated_at_every_point() {
         let full = "{\"a\": [1, 2.5, true], \"b\": {\"c\": \"text\", \"d\": null}, \"e\": -3e2}";
-        let expected: Value = serde_json::from_str(
+        let expected: Json = serde_json::from_str(
             r#"{"a": [1, 2.5, true], "b": {"c": "text", "d": null}, "e": -3e2}"#,
         )
         .unwrap();
@@ -1716,7 +1716,7 @@ mod tests {
                     &full[..end]
                 );
                 if key != "e" && member.is_number() {
-                    assert_eq!(member, &expected[key]);
+                    assert_eq!(member, &expected[key.as_str()]);
                 }
             }
         }
@@ -1724,7 +1724,7 @@ mod tests {
 
     #[test]
     fn truncated_members_are_dropped() {
-        let cases: [(&str, Value); 9] = [
+        let cases: [(&str, Json); 9] = [
             ("{\"a\": 1, \"b\"", json!({"a": 1})),
             ("{\"a\": 1, \"b\":", json!({"a": 1})),
             ("{\"a\": 1, \"b\": ", json!({"a": 1})),
@@ -1747,7 +1747,7 @@ mod tests {
             ("[1, 2e", "[1, 2]"),
             ("[1, -2.5e+", "[1, -2.5]"),
         ] {
-            let expected: Value = serde_json::from_str(expected).unwrap();
+            let expected: Json = serde_json::from_str(expected).unwrap();
             check(text, &expected, &[ClosedBrackets, NumberFormat]);
         }
     }
@@ -1927,12 +1927,12 @@ mod tests {
     #[test]
     fn depth_limit_matches_serde_json() {
         let depth_ok = format!("{}{}", "[".repeat(127), "]".repeat(127));
-        assert!(serde_json::from_str::<Value>(&depth_ok).is_ok());
+        assert!(serde_json::from_str::<Json>(&depth_ok).is_ok());
         check(&depth_ok, &serde_json::from_str(&depth_ok).unwrap(), &[]);
         let truncated = "[".repeat(127);
         assert_eq!(fixed(&truncated).1, [ClosedBrackets]);
         let too_deep = format!("{}{}", "[".repeat(129), "]".repeat(129));
-        assert!(serde_json::from_str::<Value>(&too_deep).is_err());
+        assert!(serde_json::from_str::<Json>(&too_deep).is_err());
         assert_eq!(repair(&too_deep), None);
     }
 

@@ -1,10 +1,10 @@
 //! The strict tier: the whole text is a JSON object or array.
 
-use serde_json::Value;
+use crate::json::Json;
 
 /// Parses the whole text, less surrounding whitespace and a leading UTF-8 byte order
 /// mark, as a JSON object or array.
-pub fn parse(text: &str) -> Option<Value> {
+pub fn parse(text: &str) -> Option<Json> {
     let body = text
         .trim_start_matches(|c: char| c.is_whitespace() || c == '\u{feff}')
         .trim_end();
@@ -14,7 +14,7 @@ pub fn parse(text: &str) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::json::json;
 
     #[test]
     fn seed_001() {

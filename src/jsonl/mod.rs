@@ -28,8 +28,6 @@ use std::io::{self, BufRead, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use serde_json::Value;
-
 use crate::pack::Pack;
 use crate::pipeline::Input;
 use crate::report::{Fields, Issue, Report};
@@ -108,7 +106,7 @@ impl Default for Options {
 #[derive(Debug, Clone, PartialEq)]
 pub struct LineError {
     /// The record's id, as far as it could be read.
-    pub id: Value,
+    pub id: crate::json::Json,
     /// Why, starting with `line N:`, as the `eval` result's `error` says it.
     pub message: String,
 }
@@ -389,7 +387,7 @@ fn evaluate_batch(
     // (metrics prepare their work for all its records at once).
     let records: Vec<RawRecord<'_>> = batch.records().collect();
     let mut inputs = Vec::with_capacity(records.len());
-    let parsed: Vec<Result<Option<Issue>, (Value, String)>> = records
+    let parsed: Vec<Result<Option<Issue>, (crate::json::Json, String)>> = records
         .iter()
         .map(|record| {
             parse_record(record, options).map(|(input, note)| {
@@ -600,7 +598,7 @@ mod tests {
             ..Options::default()
         };
         let err = parse_record(&record, &options).unwrap_err();
-        assert_eq!(err.0, Value::String("big".into()));
+        assert_eq!(err.0, crate::json::Json::from("big"));
         assert!(err.1.contains("above the limit of 1000 bytes"), "{}", err.1);
     }
 
@@ -617,14 +615,17 @@ mod tests {
         let (id, reason) = parse_record(&rec(br#"{"id": 7}"#), &opts).unwrap_err();
         assert_eq!(
             (id, reason.as_str()),
-            (Value::from(7), "line 3: record has no `output` field")
+            (
+                crate::json::Json::from(7),
+                "line 3: record has no `output` field"
+            )
         );
         let (id, reason) = parse_record(&rec(br#"{"id": "q", "output": "#), &opts).unwrap_err();
-        assert_eq!(id, Value::from("q"));
+        assert_eq!(id, crate::json::Json::from("q"));
         assert!(reason.starts_with("line 3: not valid JSON"), "{reason}");
         let (id, reason) =
             parse_record(&rec(b"{\"id\": 1, \"output\": \"\xff\"}"), &opts).unwrap_err();
-        assert_eq!(id, Value::from(1));
+        assert_eq!(id, crate::json::Json::from(1));
         assert!(reason.contains("not valid UTF-8"), "{reason}");
     }
 

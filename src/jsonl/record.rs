@@ -4,9 +4,9 @@
 use std::fmt;
 use std::sync::OnceLock;
 
+use crate::json::Json;
 use regex::Regex;
 use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, Visitor};
-use serde_json::Value;
 
 use super::{FieldNames, Options, RawBody, RawRecord, OVERSIZE_PREFIX};
 use crate::pipeline::Input;
@@ -18,7 +18,7 @@ use crate::report::Issue;
 pub(crate) fn parse_record(
     record: &RawRecord<'_>,
     options: &Options,
-) -> Result<(Input, Option<Issue>), (Value, String)> {
+) -> Result<(Input, Option<Issue>), (Json, String)> {
     let line = record.line;
     let bytes = match record.body {
         RawBody::Bytes(bytes) => bytes,
@@ -31,7 +31,7 @@ pub(crate) fn parse_record(
                 ),
             ))
         }
-        RawBody::ReadError(err) => return Err((Value::Null, format!("line {line}: cannot read input: {err}"))),
+        RawBody::ReadError(err) => return Err((Json::Null, format!("line {line}: cannot read input: {err}"))),
     };
     let text = std::str::from_utf8(bytes).map_err(|err| {
         (
@@ -68,15 +68,15 @@ pub(crate) fn parse_record(
     };
     let Some([id, output, expected, meta]) = fields else {
         return Err((
-            Value::Null,
+            Json::Null,
             format!("line {line}: a record must be a JSON object"),
         ));
     };
     let input = Input::from_members(
-        id.unwrap_or(Value::Null),
-        output.unwrap_or(Value::Null),
-        expected.unwrap_or(Value::Null),
-        meta.unwrap_or(Value::Null),
+        id.unwrap_or(Json::Null),
+        output.unwrap_or(Json::Null),
+        expected.unwrap_or(Json::Null),
+        meta.unwrap_or(Json::Null),
     )
     .map_err(|missing| {
         (
@@ -91,7 +91,7 @@ pub(crate) fn parse_record(
 }
 
 /// Finds `"id": "..."` or `"id": 123` at the start of a record that could not be parsed.
-fn recover_id(bytes: &[u8], field: &str) -> Value {
+fn recover_id(bytes: &[u8], field: &str) -> Json {
     static PATTERN: OnceLock<Regex> = OnceLock::new();
     let text = String::from_utf8_lossy(&bytes[..bytes.len().min(OVERSIZE_PREFIX)]);
     let pattern = PATTERN.get_or_init(|| {
@@ -100,17 +100,17 @@ fn recover_id(bytes: &[u8], field: &str) -> Value {
     for caps in pattern.captures_iter(&text) {
         let key: Result<String, _> = serde_json::from_str(&format!("\"{}\"", &caps[1]));
         if key.is_ok_and(|k| k == field) {
-            return serde_json::from_str(&caps[2]).unwrap_or(Value::Null);
+            return serde_json::from_str(&caps[2]).unwrap_or(Json::Null);
         }
     }
-    Value::Null
+    Json::Null
 }
 
 /// The record's `id`, `output`, `expected` and `meta` members (each `None` when
 /// absent), or `None` when the line's JSON is not an object. A member named twice
 /// counts with its last value, as in a parsed object; a member two of the names
 /// share goes to the first of them.
-fn read_fields(text: &str, names: &FieldNames) -> serde_json::Result<Option<[Option<Value>; 4]>> {
+fn read_fields(text: &str, names: &FieldNames) -> serde_json::Result<Option<[Option<Json>; 4]>> {
     if let Some(fields) = fast::read_fields(text, names) {
         return Ok(Some(fields));
     }
@@ -125,7 +125,7 @@ struct RecordSeed<'a> {
 }
 
 impl<'de> DeserializeSeed<'de> for RecordSeed<'_> {
-    type Value = Option<[Option<Value>; 4]>;
+    type Value = Option<[Option<Json>; 4]>;
 
     fn deserialize<D: serde::Deserializer<'de>>(self, reader: D) -> Result<Self::Value, D::Error> {
         reader.deserialize_any(self)
@@ -133,14 +133,14 @@ impl<'de> DeserializeSeed<'de> for RecordSeed<'_> {
 }
 
 impl<'de> Visitor<'de> for RecordSeed<'_> {
-    type Value = Option<[Option<Value>; 4]>;
+    type Value = Option<[Option<Json>; 4]>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a JSON object")
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut fields: [Option<Value>; 4] = Default::default();
+        let mut fields: [Option<Json>; 4] = Default::default();
         while let Some(which) = map.next_key_seed(KeySeed { names: self.names })? {
             match which {
                 Some(index) => fields[index] = Some(map.next_value()?),
@@ -219,12 +219,12 @@ pub(crate) fn check_fast_record_reader(text: &str) {
     let Some(fields) = fast::read_fields(text, &names) else {
         return;
     };
-    let value: Value = serde_json::from_str(text).expect("the fast reader read JSON");
-    let Value::Object(mut object) = value else {
+    let value: Json = serde_json::from_str(text).expect("the fast reader read JSON");
+    let Json::Object(mut object) = value else {
         panic!("the fast reader read a line that is not an object");
     };
     let members = [&names.id, &names.output, &names.expected, &names.meta]
-        .map(|name| object.remove(name.as_str()));
+        .map(|name| object.shift_remove(name.as_str()));
     assert_eq!(fields, members, "the fast reader and serde_json disagree");
 }
 
@@ -234,13 +234,13 @@ pub(crate) fn check_fast_record_reader(text: &str) {
 /// `json_read` refuses gives `None`, and the general reader reads it (or says why
 /// it cannot): what this reader accepts, it reads exactly as that reader does.
 mod fast {
-    use serde_json::Value;
+    use crate::json::Json;
 
     use crate::json_read;
     use crate::jsonl::FieldNames;
 
-    pub(super) fn read_fields(text: &str, names: &FieldNames) -> Option<[Option<Value>; 4]> {
-        let mut fields: [Option<Value>; 4] = Default::default();
+    pub(super) fn read_fields(text: &str, names: &FieldNames) -> Option<[Option<Json>; 4]> {
+        let mut fields: [Option<Json>; 4] = Default::default();
         json_read::parse_members(text, |name, value| {
             // A member two of the names share goes to the first of them; a
             // member named twice counts with its last value.
@@ -260,14 +260,14 @@ mod tests {
     use super::*;
 
     /// What reading the whole record as a value and taking the four members gives.
-    fn by_value(text: &str, names: &FieldNames) -> Result<Option<[Option<Value>; 4]>, String> {
-        let value: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
-        let Value::Object(mut object) = value else {
+    fn by_value(text: &str, names: &FieldNames) -> Result<Option<[Option<Json>; 4]>, String> {
+        let value: Json = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let Json::Object(mut object) = value else {
             return Ok(None);
         };
         Ok(Some(
             [&names.id, &names.output, &names.expected, &names.meta]
-                .map(|name| object.remove(name.as_str())),
+                .map(|name| object.shift_remove(name.as_str())),
         ))
     }
 

@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 
 use super::record::parse_record;
 use super::{Batch, Options, RecordReader};
+use crate::json::Json;
 use crate::pack::Pack;
 use crate::report::{ExtractionInfo, Field, Issue, MetricResult, Report, Status};
 use crate::summary::Summary;
@@ -143,7 +144,7 @@ fn check_record(
     record: &Map<String, Value>,
     pack: &Pack,
     line: u64,
-    id: &Value,
+    id: &Json,
 ) -> Result<(), String> {
     match record.get("revision").and_then(Value::as_str) {
         Some(revision) if revision == pack.revision => {}
@@ -173,7 +174,7 @@ fn check_record(
 }
 
 /// The report a kept record holds (fields it does not have are left empty).
-fn report_of(mut record: Map<String, Value>, line: u64, id: Value) -> Report {
+fn report_of(mut record: Map<String, Value>, line: u64, id: Json) -> Report {
     let mut take = |name: &str| record.remove(name).unwrap_or(Value::Null);
     let status: Status = serde_json::from_value(take("status")).unwrap_or(Status::Error);
     let text = |value: Value| match value {
@@ -191,7 +192,7 @@ fn report_of(mut record: Map<String, Value>, line: u64, id: Value) -> Report {
         issues: serde_json::from_value::<Vec<Issue>>(take("issues")).unwrap_or_default(),
         extraction: serde_json::from_value::<Option<ExtractionInfo>>(take("extraction"))
             .unwrap_or_default(),
-        json: take("json"),
+        json: take("json").into(),
         feedback: text(take("feedback")),
         error: text(take("error")),
         pack: text(take("pack")).unwrap_or_default(),

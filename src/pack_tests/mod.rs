@@ -13,6 +13,8 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::json::Json;
+
 use crate::pack::{LoadOptions, Override, Pack};
 use crate::pipeline::Input;
 use crate::yaml::{LoadError, Source};
@@ -53,10 +55,11 @@ impl Case {
             id: self
                 .id
                 .clone()
-                .unwrap_or_else(|| Value::String(self.name.clone())),
+                .unwrap_or_else(|| Value::String(self.name.clone()))
+                .into(),
             output,
-            expected: self.expected.clone().unwrap_or(Value::Null),
-            meta: self.meta.clone().unwrap_or(Value::Null),
+            expected: self.expected.as_ref().map(Json::from).unwrap_or_default(),
+            meta: self.meta.as_ref().map(Json::from).unwrap_or_default(),
         }
     }
 }

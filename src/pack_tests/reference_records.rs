@@ -68,10 +68,10 @@ fn shipped_packs_agree_with_the_seeds_reference_logic() {
                 other => other.to_string(),
             };
             let input = Input {
-                id: record["id"].clone(),
+                id: record["id"].clone().into(),
                 output,
-                expected: record["expected"].clone(),
-                meta: Value::Null,
+                expected: record["expected"].clone().into(),
+                meta: crate::json::Json::Null,
             };
             let report = pack.evaluate(&input).to_value();
             let problems = mismatches(&record["reference"], &report);

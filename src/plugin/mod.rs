@@ -21,6 +21,8 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::json::Json;
+
 use crate::build::BuildCtx;
 use crate::component::{
     BuildError, Compiled, Context, EvalError, Kind, Metric, MetricOutput, PostOutput,
@@ -526,8 +528,8 @@ struct EvaluateInput<'a> {
 
 #[derive(Serialize)]
 struct CompareInput<'a> {
-    expected: &'a Value,
-    actual: &'a Value,
+    expected: &'a Json,
+    actual: &'a Json,
     context: WithConfig<'a>,
 }
 
@@ -587,12 +589,7 @@ impl fmt::Debug for PluginStrategy {
 }
 
 impl Strategy for PluginStrategy {
-    fn compare(
-        &self,
-        expected: &Value,
-        actual: &Value,
-        ctx: &Context<'_>,
-    ) -> Result<f64, EvalError> {
+    fn compare(&self, expected: &Json, actual: &Json, ctx: &Context<'_>) -> Result<f64, EvalError> {
         let value = self.0.call(&CompareInput {
             expected,
             actual,
@@ -610,9 +607,9 @@ mod plugin_build;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::json::json;
     use crate::report::{ExtractionInfo, Issue};
     use crate::strategy::StrategyRegistry;
-    use serde_json::json;
 
     #[test]
     fn a_library_is_opened_once_per_process() {
@@ -659,14 +656,14 @@ mod tests {
             scores: &scores,
             strategies: &strategies,
         };
-        let config = json!({"k": [1, 2]});
+        let config = serde_json::json!({"k": [1, 2]});
         // What a plugin reads, through the SDK's own type: every field arrives.
         let wire = serde_json::to_vec(&ctx.with_config(&config)).unwrap();
         let seen: tribunal_plugin::Context = tribunal_plugin::wire::from_slice_deep(&wire).unwrap();
         assert_eq!(seen.output, "raw");
         assert_eq!(
             (&seen.json, &seen.expected, &seen.meta),
-            (&json, &expected, &meta)
+            (&json.to_serde(), &expected.to_serde(), &meta.to_serde())
         );
         assert_eq!(seen.config, config);
         assert_eq!(seen.extraction.tier.as_deref(), Some("fence"));
@@ -700,7 +697,10 @@ mod tests {
 
     #[test]
     fn replies_are_checked() {
-        assert_eq!(envelope(Some(br#"{"ok": 0.5}"#)), Ok(json!(0.5)));
+        assert_eq!(
+            envelope(Some(br#"{"ok": 0.5}"#)),
+            Ok(serde_json::json!(0.5))
+        );
         assert_eq!(envelope(Some(br#"{"ok": null}"#)), Ok(Value::Null));
         assert_eq!(envelope(Some(br#"{"error": "nope"}"#)), Err("nope".into()));
         assert_eq!(

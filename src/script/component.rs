@@ -8,6 +8,8 @@ use std::sync::Arc;
 use rhai::{CallFnOptions, Dynamic, EvalAltResult, FuncArgs, Position, Scope};
 use serde_json::Value;
 
+use crate::json::Json;
+
 use crate::build::BuildCtx;
 use crate::component::{
     Compiled, Context, EvalError, Kind, Metric, MetricOutput, PostOutput, Postprocessor, Strategy,
@@ -52,7 +54,7 @@ pub fn build(
         script: Arc::clone(script),
         who: format!("script `{}`", ctx.name),
         name: ctx.name.to_owned(),
-        config: convert::to_dynamic(&config),
+        config: convert::to_dynamic(&Json::from(config)),
     });
     match kind {
         Kind::Metric => Compiled::Metric(component),
@@ -211,12 +213,7 @@ impl Postprocessor for ScriptComponent {
 }
 
 impl Strategy for ScriptComponent {
-    fn compare(
-        &self,
-        expected: &Value,
-        actual: &Value,
-        ctx: &Context<'_>,
-    ) -> Result<f64, EvalError> {
+    fn compare(&self, expected: &Json, actual: &Json, ctx: &Context<'_>) -> Result<f64, EvalError> {
         let args = (
             convert::to_dynamic(expected),
             convert::to_dynamic(actual),

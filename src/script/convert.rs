@@ -8,6 +8,7 @@ use rhai::{Array, Blob, Dynamic, ImmutableString, Map, FLOAT, INT};
 use serde_json::{Number, Value};
 
 use crate::component::Context;
+use crate::json::Json;
 use crate::report::Issue;
 
 /// How deeply nested a value a script returns may be (deeper is an error, not a
@@ -15,14 +16,14 @@ use crate::report::Issue;
 const MAX_DEPTH: usize = 128;
 
 /// A JSON value as a Rhai value.
-pub fn to_dynamic(value: &Value) -> Dynamic {
+pub fn to_dynamic(value: &Json) -> Dynamic {
     match value {
-        Value::Null => Dynamic::UNIT,
-        Value::Bool(b) => Dynamic::from_bool(*b),
-        Value::Number(n) => number(n),
-        Value::String(s) => text(s),
-        Value::Array(items) => Dynamic::from_array(items.iter().map(to_dynamic).collect()),
-        Value::Object(map) => Dynamic::from_map(
+        Json::Null => Dynamic::UNIT,
+        Json::Bool(b) => Dynamic::from_bool(*b),
+        Json::Number(n) => number(n),
+        Json::String(s) => text(s),
+        Json::Array(items) => Dynamic::from_array(items.iter().map(to_dynamic).collect()),
+        Json::Object(map) => Dynamic::from_map(
             map.iter()
                 .map(|(k, v)| (k.as_str().into(), to_dynamic(v)))
                 .collect::<Map>(),
@@ -30,7 +31,7 @@ pub fn to_dynamic(value: &Value) -> Dynamic {
     }
 }
 
-fn number(n: &Number) -> Dynamic {
+fn number(n: &crate::json::Number) -> Dynamic {
     match n.as_i64() {
         Some(i) => Dynamic::from_int(i),
         None => Dynamic::from_float(n.as_f64().unwrap_or(f64::NAN)),
@@ -58,7 +59,8 @@ pub fn context(ctx: &Context<'_>, config: Dynamic) -> Dynamic {
         Dynamic::from_array(Array::new())
     } else {
         // Repairs are few and small; their serialised shape is the public one.
-        serde_json::to_value(&ctx.extraction.repairs).map_or(Dynamic::UNIT, |v| to_dynamic(&v))
+        serde_json::to_value(&ctx.extraction.repairs)
+            .map_or(Dynamic::UNIT, |v| to_dynamic(&Json::from(v)))
     };
     extraction.insert("repairs".into(), repairs);
     extraction.insert(
@@ -190,7 +192,7 @@ pub fn int(n: usize) -> INT {
 #[allow(clippy::float_cmp)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::json::json;
 
     #[test]
     fn round_trip_keeps_every_json_shape() {
@@ -205,7 +207,7 @@ mod tests {
         assert!(to_dynamic(&json!(3)).is_int());
         assert!(to_dynamic(&json!(3.0)).is_float());
         assert!(to_dynamic(&json!(u64::MAX)).is_float());
-        assert!(to_dynamic(&Value::Null).is_unit());
+        assert!(to_dynamic(&Json::Null).is_unit());
     }
 
     #[test]
@@ -251,13 +253,13 @@ mod tests {
             json: &json!({"k": [1, 2.5, null]}),
             extraction: &extraction,
             expected: &json!({"k": "v"}),
-            meta: &Value::Null,
+            meta: &Json::Null,
             issues: &issues,
             scores: &scores,
             strategies: &strategies,
         };
-        let config = json!({"threshold": 0.7, "list": ["a"]});
-        let ours = to_value(&context(&ctx, to_dynamic(&config))).unwrap();
+        let config = serde_json::json!({"threshold": 0.7, "list": ["a"]});
+        let ours = to_value(&context(&ctx, to_dynamic(&Json::from(&config)))).unwrap();
         assert_eq!(
             ours,
             serde_json::to_value(ctx.with_config(&config)).unwrap()

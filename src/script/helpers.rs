@@ -157,7 +157,7 @@ pub fn register(engine: &mut Engine, limits: &super::ScriptLimits) {
     );
     engine.register_fn("parse_json", |text: &str| -> HelperResult<Dynamic> {
         match serde_json::from_str::<serde_json::Value>(text) {
-            Ok(value) => Ok(to_dynamic(&value)),
+            Ok(value) => Ok(to_dynamic(&value.into())),
             Err(err) => fail("parse_json", format!("not JSON: {err}")),
         }
     });
@@ -282,8 +282,8 @@ fn compare_strategy(name: &str, expected: Dynamic, actual: Dynamic) -> HelperRes
                 format!("unknown strategy `{name}` (known: {known}){hint}"),
             );
         };
-        let expected = to_value(&expected).or_else(|r| fail("compare", r))?;
-        let actual = to_value(&actual).or_else(|r| fail("compare", r))?;
+        let expected = to_value(&expected).or_else(|r| fail("compare", r))?.into();
+        let actual = to_value(&actual).or_else(|r| fail("compare", r))?.into();
         strategy
             .compare(&expected, &actual, ctx)
             .or_else(|err| fail("compare", format!("strategy `{name}`: {err}")))

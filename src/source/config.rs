@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::component::BuildError;
 use crate::suggest::nearest;
-use crate::text::json_type_name as kind;
+use crate::text::value_type_name as kind;
 
 /// Who declared a config, as messages name it.
 #[derive(Debug, Clone)]

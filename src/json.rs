@@ -1,0 +1,1049 @@
+//! The JSON value the engine reads records into, hands to every component and
+//! writes into result records: [`Json`].
+//!
+//! It holds what `serde_json`'s `Value` (with `preserve_order` and
+//! `arbitrary_precision`) holds, with the same meaning: members keep the order
+//! they were written in (a name given twice keeps its first place and its last
+//! value), numbers keep the text they were written with (the exponent as
+//! `serde_json` keeps it: `1E5` is `1e+5`), and two objects are
+//! equal when they have the same members in any order. What differs is the cost
+//! of building one, which the engine pays for every record: a string, a member
+//! name or a number of up to 24 bytes lives inside the value (no allocation),
+//! and an object is one vector of members, searched in place while small and
+//! through an index once it is large (so a hostile object of a million members
+//! costs linear time, not quadratic).
+//!
+//! `serde_json::Value` converts both ways ([`Json::to_serde`], `From`), for the
+//! few places that hand a value to a crate that takes one (JSON Schema).
+
+use std::borrow::Borrow;
+use std::collections::HashMap;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::ops::{Deref, Index};
+use std::str::FromStr;
+
+use compact_str::{CompactString, ToCompactString};
+use serde::{Deserialize, Serialize};
+
+/// A JSON value. See the [module documentation](self).
+#[derive(Clone, Default)]
+pub enum Json {
+    /// `null`.
+    #[default]
+    Null,
+    /// `true` or `false`.
+    Bool(bool),
+    /// A number, kept as written.
+    Number(Number),
+    /// A string.
+    String(Str),
+    /// An array.
+    Array(Vec<Json>),
+    /// An object, its members in the order they were written.
+    Object(Object),
+}
+
+/// A JSON string (or member name): up to 24 bytes are stored inline.
+#[derive(Clone, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Str(CompactString);
+
+/// A JSON number, kept as the text it was written with (`1.0` stays `1.0`, an
+/// integer past 2^53 stays exact; the exponent is written `e+5`, `e-5`); two
+/// numbers are equal when their texts are.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Number(CompactString);
+
+/// A JSON object: its members in order, each name once.
+#[derive(Clone, Default)]
+pub struct Object {
+    entries: Vec<(Str, Json)>,
+    /// Where each name is, once the object is large enough to need it. Boxed:
+    /// one pointer while absent keeps every value at 32 bytes.
+    #[allow(clippy::box_collection)]
+    index: Option<Box<HashMap<Str, usize>>>,
+}
+
+/// From this many members on, an object keeps an index of its names.
+const INDEXED: usize = 16;
+
+static NULL: Json = Json::Null;
+
+impl Json {
+    /// Whether this is `null`.
+    pub fn is_null(&self) -> bool {
+        matches!(self, Json::Null)
+    }
+
+    /// Whether this is `true` or `false`.
+    pub fn is_boolean(&self) -> bool {
+        matches!(self, Json::Bool(_))
+    }
+
+    /// Whether this is a number.
+    pub fn is_number(&self) -> bool {
+        matches!(self, Json::Number(_))
+    }
+
+    /// Whether this is a string.
+    pub fn is_string(&self) -> bool {
+        matches!(self, Json::String(_))
+    }
+
+    /// Whether this is an array.
+    pub fn is_array(&self) -> bool {
+        matches!(self, Json::Array(_))
+    }
+
+    /// Whether this is an object.
+    pub fn is_object(&self) -> bool {
+        matches!(self, Json::Object(_))
+    }
+
+    /// The boolean, if this is one.
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Json::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    /// The string, if this is one.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Json::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The number, if this is one.
+    pub fn as_number(&self) -> Option<&Number> {
+        match self {
+            Json::Number(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// The number as a finite `f64`, if this is a number (see [`Number::as_f64`]).
+    pub fn as_f64(&self) -> Option<f64> {
+        self.as_number().and_then(Number::as_f64)
+    }
+
+    /// The number as an `i64`, if this is an integer that fits.
+    pub fn as_i64(&self) -> Option<i64> {
+        self.as_number().and_then(Number::as_i64)
+    }
+
+    /// The number as a `u64`, if this is an integer that fits.
+    pub fn as_u64(&self) -> Option<u64> {
+        self.as_number().and_then(Number::as_u64)
+    }
+
+    /// The elements, if this is an array.
+    pub fn as_array(&self) -> Option<&Vec<Json>> {
+        match self {
+            Json::Array(items) => Some(items),
+            _ => None,
+        }
+    }
+
+    /// The elements, if this is an array.
+    pub fn as_array_mut(&mut self) -> Option<&mut Vec<Json>> {
+        match self {
+            Json::Array(items) => Some(items),
+            _ => None,
+        }
+    }
+
+    /// The members, if this is an object.
+    pub fn as_object(&self) -> Option<&Object> {
+        match self {
+            Json::Object(members) => Some(members),
+            _ => None,
+        }
+    }
+
+    /// The members, if this is an object.
+    pub fn as_object_mut(&mut self) -> Option<&mut Object> {
+        match self {
+            Json::Object(members) => Some(members),
+            _ => None,
+        }
+    }
+
+    /// The member `name`, if this is an object that has one.
+    pub fn get(&self, name: &str) -> Option<&Json> {
+        self.as_object().and_then(|members| members.get(name))
+    }
+
+    /// The value a JSON Pointer (RFC 6901: `/a/0/b`, `~0` for `~`, `~1` for `/`)
+    /// points at; `""` is the value itself.
+    pub fn pointer(&self, pointer: &str) -> Option<&Json> {
+        if pointer.is_empty() {
+            return Some(self);
+        }
+        let rest = pointer.strip_prefix('/')?;
+        rest.split('/').try_fold(self, |value, token| {
+            let token = token.replace("~1", "/").replace("~0", "~");
+            match value {
+                Json::Object(members) => members.get(&token),
+                Json::Array(items) => array_index(&token).and_then(|i| items.get(i)),
+                _ => None,
+            }
+        })
+    }
+
+    /// The value, leaving `null` in its place.
+    #[must_use]
+    pub fn take(&mut self) -> Json {
+        std::mem::take(self)
+    }
+
+    /// The same value as a `serde_json::Value`, for crates that take one.
+    pub fn to_serde(&self) -> serde_json::Value {
+        match self {
+            Json::Null => serde_json::Value::Null,
+            Json::Bool(b) => serde_json::Value::Bool(*b),
+            Json::Number(n) => serde_json::Value::Number(n.to_serde()),
+            Json::String(s) => serde_json::Value::String(s.as_str().to_owned()),
+            Json::Array(items) => {
+                serde_json::Value::Array(items.iter().map(Json::to_serde).collect())
+            }
+            Json::Object(members) => serde_json::Value::Object(
+                members
+                    .iter()
+                    .map(|(name, value)| (name.as_str().to_owned(), value.to_serde()))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// An array index as JSON Pointer writes it: digits, no leading zero.
+fn array_index(token: &str) -> Option<usize> {
+    if token.starts_with('+') || (token.len() > 1 && token.starts_with('0')) {
+        return None;
+    }
+    token.parse().ok()
+}
+
+impl Str {
+    /// The string.
+    pub fn as_str(&self) -> &str {
+        self.0.as_str()
+    }
+
+    /// The string, as an owned `String`.
+    pub fn into_string(self) -> String {
+        self.0.into_string()
+    }
+}
+
+impl Deref for Str {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.0.as_str()
+    }
+}
+
+impl AsRef<str> for Str {
+    fn as_ref(&self) -> &str {
+        self.0.as_str()
+    }
+}
+
+impl Borrow<str> for Str {
+    fn borrow(&self) -> &str {
+        self.0.as_str()
+    }
+}
+
+impl Hash for Str {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.0.as_str().hash(state);
+    }
+}
+
+impl From<&str> for Str {
+    fn from(text: &str) -> Self {
+        Str(CompactString::new(text))
+    }
+}
+
+impl From<String> for Str {
+    fn from(text: String) -> Self {
+        Str(CompactString::from(text))
+    }
+}
+
+impl From<std::borrow::Cow<'_, str>> for Str {
+    fn from(text: std::borrow::Cow<'_, str>) -> Self {
+        match text {
+            std::borrow::Cow::Borrowed(text) => Str::from(text),
+            std::borrow::Cow::Owned(text) => Str::from(text),
+        }
+    }
+}
+
+impl PartialEq<str> for Str {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for Str {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialEq<String> for Str {
+    fn eq(&self, other: &String) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<Str> for String {
+    fn eq(&self, other: &Str) -> bool {
+        self == other.as_str()
+    }
+}
+
+impl PartialEq<Str> for str {
+    fn eq(&self, other: &Str) -> bool {
+        self == other.as_str()
+    }
+}
+
+impl PartialEq<Str> for &str {
+    fn eq(&self, other: &Str) -> bool {
+        *self == other.as_str()
+    }
+}
+
+impl fmt::Display for Str {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self)
+    }
+}
+
+impl fmt::Debug for Str {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl Number {
+    /// A number from its text, which the caller has read as a JSON number: kept
+    /// as written, but for the exponent, which is written as `serde_json` keeps
+    /// it (`e`, then its sign: `1E5` is `1e+5`).
+    pub(crate) fn from_json_text(text: &str) -> Number {
+        let Some(at) = text.find(['e', 'E']) else {
+            return Number(CompactString::new(text));
+        };
+        let (mantissa, exponent) = (&text[..at], &text[at + 1..]);
+        let mut kept = CompactString::with_capacity(text.len() + 1);
+        kept.push_str(mantissa);
+        kept.push('e');
+        if !exponent.starts_with(['+', '-']) {
+            kept.push('+');
+        }
+        kept.push_str(exponent);
+        Number(kept)
+    }
+
+    /// The shortest text that reads back as `value` (as `serde_json` writes a
+    /// float: `1.0`, `0.1`, `1e300`); `None` for NaN and the infinities.
+    pub fn from_f64(value: f64) -> Option<Number> {
+        value
+            .is_finite()
+            .then(|| Number(CompactString::new(zmij::Buffer::new().format_finite(value))))
+    }
+
+    /// The text the number was written with.
+    pub fn as_str(&self) -> &str {
+        self.0.as_str()
+    }
+
+    /// The number as a finite `f64` (the nearest one; `None` when the number is
+    /// beyond `f64`'s range).
+    pub fn as_f64(&self) -> Option<f64> {
+        self.0.parse::<f64>().ok().filter(|f| f.is_finite())
+    }
+
+    /// The number as an `i64`, if it is written as an integer that fits.
+    pub fn as_i64(&self) -> Option<i64> {
+        self.0.parse().ok()
+    }
+
+    /// The number as a `u64`, if it is written as an integer that fits.
+    pub fn as_u64(&self) -> Option<u64> {
+        self.0.parse().ok()
+    }
+
+    /// Whether it is an integer that fits an `i64`.
+    pub fn is_i64(&self) -> bool {
+        self.as_i64().is_some()
+    }
+
+    /// Whether it is an integer that fits a `u64`.
+    pub fn is_u64(&self) -> bool {
+        self.as_u64().is_some()
+    }
+
+    /// Whether it is written with a fraction or an exponent and is within `f64`'s
+    /// range (what `serde_json` calls a float).
+    pub fn is_f64(&self) -> bool {
+        self.0.contains(['.', 'e', 'E']) && self.as_f64().is_some()
+    }
+
+    /// The same number as a `serde_json::Number`.
+    pub fn to_serde(&self) -> serde_json::Number {
+        serde_json::Number::from_str(self.as_str()).expect("a JSON number's text")
+    }
+}
+
+impl From<i64> for Number {
+    fn from(value: i64) -> Self {
+        Number(value.to_compact_string())
+    }
+}
+
+impl From<u64> for Number {
+    fn from(value: u64) -> Self {
+        Number(value.to_compact_string())
+    }
+}
+
+impl From<&serde_json::Number> for Number {
+    fn from(number: &serde_json::Number) -> Self {
+        Number(CompactString::new(number.to_string()))
+    }
+}
+
+impl FromStr for Number {
+    type Err = NotANumber;
+
+    /// A number written as JSON writes one (`-1`, `0.5`, `2e10`): the whole text.
+    fn from_str(text: &str) -> Result<Self, NotANumber> {
+        if crate::json::number_end(text.as_bytes(), 0) == Some(text.len()) {
+            Ok(Number::from_json_text(text))
+        } else {
+            Err(NotANumber)
+        }
+    }
+}
+
+/// The text is not a number as JSON writes one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NotANumber;
+
+impl fmt::Display for NotANumber {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("not a JSON number")
+    }
+}
+
+impl std::error::Error for NotANumber {}
+
+/// Where the JSON number starting at `start` ends (`None` where none starts):
+/// `-`, an integer part without a leading zero, then an optional fraction and
+/// exponent.
+pub(crate) fn number_end(bytes: &[u8], start: usize) -> Option<usize> {
+    let digits = |mut at: usize| {
+        while bytes.get(at).is_some_and(u8::is_ascii_digit) {
+            at += 1;
+        }
+        at
+    };
+    let mut at = start + usize::from(bytes.get(start) == Some(&b'-'));
+    match bytes.get(at)? {
+        b'0' => at += 1,
+        b'1'..=b'9' => at = digits(at + 1),
+        _ => return None,
+    }
+    if bytes.get(at) == Some(&b'.') {
+        let end = digits(at + 1);
+        if end == at + 1 {
+            return None;
+        }
+        at = end;
+    }
+    if matches!(bytes.get(at), Some(b'e' | b'E')) {
+        at += 1;
+        if matches!(bytes.get(at), Some(b'+' | b'-')) {
+            at += 1;
+        }
+        let end = digits(at);
+        if end == at {
+            return None;
+        }
+        at = end;
+    }
+    Some(at)
+}
+
+impl fmt::Display for Number {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Debug for Number {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Object {
+    /// An empty object.
+    pub fn new() -> Object {
+        Object::default()
+    }
+
+    /// An empty object with room for `capacity` members.
+    pub fn with_capacity(capacity: usize) -> Object {
+        Object {
+            entries: Vec::with_capacity(capacity),
+            index: None,
+        }
+    }
+
+    /// How many members it has.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether it has no member.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    fn position(&self, name: &str) -> Option<usize> {
+        match &self.index {
+            Some(index) => index.get(name).copied(),
+            None => self
+                .entries
+                .iter()
+                .position(|(key, _)| key.as_str() == name),
+        }
+    }
+
+    /// The value of member `name`.
+    pub fn get(&self, name: &str) -> Option<&Json> {
+        self.position(name).map(|at| &self.entries[at].1)
+    }
+
+    /// The value of member `name`.
+    pub fn get_mut(&mut self, name: &str) -> Option<&mut Json> {
+        self.position(name).map(|at| &mut self.entries[at].1)
+    }
+
+    /// Whether it has a member `name`.
+    pub fn contains_key(&self, name: &str) -> bool {
+        self.position(name).is_some()
+    }
+
+    /// Sets member `name`: a new name goes last, a name it has keeps its place
+    /// and gets the new value (the old one is returned).
+    pub fn insert(&mut self, name: impl Into<Str>, value: Json) -> Option<Json> {
+        let name = name.into();
+        if let Some(at) = self.position(&name) {
+            return Some(std::mem::replace(&mut self.entries[at].1, value));
+        }
+        if let Some(index) = &mut self.index {
+            index.insert(name.clone(), self.entries.len());
+        }
+        self.entries.push((name, value));
+        if self.index.is_none() && self.entries.len() >= INDEXED {
+            self.reindex();
+        }
+        None
+    }
+
+    /// Removes member `name`, the members after it moving up one place.
+    pub fn shift_remove(&mut self, name: &str) -> Option<Json> {
+        let at = self.position(name)?;
+        let (_, value) = self.entries.remove(at);
+        self.reindex();
+        Some(value)
+    }
+
+    /// Removes member `name`, the last member taking its place (what
+    /// `serde_json`'s `Map::remove` does with `preserve_order`).
+    pub fn swap_remove(&mut self, name: &str) -> Option<Json> {
+        let at = self.position(name)?;
+        let (_, value) = self.entries.swap_remove(at);
+        self.reindex();
+        Some(value)
+    }
+
+    /// Keeps the members `keep` says yes to, in order.
+    pub fn retain(&mut self, mut keep: impl FnMut(&Str, &mut Json) -> bool) {
+        self.entries.retain_mut(|(name, value)| keep(name, value));
+        self.reindex();
+    }
+
+    /// Rebuilds the index from the members (none while the object is small).
+    fn reindex(&mut self) {
+        if self.entries.len() < INDEXED {
+            self.index = None;
+            return;
+        }
+        let index = self
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(at, (name, _))| (name.clone(), at))
+            .collect();
+        self.index = Some(Box::new(index));
+    }
+
+    /// The members in order.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&Str, &Json)> + ExactSizeIterator {
+        self.entries.iter().map(|(name, value)| (name, value))
+    }
+
+    /// The members in order, their values mutable.
+    pub fn iter_mut(
+        &mut self,
+    ) -> impl DoubleEndedIterator<Item = (&Str, &mut Json)> + ExactSizeIterator {
+        self.entries.iter_mut().map(|(name, value)| (&*name, value))
+    }
+
+    /// The member names in order.
+    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &Str> + ExactSizeIterator {
+        self.entries.iter().map(|(name, _)| name)
+    }
+
+    /// The member values in order.
+    pub fn values(&self) -> impl DoubleEndedIterator<Item = &Json> + ExactSizeIterator {
+        self.entries.iter().map(|(_, value)| value)
+    }
+
+    /// The member values in order, mutable.
+    pub fn values_mut(&mut self) -> impl DoubleEndedIterator<Item = &mut Json> + ExactSizeIterator {
+        self.entries.iter_mut().map(|(_, value)| value)
+    }
+}
+
+impl IntoIterator for Object {
+    type Item = (Str, Json);
+    type IntoIter = std::vec::IntoIter<(Str, Json)>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.entries.into_iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a Object {
+    type Item = (&'a Str, &'a Json);
+    type IntoIter = std::iter::Map<
+        std::slice::Iter<'a, (Str, Json)>,
+        fn(&'a (Str, Json)) -> (&'a Str, &'a Json),
+    >;
+    fn into_iter(self) -> Self::IntoIter {
+        self.entries.iter().map(|(name, value)| (name, value))
+    }
+}
+
+impl<K: Into<Str>> FromIterator<(K, Json)> for Object {
+    fn from_iter<I: IntoIterator<Item = (K, Json)>>(members: I) -> Self {
+        let mut object = Object::new();
+        object.extend(members);
+        object
+    }
+}
+
+impl<K: Into<Str>> Extend<(K, Json)> for Object {
+    fn extend<I: IntoIterator<Item = (K, Json)>>(&mut self, members: I) {
+        for (name, value) in members {
+            self.insert(name, value);
+        }
+    }
+}
+
+/// Equal when they have the same members, in any order (as `serde_json`'s).
+impl PartialEq for Object {
+    fn eq(&self, other: &Object) -> bool {
+        self.len() == other.len()
+            && self
+                .iter()
+                .all(|(name, value)| other.get(name).is_some_and(|v| v == value))
+    }
+}
+
+impl PartialEq for Json {
+    fn eq(&self, other: &Json) -> bool {
+        match (self, other) {
+            (Json::Null, Json::Null) => true,
+            (Json::Bool(a), Json::Bool(b)) => a == b,
+            (Json::Number(a), Json::Number(b)) => a == b,
+            (Json::String(a), Json::String(b)) => a == b,
+            (Json::Array(a), Json::Array(b)) => a == b,
+            (Json::Object(a), Json::Object(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Index<&str> for Json {
+    type Output = Json;
+    /// The member `name`, `null` when there is none or this is not an object.
+    fn index(&self, name: &str) -> &Json {
+        self.get(name).unwrap_or(&NULL)
+    }
+}
+
+impl Index<usize> for Json {
+    type Output = Json;
+    /// The element at `at`, `null` when there is none or this is not an array.
+    fn index(&self, at: usize) -> &Json {
+        self.as_array()
+            .and_then(|items| items.get(at))
+            .unwrap_or(&NULL)
+    }
+}
+
+impl Index<&str> for Object {
+    type Output = Json;
+    /// The member `name`, `null` when there is none.
+    fn index(&self, name: &str) -> &Json {
+        self.get(name).unwrap_or(&NULL)
+    }
+}
+
+impl From<bool> for Json {
+    fn from(value: bool) -> Self {
+        Json::Bool(value)
+    }
+}
+
+impl From<i64> for Json {
+    fn from(value: i64) -> Self {
+        Json::Number(value.into())
+    }
+}
+
+impl From<u64> for Json {
+    fn from(value: u64) -> Self {
+        Json::Number(value.into())
+    }
+}
+
+/// The other integer types, through `i64` and `u64`.
+macro_rules! from_integer {
+    ($($small:ty => $wide:ty),*) => {$(
+        impl From<$small> for Json {
+            fn from(value: $small) -> Self {
+                Json::Number(<$wide>::from(value).into())
+            }
+        }
+    )*};
+}
+
+from_integer!(i8 => i64, i16 => i64, i32 => i64, u8 => u64, u16 => u64, u32 => u64);
+
+impl From<usize> for Json {
+    fn from(value: usize) -> Self {
+        Json::Number((value as u64).into())
+    }
+}
+
+impl From<isize> for Json {
+    fn from(value: isize) -> Self {
+        Json::Number((value as i64).into())
+    }
+}
+
+/// A finite float as a number; NaN and the infinities become `null` (as
+/// `serde_json` makes them).
+impl From<f64> for Json {
+    fn from(value: f64) -> Self {
+        Number::from_f64(value).map_or(Json::Null, Json::Number)
+    }
+}
+
+impl From<&str> for Json {
+    fn from(value: &str) -> Self {
+        Json::String(value.into())
+    }
+}
+
+impl From<String> for Json {
+    fn from(value: String) -> Self {
+        Json::String(value.into())
+    }
+}
+
+impl From<Str> for Json {
+    fn from(value: Str) -> Self {
+        Json::String(value)
+    }
+}
+
+impl From<Number> for Json {
+    fn from(value: Number) -> Self {
+        Json::Number(value)
+    }
+}
+
+impl From<Vec<Json>> for Json {
+    fn from(value: Vec<Json>) -> Self {
+        Json::Array(value)
+    }
+}
+
+impl From<Object> for Json {
+    fn from(value: Object) -> Self {
+        Json::Object(value)
+    }
+}
+
+impl<T: Into<Json>> From<Option<T>> for Json {
+    fn from(value: Option<T>) -> Self {
+        value.map_or(Json::Null, Into::into)
+    }
+}
+
+impl From<&serde_json::Value> for Json {
+    fn from(value: &serde_json::Value) -> Self {
+        match value {
+            serde_json::Value::Null => Json::Null,
+            serde_json::Value::Bool(b) => Json::Bool(*b),
+            serde_json::Value::Number(n) => Json::Number(n.into()),
+            serde_json::Value::String(s) => Json::String(s.as_str().into()),
+            serde_json::Value::Array(items) => Json::Array(items.iter().map(Json::from).collect()),
+            serde_json::Value::Object(members) => Json::Object(
+                members
+                    .iter()
+                    .map(|(name, value)| (name.as_str(), Json::from(value)))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+impl From<serde_json::Value> for Json {
+    fn from(value: serde_json::Value) -> Self {
+        match value {
+            serde_json::Value::String(s) => Json::String(s.into()),
+            serde_json::Value::Array(items) => {
+                Json::Array(items.into_iter().map(Json::from).collect())
+            }
+            serde_json::Value::Object(members) => Json::Object(
+                members
+                    .into_iter()
+                    .map(|(name, value)| (name, Json::from(value)))
+                    .collect(),
+            ),
+            other => Json::from(&other),
+        }
+    }
+}
+
+impl From<&Json> for serde_json::Value {
+    fn from(value: &Json) -> Self {
+        value.to_serde()
+    }
+}
+
+impl From<Json> for serde_json::Value {
+    fn from(value: Json) -> Self {
+        value.to_serde()
+    }
+}
+
+/// The same value as `serde_json`'s (numbers by their text, objects in any order).
+impl PartialEq<serde_json::Value> for Json {
+    fn eq(&self, other: &serde_json::Value) -> bool {
+        match (self, other) {
+            (Json::Null, serde_json::Value::Null) => true,
+            (Json::Bool(a), serde_json::Value::Bool(b)) => a == b,
+            (Json::Number(a), serde_json::Value::Number(b)) => a.as_str() == b.to_string(),
+            (Json::String(a), serde_json::Value::String(b)) => a.as_str() == b,
+            (Json::Array(a), serde_json::Value::Array(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(a, b)| a == b)
+            }
+            (Json::Object(a), serde_json::Value::Object(b)) => {
+                a.len() == b.len()
+                    && b.iter()
+                        .all(|(name, value)| a.get(name).is_some_and(|v| v == value))
+            }
+            _ => false,
+        }
+    }
+}
+
+impl PartialEq<Json> for serde_json::Value {
+    fn eq(&self, other: &Json) -> bool {
+        other == self
+    }
+}
+
+impl PartialEq<str> for Json {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == Some(other)
+    }
+}
+
+impl PartialEq<&str> for Json {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == Some(*other)
+    }
+}
+
+impl PartialEq<bool> for Json {
+    fn eq(&self, other: &bool) -> bool {
+        self.as_bool() == Some(*other)
+    }
+}
+
+impl Serialize for Json {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        match self {
+            Json::Null => serializer.serialize_unit(),
+            Json::Bool(b) => serializer.serialize_bool(*b),
+            Json::Number(n) => n.to_serde().serialize(serializer),
+            Json::String(s) => serializer.serialize_str(s),
+            Json::Array(items) => {
+                let mut seq = serializer.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    seq.serialize_element(item)?;
+                }
+                seq.end()
+            }
+            Json::Object(members) => {
+                let mut map = serializer.serialize_map(Some(members.len()))?;
+                for (name, value) in members {
+                    map.serialize_entry(name.as_str(), value)?;
+                }
+                map.end()
+            }
+        }
+    }
+}
+
+impl Serialize for Str {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Json {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        serde_json::Value::deserialize(deserializer).map(Json::from)
+    }
+}
+
+/// `serde_json::json!`, as a [`Json`] (for tests).
+#[cfg(test)]
+macro_rules! json {
+    ($($value:tt)+) => {
+        $crate::json::Json::from(serde_json::json!($($value)+))
+    };
+}
+#[cfg(test)]
+pub(crate) use json;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_given_again_keeps_its_place_and_takes_the_new_value() {
+        let mut object = Object::new();
+        object.insert("a", 1i64.into());
+        object.insert("b", 2i64.into());
+        assert_eq!(object.insert("a", 3i64.into()), Some(Json::from(1i64)));
+        let names: Vec<&str> = object.keys().map(Str::as_str).collect();
+        assert_eq!(names, ["a", "b"]);
+        assert_eq!(object["a"], Json::from(3i64));
+    }
+
+    #[test]
+    fn large_objects_are_indexed_and_stay_consistent() {
+        let mut object = Object::new();
+        for i in 0..100u64 {
+            object.insert(format!("k{i}"), i.into());
+        }
+        assert!(object.index.is_some());
+        assert_eq!(object.get("k57"), Some(&Json::from(57u64)));
+        assert_eq!(object.swap_remove("k3"), Some(Json::from(3u64)));
+        assert_eq!(object.keys().nth(3).map(Str::as_str), Some("k99"));
+        assert_eq!(object.get("k99"), Some(&Json::from(99u64)));
+        assert_eq!(object.shift_remove("k0"), Some(Json::from(0u64)));
+        assert_eq!(object.keys().next().map(Str::as_str), Some("k1"));
+        assert_eq!(object.get("k1"), Some(&Json::from(1u64)));
+        object.retain(|name, _| name.len() == 2);
+        assert_eq!(object.len(), 8);
+        assert!(object.index.is_none());
+        assert_eq!(object.get("k9"), Some(&Json::from(9u64)));
+        assert!(!object.contains_key("k10"));
+        for i in 0..20u64 {
+            object.insert(format!("n{i}"), i.into());
+        }
+        assert_eq!(object.get("n19"), Some(&Json::from(19u64)));
+        assert_eq!(object.get("k5"), Some(&Json::from(5u64)));
+    }
+
+    #[test]
+    fn objects_are_equal_in_any_order_and_numbers_by_their_text() {
+        let a: Json = serde_json::json!({"a": 1, "b": [1.0, "x"]}).into();
+        let b: Json = serde_json::json!({"b": [1.0, "x"], "a": 1}).into();
+        assert_eq!(a, b);
+        assert_ne!(a, Json::from(serde_json::json!({"a": 1, "b": [1, "x"]})));
+        assert_eq!(a, serde_json::json!({"b": [1.0, "x"], "a": 1}));
+        assert_eq!(a.to_serde(), serde_json::json!({"a": 1, "b": [1.0, "x"]}));
+    }
+
+    #[test]
+    fn numbers_convert_as_serde_json_converts_them() {
+        for text in [
+            "0",
+            "-0",
+            "1.0",
+            "1e400",
+            "123456789012345678901234567890",
+            "-2.5E-3",
+        ] {
+            let number: Number = text.parse().unwrap();
+            let serde: serde_json::Number = text.parse().unwrap();
+            assert_eq!(number.as_str(), serde.to_string());
+            assert_eq!(number.as_f64(), serde.as_f64(), "{text}");
+            assert_eq!(number.as_i64(), serde.as_i64(), "{text}");
+            assert_eq!(number.as_u64(), serde.as_u64(), "{text}");
+            assert_eq!(number.is_f64(), serde.is_f64(), "{text}");
+        }
+        for text in ["", "-", "01", "1.", ".5", "+1", "1e", "0x1", "1 "] {
+            assert!(text.parse::<Number>().is_err(), "{text:?}");
+        }
+        for value in [0.1, 1.0, -0.0, 1e300, 5e-324, 123_456.789] {
+            let ours = Number::from_f64(value).unwrap();
+            let serde = serde_json::Number::from_f64(value).unwrap();
+            assert_eq!(ours.as_str(), serde.to_string());
+        }
+        assert!(Number::from_f64(f64::NAN).is_none());
+        assert_eq!(Json::from(f64::INFINITY), Json::Null);
+    }
+
+    #[test]
+    fn pointers_follow_rfc_6901() {
+        let value: Json = serde_json::json!({"a/b": [10, {"~x": true}], "": 1}).into();
+        assert_eq!(value.pointer(""), Some(&value));
+        assert_eq!(value.pointer("/a~1b/1/~0x"), Some(&Json::Bool(true)));
+        assert_eq!(value.pointer("/"), Some(&Json::from(1i64)));
+        assert_eq!(value.pointer("/a~1b/01"), None);
+        assert_eq!(value.pointer("a"), None);
+        assert_eq!(value.pointer("/a~1b/2"), None);
+    }
+
+    #[test]
+    fn short_strings_live_inline() {
+        assert_eq!(std::mem::size_of::<Json>(), 32);
+        let Json::String(short) = Json::from("agent:status") else {
+            unreachable!()
+        };
+        assert!(!short.0.is_heap_allocated());
+    }
+}
