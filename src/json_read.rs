@@ -11,7 +11,7 @@ use std::borrow::Cow;
 
 use crate::json::{Json as Value, Number, Object};
 
-use crate::json_write::plain_run;
+use crate::json_write::{copy_plain, plain_run};
 
 /// `serde_json`'s nesting limit: the 128th array or object opened inside one
 /// another is refused.
@@ -220,29 +220,30 @@ impl<'a> Reader<'a> {
 /// Borrowed from the text when it has no escape.
 fn string(text: &str, start: usize) -> Option<(Cow<'_, str>, usize)> {
     let bytes = text.as_bytes();
-    let mut stop = start + plain_run(bytes.get(start..)?);
+    let stop = start + plain_run(bytes.get(start..)?);
     if bytes.get(stop) == Some(&b'"') {
         return Some((Cow::Borrowed(&text[start..stop]), stop + 1));
     }
     // Escapes (a model output's JSON escapes every quote): one pass, into room for
     // the rest of the text up to 4 KiB (it grows past that), given back at the end
     // if much of it is unused.
-    let mut out = String::with_capacity((bytes.len() - start).min(ROOM));
-    let mut at = start;
+    let mut out = Vec::with_capacity((bytes.len() - start).min(ROOM));
+    out.extend_from_slice(&bytes[start..stop]);
+    let mut at = stop;
     loop {
-        out.push_str(&text[at..stop]);
-        match bytes.get(stop)? {
+        match bytes.get(at)? {
             b'"' => {
                 if out.capacity() > 2 * out.len() + 64 {
                     out.shrink_to_fit();
                 }
-                return Some((Cow::Owned(out), stop + 1));
+                // Plain runs of a `str` cut at ASCII bytes, and whole characters.
+                let out = String::from_utf8(out).expect("UTF-8 in, UTF-8 out");
+                return Some((Cow::Owned(out), at + 1));
             }
             b'\\' => {
-                let (c, next) = escape(bytes, stop + 1)?;
-                out.push(c);
-                at = next;
-                stop = at + plain_run(&bytes[at..]);
+                let (c, next) = escape(bytes, at + 1)?;
+                out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+                at = copy_plain(bytes, next, &mut out);
             }
             _ => return None,
         }

@@ -64,21 +64,45 @@ pub(crate) fn plain_run(bytes: &[u8]) -> usize {
     at
 }
 
+/// Appends the bytes of `bytes` from `at` up to the first one a JSON string
+/// escapes (see [`plain_run`]) to `out`, and returns where it stopped (the
+/// length if there is none). Eight bytes at a time, each eight written whole
+/// and the buffer cut back after the last plain one: no call to `memcpy` per
+/// run, which is what a string dense with escapes (JSON inside JSON) is made of.
+#[inline]
+pub(crate) fn copy_plain(bytes: &[u8], mut at: usize, out: &mut Vec<u8>) -> usize {
+    while let Some(chunk) = bytes.get(at..at + 8) {
+        let chunk: &[u8; 8] = chunk.try_into().expect("eight bytes");
+        out.extend_from_slice(chunk);
+        let mask = escape_mask(u64::from_le_bytes(*chunk));
+        if mask != 0 {
+            let plain = (mask.trailing_zeros() / 8) as usize;
+            out.truncate(out.len() - 8 + plain);
+            return at + plain;
+        }
+        at += 8;
+    }
+    while let Some(&byte) = bytes.get(at) {
+        if ESCAPE[usize::from(byte)] != 0 {
+            break;
+        }
+        out.push(byte);
+        at += 1;
+    }
+    at
+}
+
 /// Appends `text` as a JSON string, quotes included.
 pub fn write_str(out: &mut Vec<u8>, text: &str) {
     let bytes = text.as_bytes();
     let end = bytes.len();
     out.reserve(end + 2);
     out.push(b'"');
-    let mut copied = 0;
-    let mut at = 0;
-    loop {
-        at += plain_run(&bytes[at..]);
-        if at == end {
-            break;
-        }
+    // A string without escapes (the usual one) in one copy.
+    let mut at = plain_run(bytes);
+    out.extend_from_slice(&bytes[..at]);
+    while at < end {
         let byte = bytes[at];
-        out.extend_from_slice(&bytes[copied..at]);
         match ESCAPE[usize::from(byte)] {
             b'u' => {
                 const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -93,10 +117,8 @@ pub fn write_str(out: &mut Vec<u8>, text: &str) {
             }
             escape => out.extend_from_slice(&[b'\\', escape]),
         }
-        at += 1;
-        copied = at;
+        at = copy_plain(bytes, at + 1, out);
     }
-    out.extend_from_slice(&bytes[copied..]);
     out.push(b'"');
 }
 
@@ -287,6 +309,13 @@ mod tests {
                     let mut bytes = vec![fill; 20];
                     bytes[place] = byte;
                     assert_eq!(plain_run(&bytes), naive(&bytes), "{bytes:?}");
+                    // Copied from every start: the plain bytes, and where they stop.
+                    for start in 0..20 {
+                        let mut out = vec![7];
+                        let stop = copy_plain(&bytes, start, &mut out);
+                        assert_eq!(stop, start + naive(&bytes[start..]), "{bytes:?}");
+                        assert_eq!(out[1..], bytes[start..stop], "{bytes:?}");
+                    }
                     if place + 1 < 20 {
                         bytes[place + 1] = 0;
                         assert_eq!(plain_run(&bytes), naive(&bytes), "{bytes:?}");
