@@ -554,11 +554,11 @@ impl Metric for JsonCompare {
             let (Json::Object(gt), Json::Object(aio)) = (ctx.expected, ctx.json) else {
                 continue;
             };
-            for (key, gt_value) in gt {
+            for (at, (key, gt_value)) in gt.iter().enumerate() {
                 if is_null(gt_value) {
                     continue;
                 }
-                let Some(aio_value) = aio.get(key).filter(|v| !is_null(v)) else {
+                let Some(aio_value) = aio.get_near(key, at).filter(|v| !is_null(v)) else {
                     continue;
                 };
                 let resolved = self.strategy_for(key, gt_value);
@@ -588,13 +588,16 @@ impl Metric for JsonCompare {
             &empty
         };
         let mut buckets = Buckets::default();
-        for (key, gt_value) in gt {
-            self.compare_field(key, gt_value, aio, ctx, &mut buckets, &mut issues)?;
+        // Outputs usually follow the ground truth's order: each member is
+        // looked for first at its own place.
+        for (at, (key, gt_value)) in gt.iter().enumerate() {
+            let aio_value = aio.get_near(key, at).filter(|v| !is_null(v));
+            self.compare_field(key, gt_value, aio_value, ctx, &mut buckets, &mut issues)?;
         }
         // The engine's own fallback marker is not something the model said.
         let marker = ctx.extraction.raw_fallback.then_some(RAW_FALLBACK_KEY);
-        for key in aio.keys().filter(|k| Some(k.as_str()) != marker) {
-            if gt.get(key).is_none() {
+        for (at, key) in aio.keys().enumerate() {
+            if Some(key.as_str()) != marker && gt.get_near(key, at).is_none() {
                 buckets.extra_keys.push(key);
                 issues.push(Issue::warning("", format!("unexpected `{key}`")).at(pointer(key)));
             }
@@ -730,17 +733,17 @@ impl JsonCompare {
     }
 
     /// Puts one ground-truth key in its bucket and, when both sides have a
-    /// value, compares them with the key's strategy.
+    /// value (`aio_value`: the output's, when it has one that is not null),
+    /// compares them with the key's strategy.
     fn compare_field<'a>(
         &'a self,
         key: &'a str,
         gt_value: &Json,
-        aio: &Members,
+        aio_value: Option<&Json>,
         ctx: &Context<'_>,
         buckets: &mut Buckets<'a>,
         issues: &mut Vec<Issue>,
     ) -> Result<(), EvalError> {
-        let aio_value = aio.get(key).filter(|v| !is_null(v));
         if is_null(gt_value) {
             if aio_value.is_some() {
                 buckets.gt_null_aio_has_value.push(key);
