@@ -124,7 +124,16 @@ pub fn write_str(out: &mut Vec<u8>, text: &str) {
 
 /// Appends a float as `serde_json` writes an `f64` (`null` when not finite).
 pub fn write_f64(out: &mut Vec<u8>, value: f64) {
-    if value.is_finite() {
+    // Whole numbers below 2^53 (most scores and weights: 0.0, 1.0) are written
+    // as their digits and `.0`, as serde_json writes them, without the search
+    // for the shortest digits.
+    if value.fract() == 0.0 && value.abs() < 9_007_199_254_740_992.0 {
+        if value.is_sign_negative() {
+            out.push(b'-');
+        }
+        write_u64(out, value.abs() as u64);
+        out.extend_from_slice(b".0");
+    } else if value.is_finite() {
         // The shortest text that reads back as the value: serde_json's writer.
         out.extend_from_slice(zmij::Buffer::new().format_finite(value).as_bytes());
     } else {
@@ -387,7 +396,20 @@ mod tests {
             write_u64(&mut out, n);
             assert_eq!(out, n.to_string().into_bytes());
         }
-        for f in [0.0, -0.0, 1.0, 0.1, 1e-7, 1e21, f64::NAN, f64::INFINITY] {
+        let whole = (-2000..2000)
+            .map(f64::from)
+            .chain((0..60).map(|p| 2f64.powi(p)))
+            .chain([
+                9_007_199_254_740_991.0,
+                9_007_199_254_740_992.0,
+                1e15,
+                1e16,
+                1e17,
+            ]);
+        for f in [0.0, -0.0, 1.0, 0.1, 1e-7, 1e21, f64::NAN, f64::INFINITY]
+            .into_iter()
+            .chain(whole)
+        {
             let mut out = Vec::new();
             write_f64(&mut out, f);
             assert_eq!(out, serde_json::to_vec(&f).unwrap());
