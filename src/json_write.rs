@@ -44,14 +44,72 @@ fn escape_mask(word: u64) -> u64 {
     (below_space | zero_byte(quote) | zero_byte(backslash)) & HIGHS
 }
 
+/// Bit `i` set when byte `i` of `chunk` is a control character, `"` or `\\`
+/// (exact at least for the lowest such byte, which is all that is used).
+#[inline]
+fn escapes16(chunk: &[u8; 16]) -> u32 {
+    let (low, high) = chunk.split_at(8);
+    let low = u64::from_le_bytes(low.try_into().expect("eight bytes"));
+    let high = u64::from_le_bytes(high.try_into().expect("eight bytes"));
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    {
+        // SAFETY: the function needs SSE2, which this build targets (the cfg
+        // above; every x86-64 CPU has it).
+        #[allow(unsafe_code)]
+        unsafe {
+            escapes16_sse2(low, high)
+        }
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+    {
+        escapes16_swar(low, high)
+    }
+}
+
+/// [`escapes16`] eight bytes at a time, where SSE2 is not there: only the
+/// lowest such byte is flagged.
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
+fn escapes16_swar(low: u64, high: u64) -> u32 {
+    let first = |word: u64| escape_mask(word).trailing_zeros() / 8;
+    match (first(low), first(high)) {
+        (8, 8) => 0,
+        (8, at) => 1 << (8 + at),
+        (at, _) => 1 << at,
+    }
+}
+
+/// [`escapes16`] of the sixteen bytes `low` and `high` (little-endian) in a
+/// few instructions, with SSE2, which every x86-64 CPU has.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[target_feature(enable = "sse2")]
+fn escapes16_sse2(low: u64, high: u64) -> u32 {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+        _mm_set_epi64x,
+    };
+    let bytes = _mm_set_epi64x(high.cast_signed(), low.cast_signed());
+    let quote = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(b'"'.cast_signed()));
+    let backslash = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(b'\\'.cast_signed()));
+    // Below 0x20 (unsigned): the byte is its own minimum with 0x1f.
+    let control = _mm_cmpeq_epi8(_mm_min_epu8(bytes, _mm_set1_epi8(0x1f)), bytes);
+    _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), control)) as u32
+}
+
 /// How many bytes at the start of `bytes` a JSON string holds as they are: the
-/// index of the first control character, `"` or `\` (the length if there is none).
+/// index of the first control character, `"` or `\\` (the length if there is none).
 /// Reading and writing JSON strings both stop there.
 #[inline]
 pub(crate) fn plain_run(bytes: &[u8]) -> usize {
-    // Eight bytes at a time, then the last few one by one.
+    // Sixteen bytes at a time, then eight, then the last few one by one.
     let mut at = 0;
-    while let Some(chunk) = bytes.get(at..at + 8) {
+    while let Some(chunk) = bytes.get(at..at + 16) {
+        let bits = escapes16(chunk.try_into().expect("sixteen bytes"));
+        if bits != 0 {
+            return at + bits.trailing_zeros() as usize;
+        }
+        at += 16;
+    }
+    if let Some(chunk) = bytes.get(at..at + 8) {
         let mask = escape_mask(u64::from_le_bytes(chunk.try_into().expect("eight bytes")));
         if mask != 0 {
             return at + (mask.trailing_zeros() / 8) as usize;
@@ -66,30 +124,25 @@ pub(crate) fn plain_run(bytes: &[u8]) -> usize {
 
 /// Appends the bytes of `bytes` from `at` up to the first one a JSON string
 /// escapes (see [`plain_run`]) to `out`, and returns where it stopped (the
-/// length if there is none). Eight bytes at a time, each eight written whole
+/// length if there is none). Sixteen bytes at a time, each sixteen written whole
 /// and the buffer cut back after the last plain one: no call to `memcpy` per
 /// run, which is what a string dense with escapes (JSON inside JSON) is made of.
 #[inline]
 pub(crate) fn copy_plain(bytes: &[u8], mut at: usize, out: &mut Vec<u8>) -> usize {
-    while let Some(chunk) = bytes.get(at..at + 8) {
-        let chunk: &[u8; 8] = chunk.try_into().expect("eight bytes");
+    while let Some(chunk) = bytes.get(at..at + 16) {
+        let chunk: &[u8; 16] = chunk.try_into().expect("sixteen bytes");
         out.extend_from_slice(chunk);
-        let mask = escape_mask(u64::from_le_bytes(*chunk));
-        if mask != 0 {
-            let plain = (mask.trailing_zeros() / 8) as usize;
-            out.truncate(out.len() - 8 + plain);
+        let bits = escapes16(chunk);
+        if bits != 0 {
+            let plain = bits.trailing_zeros() as usize;
+            out.truncate(out.len() - 16 + plain);
             return at + plain;
         }
-        at += 8;
+        at += 16;
     }
-    while let Some(&byte) = bytes.get(at) {
-        if ESCAPE[usize::from(byte)] != 0 {
-            break;
-        }
-        out.push(byte);
-        at += 1;
-    }
-    at
+    let rest = plain_run(&bytes[at..]);
+    out.extend_from_slice(&bytes[at..at + rest]);
+    at + rest
 }
 
 /// Appends `text` as a JSON string, quotes included.
@@ -315,22 +368,33 @@ mod tests {
                 .position(|&b| b < 0x20 || b == b'"' || b == b'\\')
                 .unwrap_or(bytes.len())
         };
-        // Every byte value at every place of a 20-byte run, after and before
+        // Every byte value at every place of a 40-byte run, after and before
         // bytes that borrow and carry (0x00, 0x20, 0x21, 0x80, 0xff) and others.
         for fill in [b'a', 0x20, 0x21, 0x5b, 0x5d, 0x80, 0xff] {
             for byte in 0..=255u8 {
-                for place in 0..20 {
-                    let mut bytes = vec![fill; 20];
+                for place in 0..40 {
+                    let mut bytes = vec![fill; 40];
                     bytes[place] = byte;
                     assert_eq!(plain_run(&bytes), naive(&bytes), "{bytes:?}");
+                    // Both ways of looking at sixteen bytes find the same first one.
+                    for start in 0..=24 {
+                        let chunk: &[u8; 16] = bytes[start..start + 16].try_into().unwrap();
+                        let word =
+                            |at: usize| u64::from_le_bytes(chunk[at..at + 8].try_into().unwrap());
+                        assert_eq!(
+                            escapes16(chunk).trailing_zeros(),
+                            escapes16_swar(word(0), word(8)).trailing_zeros(),
+                            "{chunk:?}"
+                        );
+                    }
                     // Copied from every start: the plain bytes, and where they stop.
-                    for start in 0..20 {
+                    for start in 0..40 {
                         let mut out = vec![7];
                         let stop = copy_plain(&bytes, start, &mut out);
                         assert_eq!(stop, start + naive(&bytes[start..]), "{bytes:?}");
                         assert_eq!(out[1..], bytes[start..stop], "{bytes:?}");
                     }
-                    if place + 1 < 20 {
+                    if place + 1 < 40 {
                         bytes[place + 1] = 0;
                         assert_eq!(plain_run(&bytes), naive(&bytes), "{bytes:?}");
                     }
