@@ -93,10 +93,13 @@ pub enum ModelError {
 }
 
 /// Tokens per forward pass, which bounds its working memory: the feed-forward
-/// layer's activations take `tokens × intermediate size` floats (3 MB for
+/// layer's activations take `tokens × intermediate size` floats (1.5 MB for
 /// all-MiniLM-L6-v2), the attention scores only one text's row at a time.
-/// Passes of 512 to 2,048 tokens ran equally fast; 128 was 25% slower.
-const MAX_PASS_TOKENS: usize = 512;
+/// Passes of 512 to 2,048 tokens ran equally fast, 256 about 6% slower and 128
+/// 25% slower; 256 keeps two passes side by side (`--jobs 2`) within the memory
+/// budget of 64 MB plus the model (peak 144-150 MB for json-eval, against
+/// 161-166 MB with 512). Embeddings do not depend on it.
+const MAX_PASS_TOKENS: usize = 256;
 /// Embeddings kept for the run; the oldest are dropped beyond this (~1.6 KB each
 /// for a 384-dimension model, plus a 32-byte key whatever the text's length).
 pub const CACHE_ENTRIES: usize = 16_384;
