@@ -241,14 +241,39 @@ fn string(text: &str, start: usize) -> Option<(Cow<'_, str>, usize)> {
                 return Some((Cow::Owned(out), at + 1));
             }
             b'\\' => {
-                let (c, next) = escape(bytes, at + 1)?;
-                out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+                let next = match bytes.get(at + 1).map(|&b| SHORT_ESCAPE[usize::from(b)]) {
+                    // `\n`, `\"`...: one byte, the usual escape.
+                    Some(byte) if byte != 0 => {
+                        out.push(byte);
+                        at + 2
+                    }
+                    _ => {
+                        let (c, next) = escape(bytes, at + 1)?;
+                        out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+                        next
+                    }
+                };
                 at = copy_plain(bytes, next, &mut out);
             }
             _ => return None,
         }
     }
 }
+
+/// The byte each one-letter escape stands for (a newline for `\n`...), 0 for the
+/// letters that are not one (`u` is read by [`escape`]).
+static SHORT_ESCAPE: [u8; 256] = {
+    let mut table = [0u8; 256];
+    table[b'"' as usize] = b'"';
+    table[b'\\' as usize] = b'\\';
+    table[b'/' as usize] = b'/';
+    table[b'b' as usize] = 0x08;
+    table[b'f' as usize] = 0x0c;
+    table[b'n' as usize] = b'\n';
+    table[b'r' as usize] = b'\r';
+    table[b't' as usize] = b'\t';
+    table
+};
 
 /// The character an escape stands for (`at` is just after its backslash) and
 /// where the text goes on.

@@ -127,7 +127,9 @@ pub(crate) fn plain_run(bytes: &[u8]) -> usize {
 /// length if there is none). Sixteen bytes at a time, each sixteen written whole
 /// and the buffer cut back after the last plain one: no call to `memcpy` per
 /// run, which is what a string dense with escapes (JSON inside JSON) is made of.
-#[inline]
+/// Inlined into its callers: it runs once per escape, often for a few bytes.
+#[allow(clippy::inline_always)]
+#[inline(always)]
 pub(crate) fn copy_plain(bytes: &[u8], mut at: usize, out: &mut Vec<u8>) -> usize {
     while let Some(chunk) = bytes.get(at..at + 16) {
         let chunk: &[u8; 16] = chunk.try_into().expect("sixteen bytes");
