@@ -44,7 +44,7 @@ fn escape_mask(word: u64) -> u64 {
     (below_space | zero_byte(quote) | zero_byte(backslash)) & HIGHS
 }
 
-/// Bit `i` set when byte `i` of `chunk` is a control character, `"` or `\\`
+/// Bit `i` set when byte `i` of `chunk` is a control character, `"` or `\`
 /// (exact at least for the lowest such byte, which is all that is used).
 #[inline]
 fn escapes16(chunk: &[u8; 16]) -> u32 {
@@ -96,7 +96,7 @@ fn escapes16_sse2(low: u64, high: u64) -> u32 {
 }
 
 /// How many bytes at the start of `bytes` a JSON string holds as they are: the
-/// index of the first control character, `"` or `\\` (the length if there is none).
+/// index of the first control character, `"` or `\` (the length if there is none).
 /// Reading and writing JSON strings both stop there.
 #[inline]
 pub(crate) fn plain_run(bytes: &[u8]) -> usize {
