@@ -26,7 +26,24 @@ use std::str::FromStr;
 use compact_str::{CompactString, ToCompactString};
 use serde::{Deserialize, Serialize};
 
-/// A JSON value. See the [module documentation](self).
+/// A JSON value: what a record's `id`, `expected` and `meta`, the extracted
+/// JSON, and a result's `id` and `json` are.
+///
+/// It holds what `serde_json::Value` (with `preserve_order` and
+/// `arbitrary_precision`) holds, with the same meaning: members keep the order
+/// they were written in (a name given twice keeps its first place and its last
+/// value), numbers keep their text, and two objects are equal when they have the
+/// same members in any order. `serde_json::Value` converts both ways (`From`,
+/// [`Json::to_serde`]).
+///
+/// ```
+/// use tribunal::Json;
+///
+/// let value: Json = serde_json::json!({"b": [1.0, "x"], "a": null}).into();
+/// assert_eq!(value["b"][1], "x");
+/// assert_eq!(value.pointer("/b/0").and_then(Json::as_f64), Some(1.0));
+/// assert_eq!(value.to_string(), r#"{"b":[1.0,"x"],"a":null}"#);
+/// ```
 #[derive(Clone, Default)]
 pub enum Json {
     /// `null`.

@@ -28,9 +28,11 @@ pub use locate::{locate, MODEL_DIR_ENV, SETUP_COMMAND};
 /// Where embeddings are kept across runs (`None`: only in memory, for the run).
 static CACHE_ROOT: Mutex<Option<PathBuf>> = Mutex::new(None);
 
-/// Keeps embeddings on disk under `root` (see [`disk_cache`]), shared by every
-/// run, or only in memory for the run (`None`, the default). Takes effect for
-/// models loaded after the call.
+/// Keeps embeddings on disk under `root`, shared by every run, or only in
+/// memory for the run (`None`, the default). Takes effect for models loaded
+/// after the call. The cache is content-addressed (one file per embedding, under
+/// `root/embeddings/MODEL/`, named by the text's SHA-256 and kept per model and
+/// CPU kernels), so parallel and interrupted runs cannot damage it.
 pub fn set_cache_root(root: Option<PathBuf>) {
     *CACHE_ROOT
         .lock()
