@@ -1000,6 +1000,11 @@ mod tests {
         }
         assert!(object.index.is_some());
         assert_eq!(object.get("k57"), Some(&Json::from(57u64)));
+        // A name it has keeps its place, through the index too.
+        assert_eq!(object.insert("k57", 570u64.into()), Some(Json::from(57u64)));
+        assert_eq!(object.keys().nth(57).map(Str::as_str), Some("k57"));
+        assert_eq!(object.get("k57"), Some(&Json::from(570u64)));
+        assert_eq!(object.len(), 100);
         assert_eq!(object.swap_remove("k3"), Some(Json::from(3u64)));
         assert_eq!(object.keys().nth(3).map(Str::as_str), Some("k99"));
         assert_eq!(object.get("k99"), Some(&Json::from(99u64)));

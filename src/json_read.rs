@@ -396,6 +396,17 @@ mod tests {
         }
     }
 
+    /// Names given twice, in objects searched in place and in indexed ones.
+    #[test]
+    fn a_name_given_twice_keeps_its_first_place_and_its_last_value() {
+        for members in [3, 15, 16, 17, 40] {
+            let mut text: Vec<String> = (0..members).map(|i| format!("\"k{i}\": {i}")).collect();
+            text.push(format!("\"k{}\": \"again\"", members / 2));
+            text.push("\"k0\": [0]".to_owned());
+            agree(&format!("{{{}}}", text.join(", ")));
+        }
+    }
+
     #[test]
     fn refuses_the_nesting_serde_json_refuses() {
         for depth in [1, 100, 126, 127, 128, 129, 200] {
