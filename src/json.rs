@@ -578,6 +578,14 @@ impl Object {
         if let Some(at) = self.position(&name) {
             return Some(std::mem::replace(&mut self.entries[at].1, value));
         }
+        self.push_new(name, value);
+        None
+    }
+
+    /// Adds member `name` last; the caller knows the object does not have it.
+    pub(crate) fn push_new(&mut self, name: impl Into<Str>, value: Json) {
+        let name = name.into();
+        debug_assert!(!self.contains_key(&name), "push_new of a name it has");
         if let Some(index) = &mut self.index {
             index.insert(name.clone(), self.entries.len());
         }
@@ -585,7 +593,6 @@ impl Object {
         if self.index.is_none() && self.entries.len() >= INDEXED {
             self.reindex();
         }
-        None
     }
 
     /// Removes member `name`, the members after it moving up one place.

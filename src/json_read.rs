@@ -180,9 +180,22 @@ impl<'a> Reader<'a> {
 
     fn object(&mut self) -> Option<Value> {
         let mut members = Object::new();
-        // A name given twice keeps its first place and its last value.
+        // A name given twice keeps its first place and its last value. Each
+        // name so far sets one of 64 bits (by its length and end bytes): a name
+        // whose bit is clear is new, and goes last without a search.
+        let mut seen = 0u64;
         self.members(|name, value| {
-            members.insert(name, value);
+            let bytes = name.as_bytes();
+            let mark = bytes.len()
+                ^ usize::from(bytes.first().copied().unwrap_or(0)).rotate_left(2)
+                ^ usize::from(bytes.last().copied().unwrap_or(0)).rotate_left(4);
+            let bit = 1u64 << (mark % 64);
+            if seen & bit == 0 {
+                seen |= bit;
+                members.push_new(name, value);
+            } else {
+                members.insert(name, value);
+            }
         })?;
         Some(Value::Object(members))
     }
