@@ -44,7 +44,7 @@ use serde::{Deserialize, Serialize};
 /// assert_eq!(value.pointer("/b/0").and_then(Json::as_f64), Some(1.0));
 /// assert_eq!(value.to_string(), r#"{"b":[1.0,"x"],"a":null}"#);
 /// ```
-#[derive(Clone, Default)]
+#[derive(Clone, Default, PartialEq)]
 pub enum Json {
     /// `null`.
     #[default]
@@ -236,8 +236,9 @@ impl Json {
     }
 }
 
-/// An array index as JSON Pointer writes it: digits, no leading zero.
-fn array_index(token: &str) -> Option<usize> {
+/// An array index as JSON Pointer writes it (and a canonical index in a field
+/// path): `0`, or digits without a leading zero.
+pub(crate) fn array_index(token: &str) -> Option<usize> {
     if token.starts_with('+') || (token.len() > 1 && token.starts_with('0')) {
         return None;
     }
@@ -443,7 +444,7 @@ impl FromStr for Number {
 
     /// A number written as JSON writes one (`-1`, `0.5`, `2e10`): the whole text.
     fn from_str(text: &str) -> Result<Self, NotANumber> {
-        if crate::json::number_end(text.as_bytes(), 0) == Some(text.len()) {
+        if number_end(text.as_bytes(), 0) == Some(text.len()) {
             Ok(Number::from_json_text(text))
         } else {
             Err(NotANumber)
@@ -703,20 +704,6 @@ impl PartialEq for Object {
             && self
                 .iter()
                 .all(|(name, value)| other.get(name).is_some_and(|v| v == value))
-    }
-}
-
-impl PartialEq for Json {
-    fn eq(&self, other: &Json) -> bool {
-        match (self, other) {
-            (Json::Null, Json::Null) => true,
-            (Json::Bool(a), Json::Bool(b)) => a == b,
-            (Json::Number(a), Json::Number(b)) => a == b,
-            (Json::String(a), Json::String(b)) => a == b,
-            (Json::Array(a), Json::Array(b)) => a == b,
-            (Json::Object(a), Json::Object(b)) => a == b,
-            _ => false,
-        }
     }
 }
 

@@ -9,7 +9,7 @@
 
 use std::borrow::Cow;
 
-use crate::json::{Json as Value, Number, Object};
+use crate::json::{number_end, Json, Number, Object};
 
 use crate::json_write::{copy_plain, plain_run};
 
@@ -23,8 +23,8 @@ const MAX_DEPTH: usize = 127;
 const ROOM: usize = 4096;
 
 /// The value `text` holds, with nothing but JSON whitespace around it: what
-/// `serde_json::from_str::<Value>` gives, `None` where it fails.
-pub(crate) fn parse(text: &str) -> Option<Value> {
+/// `serde_json::from_str::<serde_json::Value>` gives, `None` where it fails.
+pub(crate) fn parse(text: &str) -> Option<Json> {
     let (value, end) = parse_first(text)?;
     let mut reader = Reader::new(text);
     reader.at = end;
@@ -36,10 +36,10 @@ pub(crate) fn parse(text: &str) -> Option<Value> {
 /// `serde_json`'s `StreamDeserializer` gives, `None` where it fails. (Like it, a
 /// number, `true`, `false` or `null` must be followed by whitespace, a bracket, a
 /// comma, a colon, a quote or the end.)
-pub(crate) fn parse_first(text: &str) -> Option<(Value, usize)> {
+pub(crate) fn parse_first(text: &str) -> Option<(Json, usize)> {
     let mut reader = Reader::new(text);
     let value = reader.value()?;
-    let self_delimited = matches!(value, Value::String(_) | Value::Array(_) | Value::Object(_));
+    let self_delimited = matches!(value, Json::String(_) | Json::Array(_) | Json::Object(_));
     let next = reader.bytes.get(reader.at);
     let ends = self_delimited
         || next.is_none_or(|b| {
@@ -56,10 +56,7 @@ pub(crate) fn parse_first(text: &str) -> Option<(Value, usize)> {
 /// when they have no escape): what `serde_json` reads from the object, member by
 /// member, and `None` where it fails. A reader that keeps only some members
 /// need not build the object.
-pub(crate) fn parse_members<'a>(
-    text: &'a str,
-    each: impl FnMut(Cow<'a, str>, Value),
-) -> Option<()> {
+pub(crate) fn parse_members<'a>(text: &'a str, each: impl FnMut(Cow<'a, str>, Json)) -> Option<()> {
     let mut reader = Reader::new(text);
     reader.skip_space();
     if reader.peek()? != b'{' {
@@ -97,7 +94,7 @@ impl<'a> Reader<'a> {
         self.bytes.get(self.at).copied()
     }
 
-    fn value(&mut self) -> Option<Value> {
+    fn value(&mut self) -> Option<Json> {
         self.skip_space();
         match self.peek()? {
             b'{' => self.object(),
@@ -105,17 +102,17 @@ impl<'a> Reader<'a> {
             b'"' => {
                 let (string, end) = string(self.text, self.at + 1)?;
                 self.at = end;
-                Some(Value::String(string.into()))
+                Some(Json::String(string.into()))
             }
-            b't' => self.word(b"true", Value::Bool(true)),
-            b'f' => self.word(b"false", Value::Bool(false)),
-            b'n' => self.word(b"null", Value::Null),
+            b't' => self.word(b"true", Json::Bool(true)),
+            b'f' => self.word(b"false", Json::Bool(false)),
+            b'n' => self.word(b"null", Json::Null),
             b'-' | b'0'..=b'9' => self.number(),
             _ => None,
         }
     }
 
-    fn word(&mut self, word: &[u8], value: Value) -> Option<Value> {
+    fn word(&mut self, word: &[u8], value: Json) -> Option<Json> {
         self.bytes[self.at..].starts_with(word).then(|| {
             self.at += word.len();
             value
@@ -123,10 +120,10 @@ impl<'a> Reader<'a> {
     }
 
     /// A number as JSON writes it, kept as its text (`arbitrary_precision`).
-    fn number(&mut self) -> Option<Value> {
+    fn number(&mut self) -> Option<Json> {
         let start = self.at;
-        self.at = crate::json::number_end(self.bytes, start)?;
-        Some(Value::Number(Number::from_json_text(
+        self.at = number_end(self.bytes, start)?;
+        Some(Json::Number(Number::from_json_text(
             &self.text[start..self.at],
         )))
     }
@@ -164,21 +161,21 @@ impl<'a> Reader<'a> {
         empty
     }
 
-    fn array(&mut self) -> Option<Value> {
+    fn array(&mut self) -> Option<Json> {
         self.open()?;
         let mut items = Vec::new();
         if self.closes_at_once(b']') {
-            return Some(Value::Array(items));
+            return Some(Json::Array(items));
         }
         loop {
             items.push(self.value()?);
             if !self.next_or_close(b']')? {
-                return Some(Value::Array(items));
+                return Some(Json::Array(items));
             }
         }
     }
 
-    fn object(&mut self) -> Option<Value> {
+    fn object(&mut self) -> Option<Json> {
         let mut members = Object::new();
         // A name given twice keeps its first place and its last value. Each
         // name so far sets one of 64 bits (by its length and end bytes): a name
@@ -197,11 +194,11 @@ impl<'a> Reader<'a> {
                 members.insert(name, value);
             }
         })?;
-        Some(Value::Object(members))
+        Some(Json::Object(members))
     }
 
     /// The members of the object at its `{`, each handed to `each` in order.
-    fn members(&mut self, mut each: impl FnMut(Cow<'a, str>, Value)) -> Option<()> {
+    fn members(&mut self, mut each: impl FnMut(Cow<'a, str>, Json)) -> Option<()> {
         self.open()?;
         if self.closes_at_once(b'}') {
             return Some(());
@@ -338,7 +335,7 @@ mod tests {
     /// Each text read by both readers: the same value, or both refuse it.
     fn agree(text: &str) {
         // Compared as written, so the members' order counts too.
-        let written = |value: &Value| serde_json::to_string(&value.to_serde()).unwrap();
+        let written = |value: &Json| serde_json::to_string(&value.to_serde()).unwrap();
         let serde = serde_json::from_str::<serde_json::Value>(text).ok();
         assert_eq!(
             parse(text).as_ref().map(written),

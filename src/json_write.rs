@@ -268,22 +268,30 @@ pub fn write_json(out: &mut Vec<u8>, value: &Json) {
         Json::Number(n) => out.extend_from_slice(n.as_str().as_bytes()),
         Json::String(s) => write_str(out, s),
         Json::Array(items) => write_array(out, items, write_json),
-        Json::Object(members) => {
-            let mut object = Object::open(out);
-            for (name, item) in members {
-                write_json(object.key(name), item);
-            }
-            object.close();
-        }
+        Json::Object(members) => write_members(out, members),
     }
+}
+
+/// Appends an object's members as a JSON object, in order.
+fn write_members(out: &mut Vec<u8>, members: &crate::json::Object) {
+    let mut object = Object::open(out);
+    for (name, item) in members {
+        write_json(object.key(name), item);
+    }
+    object.close();
+}
+
+/// What `write` writes, handed to a formatter as text.
+fn show(f: &mut fmt::Formatter<'_>, write: impl FnOnce(&mut Vec<u8>)) -> fmt::Result {
+    let mut out = Vec::new();
+    write(&mut out);
+    f.write_str(std::str::from_utf8(&out).map_err(|_| fmt::Error)?)
 }
 
 /// The value as compact JSON text.
 impl fmt::Display for Json {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut out = Vec::new();
-        write_json(&mut out, self);
-        f.write_str(std::str::from_utf8(&out).map_err(|_| fmt::Error)?)
+        show(f, |out| write_json(out, self))
     }
 }
 
@@ -297,13 +305,7 @@ impl fmt::Debug for Json {
 /// The members as compact JSON text.
 impl fmt::Debug for crate::json::Object {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut out = Vec::new();
-        let mut object = Object::open(&mut out);
-        for (name, item) in self {
-            write_json(object.key(name), item);
-        }
-        object.close();
-        f.write_str(std::str::from_utf8(&out).map_err(|_| fmt::Error)?)
+        show(f, |out| write_members(out, self))
     }
 }
 

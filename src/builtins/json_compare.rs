@@ -526,12 +526,21 @@ fn pointer(key: &str) -> String {
     format!("/{}", escape_pointer(key))
 }
 
+/// Up to this many configured field strategies are searched by comparing names.
+const SCANNED_STRATEGIES: usize = 16;
+
 impl JsonCompare {
     fn strategy_for(&self, key: &str, gt: &Json) -> &Resolved {
+        // A few names are compared: hashing one (SipHash) costs more than
+        // comparing it with a few others, most of which differ in length.
         let strategies = &self.field_strategies;
-        let explicit = super::named(strategies.len(), strategies.iter(), key, || {
+        let explicit = if strategies.len() <= SCANNED_STRATEGIES {
+            strategies
+                .iter()
+                .find_map(|(name, resolved)| (name == key).then_some(resolved))
+        } else {
             strategies.get(key)
-        });
+        };
         if let Some(explicit) = explicit {
             return explicit;
         }

@@ -39,26 +39,6 @@ pub const BUILTINS: &[Builtin] = &[
     required_fields::BUILTIN,
 ];
 
-/// Maps up to this many entries are searched by comparing names.
-const SCANNED_MEMBERS: usize = 16;
-
-/// The value named `key` among `entries` (`len` of them), found by comparing the
-/// names when there are few: hashing a name (`SipHash`, in `serde_json`'s map and
-/// in a `HashMap`) costs more than comparing it with a few others, most of which
-/// differ in length. A larger map is asked `hashed`.
-fn named<'m, V: 'm>(
-    len: usize,
-    mut entries: impl Iterator<Item = (&'m String, &'m V)>,
-    key: &str,
-    hashed: impl FnOnce() -> Option<&'m V>,
-) -> Option<&'m V> {
-    if len <= SCANNED_MEMBERS {
-        entries.find_map(|(name, value)| (name == key).then_some(value))
-    } else {
-        hashed()
-    }
-}
-
 /// Looks a built-in up by its public name.
 pub fn find(name: &str) -> Option<&'static Builtin> {
     BUILTINS.iter().find(|b| b.name == name)

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::json::Json;
+use crate::json::{array_index, Json};
 
 use super::Builtin;
 use crate::build::BuildCtx;
@@ -176,19 +176,6 @@ fn unescape_pointer_token(raw: &str) -> Option<String> {
         }
     }
     Some(out)
-}
-
-/// A canonical array index: `0` or digits without a leading zero.
-fn array_index(segment: &str) -> Option<usize> {
-    let canonical = segment == "0"
-        || (!segment.is_empty()
-            && !segment.starts_with('0')
-            && segment.bytes().all(|b| b.is_ascii_digit()));
-    if canonical {
-        segment.parse().ok()
-    } else {
-        None
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
