@@ -155,7 +155,7 @@ impl Default for Points {
 struct JsonEmission {
     events: Vec<String>,
     threshold: f64,
-    pattern: Regex,
+    pattern: Emissions,
     descriptions: Vec<Regex>,
     points: Points,
     penalty: f64,
@@ -194,7 +194,10 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
                     .at_key(key)
             })
     };
-    let pattern = compile(&config.pattern, "pattern", false)?;
+    let pattern = Emissions::new(
+        compile(&config.pattern, "pattern", false)?,
+        config.pattern == DEFAULT_PATTERN,
+    );
     let mut descriptions: Vec<Regex> = config
         .description_patterns
         .iter()
@@ -225,6 +228,58 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
         penalty: config.penalty,
         description_message: config.description_message,
     })))
+}
+
+/// The pattern's matches in a text, as `Regex::find_iter` finds them.
+#[derive(Debug)]
+struct Emissions {
+    regex: Regex,
+    /// For the default pattern: the same pattern anchored at the start, and a
+    /// finder of the `"event"` every match holds. A match opens with a `{`
+    /// followed by no brace up to its `"event"`, so it can start only at the
+    /// last brace before an `"event"`, when that brace is a `{`: trying just
+    /// those places in order, anchored, finds what the regex finds without
+    /// its search of every place (forward, then back for the start).
+    default: Option<(Regex, memchr::memmem::Finder<'static>)>,
+}
+
+impl Emissions {
+    fn new(regex: Regex, is_default: bool) -> Self {
+        let default = is_default.then(|| {
+            let anchored = Regex::new(&format!(r"\A(?:{})", regex.as_str()))
+                .expect("the default pattern, anchored, is a regex");
+            (anchored, memchr::memmem::Finder::new(b"\"event\""))
+        });
+        Self { regex, default }
+    }
+
+    fn find_all<'t>(&self, text: &'t str) -> Vec<&'t str> {
+        let Some((anchored, event)) = &self.default else {
+            return self.regex.find_iter(text).map(|m| m.as_str()).collect();
+        };
+        let bytes = text.as_bytes();
+        let mut found = Vec::new();
+        // `from`: where the last match ended (the next starts there or later);
+        // `search`: where the next `"event"` is looked for.
+        let (mut from, mut search) = (0, 0);
+        while let Some(at) = event.find(&bytes[search..]) {
+            let at = search + at;
+            search = at + 1;
+            let Some(brace) = memchr::memrchr2(b'{', b'}', &bytes[from..at]) else {
+                continue;
+            };
+            let start = from + brace;
+            if bytes[start] == b'}' {
+                continue;
+            }
+            if let Some(m) = anchored.find(&text[start..]) {
+                found.push(&text[start..start + m.end()]);
+                from = start + m.end();
+                search = from;
+            }
+        }
+        found
+    }
 }
 
 /// Rewrites `\s` / `\S` so they match Python's `str.isspace()` set, which adds the
@@ -279,11 +334,7 @@ fn python_whitespace(pattern: &str) -> String {
 
 impl Metric for JsonEmission {
     fn evaluate(&self, ctx: &Context<'_>) -> Result<MetricOutput, EvalError> {
-        let matches: Vec<&str> = self
-            .pattern
-            .find_iter(ctx.output)
-            .map(|m| m.as_str())
-            .collect();
+        let matches = self.pattern.find_all(ctx.output);
         let mut score = 0.0_f64;
         let mut valid = 0usize;
         let mut known_event = false;
@@ -670,6 +721,44 @@ mod tests {
 
     fn run(output: &str) -> MetricOutput {
         run_with(&Value::Null, output)
+    }
+
+    /// The default pattern's matches are found by trying only the places a
+    /// match can start: the same matches as the regex's own search, on texts
+    /// made of the pattern's pieces (braces in the event value, `"event"`
+    /// twice, unclosed objects, Python-only whitespace).
+    #[test]
+    fn default_pattern_matches_as_the_regex_finds_them() {
+        let regex = Regex::new(&python_whitespace(DEFAULT_PATTERN)).unwrap();
+        let emissions = Emissions::new(regex.clone(), true);
+        let pieces = [
+            "{",
+            "}",
+            "\"",
+            "\"event\"",
+            "event\"",
+            "\"data\"",
+            ":",
+            ",",
+            " ",
+            "\u{1c}",
+            "x",
+            "é",
+            "\"agent:status\"",
+            "{\"event\": \"a\", \"data\": {}}",
+        ];
+        let mut next = crate::text::numbers(0x9e37_79b9_7f4a_7c15);
+        let mut matched = 0;
+        for _ in 0..100_000 {
+            let len = next() % 24;
+            let text: String = (0..len)
+                .map(|_| pieces[usize::try_from(next()).unwrap() % pieces.len()])
+                .collect();
+            let expected: Vec<&str> = regex.find_iter(&text).map(|m| m.as_str()).collect();
+            assert_eq!(emissions.find_all(&text), expected, "in {text:?}");
+            matched += usize::from(!expected.is_empty());
+        }
+        assert!(matched > 1_000, "only {matched} texts matched");
     }
 
     fn same(a: f64, b: f64) -> bool {
