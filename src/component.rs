@@ -133,6 +133,13 @@ pub trait Metric: Send + Sync + fmt::Debug {
     /// evaluated, so work can be done once for all (e.g. embedding every text a
     /// `semantic` field compares in one pass). Results must not depend on it.
     fn prepare(&self, _records: &[Context<'_>]) {}
+
+    /// Whether the metric reads the extracted JSON (`ctx.json`). A pack whose
+    /// metrics all say no, and that has no postprocessor, does not build the
+    /// value when it writes results (`ctx.json` is then `null`): only its text.
+    fn reads_json(&self) -> bool {
+        true
+    }
 }
 
 pub trait Postprocessor: Send + Sync + fmt::Debug {

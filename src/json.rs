@@ -356,16 +356,13 @@ impl Number {
     /// as written, but for the exponent, which is written as `serde_json` keeps
     /// it (`e`, then its sign: `1E5` is `1e+5`).
     pub(crate) fn from_json_text(text: &str) -> Number {
-        let Some(at) = text.find(['e', 'E']) else {
+        let [mantissa, mark, exponent] = kept_number_text(text);
+        if mark.is_empty() {
             return Number(CompactString::new(text));
-        };
-        let (mantissa, exponent) = (&text[..at], &text[at + 1..]);
+        }
         let mut kept = CompactString::with_capacity(text.len() + 1);
         kept.push_str(mantissa);
-        kept.push('e');
-        if !exponent.starts_with(['+', '-']) {
-            kept.push('+');
-        }
+        kept.push_str(mark);
         kept.push_str(exponent);
         Number(kept)
     }
@@ -463,6 +460,24 @@ impl fmt::Display for NotANumber {
 }
 
 impl std::error::Error for NotANumber {}
+
+/// A JSON number's text as a [`Number`] keeps it, in three pieces to join: the
+/// mantissa, then `e` or `e+` (empty without an exponent), then the exponent's
+/// sign and digits (`1E5` is `1`, `e+`, `5`).
+pub(crate) fn kept_number_text(text: &str) -> [&str; 3] {
+    match text.find(['e', 'E']) {
+        None => [text, "", ""],
+        Some(at) => {
+            let exponent = &text[at + 1..];
+            let mark = if exponent.starts_with(['+', '-']) {
+                "e"
+            } else {
+                "e+"
+            };
+            [&text[..at], mark, exponent]
+        }
+    }
+}
 
 /// Where the JSON number starting at `start` ends (`None` where none starts):
 /// `-`, an integer part without a leading zero, then an optional fraction and

@@ -9,9 +9,9 @@
 
 use std::borrow::Cow;
 
-use crate::json::{number_end, Json, Number, Object};
+use crate::json::{kept_number_text, number_end, Json, Number, Object};
 
-use crate::json_write::{copy_plain, plain_run};
+use crate::json_write::{copy_plain, plain_run, write_json, write_str};
 
 /// `serde_json`'s nesting limit: the 128th array or object opened inside one
 /// another is refused.
@@ -65,6 +65,188 @@ pub(crate) fn parse_members<'a>(text: &'a str, each: impl FnMut(Cow<'a, str>, Js
     reader.members(each)?;
     reader.skip_space();
     (reader.at == text.len()).then_some(())
+}
+
+/// Appends the object or array `text` holds (with nothing but JSON whitespace
+/// around it) as [`write_json`] writes what [`parse`] reads from it, without
+/// building it; `None`, with `out` as it was, where [`parse`] gives `None` or
+/// something else than an object or an array. A pack whose components never
+/// read the JSON needs only its text, for the result.
+pub(crate) fn write_container(text: &str, out: &mut Vec<u8>) -> Option<()> {
+    thread_local! {
+        /// The name list of the last document written on this thread, kept
+        /// for the next (a document would otherwise grow its own).
+        static NAMES: std::cell::Cell<Vec<(usize, usize)>> = const { std::cell::Cell::new(Vec::new()) };
+    }
+    let start = out.len();
+    let mut names = NAMES.take();
+    names.clear();
+    let mut writer = Writer {
+        reader: Reader::new(text),
+        out,
+        names,
+    };
+    writer.reader.skip_space();
+    let written = match writer.reader.peek() {
+        Some(b'{' | b'[') => match writer.value() {
+            Some(Ok(())) => {
+                writer.reader.skip_space();
+                (writer.reader.at == text.len()).then_some(Ok(()))
+            }
+            other => other,
+        },
+        _ => None,
+    };
+    NAMES.set(writer.names);
+    match written {
+        Some(Ok(())) => Some(()),
+        // A name given twice: the reading keeps its first place and last value.
+        Some(Err(Twice)) => {
+            out.truncate(start);
+            write_json(out, &parse(text)?);
+            Some(())
+        }
+        None => {
+            out.truncate(start);
+            None
+        }
+    }
+}
+
+/// A member name an object gives twice.
+struct Twice;
+
+/// [`Reader`]'s walk through a value, writing it instead of building it.
+struct Writer<'a, 'o> {
+    reader: Reader<'a>,
+    out: &'o mut Vec<u8>,
+    /// Where the member names of the objects being written are in `out`.
+    names: Vec<(usize, usize)>,
+}
+
+impl Writer<'_, '_> {
+    /// `None` for text [`Reader::value`] refuses; `Some(Err(Twice))` for an
+    /// object that gives a name twice (then `out` holds a part of the value).
+    fn value(&mut self) -> Option<Result<(), Twice>> {
+        let reader = &mut self.reader;
+        reader.skip_space();
+        match reader.peek()? {
+            b'{' => return self.object(),
+            b'[' => return self.array(),
+            b'"' => self.string()?,
+            b't' => self.word(b"true")?,
+            b'f' => self.word(b"false")?,
+            b'n' => self.word(b"null")?,
+            b'-' | b'0'..=b'9' => {
+                let start = reader.at;
+                reader.at = number_end(reader.bytes, start)?;
+                let number = &reader.bytes[start..reader.at];
+                if number.iter().any(|&b| b | 0x20 == b'e') {
+                    for piece in kept_number_text(&reader.text[start..reader.at]) {
+                        self.out.extend_from_slice(piece.as_bytes());
+                    }
+                } else {
+                    self.out.extend_from_slice(number);
+                }
+            }
+            _ => return None,
+        }
+        Some(Ok(()))
+    }
+
+    fn word(&mut self, word: &[u8]) -> Option<()> {
+        let reader = &mut self.reader;
+        reader.bytes[reader.at..].starts_with(word).then(|| {
+            reader.at += word.len();
+            self.out.extend_from_slice(word);
+        })
+    }
+
+    /// The string at the reader's quote, written as [`write_str`] writes it:
+    /// one without escapes as it stands, quotes and all.
+    fn string(&mut self) -> Option<()> {
+        let reader = &mut self.reader;
+        let (string, end) = string(reader.text, reader.at + 1)?;
+        match string {
+            Cow::Borrowed(_) => self.out.extend_from_slice(&reader.bytes[reader.at..end]),
+            Cow::Owned(unescaped) => write_str(self.out, &unescaped),
+        }
+        reader.at = end;
+        Some(())
+    }
+
+    fn array(&mut self) -> Option<Result<(), Twice>> {
+        self.reader.open()?;
+        self.out.push(b'[');
+        if !self.reader.closes_at_once(b']') {
+            loop {
+                if let Err(twice) = self.value()? {
+                    return Some(Err(twice));
+                }
+                if !self.reader.next_or_close(b']')? {
+                    break;
+                }
+                self.out.push(b',');
+            }
+        }
+        self.out.push(b']');
+        Some(Ok(()))
+    }
+
+    fn object(&mut self) -> Option<Result<(), Twice>> {
+        self.reader.open()?;
+        self.out.push(b'{');
+        let first_name = self.names.len();
+        // As [`Reader::object`]: a name whose bit no earlier name set is new.
+        let mut seen = 0u64;
+        if !self.reader.closes_at_once(b'}') {
+            loop {
+                self.reader.skip_space();
+                if self.reader.peek()? != b'"' {
+                    return None;
+                }
+                let start = self.out.len();
+                self.string()?;
+                // The name as written, quotes included: two names are the same
+                // exactly when their written texts are.
+                let name = &self.out[start..];
+                let bit = 1u64 << (name_mark(&name[1..name.len() - 1]) % 64);
+                if seen & bit != 0
+                    && self.names[first_name..]
+                        .iter()
+                        .any(|&(from, to)| self.out[from..to] == self.out[start..])
+                {
+                    return Some(Err(Twice));
+                }
+                seen |= bit;
+                self.names.push((start, self.out.len()));
+                self.reader.skip_space();
+                if self.reader.peek()? != b':' {
+                    return None;
+                }
+                self.reader.at += 1;
+                self.out.push(b':');
+                if let Err(twice) = self.value()? {
+                    return Some(Err(twice));
+                }
+                if !self.reader.next_or_close(b'}')? {
+                    break;
+                }
+                self.out.push(b',');
+            }
+        }
+        self.names.truncate(first_name);
+        self.out.push(b'}');
+        Some(Ok(()))
+    }
+}
+
+/// One of 64 bits for a member name (by its length and end bytes): names
+/// with different bits differ.
+fn name_mark(bytes: &[u8]) -> usize {
+    bytes.len()
+        ^ usize::from(bytes.first().copied().unwrap_or(0)).rotate_left(2)
+        ^ usize::from(bytes.last().copied().unwrap_or(0)).rotate_left(4)
 }
 
 struct Reader<'a> {
@@ -182,11 +364,7 @@ impl<'a> Reader<'a> {
         // whose bit is clear is new, and goes last without a search.
         let mut seen = 0u64;
         self.members(|name, value| {
-            let bytes = name.as_bytes();
-            let mark = bytes.len()
-                ^ usize::from(bytes.first().copied().unwrap_or(0)).rotate_left(2)
-                ^ usize::from(bytes.last().copied().unwrap_or(0)).rotate_left(4);
-            let bit = 1u64 << (mark % 64);
+            let bit = 1u64 << (name_mark(name.as_bytes()) % 64);
             if seen & bit == 0 {
                 seen |= bit;
                 members.push_new(name, value);
@@ -352,6 +530,17 @@ mod tests {
             first,
             "first value of {text:?}"
         );
+        // Written without being built: the same text, for an object or an array.
+        let mut out = b"x".to_vec();
+        let wrote = write_container(text, &mut out).map(|()| {
+            assert_eq!(out[0], b'x');
+            String::from_utf8(out[1..].to_vec()).unwrap()
+        });
+        let container = parse(text).filter(|v| matches!(v, Json::Object(_) | Json::Array(_)));
+        assert_eq!(wrote, container.as_ref().map(written), "written {text:?}");
+        if wrote.is_none() {
+            assert_eq!(out, b"x", "nothing left of {text:?}");
+        }
     }
 
     #[test]
@@ -415,6 +604,11 @@ mod tests {
             text.push("\"k0\": [0]".to_owned());
             agree(&format!("{{{}}}", text.join(", ")));
         }
+        // The same name escaped and not; the same names in other objects.
+        agree(r#"{"é": 1, "b": [{"é": 2, "b": 3}], "\u00e9": {"a": 4}}"#);
+        agree(r#"{"a\"b": 1, "a\u0022b": 2}"#);
+        agree(r#"[{"a": 1, "b": {"a": 2, "b": 3}}, {"a": 1, "a": 0}]"#);
+        agree(r#"{"ab": 1, "ba": 2, "a": {}, "b": []}"#);
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use crate::json::Json;
 
 use crate::component::{Context, EvalError};
-use crate::extract::{self, Tier};
+use crate::extract::{self, Document, Tier, Written};
 use crate::manifest::NoJson;
 use crate::pack::Pack;
 use crate::report::{ExtractionInfo, Issue, MetricResult, Report, Severity, Status};
@@ -97,6 +97,8 @@ pub struct MissingOutput {
 /// A record between the postprocessors and the metrics.
 struct Staged {
     json: Json,
+    /// Instead of `json` (then `null`), when no step reads it: its text.
+    written: Option<Written>,
     extraction: ExtractionInfo,
     issues: Vec<Issue>,
     failure: Option<EvalError>,
@@ -117,7 +119,24 @@ impl Pack {
     /// then the metrics record by record. Reports are the same as one
     /// [`evaluate`](Self::evaluate) each.
     pub fn evaluate_many(&self, inputs: &[Input]) -> Vec<Report> {
-        let staged: Vec<Staged> = inputs.iter().map(|input| self.stage(input)).collect();
+        self.evaluate_staged(inputs, false)
+            .into_iter()
+            .map(|(report, _)| report)
+            .collect()
+    }
+
+    /// [`evaluate_many`](Self::evaluate_many), for results written as records:
+    /// when no step reads the extracted JSON, only its text is made (with the
+    /// report, whose `json` is then `null`).
+    pub(crate) fn evaluate_for_records(&self, inputs: &[Input]) -> Vec<(Report, Option<Written>)> {
+        self.evaluate_staged(inputs, self.json_unread)
+    }
+
+    fn evaluate_staged(&self, inputs: &[Input], text_only: bool) -> Vec<(Report, Option<Written>)> {
+        let staged: Vec<Staged> = inputs
+            .iter()
+            .map(|input| self.stage(input, text_only))
+            .collect();
         if !self.metrics.is_empty() {
             let scores = BTreeMap::new();
             let contexts: Vec<Context<'_>> = inputs
@@ -135,14 +154,29 @@ impl Pack {
         inputs
             .iter()
             .zip(staged)
-            .map(|(input, staged)| self.finish(input, staged))
+            .map(|(input, mut staged)| {
+                let written = staged.written.take();
+                (self.finish(input, staged), written)
+            })
             .collect()
     }
 
-    /// Extraction, then the postprocessors in order.
-    fn stage(&self, input: &Input) -> Staged {
+    /// Extraction, then the postprocessors in order (with `text_only`, of a
+    /// pack without any, only the extracted JSON's text is made).
+    fn stage(&self, input: &Input, text_only: bool) -> Staged {
         let mut issues: Vec<Issue> = Vec::new();
-        let (mut json, extraction) = self.extract(&input.output, &mut issues);
+        if text_only {
+            let (written, extraction) = self.extract(&input.output, &mut issues);
+            return Staged {
+                json: Json::Null,
+                written,
+                extraction,
+                issues,
+                failure: None,
+            };
+        }
+        let (json, extraction) = self.extract(&input.output, &mut issues);
+        let mut json = json.unwrap_or(Json::Null);
         let scores: BTreeMap<String, f64> = BTreeMap::new();
         let mut failure = None;
         for step in &self.postprocessors {
@@ -165,6 +199,7 @@ impl Pack {
         }
         Staged {
             json,
+            written: None,
             extraction,
             issues,
             failure,
@@ -178,6 +213,7 @@ impl Pack {
             extraction,
             mut issues,
             failure,
+            ..
         } = staged;
         let mut scores: BTreeMap<String, f64> = BTreeMap::new();
         let mut metrics: BTreeMap<String, MetricResult> = BTreeMap::new();
@@ -308,19 +344,26 @@ impl Pack {
         }
     }
 
-    fn extract(&self, output: &str, issues: &mut Vec<Issue>) -> (Json, ExtractionInfo) {
+    /// The JSON the ladder finds (its value, or only its text), or the
+    /// contract's fallback; `None` when there is neither.
+    fn extract<D: Document>(
+        &self,
+        output: &str,
+        issues: &mut Vec<Issue>,
+    ) -> (Option<D>, ExtractionInfo) {
         let multiple = self
             .contract
             .as_ref()
             .map(|contract| contract.multiple_values)
             .unwrap_or_default();
-        if let Some(found) = extract::extract_with(output, &self.ladder, multiple) {
+        if let Some((document, tier, repairs)) = extract::extract_as(output, &self.ladder, multiple)
+        {
             let info = ExtractionInfo {
-                tier: Some(found.tier),
-                repairs: found.repairs,
+                tier: Some(tier),
+                repairs,
                 raw_fallback: false,
             };
-            return (found.value, info);
+            return (Some(document), info);
         }
         let tried: Vec<&str> = self.ladder.iter().map(|t| t.as_str()).collect();
         if let Some(fallback) = self.contract.as_ref().and_then(|c| c.fallback_json(output)) {
@@ -342,7 +385,7 @@ impl Pack {
                 repairs: Vec::new(),
                 raw_fallback: true,
             };
-            return (fallback, info);
+            return (Some(D::from_json(fallback)), info);
         }
         if let Some(why) = extract::hidden_failure(output) {
             issues.push(Issue::warning(
@@ -358,7 +401,7 @@ impl Pack {
             repairs: Vec::new(),
             raw_fallback: false,
         };
-        (Json::Null, info)
+        (None, info)
     }
 
     fn weighted_score(&self, metrics: &BTreeMap<String, MetricResult>) -> Option<f64> {

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::json::Json;
 
-use crate::extract::{Repair, Tier};
+use crate::extract::{Repair, Tier, Written};
 use crate::json_write::{self, Object};
 
 /// How much an issue counts. Only `error` issues count towards the status. The
@@ -311,6 +311,18 @@ impl Report {
     /// Appends the record's `fields` as one JSON object (no newline), in the
     /// record's order.
     pub fn write_fields(&self, out: &mut Vec<u8>, fields: Fields) {
+        self.write_fields_with(out, fields, None);
+    }
+
+    /// [`write_fields`](Self::write_fields), with `written` as the `json`
+    /// field's text when the pipeline made only that
+    /// ([`Pack::evaluate_for_records`](crate::pack::Pack)).
+    pub(crate) fn write_fields_with(
+        &self,
+        out: &mut Vec<u8>,
+        fields: Fields,
+        written: Option<&Written>,
+    ) {
         out.reserve(1024);
         let mut record = Object::open(out);
         if fields.has(Field::Id) {
@@ -380,7 +392,10 @@ impl Report {
             }
         }
         if fields.has(Field::Json) {
-            json_write::write_json(record.field("json"), &self.json);
+            match written {
+                Some(Written(text)) => record.field("json").extend_from_slice(text),
+                None => json_write::write_json(record.field("json"), &self.json),
+            }
         }
         if fields.has(Field::Feedback) {
             write_option_str(record.field("feedback"), self.feedback.as_deref());

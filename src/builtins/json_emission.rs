@@ -389,6 +389,11 @@ impl Metric for JsonEmission {
             details: Details::written(details),
         })
     }
+
+    /// The seed's metric reads the raw output only.
+    fn reads_json(&self) -> bool {
+        false
+    }
 }
 
 /// A validating reader that accepts exactly what Python's `json.loads` (the default C

@@ -26,12 +26,11 @@
 //! outer one instead).
 
 use super::MultipleValues;
-use crate::json::Json;
 
 /// The first outermost balanced document of the text (an object, or an array holding an
 /// object) that parses.
 #[cfg(test)]
-fn extract(text: &str) -> Option<Json> {
+fn extract(text: &str) -> Option<crate::json::Json> {
     extract_with(text, MultipleValues::First)
 }
 
@@ -39,7 +38,7 @@ fn extract(text: &str) -> Option<Json> {
 /// object) that parses; with [`MultipleValues::Last`] or [`MultipleValues::All`]
 /// a text with more than one balanced document is left to the repair tier (`None`),
 /// which reads them all.
-pub fn extract_with(text: &str, multiple: MultipleValues) -> Option<Json> {
+pub fn extract_with<D: super::Document>(text: &str, multiple: MultipleValues) -> Option<D> {
     let spans = outermost_spans(text);
     if multiple != MultipleValues::First && spans.len() > 1 {
         return None;
@@ -294,8 +293,14 @@ mod tests {
     fn several_documents_are_left_to_repair_unless_the_first_is_wanted() {
         let text = r#"{"a": 1} and {"b": 2}"#;
         assert_eq!(extract(text), Some(json!({"a": 1})));
-        assert_eq!(extract_with(text, MultipleValues::Last), None);
-        assert_eq!(extract_with(text, MultipleValues::All), None);
+        assert_eq!(
+            extract_with::<crate::json::Json>(text, MultipleValues::Last),
+            None
+        );
+        assert_eq!(
+            extract_with::<crate::json::Json>(text, MultipleValues::All),
+            None
+        );
         let text = r#"{"a": 1} and nothing else"#;
         assert_eq!(
             extract_with(text, MultipleValues::All),

@@ -262,20 +262,73 @@ pub fn extract(text: &str, tiers: &[Tier]) -> Option<Extracted> {
 ///
 /// [`Tier::Fallback`] is ignored here: the caller handles it.
 pub fn extract_with(text: &str, tiers: &[Tier], multiple: MultipleValues) -> Option<Extracted> {
+    extract_as(text, tiers, multiple).map(|(value, tier, repairs)| Extracted {
+        value,
+        tier,
+        repairs,
+    })
+}
+
+/// [`extract_with`], making a `D` of the document found: its value, or only its
+/// text.
+pub(crate) fn extract_as<D: Document>(
+    text: &str,
+    tiers: &[Tier],
+    multiple: MultipleValues,
+) -> Option<(D, Tier, Vec<Repair>)> {
     tiers.iter().find_map(|&tier| {
-        let (value, repairs) = match tier {
+        let (document, repairs) = match tier {
             Tier::Strict => (strict::parse(text)?, Vec::new()),
             Tier::Fence => (fence::extract(text)?, Vec::new()),
             Tier::Embedded => (embedded::extract_with(text, multiple)?, Vec::new()),
-            Tier::Repair => repair::repair_with(text, multiple)?,
+            Tier::Repair => {
+                let (value, repairs) = repair::repair_with(text, multiple)?;
+                (D::from_json(value), repairs)
+            }
             Tier::Fallback => return None,
         };
-        Some(Extracted {
-            value,
-            tier,
-            repairs,
-        })
+        Some((document, tier, repairs))
     })
+}
+
+/// What the ladder makes of the document it finds: its value ([`Json`]), or
+/// only the text a result writes for it ([`Written`]), when nothing reads the
+/// value.
+pub(crate) trait Document: Sized {
+    /// The object or array `text` holds, with nothing around it.
+    fn read(text: &str) -> Option<Self>;
+    /// The document that holds `value` (found by a tier that builds it).
+    fn from_json(value: Json) -> Self;
+}
+
+impl Document for Json {
+    fn read(text: &str) -> Option<Self> {
+        crate::json_read::parse(text)
+            .filter(|value| matches!(value, Json::Object(_) | Json::Array(_)))
+    }
+
+    fn from_json(value: Json) -> Self {
+        value
+    }
+}
+
+/// A document as compact JSON text: what [`crate::json_write::write_json`]
+/// writes for its value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Written(pub Vec<u8>);
+
+impl Document for Written {
+    fn read(text: &str) -> Option<Self> {
+        let mut out = Vec::with_capacity(text.len());
+        crate::json_read::write_container(text, &mut out)?;
+        Some(Self(out))
+    }
+
+    fn from_json(value: Json) -> Self {
+        let mut out = Vec::new();
+        crate::json_write::write_json(&mut out, &value);
+        Self(out)
+    }
 }
 
 /// Why the JSON a text seems to hold could not be read, when the reason cannot be
@@ -370,14 +423,11 @@ pub fn parse_failure(text: &str) -> Option<String> {
 ///
 /// Returns at once (without parsing) unless `text` starts with `{` or `[`, so a long
 /// string or number costs nothing.
-pub(crate) fn parse_container(text: &str) -> Option<Json> {
+pub(crate) fn parse_container<D: Document>(text: &str) -> Option<D> {
     if !text.starts_with(['{', '[']) {
         return None;
     }
-    match crate::json_read::parse(text) {
-        Some(value @ (Json::Object(_) | Json::Array(_))) => Some(value),
-        _ => None,
-    }
+    D::read(text)
 }
 
 #[cfg(test)]
@@ -562,13 +612,25 @@ mod tests {
 
     #[test]
     fn parse_container_accepts_only_objects_and_arrays() {
-        assert_eq!(parse_container("{}"), Some(json!({})));
-        assert_eq!(parse_container("[1]"), Some(json!([1])));
-        assert_eq!(parse_container("1"), None);
-        assert_eq!(parse_container("\"s\""), None);
-        assert_eq!(parse_container("null"), None);
-        assert_eq!(parse_container(" {}"), None);
-        assert_eq!(parse_container("{} x"), None);
+        let cases = [
+            ("{}", Some(json!({}))),
+            ("[1]", Some(json!([1]))),
+            (
+                r#"{"a": 1E5, "a": [" \u00e9 "]}"#,
+                Some(json!({"a": [" é "]})),
+            ),
+            ("1", None),
+            ("\"s\"", None),
+            ("null", None),
+            (" {}", None),
+            ("{} x", None),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(parse_container::<Json>(text), expected, "{text:?}");
+            // Its text only: what the value's writer writes.
+            let written = expected.map(|value| Written(value.to_string().into_bytes()));
+            assert_eq!(parse_container::<Written>(text), written, "{text:?}");
+        }
     }
 
     #[test]

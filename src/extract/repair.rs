@@ -205,7 +205,7 @@ fn attempt(source: &str, steps: &mut usize) -> Result<(Json, RepairSet, usize), 
     }
     let end = rewriter.pos;
     let json = String::from_utf8(rewriter.out).map_err(|_| end)?;
-    let value = parse_container(&json).ok_or(end)?;
+    let value = parse_container::<Json>(&json).ok_or(end)?;
     Ok((value, rewriter.repairs, end))
 }
 

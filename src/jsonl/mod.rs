@@ -396,18 +396,21 @@ fn evaluate_batch(
             })
         })
         .collect();
-    let mut evaluated = pack.evaluate_many(&inputs).into_iter();
+    let mut evaluated = pack.evaluate_for_records(&inputs).into_iter();
     for (record, parsed) in records.iter().zip(parsed) {
-        let mut report = match parsed {
-            Ok(note) => with_note(
-                evaluated.next().expect("one report per parsed record"),
-                note,
+        let (mut report, written) = match parsed {
+            Ok(note) => {
+                let (report, written) = evaluated.next().expect("one report per parsed record");
+                (with_note(report, note), written)
+            }
+            Err((id, reason)) => (
+                Report::errored(id, reason, pack.label(), &pack.revision),
+                None,
             ),
-            Err((id, reason)) => Report::errored(id, reason, pack.label(), &pack.revision),
         };
         report.line = Some(record.line);
         // Straight into the batch's buffer: no string per record.
-        report.write_fields(&mut result.lines, options.result_fields);
+        report.write_fields_with(&mut result.lines, options.result_fields, written.as_ref());
         result.lines.push(b'\n');
         if junit {
             crate::junit::write_report_case(&mut result.junit, &report, pack.label());
@@ -650,6 +653,49 @@ mod tests {
         assert!(
             note.message.starts_with("line 3: lone UTF-16 surrogate"),
             "{note:?}"
+        );
+    }
+
+    /// A pack whose steps never read the extracted JSON (ksi-emission) writes
+    /// only its text: the records are those of its reports, whatever tier
+    /// found the JSON and however it was written (escapes, exponents, a name
+    /// given twice, a repaired document).
+    #[test]
+    fn records_of_a_pack_that_never_reads_the_json_are_its_reports() {
+        let pack = Pack::load("rules/ksi-emission").unwrap();
+        assert!(pack.json_unread);
+        let outputs = [
+            r#"{"event": "agent:status", "data": {"id": "e\u00e9", "n": 1E5, "x": -0.5e-3}}"#,
+            r#"  {"event": "a", "event": "agent:spawn", "data": {"k": [1, {"k": 2, "k": 3}]}} "#,
+            "Here it is:\n```json\n{\"event\": \"message:send\", \"data\": {\"t\": \"a\\\"b\\n\"}}\n```",
+            r#"I emit {"event": "agent:status", "data": {"ok": true, "none": null}} now"#,
+            r#"{"event": "agent:status", "data": {"open": [1, 2"#,
+            "I would emit an agent:status event.",
+            r#"[{"event": "x"}, {"event": "y"}]"#,
+        ];
+        let mut input = String::new();
+        for (i, output) in outputs.iter().enumerate() {
+            let line = serde_json::json!({"id": i, "output": output});
+            writeln!(input, "{line}").unwrap();
+        }
+        let mut written = Vec::new();
+        run(
+            &pack,
+            input.as_bytes(),
+            &mut written,
+            &Options::default(),
+            |_| {},
+        )
+        .unwrap();
+        let mut expected = Vec::new();
+        for (i, output) in outputs.iter().enumerate() {
+            let mut report = pack.evaluate(&Input::new(*output).with_id(i as u64));
+            report.line = Some(i as u64 + 1);
+            report.write_json_line(&mut expected);
+        }
+        assert_eq!(
+            String::from_utf8(written).unwrap(),
+            String::from_utf8(expected).unwrap()
         );
     }
 

@@ -77,6 +77,7 @@ impl PackLoader {
             tests,
             test_patterns: manifest.tests.clone(),
             warnings: self.warnings,
+            json_unread: postprocessors.is_empty() && metrics.iter().all(|m| !m.run.reads_json()),
             postprocessors,
             metrics,
             strategies,

@@ -116,6 +116,9 @@ pub struct Pack {
     pub(crate) ladder: Vec<Tier>,
     pub(crate) postprocessors: Vec<Step<dyn Postprocessor>>,
     pub(crate) metrics: Vec<Step<dyn Metric>>,
+    /// No step reads the extracted JSON: results written as records need only
+    /// its text (see [`Metric::reads_json`]).
+    pub(crate) json_unread: bool,
     pub(crate) strategies: Arc<StrategyRegistry>,
     pub(crate) label: String,
     /// How long one step may take on one record (`limits.timeout_ms`).
