@@ -166,6 +166,10 @@ impl Pack {
     fn stage(&self, input: &Input, text_only: bool) -> Staged {
         let mut issues: Vec<Issue> = Vec::new();
         if text_only {
+            debug_assert!(
+                self.postprocessors.is_empty(),
+                "only a pack without postprocessors"
+            );
             let (written, extraction) = self.extract(&input.output, &mut issues);
             return Staged {
                 json: Json::Null,

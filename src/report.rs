@@ -315,8 +315,8 @@ impl Report {
     }
 
     /// [`write_fields`](Self::write_fields), with `written` as the `json`
-    /// field's text when the pipeline made only that
-    /// ([`Pack::evaluate_for_records`](crate::pack::Pack)).
+    /// field's text when the pipeline made only that (for a pack none of whose
+    /// steps reads the extracted JSON).
     pub(crate) fn write_fields_with(
         &self,
         out: &mut Vec<u8>,
