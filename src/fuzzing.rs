@@ -37,15 +37,19 @@ fn split(data: &[u8]) -> (&[u8], &[u8]) {
 /// The extraction ladder, tier by tier: whatever a tier returns is an object or
 /// an array that JSON can print and read back unchanged; only `repair` lists
 /// repairs; `strict` finds exactly what `serde_json` reads from the whole text
-/// (without the whitespace around it);
-/// the default ladder returns the first tier's success. The failure
+/// (without the whitespace around it); the text a tier writes without building
+/// the value is the value's; the default ladder returns the first tier's success. The failure
 /// explanations never panic. Also, as an input line, the record reader's fast
 /// path reads the text as `serde_json` does, whenever it reads it.
 pub fn extraction(data: &[u8]) {
     let text = text(data);
     let mut first = None;
     for tier in [Tier::Strict, Tier::Fence, Tier::Embedded, Tier::Repair] {
+        // What a pack that never reads the JSON makes: only its text.
+        let written =
+            extract::extract_as::<extract::Written>(&text, &[tier], extract::MultipleValues::First);
         let Some(found) = extract::extract(&text, &[tier]) else {
+            assert!(written.is_none(), "{tier:?} wrote what it did not find");
             continue;
         };
         assert_eq!(found.tier, tier);
@@ -60,6 +64,12 @@ pub fn extraction(data: &[u8]) {
         assert_eq!(
             printed,
             serde_json::to_string(&found.value).expect("a printable value")
+        );
+        let (written, _, _) = written.expect("the text of what the tier found");
+        assert_eq!(
+            std::str::from_utf8(&written.0).expect("UTF-8"),
+            printed,
+            "{tier:?}: its text is not its value's"
         );
         let read: Value = serde_json::from_str(&printed).expect("printed JSON reads back");
         assert_eq!(
