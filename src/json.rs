@@ -465,7 +465,8 @@ impl std::error::Error for NotANumber {}
 /// mantissa, then `e` or `e+` (empty without an exponent), then the exponent's
 /// sign and digits (`1E5` is `1`, `e+`, `5`).
 pub(crate) fn kept_number_text(text: &str) -> [&str; 3] {
-    match text.find(['e', 'E']) {
+    // `E` or `e` (`| 0x20` lowers an ASCII letter; no other byte gives `e`).
+    match text.bytes().position(|b| b | 0x20 == b'e') {
         None => [text, "", ""],
         Some(at) => {
             let exponent = &text[at + 1..];

@@ -140,13 +140,8 @@ impl Writer<'_, '_> {
             b'-' | b'0'..=b'9' => {
                 let start = reader.at;
                 reader.at = number_end(reader.bytes, start)?;
-                let number = &reader.bytes[start..reader.at];
-                if number.iter().any(|&b| b | 0x20 == b'e') {
-                    for piece in kept_number_text(&reader.text[start..reader.at]) {
-                        self.out.extend_from_slice(piece.as_bytes());
-                    }
-                } else {
-                    self.out.extend_from_slice(number);
+                for piece in kept_number_text(&reader.text[start..reader.at]) {
+                    self.out.extend_from_slice(piece.as_bytes());
                 }
             }
             _ => return None,
@@ -165,14 +160,20 @@ impl Writer<'_, '_> {
     /// The string at the reader's quote, written as [`write_str`] writes it:
     /// one without escapes as it stands, quotes and all.
     fn string(&mut self) -> Option<()> {
-        let reader = &mut self.reader;
-        let (string, end) = string(reader.text, reader.at + 1)?;
+        let (string, quote) = self.reader.string()?;
+        self.write_string(string, quote);
+        Some(())
+    }
+
+    /// A string just read from its quote at `quote`: as it stands when it had
+    /// no escape.
+    fn write_string(&mut self, string: Cow<'_, str>, quote: usize) {
         match string {
-            Cow::Borrowed(_) => self.out.extend_from_slice(&reader.bytes[reader.at..end]),
+            Cow::Borrowed(_) => self
+                .out
+                .extend_from_slice(&self.reader.bytes[quote..self.reader.at]),
             Cow::Owned(unescaped) => write_str(self.out, &unescaped),
         }
-        reader.at = end;
-        Some(())
     }
 
     fn array(&mut self) -> Option<Result<(), Twice>> {
@@ -201,12 +202,9 @@ impl Writer<'_, '_> {
         let mut seen = 0u64;
         if !self.reader.closes_at_once(b'}') {
             loop {
-                self.reader.skip_space();
-                if self.reader.peek()? != b'"' {
-                    return None;
-                }
+                let (name, quote) = self.reader.name()?;
                 let start = self.out.len();
-                self.string()?;
+                self.write_string(name, quote);
                 // The name as written, quotes included: two names are the same
                 // exactly when their written texts are.
                 let name = &self.out[start..];
@@ -220,11 +218,7 @@ impl Writer<'_, '_> {
                 }
                 seen |= bit;
                 self.names.push((start, self.out.len()));
-                self.reader.skip_space();
-                if self.reader.peek()? != b':' {
-                    return None;
-                }
-                self.reader.at += 1;
+                self.reader.colon()?;
                 self.out.push(b':');
                 if let Err(twice) = self.value()? {
                     return Some(Err(twice));
@@ -281,17 +275,40 @@ impl<'a> Reader<'a> {
         match self.peek()? {
             b'{' => self.object(),
             b'[' => self.array(),
-            b'"' => {
-                let (string, end) = string(self.text, self.at + 1)?;
-                self.at = end;
-                Some(Json::String(string.into()))
-            }
+            b'"' => Some(Json::String(self.string()?.0.into())),
             b't' => self.word(b"true", Json::Bool(true)),
             b'f' => self.word(b"false", Json::Bool(false)),
             b'n' => self.word(b"null", Json::Null),
             b'-' | b'0'..=b'9' => self.number(),
             _ => None,
         }
+    }
+
+    /// The string at the reader's quote (see [`string`]), and where that
+    /// quote is; the reader then stands after it.
+    #[inline]
+    fn string(&mut self) -> Option<(Cow<'a, str>, usize)> {
+        let quote = self.at;
+        let (string, end) = string(self.text, quote + 1)?;
+        self.at = end;
+        Some((string, quote))
+    }
+
+    /// A member's name (after any whitespace), as [`Reader::string`].
+    #[inline]
+    fn name(&mut self) -> Option<(Cow<'a, str>, usize)> {
+        self.skip_space();
+        if self.peek()? != b'"' {
+            return None;
+        }
+        self.string()
+    }
+
+    /// The colon after a member's name (after any whitespace).
+    #[inline]
+    fn colon(&mut self) -> Option<()> {
+        self.skip_space();
+        (self.peek()? == b':').then(|| self.at += 1)
     }
 
     fn word(&mut self, word: &[u8], value: Json) -> Option<Json> {
@@ -382,17 +399,8 @@ impl<'a> Reader<'a> {
             return Some(());
         }
         loop {
-            self.skip_space();
-            if self.peek()? != b'"' {
-                return None;
-            }
-            let (name, end) = string(self.text, self.at + 1)?;
-            self.at = end;
-            self.skip_space();
-            if self.peek()? != b':' {
-                return None;
-            }
-            self.at += 1;
+            let (name, _) = self.name()?;
+            self.colon()?;
             let value = self.value()?;
             each(name, value);
             if !self.next_or_close(b'}')? {
@@ -445,7 +453,10 @@ fn string(text: &str, start: usize) -> Option<(Cow<'_, str>, usize)> {
                         at + 2
                     }
                     _ => {
-                        let (c, next) = escape(bytes, at + 1)?;
+                        if bytes.get(at + 1) != Some(&b'u') {
+                            return None;
+                        }
+                        let (c, next) = unicode_escape(bytes, at + 2)?;
                         out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
                         next
                     }
@@ -458,7 +469,7 @@ fn string(text: &str, start: usize) -> Option<(Cow<'_, str>, usize)> {
 }
 
 /// The byte each one-letter escape stands for (a newline for `\n`...), 0 for the
-/// letters that are not one (`u` is read by [`escape`]).
+/// letters that are not one (`u` is read by [`unicode_escape`]).
 static SHORT_ESCAPE: [u8; 256] = {
     let mut table = [0u8; 256];
     table[b'"' as usize] = b'"';
@@ -472,39 +483,26 @@ static SHORT_ESCAPE: [u8; 256] = {
     table
 };
 
-/// The character an escape stands for (`at` is just after its backslash) and
-/// where the text goes on.
-fn escape(bytes: &[u8], at: usize) -> Option<(char, usize)> {
-    let c = match *bytes.get(at)? {
-        b'"' => '"',
-        b'\\' => '\\',
-        b'/' => '/',
-        b'b' => '\u{8}',
-        b'f' => '\u{c}',
-        b'n' => '\n',
-        b'r' => '\r',
-        b't' => '\t',
-        b'u' => {
-            let unit = hex4(bytes, at + 1)?;
-            return match unit {
-                0xD800..=0xDBFF => {
-                    if bytes.get(at + 5..at + 7) != Some(b"\\u") {
-                        return None;
-                    }
-                    let low = hex4(bytes, at + 7)?;
-                    if !(0xDC00..=0xDFFF).contains(&low) {
-                        return None;
-                    }
-                    let code = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
-                    Some((char::from_u32(code)?, at + 11))
-                }
-                0xDC00..=0xDFFF => None,
-                _ => Some((char::from_u32(unit)?, at + 5)),
-            };
+/// The character a `\uXXXX` escape (a UTF-16 pair of them, for a character
+/// beyond U+FFFF) stands for (`at` is just after its `u`) and where the text
+/// goes on; `None` for a surrogate without its pair.
+fn unicode_escape(bytes: &[u8], at: usize) -> Option<(char, usize)> {
+    let unit = hex4(bytes, at)?;
+    match unit {
+        0xD800..=0xDBFF => {
+            if bytes.get(at + 4..at + 6) != Some(b"\\u") {
+                return None;
+            }
+            let low = hex4(bytes, at + 6)?;
+            if !(0xDC00..=0xDFFF).contains(&low) {
+                return None;
+            }
+            let code = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
+            Some((char::from_u32(code)?, at + 10))
         }
-        _ => return None,
-    };
-    Some((c, at + 1))
+        0xDC00..=0xDFFF => None,
+        _ => Some((char::from_u32(unit)?, at + 4)),
+    }
 }
 
 /// Four hex digits at `at`, as a number.
