@@ -119,7 +119,8 @@ impl Pack {
     /// then the metrics record by record. Reports are the same as one
     /// [`evaluate`](Self::evaluate) each.
     pub fn evaluate_many(&self, inputs: &[Input]) -> Vec<Report> {
-        self.evaluate_staged(inputs, false)
+        let inputs: Vec<&Input> = inputs.iter().collect();
+        self.evaluate_staged(&inputs, false)
             .into_iter()
             .map(|(report, _)| report)
             .collect()
@@ -128,11 +129,15 @@ impl Pack {
     /// [`evaluate_many`](Self::evaluate_many), for results written as records:
     /// when no step reads the extracted JSON, only its text is made (with the
     /// report, whose `json` is then `null`).
-    pub(crate) fn evaluate_for_records(&self, inputs: &[Input]) -> Vec<(Report, Option<Written>)> {
+    pub(crate) fn evaluate_for_records(&self, inputs: &[&Input]) -> Vec<(Report, Option<Written>)> {
         self.evaluate_staged(inputs, self.json_unread)
     }
 
-    fn evaluate_staged(&self, inputs: &[Input], text_only: bool) -> Vec<(Report, Option<Written>)> {
+    fn evaluate_staged(
+        &self,
+        inputs: &[&Input],
+        text_only: bool,
+    ) -> Vec<(Report, Option<Written>)> {
         let staged: Vec<Staged> = inputs
             .iter()
             .map(|input| self.stage(input, text_only))

@@ -18,6 +18,7 @@ use pyo3::exceptions::{PyException, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString, PyTuple};
 use serde_json::Value;
+use tribunal::jsonl::{Evaluated, LineError, ReadRecord};
 use tribunal::{
     Input, Issue, LoadError, LoadErrors, LoadOptions, Override, Report, Severity, Status,
 };
@@ -193,11 +194,14 @@ impl PyPack {
     ) -> PyRecord {
         let record = read_members([id, Some(output), expected, meta]);
         let report = match record {
-            Ok((input, note)) => with_note(
-                py.detach(|| on_deep_stack(|| self.evaluate_one(&input))),
-                note,
-            ),
-            Err((id, reason)) => self.errored(id, reason),
+            Ok((input, note)) => {
+                let mut report = py.detach(|| on_deep_stack(|| self.evaluate_one(&input)));
+                if let Some(note) = note {
+                    report.issues.insert(0, note);
+                }
+                report
+            }
+            Err(err) => self.errored(err.id, err.message),
         };
         PyRecord::lazy(report)
     }
@@ -274,7 +278,7 @@ impl PyPack {
                             break;
                         };
                         let lines = first_line.map(|_| number(first));
-                        let done = self.evaluate_part(chunk, lines);
+                        let done = self.evaluate_part(&chunk, lines);
                         if done_tx.send((seq, done)).is_err() {
                             break;
                         }
@@ -324,7 +328,8 @@ impl PyPack {
                     sent += 1;
                     if let Some((seq, chunk, first)) = here {
                         let lines = first_line.map(|_| number(first));
-                        let done = py.detach(|| on_deep_stack(|| self.evaluate_part(chunk, lines)));
+                        let done =
+                            py.detach(|| on_deep_stack(|| self.evaluate_part(&chunk, lines)));
                         collect(seq, done)?;
                     }
                     while let Ok((seq, done)) = done_rx.try_recv() {
@@ -385,42 +390,37 @@ impl PyPack {
     /// record line; `lines` numbers them. Never panics: when the engine panics
     /// on the batch (a bug), each record is evaluated alone, so that only those
     /// it panics on are ERROR.
-    fn evaluate_part(&self, records: Vec<ReadRecord>, lines: Option<u64>) -> Vec<PyRecord> {
-        let mut inputs = Vec::with_capacity(records.len());
-        let mut slots = Vec::with_capacity(records.len());
-        for record in records {
-            slots.push(match record {
-                Ok((input, note)) => {
-                    inputs.push(input);
-                    Ok(note)
-                }
-                Err(failed) => Err(failed),
-            });
+    fn evaluate_part(&self, records: &[ReadRecord], lines: Option<u64>) -> Vec<PyRecord> {
+        let evaluate = |records: &[ReadRecord], lines| {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                tribunal::jsonl::evaluate_records(&self.pack, records, lines)
+            }))
+        };
+        if let Ok(evaluated) = evaluate(records, lines) {
+            return evaluated.into_iter().map(PyRecord::written).collect();
         }
-        let evaluated = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            self.pack.evaluate_many(&inputs)
-        }))
-        .unwrap_or_else(|_| {
-            inputs
-                .iter()
-                .map(|input| self.evaluate_one(input))
-                .collect()
-        });
-        let mut evaluated = evaluated.into_iter();
         (0..)
-            .zip(slots)
-            .map(|(offset, slot)| {
-                let mut report = match slot {
-                    Ok(note) => with_note(
-                        evaluated.next().unwrap_or_else(|| {
-                            self.errored(Json::Null, "no result came back".to_owned())
-                        }),
-                        note,
-                    ),
-                    Err((id, reason)) => self.errored(id, reason),
-                };
-                report.line = lines.map(|line| line.saturating_add(offset));
-                PyRecord::compact(report)
+            .zip(records)
+            .map(|(offset, record)| {
+                let line = lines.map(|line| line.saturating_add(offset));
+                match evaluate(std::slice::from_ref(record), line) {
+                    Ok(mut evaluated) if evaluated.len() == 1 => {
+                        PyRecord::written(evaluated.remove(0))
+                    }
+                    outcome => {
+                        let id = match record {
+                            Ok((input, _)) => input.id.clone(),
+                            Err(err) => err.id.clone(),
+                        };
+                        let reason = match &outcome {
+                            Err(panic) => panic_message(panic.as_ref()),
+                            Ok(_) => "no result came back",
+                        };
+                        let mut report = self.errored(id, format!("evaluation failed: {reason}"));
+                        report.line = line;
+                        PyRecord::compact(report)
+                    }
+                }
             })
             .collect()
     }
@@ -548,6 +548,20 @@ impl PyRecord {
             feedback: report.feedback,
             error: report.error,
             record: Record::Line(line),
+            parsed: OnceLock::new(),
+        }
+    }
+
+    /// A result of `evaluate_many`, its record written.
+    fn written(evaluated: Evaluated) -> Self {
+        Self {
+            status: evaluated.status,
+            passed: evaluated.passed,
+            score: evaluated.score,
+            line: evaluated.line,
+            feedback: evaluated.feedback,
+            error: evaluated.error,
+            record: Record::Line(evaluated.record),
             parsed: OnceLock::new(),
         }
     }
@@ -690,14 +704,6 @@ impl PyRecord {
     }
 }
 
-/// The report with the warning about how its record was read, first.
-fn with_note(mut report: Report, note: Option<Issue>) -> Report {
-    if let Some(note) = note {
-        report.issues.insert(0, note);
-    }
-    report
-}
-
 /// `PackError` with the message the CLI prints, and each error as a dict.
 fn pack_error(py: Python<'_>, errors: &LoadErrors) -> PyErr {
     let err = PackError::new_err(errors.to_string());
@@ -754,7 +760,16 @@ fn read_overrides(overrides: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<(String,
 /// The members of a record, in the order `read_members` takes them.
 const MEMBERS: [&str; 4] = ["id", "output", "expected", "meta"];
 
-type ReadRecord = Result<(Input, Option<Issue>), (Json, String)>;
+/// [`MEMBERS`] as Python strings made once (looking a member up by a `&str`
+/// would make and hash a new string for each record).
+fn member_names(py: Python<'_>) -> [&Bound<'_, PyString>; 4] {
+    [
+        pyo3::intern!(py, "id"),
+        pyo3::intern!(py, "output"),
+        pyo3::intern!(py, "expected"),
+        pyo3::intern!(py, "meta"),
+    ]
+}
 
 /// One record of `evaluate_many`: a dict (or any mapping) with the members of
 /// an `eval` input line, or a line of JSONL; `number` is its place, for messages.
@@ -762,24 +777,26 @@ fn read_record(record: &Bound<'_, PyAny>, number: u64) -> ReadRecord {
     if let Ok(line) = record.cast::<PyString>() {
         // A line of JSONL, read exactly as `tribunal eval` reads it.
         let text = line.to_string_lossy();
-        return tribunal::jsonl::read_line(&text, number).map_err(|err| (err.id, err.message));
+        return tribunal::jsonl::read_line(&text, number);
     }
     let members: [Option<Bound<'_, PyAny>>; 4] = if let Ok(dict) = record.cast::<PyDict>() {
         // No KeyError raised (and caught) for the members a record leaves out.
-        MEMBERS.map(|name| dict.get_item(name).ok().flatten())
+        member_names(record.py()).map(|name| dict.get_item(name).ok().flatten())
     } else if let Ok(mapping) = record.cast::<PyMapping>() {
-        MEMBERS.map(|name| mapping.get_item(name).ok())
+        member_names(record.py()).map(|name| mapping.get_item(name).ok())
     } else {
-        return Err((
-            Json::Null,
-            format!(
+        return Err(LineError {
+            id: Json::Null,
+            message: format!(
                 "record {number}: a record must be a dict (with `output`, and optionally `id`, `expected` and `meta`) or a line of JSON, not {}",
                 type_name(record)
             ),
-        ));
+        });
     };
-    read_members(members.each_ref().map(Option::as_ref))
-        .map_err(|(id, reason)| (id, format!("record {number}: {reason}")))
+    read_members(members.each_ref().map(Option::as_ref)).map_err(|mut err| {
+        err.message = format!("record {number}: {}", err.message);
+        err
+    })
 }
 
 /// `id`, `output`, `expected` and `meta` (each `None` when absent) as an
@@ -799,14 +816,12 @@ fn read_members(members: [Option<&Bound<'_, PyAny>>; 4]) -> ReadRecord {
         }
     }
     let [id, output, expected, meta] = values;
-    if let Some(reason) = failure {
-        return Err((id, reason));
+    if let Some(message) = failure {
+        return Err(LineError { id, message });
     }
-    let input = Input::from_members(id, output, expected, meta).map_err(|missing| {
-        (
-            missing.id,
-            "record has no `output` (or it is None)".to_owned(),
-        )
+    let input = Input::from_members(id, output, expected, meta).map_err(|missing| LineError {
+        id: missing.id,
+        message: "record has no `output` (or it is None)".to_owned(),
     })?;
     let note = convert.lossy.then(|| Issue {
         rule: "input".into(),

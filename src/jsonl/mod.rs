@@ -28,9 +28,10 @@ use std::io::{self, BufRead, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use crate::extract::Written;
 use crate::pack::Pack;
 use crate::pipeline::Input;
-use crate::report::{Fields, Issue, Report};
+use crate::report::{Fields, Issue, Report, Status};
 use crate::summary::{BatchIssues, Digest};
 
 mod record;
@@ -116,7 +117,7 @@ pub struct LineError {
 /// same warning (e.g. lone surrogate escapes read as U+FFFD, to add first to
 /// the result's issues), the same error. `line` is its 1-based number, for
 /// messages.
-pub fn read_line(text: &str, line: u64) -> Result<(Input, Option<Issue>), LineError> {
+pub fn read_line(text: &str, line: u64) -> ReadRecord {
     let options = Options::default();
     let body = if text.len() > options.max_record_bytes {
         RawBody::TooLarge {
@@ -128,6 +129,117 @@ pub fn read_line(text: &str, line: u64) -> Result<(Input, Option<Issue>), LineEr
     };
     parse_record(&RawRecord { line, body }, &options)
         .map_err(|(id, message)| LineError { id, message })
+}
+
+/// A record read for evaluation: its `Input` and a warning about how it was
+/// read, to put first in its result's issues; or why it cannot be evaluated.
+pub type ReadRecord = Result<(Input, Option<Issue>), LineError>;
+
+/// One result as `eval` writes it: the result record, and the members of it a
+/// caller reads most, without parsing it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Evaluated {
+    /// The result record, every field ([`Fields::ALL`]): one line of JSON
+    /// without its newline, byte for byte the line `eval` writes.
+    pub record: String,
+    /// The record's `status`.
+    pub status: Status,
+    /// The record's `passed`.
+    pub passed: bool,
+    /// The record's `score`.
+    pub score: Option<f64>,
+    /// The record's `line`.
+    pub line: Option<u64>,
+    /// The record's `feedback`.
+    pub feedback: Option<String>,
+    /// The record's `error`.
+    pub error: Option<String>,
+}
+
+/// Evaluates `records` as one batch, as `eval` evaluates a batch of lines (see
+/// [`Pack::evaluate_many`]), into their result records, in order. A record
+/// that could not be read is its `ERROR` result. The `n`th record (from 0) is
+/// numbered `first_line + n` in its result; `None` leaves `line` out.
+///
+/// Faster than writing each [`Report`] of [`Pack::evaluate_many`]: when none
+/// of the pack's steps reads the extracted JSON, it is never built as a value
+/// (its text is written into the record).
+///
+/// ```
+/// use tribunal::{jsonl, Pack, Status};
+///
+/// let pack = Pack::load("rules/ksi-emission")?;
+/// let records = [
+///     jsonl::read_line(r#"{"id": 1, "output": "{\"event\": \"agent:status\", \"data\": {}}"}"#, 1),
+///     jsonl::read_line("not json", 2),
+/// ];
+/// let results = jsonl::evaluate_records(&pack, &records, Some(1));
+/// assert_eq!(results[0].status, Status::Pass);
+/// assert!(results[0].record.starts_with(r#"{"id":1,"line":1,"#));
+/// assert_eq!(results[1].status, Status::Error);
+/// assert_eq!(results[1].error.as_deref(), Some("line 2: not valid JSON: expected ident at line 1 column 2"));
+/// # Ok::<(), tribunal::Error>(())
+/// ```
+pub fn evaluate_records(
+    pack: &Pack,
+    records: &[ReadRecord],
+    first_line: Option<u64>,
+) -> Vec<Evaluated> {
+    let lines = (0..).map(|n| first_line.map(|first| first.saturating_add(n)));
+    reports(pack, records, lines)
+        .map(|(report, written)| {
+            let mut record = Vec::with_capacity(512);
+            report.write_fields_with(&mut record, Fields::ALL, written.as_ref());
+            Evaluated {
+                record: String::from_utf8(record).expect("the writer writes UTF-8"),
+                status: report.status,
+                passed: report.passed,
+                score: report.score,
+                line: report.line,
+                feedback: report.feedback,
+                error: report.error,
+            }
+        })
+        .collect()
+}
+
+/// The report of each record in order, numbered by `lines`, with the text of
+/// its extracted JSON when the report leaves the value out (see
+/// `Pack::evaluate_for_records`). A note on how a record was read comes first
+/// in its issues; a record that could not be read is its `ERROR` report.
+fn reports<'r>(
+    pack: &'r Pack,
+    records: &'r [ReadRecord],
+    lines: impl Iterator<Item = Option<u64>> + 'r,
+) -> impl Iterator<Item = (Report, Option<Written>)> + 'r {
+    let inputs: Vec<&Input> = records
+        .iter()
+        .filter_map(|record| record.as_ref().ok().map(|(input, _)| input))
+        .collect();
+    let mut evaluated = pack.evaluate_for_records(&inputs).into_iter();
+    records.iter().zip(lines).map(move |(record, line)| {
+        let (mut report, written) = match record {
+            Ok((_, note)) => {
+                let (mut report, written) = evaluated.next().expect("one report per input");
+                if let Some(note) = note {
+                    report.issues.insert(0, note.clone());
+                }
+                (report, written)
+            }
+            Err(err) => (
+                Report::errored(
+                    err.id.clone(),
+                    err.message.clone(),
+                    pack.label(),
+                    &pack.revision,
+                ),
+                None,
+            ),
+        };
+        report.line = line;
+        (report, written)
+    })
 }
 
 /// One raw input line, borrowed from its batch.
@@ -347,14 +459,6 @@ fn strip_byte_order_mark(data: &mut Vec<u8>, slot: &mut Slot) {
     }
 }
 
-/// A report with the warning about how its input line was read, first.
-fn with_note(mut report: Report, note: Option<Issue>) -> Report {
-    if let Some(note) = note {
-        report.issues.insert(0, note);
-    }
-    report
-}
-
 /// What the thread that writes gets for a batch: the result lines, ready to
 /// write, and the few figures the summary needs.
 struct BatchResult {
@@ -386,29 +490,14 @@ fn evaluate_batch(
     // Parse every record first so the pack can evaluate the batch as one
     // (metrics prepare their work for all its records at once).
     let records: Vec<RawRecord<'_>> = batch.records().collect();
-    let mut inputs = Vec::with_capacity(records.len());
-    let parsed: Vec<Result<Option<Issue>, (crate::json::Json, String)>> = records
+    let read: Vec<ReadRecord> = records
         .iter()
         .map(|record| {
-            parse_record(record, options).map(|(input, note)| {
-                inputs.push(input);
-                note
-            })
+            parse_record(record, options).map_err(|(id, message)| LineError { id, message })
         })
         .collect();
-    let mut evaluated = pack.evaluate_for_records(&inputs).into_iter();
-    for (record, parsed) in records.iter().zip(parsed) {
-        let (mut report, written) = match parsed {
-            Ok(note) => {
-                let (report, written) = evaluated.next().expect("one report per parsed record");
-                (with_note(report, note), written)
-            }
-            Err((id, reason)) => (
-                Report::errored(id, reason, pack.label(), &pack.revision),
-                None,
-            ),
-        };
-        report.line = Some(record.line);
+    let lines = records.iter().map(|record| Some(record.line));
+    for (report, written) in reports(pack, &read, lines) {
         // Straight into the batch's buffer: no string per record.
         report.write_fields_with(&mut result.lines, options.result_fields, written.as_ref());
         result.lines.push(b'\n');
@@ -678,6 +767,45 @@ mod tests {
             let line = serde_json::json!({"id": i, "output": output});
             writeln!(input, "{line}").unwrap();
         }
+        // The same lines as `evaluate_records` takes them, and lines it reads
+        // with a note or cannot read, in between: each is the line `eval`
+        // writes for it.
+        let extra = [
+            r#"{"id": "s", "output": "x\ud800 {\"event\": \"a:b\", \"data\": {}}"}"#,
+            "not json",
+            r#"{"id": 9}"#,
+        ];
+        let lines: Vec<&str> = input.lines().chain(extra).collect();
+        let records: Vec<ReadRecord> = (1..)
+            .zip(&lines)
+            .map(|(n, line)| read_line(line, n))
+            .collect();
+        let mut from_run = Vec::new();
+        run(
+            &pack,
+            lines.join("\n").as_bytes(),
+            &mut from_run,
+            &Options::default(),
+            |_| {},
+        )
+        .unwrap();
+        let from_run = String::from_utf8(from_run).unwrap();
+        let evaluated = evaluate_records(&pack, &records, Some(1));
+        assert_eq!(evaluated.len(), lines.len());
+        for (result, line) in evaluated.iter().zip(from_run.lines()) {
+            assert_eq!(result.record, line);
+            let value: serde_json::Value = serde_json::from_str(line).unwrap();
+            assert_eq!(result.status.as_str(), value["status"]);
+            assert_eq!(result.score, value["score"].as_f64());
+            assert_eq!(result.error.as_deref(), value["error"].as_str());
+        }
+        assert!(evaluated[outputs.len()]
+            .record
+            .contains("lone UTF-16 surrogate"));
+        assert_eq!(evaluated[outputs.len() + 1].status, Status::Error);
+        let unnumbered = evaluate_records(&pack, &records[..1], None);
+        assert!(!unnumbered[0].record.contains("\"line\""));
+
         let mut written = Vec::new();
         run(
             &pack,
