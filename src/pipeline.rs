@@ -120,24 +120,29 @@ impl Pack {
     /// [`evaluate`](Self::evaluate) each.
     pub fn evaluate_many(&self, inputs: &[Input]) -> Vec<Report> {
         let inputs: Vec<&Input> = inputs.iter().collect();
-        self.evaluate_staged(&inputs, false)
-            .into_iter()
-            .map(|(report, _)| report)
-            .collect()
+        let mut reports = Vec::with_capacity(inputs.len());
+        self.evaluate_staged(&inputs, false, |report, _| reports.push(report));
+        reports
     }
 
-    /// [`evaluate_many`](Self::evaluate_many), for results written as records:
-    /// when no step reads the extracted JSON, only its text is made (with the
-    /// report, whose `json` is then `null`).
-    pub(crate) fn evaluate_for_records(&self, inputs: &[&Input]) -> Vec<(Report, Option<Written>)> {
-        self.evaluate_staged(inputs, self.json_unread)
+    /// [`evaluate_many`](Self::evaluate_many), for results written as records,
+    /// handing each report to `each` in order: when no step reads the extracted
+    /// JSON, only its text is made (given with the report, whose `json` is then
+    /// `null`).
+    pub(crate) fn evaluate_for_records(
+        &self,
+        inputs: &[&Input],
+        each: impl FnMut(Report, Option<Written>),
+    ) {
+        self.evaluate_staged(inputs, self.json_unread, each);
     }
 
     fn evaluate_staged(
         &self,
         inputs: &[&Input],
         text_only: bool,
-    ) -> Vec<(Report, Option<Written>)> {
+        mut each: impl FnMut(Report, Option<Written>),
+    ) {
         let staged: Vec<Staged> = inputs
             .iter()
             .map(|input| self.stage(input, text_only))
@@ -156,14 +161,10 @@ impl Pack {
                 }
             }
         }
-        inputs
-            .iter()
-            .zip(staged)
-            .map(|(input, mut staged)| {
-                let written = staged.written.take();
-                (self.finish(input, staged), written)
-            })
-            .collect()
+        for (input, mut staged) in inputs.iter().zip(staged) {
+            let written = staged.written.take();
+            each(self.finish(input, staged), written);
+        }
     }
 
     /// Extraction, then the postprocessors in order (with `text_only`, of a

@@ -187,59 +187,73 @@ pub fn evaluate_records(
     first_line: Option<u64>,
 ) -> Vec<Evaluated> {
     let lines = (0..).map(|n| first_line.map(|first| first.saturating_add(n)));
-    reports(pack, records, lines)
-        .map(|(report, written)| {
-            let mut record = Vec::with_capacity(512);
-            report.write_fields_with(&mut record, Fields::ALL, written.as_ref());
-            Evaluated {
-                record: String::from_utf8(record).expect("the writer writes UTF-8"),
-                status: report.status,
-                passed: report.passed,
-                score: report.score,
-                line: report.line,
-                feedback: report.feedback,
-                error: report.error,
-            }
-        })
-        .collect()
+    let mut evaluated = Vec::with_capacity(records.len());
+    // Each record is written here, then copied to a string of its size.
+    let mut buffer = Vec::new();
+    reports(pack, records, lines, |report, written| {
+        buffer.clear();
+        report.write_fields_with(&mut buffer, Fields::ALL, written.as_ref());
+        evaluated.push(Evaluated {
+            record: std::str::from_utf8(&buffer)
+                .expect("the writer writes UTF-8")
+                .to_owned(),
+            status: report.status,
+            passed: report.passed,
+            score: report.score,
+            line: report.line,
+            feedback: report.feedback,
+            error: report.error,
+        });
+    });
+    evaluated
 }
 
-/// The report of each record in order, numbered by `lines`, with the text of
-/// its extracted JSON when the report leaves the value out (see
+/// Hands `each` the report of each record in order, numbered by `lines`, with
+/// the text of its extracted JSON when the report leaves the value out (see
 /// `Pack::evaluate_for_records`). A note on how a record was read comes first
 /// in its issues; a record that could not be read is its `ERROR` report.
-fn reports<'r>(
-    pack: &'r Pack,
-    records: &'r [ReadRecord],
-    lines: impl Iterator<Item = Option<u64>> + 'r,
-) -> impl Iterator<Item = (Report, Option<Written>)> + 'r {
+fn reports(
+    pack: &Pack,
+    records: &[ReadRecord],
+    mut lines: impl Iterator<Item = Option<u64>>,
+    mut each: impl FnMut(Report, Option<Written>),
+) {
     let inputs: Vec<&Input> = records
         .iter()
         .filter_map(|record| record.as_ref().ok().map(|(input, _)| input))
         .collect();
-    let mut evaluated = pack.evaluate_for_records(&inputs).into_iter();
-    records.iter().zip(lines).map(move |(record, line)| {
-        let (mut report, written) = match record {
-            Ok((_, note)) => {
-                let (mut report, written) = evaluated.next().expect("one report per input");
-                if let Some(note) = note {
-                    report.issues.insert(0, note.clone());
+    let mut records = records.iter();
+    // The reports of the records that could not be read, up to the next one
+    // that was read: its note and line.
+    let mut unread = |each: &mut dyn FnMut(Report, Option<Written>)| {
+        for record in records.by_ref() {
+            let line = lines.next().flatten();
+            match record {
+                Ok((_, note)) => return Some((note.clone(), line)),
+                Err(err) => {
+                    let mut report = Report::errored(
+                        err.id.clone(),
+                        err.message.clone(),
+                        pack.label(),
+                        &pack.revision,
+                    );
+                    report.line = line;
+                    each(report, None);
                 }
-                (report, written)
             }
-            Err(err) => (
-                Report::errored(
-                    err.id.clone(),
-                    err.message.clone(),
-                    pack.label(),
-                    &pack.revision,
-                ),
-                None,
-            ),
-        };
+        }
+        None
+    };
+    pack.evaluate_for_records(&inputs, |mut report, written| {
+        let (note, line) = unread(&mut each).expect("one read record per report");
+        if let Some(note) = note {
+            report.issues.insert(0, note);
+        }
         report.line = line;
-        (report, written)
-    })
+        each(report, written);
+    });
+    let rest = unread(&mut each);
+    debug_assert!(rest.is_none(), "one report per read record");
 }
 
 /// One raw input line, borrowed from its batch.
@@ -497,7 +511,7 @@ fn evaluate_batch(
         })
         .collect();
     let lines = records.iter().map(|record| Some(record.line));
-    for (report, written) in reports(pack, &read, lines) {
+    reports(pack, &read, lines, |report, written| {
         // Straight into the batch's buffer: no string per record.
         report.write_fields_with(&mut result.lines, options.result_fields, written.as_ref());
         result.lines.push(b'\n');
@@ -510,7 +524,7 @@ fn evaluate_batch(
             pack.metric_names()
                 .map(|name| report.metrics.get(name).map(|m| m.score)),
         );
-    }
+    });
     result
 }
 
