@@ -630,6 +630,50 @@ mod tests {
     /// Generated documents, whole and cut at every length, with strings of every
     /// kind of character and escapes `serde_json` never writes.
     #[test]
+    fn reads_every_escape_at_every_place_of_a_long_string() {
+        // Escapes are read sixteen bytes at a time: each kind, valid or not, at
+        // every place of a string longer than two blocks, alone and twice,
+        // cut short at every length.
+        let escapes = [
+            r#"\""#,
+            r"\\",
+            r"\/",
+            r"\b",
+            r"\f",
+            r"\n",
+            r"\r",
+            r"\t",
+            r"\u00e9",
+            r"\u20AC",
+            r"\ud83d\ude00",
+            r"\ud83d",
+            r"\ude00",
+            r"\ud83dx",
+            r"\x",
+            r"\u12",
+            "\u{1}",
+            "é",
+            r"\",
+            "\"",
+        ];
+        for escape in escapes {
+            for place in 0..40 {
+                for second in [None, Some(place + 1), Some(place + 15)] {
+                    let mut body = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ".to_owned();
+                    if let Some(second) = second.filter(|&at| at < body.len()) {
+                        body.insert_str(second, escape);
+                    }
+                    body.insert_str(place, escape);
+                    let text = format!("[\"{body}\", 1]");
+                    agree(&text);
+                    agree(&text[..text.len() - 4]);
+                    agree(&format!("\"{body}"));
+                }
+            }
+        }
+    }
+
+    #[test]
     fn agrees_with_serde_json_on_generated_documents() {
         let mut next = crate::text::numbers(0x2545_f491_4f6c_dd1d);
         let alphabet: Vec<char> = "ab \"\\/\u{0}\u{1f}\n\u{7f}é😀{}[]:,u0".chars().collect();
