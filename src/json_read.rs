@@ -627,13 +627,11 @@ mod tests {
         }
     }
 
-    /// Generated documents, whole and cut at every length, with strings of every
-    /// kind of character and escapes `serde_json` never writes.
+    /// Strings are read sixteen bytes at a time: each kind of escape, valid or
+    /// not, at every place of a string longer than two blocks, alone and twice,
+    /// closed and cut short.
     #[test]
     fn reads_every_escape_at_every_place_of_a_long_string() {
-        // Escapes are read sixteen bytes at a time: each kind, valid or not, at
-        // every place of a string longer than two blocks, alone and twice,
-        // cut short at every length.
         let escapes = [
             r#"\""#,
             r"\\",
@@ -673,6 +671,8 @@ mod tests {
         }
     }
 
+    /// Generated documents, whole and cut at every length, with strings of every
+    /// kind of character and escapes `serde_json` never writes.
     #[test]
     fn agrees_with_serde_json_on_generated_documents() {
         let mut next = crate::text::numbers(0x2545_f491_4f6c_dd1d);

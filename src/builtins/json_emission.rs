@@ -350,22 +350,21 @@ impl Metric for JsonEmission {
             }
         } else {
             score += self.points.structure;
-            let parsed: Vec<Option<py_json::Parsed>> =
-                matches.iter().map(|m| py_json::loads(m)).collect();
-            valid = parsed
-                .iter()
-                .flatten()
-                .filter(|p| p.has_event && p.has_data)
-                .count();
+            // Whether a match is `parsed.get("event") in ksi_events`, skipping
+            // unparseable matches and (AttributeError) non-objects.
+            let mut hit = false;
+            for parsed in matches.iter().filter_map(|m| py_json::loads(m)) {
+                if parsed.has_event && parsed.has_data {
+                    valid += 1;
+                }
+                hit = hit
+                    || parsed
+                        .event
+                        .as_deref()
+                        .is_some_and(|event| self.events.iter().any(|e| e == event));
+            }
             if valid > 0 {
                 score += self.points.valid;
-                // `parsed.get("event") in ksi_events`, skipping unparseable matches
-                // and (AttributeError) non-objects.
-                let hit = parsed.iter().flatten().any(|p| {
-                    p.event
-                        .as_deref()
-                        .is_some_and(|event| self.events.iter().any(|e| e == event))
-                });
                 if hit {
                     score += self.points.event;
                     known_event = true;
@@ -409,18 +408,18 @@ mod py_json {
 
     /// What the metric needs from a parsed match.
     #[derive(Debug, Default)]
-    pub(super) struct Parsed {
+    pub(super) struct Parsed<'a> {
         /// The document is an object with an `event` key.
         pub has_event: bool,
         /// The document is an object with a `data` key.
         pub has_data: bool,
         /// The (last) `event` value, when the document is an object and that value is
         /// a string representable in Rust (a lone surrogate never equals an event name).
-        pub event: Option<String>,
+        pub event: Option<Cow<'a, str>>,
     }
 
     /// `json.loads(text)`, or `None` where Python raises.
-    pub(super) fn loads(text: &str) -> Option<Parsed> {
+    pub(super) fn loads(text: &str) -> Option<Parsed<'_>> {
         let mut reader = Reader {
             bytes: text.as_bytes(),
             text,
@@ -473,13 +472,13 @@ mod py_json {
         }
 
         /// The top-level object, recording its `event` / `data` keys.
-        fn top_object(&mut self) -> Option<Parsed> {
+        fn top_object(&mut self) -> Option<Parsed<'a>> {
             let mut parsed = Parsed::default();
             self.object(0, |key, value| match key.as_deref() {
                 Some("event") => {
                     parsed.has_event = true;
                     parsed.event = match value {
-                        Scalar::Str(s) => s.map(Cow::into_owned),
+                        Scalar::Str(s) => s,
                         Scalar::Other => None,
                     };
                 }
