@@ -9,7 +9,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::mpsc::{self, TrySendError};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use corosensei::stack::DefaultStack;
 
@@ -47,7 +47,9 @@ create_exception!(
 /// Records per chunk handed to a worker (at most): read from Python (holding
 /// the GIL) while the chunks before them are evaluated (without it).
 const CHUNK_RECORDS: usize = 256;
-/// Most worker threads one `evaluate_many` call starts.
+/// Fewer records than this, `evaluate_many` evaluates on the calling thread.
+const INLINE_RECORDS: usize = 128;
+/// Most threads one `evaluate_many` call evaluates on.
 const MAX_JOBS: usize = 256;
 /// Arrays and objects nested in a record's member, read from Python objects:
 /// what the CLI reads in an input line (`serde_json` stops at the 128th level of
@@ -61,7 +63,9 @@ const MAX_DIRECT_DEPTH: usize = 256;
 /// number of threads.
 #[pyclass(module = "tribunal", name = "Pack", frozen)]
 struct PyPack {
-    pack: tribunal::Pack,
+    pack: Arc<tribunal::Pack>,
+    /// The threads that evaluate with `evaluate_many`.
+    helpers: Helpers,
     /// The path as given, and as an absolute path (for pickling).
     path: PathBuf,
     absolute: Option<PathBuf>,
@@ -104,7 +108,9 @@ impl PyPack {
             .detach(|| tribunal::Pack::load_with(&path, &options))
             .map_err(|errors| pack_error(py, &errors))?;
         let absolute = std::path::absolute(&path).ok();
+        let pack = Arc::new(pack);
         Ok(Self {
+            helpers: Helpers::new(Arc::clone(&pack)),
             pack,
             path,
             absolute,
@@ -195,13 +201,13 @@ impl PyPack {
         let record = read_members([id, Some(output), expected, meta]);
         let report = match record {
             Ok((input, note)) => {
-                let mut report = py.detach(|| on_deep_stack(|| self.evaluate_one(&input)));
+                let mut report = py.detach(|| on_deep_stack(|| evaluate_one(&self.pack, &input)));
                 if let Some(note) = note {
                     report.issues.insert(0, note);
                 }
                 report
             }
-            Err(err) => self.errored(err.id, err.message),
+            Err(err) => errored(&self.pack, err.id, err.message),
         };
         PyRecord::lazy(report)
     }
@@ -228,10 +234,13 @@ impl PyPack {
             jobs => jobs,
         }
         .min(MAX_JOBS);
-        // Chunks small enough that every worker gets several of a short list
-        // (a Ray batch of 1,000 records): the threads finish close together.
+        // A short list (a Ray batch of 1,000 records) in chunks: with one
+        // job, a few (the helper starts on the first while this thread reads
+        // the rest; each hand-over costs a thread wake-up); with more, small
+        // enough that every thread gets several and all finish close together.
+        let chunks = if jobs == 1 { 4 } else { 16 * jobs };
         let chunk_records = records.len().map_or(CHUNK_RECORDS, |len| {
-            len.div_ceil(jobs * 16).clamp(1, CHUNK_RECORDS)
+            len.div_ceil(chunks).clamp(1, CHUNK_RECORDS)
         });
         // Where records and results are numbered from: their `line`, and the
         // place error messages give.
@@ -242,11 +251,11 @@ impl PyPack {
         let results = PyList::empty(py);
         let mut iter = records.try_iter()?;
         let mut position: u64 = 0;
-        // The next records, and the position of the first of them.
-        let mut read_chunk = || -> PyResult<(u64, Vec<ReadRecord>)> {
+        // The next records (at most `limit`), and the position of the first.
+        let mut read_chunk = |limit: usize| -> PyResult<(u64, Vec<ReadRecord>)> {
             let first = position + 1;
-            let mut chunk = Vec::with_capacity(chunk_records);
-            while chunk.len() < chunk_records {
+            let mut chunk = Vec::with_capacity(limit.min(chunk_records));
+            while chunk.len() < limit {
                 let Some(record) = iter.next().transpose()? else {
                     break;
                 };
@@ -255,106 +264,101 @@ impl PyPack {
             }
             Ok((first, chunk))
         };
+        // A few records: evaluated here. Handing them to other threads and the
+        // results back costs thread wake-ups (40-50 µs a call on a 2-core VM),
+        // more than sharing so little work saves.
+        if records.len().is_ok_and(|len| len < INLINE_RECORDS) {
+            let (first, chunk) = read_chunk(usize::MAX)?;
+            let lines = first_line.map(|_| number(first));
+            let done = py.detach(|| on_deep_stack(|| evaluate_part(&self.pack, &chunk, lines)));
+            for record in done {
+                results.append(record)?;
+            }
+            return Ok(results.unbind());
+        }
         // This thread, holding the GIL, reads the records into chunks and
-        // collects the results in order, while workers (with the library's deep
-        // stack) evaluate chunks for the whole call. With more than one job it
-        // is also one of the `jobs` threads that evaluate: a chunk that finds
-        // the workers' queue full is evaluated here, with the GIL released, so
-        // that `jobs` busy threads share `jobs` cores. A worker never dies: a
+        // collects the results in order, while helper threads (the pack's, see
+        // `Helpers`) evaluate chunks for the whole call. With more than one job
+        // it is also one of the `jobs` threads that evaluate: a chunk that finds
+        // the helpers' queue full is evaluated here, with the GIL released, so
+        // that `jobs` busy threads share `jobs` cores. A helper never dies: a
         // panic inside the engine turns records into ERROR results.
         let evaluates_here = jobs > 1;
         let workers = if evaluates_here { jobs - 1 } else { 1 };
-        let (work_tx, work_rx) = mpsc::sync_channel::<(usize, Vec<ReadRecord>, u64)>(2 * workers);
+        // Room for a short list's chunks with one job (this thread does not
+        // wait); with more, a chunk that finds the queue full is evaluated here.
+        let room = if evaluates_here { 2 * workers } else { 4 };
+        let (work_tx, work_rx) = mpsc::sync_channel::<Chunk>(room);
         let (done_tx, done_rx) = mpsc::channel::<(usize, Vec<PyRecord>)>();
-        let work_rx = Mutex::new(work_rx);
-        std::thread::scope(|scope| {
-            for _ in 0..workers {
-                let (work_rx, done_tx) = (&work_rx, done_tx.clone());
-                let spawned = std::thread::Builder::new()
-                    .name("tribunal-evaluate".into())
-                    .stack_size(tribunal::STACK_SIZE)
-                    .spawn_scoped(scope, move || loop {
-                        let next = work_rx.lock().map(|rx| rx.recv());
-                        let Ok(Ok((seq, chunk, first))) = next else {
-                            break;
-                        };
-                        let lines = first_line.map(|_| number(first));
-                        let done = self.evaluate_part(&chunk, lines);
-                        if done_tx.send((seq, done)).is_err() {
-                            break;
+        let call = Call {
+            work: Arc::new(Mutex::new(work_rx)),
+            done: done_tx,
+        };
+        let lease = self
+            .helpers
+            .help(call, workers)
+            .map_err(|err| TribunalError::new_err(format!("cannot start a thread: {err}")))?;
+        let mut pending: BTreeMap<usize, Vec<PyRecord>> = BTreeMap::new();
+        let mut next_out = 0;
+        let mut collect = |seq: usize, done: Vec<PyRecord>| -> PyResult<()> {
+            pending.insert(seq, done);
+            while let Some(done) = pending.remove(&next_out) {
+                for record in done {
+                    results.append(record)?;
+                }
+                next_out += 1;
+            }
+            Ok(())
+        };
+        let mut sent = 0;
+        let outcome = (|| -> PyResult<()> {
+            loop {
+                // Ctrl-C stops the call between chunks.
+                py.check_signals()?;
+                let (first, chunk) = read_chunk(chunk_records)?;
+                if chunk.is_empty() {
+                    return Ok(());
+                }
+                let work = (sent, chunk, first_line.map(|_| number(first)));
+                // A full queue: this thread evaluates the chunk itself, or
+                // (one job) waits for room without the GIL.
+                let here = match work_tx.try_send(work) {
+                    Ok(()) => None,
+                    Err(TrySendError::Full(work)) if evaluates_here => Some(work),
+                    Err(TrySendError::Full(work)) => {
+                        if py.detach(|| work_tx.send(work).is_ok()) {
+                            None
+                        } else {
+                            return Ok(());
                         }
-                    });
-                if let Err(err) = spawned {
-                    // The workers already started stop when the work channel closes.
-                    drop(work_tx);
-                    return Err(TribunalError::new_err(format!(
-                        "cannot start a thread: {err}"
-                    )));
+                    }
+                    Err(TrySendError::Disconnected(_)) => return Ok(()),
+                };
+                sent += 1;
+                if let Some((seq, chunk, lines)) = here {
+                    let done =
+                        py.detach(|| on_deep_stack(|| evaluate_part(&self.pack, &chunk, lines)));
+                    collect(seq, done)?;
+                }
+                while let Ok((seq, done)) = done_rx.try_recv() {
+                    collect(seq, done)?;
                 }
             }
-            drop(done_tx);
-            let mut pending: BTreeMap<usize, Vec<PyRecord>> = BTreeMap::new();
-            let mut next_out = 0;
-            let mut collect = |seq: usize, done: Vec<PyRecord>| -> PyResult<()> {
-                pending.insert(seq, done);
-                while let Some(done) = pending.remove(&next_out) {
-                    for record in done {
-                        results.append(record)?;
-                    }
-                    next_out += 1;
-                }
-                Ok(())
-            };
-            let mut sent = 0;
-            let outcome = (|| -> PyResult<()> {
-                loop {
-                    // Ctrl-C stops the call between chunks.
-                    py.check_signals()?;
-                    let (first, chunk) = read_chunk()?;
-                    if chunk.is_empty() {
-                        return Ok(());
-                    }
-                    let work = (sent, chunk, first);
-                    // A full queue: this thread evaluates the chunk itself, or
-                    // (one job) waits for room without the GIL.
-                    let here = match work_tx.try_send(work) {
-                        Ok(()) => None,
-                        Err(TrySendError::Full(work)) if evaluates_here => Some(work),
-                        Err(TrySendError::Full(work)) => {
-                            if py.detach(|| work_tx.send(work).is_ok()) {
-                                None
-                            } else {
-                                return Ok(());
-                            }
-                        }
-                        Err(TrySendError::Disconnected(_)) => return Ok(()),
-                    };
-                    sent += 1;
-                    if let Some((seq, chunk, first)) = here {
-                        let lines = first_line.map(|_| number(first));
-                        let done =
-                            py.detach(|| on_deep_stack(|| self.evaluate_part(&chunk, lines)));
-                        collect(seq, done)?;
-                    }
-                    while let Ok((seq, done)) = done_rx.try_recv() {
-                        collect(seq, done)?;
-                    }
-                }
-            })();
-            // No more work: the workers finish what they have and stop.
-            drop(work_tx);
-            let rest: Vec<(usize, Vec<PyRecord>)> = py.detach(move || done_rx.iter().collect());
-            outcome?;
-            for (seq, done) in rest {
-                collect(seq, done)?;
-            }
-            if next_out < sent {
-                return Err(TribunalError::new_err(format!(
-                    "evaluation stopped early: {next_out} of {sent} chunks of records came back"
-                )));
-            }
-            Ok(results.unbind())
-        })
+        })();
+        // No more work: the helpers finish what they have and leave the call.
+        drop(work_tx);
+        let rest: Vec<(usize, Vec<PyRecord>)> = py.detach(move || done_rx.iter().collect());
+        drop(lease);
+        outcome?;
+        for (seq, done) in rest {
+            collect(seq, done)?;
+        }
+        if next_out < sent {
+            return Err(TribunalError::new_err(format!(
+                "evaluation stopped early: {next_out} of {sent} chunks of records came back"
+            )));
+        }
+        Ok(results.unbind())
     }
 
     fn __reduce__(&self, py: Python<'_>) -> PyResult<(Py<PyAny>, Py<PyTuple>)> {
@@ -389,59 +393,175 @@ impl PyPack {
     }
 }
 
-impl PyPack {
-    /// Evaluates records in one batch on this thread, and keeps each result's
-    /// record line; `lines` numbers them. Never panics: when the engine panics
-    /// on the batch (a bug), each record is evaluated alone, so that only those
-    /// it panics on are ERROR.
-    fn evaluate_part(&self, records: &[ReadRecord], lines: Option<u64>) -> Vec<PyRecord> {
-        let evaluate = |records: &[ReadRecord], lines| {
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                tribunal::jsonl::evaluate_records(&self.pack, records, lines)
-            }))
-        };
-        if let Ok(evaluated) = evaluate(records, lines) {
-            return evaluated.into_iter().map(PyRecord::written).collect();
-        }
-        (0..)
-            .zip(records)
-            .map(|(offset, record)| {
-                let line = lines.map(|line| line.saturating_add(offset));
-                match evaluate(std::slice::from_ref(record), line) {
-                    Ok(mut evaluated) if evaluated.len() == 1 => {
-                        PyRecord::written(evaluated.remove(0))
-                    }
-                    outcome => {
-                        let id = match record {
-                            Ok((input, _)) => input.id.clone(),
-                            Err(err) => err.id.clone(),
-                        };
-                        let reason = match &outcome {
-                            Err(panic) => panic_message(panic.as_ref()),
-                            Ok(_) => "no result came back",
-                        };
-                        let mut report = self.errored(id, format!("evaluation failed: {reason}"));
-                        report.line = line;
-                        PyRecord::compact(report)
-                    }
+/// Evaluates records in one batch on this thread, and keeps each result's
+/// record line; `lines` numbers them. Never panics: when the engine panics
+/// on the batch (a bug), each record is evaluated alone, so that only those
+/// it panics on are ERROR.
+fn evaluate_part(
+    pack: &tribunal::Pack,
+    records: &[ReadRecord],
+    lines: Option<u64>,
+) -> Vec<PyRecord> {
+    let evaluate = |records: &[ReadRecord], lines| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            tribunal::jsonl::evaluate_records(pack, records, lines)
+        }))
+    };
+    if let Ok(evaluated) = evaluate(records, lines) {
+        return evaluated.into_iter().map(PyRecord::written).collect();
+    }
+    (0..)
+        .zip(records)
+        .map(|(offset, record)| {
+            let line = lines.map(|line| line.saturating_add(offset));
+            match evaluate(std::slice::from_ref(record), line) {
+                Ok(mut evaluated) if evaluated.len() == 1 => PyRecord::written(evaluated.remove(0)),
+                outcome => {
+                    let id = match record {
+                        Ok((input, _)) => input.id.clone(),
+                        Err(err) => err.id.clone(),
+                    };
+                    let reason = match &outcome {
+                        Err(panic) => panic_message(panic.as_ref()),
+                        Ok(_) => "no result came back",
+                    };
+                    let mut report = errored(pack, id, format!("evaluation failed: {reason}"));
+                    report.line = line;
+                    PyRecord::compact(report)
                 }
-            })
-            .collect()
+            }
+        })
+        .collect()
+}
+
+/// Evaluates one record; a panic inside the engine (a bug) is its ERROR.
+fn evaluate_one(pack: &tribunal::Pack, input: &Input) -> Report {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pack.evaluate(input))).unwrap_or_else(
+        |panic| {
+            errored(
+                pack,
+                input.id.clone(),
+                format!("evaluation failed: {}", panic_message(panic.as_ref())),
+            )
+        },
+    )
+}
+
+/// The `ERROR` result of a record, with the reason.
+fn errored(pack: &tribunal::Pack, id: Json, reason: String) -> Report {
+    Report::errored(id, reason, pack.label(), pack.revision())
+}
+
+/// A chunk of one `evaluate_many` call's records: its place among the call's
+/// chunks, the records, and the `line` of the first.
+type Chunk = (usize, Vec<ReadRecord>, Option<u64>);
+
+/// One `evaluate_many` call, for the helper threads that work for it: its queue
+/// of chunks (shared by them) and where their results go.
+#[derive(Clone)]
+struct Call {
+    work: Arc<Mutex<mpsc::Receiver<Chunk>>>,
+    done: mpsc::Sender<(usize, Vec<PyRecord>)>,
+}
+
+/// The threads that evaluate a pack's `evaluate_many` calls, with the library's
+/// deep stack: kept for the life of the pack, since starting them for each call
+/// cost about 50 µs a call (a Ray batch of 1,000 KSI records takes about 1 ms),
+/// and a thread kept keeps its allocator's memory warm. A call asks for the
+/// helpers it needs; threads are started while the calls in progress ask for
+/// more than there are, so a call never waits for another to end. They stop
+/// when the pack is dropped.
+struct Helpers {
+    pack: Arc<tribunal::Pack>,
+    /// One message per helper a call asks for; each helper takes one at a time.
+    calls: mpsc::Sender<Call>,
+    waiting: Arc<Mutex<mpsc::Receiver<Call>>>,
+    count: Mutex<HelperCount>,
+}
+
+#[derive(Default)]
+struct HelperCount {
+    /// Threads started.
+    threads: usize,
+    /// Helpers the calls in progress asked for.
+    asked: usize,
+}
+
+impl Helpers {
+    fn new(pack: Arc<tribunal::Pack>) -> Self {
+        let (calls, waiting) = mpsc::channel();
+        Self {
+            pack,
+            calls,
+            waiting: Arc::new(Mutex::new(waiting)),
+            count: Mutex::new(HelperCount::default()),
+        }
     }
 
-    /// Evaluates one record; a panic inside the engine (a bug) is its ERROR.
-    fn evaluate_one(&self, input: &Input) -> Report {
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.pack.evaluate(input)))
-            .unwrap_or_else(|panic| {
-                self.errored(
-                    input.id.clone(),
-                    format!("evaluation failed: {}", panic_message(panic.as_ref())),
-                )
-            })
+    /// Hands `call` to `helpers` threads, started if need be; they work for it
+    /// until its queue closes. The lease gives them back when dropped (once
+    /// the call's results are all in).
+    fn help(&self, call: Call, helpers: usize) -> std::io::Result<Lease<'_>> {
+        let mut count = self.count.lock().unwrap_or_else(PoisonError::into_inner);
+        while count.threads < count.asked + helpers {
+            let (pack, waiting) = (Arc::clone(&self.pack), Arc::clone(&self.waiting));
+            std::thread::Builder::new()
+                .name("tribunal-evaluate".into())
+                .stack_size(tribunal::STACK_SIZE)
+                .spawn(move || serve(&pack, &waiting))?;
+            count.threads += 1;
+        }
+        count.asked += helpers;
+        drop(count);
+        // The threads hold the receiving end for as long as `self` lives. The
+        // last message is `call` itself: its sender of results must not
+        // outlive the helpers' (the caller reads results until they are gone).
+        for _ in 1..helpers {
+            let _ = self.calls.send(call.clone());
+        }
+        let _ = self.calls.send(call);
+        Ok(Lease {
+            helpers: self,
+            asked: helpers,
+        })
     }
+}
 
-    fn errored(&self, id: Json, reason: String) -> Report {
-        Report::errored(id, reason, self.pack.label(), self.pack.revision())
+/// The helpers one call asked for, given back when dropped.
+struct Lease<'h> {
+    helpers: &'h Helpers,
+    asked: usize,
+}
+
+impl Drop for Lease<'_> {
+    fn drop(&mut self) {
+        let mut count = self
+            .helpers
+            .count
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        count.asked -= self.asked;
+    }
+}
+
+/// A helper thread: takes a call, evaluates chunks from its queue until the
+/// queue closes, then waits for the next call; ends with the pack.
+fn serve(pack: &tribunal::Pack, waiting: &Mutex<mpsc::Receiver<Call>>) {
+    loop {
+        let next = waiting.lock().map(|calls| calls.recv());
+        let Ok(Ok(call)) = next else {
+            return;
+        };
+        loop {
+            let next = call.work.lock().map(|work| work.recv());
+            let Ok(Ok((seq, chunk, lines))) = next else {
+                break;
+            };
+            let done = evaluate_part(pack, &chunk, lines);
+            if call.done.send((seq, done)).is_err() {
+                break;
+            }
+        }
     }
 }
 

@@ -154,6 +154,31 @@ def test_results_in_input_order_and_equal_to_one_by_one(ksi):
     assert ksi.evaluate_many([]) == []
 
 
+def test_evaluate_many_calls_at_once_share_the_packs_threads(ksi):
+    # Lists short enough to be evaluated on the calling thread and long enough
+    # to go to the pack's helper threads, with 1 to 3 jobs, from four Python
+    # threads at once, again and again: every call gets its own results.
+    outputs = [EMITTED if i % 4 else DESCRIBED + str(i) for i in range(1_500)]
+    records = [{"id": i, "output": o} for i, o in enumerate(outputs)]
+    expected = [r.to_json() for r in ksi.evaluate_many(records, jobs=1)]
+    failures = []
+
+    def work(seed):
+        for round_ in range(6):
+            size = (0, 5, 127, 128, 700, 1_500)[(seed + round_) % 6]
+            jobs = 1 + (seed + round_) % 3
+            got = [r.to_json() for r in ksi.evaluate_many(records[:size], jobs=jobs)]
+            if got != expected[:size]:
+                failures.append((seed, size, jobs))
+
+    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+
+
 def test_a_pack_is_picklable_and_shared_between_threads(ksi, root, tmp_path):
     again = pickle.loads(pickle.dumps(ksi))
     assert (again.label, again.revision) == (ksi.label, ksi.revision)
