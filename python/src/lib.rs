@@ -427,7 +427,7 @@ fn evaluate_part(
                     };
                     let mut report = errored(pack, id, format!("evaluation failed: {reason}"));
                     report.line = line;
-                    PyRecord::compact(report)
+                    PyRecord::written(report.into())
                 }
             }
         })
@@ -661,21 +661,6 @@ enum Record {
 }
 
 impl PyRecord {
-    /// A result that keeps only the record's JSON line of the report.
-    fn compact(report: Report) -> Self {
-        let line = report.to_json_line();
-        Self {
-            status: report.status,
-            passed: report.passed,
-            score: report.score,
-            line: report.line,
-            feedback: report.feedback,
-            error: report.error,
-            record: Record::Line(line),
-            parsed: OnceLock::new(),
-        }
-    }
-
     /// A result of `evaluate_many`, its record written.
     fn written(evaluated: Evaluated) -> Self {
         Self {

@@ -191,10 +191,19 @@ pub fn evaluate_records(
     // Each record is written here, then copied to a string of its size.
     let mut buffer = Vec::new();
     reports(pack, records, lines, |report, written| {
+        evaluated.push(Evaluated::of(report, written.as_ref(), &mut buffer));
+    });
+    evaluated
+}
+
+impl Evaluated {
+    /// The report's result, its record written through `buffer` (with
+    /// `written` as the `json` field's text, when the report left it out).
+    fn of(report: Report, written: Option<&Written>, buffer: &mut Vec<u8>) -> Self {
         buffer.clear();
-        report.write_fields_with(&mut buffer, Fields::ALL, written.as_ref());
-        evaluated.push(Evaluated {
-            record: std::str::from_utf8(&buffer)
+        report.write_fields_with(buffer, Fields::ALL, written);
+        Self {
+            record: std::str::from_utf8(buffer)
                 .expect("the writer writes UTF-8")
                 .to_owned(),
             status: report.status,
@@ -203,9 +212,15 @@ pub fn evaluate_records(
             line: report.line,
             feedback: report.feedback,
             error: report.error,
-        });
-    });
-    evaluated
+        }
+    }
+}
+
+impl From<Report> for Evaluated {
+    /// The report's result, its record written.
+    fn from(report: Report) -> Self {
+        Self::of(report, None, &mut Vec::new())
+    }
 }
 
 /// Hands `each` the report of each record in order, numbered by `lines`, with
