@@ -2,7 +2,8 @@
 """The Python API against the Python a user would write instead, in memory (no
 I/O on either side): seed 000's metric function called in a loop over KSI
 emission records, `pack.evaluate` called in the same loop, and
-`pack.evaluate_many` over all of them with 1 and 2 threads. Prints one table of
+`pack.evaluate_many` over all of them with 1 and 2 threads, and in calls of 1,000
+records (as Ray's `map_batches` makes them). Prints one table of
 times and ratios, and the boundary's per-call overhead.
 
     python benches/python_api.py DATA.jsonl [--records N] [--repeat R]
@@ -60,11 +61,18 @@ def main():
         for output in outputs:
             pack.evaluate(output).score
 
+    def in_calls(size, jobs):
+        for start in range(0, n, size):
+            pack.evaluate_many(records[start:start + size], jobs=jobs)
+
     rows = [
         ("Python loop of the seed's metric", best(args.repeat, python_loop)),
         ("Python loop of pack.evaluate", best(args.repeat, evaluate_loop)),
         ("pack.evaluate_many, jobs=1", best(args.repeat, lambda: pack.evaluate_many(records, jobs=1))),
         ("pack.evaluate_many, jobs=2", best(args.repeat, lambda: pack.evaluate_many(records, jobs=2))),
+        # In calls on batches, as Ray's `map_batches` makes them.
+        ("  in calls of 1,000, jobs=1", best(args.repeat, lambda: in_calls(1_000, 1))),
+        ("  in calls of 1,000, jobs=2", best(args.repeat, lambda: in_calls(1_000, 2))),
     ]
     baseline = rows[0][1]
     print(f"\nPython API, {n:,} KSI emission records in memory, best of {args.repeat} "
