@@ -473,28 +473,41 @@ struct Call {
 /// when the pack is dropped.
 struct Helpers {
     pack: Arc<tribunal::Pack>,
+    state: Mutex<HelperState>,
+}
+
+/// The helper threads of one process.
+struct HelperState {
+    /// The process that started them: a child forked from it (Python's
+    /// `multiprocessing`) has none of them and starts its own.
+    process: u32,
     /// One message per helper a call asks for; each helper takes one at a time.
     calls: mpsc::Sender<Call>,
     waiting: Arc<Mutex<mpsc::Receiver<Call>>>,
-    count: Mutex<HelperCount>,
-}
-
-#[derive(Default)]
-struct HelperCount {
     /// Threads started.
     threads: usize,
     /// Helpers the calls in progress asked for.
     asked: usize,
 }
 
-impl Helpers {
-    fn new(pack: Arc<tribunal::Pack>) -> Self {
+impl HelperState {
+    fn new() -> Self {
         let (calls, waiting) = mpsc::channel();
         Self {
-            pack,
+            process: std::process::id(),
             calls,
             waiting: Arc::new(Mutex::new(waiting)),
-            count: Mutex::new(HelperCount::default()),
+            threads: 0,
+            asked: 0,
+        }
+    }
+}
+
+impl Helpers {
+    fn new(pack: Arc<tribunal::Pack>) -> Self {
+        Self {
+            pack,
+            state: Mutex::new(HelperState::new()),
         }
     }
 
@@ -502,24 +515,28 @@ impl Helpers {
     /// until its queue closes. The lease gives them back when dropped (once
     /// the call's results are all in).
     fn help(&self, call: Call, helpers: usize) -> std::io::Result<Lease<'_>> {
-        let mut count = self.count.lock().unwrap_or_else(PoisonError::into_inner);
-        while count.threads < count.asked + helpers {
-            let (pack, waiting) = (Arc::clone(&self.pack), Arc::clone(&self.waiting));
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if state.process != std::process::id() {
+            // A forked child: the threads (and the lock their channel may be
+            // under) stayed with the parent.
+            *state = HelperState::new();
+        }
+        while state.threads < state.asked + helpers {
+            let (pack, waiting) = (Arc::clone(&self.pack), Arc::clone(&state.waiting));
             std::thread::Builder::new()
                 .name("tribunal-evaluate".into())
                 .stack_size(tribunal::STACK_SIZE)
                 .spawn(move || serve(&pack, &waiting))?;
-            count.threads += 1;
+            state.threads += 1;
         }
-        count.asked += helpers;
-        drop(count);
+        state.asked += helpers;
         // The threads hold the receiving end for as long as `self` lives. The
         // last message is `call` itself: its sender of results must not
         // outlive the helpers' (the caller reads results until they are gone).
         for _ in 1..helpers {
-            let _ = self.calls.send(call.clone());
+            let _ = state.calls.send(call.clone());
         }
-        let _ = self.calls.send(call);
+        let _ = state.calls.send(call);
         Ok(Lease {
             helpers: self,
             asked: helpers,
@@ -535,12 +552,12 @@ struct Lease<'h> {
 
 impl Drop for Lease<'_> {
     fn drop(&mut self) {
-        let mut count = self
+        let mut state = self
             .helpers
-            .count
+            .state
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        count.asked -= self.asked;
+        state.asked = state.asked.saturating_sub(self.asked);
     }
 }
 

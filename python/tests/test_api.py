@@ -1,8 +1,11 @@
 """The Python API over the library: loading, evaluating, results, errors."""
 
 import json
+import os
 import pickle
+import select
 import shutil
+import signal
 import threading
 from pathlib import Path
 
@@ -177,6 +180,31 @@ def test_evaluate_many_calls_at_once_share_the_packs_threads(ksi):
     for thread in threads:
         thread.join()
     assert failures == []
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_evaluate_many_works_in_a_forked_child(ksi):
+    # The pack's threads stay with the parent (multiprocessing's "fork"): a
+    # child that inherits the pack starts its own instead of waiting for them.
+    records = [{"id": i, "output": EMITTED} for i in range(300)]
+    assert len(ksi.evaluate_many(records, jobs=2)) == 300
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:
+        try:
+            os.close(read)
+            statuses = {r.status for r in ksi.evaluate_many(records, jobs=2)}
+            os.write(write, ",".join(sorted(statuses)).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    ready, _, _ = select.select([read], [], [], 60)
+    if not ready:
+        os.kill(child, signal.SIGKILL)
+    answer = os.read(read, 100) if ready else b"(no answer in 60 s)"
+    os.close(read)
+    os.waitpid(child, 0)
+    assert answer == b"PASS"
 
 
 def test_a_pack_is_picklable_and_shared_between_threads(ksi, root, tmp_path):
