@@ -150,11 +150,9 @@ impl Writer<'_, '_> {
     }
 
     fn word(&mut self, word: &[u8]) -> Option<()> {
-        let reader = &mut self.reader;
-        reader.bytes[reader.at..].starts_with(word).then(|| {
-            reader.at += word.len();
-            self.out.extend_from_slice(word);
-        })
+        self.reader.skip_word(word)?;
+        self.out.extend_from_slice(word);
+        Some(())
     }
 
     /// The string at the reader's quote, written as [`write_str`] writes it:
@@ -208,7 +206,7 @@ impl Writer<'_, '_> {
                 // The name as written, quotes included: two names are the same
                 // exactly when their written texts are.
                 let name = &self.out[start..];
-                let bit = 1u64 << (name_mark(&name[1..name.len() - 1]) % 64);
+                let bit = name_bit(&name[1..name.len() - 1]);
                 if seen & bit != 0
                     && self.names[first_name..]
                         .iter()
@@ -237,10 +235,11 @@ impl Writer<'_, '_> {
 
 /// One of 64 bits for a member name (by its length and end bytes): names
 /// with different bits differ.
-fn name_mark(bytes: &[u8]) -> usize {
-    bytes.len()
+fn name_bit(bytes: &[u8]) -> u64 {
+    let mark = bytes.len()
         ^ usize::from(bytes.first().copied().unwrap_or(0)).rotate_left(2)
-        ^ usize::from(bytes.last().copied().unwrap_or(0)).rotate_left(4)
+        ^ usize::from(bytes.last().copied().unwrap_or(0)).rotate_left(4);
+    1 << (mark % 64)
 }
 
 struct Reader<'a> {
@@ -312,10 +311,14 @@ impl<'a> Reader<'a> {
     }
 
     fn word(&mut self, word: &[u8], value: Json) -> Option<Json> {
-        self.bytes[self.at..].starts_with(word).then(|| {
-            self.at += word.len();
-            value
-        })
+        self.skip_word(word).map(|()| value)
+    }
+
+    /// Past `word` (`true`, `false`, `null`) when the text has it here.
+    fn skip_word(&mut self, word: &[u8]) -> Option<()> {
+        self.bytes[self.at..]
+            .starts_with(word)
+            .then(|| self.at += word.len())
     }
 
     /// A number as JSON writes it, kept as its text (`arbitrary_precision`).
@@ -381,7 +384,7 @@ impl<'a> Reader<'a> {
         // whose bit is clear is new, and goes last without a search.
         let mut seen = 0u64;
         self.members(|name, value| {
-            let bit = 1u64 << (name_mark(name.as_bytes()) % 64);
+            let bit = name_bit(name.as_bytes());
             if seen & bit == 0 {
                 seen |= bit;
                 members.push_new(name, value);
