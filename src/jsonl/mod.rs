@@ -112,6 +112,12 @@ pub struct LineError {
     pub message: String,
 }
 
+impl LineError {
+    pub(crate) fn new(id: crate::json::Json, message: String) -> Self {
+        Self { id, message }
+    }
+}
+
 /// One input line (without its newline) as the record `eval` reads from it,
 /// with the default field names and record size limit: the same `Input`, the
 /// same warning (e.g. lone surrogate escapes read as U+FFFD, to add first to
@@ -128,7 +134,6 @@ pub fn read_line(text: &str, line: u64) -> ReadRecord {
         RawBody::Bytes(text.as_bytes())
     };
     parse_record(&RawRecord { line, body }, &options)
-        .map_err(|(id, message)| LineError { id, message })
 }
 
 /// A record read for evaluation: its `Input` and a warning about how it was
@@ -521,9 +526,7 @@ fn evaluate_batch(
     let records: Vec<RawRecord<'_>> = batch.records().collect();
     let read: Vec<ReadRecord> = records
         .iter()
-        .map(|record| {
-            parse_record(record, options).map_err(|(id, message)| LineError { id, message })
-        })
+        .map(|record| parse_record(record, options))
         .collect();
     let lines = records.iter().map(|record| Some(record.line));
     reports(pack, &read, lines, |report, written| {
@@ -719,8 +722,12 @@ mod tests {
             ..Options::default()
         };
         let err = parse_record(&record, &options).unwrap_err();
-        assert_eq!(err.0, crate::json::Json::from("big"));
-        assert!(err.1.contains("above the limit of 1000 bytes"), "{}", err.1);
+        assert_eq!(err.id, crate::json::Json::from("big"));
+        assert!(
+            err.message.contains("above the limit of 1000 bytes"),
+            "{}",
+            err.message
+        );
     }
 
     fn rec(text: &[u8]) -> RawRecord<'_> {
@@ -733,7 +740,10 @@ mod tests {
     #[test]
     fn records_without_output_or_with_bad_json_are_errors() {
         let opts = Options::default();
-        let (id, reason) = parse_record(&rec(br#"{"id": 7}"#), &opts).unwrap_err();
+        let LineError {
+            id,
+            message: reason,
+        } = parse_record(&rec(br#"{"id": 7}"#), &opts).unwrap_err();
         assert_eq!(
             (id, reason.as_str()),
             (
@@ -741,11 +751,16 @@ mod tests {
                 "line 3: record has no `output` field"
             )
         );
-        let (id, reason) = parse_record(&rec(br#"{"id": "q", "output": "#), &opts).unwrap_err();
+        let LineError {
+            id,
+            message: reason,
+        } = parse_record(&rec(br#"{"id": "q", "output": "#), &opts).unwrap_err();
         assert_eq!(id, crate::json::Json::from("q"));
         assert!(reason.starts_with("line 3: not valid JSON"), "{reason}");
-        let (id, reason) =
-            parse_record(&rec(b"{\"id\": 1, \"output\": \"\xff\"}"), &opts).unwrap_err();
+        let LineError {
+            id,
+            message: reason,
+        } = parse_record(&rec(b"{\"id\": 1, \"output\": \"\xff\"}"), &opts).unwrap_err();
         assert_eq!(id, crate::json::Json::from(1));
         assert!(reason.contains("not valid UTF-8"), "{reason}");
     }

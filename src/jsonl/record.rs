@@ -8,22 +8,19 @@ use crate::json::Json;
 use regex::Regex;
 use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 
-use super::{FieldNames, Options, RawBody, RawRecord, OVERSIZE_PREFIX};
+use super::{FieldNames, LineError, Options, RawBody, RawRecord, ReadRecord, OVERSIZE_PREFIX};
 use crate::pipeline::Input;
 use crate::report::Issue;
 
 /// Turns one raw line into an `Input` (with a warning to add to its result when
 /// the line had to be read leniently), or the reason it cannot be evaluated (with
 /// whatever id could be recovered).
-pub(crate) fn parse_record(
-    record: &RawRecord<'_>,
-    options: &Options,
-) -> Result<(Input, Option<Issue>), (Json, String)> {
+pub(crate) fn parse_record(record: &RawRecord<'_>, options: &Options) -> ReadRecord {
     let line = record.line;
     let bytes = match record.body {
         RawBody::Bytes(bytes) => bytes,
         RawBody::TooLarge { size, prefix } => {
-            return Err((
+            return Err(LineError::new(
                 recover_id(prefix, &options.fields.id),
                 format!(
                     "line {line}: record is {size} bytes, above the limit of {} bytes (raise it with --max-record-bytes)",
@@ -31,10 +28,10 @@ pub(crate) fn parse_record(
                 ),
             ))
         }
-        RawBody::ReadError(err) => return Err((Json::Null, format!("line {line}: cannot read input: {err}"))),
+        RawBody::ReadError(err) => return Err(LineError::new(Json::Null, format!("line {line}: cannot read input: {err}"))),
     };
     let text = std::str::from_utf8(bytes).map_err(|err| {
-        (
+        LineError::new(
             recover_id(bytes, &options.fields.id),
             format!(
                 "line {line}: not valid UTF-8 (at byte {})",
@@ -43,7 +40,7 @@ pub(crate) fn parse_record(
         )
     })?;
     let not_json = |err: serde_json::Error| {
-        (
+        LineError::new(
             recover_id(bytes, &options.fields.id),
             format!("line {line}: not valid JSON: {err}"),
         )
@@ -67,7 +64,7 @@ pub(crate) fn parse_record(
         }
     };
     let Some([id, output, expected, meta]) = fields else {
-        return Err((
+        return Err(LineError::new(
             Json::Null,
             format!("line {line}: a record must be a JSON object"),
         ));
@@ -79,7 +76,7 @@ pub(crate) fn parse_record(
         meta.unwrap_or(Json::Null),
     )
     .map_err(|missing| {
-        (
+        LineError::new(
             missing.id,
             format!(
                 "line {line}: record has no `{}` field",

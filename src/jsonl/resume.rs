@@ -75,7 +75,7 @@ pub(super) fn skip_kept<R: BufRead>(
                     *index += 1;
                     let id = match parse_record(&raw, options) {
                         Ok((input, _)) => input.id,
-                        Err((id, _)) => id,
+                        Err(err) => err.id,
                     };
                     break (raw.line, id);
                 }
