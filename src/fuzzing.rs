@@ -38,9 +38,10 @@ fn split(data: &[u8]) -> (&[u8], &[u8]) {
 /// an array that JSON can print and read back unchanged; only `repair` lists
 /// repairs; `strict` finds exactly what `serde_json` reads from the whole text
 /// (without the whitespace around it); the text a tier writes without building
-/// the value is the value's; the default ladder returns the first tier's success. The failure
-/// explanations never panic. Also, as an input line, the record reader's fast
-/// path reads the text as `serde_json` does, whenever it reads it.
+/// the value, or while building it, is the value's; the default ladder returns
+/// the first tier's success. The failure explanations never panic. Also, as an
+/// input line, the record reader's fast path reads the text as `serde_json`
+/// does, whenever it reads it.
 pub fn extraction(data: &[u8]) {
     let text = text(data);
     let mut first = None;
@@ -48,6 +49,10 @@ pub fn extraction(data: &[u8]) {
         // What a pack that never reads the JSON makes: only its text.
         let written =
             extract::extract_as::<extract::Written>(&text, &[tier], extract::MultipleValues::First);
+        // What a pack that reads it makes: its value, and its text when the
+        // reading could write it.
+        let both =
+            extract::extract_as::<extract::Found>(&text, &[tier], extract::MultipleValues::First);
         let Some(found) = extract::extract(&text, &[tier]) else {
             assert!(written.is_none(), "{tier:?} wrote what it did not find");
             continue;
@@ -71,6 +76,18 @@ pub fn extraction(data: &[u8]) {
             printed,
             "{tier:?}: its text is not its value's"
         );
+        let (both, _, _) = both.expect("the value and text of what the tier found");
+        assert_eq!(
+            both.json, found.value,
+            "{tier:?}: another value with its text"
+        );
+        if let Some(text) = both.written {
+            assert_eq!(
+                std::str::from_utf8(&text.0).expect("UTF-8"),
+                printed,
+                "{tier:?}: the text read with its value is not the value's"
+            );
+        }
         let read: Value = serde_json::from_str(&printed).expect("printed JSON reads back");
         assert_eq!(
             read, found.value,

@@ -25,11 +25,24 @@ const ROOM: usize = 4096;
 /// The value `text` holds, with nothing but JSON whitespace around it: what
 /// `serde_json::from_str::<serde_json::Value>` gives, `None` where it fails.
 pub(crate) fn parse(text: &str) -> Option<Json> {
-    let (value, end) = parse_first(text)?;
     let mut reader = Reader::new(text);
-    reader.at = end;
+    let value = reader.value()?;
     reader.skip_space();
     (reader.at == text.len()).then_some(value)
+}
+
+/// [`parse`], with what [`write_json`] writes for the value appended to `out`
+/// in the same pass, each string copied as it stands when its escapes are the
+/// ones [`write_str`] writes (a model's document is mostly strings: escaping
+/// them again was most of writing it). `Some((value, false))` when an object
+/// gives a name twice: then `out` holds the text's members, not the value's,
+/// and the caller writes the value. `None` (`out` then holding part of the
+/// text) where [`parse`] gives `None`.
+pub(crate) fn parse_writing(text: &str, out: &mut Vec<u8>) -> Option<(Json, bool)> {
+    let mut reader = Reader::writing(text, Echo(out));
+    let value = reader.value()?;
+    reader.skip_space();
+    (reader.at == text.len()).then_some((value, !reader.repeated))
 }
 
 /// The first value of `text` and the offset just after it: what one step of
@@ -242,20 +255,76 @@ fn name_bit(bytes: &[u8]) -> u64 {
     1 << (mark % 64)
 }
 
-struct Reader<'a> {
+/// Where a [`Reader`] writes what it reads, compact: nowhere ([`Silent`]), or
+/// into a buffer ([`Echo`], for [`parse_writing`]).
+trait Sink {
+    fn byte(&mut self, byte: u8);
+    fn bytes(&mut self, bytes: &[u8]);
+    /// A string read from `raw` (quotes included) as `string`; `canonical`
+    /// when each escape in `raw` is the one [`write_str`] writes.
+    fn string(&mut self, raw: &[u8], string: &str, canonical: bool);
+}
+
+/// A reading that writes nothing.
+struct Silent;
+
+impl Sink for Silent {
+    #[inline]
+    fn byte(&mut self, _: u8) {}
+    #[inline]
+    fn bytes(&mut self, _: &[u8]) {}
+    #[inline]
+    fn string(&mut self, _: &[u8], _: &str, _: bool) {}
+}
+
+/// A reading that appends what it reads to its buffer, as [`write_json`]
+/// writes it.
+struct Echo<'o>(&'o mut Vec<u8>);
+
+impl Sink for Echo<'_> {
+    #[inline]
+    fn byte(&mut self, byte: u8) {
+        self.0.push(byte);
+    }
+    #[inline]
+    fn bytes(&mut self, bytes: &[u8]) {
+        self.0.extend_from_slice(bytes);
+    }
+    #[inline]
+    fn string(&mut self, raw: &[u8], string: &str, canonical: bool) {
+        if canonical {
+            self.0.extend_from_slice(raw);
+        } else {
+            write_str(self.0, string);
+        }
+    }
+}
+
+struct Reader<'a, S = Silent> {
     text: &'a str,
     bytes: &'a [u8],
     at: usize,
     depth: usize,
+    /// Whether an object read so far gave a member name twice.
+    repeated: bool,
+    sink: S,
 }
 
 impl<'a> Reader<'a> {
     fn new(text: &'a str) -> Self {
+        Reader::writing(text, Silent)
+    }
+}
+
+impl<'a, S: Sink> Reader<'a, S> {
+    fn writing(text: &'a str, sink: S) -> Self {
         Self {
             text,
             bytes: text.as_bytes(),
             at: 0,
             depth: 0,
+            repeated: false,
+            sink,
         }
     }
 
@@ -288,8 +357,10 @@ impl<'a> Reader<'a> {
     #[inline]
     fn string(&mut self) -> Option<(Cow<'a, str>, usize)> {
         let quote = self.at;
-        let (string, end) = string(self.text, quote + 1)?;
+        let (string, end, canonical) = string(self.text, quote + 1)?;
         self.at = end;
+        self.sink
+            .string(&self.bytes[quote..end], &string, canonical);
         Some((string, quote))
     }
 
@@ -307,7 +378,10 @@ impl<'a> Reader<'a> {
     #[inline]
     fn colon(&mut self) -> Option<()> {
         self.skip_space();
-        (self.peek()? == b':').then(|| self.at += 1)
+        (self.peek()? == b':').then(|| {
+            self.sink.byte(b':');
+            self.at += 1;
+        })
     }
 
     fn word(&mut self, word: &[u8], value: Json) -> Option<Json> {
@@ -316,23 +390,25 @@ impl<'a> Reader<'a> {
 
     /// Past `word` (`true`, `false`, `null`) when the text has it here.
     fn skip_word(&mut self, word: &[u8]) -> Option<()> {
-        self.bytes[self.at..]
-            .starts_with(word)
-            .then(|| self.at += word.len())
+        self.bytes[self.at..].starts_with(word).then(|| {
+            self.sink.bytes(word);
+            self.at += word.len();
+        })
     }
 
     /// A number as JSON writes it, kept as its text (`arbitrary_precision`).
     fn number(&mut self) -> Option<Json> {
         let start = self.at;
         self.at = number_end(self.bytes, start)?;
-        Some(Json::Number(Number::from_json_text(
-            &self.text[start..self.at],
-        )))
+        let number = Number::from_json_text(&self.text[start..self.at]);
+        self.sink.bytes(number.as_str().as_bytes());
+        Some(Json::Number(number))
     }
 
     /// Opens an array or an object (`serde_json` refuses the 128th level).
     fn open(&mut self) -> Option<()> {
         self.depth += 1;
+        self.sink.byte(self.bytes[self.at]);
         self.at += 1;
         (self.depth <= MAX_DEPTH).then_some(())
     }
@@ -343,8 +419,10 @@ impl<'a> Reader<'a> {
         let byte = self.peek()?;
         self.at += 1;
         if byte == b',' {
+            self.sink.byte(byte);
             Some(true)
         } else if byte == closer {
+            self.sink.byte(byte);
             self.depth -= 1;
             Some(false)
         } else {
@@ -357,6 +435,7 @@ impl<'a> Reader<'a> {
         self.skip_space();
         let empty = self.peek() == Some(closer);
         if empty {
+            self.sink.byte(closer);
             self.at += 1;
             self.depth -= 1;
         }
@@ -383,15 +462,17 @@ impl<'a> Reader<'a> {
         // name so far sets one of 64 bits (by its length and end bytes): a name
         // whose bit is clear is new, and goes last without a search.
         let mut seen = 0u64;
+        let mut repeated = false;
         self.members(|name, value| {
             let bit = name_bit(name.as_bytes());
             if seen & bit == 0 {
                 seen |= bit;
                 members.push_new(name, value);
-            } else {
-                members.insert(name, value);
+            } else if members.insert(name, value).is_some() {
+                repeated = true;
             }
         })?;
+        self.repeated |= repeated;
         Some(Json::Object(members))
     }
 
@@ -416,12 +497,13 @@ impl<'a> Reader<'a> {
 /// The JSON string whose content starts at `start` (after its opening quote),
 /// and where it ends (after its closing quote); `None` for an unescaped control
 /// character, an unknown escape, a UTF-16 surrogate without its pair, or no end.
-/// Borrowed from the text when it has no escape.
-fn string(text: &str, start: usize) -> Option<(Cow<'_, str>, usize)> {
+/// Borrowed from the text when it has no escape. Third: whether each escape
+/// is the one [`write_str`] writes for its character (not `\/` or `\u`).
+fn string(text: &str, start: usize) -> Option<(Cow<'_, str>, usize, bool)> {
     let bytes = text.as_bytes();
     let stop = start + plain_run(bytes.get(start..)?);
     if bytes.get(stop) == Some(&b'"') {
-        return Some((Cow::Borrowed(&text[start..stop]), stop + 1));
+        return Some((Cow::Borrowed(&text[start..stop]), stop + 1, true));
     }
     // Escapes (a model output's JSON escapes every quote): one pass, into room for
     // the rest of the text up to 4 KiB (it grows past that), given back at the end
@@ -429,6 +511,7 @@ fn string(text: &str, start: usize) -> Option<(Cow<'_, str>, usize)> {
     let mut out = Vec::with_capacity((bytes.len() - start).min(ROOM));
     out.extend_from_slice(&bytes[start..stop]);
     let mut at = stop;
+    let mut canonical = true;
     loop {
         match bytes.get(at)? {
             b'"' => {
@@ -446,19 +529,21 @@ fn string(text: &str, start: usize) -> Option<(Cow<'_, str>, usize)> {
                 // as one ASCII byte.
                 #[allow(unsafe_code)]
                 let out = unsafe { String::from_utf8_unchecked(out) };
-                return Some((Cow::Owned(out), at + 1));
+                return Some((Cow::Owned(out), at + 1, canonical));
             }
             b'\\' => {
                 let next = match bytes.get(at + 1).map(|&b| SHORT_ESCAPE[usize::from(b)]) {
                     // `\n`, `\"`...: one byte, the usual escape.
                     Some(byte) if byte != 0 => {
                         out.push(byte);
+                        canonical &= byte != b'/';
                         at + 2
                     }
                     _ => {
                         if bytes.get(at + 1) != Some(&b'u') {
                             return None;
                         }
+                        canonical = false;
                         let (c, next) = unicode_escape(bytes, at + 2)?;
                         out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
                         next
@@ -550,6 +635,95 @@ mod tests {
         assert_eq!(wrote, container.as_ref().map(written), "written {text:?}");
         if wrote.is_none() {
             assert_eq!(out, b"x", "nothing left of {text:?}");
+        }
+        // Built and written in one pass: the same value, and its text unless
+        // a name is given twice.
+        let mut out = b"x".to_vec();
+        let read = parse_writing(text, &mut out);
+        assert_eq!(
+            read.as_ref().map(|(value, _)| value),
+            parse(text).as_ref(),
+            "{text:?}"
+        );
+        if let Some((value, whole)) = read {
+            assert_eq!(out[0], b'x');
+            let twice = serde_json::from_str::<GivesANameTwice>(text).unwrap().0;
+            assert_eq!(whole, !twice, "{text:?}");
+            if whole {
+                assert_eq!(
+                    std::str::from_utf8(&out[1..]),
+                    Ok(written(&value).as_str()),
+                    "{text:?}"
+                );
+            }
+        }
+    }
+
+    /// Whether an object of the text gives a member name twice, as `serde_json`
+    /// reads it.
+    struct GivesANameTwice(bool);
+
+    impl<'de> serde::Deserialize<'de> for GivesANameTwice {
+        fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            deserializer.deserialize_any(GivesANameTwiceVisitor)
+        }
+    }
+
+    struct GivesANameTwiceVisitor;
+
+    impl<'de> serde::de::Visitor<'de> for GivesANameTwiceVisitor {
+        type Value = GivesANameTwice;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("JSON")
+        }
+
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut names = std::collections::HashSet::new();
+            let mut twice = false;
+            while let Some(name) = map.next_key::<String>()? {
+                twice |= !names.insert(name);
+                twice |= map.next_value::<GivesANameTwice>()?.0;
+            }
+            Ok(GivesANameTwice(twice))
+        }
+
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut twice = false;
+            while let Some(item) = seq.next_element::<GivesANameTwice>()? {
+                twice |= item.0;
+            }
+            Ok(GivesANameTwice(twice))
+        }
+
+        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+            Ok(GivesANameTwice(false))
+        }
+
+        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+            Ok(GivesANameTwice(false))
+        }
+
+        fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+            Ok(GivesANameTwice(false))
+        }
+
+        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+            Ok(GivesANameTwice(false))
+        }
+
+        fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+            Ok(GivesANameTwice(false))
+        }
+
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(GivesANameTwice(false))
         }
     }
 

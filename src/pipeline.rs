@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use crate::json::Json;
 
 use crate::component::{Context, EvalError};
-use crate::extract::{self, Document, Tier, Written};
+use crate::extract::{self, Document, Found, Tier, Written};
 use crate::manifest::NoJson;
 use crate::pack::Pack;
 use crate::report::{ExtractionInfo, Issue, MetricResult, Report, Severity, Status};
@@ -94,10 +94,25 @@ pub struct MissingOutput {
     pub id: Json,
 }
 
+/// What the extraction makes of the document it finds.
+#[derive(Debug, Clone, Copy)]
+enum Make {
+    /// Its value, for the steps and the report.
+    Value,
+    /// Only the text a result record writes for it (the report's `json` is then
+    /// `null`): for a pack none of whose steps reads the value.
+    Text,
+    /// Its value, and that text too when it is the document's own text less
+    /// whitespace (for a result record; dropped when a postprocessor replaces the
+    /// value).
+    Both,
+}
+
 /// A record between the postprocessors and the metrics.
 struct Staged {
     json: Json,
-    /// Instead of `json` (then `null`), when no step reads it: its text.
+    /// The text a result record writes for `json`, when it was made (see
+    /// [`Make`]).
     written: Option<Written>,
     extraction: ExtractionInfo,
     issues: Vec<Issue>,
@@ -121,32 +136,33 @@ impl Pack {
     pub fn evaluate_many(&self, inputs: &[Input]) -> Vec<Report> {
         let inputs: Vec<&Input> = inputs.iter().collect();
         let mut reports = Vec::with_capacity(inputs.len());
-        self.evaluate_staged(&inputs, false, |report, _| reports.push(report));
+        self.evaluate_staged(&inputs, Make::Value, |report, _| reports.push(report));
         reports
     }
 
     /// [`evaluate_many`](Self::evaluate_many), for results written as records,
-    /// handing each report to `each` in order: when no step reads the extracted
-    /// JSON, only its text is made (given with the report, whose `json` is then
-    /// `null`).
+    /// handing each report to `each` in order, with the extracted JSON's text
+    /// when it could be had without writing the value (see [`Make`]).
     pub(crate) fn evaluate_for_records(
         &self,
         inputs: &[&Input],
         each: impl FnMut(Report, Option<Written>),
     ) {
-        self.evaluate_staged(inputs, self.json_unread, each);
+        let make = if self.json_unread {
+            Make::Text
+        } else {
+            Make::Both
+        };
+        self.evaluate_staged(inputs, make, each);
     }
 
     fn evaluate_staged(
         &self,
         inputs: &[&Input],
-        text_only: bool,
+        make: Make,
         mut each: impl FnMut(Report, Option<Written>),
     ) {
-        let staged: Vec<Staged> = inputs
-            .iter()
-            .map(|input| self.stage(input, text_only))
-            .collect();
+        let staged: Vec<Staged> = inputs.iter().map(|input| self.stage(input, make)).collect();
         if !self.metrics.is_empty() {
             let scores = BTreeMap::new();
             let contexts: Vec<Context<'_>> = inputs
@@ -167,26 +183,28 @@ impl Pack {
         }
     }
 
-    /// Extraction, then the postprocessors in order (with `text_only`, of a
-    /// pack without any, only the extracted JSON's text is made).
-    fn stage(&self, input: &Input, text_only: bool) -> Staged {
+    /// Extraction, then the postprocessors in order.
+    fn stage(&self, input: &Input, make: Make) -> Staged {
         let mut issues: Vec<Issue> = Vec::new();
-        if text_only {
-            debug_assert!(
-                self.postprocessors.is_empty(),
-                "only a pack without postprocessors"
-            );
-            let (written, extraction) = self.extract(&input.output, &mut issues);
-            return Staged {
-                json: Json::Null,
-                written,
-                extraction,
-                issues,
-                failure: None,
-            };
-        }
-        let (json, extraction) = self.extract(&input.output, &mut issues);
-        let mut json = json.unwrap_or(Json::Null);
+        let (mut json, mut written, extraction) = match make {
+            Make::Value => {
+                let (json, extraction) = self.extract(&input.output, &mut issues);
+                (json.unwrap_or(Json::Null), None, extraction)
+            }
+            Make::Text => {
+                debug_assert!(
+                    self.postprocessors.is_empty(),
+                    "only a pack without postprocessors"
+                );
+                let (written, extraction) = self.extract(&input.output, &mut issues);
+                (Json::Null, written, extraction)
+            }
+            Make::Both => {
+                let (found, extraction) = self.extract::<Found>(&input.output, &mut issues);
+                let (json, written) = found.map_or((Json::Null, None), |f| (f.json, f.written));
+                (json, written, extraction)
+            }
+        };
         let scores: BTreeMap<String, f64> = BTreeMap::new();
         let mut failure = None;
         for step in &self.postprocessors {
@@ -196,6 +214,7 @@ impl Pack {
                     issues.extend(out.issues.into_iter().map(|i| named(i, &step.name)));
                     if let Some(new_json) = out.json {
                         json = new_json;
+                        written = None;
                     }
                 }
                 Err(e) => {
@@ -209,7 +228,7 @@ impl Pack {
         }
         Staged {
             json,
-            written: None,
+            written,
             extraction,
             issues,
             failure,

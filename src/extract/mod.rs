@@ -331,6 +331,37 @@ impl Document for Written {
     }
 }
 
+/// A document's value, with the text a result writes for it (see
+/// [`parse_writing`](crate::json_read::parse_writing)) when the reading could
+/// write it: for a pack whose steps read the value, the result copies that
+/// text instead of writing the value again.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Found {
+    pub json: Json,
+    pub written: Option<Written>,
+}
+
+impl Document for Found {
+    fn read(text: &str) -> Option<Self> {
+        let mut out = Vec::with_capacity(text.len());
+        let (json, whole) = crate::json_read::parse_writing(text, &mut out)?;
+        if !matches!(json, Json::Object(_) | Json::Array(_)) {
+            return None;
+        }
+        Some(Self {
+            json,
+            written: whole.then_some(Written(out)),
+        })
+    }
+
+    fn from_json(json: Json) -> Self {
+        Self {
+            json,
+            written: None,
+        }
+    }
+}
+
 /// Why the JSON a text seems to hold could not be read, when the reason cannot be
 /// seen by looking at it: a lone UTF-16 surrogate escape (`"\ud800"`, which
 /// Python's `json.dumps` writes). `None` when the text holds no `{` or `[`,

@@ -849,22 +849,66 @@ mod tests {
         assert_eq!(evaluated[outputs.len() + 1].status, Status::Error);
         let unnumbered = evaluate_records(&pack, &records[..1], None);
         assert!(!unnumbered[0].record.contains("\"line\""));
+        assert_records_are_reports(&pack, &outputs, "");
+    }
 
+    /// A pack whose steps read the extracted JSON copies the document's own
+    /// text (less whitespace) into the record where it can: the records are
+    /// still those of its reports, however the JSON was written, and when a
+    /// postprocessor replaces it (scripted-fields normalises numbers).
+    #[test]
+    fn records_of_a_pack_that_reads_the_json_are_its_reports() {
+        let documents = [
+            r##"{"readme": "# a\n\nb \"c\" \\ d\t\r\b\f", "type_examples": {}, "check_logic": {}}"##,
+            r#"{"readme": "slash \/ and \u00e9 and \u001f", "n": [1E5, 1e5, 1e+5, -0.5e-3, 0]}"#,
+            r#"{"readme": "a", "readme": "b", "x": {"k": 1, "k": [2]}}"#,
+            "{\n  \"readme\": \"x\",\n  \"type_examples\": {\"type1\": {\"yaml\": \"y\", \"behavior\": \"PASS: ok\"}}\n}",
+            "Here:\n```json\n{\"readme\": \"a\\nb\", \"e\": \"\u{e9}\"}\n```",
+            r#"I wrote {"readme": "in prose", "t": true, "f": false, "z": null} here"#,
+            r#"{"readme": "cut short", "open": [1, 2"#,
+            r#"["top", "level", {"array": []}]"#,
+            "no JSON at all",
+        ];
+        for pack in ["rules/context-agent", "rules/json-eval"] {
+            let pack = Pack::load(pack).unwrap();
+            assert!(!pack.json_unread);
+            assert_records_are_reports(&pack, &documents, "");
+        }
+        let pack = Pack::load("rules/scripted-fields").unwrap();
+        let outputs = [
+            r#"{"sku": "C-1", "name": "Chair", "price": "1,299.00", "weight_kg": "14", "description": "A \"chair\".", "vendor": {"name": "SitWell"}}"#,
+            r#"{"sku": "C-2", "name": "Chair", "price": 3, "weight_kg": 1E1, "description": "A\nchair.", "vendor": {"name": "SitWell"}}"#,
+        ];
+        let expected = r#", "expected": {"sku": "C-1", "name": "Chair", "price": 1299, "weight_kg": 14, "description": "A chair.", "vendor": {"name": "SitWell"}}"#;
+        assert_records_are_reports(&pack, &outputs, expected);
+    }
+
+    /// The records `run` writes for `outputs` (each line's members after its
+    /// output given by `more`) are those of `Pack::evaluate`'s reports, which
+    /// write the JSON from its value.
+    fn assert_records_are_reports(pack: &Pack, outputs: &[&str], more: &str) {
+        let mut input = String::new();
+        let mut expected = Vec::new();
+        for (i, output) in outputs.iter().enumerate() {
+            let line = format!(
+                "{{\"id\": {i}, \"output\": {}{more}}}",
+                serde_json::Value::from(*output)
+            );
+            let (read, _) = read_line(&line, i as u64 + 1).unwrap();
+            let mut report = pack.evaluate(&read);
+            report.line = Some(i as u64 + 1);
+            report.write_json_line(&mut expected);
+            writeln!(input, "{line}").unwrap();
+        }
         let mut written = Vec::new();
         run(
-            &pack,
+            pack,
             input.as_bytes(),
             &mut written,
             &Options::default(),
             |_| {},
         )
         .unwrap();
-        let mut expected = Vec::new();
-        for (i, output) in outputs.iter().enumerate() {
-            let mut report = pack.evaluate(&Input::new(*output).with_id(i as u64));
-            report.line = Some(i as u64 + 1);
-            report.write_json_line(&mut expected);
-        }
         assert_eq!(
             String::from_utf8(written).unwrap(),
             String::from_utf8(expected).unwrap()
