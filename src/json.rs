@@ -554,13 +554,16 @@ impl Object {
     }
 
     fn position(&self, name: &str) -> Option<usize> {
-        match &self.index {
-            Some(index) => index.get(name).copied(),
-            None => self
-                .entries
-                .iter()
-                .position(|(key, _)| key.as_str() == name),
+        if let Some(index) = &self.index {
+            return index.get(name).copied();
         }
+        // Names of one object often share a length (`type1`..`type4`): their
+        // last bytes tell most apart without comparing the rest.
+        let last = name.as_bytes().last();
+        self.entries.iter().position(|(key, _)| {
+            let key = key.as_bytes();
+            key.len() == name.len() && key.last() == last && key == name.as_bytes()
+        })
     }
 
     /// The value of member `name`.

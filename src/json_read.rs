@@ -246,13 +246,14 @@ impl Writer<'_, '_> {
     }
 }
 
-/// One of 64 bits for a member name (by its length and end bytes): names
-/// with different bits differ.
+/// One of 64 bits for a member name (by its length and end bytes, mixed by a
+/// multiplication so that names alike, `yaml` and `behavior`, `type1` and
+/// `type2`, seldom share one): names with different bits differ.
 fn name_bit(bytes: &[u8]) -> u64 {
-    let mark = bytes.len()
-        ^ usize::from(bytes.first().copied().unwrap_or(0)).rotate_left(2)
-        ^ usize::from(bytes.last().copied().unwrap_or(0)).rotate_left(4);
-    1 << (mark % 64)
+    let first = u64::from(bytes.first().copied().unwrap_or(0));
+    let last = u64::from(bytes.last().copied().unwrap_or(0));
+    let mark = (bytes.len() as u64 | first << 32 | last << 40).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    1 << (mark >> 58)
 }
 
 /// Where a [`Reader`] writes what it reads, compact: nowhere ([`Silent`]), or
