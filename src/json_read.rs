@@ -261,9 +261,9 @@ fn name_bit(bytes: &[u8]) -> u64 {
 trait Sink {
     fn byte(&mut self, byte: u8);
     fn bytes(&mut self, bytes: &[u8]);
-    /// A string read from `raw` (quotes included) as `string`; `canonical`
-    /// when each escape in `raw` is the one [`write_str`] writes.
-    fn string(&mut self, raw: &[u8], string: &str, canonical: bool);
+    /// A string read from `raw` (quotes included) as `string`; `escaped` when
+    /// `raw` has an escape.
+    fn string(&mut self, raw: &[u8], string: &str, escaped: bool);
 }
 
 /// A reading that writes nothing.
@@ -292,13 +292,29 @@ impl Sink for Echo<'_> {
         self.0.extend_from_slice(bytes);
     }
     #[inline]
-    fn string(&mut self, raw: &[u8], string: &str, canonical: bool) {
-        if canonical {
+    fn string(&mut self, raw: &[u8], string: &str, escaped: bool) {
+        if !escaped || escapes_as_written(raw) {
             self.0.extend_from_slice(raw);
         } else {
             write_str(self.0, string);
         }
     }
+}
+
+/// Whether each escape of `raw`, a JSON string as written (quotes included)
+/// that reads without error, is the one [`write_str`] writes for its
+/// character: not `\/`, and not `\u` (which it writes only for a control
+/// character without a letter, in lowercase; taken as another here).
+fn escapes_as_written(raw: &[u8]) -> bool {
+    let mut at = 0;
+    while let Some(found) = memchr::memchr(b'\\', &raw[at..]) {
+        // An escape is never last: the closing quote follows it.
+        if matches!(raw[at + found + 1], b'/' | b'u') {
+            return false;
+        }
+        at += found + 2;
+    }
+    true
 }
 
 struct Reader<'a, S = Silent> {
@@ -358,10 +374,10 @@ impl<'a, S: Sink> Reader<'a, S> {
     #[inline]
     fn string(&mut self) -> Option<(Cow<'a, str>, usize)> {
         let quote = self.at;
-        let (string, end, canonical) = string(self.text, quote + 1)?;
+        let (string, end) = string(self.text, quote + 1)?;
         self.at = end;
-        self.sink
-            .string(&self.bytes[quote..end], &string, canonical);
+        let escaped = matches!(string, Cow::Owned(_));
+        self.sink.string(&self.bytes[quote..end], &string, escaped);
         Some((string, quote))
     }
 
@@ -498,13 +514,12 @@ impl<'a, S: Sink> Reader<'a, S> {
 /// The JSON string whose content starts at `start` (after its opening quote),
 /// and where it ends (after its closing quote); `None` for an unescaped control
 /// character, an unknown escape, a UTF-16 surrogate without its pair, or no end.
-/// Borrowed from the text when it has no escape. Third: whether each escape
-/// is the one [`write_str`] writes for its character (not `\/` or `\u`).
-fn string(text: &str, start: usize) -> Option<(Cow<'_, str>, usize, bool)> {
+/// Borrowed from the text when it has no escape.
+fn string(text: &str, start: usize) -> Option<(Cow<'_, str>, usize)> {
     let bytes = text.as_bytes();
     let stop = start + plain_run(bytes.get(start..)?);
     if bytes.get(stop) == Some(&b'"') {
-        return Some((Cow::Borrowed(&text[start..stop]), stop + 1, true));
+        return Some((Cow::Borrowed(&text[start..stop]), stop + 1));
     }
     // Escapes (a model output's JSON escapes every quote): one pass, into room for
     // the rest of the text up to 4 KiB (it grows past that), given back at the end
@@ -512,7 +527,6 @@ fn string(text: &str, start: usize) -> Option<(Cow<'_, str>, usize, bool)> {
     let mut out = Vec::with_capacity((bytes.len() - start).min(ROOM));
     out.extend_from_slice(&bytes[start..stop]);
     let mut at = stop;
-    let mut canonical = true;
     loop {
         match bytes.get(at)? {
             b'"' => {
@@ -530,21 +544,19 @@ fn string(text: &str, start: usize) -> Option<(Cow<'_, str>, usize, bool)> {
                 // as one ASCII byte.
                 #[allow(unsafe_code)]
                 let out = unsafe { String::from_utf8_unchecked(out) };
-                return Some((Cow::Owned(out), at + 1, canonical));
+                return Some((Cow::Owned(out), at + 1));
             }
             b'\\' => {
                 let next = match bytes.get(at + 1).map(|&b| SHORT_ESCAPE[usize::from(b)]) {
                     // `\n`, `\"`...: one byte, the usual escape.
                     Some(byte) if byte != 0 => {
                         out.push(byte);
-                        canonical &= byte != b'/';
                         at + 2
                     }
                     _ => {
                         if bytes.get(at + 1) != Some(&b'u') {
                             return None;
                         }
-                        canonical = false;
                         let (c, next) = unicode_escape(bytes, at + 2)?;
                         out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
                         next
