@@ -188,7 +188,7 @@ impl Writer<'_, '_> {
     }
 
     fn array(&mut self) -> Option<Result<(), Twice>> {
-        self.reader.open()?;
+        self.reader.open(b'[')?;
         self.out.push(b'[');
         if !self.reader.closes_at_once(b']') {
             loop {
@@ -206,7 +206,7 @@ impl Writer<'_, '_> {
     }
 
     fn object(&mut self) -> Option<Result<(), Twice>> {
-        self.reader.open()?;
+        self.reader.open(b'{')?;
         self.out.push(b'{');
         let first_name = self.names.len();
         // As [`Reader::object`]: a name whose bit no earlier name set is new.
@@ -422,10 +422,11 @@ impl<'a, S: Sink> Reader<'a, S> {
         Some(Json::Number(number))
     }
 
-    /// Opens an array or an object (`serde_json` refuses the 128th level).
-    fn open(&mut self) -> Option<()> {
+    /// Opens an array or an object at its `opener` (`serde_json` refuses the
+    /// 128th level).
+    fn open(&mut self, opener: u8) -> Option<()> {
         self.depth += 1;
-        self.sink.byte(self.bytes[self.at]);
+        self.sink.byte(opener);
         self.at += 1;
         (self.depth <= MAX_DEPTH).then_some(())
     }
@@ -460,7 +461,7 @@ impl<'a, S: Sink> Reader<'a, S> {
     }
 
     fn array(&mut self) -> Option<Json> {
-        self.open()?;
+        self.open(b'[')?;
         let mut items = Vec::new();
         if self.closes_at_once(b']') {
             return Some(Json::Array(items));
@@ -495,7 +496,7 @@ impl<'a, S: Sink> Reader<'a, S> {
 
     /// The members of the object at its `{`, each handed to `each` in order.
     fn members(&mut self, mut each: impl FnMut(Cow<'a, str>, Json)) -> Option<()> {
-        self.open()?;
+        self.open(b'{')?;
         if self.closes_at_once(b'}') {
             return Some(());
         }

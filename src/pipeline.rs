@@ -187,17 +187,23 @@ impl Pack {
     fn stage(&self, input: &Input, make: Make) -> Staged {
         let mut issues: Vec<Issue> = Vec::new();
         let (mut json, mut written, extraction) = match make {
-            Make::Value => {
-                let (json, extraction) = self.extract(&input.output, &mut issues);
-                (json.unwrap_or(Json::Null), None, extraction)
-            }
             Make::Text => {
                 debug_assert!(
                     self.postprocessors.is_empty(),
                     "only a pack without postprocessors"
                 );
                 let (written, extraction) = self.extract(&input.output, &mut issues);
-                (Json::Null, written, extraction)
+                return Staged {
+                    json: Json::Null,
+                    written,
+                    extraction,
+                    issues,
+                    failure: None,
+                };
+            }
+            Make::Value => {
+                let (json, extraction) = self.extract(&input.output, &mut issues);
+                (json.unwrap_or(Json::Null), None, extraction)
             }
             Make::Both => {
                 let (found, extraction) = self.extract::<Found>(&input.output, &mut issues);
