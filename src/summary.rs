@@ -169,6 +169,17 @@ impl std::ops::AddAssign for IssueCounts {
     }
 }
 
+/// Adds one to `key`'s count, copying the name only the first time it is seen
+/// (not once per record).
+fn count_one(counts: &mut BTreeMap<String, u64>, key: &str) {
+    match counts.get_mut(key) {
+        Some(n) => *n += 1,
+        None => {
+            counts.insert(key.to_owned(), 1);
+        }
+    }
+}
+
 /// Issue counts of a batch of records, per rule (a handful of rules: a short
 /// list, each rule's name copied once per batch).
 #[derive(Debug, Default)]
@@ -253,11 +264,11 @@ impl Summary {
             }
         }
         if let Some(tier) = digest.tier {
-            *self.tiers.entry(tier.to_owned()).or_default() += 1;
+            count_one(&mut self.tiers, tier);
         }
         for (bit, repair) in Repair::ALL.iter().enumerate() {
             if digest.repairs & (1 << bit) != 0 {
-                *self.repairs.entry(repair.as_str().to_owned()).or_default() += 1;
+                count_one(&mut self.repairs, repair.as_str());
             }
         }
     }
