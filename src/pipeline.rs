@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use crate::json::Json;
 
 use crate::component::{Context, EvalError};
+use crate::deadline::Steps;
 use crate::extract::{self, Document, Found, Tier, Written};
 use crate::manifest::NoJson;
 use crate::pack::Pack;
@@ -213,9 +214,10 @@ impl Pack {
         };
         let scores: BTreeMap<String, f64> = BTreeMap::new();
         let mut failure = None;
+        let mut steps = Steps::new(self.step_timeout);
         for step in &self.postprocessors {
             let ctx = self.context(input, &extraction, &json, &issues, &scores);
-            match self.within_time(|| step.run.process(&ctx)) {
+            match self.within_time(&mut steps, || step.run.process(&ctx)) {
                 Ok(out) => {
                     issues.extend(out.issues.into_iter().map(|i| named(i, &step.name)));
                     if let Some(new_json) = out.json {
@@ -256,10 +258,11 @@ impl Pack {
         let failure = failure.map_or_else(
             || {
                 (|| -> Result<(), EvalError> {
+                    let mut steps = Steps::new(self.step_timeout);
                     for (index, step) in self.metrics.iter().enumerate() {
                         let ctx = self.context(input, &extraction, &json, &issues, &scores);
                         let out = self
-                            .within_time(|| step.run.evaluate(&ctx))
+                            .within_time(&mut steps, || step.run.evaluate(&ctx))
                             .map_err(|e| EvalError::new(format!("metric `{}`: {e}", step.name)))?;
                         if !(0.0..=1.0).contains(&out.score) {
                             return Err(EvalError::new(format!(
@@ -344,11 +347,16 @@ impl Pack {
         );
     }
 
-    /// Runs one step on one record within the pack's time limit; a step that
-    /// ends after it is an error, whatever it returned (work that stops at the
+    /// Runs one step on one record within the pack's time limit (the next of
+    /// `steps`, the record's postprocessors or its metrics); a step that ends
+    /// after it is an error, whatever it returned (work that stops at the
     /// deadline returns early, with a result that must not be used).
-    fn within_time<T>(&self, step: impl FnOnce() -> Result<T, EvalError>) -> Result<T, EvalError> {
-        match crate::deadline::within(self.step_timeout, step) {
+    fn within_time<T>(
+        &self,
+        steps: &mut Steps,
+        step: impl FnOnce() -> Result<T, EvalError>,
+    ) -> Result<T, EvalError> {
+        match steps.within(step) {
             // A step's own error (a script's, naming the limit it hit) stands.
             Ok(result) | Err(result @ Err(_)) => result,
             Err(Ok(_)) => Err(EvalError::new(format!(
