@@ -145,15 +145,36 @@ impl FieldPath {
     /// The value at this path; `None` when any step is missing or its parent is
     /// neither an object nor (for a canonical index) an array.
     pub(crate) fn lookup<'v>(&self, root: &'v Json) -> Option<&'v Json> {
-        let mut current = root;
-        for segment in &self.segments {
-            current = match current {
-                Json::Object(map) => map.get(segment)?,
-                Json::Array(items) => items.get(array_index(segment)?)?,
-                _ => return None,
-            };
-        }
-        Some(current)
+        self.child(self.parent(root)?)
+    }
+
+    /// The value holding the field (the root for a path of one segment);
+    /// `None` as for [`lookup`](Self::lookup).
+    fn parent<'v>(&self, root: &'v Json) -> Option<&'v Json> {
+        let (_, parent) = self.segments.split_last()?;
+        parent
+            .iter()
+            .try_fold(root, |current, segment| member(current, segment))
+    }
+
+    /// The field in `parent`, the value [`parent`](Self::parent) found.
+    fn child<'v>(&self, parent: &'v Json) -> Option<&'v Json> {
+        member(parent, self.segments.last()?)
+    }
+
+    /// Whether the field's parent is at the same path as `other`'s.
+    fn same_parent(&self, other: &Self) -> bool {
+        self.segments.split_last().map(|(_, parent)| parent)
+            == other.segments.split_last().map(|(_, parent)| parent)
+    }
+}
+
+/// One step of a path: a member of an object, an item of an array.
+fn member<'v>(value: &'v Json, segment: &str) -> Option<&'v Json> {
+    match value {
+        Json::Object(map) => map.get(segment),
+        Json::Array(items) => items.get(array_index(segment)?),
+        _ => None,
     }
 }
 
@@ -329,6 +350,9 @@ struct Check {
     /// `incomplete_message` with only `{missing}` left to fill.
     incomplete: Template,
     severity: Severity,
+    /// The field's parent is the check before's (`type_examples` of each
+    /// `type_examples.{name}`): found once for both.
+    parent_as_before: bool,
 }
 
 #[derive(Debug)]
@@ -429,6 +453,9 @@ fn expand(
             _ => None,
         });
         let incomplete = incomplete.bind("name", &name).bind("path", &written);
+        let parent_as_before = out
+            .last()
+            .is_some_and(|before| before.path.same_parent(&path));
         out.push(Check {
             path,
             missing_message,
@@ -436,6 +463,7 @@ fn expand(
             require: spec.require.clone(),
             incomplete,
             severity: spec.severity,
+            parent_as_before,
         });
     }
     Ok(())
@@ -477,10 +505,13 @@ fn contains(value: &Json, member: &str) -> bool {
 impl Postprocessor for RequiredFields {
     fn process(&self, ctx: &Context<'_>) -> Result<PostOutput, EvalError> {
         let mut issues = Vec::new();
+        let mut parent = None;
         for check in &self.checks {
-            let value = check
-                .path
-                .lookup(ctx.json)
+            if !check.parent_as_before {
+                parent = check.path.parent(ctx.json);
+            }
+            let value = parent
+                .and_then(|parent| check.path.child(parent))
                 .filter(|value| !(check.non_empty && is_falsy(value)));
             let Some(value) = value else {
                 issues.push(issue(
