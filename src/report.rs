@@ -140,8 +140,10 @@ pub struct Details(DetailsRepr);
 #[derive(Clone)]
 enum DetailsRepr {
     Value(Value),
-    /// Compact JSON, as [`json_write`] writes a value (never `null`).
-    Written(String),
+    /// Compact JSON, as [`json_write`] writes a value (never `null`): kept as
+    /// the bytes written, which are copied into the record as they are (not
+    /// checked for UTF-8 once more for each record).
+    Written(Vec<u8>),
 }
 
 impl Default for DetailsRepr {
@@ -158,8 +160,7 @@ impl Details {
             serde_json::from_slice::<Value>(&json).is_ok_and(|v| !v.is_null()),
             "details are one JSON value, not null"
         );
-        let text = String::from_utf8(json).expect("json_write writes UTF-8");
-        Self(DetailsRepr::Written(text))
+        Self(DetailsRepr::Written(json))
     }
 
     /// `true` when the metric reported nothing beyond its score.
@@ -175,7 +176,7 @@ impl Details {
         match &self.0 {
             DetailsRepr::Value(value) => value.clone(),
             DetailsRepr::Written(text) => {
-                serde_json::from_str(text).expect("written details are JSON")
+                serde_json::from_slice(text).expect("written details are JSON")
             }
         }
     }
@@ -184,7 +185,7 @@ impl Details {
     pub(crate) fn write(&self, out: &mut Vec<u8>) {
         match &self.0 {
             DetailsRepr::Value(value) => json_write::write_value(out, value),
-            DetailsRepr::Written(text) => out.extend_from_slice(text.as_bytes()),
+            DetailsRepr::Written(text) => out.extend_from_slice(text),
         }
     }
 }
@@ -208,7 +209,7 @@ impl fmt::Debug for Details {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.0 {
             DetailsRepr::Value(value) => write!(f, "{value}"),
-            DetailsRepr::Written(text) => f.write_str(text),
+            DetailsRepr::Written(text) => f.write_str(&String::from_utf8_lossy(text)),
         }
     }
 }
