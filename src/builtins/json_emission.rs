@@ -253,12 +253,13 @@ impl Emissions {
         Self { regex, default }
     }
 
-    fn find_all<'t>(&self, text: &'t str) -> Vec<&'t str> {
+    /// Hands each match to `found`, in order (no list of them is made).
+    fn each<'t>(&self, text: &'t str, mut found: impl FnMut(&'t str)) {
         let Some((anchored, event)) = &self.default else {
-            return self.regex.find_iter(text).map(|m| m.as_str()).collect();
+            self.regex.find_iter(text).for_each(|m| found(m.as_str()));
+            return;
         };
         let bytes = text.as_bytes();
-        let mut found = Vec::new();
         // `from`: where the last match ended (the next starts there or later);
         // `search`: where the next `"event"` is looked for.
         let (mut from, mut search) = (0, 0);
@@ -273,11 +274,17 @@ impl Emissions {
                 continue;
             }
             if let Some(m) = anchored.find(&text[start..]) {
-                found.push(&text[start..start + m.end()]);
+                found(&text[start..start + m.end()]);
                 from = start + m.end();
                 search = from;
             }
         }
+    }
+
+    #[cfg(test)]
+    fn find_all<'t>(&self, text: &'t str) -> Vec<&'t str> {
+        let mut found = Vec::new();
+        self.each(text, |m| found.push(m));
         found
     }
 }
@@ -334,13 +341,29 @@ fn python_whitespace(pattern: &str) -> String {
 
 impl Metric for JsonEmission {
     fn evaluate(&self, ctx: &Context<'_>) -> Result<MetricOutput, EvalError> {
-        let matches = self.pattern.find_all(ctx.output);
         let mut score = 0.0_f64;
-        let mut valid = 0usize;
+        // Every match of the pattern (Python's `re.findall`), and whether one
+        // is `parsed.get("event") in ksi_events`, skipping unparseable matches
+        // and (AttributeError) non-objects.
+        let (mut matches, mut valid, mut hit) = (0usize, 0usize, false);
+        self.pattern.each(ctx.output, |found| {
+            matches += 1;
+            let Some(parsed) = py_json::loads(found) else {
+                return;
+            };
+            if parsed.has_event && parsed.has_data {
+                valid += 1;
+            }
+            hit = hit
+                || parsed
+                    .event
+                    .as_deref()
+                    .is_some_and(|event| self.events.iter().any(|e| e == event));
+        });
         let mut known_event = false;
         let mut described = false;
         let mut issues = Vec::new();
-        if matches.is_empty() {
+        if matches == 0 {
             if self.descriptions.iter().any(|r| r.is_match(ctx.output)) {
                 described = true;
                 // Python's `max(0.0, score - penalty)`.
@@ -350,19 +373,6 @@ impl Metric for JsonEmission {
             }
         } else {
             score += self.points.structure;
-            // Whether a match is `parsed.get("event") in ksi_events`, skipping
-            // unparseable matches and (AttributeError) non-objects.
-            let mut hit = false;
-            for parsed in matches.iter().filter_map(|m| py_json::loads(m)) {
-                if parsed.has_event && parsed.has_data {
-                    valid += 1;
-                }
-                hit = hit
-                    || parsed
-                        .event
-                        .as_deref()
-                        .is_some_and(|event| self.events.iter().any(|e| e == event));
-            }
             if valid > 0 {
                 score += self.points.valid;
                 if hit {
@@ -376,7 +386,7 @@ impl Metric for JsonEmission {
         let score = if 1.0 < score { 1.0 } else { score };
         let mut details = Vec::with_capacity(96);
         let mut object = Object::open(&mut details);
-        json_write::write_u64(object.field("matches"), matches.len() as u64);
+        json_write::write_u64(object.field("matches"), matches as u64);
         json_write::write_u64(object.field("valid"), valid as u64);
         json_write::write_bool(object.field("known_event"), known_event);
         json_write::write_bool(object.field("described"), described);
