@@ -7,8 +7,8 @@
 //! deadline here once; the work asks [`watch`] as it goes. Outside a call, or when
 //! no host installed a check, the budget is unlimited.
 //!
-//! The pipeline also runs every step within the pack's time limit ([`Steps`]), so the
-//! built-ins' long work (matching many tokens, similarity) stops there too.
+//! The pipeline also runs every step within the pack's time limit ([`Steps`]), so
+//! the built-ins' long work (matching many tokens, similarity) stops there too.
 
 use std::cell::Cell;
 use std::sync::OnceLock;

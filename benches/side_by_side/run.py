@@ -44,8 +44,9 @@ def timed(argv, output, repeat, scratch, fresh=True):
     Each run writes `output` afresh: the previous run's file is deleted before
     the clock starts, for every program alike. Replacing a file frees the old
     one's blocks and pages, about 20 ms for 100 MB on the development VM, and
-    that is the leftover of the previous repeat, not the work measured (the
-    table's note says what replacing costs).
+    that is the leftover of the previous repeat, not the work measured.
+    `fresh=False` keeps the file, for the line under the table that says what
+    replacing costs.
 
     The peak RSS comes from GNU time, when it is there: a child's own
     `ru_maxrss` would count the pages of this (larger) process it was forked from.
