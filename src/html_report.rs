@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::diff::{compare, read_results, PackSeen, ResultLine, Run};
 use crate::report::Status;
+use crate::summary::count_one;
 
 /// Bars of a histogram over [0, 1].
 const BINS: usize = 20;
@@ -127,10 +128,10 @@ impl Page {
             }
         }
         let tier = record["extraction"]["tier"].as_str().unwrap_or("none");
-        *self.tiers.entry(tier.to_owned()).or_default() += 1;
+        count_one(&mut self.tiers, tier);
         if let Some(repairs) = record["extraction"]["repairs"].as_array() {
             for repair in repairs.iter().filter_map(Value::as_str) {
-                *self.repairs.entry(repair.to_owned()).or_default() += 1;
+                count_one(&mut self.repairs, repair);
             }
         }
         // Counted from the record as it is: nothing is copied for a pair seen before.
