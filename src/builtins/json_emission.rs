@@ -234,28 +234,24 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
 #[derive(Debug)]
 struct Emissions {
     regex: Regex,
-    /// For the default pattern: the same pattern anchored at the start, and a
-    /// finder of the `"event"` every match holds. A match opens with a `{`
-    /// followed by no brace up to its `"event"`, so it can start only at the
-    /// last brace before an `"event"`, when that brace is a `{`: trying just
-    /// those places in order, anchored, finds what the regex finds without
-    /// its search of every place (forward, then back for the start).
-    default: Option<(Regex, memchr::memmem::Finder<'static>)>,
+    /// For the default pattern: a finder of the `"event"` every match holds.
+    /// A match opens with a `{` followed by no brace up to its `"event"`, so
+    /// it can start only at the last brace before an `"event"`, when that
+    /// brace is a `{`: trying just those places in order with
+    /// [`default_match`] finds what the regex finds without its search of
+    /// every place (forward, then back for the start).
+    default: Option<memchr::memmem::Finder<'static>>,
 }
 
 impl Emissions {
     fn new(regex: Regex, is_default: bool) -> Self {
-        let default = is_default.then(|| {
-            let anchored = Regex::new(&format!(r"\A(?:{})", regex.as_str()))
-                .expect("the default pattern, anchored, is a regex");
-            (anchored, memchr::memmem::Finder::new(b"\"event\""))
-        });
+        let default = is_default.then(|| memchr::memmem::Finder::new(EVENT));
         Self { regex, default }
     }
 
     /// Hands each match to `found`, in order (no list of them is made).
     fn each<'t>(&self, text: &'t str, mut found: impl FnMut(&'t str)) {
-        let Some((anchored, event)) = &self.default else {
+        let Some(event) = &self.default else {
             self.regex.find_iter(text).for_each(|m| found(m.as_str()));
             return;
         };
@@ -273,9 +269,9 @@ impl Emissions {
             if bytes[start] == b'}' {
                 continue;
             }
-            if let Some(m) = anchored.find(&text[start..]) {
-                found(&text[start..start + m.end()]);
-                from = start + m.end();
+            if let Some(len) = default_match(&text[start..]) {
+                found(&text[start..start + len]);
+                from = start + len;
                 search = from;
             }
         }
@@ -287,6 +283,61 @@ impl Emissions {
         self.each(text, |m| found.push(m));
         found
     }
+}
+
+const EVENT: &[u8] = b"\"event\"";
+
+/// The length of the default pattern's match at the start of `text` (which
+/// opens with its `{`), as the pattern anchored there finds it; `None` when it
+/// does not match there. Written out, for the regex's lazy DFA and its cache
+/// per search were the biggest cost of the metric on short outputs. The
+/// pattern is `{A"event"\s*:\s*"V"\s*,B"data"\s*:\s*{C}D}` where `A`, `B`,
+/// `C` and `D` hold no brace and `V` no quote:
+/// - once its `"event"` is chosen, a match can continue in one way only: `V`
+///   ends at the next quote, `B` at the next brace, which must be a `{` with
+///   `"data"\s*:\s*` before it, and `C` and `D` at the two braces after it;
+/// - its `"event"` lies before the first brace, and `A` is greedy: the regex
+///   tries the last such `"event"` first, then each one before it.
+///
+/// `\s` is Python's whitespace here too ([`is_python_space`]).
+fn default_match(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let first_brace = next_brace(bytes, 1).unwrap_or(bytes.len());
+    // From the last `"event"` back. Overlapping ones can be skipped: one
+    // overlapping the next (`"event"event"`) is followed by `event"`, not by
+    // `\s*:`.
+    memchr::memmem::rfind_iter(&bytes[1..first_brace], EVENT)
+        .find_map(|at| after_event(text, 1 + at + EVENT.len()))
+}
+
+/// Where a match ends whose `"event"` ends at `from`, if one does:
+/// `\s*:\s*"V"\s*,B"data"\s*:\s*{C}D}` from there (see [`default_match`]).
+fn after_event(text: &str, from: usize) -> Option<usize> {
+    let rest = text[from..].trim_start_matches(is_python_space);
+    let rest = rest.strip_prefix(':')?.trim_start_matches(is_python_space);
+    let value = rest.strip_prefix('"')?;
+    let quote = value.find('"').filter(|&quote| quote > 0)?;
+    let rest = value[quote + 1..].trim_start_matches(is_python_space);
+    let b = text.len() - rest.strip_prefix(',')?.len();
+    let bytes = text.as_bytes();
+    let open = next_brace(bytes, b).filter(|&at| bytes[at] == b'{')?;
+    let head = text[b..open].trim_end_matches(is_python_space);
+    let head = head.strip_suffix(':')?.trim_end_matches(is_python_space);
+    head.strip_suffix("\"data\"")?;
+    let close = next_brace(bytes, open + 1).filter(|&at| bytes[at] == b'}')?;
+    let end = next_brace(bytes, close + 1).filter(|&at| bytes[at] == b'}')?;
+    Some(end + 1)
+}
+
+/// The first brace at or after `from`.
+fn next_brace(bytes: &[u8], from: usize) -> Option<usize> {
+    memchr::memchr2(b'{', b'}', &bytes[from..]).map(|at| from + at)
+}
+
+/// Python's `str.isspace()`: Unicode `White_Space` and the information
+/// separators U+001C–U+001F (what [`python_whitespace`] makes `\s` match).
+fn is_python_space(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
 }
 
 /// Rewrites `\s` / `\S` so they match Python's `str.isspace()` set, which adds the
@@ -738,41 +789,98 @@ mod tests {
     }
 
     /// The default pattern's matches are found by trying only the places a
-    /// match can start: the same matches as the regex's own search, on texts
-    /// made of the pattern's pieces (braces in the event value, `"event"`
-    /// twice, unclosed objects, Python-only whitespace).
+    /// match can start, each with the pattern written out: the same matches
+    /// as the regex's own search, and at every `{` the same match as the
+    /// regex anchored there, on texts made of the pattern's pieces (braces in
+    /// the event value, `"event"` twice, empty values, unclosed objects,
+    /// whitespace of one and of several bytes, Python-only whitespace).
     #[test]
     fn default_pattern_matches_as_the_regex_finds_them() {
         let regex = Regex::new(&python_whitespace(DEFAULT_PATTERN)).unwrap();
+        let anchored = Regex::new(&format!(r"\A(?:{})", regex.as_str())).unwrap();
         let emissions = Emissions::new(regex.clone(), true);
         let pieces = [
             "{",
             "}",
             "\"",
+            "\"\"",
             "\"event\"",
             "event\"",
             "\"data\"",
             ":",
             ",",
             " ",
+            "\n",
+            "\u{a0}",
+            "\u{2003}",
             "\u{1c}",
+            "\u{200b}",
             "x",
             "é",
             "\"agent:status\"",
+            "\"event\": \"",
+            "\"data\" :{",
             "{\"event\": \"a\", \"data\": {}}",
         ];
+        // A match's parts in order, each kept, dropped, replaced by a piece or
+        // followed by one at random: texts that match or just miss.
+        let template = [
+            "{",
+            "\"event\"",
+            " ",
+            ":",
+            "\u{a0}",
+            "\"",
+            "agent:status",
+            "\"",
+            "\n",
+            ",",
+            " x",
+            "\"data\"",
+            "\u{2003}",
+            ":",
+            " ",
+            "{",
+            "\"k\": 1",
+            "}",
+            " ",
+            "}",
+        ];
         let mut next = crate::text::numbers(0x9e37_79b9_7f4a_7c15);
-        let mut matched = 0;
-        for _ in 0..100_000 {
-            let len = next() % 24;
-            let text: String = (0..len)
-                .map(|_| pieces[usize::try_from(next()).unwrap() % pieces.len()])
-                .collect();
+        let mut pick = |of: &[&'static str]| of[usize::try_from(next()).unwrap() % of.len()];
+        let (mut matched, mut anchored_matches) = (0, 0);
+        for round in 0..200_000 {
+            let mut text = String::new();
+            if round % 2 == 0 {
+                for _ in 0..pick(&["0", "1", "2"]).parse::<usize>().unwrap() * 8 {
+                    text.push_str(pick(&pieces));
+                }
+            } else {
+                for part in template {
+                    match pick(&[
+                        "keep", "keep", "keep", "keep", "keep", "keep", "drop", "swap", "add",
+                    ]) {
+                        "keep" => text.push_str(part),
+                        "drop" => {}
+                        "swap" => text.push_str(pick(&pieces)),
+                        _ => {
+                            text.push_str(part);
+                            text.push_str(pick(&pieces));
+                        }
+                    }
+                }
+            }
             let expected: Vec<&str> = regex.find_iter(&text).map(|m| m.as_str()).collect();
             assert_eq!(emissions.find_all(&text), expected, "in {text:?}");
             matched += usize::from(!expected.is_empty());
+            for (at, _) in text.match_indices('{') {
+                let expected = anchored.find(&text[at..]).map(|m| m.end());
+                assert_eq!(default_match(&text[at..]), expected, "at {at} in {text:?}");
+                anchored_matches += usize::from(expected.is_some());
+            }
         }
         assert!(matched > 1_000, "only {matched} texts matched");
+        assert!(anchored_matches > 2_000, "only {anchored_matches} matched");
     }
 
     fn same(a: f64, b: f64) -> bool {
