@@ -306,7 +306,12 @@ fn default_match(text: &str) -> Option<usize> {
     // From the last `"event"` back. Overlapping ones can be skipped: one
     // overlapping the next (`"event"event"`) is followed by `event"`, not by
     // `\s*:`.
-    memchr::memmem::rfind_iter(&bytes[1..first_brace], EVENT)
+    // The finder is built once (`memmem::rfind_iter` builds one per call: 1%
+    // of a KSI record).
+    static EVENT_BACK: std::sync::LazyLock<memchr::memmem::FinderRev<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::FinderRev::new(EVENT));
+    EVENT_BACK
+        .rfind_iter(&bytes[1..first_brace])
         .find_map(|at| after_event(text, 1 + at + EVENT.len()))
 }
 
