@@ -811,8 +811,8 @@ mod tests {
     }
 
     /// Strings are read sixteen bytes at a time: each kind of escape, valid or
-    /// not, at every place of a string longer than two blocks, alone and twice,
-    /// closed and cut short.
+    /// not, at every place of a string several blocks long, alone and twice
+    /// (the second near it and a few blocks on), closed and cut short.
     #[test]
     fn reads_every_escape_at_every_place_of_a_long_string() {
         let escapes = [
@@ -837,10 +837,12 @@ mod tests {
             r"\",
             "\"",
         ];
+        let plain = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ".repeat(4);
         for escape in escapes {
-            for place in 0..40 {
-                for second in [None, Some(place + 1), Some(place + 15)] {
-                    let mut body = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ".to_owned();
+            for place in 0..plain.len() {
+                let seconds = [1, 15, 62, 63, 64, 127].map(|after| Some(place + after));
+                for second in std::iter::once(None).chain(seconds) {
+                    let mut body = plain.clone();
                     if let Some(second) = second.filter(|&at| at < body.len()) {
                         body.insert_str(second, escape);
                     }
