@@ -11,7 +11,7 @@ use std::borrow::Cow;
 
 use crate::json::{kept_number_text, number_end, Json, Number, Object};
 
-use crate::json_write::{copy_plain, plain_run, write_json, write_str};
+use crate::json_write::{escapes16, plain_run, write_json, write_str};
 
 /// `serde_json`'s nesting limit: the 128th array or object opened inside one
 /// another is refused.
@@ -519,47 +519,131 @@ fn string(text: &str, start: usize) -> Option<(Cow<'_, str>, usize)> {
     // if much of it is unused.
     let mut out = Vec::with_capacity((bytes.len() - start).min(ROOM));
     out.extend_from_slice(&bytes[start..stop]);
-    let mut at = stop;
-    loop {
-        match bytes.get(at)? {
-            b'"' => {
-                if out.capacity() > 2 * out.len() + 64 {
-                    out.shrink_to_fit();
-                }
-                debug_assert!(std::str::from_utf8(&out).is_ok());
-                // SAFETY: `out` is UTF-8 without checking it again (a string of
-                // a model output is mostly escapes: a second pass over it was
-                // 2.5% of a context-agent record). It holds runs of `text`, a
-                // `str`, each cut before and after an ASCII byte (the quote,
-                // backslash or control byte `plain_run` stops at, so at
-                // character boundaries; a run copied in blocks is cut back to
-                // its end), and whole characters written by `encode_utf8` or
-                // as one ASCII byte.
-                #[allow(unsafe_code)]
-                let out = unsafe { String::from_utf8_unchecked(out) };
-                return Some((Cow::Owned(out), at + 1));
+    let end = unescape_rest(bytes, stop, &mut out)?;
+    if out.capacity() > 2 * out.len() + 64 {
+        out.shrink_to_fit();
+    }
+    debug_assert!(std::str::from_utf8(&out).is_ok());
+    // SAFETY: `out` is UTF-8 without checking it again (a string of a model
+    // output is mostly escapes: a second pass over it was 2.5% of a
+    // context-agent record). It holds runs of `text`, a `str`, each cut before
+    // and after an ASCII byte (the quote, backslash or control byte
+    // `escapes16` or `plain_run` stops at, so at character boundaries; a run
+    // copied in blocks is cut back to its end), and whole characters written
+    // by `encode_utf8` or as one ASCII byte.
+    #[allow(unsafe_code)]
+    let out = unsafe { String::from_utf8_unchecked(out) };
+    Some((Cow::Owned(out), end))
+}
+
+/// Room kept in [`unescape_rest`]'s buffer before each step: an escape's
+/// character (at most four bytes) and a run of sixteen bytes written whole.
+const SLACK: usize = 32;
+
+/// Appends the rest of a string, from its escape at `at` to its closing quote,
+/// unescaped, to `out`, and returns where the text goes on after the quote;
+/// `None` (with `out` holding part of it) as for [`string`].
+///
+/// Written through a pointer and a length kept in registers, with room for
+/// [`SLACK`] bytes made before each step: a string dense with escapes (JSON
+/// inside JSON escapes a byte in three to eight) spent most of its time on the
+/// vector's own checks and its length kept in memory.
+#[allow(unsafe_code)]
+fn unescape_rest(bytes: &[u8], mut at: usize, out: &mut Vec<u8>) -> Option<usize> {
+    /// `out`'s length, and its buffer and capacity as of the last growth.
+    struct Room {
+        len: usize,
+        buf: *mut u8,
+        capacity: usize,
+    }
+    impl Room {
+        /// At least [`SLACK`] bytes free after `len`.
+        #[inline]
+        fn make(&mut self, out: &mut Vec<u8>) {
+            if self.capacity - self.len < SLACK {
+                self.grow(out);
             }
-            b'\\' => {
-                let next = match bytes.get(at + 1).map(|&b| SHORT_ESCAPE[usize::from(b)]) {
-                    // `\n`, `\"`...: one byte, the usual escape.
-                    Some(byte) if byte != 0 => {
-                        out.push(byte);
-                        at + 2
-                    }
-                    _ => {
-                        if bytes.get(at + 1) != Some(&b'u') {
-                            return None;
-                        }
-                        let (c, next) = unicode_escape(bytes, at + 2)?;
-                        out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
-                        next
-                    }
-                };
-                at = copy_plain(bytes, next, &mut out);
-            }
-            _ => return None,
+        }
+        #[cold]
+        #[inline(never)]
+        fn grow(&mut self, out: &mut Vec<u8>) {
+            // SAFETY: the first `len` bytes are written (see `unescape_rest`).
+            unsafe { out.set_len(self.len) };
+            out.reserve(SLACK);
+            self.buf = out.as_mut_ptr();
+            self.capacity = out.capacity();
         }
     }
+    let mut room = Room {
+        len: out.len(),
+        buf: out.as_mut_ptr(),
+        capacity: out.capacity(),
+    };
+    // Every write below lands in the room `make` made before it: at most
+    // SLACK bytes after `len` between two calls. The bytes up to `len` are
+    // always written, so `out` may take that length on every way out.
+    let ended = 'read: loop {
+        room.make(out);
+        match bytes.get(at) {
+            Some(b'\\') => {}
+            Some(b'"') => break 'read Some(at + 1),
+            _ => break 'read None,
+        }
+        let Some(&escaped) = bytes.get(at + 1) else {
+            break 'read None;
+        };
+        let short = SHORT_ESCAPE[usize::from(escaped)];
+        if short != 0 {
+            // `\n`, `\"`...: one byte, the usual escape.
+            // SAFETY: one byte of the room made above.
+            unsafe { room.buf.add(room.len).write(short) };
+            room.len += 1;
+            at += 2;
+        } else {
+            if escaped != b'u' {
+                break 'read None;
+            }
+            let Some((c, next)) = unicode_escape(bytes, at + 2) else {
+                break 'read None;
+            };
+            let mut utf8 = [0; 4];
+            let utf8 = c.encode_utf8(&mut utf8).as_bytes();
+            // SAFETY: at most four bytes of the room made above, from a
+            // buffer of its own.
+            unsafe {
+                std::ptr::copy_nonoverlapping(utf8.as_ptr(), room.buf.add(room.len), utf8.len());
+            }
+            room.len += utf8.len();
+            at = next;
+        }
+        // The plain run after the escape, sixteen bytes at a time, each
+        // sixteen written whole and the length moved to the run's end.
+        while let Some(chunk) = bytes.get(at..at + 16) {
+            let chunk: &[u8; 16] = chunk.try_into().expect("sixteen bytes");
+            room.make(out);
+            // SAFETY: sixteen bytes of the room made just above.
+            unsafe { std::ptr::copy_nonoverlapping(chunk.as_ptr(), room.buf.add(room.len), 16) };
+            let special = escapes16(chunk);
+            if special != 0 {
+                let plain = special.trailing_zeros() as usize;
+                room.len += plain;
+                at += plain;
+                continue 'read;
+            }
+            room.len += 16;
+            at += 16;
+        }
+        // Fewer than sixteen bytes left.
+        room.make(out);
+        let plain = plain_run(&bytes[at..]);
+        // SAFETY: fewer than sixteen bytes of the room made just above.
+        unsafe { std::ptr::copy_nonoverlapping(bytes[at..].as_ptr(), room.buf.add(room.len), plain) };
+        room.len += plain;
+        at += plain;
+    };
+    // SAFETY: the first `len` bytes are written and within the capacity.
+    unsafe { out.set_len(room.len) };
+    ended
 }
 
 /// The byte each one-letter escape stands for (a newline for `\n`...), 0 for the
@@ -853,6 +937,22 @@ mod tests {
                     agree(&format!("\"{body}"));
                 }
             }
+        }
+    }
+
+    /// A string far longer than the room reserved for it at first (4 KiB),
+    /// dense with escapes of every length, grows its buffer as it goes.
+    #[test]
+    fn a_long_string_dense_with_escapes_is_read_whole() {
+        let pieces = [r#"\""#, "ab", r"\n", "    ", r"\u00e9", r"\ud83d\ude00", "é", "x"];
+        let mut body = String::new();
+        let mut next = crate::text::numbers(0x5eed);
+        while body.len() < 20_000 {
+            body.push_str(pieces[usize::try_from(next()).unwrap() % pieces.len()]);
+        }
+        for text in [format!("\"{body}\""), format!("{{\"output\": \"{body}\", \"id\": 1}}")] {
+            assert!(parse(&text).is_some(), "a valid text is read");
+            agree(&text);
         }
     }
 

@@ -47,7 +47,7 @@ fn escape_mask(word: u64) -> u64 {
 /// Bit `i` set when byte `i` of `chunk` is a control character, `"` or `\`
 /// (exact at least for the lowest such byte, which is all that is used).
 #[inline]
-fn escapes16(chunk: &[u8; 16]) -> u32 {
+pub(crate) fn escapes16(chunk: &[u8; 16]) -> u32 {
     let (low, high) = chunk.split_at(8);
     let low = u64::from_le_bytes(low.try_into().expect("eight bytes"));
     let high = u64::from_le_bytes(high.try_into().expect("eight bytes"));
