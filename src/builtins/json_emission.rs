@@ -310,8 +310,9 @@ fn default_match(text: &str) -> Option<usize> {
     // `event"`, not by `\s*:`.
     let mut end = first_brace;
     while let Some(quote) = memchr::memrchr(b'"', &bytes[1..end]) {
+        // Just after the quote; the name it would close starts after the `{`.
         let after = 1 + quote + 1;
-        if after >= 1 + EVENT.len() && bytes[after - EVENT.len()..after] == *EVENT {
+        if after > EVENT.len() && bytes[after - EVENT.len()..after] == *EVENT {
             if let Some(len) = after_event(text, after) {
                 return Some(len);
             }
