@@ -11,7 +11,7 @@ use std::borrow::Cow;
 
 use crate::json::{kept_number_text, number_end, Json, Number, Object};
 
-use crate::json_write::{escapes16, plain_run, write_json, write_str};
+use crate::json_write::{plain_run, write_json, write_str, Room};
 
 /// `serde_json`'s nesting limit: the 128th array or object opened inside one
 /// another is refused.
@@ -536,114 +536,35 @@ fn string(text: &str, start: usize) -> Option<(Cow<'_, str>, usize)> {
     Some((Cow::Owned(out), end))
 }
 
-/// Room kept in [`unescape_rest`]'s buffer before each step: an escape's
-/// character (at most four bytes) and a run of sixteen bytes written whole.
-const SLACK: usize = 32;
-
 /// Appends the rest of a string, from its escape at `at` to its closing quote,
 /// unescaped, to `out`, and returns where the text goes on after the quote;
-/// `None` (with `out` holding part of it) as for [`string`].
-///
-/// Written through a pointer and a length kept in registers, with room for
-/// [`SLACK`] bytes made before each step: a string dense with escapes (JSON
-/// inside JSON escapes a byte in three to eight) spent most of its time on the
-/// vector's own checks and its length kept in memory.
-#[allow(unsafe_code)]
+/// `None` (with `out` holding part of it) as for [`string`]. Written through
+/// a [`Room`]: its length in a register, each run after an escape copied in
+/// sixteen-byte pieces.
 fn unescape_rest(bytes: &[u8], mut at: usize, out: &mut Vec<u8>) -> Option<usize> {
-    /// `out`'s length, and its buffer and capacity as of the last growth.
-    struct Room {
-        len: usize,
-        buf: *mut u8,
-        capacity: usize,
-    }
-    impl Room {
-        /// At least [`SLACK`] bytes free after `len`.
-        #[inline]
-        fn make(&mut self, out: &mut Vec<u8>) {
-            if self.capacity - self.len < SLACK {
-                self.grow(out);
-            }
+    let mut room = Room::new(out);
+    loop {
+        match bytes.get(at)? {
+            b'\\' => {}
+            b'"' => return Some(at + 1),
+            _ => return None,
         }
-        #[cold]
-        #[inline(never)]
-        fn grow(&mut self, out: &mut Vec<u8>) {
-            // SAFETY: the first `len` bytes are written (see `unescape_rest`).
-            unsafe { out.set_len(self.len) };
-            out.reserve(SLACK);
-            self.buf = out.as_mut_ptr();
-            self.capacity = out.capacity();
-        }
-    }
-    let mut room = Room {
-        len: out.len(),
-        buf: out.as_mut_ptr(),
-        capacity: out.capacity(),
-    };
-    // Every write below lands in the room `make` made before it: at most
-    // SLACK bytes after `len` between two calls. The bytes up to `len` are
-    // always written, so `out` may take that length on every way out.
-    let ended = 'read: loop {
-        room.make(out);
-        match bytes.get(at) {
-            Some(b'\\') => {}
-            Some(b'"') => break 'read Some(at + 1),
-            _ => break 'read None,
-        }
-        let Some(&escaped) = bytes.get(at + 1) else {
-            break 'read None;
-        };
+        let escaped = *bytes.get(at + 1)?;
         let short = SHORT_ESCAPE[usize::from(escaped)];
         if short != 0 {
             // `\n`, `\"`...: one byte, the usual escape.
-            // SAFETY: one byte of the room made above.
-            unsafe { room.buf.add(room.len).write(short) };
-            room.len += 1;
+            room.byte(short);
             at += 2;
         } else {
             if escaped != b'u' {
-                break 'read None;
+                return None;
             }
-            let Some((c, next)) = unicode_escape(bytes, at + 2) else {
-                break 'read None;
-            };
-            let mut utf8 = [0; 4];
-            let utf8 = c.encode_utf8(&mut utf8).as_bytes();
-            // SAFETY: at most four bytes of the room made above, from a
-            // buffer of its own.
-            unsafe {
-                std::ptr::copy_nonoverlapping(utf8.as_ptr(), room.buf.add(room.len), utf8.len());
-            }
-            room.len += utf8.len();
+            let (c, next) = unicode_escape(bytes, at + 2)?;
+            room.slice(c.encode_utf8(&mut [0; 4]).as_bytes());
             at = next;
         }
-        // The plain run after the escape, sixteen bytes at a time, each
-        // sixteen written whole and the length moved to the run's end.
-        while let Some(chunk) = bytes.get(at..at + 16) {
-            let chunk: &[u8; 16] = chunk.try_into().expect("sixteen bytes");
-            room.make(out);
-            // SAFETY: sixteen bytes of the room made just above.
-            unsafe { std::ptr::copy_nonoverlapping(chunk.as_ptr(), room.buf.add(room.len), 16) };
-            let special = escapes16(chunk);
-            if special != 0 {
-                let plain = special.trailing_zeros() as usize;
-                room.len += plain;
-                at += plain;
-                continue 'read;
-            }
-            room.len += 16;
-            at += 16;
-        }
-        // Fewer than sixteen bytes left.
-        room.make(out);
-        let plain = plain_run(&bytes[at..]);
-        // SAFETY: fewer than sixteen bytes of the room made just above.
-        unsafe { std::ptr::copy_nonoverlapping(bytes[at..].as_ptr(), room.buf.add(room.len), plain) };
-        room.len += plain;
-        at += plain;
-    };
-    // SAFETY: the first `len` bytes are written and within the capacity.
-    unsafe { out.set_len(room.len) };
-    ended
+        at = room.plain(bytes, at);
+    }
 }
 
 /// The byte each one-letter escape stands for (a newline for `\n`...), 0 for the

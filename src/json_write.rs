@@ -47,7 +47,7 @@ fn escape_mask(word: u64) -> u64 {
 /// Bit `i` set when byte `i` of `chunk` is a control character, `"` or `\`
 /// (exact at least for the lowest such byte, which is all that is used).
 #[inline]
-pub(crate) fn escapes16(chunk: &[u8; 16]) -> u32 {
+fn escapes16(chunk: &[u8; 16]) -> u32 {
     let (low, high) = chunk.split_at(8);
     let low = u64::from_le_bytes(low.try_into().expect("eight bytes"));
     let high = u64::from_le_bytes(high.try_into().expect("eight bytes"));
@@ -122,29 +122,125 @@ pub(crate) fn plain_run(bytes: &[u8]) -> usize {
     at
 }
 
-/// Appends the bytes of `bytes` from `at` up to the first one a JSON string
-/// escapes (see [`plain_run`]) to `out`, and returns where it stopped (the
-/// length if there is none). Sixteen bytes at a time, each sixteen written whole
-/// and the buffer cut back after the last plain one: no call to `memcpy` per
-/// run, which is what a string dense with escapes (JSON inside JSON) is made of.
-/// Inlined into its callers: it runs once per escape, often for a few bytes.
-#[allow(clippy::inline_always)]
-#[inline(always)]
-pub(crate) fn copy_plain(bytes: &[u8], mut at: usize, out: &mut Vec<u8>) -> usize {
-    while let Some(chunk) = bytes.get(at..at + 16) {
-        let chunk: &[u8; 16] = chunk.try_into().expect("sixteen bytes");
-        out.extend_from_slice(chunk);
-        let bits = escapes16(chunk);
-        if bits != 0 {
-            let plain = bits.trailing_zeros() as usize;
-            out.truncate(out.len() - 16 + plain);
-            return at + plain;
+/// Appends to a byte vector through a pointer and a length kept in registers,
+/// the vector taking its length back when the `Room` is dropped. A string
+/// dense with escapes (JSON inside JSON escapes a byte in three to eight),
+/// written with the vector's own `push`, `extend` and `truncate`, spent most of
+/// its time on their checks and on its length, kept in memory, between them.
+pub(crate) struct Room<'v> {
+    out: &'v mut Vec<u8>,
+    /// The bytes written, from the vector's start; all of them initialised.
+    len: usize,
+    /// The vector's buffer and capacity as of its last growth.
+    buf: *mut u8,
+    capacity: usize,
+}
+
+impl<'v> Room<'v> {
+    /// The most a call writes whole.
+    const MOST: usize = 32;
+
+    pub(crate) fn new(out: &'v mut Vec<u8>) -> Self {
+        Self {
+            len: out.len(),
+            buf: out.as_mut_ptr(),
+            capacity: out.capacity(),
+            out,
         }
-        at += 16;
     }
-    let rest = plain_run(&bytes[at..]);
-    out.extend_from_slice(&bytes[at..at + rest]);
-    at + rest
+
+    /// At least `n` bytes free after `len`.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn make(&mut self, n: usize) {
+        if self.capacity - self.len < n {
+            self.grow(n);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, n: usize) {
+        #[allow(unsafe_code)]
+        // SAFETY: the first `len` bytes are written and within the capacity.
+        unsafe {
+            self.out.set_len(self.len);
+        }
+        self.out.reserve(n.max(Self::MOST));
+        self.buf = self.out.as_mut_ptr();
+        self.capacity = self.out.capacity();
+    }
+
+    /// Appends `bytes[..keep]`, writing all of `bytes` (after the end, where
+    /// the next write goes): a run of a few bytes in one fixed-size copy.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    pub(crate) fn put<const N: usize>(&mut self, bytes: &[u8; N], keep: usize) {
+        const { assert!(N <= Self::MOST) };
+        debug_assert!(keep <= N);
+        self.make(N);
+        #[allow(unsafe_code)]
+        // SAFETY: `make` left room for `N` bytes after `len`; `bytes` is
+        // another buffer than the vector, which this `Room` borrows.
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.buf.add(self.len), N);
+        }
+        self.len += keep.min(N);
+    }
+
+    /// Appends one byte.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    pub(crate) fn byte(&mut self, byte: u8) {
+        self.put(&[byte], 1);
+    }
+
+    /// Appends `bytes`, whatever their length.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    pub(crate) fn slice(&mut self, bytes: &[u8]) {
+        self.make(bytes.len());
+        #[allow(unsafe_code)]
+        // SAFETY: as in `put`, for `bytes.len()` bytes.
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.buf.add(self.len), bytes.len());
+        }
+        self.len += bytes.len();
+    }
+
+    /// Appends the bytes of `bytes` from `at` up to the first one a JSON string
+    /// escapes (see [`plain_run`]), and returns where it stopped (the length if
+    /// there is none): sixteen bytes at a time, each sixteen written whole.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    pub(crate) fn plain(&mut self, bytes: &[u8], mut at: usize) -> usize {
+        while let Some(chunk) = bytes.get(at..at + 16) {
+            let chunk: &[u8; 16] = chunk.try_into().expect("sixteen bytes");
+            let special = escapes16(chunk);
+            if special != 0 {
+                let plain = special.trailing_zeros() as usize;
+                self.put(chunk, plain);
+                return at + plain;
+            }
+            self.put(chunk, 16);
+            at += 16;
+        }
+        let plain = plain_run(&bytes[at..]);
+        self.slice(&bytes[at..at + plain]);
+        at + plain
+    }
+}
+
+impl Drop for Room<'_> {
+    fn drop(&mut self) {
+        #[allow(unsafe_code)]
+        // SAFETY: every write went to the room made after `len`, and moved
+        // `len` past the bytes it wrote only: the first `len` are initialised
+        // and within the capacity.
+        unsafe {
+            self.out.set_len(self.len);
+        }
+    }
 }
 
 /// Appends `text` as a JSON string, quotes included.
@@ -156,23 +252,29 @@ pub fn write_str(out: &mut Vec<u8>, text: &str) {
     // A string without escapes (the usual one) in one copy.
     let mut at = plain_run(bytes);
     out.extend_from_slice(&bytes[..at]);
-    while at < end {
-        let byte = bytes[at];
-        match ESCAPE[usize::from(byte)] {
-            b'u' => {
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                out.extend_from_slice(&[
-                    b'\\',
-                    b'u',
-                    b'0',
-                    b'0',
-                    HEX[usize::from(byte >> 4)],
-                    HEX[usize::from(byte & 0xf)],
-                ]);
+    if at < end {
+        let mut room = Room::new(out);
+        while at < end {
+            let byte = bytes[at];
+            match ESCAPE[usize::from(byte)] {
+                b'u' => {
+                    const HEX: &[u8; 16] = b"0123456789abcdef";
+                    room.put(
+                        &[
+                            b'\\',
+                            b'u',
+                            b'0',
+                            b'0',
+                            HEX[usize::from(byte >> 4)],
+                            HEX[usize::from(byte & 0xf)],
+                        ],
+                        6,
+                    );
+                }
+                escape => room.put(&[b'\\', escape], 2),
             }
-            escape => out.extend_from_slice(&[b'\\', escape]),
+            at = room.plain(bytes, at + 1);
         }
-        at = copy_plain(bytes, at + 1, out);
     }
     out.push(b'"');
 }
@@ -399,7 +501,7 @@ mod tests {
                     // Copied from every start: the plain bytes, and where they stop.
                     for start in 0..40 {
                         let mut out = vec![7];
-                        let stop = copy_plain(&bytes, start, &mut out);
+                        let stop = Room::new(&mut out).plain(&bytes, start);
                         assert_eq!(stop, start + naive(&bytes[start..]), "{bytes:?}");
                         assert_eq!(out[1..], bytes[start..stop], "{bytes:?}");
                     }
