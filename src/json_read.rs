@@ -865,13 +865,25 @@ mod tests {
     /// dense with escapes of every length, grows its buffer as it goes.
     #[test]
     fn a_long_string_dense_with_escapes_is_read_whole() {
-        let pieces = [r#"\""#, "ab", r"\n", "    ", r"\u00e9", r"\ud83d\ude00", "é", "x"];
+        let pieces = [
+            r#"\""#,
+            "ab",
+            r"\n",
+            "    ",
+            r"\u00e9",
+            r"\ud83d\ude00",
+            "é",
+            "x",
+        ];
         let mut body = String::new();
         let mut next = crate::text::numbers(0x5eed);
         while body.len() < 20_000 {
             body.push_str(pieces[usize::try_from(next()).unwrap() % pieces.len()]);
         }
-        for text in [format!("\"{body}\""), format!("{{\"output\": \"{body}\", \"id\": 1}}")] {
+        for text in [
+            format!("\"{body}\""),
+            format!("{{\"output\": \"{body}\", \"id\": 1}}"),
+        ] {
             assert!(parse(&text).is_some(), "a valid text is read");
             agree(&text);
         }
