@@ -528,9 +528,9 @@ fn string(text: &str, start: usize) -> Option<(Cow<'_, str>, usize)> {
     // output is mostly escapes: a second pass over it was 2.5% of a
     // context-agent record). It holds runs of `text`, a `str`, each cut before
     // and after an ASCII byte (the quote, backslash or control byte
-    // `escapes16` or `plain_run` stops at, so at character boundaries; a run
-    // copied in blocks is cut back to its end), and whole characters written
-    // by `encode_utf8` or as one ASCII byte.
+    // `plain_run` and `Room::plain` stop at, so at character boundaries; a run
+    // copied in blocks keeps only the bytes up to its end), and whole
+    // characters written by `encode_utf8` or as one ASCII byte.
     #[allow(unsafe_code)]
     let out = unsafe { String::from_utf8_unchecked(out) };
     Some((Cow::Owned(out), end))
