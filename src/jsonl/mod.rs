@@ -662,25 +662,10 @@ where
 mod tests {
     use super::*;
     use std::fmt::Write as _;
+    use std::io::Read;
 
     fn owned(input: &str, max: usize) -> Vec<(u64, String)> {
-        RecordReader::new(input.as_bytes(), max)
-            .flat_map(|batch| {
-                batch
-                    .records()
-                    .map(|r| {
-                        let text = match r.body {
-                            RawBody::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
-                            RawBody::TooLarge { size, prefix } => {
-                                format!("TOO LARGE {size} {}", prefix.len())
-                            }
-                            RawBody::ReadError(e) => format!("READ ERROR {e}"),
-                        };
-                        (r.line, text)
-                    })
-                    .collect::<Vec<_>>()
-            })
-            .collect()
+        records_of(RecordReader::new(input.as_bytes(), max))
     }
 
     #[test]
@@ -705,6 +690,194 @@ mod tests {
             .flat_map(|b| b.records().map(|r| r.line).collect::<Vec<_>>())
             .collect();
         assert_eq!(lines, (1..=1000).collect::<Vec<u64>>());
+    }
+
+    const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+    /// Gives its bytes a few at a time (1 to 13 a read), or fails after
+    /// `fail_at` bytes.
+    struct Trickle<'a> {
+        bytes: &'a [u8],
+        at: usize,
+        step: usize,
+        fail_at: Option<usize>,
+    }
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.fail_at.is_some_and(|fail| self.at >= fail) {
+                return Err(io::Error::other("the disk went away"));
+            }
+            self.step = self.step % 13 + 1;
+            let n = self.step.min(buf.len()).min(self.bytes.len() - self.at);
+            buf[..n].copy_from_slice(&self.bytes[self.at..self.at + n]);
+            self.at += n;
+            Ok(n)
+        }
+    }
+
+    /// What the reader must make of `input`, written the plain way: split at
+    /// newlines, a last line without one, `\r` before a newline dropped (when
+    /// the line is within the limit), blank lines skipped but counted, a line
+    /// above `max` kept as its size and first bytes, a first line's byte order
+    /// mark dropped.
+    fn expected(input: &[u8], max: usize) -> Vec<(u64, String)> {
+        let mut lines: Vec<&[u8]> = input.split(|&b| b == b'\n').collect();
+        if lines.last().is_some_and(|l| l.is_empty()) {
+            lines.pop();
+        }
+        let mut out = Vec::new();
+        for (i, line) in lines.into_iter().enumerate() {
+            let mut line = line;
+            if line.len() <= max + 1 && line.last() == Some(&b'\r') {
+                line = &line[..line.len() - 1];
+            }
+            let size = line.len();
+            let kept = if size > max {
+                &line[..size.min(max + 1).min(OVERSIZE_PREFIX)]
+            } else {
+                line
+            };
+            if size <= max && kept.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let kept = if i == 0 {
+                kept.strip_prefix(BOM).unwrap_or(kept)
+            } else {
+                kept
+            };
+            let text = String::from_utf8_lossy(kept).into_owned();
+            out.push((
+                i as u64 + 1,
+                if size > max {
+                    format!("TOO LARGE {size} {}", kept.len())
+                } else {
+                    text
+                },
+            ));
+        }
+        out
+    }
+
+    fn records_of(batches: impl Iterator<Item = Batch>) -> Vec<(u64, String)> {
+        batches
+            .flat_map(|batch| {
+                assert!(batch.len() <= BATCH_RECORDS);
+                batch
+                    .records()
+                    .map(|r| {
+                        let text = match r.body {
+                            RawBody::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+                            RawBody::TooLarge { size, prefix } => {
+                                format!("TOO LARGE {size} {}", prefix.len())
+                            }
+                            RawBody::ReadError(e) => format!("READ ERROR {e}"),
+                        };
+                        (r.line, text)
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn reader_agrees_with_plain_splitting_whatever_the_reads() {
+        // Generated inputs: lines of every length around the limit, blank
+        // lines, CRLF, a byte order mark, with and without a last newline,
+        // read whole and a few bytes at a time.
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for round in 0..300 {
+            let max = [5, 40, 100, 5000][round % 4];
+            let mut input = Vec::new();
+            if next() % 4 == 0 {
+                input.extend_from_slice(BOM);
+            }
+            for _ in 0..next() % 700 {
+                let len = match next() % 10 {
+                    0 => max + (next() % 3) as usize,
+                    1 => max * 3 + (next() % 9000) as usize,
+                    2 => 0,
+                    _ => (next() % 60) as usize,
+                };
+                input.extend((0..len).map(|i| b"{\"a\": 1}  \t\r xyz"[(i + len) % 16]));
+                if next() % 5 == 0 {
+                    input.push(b'\r');
+                }
+                input.push(b'\n');
+            }
+            if next() % 2 == 0 {
+                input.extend_from_slice(b"{\"last\": true}");
+            }
+            let want = expected(&input, max);
+            assert_eq!(
+                records_of(RecordReader::new(&input[..], max)),
+                want,
+                "round {round}"
+            );
+            let trickle = Trickle {
+                bytes: &input,
+                at: 0,
+                step: round,
+                fail_at: None,
+            };
+            assert_eq!(
+                records_of(RecordReader::new(
+                    io::BufReader::with_capacity(7, trickle),
+                    max
+                )),
+                want,
+                "round {round}, a few bytes a read"
+            );
+        }
+    }
+
+    #[test]
+    fn a_read_error_ends_the_input_with_an_error_record() {
+        let text = (1..=600).fold(String::new(), |mut text, i| {
+            let _ = writeln!(text, "{{\"i\": {i}}}");
+            text
+        });
+        let fail_at = text.find("{\"i\": 451}").unwrap() + 3;
+        let trickle = Trickle {
+            bytes: text.as_bytes(),
+            at: 0,
+            step: 0,
+            fail_at: Some(fail_at),
+        };
+        let records = records_of(RecordReader::new(
+            io::BufReader::with_capacity(7, trickle),
+            100,
+        ));
+        assert_eq!(records.len(), 451);
+        assert_eq!(records[449], (450, "{\"i\": 450}".to_owned()));
+        assert_eq!(
+            records[450],
+            (451, "READ ERROR the disk went away".to_owned())
+        );
+        // Within a line above the limit, read past at the time.
+        let text = format!("{{\"a\": 1}}\n{}\n{{\"b\": 2}}\n", "x".repeat(50_000));
+        let trickle = Trickle {
+            bytes: text.as_bytes(),
+            at: 0,
+            step: 0,
+            fail_at: Some(30_000),
+        };
+        assert_eq!(
+            records_of(RecordReader::new(
+                io::BufReader::with_capacity(7, trickle),
+                100
+            )),
+            [
+                (1, "{\"a\": 1}".to_owned()),
+                (2, "READ ERROR the disk went away".to_owned())
+            ]
+        );
     }
 
     #[test]
