@@ -46,7 +46,11 @@ def timed(argv, output, repeat, scratch, fresh=True):
     one's blocks and pages, about 20 ms for 100 MB on the development VM, and
     that is the leftover of the previous repeat, not the work measured.
     `fresh=False` keeps the file, for the line under the table that says what
-    replacing costs.
+    replacing costs. Before the clock starts the system's writeback of what
+    earlier runs wrote is finished (`os.sync`), so that no run pays for
+    another's: the system writes a new file's pages back some seconds after the
+    program that wrote them has ended, and on two cores that work otherwise
+    lands in whichever run comes then.
 
     The peak RSS comes from GNU time, when it is there: a child's own
     `ru_maxrss` would count the pages of this (larger) process it was forked from.
@@ -57,6 +61,7 @@ def timed(argv, output, repeat, scratch, fresh=True):
     for _ in range(repeat):
         if fresh and os.path.exists(output):
             os.remove(output)
+        os.sync()
         start = time.perf_counter()
         process = subprocess.Popen([*measure, *argv], stdout=subprocess.DEVNULL,
                                    stderr=subprocess.PIPE)
