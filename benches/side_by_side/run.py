@@ -38,7 +38,7 @@ WORKS = [
 GNU_TIME = "/usr/bin/time"
 
 
-def timed(argv, output, repeat, scratch, fresh=True):
+def timed(argv, source, output, repeat, scratch, fresh=True):
     """Best wall time of `repeat` runs, with that run's CPU time and peak RSS.
 
     Each run writes `output` afresh: the previous run's file is deleted before
@@ -50,7 +50,10 @@ def timed(argv, output, repeat, scratch, fresh=True):
     earlier runs wrote is finished (`os.sync`), so that no run pays for
     another's: the system writes a new file's pages back some seconds after the
     program that wrote them has ended, and on two cores that work otherwise
-    lands in whichever run comes then.
+    lands in whichever run comes then. And the input `source` is read once, so
+    that every program reads it from memory: the development VMs drop part of
+    the page cache now and then (a quarter of a data set was found evicted with
+    18 GB free), and a run that reads from disk measures the disk.
 
     The peak RSS comes from GNU time, when it is there: a child's own
     `ru_maxrss` would count the pages of this (larger) process it was forked from.
@@ -61,6 +64,9 @@ def timed(argv, output, repeat, scratch, fresh=True):
     for _ in range(repeat):
         if fresh and os.path.exists(output):
             os.remove(output)
+        with open(source, "rb") as data:
+            while data.read(1 << 20):
+                pass
         os.sync()
         start = time.perf_counter()
         process = subprocess.Popen([*measure, *argv], stdout=subprocess.DEVNULL,
@@ -135,7 +141,7 @@ def main():
         def tribunal(jobs):
             output = f"{out}.tribunal-{jobs}.jsonl"
             return ([args.tribunal, "eval", os.path.join(ROOT, pack), "--input", source,
-                     "--output", output, "--jobs", str(jobs), *extra], output)
+                     "--output", output, "--jobs", str(jobs), *extra], source, output)
 
         for jobs in (1, 2):
             figures[f"jobs{jobs}"] = timed(*tribunal(jobs), args.repeat, args.out)
@@ -143,9 +149,10 @@ def main():
         figures["jobs1_replacing"] = timed(*tribunal(1), args.repeat, args.out, fresh=False)
         output = f"{out}.python.jsonl"
         figures["python"] = timed([args.python, os.path.join(HERE, scorer), source, output],
-                                  output, args.repeat, args.out)
+                                  source, output, args.repeat, args.out)
         output = f"{out}.floor.jsonl"
-        figures["floor"] = timed([args.floor, source, output], output, args.repeat, args.out)
+        figures["floor"] = timed([args.floor, source, output], source, output, args.repeat,
+                                 args.out)
         with open(f"{out}.tribunal-1.jsonl", "rb") as one, open(f"{out}.tribunal-2.jsonl", "rb") as two:
             identical = one.read() == two.read()
         same, total, first = agreement(f"{out}.tribunal-1.jsonl", f"{out}.python.jsonl", field)
