@@ -477,7 +477,7 @@ impl<'a, S: Sink> Reader<'a, S> {
             let bit = name_bit(name.as_bytes());
             if seen & bit == 0 {
                 seen |= bit;
-                members.push_new(name, value);
+                members.push_new_read(name, value);
             } else if members.insert(name, value).is_some() {
                 repeated = true;
             }
