@@ -213,6 +213,12 @@ fn spells(known: &str, word: &str) -> bool {
         && known[word.len()..].iter().all(|&b| b == b'.')
 }
 
+/// Python's `str.isspace()`: Unicode `White_Space` and the information
+/// separators U+001C–U+001F.
+pub fn is_python_space(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+}
+
 /// Writes Python's `repr()` of `s` to `out`, so feedback reads exactly like the
 /// seeds' `f"Previous issues: {issues}"`: quoted with `'` (with `"` when
 /// only `'` occurs), `\\`, `\n`, `\r`, `\t` and the quote escaped, and every

@@ -23,7 +23,7 @@ use crate::report::{Details, Issue};
 use crate::strategy::{
     Exact, Semantic, StrategyRegistry, DEFAULT_FUZZY_THRESHOLD, DEFAULT_SEMANTIC_THRESHOLD,
 };
-use crate::text::{escape_pointer, json_type_name as type_name};
+use crate::text::{escape_pointer, is_python_space, json_type_name as type_name};
 
 pub const BUILTIN: Builtin = Builtin {
     name: "json_compare",
@@ -453,16 +453,11 @@ fn field_strategies(
     Ok(resolved)
 }
 
-/// Python's `str.isspace()`: Unicode `White_Space` plus U+001C–U+001F.
-fn is_py_space(c: char) -> bool {
-    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
-}
-
 /// The seed's `is_null`: `None`, `""` or whitespace only.
 fn is_null(value: &Json) -> bool {
     match value {
         Json::Null => true,
-        Json::String(s) => s.chars().all(is_py_space),
+        Json::String(s) => s.chars().all(is_python_space),
         _ => false,
     }
 }
@@ -479,7 +474,7 @@ static EMAIL: LazyLock<Regex> =
 
 /// Strings auto-detection compares exactly: ISO-8601 dates / date-times and e-mails.
 fn is_exact_text(text: &str) -> bool {
-    let text = text.trim_matches(is_py_space);
+    let text = text.trim_matches(is_python_space);
     // What either pattern needs first, checked before it runs (most texts are
     // neither): a date starts with `YYYY-`, an e-mail has an `@`.
     let bytes = text.as_bytes();
@@ -1169,7 +1164,7 @@ mod tests {
             "2024-02-29T23:59:60.5+05:30",
         ];
         for text in texts {
-            let trimmed = text.trim_matches(is_py_space);
+            let trimmed = text.trim_matches(is_python_space);
             let by_patterns = (DATE_TIME.is_match(trimmed) && is_calendar_date(trimmed))
                 || EMAIL.is_match(trimmed);
             assert_eq!(is_exact_text(text), by_patterns, "{text:?}");

@@ -16,6 +16,7 @@ use crate::component::{
 };
 use crate::json_write::{self, Object};
 use crate::report::{Details, Issue};
+use crate::text::is_python_space;
 
 pub const BUILTIN: Builtin = Builtin {
     name: "json_emission",
@@ -299,7 +300,8 @@ const EVENT: &[u8] = b"\"event\"";
 /// - its `"event"` lies before the first brace, and `A` is greedy: the regex
 ///   tries the last such `"event"` first, then each one before it.
 ///
-/// `\s` is Python's whitespace here too ([`is_python_space`]).
+/// `\s` is Python's whitespace here too ([`is_python_space`], the set
+/// [`python_whitespace`] makes the regex's `\s` match).
 fn default_match(text: &str) -> Option<usize> {
     let bytes = text.as_bytes();
     let first_brace = next_brace(bytes, 1).unwrap_or(bytes.len());
@@ -346,12 +348,6 @@ fn after_event(text: &str, from: usize) -> Option<usize> {
 /// The first brace at or after `from`.
 fn next_brace(bytes: &[u8], from: usize) -> Option<usize> {
     memchr::memchr2(b'{', b'}', &bytes[from..]).map(|at| from + at)
-}
-
-/// Python's `str.isspace()`: Unicode `White_Space` and the information
-/// separators U+001C–U+001F (what [`python_whitespace`] makes `\s` match).
-fn is_python_space(c: char) -> bool {
-    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
 }
 
 /// Rewrites `\s` / `\S` so they match Python's `str.isspace()` set, which adds the
