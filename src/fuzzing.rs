@@ -108,7 +108,7 @@ pub fn extraction(data: &[u8]) {
         .ok()
         .filter(|value| value.is_object() || value.is_array());
     assert_eq!(
-        strict.map(|value| value.to_string()),
+        strict.as_ref().map(ToString::to_string),
         serde.map(|value| value.to_string()),
         "strict and serde_json disagree"
     );
@@ -122,6 +122,25 @@ pub fn extraction(data: &[u8]) {
     assert_eq!(ladder, first);
     let _ = extract::parse_failure(&text);
     let _ = extract::hidden_failure(&text);
+    // A document the input holds whole, damaged once in every way
+    // [`damage`] knows, at places the input's bytes pick: no tier finds one
+    // of its inner values in what no longer parses.
+    if let Some(whole) = strict.as_ref().map(Json::to_serde) {
+        let seed = data.iter().fold(0xcbf2_9ce4_8422_2325_u64, |hash, &byte| {
+            (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+        });
+        for (kind, name) in DAMAGES.iter().enumerate() {
+            let at = (seed >> (kind * 7)) as usize;
+            let Some(damaged) = damage(&text, kind, at, seed as usize) else {
+                continue;
+            };
+            if serde_json::from_str::<Value>(&damaged).is_err() {
+                if let Err(why) = no_inner_value(&whole, &damaged) {
+                    panic!("{name}: {why}");
+                }
+            }
+        }
+    }
 }
 
 /// The ladder's answer for the repair corpus (`tests/repair_corpus.rs`): the value
@@ -271,4 +290,219 @@ pub fn plugin_reply(data: &[u8]) {
     let _ = crate::wire::metric_output("fuzz", "fuzz", value.clone());
     let _ = crate::wire::post_output("fuzz", "fuzz", value.clone());
     let _ = crate::wire::similarity("fuzz", &value);
+}
+
+/// Values equal as JSON, numbers by value (`1.0` equals `1`), members in any
+/// order.
+pub fn same_json(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same_json(x, y))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| same_json(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// Whether `found` is a strict sub-value of `whole`: equal to an object or array
+/// inside it, at any depth, while differing from `whole` itself (a part reported
+/// as the whole).
+pub fn is_inner_value(found: &Value, whole: &Value) -> bool {
+    if same_json(found, whole) {
+        return false;
+    }
+    let mut stack: Vec<&Value> = match whole {
+        Value::Array(items) => items.iter().collect(),
+        Value::Object(members) => members.values().collect(),
+        _ => Vec::new(),
+    };
+    while let Some(value) = stack.pop() {
+        if (value.is_object() || value.is_array()) && same_json(found, value) {
+            return true;
+        }
+        match value {
+            Value::Array(items) => stack.extend(items),
+            Value::Object(members) => stack.extend(members.values()),
+            _ => {}
+        }
+    }
+    false
+}
+
+/// The kinds of single damage [`damage`] applies to a document's text, as the
+/// property test and the extraction target name them.
+pub const DAMAGES: [&str; 8] = [
+    "dropped",
+    "doubled",
+    "stray",
+    "truncated",
+    "unquoted_word",
+    "doubled_quote",
+    "dropped_closer",
+    "unclosed_string",
+];
+
+/// The characters a `stray` damage inserts.
+const STRAY: [char; 16] = [
+    'x', '"', '\'', ',', ':', '{', '}', '[', ']', '\\', ' ', '#', '/', '.', '\n', 'é',
+];
+
+/// `text` with one damage of the kind `DAMAGES[kind]`, at the place `at` picks
+/// (taken modulo the places there are; `pick` chooses a stray character): a
+/// character dropped, doubled or inserted, the text cut, a string's quotes
+/// dropped (an unquoted word), a quote doubled after a string, a `}` or `]`
+/// dropped, or a string's closing quote dropped. `None` when the text has no
+/// place for that damage.
+pub fn damage(text: &str, kind: usize, at: usize, pick: usize) -> Option<String> {
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    // The byte ranges of the strings (quotes included), read as JSON does.
+    let mut strings = Vec::new();
+    let mut open: Option<usize> = None;
+    let mut escaped = false;
+    for &(i, c) in &chars {
+        match (open, c) {
+            (Some(_), _) if escaped => escaped = false,
+            (Some(_), '\\') => escaped = true,
+            (Some(start), '"') => {
+                strings.push((start, i + 1));
+                open = None;
+            }
+            (None, '"') => open = Some(i),
+            _ => {}
+        }
+    }
+    let in_string = |i: usize| strings.iter().any(|&(s, e)| s <= i && i < e);
+    let closers: Vec<usize> = chars
+        .iter()
+        .filter(|&&(i, c)| matches!(c, '}' | ']') && !in_string(i))
+        .map(|&(i, _)| i)
+        .collect();
+    let nth = |n: usize| at % n.max(1);
+    let mut out = String::with_capacity(text.len() + 4);
+    match DAMAGES[kind % DAMAGES.len()] {
+        "dropped" | "doubled" | "stray" | "truncated" if chars.is_empty() => return None,
+        "dropped" => {
+            let (i, c) = chars[nth(chars.len())];
+            out.push_str(&text[..i]);
+            out.push_str(&text[i + c.len_utf8()..]);
+        }
+        "doubled" => {
+            let (i, c) = chars[nth(chars.len())];
+            out.push_str(&text[..i]);
+            out.push(c);
+            out.push_str(&text[i..]);
+        }
+        "stray" => {
+            let i = chars
+                .get(nth(chars.len() + 1))
+                .map_or(text.len(), |&(i, _)| i);
+            out.push_str(&text[..i]);
+            out.push(STRAY[pick % STRAY.len()]);
+            out.push_str(&text[i..]);
+        }
+        "truncated" => {
+            let (i, _) = chars[nth(chars.len())];
+            out.push_str(&text[..i]);
+        }
+        "unquoted_word" | "doubled_quote" | "unclosed_string" if strings.is_empty() => {
+            return None;
+        }
+        "unquoted_word" => {
+            let (s, e) = strings[nth(strings.len())];
+            out.push_str(&text[..s]);
+            out.push_str(&text[s + 1..e - 1]);
+            out.push_str(&text[e..]);
+        }
+        "doubled_quote" => {
+            let (_, e) = strings[nth(strings.len())];
+            out.push_str(&text[..e]);
+            out.push('"');
+            out.push_str(&text[e..]);
+        }
+        "unclosed_string" => {
+            let (_, e) = strings[nth(strings.len())];
+            out.push_str(&text[..e - 1]);
+            out.push_str(&text[e..]);
+        }
+        _ => {
+            if closers.is_empty() {
+                return None;
+            }
+            let i = closers[nth(closers.len())];
+            out.push_str(&text[..i]);
+            out.push_str(&text[i + 1..]);
+        }
+    }
+    Some(out)
+}
+
+/// The promise of the extraction ladder for a damaged document: whatever any tier,
+/// and the default ladder, finds in `damaged` (with `multiple_values` first, last
+/// or all) is never a strict sub-value of `whole`, the document before the damage,
+/// nor, for several documents joined, any one of them. Two kinds of value are
+/// taken for repairs of the whole even when they equal an inner value: an empty
+/// object or array (a document cut at its start repairs to one), and a value
+/// that starts as the whole does. `Err` says which tier found
+/// which inner value.
+pub fn no_inner_value(whole: &Value, damaged: &str) -> Result<(), String> {
+    const LADDER: [Tier; 4] = [Tier::Strict, Tier::Fence, Tier::Embedded, Tier::Repair];
+    let ladders: [&[Tier]; 5] = [
+        &LADDER,
+        &[Tier::Strict],
+        &[Tier::Fence],
+        &[Tier::Embedded],
+        &[Tier::Repair],
+    ];
+    for tiers in ladders {
+        for multiple in [
+            extract::MultipleValues::First,
+            extract::MultipleValues::Last,
+            extract::MultipleValues::All,
+        ] {
+            let Some((found, tier, repairs)) = ladder(damaged, tiers, multiple) else {
+                continue;
+            };
+            let joined = multiple == extract::MultipleValues::All
+                && repairs.contains(&extract::Repair::MultipleValues);
+            let parts = match &found {
+                Value::Array(items) if joined => items.iter().collect(),
+                _ => vec![&found],
+            };
+            // An empty object or array is what a document cut or closed at its
+            // start repairs to (`[` is `[]`), whatever empty values it holds.
+            let empty = |part: &Value| match part {
+                Value::Array(items) => items.is_empty(),
+                Value::Object(members) => members.is_empty(),
+                _ => false,
+            };
+            // A value that starts as the whole does (its first member's key, or
+            // its first element) is taken for a repair of the whole, which may
+            // equal an inner value of a document that repeats itself
+            // (`{"": {"": 1}}` cut to `{"": {"": 1`).
+            let starts_like_whole = |part: &Value| match (part, whole) {
+                (Value::Object(part), Value::Object(whole)) => {
+                    part.keys().next() == whole.keys().next()
+                }
+                (Value::Array(part), Value::Array(whole)) => match (part.first(), whole.first()) {
+                    (Some(a), Some(b)) => same_json(a, b),
+                    _ => false,
+                },
+                _ => false,
+            };
+            if let Some(part) = parts.iter().find(|part| {
+                !empty(part) && !starts_like_whole(part) && is_inner_value(part, whole)
+            }) {
+                return Err(format!(
+                    "{tier} ({multiple:?}, repairs {repairs:?}) found the inner value {part} \
+                     in {damaged:?}"
+                ));
+            }
+        }
+    }
+    Ok(())
 }

@@ -13,6 +13,7 @@ use std::fs;
 use std::path::Path;
 
 use serde_json::Value;
+use tribunal::fuzzing::{is_inner_value, same_json as same};
 use tribunal::{MultipleValues, Tier};
 
 const LADDER: [Tier; 4] = [Tier::Strict, Tier::Fence, Tier::Embedded, Tier::Repair];
@@ -23,44 +24,6 @@ const EXCLUDED: [(&str, &str); 1] = [(
     "both repairers turn a cut literal (`tr`, `nul`) into a string (\"tr\"): a guess at \
      prose; the repair tier drops the cut member instead (dropped_incomplete_member)",
 )];
-
-/// Values equal as JSON, numbers by value (`1.0` equals `1`).
-fn same(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same(x, y))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
-        }
-        _ => a == b,
-    }
-}
-
-/// Whether `found` is a proper part of `whole` (an inner object, array or element, at
-/// any depth) while differing from `whole`: a part reported as the whole.
-fn is_inner_value(found: &Value, whole: &Value) -> bool {
-    if same(found, whole) {
-        return false;
-    }
-    let mut stack: Vec<&Value> = match whole {
-        Value::Array(items) => items.iter().collect(),
-        Value::Object(members) => members.values().collect(),
-        _ => Vec::new(),
-    };
-    while let Some(value) = stack.pop() {
-        if (value.is_object() || value.is_array()) && same(found, value) {
-            return true;
-        }
-        match value {
-            Value::Array(items) => stack.extend(items),
-            Value::Object(members) => stack.extend(members.values()),
-            _ => {}
-        }
-    }
-    false
-}
 
 #[derive(Default)]
 struct Tally {

@@ -24,6 +24,13 @@
 //! of the text, so it hides every span after it: in a truncated `{"a": {"b": 1}, "c": ...`
 //! the complete inner object is not mistaken for the answer (the repair tier closes the
 //! outer one instead).
+//!
+//! Balanced spans are found by a reading that a damaged document can fool (a doubled
+//! quote turns its strings inside out), so a span is taken, or passed over when it fails
+//! to parse, only when nothing puts its extent in doubt: not a value inside a structure
+//! by what precedes it, not followed by what shows it was part of one, and, when it
+//! failed, with an end that [`failed_span_end`](super::failed_span_end) confirms.
+//! Otherwise the tier finds nothing, and the repair tier gets the text.
 
 use super::MultipleValues;
 
@@ -43,9 +50,22 @@ pub fn extract_with<D: super::Document>(text: &str, multiple: MultipleValues) ->
     if multiple != MultipleValues::First && spans.len() > 1 {
         return None;
     }
-    spans
-        .into_iter()
-        .find_map(|(start, end)| super::parse_container(&text[start..end]))
+    // A span that is, by its surroundings, a value inside a structure, or that
+    // failed where its end is in doubt, ends the search: what follows could be
+    // its inner values (see the module's documentation).
+    let bytes = text.as_bytes();
+    for (start, end) in spans {
+        if super::inside_a_structure(bytes, start) {
+            return None;
+        }
+        if let Some(document) = super::parse_container(&text[start..end]) {
+            return (!super::continues_after(bytes, end, bytes[start])).then_some(document);
+        }
+        if super::failed_span_end(bytes, start) != Some(end) {
+            return None;
+        }
+    }
+    None
 }
 
 /// An open bracket on the stack.

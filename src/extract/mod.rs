@@ -461,6 +461,108 @@ pub(crate) fn parse_container<D: Document>(text: &str) -> Option<D> {
     D::read(text)
 }
 
+/// Whether the `{` or `[` at `start` is, by what comes before it, a value inside
+/// a structure rather than a document: a member's value (`"key": {`), an element
+/// after another (`}, {`, `"a", [`, `1, {`), the first element of an open
+/// array or object (`[{`, `{{`), or what follows a stray closer in a member's
+/// place (`"key": } {`). Such a candidate's document lost its opener or
+/// failed around it, and the candidate is one of its inner values.
+pub(crate) fn inside_a_structure(bytes: &[u8], start: usize) -> bool {
+    let before = |end: usize| {
+        bytes[..end]
+            .iter()
+            .rposition(|byte| !byte.is_ascii_whitespace())
+    };
+    let Some(at) = before(start) else {
+        return false;
+    };
+    let prior = || before(at).map(|p| bytes[p]);
+    match bytes[at] {
+        b'{' | b'[' => true,
+        // After a key's closing quote (`"`, `'`, or a typographic `”` / `’`,
+        // whose last byte is 0x9D / 0x99).
+        b':' => prior().is_some_and(|p| matches!(p, b'"' | b'\'' | 0x9D | 0x99)),
+        b',' => prior().is_some_and(|p| matches!(p, b'}' | b']' | b'"') || p.is_ascii_digit()),
+        // A closer where a member's value should be (`"key": ]{`): a stray one
+        // ended the document early, and what follows is the rest of it.
+        b'}' | b']' => prior() == Some(b':'),
+        _ => false,
+    }
+}
+
+/// Whether what follows a document that ends at `end` (past whitespace) shows
+/// that it was a value inside a larger structure whose opener is missing: a `,`
+/// or `:`, or, after an object, a `]` (the object was an element of an array
+/// that lost its `[`). A closer of its own kind (`{...}}`, `[...]]`) is a stray
+/// one and is ignored, and so is a `}` after an array: an array inside an object
+/// is a member's value, found as such by [`inside_a_structure`].
+pub(crate) fn continues_after(bytes: &[u8], end: usize, opener: u8) -> bool {
+    bytes[end..]
+        .iter()
+        .find(|byte| !byte.is_ascii_whitespace())
+        .is_some_and(|&next| next == b',' || next == b':' || (next == b']' && opener == b'{'))
+}
+
+/// Where the document at `start`, which could not be read, certainly ends: the
+/// byte after its closing bracket, when reading its brackets and strings gives
+/// one end that nothing about it puts in doubt. Its closers match their openers;
+/// counting every bracket, inside strings too, gives the same end (a doubled or
+/// dropped quote that turned strings inside out would not); and what follows is
+/// not a `,`, `:`, closer or quote, which would show that the document was
+/// inside a structure or did not end there. `None` when the end is in doubt: no
+/// later document may then be looked for, since it could be one of this one's
+/// inner values. Linear in the length read.
+pub(crate) fn failed_span_end(bytes: &[u8], start: usize) -> Option<usize> {
+    let mut open: Vec<u8> = Vec::new();
+    // The depth counting every bracket, inside strings too.
+    let mut blind = 0usize;
+    let mut i = start;
+    let end = loop {
+        let byte = *bytes.get(i)?;
+        i += 1;
+        match byte {
+            b'{' | b'[' => {
+                open.push(byte);
+                blind += 1;
+            }
+            b'}' | b']' => {
+                let opener = if byte == b'}' { b'{' } else { b'[' };
+                if open.pop() != Some(opener) {
+                    return None;
+                }
+                blind -= 1;
+                if open.is_empty() {
+                    break i;
+                }
+                if blind == 0 {
+                    return None;
+                }
+            }
+            b'"' => loop {
+                match *bytes.get(i)? {
+                    b'\\' => i += 1,
+                    b'"' => {
+                        i += 1;
+                        break;
+                    }
+                    b'{' | b'[' => blind += 1,
+                    b'}' | b']' => {
+                        blind = blind.checked_sub(1).filter(|&depth| depth > 0)?;
+                    }
+                    _ => {}
+                }
+                i += 1;
+            },
+            _ => {}
+        }
+    };
+    let doubtful = bytes[end..]
+        .iter()
+        .find(|byte| !byte.is_ascii_whitespace())
+        .is_some_and(|next| b",:}]\"'".contains(next));
+    (blind == 0 && !doubtful).then_some(end)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -863,5 +965,90 @@ mod tests {
         assert_eq!(hidden_failure(r#"{"a": 1e300}"#), None);
         assert_eq!(hidden_failure(r#"{"a": 1,}"#), None);
         assert_eq!(hidden_failure("no json here"), None);
+    }
+
+    #[test]
+    fn a_value_inside_a_structure_is_told_by_what_comes_before_it() {
+        let inside = |text: &str| {
+            let start = text.rfind(['{', '[']).unwrap();
+            inside_a_structure(text.as_bytes(), start)
+        };
+        for text in [
+            r#""meta": {"#,
+            "'meta' :\n  [",
+            "\"meta”: {",
+            r#"{"a": 1}, {"#,
+            r#""x",  ["#,
+            "12,{",
+            "[ {",
+            "{{",
+            r#""meta": } {"#,
+            r#""tags":]["#,
+        ] {
+            assert!(inside(text), "{text:?}");
+        }
+        for text in [
+            "{",
+            "Here is the JSON: {",
+            "Sure, {",
+            "{\"a\": 1} {",
+            "{\"a\": 1}\n[",
+            "see [1] and {",
+        ] {
+            assert!(!inside(text), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_document_followed_by_a_separator_was_part_of_a_structure() {
+        // The document is the text before the `|`.
+        let after = |text: &str| {
+            let end = text.find('|').unwrap();
+            let text = text.replace('|', "");
+            continues_after(text.as_bytes(), end, text.as_bytes()[0])
+        };
+        for text in [
+            r#"{"a": 1}|,"#,
+            "{\"a\": 1}|\n  :",
+            "{\"a\": 1}| ]",
+            "[1]|, ",
+        ] {
+            assert!(after(text), "{text:?}");
+        }
+        for text in [
+            "{\"a\": 1}|",
+            "{\"a\": 1}|}",
+            "[1]|]",
+            "[1]|}",
+            "{\"a\": 1}| and more",
+            "{\"a\": 1}|\n{\"b\": 2}",
+        ] {
+            assert!(!after(text), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_failed_document_ends_only_where_that_is_certain() {
+        let end = |text: &str| failed_span_end(text.as_bytes(), 0);
+        assert_eq!(end("{x} and {'a': 1}"), Some(3));
+        assert_eq!(end("{\"a\": \"[}\", \"b\": [x]} then"), Some(21));
+        assert_eq!(end("[MOOD: calm]"), Some(12));
+        for text in [
+            // Never closed, or closed by the wrong kind.
+            "{\"a\": {\"b\": 1}",
+            "{\"a\": [1}, \"b\": {\"c\": 2}}",
+            // A doubled quote turns the strings inside out: counted with the
+            // strings, the brackets close at another place than counted without.
+            r#"{"a": "x"", "b": {"c": "}"}, "d": {"e": 1}}"#,
+            // What follows shows that it did not end there.
+            "{\"a\": x}, \"b\": {\"c\": 1}}",
+            "{\"a\": x}\"",
+            "{\"a\": x} ]",
+            "{\"a\": \"unclosed}",
+            // Brackets in a string that close it when counted: in doubt too.
+            "{\"a\": \"}]\", \"b\": [x]} then",
+        ] {
+            assert_eq!(end(text), None, "{text:?}");
+        }
     }
 }

@@ -32,9 +32,14 @@
 //!
 //! Candidates: the content of the first JSON-like code fence (closed or not), from its
 //! first `{` or `[`; then the text from its first `{` or `[`, and from each following
-//! `{` after the point where the previous candidate could not be read (never a `{`
-//! inside a document that failed: its inner objects are not the answer), at most
-//! [`MAX_ATTEMPTS`] failed starts in all. After a document, the next `{` or `[` that
+//! `{` after the end of the previous candidate that could not be read, when that end is
+//! certain ([`failed_span_end`](super::failed_span_end)); when it is not, no later
+//! candidate is tried: a `{` inside a document that failed is one of its inner objects,
+//! never the answer. At most [`MAX_ATTEMPTS`] failed starts in all. A candidate that is
+//! a value inside a structure by what precedes it
+//! ([`inside_a_structure`](super::inside_a_structure)) ends the search, and a document
+//! followed by what shows it was part of one ([`continues_after`](super::continues_after))
+//! is not taken. After a document, the next `{` or `[` that
 //! starts like JSON is tried as a further document. Each attempt is linear and fails as
 //! soon as the input cannot be JSON, or once nesting exceeds [`MAX_DEPTH`] (deeper than
 //! `serde_json` parses); attempts never read the same text twice but for a bounded
@@ -113,27 +118,34 @@ fn documents(
                 None => break,
             }
         };
-        match attempt(&text[start..], steps) {
-            Ok((value, repairs, end)) => {
-                found.push((value, repairs));
-                from = start + end;
-                if multiple == MultipleValues::First && found.len() > 1 {
-                    break;
-                }
-            }
-            Err(failed_at) => {
-                failures += 1;
-                // The next candidate starts after the point where this one could not
-                // be read: a `{` before it is inside the document that failed (a
-                // nested `meta` or `address` object), and an inner value is never
-                // returned as the whole.
-                let next = (start + failed_at).max(start + 1);
-                match (next..=text.len()).find(|&i| text.is_char_boundary(i)) {
-                    Some(next) => from = next,
-                    None => break,
-                }
-            }
+        // A value inside a structure (`"key": {`, `}, {`) is never a document:
+        // the structure around it lost its opener or failed.
+        let bytes = text.as_bytes();
+        if super::inside_a_structure(bytes, start) {
+            break;
         }
+        if let Some((value, repairs, end)) = attempt(&text[start..], steps) {
+            // So is a document followed by a `,`, a `:`, or for an object a `]`.
+            if super::continues_after(bytes, start + end, bytes[start]) {
+                break;
+            }
+            found.push((value, repairs));
+            from = start + end;
+            if multiple == MultipleValues::First && found.len() > 1 {
+                break;
+            }
+            continue;
+        }
+        failures += 1;
+        // The next candidate starts after the end of the document that failed, when
+        // that end is certain; otherwise there is none: a `{` inside it (a nested
+        // `meta` or `address` object) is never returned as the whole.
+        let Some(end) = super::failed_span_end(bytes, start) else {
+            *steps += text.len() - start;
+            break;
+        };
+        *steps += end - start;
+        from = end;
     }
     let several = found.len() > 1;
     let (value, mut repairs) = match multiple {
@@ -193,20 +205,17 @@ fn next_document(text: &str, from: usize, steps: &mut usize) -> Option<usize> {
 }
 
 /// Rewrites the value at the start of `source` and parses the result: the value, the
-/// repairs and the length read; on failure, the offset in `source` where it could not
-/// go on.
-fn attempt(source: &str, steps: &mut usize) -> Result<(Json, RepairSet, usize), usize> {
+/// repairs and the length read; `None` when it cannot be rewritten into JSON.
+fn attempt(source: &str, steps: &mut usize) -> Option<(Json, RepairSet, usize)> {
     let mut rewriter = Rewriter::new(source);
     let ran = rewriter.run();
     // Writing the output and parsing it again are each linear in its length.
     *steps += rewriter.steps + 2 * rewriter.out.len();
-    if ran.is_err() {
-        return Err(rewriter.pos);
-    }
+    ran.ok()?;
     let end = rewriter.pos;
-    let json = String::from_utf8(rewriter.out).map_err(|_| end)?;
-    let value = parse_container::<Json>(&json).ok_or(end)?;
-    Ok((value, rewriter.repairs, end))
+    let json = String::from_utf8(rewriter.out).ok()?;
+    let value = parse_container::<Json>(&json)?;
+    Some((value, rewriter.repairs, end))
 }
 
 /// The set of repairs made, listed in [`Repair`] order.
@@ -584,10 +593,27 @@ impl<'a> Rewriter<'a> {
             }
             let rest = &self.src[self.pos..];
             if rest.starts_with(b"//") || rest.starts_with(b"#") {
-                self.pos += rest
+                let line = rest
                     .iter()
                     .position(|&byte| byte == b'\n')
                     .unwrap_or(rest.len());
+                // A "comment" that opens more objects or arrays than it closes
+                // (`#"meta": {`) is a stray character before a member, not a
+                // comment: read as one, the member's inner object would be taken
+                // for the members of the object around it.
+                let opens = rest[..line]
+                    .iter()
+                    .filter(|&&byte| byte == b'{' || byte == b'[')
+                    .count();
+                let closes = rest[..line]
+                    .iter()
+                    .filter(|&&byte| byte == b'}' || byte == b']')
+                    .count();
+                if opens > closes {
+                    self.steps += self.pos - start + line;
+                    return;
+                }
+                self.pos += line;
             } else if rest.starts_with(b"/*") {
                 self.pos += rest[2..]
                     .windows(2)
@@ -1818,6 +1844,46 @@ mod tests {
             &json!({"a": 1}),
             &[ClosedBrackets, DroppedIncompleteMember],
         );
+    }
+
+    #[test]
+    fn a_damaged_document_never_yields_its_inner_values() {
+        // The shapes issue 46 found, each once returned an inner object as the
+        // whole (listing only `multiple_values`); now the whole is repaired, or
+        // nothing is returned.
+        for text in [
+            // An unquoted word in a nested array.
+            r#"{"id": 1, "tags": [plain, "Zoë"], "meta": {"a": 1}, "more": {"b": 2}}"#,
+            // An object in an array that lost its closing brace.
+            r#"{"items": [{"a": 1, {"b": 2}, {"c": 3}], "n": 2}"#,
+            // A doubled quote after a value.
+            r#"{"id": "gamma"", "meta": {"a": 1}, "more": {"b": 2}}"#,
+            // A stray character before a colon or a comma.
+            r#"{"id"x: 1, "meta": {"a": 1}, "more": {"b": 2}}"#,
+            r#"{"id": 1x, "meta": {"a": "}"}, "more": {"b": 2}}"#,
+            // The document's own opener lost.
+            r#""meta": {"a": 1}, "more": {"b": 2}}"#,
+            r#"{"a": 1}, {"b": 2}]"#,
+            "{\"a\": [1]}]",
+            // A stray closer where a value should be.
+            r#"{"n": 0, "meta": ]{"b": 2, "c": {"a": 1}}}"#,
+            // A "comment" that swallows a member's opening brace.
+            "{\n  #\"meta\": {\n    \"a\": 1\n  }\n}",
+        ] {
+            for multiple in [
+                MultipleValues::First,
+                MultipleValues::Last,
+                MultipleValues::All,
+            ] {
+                if let Some((value, repairs)) = repair_with(text, multiple) {
+                    let inner = [json!({"a": 1}), json!({"b": 2}), json!({"c": 3})];
+                    assert!(
+                        !inner.contains(&value) && !repairs.contains(&MultipleValuesRepair),
+                        "{text:?} ({multiple:?}) gave {value} {repairs:?}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
