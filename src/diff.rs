@@ -9,6 +9,7 @@ use std::io::BufRead;
 
 use serde_json::{json, Value};
 
+use crate::files::{BoundedLine, BoundedLines, MAX_RESULT_LINE_BYTES};
 use crate::report::Status;
 
 /// What the diff keeps of one result record.
@@ -70,9 +71,17 @@ impl Run {
                     .unwrap_or(self.entries.len() as u64 + 1);
                 (format!("\u{1}{line}"), format!("line {line}"))
             }
-            Value::String(s) => (record["id"].to_string(), s.clone()),
-            other => (other.to_string(), other.to_string()),
+            Value::String(s) => (
+                record["id"].to_string(),
+                crate::text::clip_chars(s, MAX_NAME_CHARS),
+            ),
+            other => {
+                let text = other.to_string();
+                let shown = crate::text::clip_chars(&text, MAX_NAME_CHARS);
+                (text, shown)
+            }
         };
+        let key = bounded_key(key);
         let occurrence = self.seen.entry(key.clone()).or_default();
         *occurrence += 1;
         let (key, id) = if *occurrence > 1 {
@@ -88,7 +97,9 @@ impl Run {
             .as_object()
             .map(|m| {
                 m.iter()
-                    .filter_map(|(name, v)| v["score"].as_f64().map(|s| (name.clone(), s)))
+                    .filter_map(|(name, v)| {
+                        v["score"].as_f64().map(|s| (bounded_key(name.clone()), s))
+                    })
                     .collect()
             })
             .unwrap_or_default();
@@ -107,6 +118,25 @@ impl Run {
     }
 }
 
+/// A key (an id's JSON text, a metric's name) as the comparison keeps it: as it
+/// is up to 256 bytes; a longer one as its first characters and a digest of
+/// the whole, so that memory stays bounded whatever a file holds while
+/// different keys stay different.
+fn bounded_key(key: String) -> String {
+    use sha2::{Digest, Sha256};
+    if key.len() <= 256 {
+        return key;
+    }
+    let digest = Sha256::digest(key.as_bytes());
+    let hex = digest[..12]
+        .iter()
+        .fold(String::with_capacity(24), |mut hex, b| {
+            let _ = std::fmt::Write::write_fmt(&mut hex, format_args!("{b:02x}"));
+            hex
+        });
+    format!("{} #{hex}", crate::text::clip_chars(&key, 64))
+}
+
 /// One line of a result file: a result record (its line number, the record and
 /// its status), or what is not one and why.
 pub(crate) enum ResultLine<'a> {
@@ -116,20 +146,33 @@ pub(crate) enum ResultLine<'a> {
 
 /// Reads a result file line by line, handing `each` every result record and
 /// every line that is not one (not UTF-8, not JSON — a truncated file —, not an
-/// object, no `status`); blank lines are passed over. Fails only when reading fails.
+/// object, no `status`, longer than [`MAX_RESULT_LINE_BYTES`], which is read past
+/// without being kept); blank lines are passed over. Fails only when reading fails.
 pub(crate) fn read_results(
     input: impl BufRead,
     mut each: impl FnMut(ResultLine<'_>),
 ) -> std::io::Result<()> {
-    for (i, line) in input.lines().enumerate() {
+    let lines = BoundedLines::new(input, MAX_RESULT_LINE_BYTES);
+    for (i, line) in lines.enumerate() {
         let number = i as u64 + 1;
-        let line = match line {
-            Ok(line) => line,
-            Err(err) if err.kind() == std::io::ErrorKind::InvalidData => {
-                each(ResultLine::Skipped(number, "not UTF-8".to_owned()));
+        let line = match line? {
+            BoundedLine::Bytes(bytes) => {
+                let Ok(line) = String::from_utf8(bytes) else {
+                    each(ResultLine::Skipped(number, "not UTF-8".to_owned()));
+                    continue;
+                };
+                line
+            }
+            BoundedLine::TooLong(length) => {
+                each(ResultLine::Skipped(
+                    number,
+                    format!(
+                        "{length} bytes, above the limit of {MAX_RESULT_LINE_BYTES} bytes for \
+                         one line"
+                    ),
+                ));
                 continue;
             }
-            Err(err) => return Err(err),
         };
         if line.trim().is_empty() {
             continue;
@@ -162,6 +205,10 @@ pub(crate) fn read_results(
     Ok(())
 }
 
+/// Characters of a name read from a result file (an id, a pack, a metric,
+/// tier, repair or rule) that a page or a comparison shows.
+pub(crate) const MAX_NAME_CHARS: usize = 200;
+
 /// The pack and revision the records of a file name: the first seen, and
 /// whether another was seen too.
 #[derive(Debug, Default)]
@@ -175,8 +222,19 @@ impl PackSeen {
         if let (Some(pack), Some(revision)) = (record["pack"].as_str(), record["revision"].as_str())
         {
             match &self.pack {
-                None => self.pack = Some((pack.to_owned(), revision.to_owned())),
-                Some((p, r)) if p != pack || r != revision => self.mixed = true,
+                // Clipped: a page or a summary shows them, whatever a file holds.
+                None => {
+                    self.pack = Some((
+                        crate::text::clip_chars(pack, MAX_NAME_CHARS),
+                        crate::text::clip_chars(revision, MAX_NAME_CHARS),
+                    ));
+                }
+                Some((p, r))
+                    if *p != crate::text::clip_chars(pack, MAX_NAME_CHARS)
+                        || *r != crate::text::clip_chars(revision, MAX_NAME_CHARS) =>
+                {
+                    self.mixed = true;
+                }
                 Some(_) => {}
             }
         }

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeSet;
 use std::fs::{self, File};
-use std::io::{self, Read};
+use std::io::{self, BufRead, Read};
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -422,6 +422,113 @@ fn find_closing(text: &str, quote: char) -> Option<usize> {
     None
 }
 
+/// Opens a file named on the command line to be read as a stream (a data set,
+/// a result file): a regular file, or a FIFO (`<(command)`), but not a folder or
+/// a device, which are refused before opening (`/dev/zero` is an endless line).
+pub fn open_stream(path: &Path) -> Result<File, FileError> {
+    let shown = || path.display().to_string();
+    let io_error = |source| FileError::Io {
+        shown: shown(),
+        source,
+    };
+    let streamable = |meta: &fs::Metadata| {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileTypeExt;
+            if meta.file_type().is_fifo() {
+                return Ok(());
+            }
+        }
+        check_regular(meta, u64::MAX, &shown)
+    };
+    streamable(&fs::metadata(path).map_err(io_error)?)?;
+    let file = File::open(path).map_err(io_error)?;
+    streamable(&file.metadata().map_err(io_error)?)?;
+    Ok(file)
+}
+
+/// Longest line of a result file or data set that `diff` and `report` read
+/// (64 MiB): a longer line is skipped and counted, so memory stays bounded
+/// whatever the file holds (`/dev/zero`, a line of gigabytes).
+pub const MAX_RESULT_LINE_BYTES: usize = 64 * 1024 * 1024;
+
+/// One line read by [`BoundedLines`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BoundedLine {
+    /// The line's bytes, without its `\n` (or `\r\n`).
+    Bytes(Vec<u8>),
+    /// A line above the limit: how many bytes it had. None of it is kept.
+    TooLong(u64),
+}
+
+/// The lines of a reader, each at most `max` bytes kept: a longer line is read
+/// past without keeping it and given as [`BoundedLine::TooLong`]. Memory is
+/// bounded by `max` and the reader's buffer, whatever the input.
+#[derive(Debug)]
+pub struct BoundedLines<R> {
+    reader: R,
+    max: usize,
+    done: bool,
+}
+
+impl<R: BufRead> BoundedLines<R> {
+    pub fn new(reader: R, max: usize) -> Self {
+        BoundedLines {
+            reader,
+            max,
+            done: false,
+        }
+    }
+}
+
+impl<R: BufRead> Iterator for BoundedLines<R> {
+    type Item = io::Result<BoundedLine>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let mut line = Vec::new();
+        let mut length = 0u64;
+        loop {
+            let available = match self.reader.fill_buf() {
+                Ok(available) => available,
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                Err(err) => {
+                    self.done = true;
+                    return Some(Err(err));
+                }
+            };
+            if available.is_empty() {
+                self.done = true;
+                if length == 0 {
+                    return None;
+                }
+                break;
+            }
+            let newline = memchr::memchr(b'\n', available);
+            let take = newline.unwrap_or(available.len());
+            length += take as u64;
+            if length <= self.max as u64 {
+                line.extend_from_slice(&available[..take]);
+            } else {
+                line = Vec::new();
+            }
+            self.reader.consume(take + usize::from(newline.is_some()));
+            if newline.is_some() {
+                break;
+            }
+        }
+        if length > self.max as u64 {
+            return Some(Ok(BoundedLine::TooLong(length)));
+        }
+        if line.last() == Some(&b'\r') {
+            line.pop();
+        }
+        Some(Ok(BoundedLine::Bytes(line)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -516,5 +623,39 @@ mod tests {
             .unwrap();
         let err = files.glob(&pack, "c/*.yaml").unwrap_err();
         assert!(err.to_string().contains("`c/s.yaml` is outside"), "{err}");
+    }
+
+    #[test]
+    fn bounded_lines_keep_each_line_under_the_limit() {
+        let read = |text: &[u8], max: usize, buffer: usize| {
+            let reader = io::BufReader::with_capacity(buffer, text);
+            BoundedLines::new(reader, max)
+                .map(Result::unwrap)
+                .collect::<Vec<_>>()
+        };
+        let bytes = |s: &str| BoundedLine::Bytes(s.as_bytes().to_vec());
+        for buffer in [1, 2, 3, 7, 64] {
+            assert_eq!(
+                read(b"ab\r\ncdef\n\nghijk\nlm", 4, buffer),
+                [
+                    bytes("ab"),
+                    bytes("cdef"),
+                    bytes(""),
+                    BoundedLine::TooLong(5),
+                    bytes("lm")
+                ],
+                "buffer {buffer}"
+            );
+            assert_eq!(read(b"", 4, buffer), []);
+            assert_eq!(read(b"abcdefgh", 4, buffer), [BoundedLine::TooLong(8)]);
+        }
+        // An endless line (`/dev/zero`) is read past in constant memory.
+        let zeros = io::BufReader::new(io::repeat(0).take(100 << 20));
+        let mut lines = BoundedLines::new(zeros, 1 << 10);
+        assert_eq!(
+            lines.next().unwrap().unwrap(),
+            BoundedLine::TooLong(100 << 20)
+        );
+        assert!(lines.next().is_none());
     }
 }

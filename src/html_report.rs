@@ -4,15 +4,18 @@
 //! that did not pass first) and says so, so a run of millions of records makes a
 //! page of the same size as one of thousands.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::io::BufRead;
 
 use serde_json::Value;
 
-use crate::diff::{compare, read_results, PackSeen, ResultLine, Run};
+use crate::diff::{compare, read_results, PackSeen, ResultLine, Run, MAX_NAME_CHARS};
+use crate::files::{BoundedLine, BoundedLines, MAX_RESULT_LINE_BYTES};
 use crate::report::Status;
 use crate::summary::count_one;
+use crate::text::clip_chars;
 
 /// Bars of a histogram over [0, 1].
 const BINS: usize = 20;
@@ -22,6 +25,16 @@ const MAX_ISSUE_KEYS: usize = 10_000;
 const MAX_TEXT_CHARS: usize = 4_000;
 /// Issues per (rule, path) listed.
 const TOP_ISSUES: usize = 25;
+/// Characters of an issue's path, and of its message, shown.
+const MAX_PATH_CHARS: usize = 500;
+const MAX_MESSAGE_CHARS: usize = 1_000;
+/// Issues of one record the table lists.
+const MAX_ROW_ISSUES: usize = 50;
+/// Distinct metric, tier and repair names counted, each; the rest are counted
+/// as `(other)`.
+const MAX_NAMES: usize = 256;
+/// What counts the names past [`MAX_NAMES`].
+const OTHER: &str = "(other)";
 
 /// A record of the sample, as the table shows it.
 #[derive(Debug)]
@@ -65,6 +78,27 @@ pub struct Page {
 
 fn bin(score: f64) -> usize {
     ((score.clamp(0.0, 1.0) * BINS as f64) as usize).min(BINS - 1)
+}
+
+/// `name` as counted among `counts`: clipped, and [`OTHER`] once
+/// [`MAX_NAMES`] distinct names are counted and it is not one of them.
+fn bounded_name<'a, V>(counts: &BTreeMap<String, V>, name: &'a str) -> Cow<'a, str> {
+    let name = clip_if_long(name, MAX_NAME_CHARS);
+    if counts.len() >= MAX_NAMES && !counts.contains_key(name.as_ref()) {
+        Cow::Borrowed(OTHER)
+    } else {
+        name
+    }
+}
+
+/// `s`, clipped to `max` characters only when it is longer (not copied
+/// otherwise).
+fn clip_if_long(s: &str, max: usize) -> Cow<'_, str> {
+    if s.len() <= max {
+        Cow::Borrowed(s)
+    } else {
+        Cow::Owned(clip_chars(s, max))
+    }
 }
 
 fn text_of(value: &Value) -> String {
@@ -117,9 +151,10 @@ impl Page {
         if let Some(metrics) = record["metrics"].as_object() {
             for (name, metric) in metrics {
                 if let Some(s) = metric["score"].as_f64() {
+                    let name = bounded_name(&self.metric_bins, name);
                     let entry = self
                         .metric_bins
-                        .entry(name.clone())
+                        .entry(name.into_owned())
                         .or_insert(([0; BINS], 0.0, 0));
                     entry.0[bin(s)] += 1;
                     entry.1 += s;
@@ -128,10 +163,12 @@ impl Page {
             }
         }
         let tier = record["extraction"]["tier"].as_str().unwrap_or("none");
-        count_one(&mut self.tiers, tier);
+        let tier = bounded_name(&self.tiers, tier);
+        count_one(&mut self.tiers, &tier);
         if let Some(repairs) = record["extraction"]["repairs"].as_array() {
             for repair in repairs.iter().filter_map(Value::as_str) {
-                count_one(&mut self.repairs, repair);
+                let repair = bounded_name(&self.repairs, repair);
+                count_one(&mut self.repairs, &repair);
             }
         }
         // Counted from the record as it is: nothing is copied for a pair seen before.
@@ -139,6 +176,12 @@ impl Page {
         for issue in listed {
             let rule = issue["rule"].as_str().unwrap_or_default();
             let path = issue["path"].as_str().unwrap_or_default();
+            // Long names are clipped before they are counted (copied only then).
+            let (rule, path) = (
+                clip_if_long(rule, MAX_NAME_CHARS),
+                clip_if_long(path, MAX_PATH_CHARS),
+            );
+            let (rule, path) = (rule.as_ref(), path.as_ref());
             if let Some(n) = self
                 .issues
                 .get_mut(rule)
@@ -176,19 +219,20 @@ impl Page {
             let row = Row {
                 id: match &record["id"] {
                     Value::Null => format!("line {}", record["line"].as_u64().unwrap_or(number)),
-                    id => text_of(id),
+                    id => clip_chars(&text_of(id), MAX_NAME_CHARS),
                 },
                 line: record["line"].as_u64().unwrap_or(number),
                 status,
                 score,
                 issues: listed
                     .iter()
+                    .take(MAX_ROW_ISSUES)
                     .map(|i| {
                         (
-                            text_of(&i["severity"]),
-                            text_of(&i["rule"]),
-                            text_of(&i["path"]),
-                            text_of(&i["message"]),
+                            clip_chars(&text_of(&i["severity"]), MAX_NAME_CHARS),
+                            clip_chars(&text_of(&i["rule"]), MAX_NAME_CHARS),
+                            clip_chars(&text_of(&i["path"]), MAX_PATH_CHARS),
+                            clip_chars(&text_of(&i["message"]), MAX_MESSAGE_CHARS),
                         )
                     })
                     .collect(),
@@ -237,8 +281,12 @@ impl Page {
         let mut rows = rows;
         let mut found = 0;
         // Lines are read as bytes: a line that is not UTF-8 is skipped, not fatal.
-        for (i, line) in data.split(b'\n').enumerate() {
-            let line = line?;
+        // A line above the limit is read past without being kept.
+        let lines = BoundedLines::new(data, MAX_RESULT_LINE_BYTES);
+        for (i, line) in lines.enumerate() {
+            let BoundedLine::Bytes(line) = line? else {
+                continue;
+            };
             let Some(&at) = wanted.get(&(i as u64 + 1)) else {
                 continue;
             };

@@ -424,6 +424,16 @@ pub fn prefix_chars(s: &str, max: usize) -> &str {
     }
 }
 
+/// `s` cut to at most `max` characters, with `…` after a cut.
+pub fn clip_chars(s: &str, max: usize) -> String {
+    let prefix = prefix_chars(s, max);
+    if prefix.len() == s.len() {
+        s.to_owned()
+    } else {
+        format!("{prefix}…")
+    }
+}
+
 /// Text safe to show on a terminal: control characters (C0 but newline and tab,
 /// DEL, C1) and bidirectional overrides are written as escapes (`\u{1b}`), so
 /// a model's output or a pack's name cannot move the cursor, clear the screen,

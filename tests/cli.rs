@@ -1461,7 +1461,7 @@ fn diff_shows_regressions_first_and_survives_bad_input() {
         .arg(dir.path().join("new.jsonl"))
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("cannot read nowhere.jsonl"));
+        .stderr(predicate::str::contains("cannot read `nowhere.jsonl`"));
 }
 
 #[test]

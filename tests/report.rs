@@ -203,5 +203,114 @@ fn a_baseline_adds_the_comparison_and_bad_lines_are_reported_not_fatal() {
         .arg(&report)
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("cannot read nowhere.jsonl"));
+        .stderr(predicate::str::contains("cannot read `nowhere.jsonl`"));
+}
+
+/// A result record with this id, status FAIL, one issue with this message.
+fn record(id: &str, message: &str, metric: &str) -> String {
+    serde_json::json!({
+        "id": id,
+        "pack": "p",
+        "revision": "r",
+        "status": "FAIL",
+        "score": 0.0,
+        "metrics": {metric: {"score": 0.0}},
+        "extraction": {"tier": id, "repairs": [id]},
+        "issues": [{"severity": "error", "rule": id, "path": id, "message": message}],
+    })
+    .to_string()
+}
+
+#[test]
+fn the_page_is_bounded_whatever_the_results_hold() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results.jsonl");
+    // 300 records whose every name is a distinct 40 KB string: 48 MB of names
+    // in all (200 records with 1 MB ids made a 381 MB page).
+    let mut text = String::new();
+    for i in 0..300 {
+        let name = format!("{i:03}{}", "é".repeat(20_000));
+        text.push_str(&record(&name, &name, &name));
+        text.push('\n');
+    }
+    fs::write(&results, text).unwrap();
+    let page = dir.path().join("report.html");
+    tribunal()
+        .arg("report")
+        .arg(&results)
+        .arg("-o")
+        .arg(&page)
+        .assert()
+        .success();
+    let size = fs::metadata(&page).unwrap().len();
+    assert!(size < 8 << 20, "a page of {size} bytes");
+    let html = fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("(other)"),
+        "names past the cap are counted together"
+    );
+}
+
+#[test]
+fn diff_and_report_read_past_an_endless_line_and_refuse_devices() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.jsonl");
+    fs::write(&good, record("a", "m", "x") + "\n").unwrap();
+    // A device is refused before it is read (`/dev/zero` is an endless line).
+    for command in [&["diff", "/dev/zero"][..], &["report", "/dev/zero", "-o"]] {
+        let mut cmd = tribunal();
+        cmd.args(command);
+        if command[0] == "report" {
+            cmd.arg(dir.path().join("page.html"));
+        } else {
+            cmd.arg(&good);
+        }
+        cmd.assert()
+            .code(2)
+            .stderr(predicate::str::contains("`/dev/zero` is a device"));
+    }
+    // A line above the limit (64 MiB), here through a FIFO, is read past in
+    // bounded memory, counted and reported; the records after it are read.
+    let fifo = dir.path().join("results.fifo");
+    if !Process::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        eprintln!("skipped: no mkfifo");
+        return;
+    }
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            use std::io::Write as _;
+            let mut out = fs::OpenOptions::new().write(true).open(fifo).unwrap();
+            let block = vec![b'x'; 1 << 20];
+            for _ in 0..65 {
+                out.write_all(&block).unwrap();
+            }
+            out.write_all(b"\n").unwrap();
+            out.write_all((record("a", "m", "x") + "\n").as_bytes())
+                .unwrap();
+        })
+    };
+    let out = tribunal()
+        .args(["diff", "--json"])
+        .arg(&good)
+        .arg(&fifo)
+        .output()
+        .unwrap();
+    writer.join().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let diff: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(diff["new"]["records"], 1, "{diff}");
+    assert!(
+        diff.to_string()
+            .contains("above the limit of 67108864 bytes"),
+        "{diff}"
+    );
 }

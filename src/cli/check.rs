@@ -5,7 +5,6 @@ use crate::pipeline::Input;
 use crate::report::Report;
 use clap::Args;
 use serde_json::Value;
-use std::fs::File;
 use std::io::{self, Write};
 use std::path::PathBuf;
 
@@ -58,8 +57,7 @@ pub(super) fn check(args: &CheckArgs) -> Result<u8, String> {
             read_limited(io::stdin().lock(), args.max_record_bytes, "stdin")?
         }
         Some(path) => {
-            let file =
-                File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+            let file = crate::files::open_stream(path).map_err(|e| e.to_string())?;
             read_limited(file, args.max_record_bytes, &path.display().to_string())?
         }
     };

@@ -165,8 +165,7 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
     let reader: Box<dyn BufRead + Send> = if args.input.as_os_str() == "-" {
         Box::new(BufReader::with_capacity(1 << 16, io::stdin()))
     } else {
-        let file = File::open(&args.input)
-            .map_err(|e| format!("cannot read {}: {e}", args.input.display()))?;
+        let file = crate::files::open_stream(&args.input).map_err(|e| e.to_string())?;
         Box::new(BufReader::with_capacity(1 << 16, file))
     };
     let options = jsonl::Options {

@@ -1,6 +1,5 @@
 //! `tribunal report RESULTS.jsonl -o report.html [--baseline OLD.jsonl]`.
 
-use std::fs::File;
 use std::io::{BufReader, Write as _};
 use std::path::PathBuf;
 
@@ -41,9 +40,9 @@ pub(super) struct ReportArgs {
 
 pub(super) fn run_report(args: &ReportArgs) -> Result<u8, String> {
     let open = |path: &PathBuf| {
-        File::open(path)
+        crate::files::open_stream(path)
             .map(BufReader::new)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))
+            .map_err(|e| e.to_string())
     };
     // With a baseline, this run's records are taken in while the page reads them.
     let mut runs = match &args.baseline {
