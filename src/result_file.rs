@@ -29,6 +29,11 @@ pub enum OutputError {
         "--resume needs --output to be a regular file (results are resumed from it), not {path}"
     )]
     NotResumable { path: PathBuf },
+    #[error("the partial results file {partial} is {what}, not a regular file made by a run: nothing was written through it; remove it and run again")]
+    UnsafePartial {
+        partial: PathBuf,
+        what: &'static str,
+    },
     #[error("an unfinished run left {bytes} bytes of results for {path} in {partial}: continue them with --resume, or remove that file to start over")]
     Unfinished {
         path: PathBuf,
@@ -180,13 +185,13 @@ fn open_partial(target: &Path, given: &Path) -> Result<(PathBuf, File), OutputEr
         source,
     };
     loop {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&partial)
-            .map_err(io_error)?;
+        let file = open_own_file(&partial, false).map_err(|err| match err {
+            OwnFileError::Unsafe(what) => OutputError::UnsafePartial {
+                partial: partial_path(given),
+                what,
+            },
+            OwnFileError::Io(source) => io_error(source),
+        })?;
         match file.try_lock() {
             Ok(()) => {}
             Err(fs::TryLockError::WouldBlock) => {
@@ -206,6 +211,106 @@ fn open_partial(target: &Path, given: &Path) -> Result<(PathBuf, File), OutputEr
             Ok(_) => {}
             Err(err) if err.kind() == io::ErrorKind::NotFound => {}
             Err(err) => return Err(io_error(err)),
+        }
+    }
+}
+
+/// Why a file of the run's own (a partial results file, a temporary file)
+/// could not be opened.
+#[derive(Debug)]
+pub(crate) enum OwnFileError {
+    /// Something other than a regular file is at its path: what it is.
+    Unsafe(&'static str),
+    Io(io::Error),
+}
+
+/// What is at `path`, when it is not a regular file (a link is not followed).
+fn not_regular(meta: &fs::Metadata) -> Option<&'static str> {
+    let kind = meta.file_type();
+    if kind.is_file() {
+        return None;
+    }
+    if kind.is_symlink() {
+        return Some("a symbolic link");
+    }
+    if kind.is_dir() {
+        return Some("a folder");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return Some("a FIFO");
+        }
+        if kind.is_char_device() || kind.is_block_device() {
+            return Some("a device");
+        }
+        if kind.is_socket() {
+            return Some("a socket");
+        }
+    }
+    Some("not a regular file")
+}
+
+/// Opens a file the run writes for itself, for reading and writing: created if
+/// there is none (`new`: only created, never one that is already there), never
+/// through a link (`O_NOFOLLOW`), and only a regular file: a link, FIFO, device
+/// or folder planted at its path is refused before it is opened (a FIFO would
+/// block the run, a link would send the results elsewhere), and checked again
+/// on what was opened.
+pub(crate) fn open_own_file(path: &Path, new: bool) -> Result<File, OwnFileError> {
+    match fs::symlink_metadata(path) {
+        Ok(meta) => {
+            if let Some(what) = not_regular(&meta) {
+                return Err(OwnFileError::Unsafe(what));
+            }
+        }
+        Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+        Err(err) => return Err(OwnFileError::Io(err)),
+    }
+    let mut options = OpenOptions::new();
+    options.read(true).write(true);
+    if new {
+        options.create_new(true);
+    } else {
+        options.create(true).truncate(false);
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o644);
+        // Not through a link, and never waiting on a FIFO put there meanwhile.
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    let file = options.open(path).map_err(|err| {
+        #[cfg(unix)]
+        if err.raw_os_error() == Some(libc::ELOOP) {
+            return OwnFileError::Unsafe("a symbolic link");
+        }
+        OwnFileError::Io(err)
+    })?;
+    let meta = file.metadata().map_err(OwnFileError::Io)?;
+    if let Some(what) = not_regular(&meta) {
+        return Err(OwnFileError::Unsafe(what));
+    }
+    Ok(file)
+}
+
+/// Creates a new temporary file in `folder`, named `.{stem}.{random}.tmp`: a
+/// name no one can guess and plant a link or FIFO at beforehand, created only
+/// if nothing is there (see [`open_own_file`]).
+pub(crate) fn create_temporary(folder: &Path, stem: &str) -> io::Result<(PathBuf, File)> {
+    use std::hash::{BuildHasher, Hasher};
+    loop {
+        // Seeded from the system's randomness afresh for each state.
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u32(std::process::id());
+        let path = folder.join(format!(".{stem}.{:016x}.tmp", hasher.finish()));
+        match open_own_file(&path, true) {
+            Ok(file) => return Ok((path, file)),
+            Err(OwnFileError::Io(err)) if err.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(OwnFileError::Unsafe(_)) => {}
+            Err(OwnFileError::Io(err)) => return Err(err),
         }
     }
 }
@@ -446,6 +551,18 @@ impl ResultFile {
                     file.sync_all().map_err(io_error)?;
                 }
             }
+            // What is renamed is the file this run wrote: never a link or a
+            // special file put at the partial file's path meanwhile.
+            if let Dest::File(file) = self.writer.get_ref() {
+                let ours = file.metadata().map_err(io_error)?;
+                let there = fs::symlink_metadata(&pending.temp).map_err(io_error)?;
+                if not_regular(&there).is_some() || !same_inode(&ours, &there) {
+                    return Err(OutputError::UnsafePartial {
+                        partial: pending.shown.clone(),
+                        what: not_regular(&there).unwrap_or("another file than the run wrote"),
+                    });
+                }
+            }
             fs::rename(&pending.temp, &pending.target).map_err(io_error)?;
             std::mem::forget(pending);
         }
@@ -495,6 +612,46 @@ fn same_file(meta: &fs::Metadata, input: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn own_files_are_regular_files_opened_without_following_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("target.txt");
+        fs::write(&target, "kept").unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let dangling = dir.path().join("dangling");
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), &dangling).unwrap();
+        for (path, what) in [
+            (&link, "a symbolic link"),
+            (&dangling, "a symbolic link"),
+            (&dir.path().to_path_buf(), "a folder"),
+        ] {
+            for new in [false, true] {
+                match open_own_file(path, new) {
+                    Err(OwnFileError::Unsafe(found)) => assert_eq!(found, what),
+                    other => panic!("{path:?}: {other:?}"),
+                }
+            }
+        }
+        assert!(!dir.path().join("nowhere").exists());
+        assert_eq!(fs::read_to_string(&target).unwrap(), "kept");
+        // A regular file is opened (created when absent); `new` only creates.
+        assert!(open_own_file(&target, false).is_ok());
+        assert!(matches!(
+            open_own_file(&target, true),
+            Err(OwnFileError::Io(err)) if err.kind() == io::ErrorKind::AlreadyExists
+        ));
+        let (first, _) = create_temporary(dir.path(), "x").unwrap();
+        let (second, _) = create_temporary(dir.path(), "x").unwrap();
+        assert_ne!(first, second);
+        assert!(first
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with(".x."));
+    }
 
     #[test]
     fn a_finished_run_replaces_the_file_and_leaves_no_temporary_file() {

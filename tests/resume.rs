@@ -550,3 +550,95 @@ fn a_100_mb_line_is_an_error_record_read_in_flat_memory() {
         assert!(kb < 60_000, "peak memory {kb} KB for a 100 MB line");
     }
 }
+
+/// Whatever is planted at the partial results file's path (a link to a file, a
+/// link to `/dev/null`, a FIFO, a folder) is refused at once with a clear error:
+/// nothing is written through it, the link's target is untouched, nothing
+/// hangs, and the output is not replaced.
+#[cfg(unix)]
+#[test]
+fn a_planted_partial_file_is_refused_and_nothing_is_written_through_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = data_set(dir.path(), 6);
+    let victim = dir.path().join("victim.txt");
+    let partial = dir.path().join(".out.jsonl.partial");
+    let plants: [(&str, &dyn Fn()); 4] = [
+        ("a symbolic link", &|| {
+            std::os::unix::fs::symlink(&victim, &partial).unwrap();
+        }),
+        ("a symbolic link", &|| {
+            std::os::unix::fs::symlink("/dev/null", &partial).unwrap();
+        }),
+        ("a FIFO", &|| {
+            assert!(StdCommand::new("mkfifo")
+                .arg(&partial)
+                .status()
+                .unwrap()
+                .success());
+        }),
+        ("a folder", &|| fs::create_dir(&partial).unwrap()),
+    ];
+    for (what, plant) in plants {
+        for resume in [false, true] {
+            fs::write(&victim, "precious\n").unwrap();
+            fs::write(dir.path().join("out.jsonl"), "old results\n").unwrap();
+            plant();
+            let started = Instant::now();
+            let extra: &[&str] = if resume { &["--resume"] } else { &[] };
+            let out = eval(dir.path(), &input, "out.jsonl", extra);
+            assert!(started.elapsed() < Duration::from_secs(30), "{what}: hung");
+            assert_eq!(out.status.code(), Some(2), "{what}: {}", stderr(&out));
+            assert!(
+                stderr(&out).contains(&format!("is {what}, not a regular file")),
+                "{what}: {}",
+                stderr(&out)
+            );
+            assert_eq!(fs::read_to_string(&victim).unwrap(), "precious\n");
+            assert_eq!(
+                fs::read_to_string(dir.path().join("out.jsonl")).unwrap(),
+                "old results\n"
+            );
+            assert!(fs::symlink_metadata(&partial).is_ok(), "{what}: removed");
+            if fs::symlink_metadata(&partial).unwrap().is_dir() {
+                fs::remove_dir(&partial).unwrap();
+            } else {
+                fs::remove_file(&partial).unwrap();
+            }
+        }
+    }
+}
+
+/// The JUnit cases file is created new under a name no one can guess: a link
+/// planted at the name an earlier version used is not followed.
+#[cfg(unix)]
+#[test]
+fn the_junit_cases_file_is_new_and_unpredictable() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = data_set(dir.path(), 6);
+    let victim = dir.path().join("victim.txt");
+    fs::write(&victim, "precious\n").unwrap();
+    // The name an earlier version used, for the next few process ids.
+    for pid in 0..64u32 {
+        let name = format!(".junit.xml.cases.{}.tmp", std::process::id() + pid);
+        std::os::unix::fs::symlink(&victim, dir.path().join(name)).unwrap();
+    }
+    let out = eval(dir.path(), &input, "out.jsonl", &["--junit", "junit.xml"]);
+    assert!(
+        out.status.code().is_some_and(|c| c <= 1),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(fs::read_to_string(&victim).unwrap(), "precious\n");
+    let junit = fs::read_to_string(dir.path().join("junit.xml")).unwrap();
+    assert_eq!(junit.matches("<testcase").count(), 6);
+    // The cases file is removed once the document is written (the planted
+    // links stay, untouched).
+    let left: Vec<_> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(Result::unwrap)
+        .filter(|entry| entry.file_type().unwrap().is_file())
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.contains(".cases."))
+        .collect();
+    assert!(left.is_empty(), "cases files left: {left:?}");
+}

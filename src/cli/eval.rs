@@ -414,8 +414,7 @@ impl CasesFile {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        let path = folder.join(format!(".{name}.cases.{}.tmp", std::process::id()));
-        let file = File::create(&path)?;
+        let (path, file) = crate::result_file::create_temporary(&folder, &format!("{name}.cases"))?;
         Ok(Self {
             path,
             writer: std::io::BufWriter::new(file),
