@@ -426,6 +426,58 @@ fn links_loops_devices_and_fifos_in_a_pack_folder_cost_nothing() {
         .code(0);
 }
 
+/// A 4 GiB sparse file left in a pack folder (which no pack may read: pack files
+/// are capped at 8 MiB) counts in the revision by its name, length and ends, not
+/// by reading 4 GiB (17 s of `lint` before): a change at either end or of its
+/// length still changes the revision.
+#[test]
+fn a_big_unread_file_in_a_pack_folder_is_not_read_whole() {
+    use std::io::{Seek as _, SeekFrom, Write as _};
+    let dir = tempfile::tempdir().unwrap();
+    let pack = dir.path().join("pack");
+    plain_pack(&pack);
+    let big = pack.join("data.bin");
+    let file = fs::File::create(&big).unwrap();
+    file.set_len(4 << 30).unwrap();
+    drop(file);
+    let revision = || {
+        let started = std::time::Instant::now();
+        let out = tribunal()
+            .args(["list", pack.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "took {:?}",
+            started.elapsed()
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .next()
+            .unwrap()
+            .to_owned()
+    };
+    let first = revision();
+    let mut file = fs::OpenOptions::new().write(true).open(&big).unwrap();
+    file.seek(SeekFrom::End(-3)).unwrap();
+    file.write_all(b"end").unwrap();
+    drop(file);
+    let second = revision();
+    assert_ne!(first, second, "a change at the end counts");
+    fs::OpenOptions::new()
+        .write(true)
+        .open(&big)
+        .unwrap()
+        .set_len((4 << 30) + 1)
+        .unwrap();
+    assert_ne!(second, revision(), "a change of length counts");
+}
+
 // ---- 4. bounded reads ----------------------------------------------------------------
 
 #[cfg(unix)]
