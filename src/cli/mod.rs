@@ -147,6 +147,7 @@ struct LoadFlags {
     /// Let the pack's files resolve into this file or folder outside the pack (repeatable).
     #[arg(long = "allow-path", value_name = "PATH")]
     allow_paths: Vec<PathBuf>,
+    #[allow(clippy::doc_markdown)] // clap's help text: no Markdown
     /// Let the pack open its plugin libraries: native code that runs with your
     /// privileges (only from the pack, a --plugin-dir or an --allow-path). Also
     /// TRIBUNAL_ALLOW_PLUGINS=1 (or true, yes).
