@@ -221,7 +221,7 @@ impl PackOptions {
     fn load_as(
         &self,
         pack_arg: Option<&PathBuf>,
-        load: impl FnOnce(&PathBuf, &LoadOptions) -> Result<Pack, crate::LoadErrors>,
+        load: impl FnOnce(&PathBuf, &LoadOptions) -> Result<Pack, crate::yaml::LoadErrors>,
     ) -> Result<Pack, String> {
         let path = self
             .path(pack_arg)

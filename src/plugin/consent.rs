@@ -7,7 +7,7 @@
 //!
 //! - **consent**: nothing is looked up, let alone opened, unless the user said
 //!   so (`--allow-plugins`, `TRIBUNAL_ALLOW_PLUGINS=1`, `allow_plugins=True` in
-//!   Python, [`crate::LoadOptions::allow_plugins`]);
+//!   Python, `allow_plugins` in the pack's `LoadOptions`);
 //! - **containment**: with consent, a library is opened only from the pack's
 //!   folder, a `--plugin-dir`, a `TRIBUNAL_PLUGIN_PATH` folder or an
 //!   `--allow-path`, after following links. A path outside them (absolute, `..`,
