@@ -55,6 +55,11 @@ fn compile_probe(library: &Path, marker: &Path) -> Option<()> {
 /// (on line 5 of components/probe.yaml, its value at column 15, after the quote), a contract
 /// (for `prompt`) and a test case (for `test`).
 fn write_pack(dir: &Path, library: &str) {
+    write_pack_with(dir, library, "");
+}
+
+/// [`write_pack`], with `extra` lines under `plugin:` (after `component:`).
+fn write_pack_with(dir: &Path, library: &str, extra: &str) {
     fs::create_dir_all(dir.join("components")).unwrap();
     fs::create_dir_all(dir.join("tests")).unwrap();
     fs::write(
@@ -67,7 +72,7 @@ fn write_pack(dir: &Path, library: &str) {
     fs::write(
         dir.join("components/probe.yaml"),
         format!(
-            "kind: metric\nname: probe\nimplementation:\n  plugin:\n    library: \"{library}\"\n    component: probe\n"
+            "kind: metric\nname: probe\nimplementation:\n  plugin:\n    library: \"{library}\"\n    component: probe\n{extra}"
         ),
     )
     .unwrap();
@@ -264,4 +269,20 @@ fn a_link_out_of_the_pack_is_refused_even_with_consent() {
         stderr(&out)
     );
     assert!(marker.exists());
+}
+
+#[test]
+fn without_consent_no_helper_process_opens_an_isolated_plugin() {
+    let (_dir, pack, _outside, marker) = layout();
+    write_pack_with(&pack, "probe", "    isolation: process\n");
+    let library = pack.join(format!("components/{PREFIX}probe{SUFFIX}"));
+    if compile_probe(&library, &marker).is_none() {
+        return;
+    }
+    for command in RUNNING {
+        let out = run(command, &pack, &[], None);
+        let all = format!("{}{}", stderr(&out), String::from_utf8_lossy(&out.stdout));
+        assert!(all.contains("pass --allow-plugins"), "{command}: {all}");
+        assert!(!marker.exists(), "{command} opened the library");
+    }
 }
