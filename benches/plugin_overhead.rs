@@ -39,6 +39,7 @@ fn pack(dir: &Path, metric: Option<&str>) -> Pack {
     std::fs::write(dir.join("pack.yaml"), yaml).expect("writable");
     let options = LoadOptions {
         plugin_dirs: vec![plugin_build::plugin_dir().to_path_buf()],
+        allow_plugins: true,
         ..LoadOptions::default()
     };
     Pack::load_with(dir, &options).unwrap_or_else(|err| panic!("{err}"))

@@ -182,6 +182,11 @@ impl PackFiles {
         &self.root
     }
 
+    /// The paths the user allowed beyond the pack (`--allow-path`), canonical.
+    pub fn allowed(&self) -> &[PathBuf] {
+        &self.allowed
+    }
+
     /// Where `path` really is, if the pack may read it. `shown` is how the pack named it.
     pub fn resolve(&self, path: &Path, shown: &str) -> Result<Resolved, FileError> {
         let canonical = fs::canonicalize(path).map_err(|source| FileError::Io {
@@ -348,7 +353,7 @@ fn slash_path(path: &Path) -> String {
 }
 
 /// Removes `.` components and folds `dir/..` pairs, without touching the disk.
-fn lexical_normalise(path: &Path) -> PathBuf {
+pub(crate) fn lexical_normalise(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {

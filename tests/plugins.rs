@@ -23,15 +23,24 @@ fn example_pack() -> PathBuf {
     root().join("examples/packs/invoice-summary")
 }
 
+/// The plugin folder, and consent to opening plugins: the fixtures are named
+/// by their absolute paths there.
 fn with_plugins() -> LoadOptions {
     LoadOptions {
         plugin_dirs: vec![plugin_dir().to_path_buf()],
+        allow_plugins: true,
         ..LoadOptions::default()
     }
 }
 
+/// The binary, with consent to opening plugins (`TRIBUNAL_ALLOW_PLUGINS`) and
+/// the plugin folder on `TRIBUNAL_PLUGIN_PATH` (a test may remove or replace it).
 fn tribunal() -> Command {
-    Command::cargo_bin("tribunal").unwrap()
+    let mut command = Command::cargo_bin("tribunal").unwrap();
+    command
+        .env("TRIBUNAL_ALLOW_PLUGINS", "1")
+        .env("TRIBUNAL_PLUGIN_PATH", plugin_dir());
+    command
 }
 
 /// A pack in `dir` whose components are `(file name, manifest)` pairs.
@@ -90,11 +99,15 @@ fn the_example_pack_scores_with_both_plugins_through_the_library() {
 
 #[test]
 fn the_example_pack_tests_pass_through_the_cli() {
-    tribunal()
+    Command::cargo_bin("tribunal")
+        .unwrap()
+        .env_remove("TRIBUNAL_ALLOW_PLUGINS")
+        .env_remove("TRIBUNAL_PLUGIN_PATH")
         .args(["test"])
         .arg(example_pack())
         .arg("--plugin-dir")
         .arg(plugin_dir())
+        .arg("--allow-plugins")
         .assert()
         .success()
         .stdout(predicate::str::ends_with("4 passed, 0 failed\n"));
@@ -241,7 +254,7 @@ fn a_library_next_to_the_manifest_is_found_by_name() {
             .join(file.file_name().unwrap()),
     )
     .unwrap();
-    let pack = Pack::load(dir.path()).unwrap();
+    let pack = Pack::load_with(dir.path(), &with_plugins()).unwrap();
     let report = pack.evaluate(&Input::new("Short words. Clear text."));
     assert_eq!(report.score, Some(1.0));
 }
@@ -561,7 +574,7 @@ fn metric_error(library: &str, component: &str, output: &str) -> String {
         )],
         "  metrics: [m]\n",
     );
-    let pack = Pack::load(dir.path()).unwrap();
+    let pack = Pack::load_with(dir.path(), &with_plugins()).unwrap();
     let report = pack.evaluate(&Input::new(output));
     assert_eq!(report.status, Status::Error);
     report.error.unwrap()
@@ -631,7 +644,7 @@ fn plugins_see_the_shared_context() {
         ],
         "  postprocessors: [lower]\n  metrics: [json_emission, echo]\n",
     );
-    let pack = Pack::load(dir.path()).unwrap();
+    let pack = Pack::load_with(dir.path(), &with_plugins()).unwrap();
     let report = pack.evaluate(&Input {
         meta: json!({"run": 7}).into(),
         expected: json!({"event": "agent:status"}).into(),
@@ -682,7 +695,7 @@ fn json_as_deep_as_the_engine_accepts_crosses_the_boundary_both_ways() {
         )],
         "  metrics: [echo]\n",
     );
-    let pack = Pack::load(dir.path()).unwrap();
+    let pack = Pack::load_with(dir.path(), &with_plugins()).unwrap();
     let depth = 126;
     let output = format!(r#"{{"x": {}{}}}"#, "[".repeat(depth), "]".repeat(depth));
     let report = pack.evaluate(&Input::new(output.as_str()));
@@ -701,7 +714,7 @@ fn a_panicking_strategy_makes_the_record_error() {
         &[("s.yaml", fixture("boom", "strategy", "panics_strategy"))],
         "  metrics:\n    - use: json_compare\n      with: { field_strategies: { n: boom } }\n",
     );
-    let pack = Pack::load(dir.path()).unwrap();
+    let pack = Pack::load_with(dir.path(), &with_plugins()).unwrap();
     let report = pack.evaluate(&Input {
         expected: json!({"n": 1}).into(),
         ..Input::new(r#"{"n": 1}"#)
@@ -936,6 +949,8 @@ fn ctrl_c_stops_a_run_without_killing_its_plugin_helpers() {
     crashing_pack(&pack, ", isolation: process");
     let input = data(dir.path(), &vec!["ok"; 40_000]);
     let child = StdCommand::new(assert_cmd::cargo::cargo_bin("tribunal"))
+        .env("TRIBUNAL_ALLOW_PLUGINS", "1")
+        .env("TRIBUNAL_PLUGIN_PATH", plugin_dir())
         .current_dir(dir.path())
         .args(["eval", "--jobs", "2", "--output", "out.jsonl", "--input"])
         .arg(&input)

@@ -71,25 +71,31 @@ struct PyPack {
     absolute: Option<PathBuf>,
     overrides: Vec<(String, Value)>,
     plugin_dirs: Vec<PathBuf>,
+    allow_plugins: bool,
 }
 
 #[pymethods]
 impl PyPack {
     /// Loads and compiles the pack at `path` (a folder with `pack.yaml`, or the
     /// file itself). `overrides` is a dict like `{"json_emission.threshold": 0.8}`
-    /// (the CLI's `--set`); `plugin_dirs` are folders to find plugin libraries in.
+    /// (the CLI's `--set`); `plugin_dirs` are folders to find plugin libraries in;
+    /// `allow_plugins=True` is the consent to opening the pack's plugin
+    /// libraries (native code; the CLI's `--allow-plugins`): without it a pack
+    /// with a plugin component does not load.
     #[staticmethod]
-    #[pyo3(signature = (path, overrides = None, plugin_dirs = None))]
+    #[pyo3(signature = (path, overrides = None, plugin_dirs = None, *, allow_plugins = false))]
     fn load(
         py: Python<'_>,
         path: PathBuf,
         overrides: Option<&Bound<'_, PyAny>>,
         plugin_dirs: Option<Vec<PathBuf>>,
+        allow_plugins: bool,
     ) -> PyResult<Self> {
         let overrides = read_overrides(overrides)?;
         let plugin_dirs = plugin_dirs.unwrap_or_default();
         let mut options = LoadOptions {
             plugin_dirs: plugin_dirs.clone(),
+            allow_plugins,
             ..LoadOptions::default()
         };
         for (target, value) in &overrides {
@@ -116,6 +122,7 @@ impl PyPack {
             absolute,
             overrides,
             plugin_dirs,
+            allow_plugins,
         })
     }
 
@@ -378,6 +385,7 @@ impl PyPack {
             overrides,
             (&self.plugin_dirs, absolute_dirs),
             self.pack.revision(),
+            self.allow_plugins,
         )
             .into_pyobject(py)?;
         Ok((restore.unbind(), args.unbind()))
@@ -619,7 +627,7 @@ fn on_deep_stack<T>(f: impl FnOnce() -> T) -> T {
 /// from; the same for each plugin folder. Warns when the pack found is not the
 /// revision that was pickled.
 #[pyfunction]
-#[pyo3(signature = (path, absolute, overrides, plugin_dirs, revision))]
+#[pyo3(signature = (path, absolute, overrides, plugin_dirs, revision, allow_plugins = false))]
 fn _restore_pack(
     py: Python<'_>,
     path: PathBuf,
@@ -627,6 +635,7 @@ fn _restore_pack(
     overrides: &Bound<'_, PyAny>,
     plugin_dirs: (Vec<PathBuf>, Vec<Option<PathBuf>>),
     revision: &str,
+    allow_plugins: bool,
 ) -> PyResult<PyPack> {
     let here = |given: PathBuf, absolute: Option<PathBuf>| match absolute {
         Some(absolute) if !given.exists() && absolute.exists() => absolute,
@@ -639,7 +648,7 @@ fn _restore_pack(
         .zip(absolute_dirs)
         .map(|(given, absolute)| here(given, absolute))
         .collect();
-    let pack = PyPack::load(py, path, Some(overrides), Some(plugin_dirs))?;
+    let pack = PyPack::load(py, path, Some(overrides), Some(plugin_dirs), allow_plugins)?;
     if pack.pack.revision() != revision {
         let message = format!(
             "the pack at {} is revision {}, not the revision {revision} that was pickled: its files changed",

@@ -305,13 +305,33 @@ def test_a_panicking_plugin_loses_no_other_record(tmp_path, plugin_dir):
         "kind: metric\nname: p\n"
         "implementation: { plugin: { library: tribunal_fixture_sdk, component: panics } }\n"
     )
-    pack = tribunal.Pack.load(tmp_path, plugin_dirs=[plugin_dir])
+    pack = tribunal.Pack.load(tmp_path, plugin_dirs=[plugin_dir], allow_plugins=True)
     outputs = ["fine", "please panic", "fine too", "panic again", "ok"] * 60
     results = pack.evaluate_many([{"id": i, "output": o} for i, o in enumerate(outputs)], jobs=2)
     assert [r.status == "ERROR" for r in results] == ["panic" in o for o in outputs]
     assert [r.id for r in results] == list(range(len(outputs)))
     assert pack.evaluate("please panic").status == "ERROR"
     assert pack.evaluate("fine").status == "PASS"
+
+
+def test_a_plugin_is_opened_only_with_consent(tmp_path, plugin_dir):
+    (tmp_path / "pack.yaml").write_text(
+        "name: consent\nversion: 1.0.0\ncomponents: [p.yaml]\n"
+        "pipeline:\n  metrics:\n    - use: p\n"
+    )
+    (tmp_path / "p.yaml").write_text(
+        "kind: metric\nname: p\n"
+        "implementation: { plugin: { library: tribunal_fixture_sdk, component: panics } }\n"
+    )
+    with pytest.raises(tribunal.PackError) as caught:
+        tribunal.Pack.load(tmp_path, plugin_dirs=[plugin_dir])
+    (error,) = caught.value.errors
+    assert error["line"] == 3 and "pass --allow-plugins" in error["message"]
+    with pytest.raises(TypeError):
+        tribunal.Pack.load(tmp_path, None, [plugin_dir], True)  # keyword only
+    pack = tribunal.Pack.load(tmp_path, plugin_dirs=[plugin_dir], allow_plugins=True)
+    # A pickled pack keeps its consent.
+    assert pickle.loads(pickle.dumps(pack)).evaluate("fine").status == "PASS"
 
 
 def test_an_override_error_has_its_errors_too(root):

@@ -67,7 +67,13 @@ class Pack:
         path: StrPath,
         overrides: Optional[Mapping[str, Any]] = None,
         plugin_dirs: Optional[Sequence[StrPath]] = None,
-    ) -> Pack: ...
+        *,
+        allow_plugins: bool = False,
+    ) -> Pack:
+        """Loads and compiles the pack at `path`. `allow_plugins=True` is the
+        consent to opening the pack's plugin libraries (native code that runs
+        with your privileges; only from the pack or `plugin_dirs`): without it,
+        a pack with a plugin component raises PackError."""
     @property
     def name(self) -> str: ...
     @property

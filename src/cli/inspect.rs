@@ -1,6 +1,6 @@
 //! `tribunal list`, `explain` and `prompt`: what a pack holds and asks for.
 
-use super::{plural, write_out, OnePack, PackOptions, EXIT_OK};
+use super::{note_not_loaded, plural, write_out, OnePack, PackOptions, EXIT_OK};
 use crate::pack::Pack;
 use clap::Args;
 use std::path::PathBuf;
@@ -72,12 +72,13 @@ pub(super) fn list(pack: &Pack) -> u8 {
             .map_or_else(|| "none".to_owned(), |m| m.to_string())
     );
     out!("tests: {}", plural(pack.tests.len(), "file"));
+    note_not_loaded(pack);
     EXIT_OK
 }
 
 pub(super) fn explain(args: &ExplainArgs) -> Result<u8, String> {
     if args.pack.path(args.pack_arg.as_ref()).is_some() {
-        let pack = args.pack.load(args.pack_arg.as_ref())?;
+        let pack = args.pack.inspect(args.pack_arg.as_ref())?;
         if let Some(c) = pack.component(&args.name) {
             out!("# {} ({}, {})", c.name, c.kind, c.implementation);
             if let Some(description) = &c.description {
@@ -103,6 +104,7 @@ pub(super) fn explain(args: &ExplainArgs) -> Result<u8, String> {
             if let Some(docs) = c.code_docs() {
                 out!("\n---\n\n{docs}");
             }
+            note_not_loaded(&pack);
             return Ok(EXIT_OK);
         }
     }
@@ -121,7 +123,8 @@ pub(super) fn explain(args: &ExplainArgs) -> Result<u8, String> {
 }
 
 pub(super) fn prompt(args: &PromptArgs) -> Result<u8, String> {
-    let pack = args.pack.load()?;
+    let pack = args.pack.inspect()?;
+    note_not_loaded(&pack);
     let no_contract = || format!("pack `{}` has no `contract:` section", pack.label());
     if args.schema {
         out_json!(&pack.json_schema().ok_or_else(no_contract)?);

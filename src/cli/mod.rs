@@ -148,6 +148,12 @@ struct LoadFlags {
     #[arg(long = "allow-path", value_name = "PATH")]
     allow_paths: Vec<PathBuf>,
     #[allow(clippy::doc_markdown)] // clap's help text: no Markdown
+    /// Let the pack open its plugin libraries: native code that runs with your
+    /// privileges (only from the pack, a --plugin-dir or an --allow-path). Also
+    /// TRIBUNAL_ALLOW_PLUGINS=1 (or true, yes).
+    #[arg(long = "allow-plugins")]
+    allow_plugins: bool,
+    #[allow(clippy::doc_markdown)] // clap's help text: no Markdown
     /// Keep SEMANTIC embeddings in this folder across runs (default: $TRIBUNAL_CACHE_DIR,
     /// else $XDG_CACHE_HOME/tribunal, else ~/.cache/tribunal).
     #[arg(long = "cache-dir", value_name = "DIR", conflicts_with = "no_cache")]
@@ -170,9 +176,25 @@ impl LoadFlags {
         LoadOptions {
             plugin_dirs: self.plugin_dirs.clone(),
             allow_paths: self.allow_paths.clone(),
+            allow_plugins: self.allow_plugins || consent_from_env(),
             ..LoadOptions::default()
         }
     }
+}
+
+/// The environment variable that gives `--allow-plugins` to every command (for CI).
+pub(crate) const ALLOW_PLUGINS_ENV: &str = "TRIBUNAL_ALLOW_PLUGINS";
+
+/// Whether `TRIBUNAL_ALLOW_PLUGINS` gives consent: only `1`, `true` or `yes`
+/// (any case) do; anything else (`0`, `no`, empty, unset) does not.
+fn consent_from_env() -> bool {
+    std::env::var(ALLOW_PLUGINS_ENV).is_ok_and(|value| env_consents(&value))
+}
+
+fn env_consents(value: &str) -> bool {
+    ["1", "true", "yes"]
+        .iter()
+        .any(|yes| value.trim().eq_ignore_ascii_case(yes))
 }
 
 impl PackOptions {
@@ -182,7 +204,25 @@ impl PackOptions {
         self.pack.as_ref().or(pack_arg)
     }
 
+    /// Loads the pack to run it (`check`, `eval`): a plugin component without
+    /// consent is a load error.
     fn load(&self, pack_arg: Option<&PathBuf>) -> Result<Pack, String> {
+        self.load_as(pack_arg, |path, options| Pack::load_with(path, options))
+    }
+
+    /// Loads the pack to show it (`list`, `explain`, `prompt`): a plugin
+    /// component without consent is left unloaded, and noted.
+    fn inspect(&self, pack_arg: Option<&PathBuf>) -> Result<Pack, String> {
+        self.load_as(pack_arg, |path, options| {
+            Pack::load_for_inspection(path, options)
+        })
+    }
+
+    fn load_as(
+        &self,
+        pack_arg: Option<&PathBuf>,
+        load: impl FnOnce(&PathBuf, &LoadOptions) -> Result<Pack, crate::yaml::LoadErrors>,
+    ) -> Result<Pack, String> {
         let path = self
             .path(pack_arg)
             .ok_or("no pack given: name it as the first argument or with --pack")?;
@@ -196,7 +236,7 @@ impl PackOptions {
             overrides,
             ..self.load.options()
         };
-        Pack::load_with(path, &options).map_err(|e| e.to_string())
+        load(path, &options).map_err(|e| e.to_string())
     }
 }
 
@@ -218,6 +258,18 @@ struct OnePack {
 impl OnePack {
     fn load(&self) -> Result<Pack, String> {
         self.options.load(self.pack_arg.as_ref())
+    }
+
+    fn inspect(&self) -> Result<Pack, String> {
+        self.options.inspect(self.pack_arg.as_ref())
+    }
+}
+
+/// Notes on stderr for the plugin components `pack` left unloaded (without
+/// `--allow-plugins`), so that stdout holds only what was asked for.
+fn note_not_loaded(pack: &Pack) {
+    for note in pack.not_loaded() {
+        eprintln!("note: {}", crate::text::printable(&note.to_string()));
     }
 }
 
@@ -259,7 +311,7 @@ pub fn main() -> ExitCode {
         Command::Diff(args) => run_diff(&args),
         Command::Report(args) => run_report(&args),
         Command::Lint(args) => lint(&args),
-        Command::List(args) => args.pack.load().map(|p| list(&p)),
+        Command::List(args) => args.pack.inspect().map(|p| list(&p)),
         Command::Explain(args) => explain(&args),
         Command::Prompt(args) => prompt(&args),
         Command::Schema(args) => schema(&args),
@@ -306,4 +358,19 @@ fn read_limited(reader: impl Read, limit: usize, what: &str) -> Result<String, S
         text.drain(..'\u{feff}'.len_utf8());
     }
     Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::env_consents;
+
+    #[test]
+    fn only_yes_words_in_the_environment_are_consent() {
+        for value in ["1", "true", "yes", "TRUE", "Yes", " 1 "] {
+            assert!(env_consents(value), "{value:?}");
+        }
+        for value in ["", "0", "false", "no", "off", "y", "2", "allow"] {
+            assert!(!env_consents(value), "{value:?}");
+        }
+    }
 }

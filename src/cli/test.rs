@@ -27,7 +27,7 @@ impl PackList {
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  tribunal test\n  tribunal test rules/ksi-emission --verbose\n  tribunal test examples/packs/invoice-summary --plugin-dir target/debug"
+    after_help = "Examples:\n  tribunal test\n  tribunal test rules/ksi-emission --verbose\n  tribunal test examples/packs/invoice-summary --plugin-dir target/debug --allow-plugins"
 )]
 pub(super) struct TestArgs {
     /// Packs or folders of packs to test (default: rules/).
@@ -132,7 +132,7 @@ pub(super) fn lint(args: &LintArgs) -> Result<u8, String> {
     let mut failed = false;
     let options = args.packs.load.options();
     for path in packs {
-        match Pack::load_with(&path, &options) {
+        match Pack::load_for_inspection(&path, &options) {
             Err(errors) => {
                 eprintln!("{}", crate::text::printable(&errors.to_string()));
                 failed = true;
@@ -164,6 +164,7 @@ pub(super) fn lint(args: &LintArgs) -> Result<u8, String> {
                 for warning in &warnings {
                     eprintln!("warning: {}", crate::text::printable(warning));
                 }
+                super::note_not_loaded(&pack);
             }
         }
     }

@@ -15,6 +15,7 @@ use crate::builtins;
 use crate::component::{BuildError, Compiled, Kind, Metric, Postprocessor};
 use crate::contract::{Contract, DEFAULT_LADDER};
 use crate::manifest::{PackManifest, UseSpec};
+use crate::plugin::{PluginAccess, PluginPlaces};
 use crate::source::{Resolved, Sources};
 use crate::strategy::StrategyRegistry;
 use crate::suggest::{did_you_mean, nearest};
@@ -29,7 +30,16 @@ impl PackLoader {
         // Checked first, in every pack (with scripts or not), so a typo in
         // `--set limits.*` is always an error.
         let limits = self.script_limits(manifest);
-        let sources = Sources::new(self.plugin_dirs.clone(), limits);
+        let plugins = if options.allow_plugins {
+            PluginAccess::Consented(PluginPlaces::new(
+                self.files.root(),
+                &self.plugin_dirs,
+                self.files.allowed(),
+            ))
+        } else {
+            PluginAccess::NotConsented
+        };
+        let sources = Sources::new(plugins, self.inspect_only, limits);
         let components = self.load_components(manifest, &sources);
         self.check_dependencies(&components);
         let contract = self.compile_contract(manifest, options);
@@ -60,7 +70,12 @@ impl PackLoader {
             .clone()
             .unwrap_or_else(|| "0.0.0".to_owned());
         let timeout_ms = limits.timeout_ms;
+        let not_loaded = components
+            .iter()
+            .filter_map(|c| c.implementation.as_ref()?.not_loaded.clone())
+            .collect();
         Ok(Pack {
+            not_loaded,
             step_timeout: (timeout_ms > 0).then(|| std::time::Duration::from_millis(timeout_ms)),
             label: format!("{}@{version}", manifest.name),
             name: manifest.name.clone(),
@@ -472,7 +487,7 @@ fn postprocessor_uses(manifest: &PackManifest, has_contract: bool) -> Vec<UseSpe
 
 /// What `list` and `explain` show about a component that resolved.
 fn component_info(c: LoadedComponent) -> Option<ComponentInfo> {
-    let Resolved { spec, code } = c.implementation?;
+    let Resolved { spec, code, .. } = c.implementation?;
     Some(ComponentInfo {
         implementation: spec,
         name: c.manifest.name,

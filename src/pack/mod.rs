@@ -39,6 +39,12 @@ pub struct LoadOptions {
     pub plugin_dirs: Vec<PathBuf>,
     /// Files or folders outside the pack that its files may resolve to (`--allow-path`).
     pub allow_paths: Vec<PathBuf>,
+    /// The user's consent to opening the pack's plugin libraries
+    /// (`--allow-plugins`). Opening one runs its native code, so without it
+    /// (the default) a pack with a plugin component does not load, and nothing
+    /// of the library is looked at. With it, a library is opened only from the
+    /// pack's folder, `plugin_dirs`, `TRIBUNAL_PLUGIN_PATH` or `allow_paths`.
+    pub allow_plugins: bool,
 }
 
 /// What `list` and `explain` show about a component of the pack.
@@ -123,6 +129,9 @@ pub struct Pack {
     pub(crate) label: String,
     /// How long one step may take on one record (`limits.timeout_ms`).
     pub(crate) step_timeout: Option<std::time::Duration>,
+    /// Plugin components left unloaded, without consent, by
+    /// [`Pack::load_for_inspection`]: a note each, at the manifest's `library:`.
+    pub(crate) not_loaded: Vec<LoadError>,
 }
 
 /// The sub-folders of `dir` that hold a `pack.yaml`, sorted (none when `dir` cannot
@@ -171,10 +180,29 @@ impl Pack {
         Self::load_with(path, &LoadOptions::default())
     }
 
-    /// Loads a pack with config overrides (`--set`), plugin folders and the
-    /// paths outside the pack it may read.
+    /// Loads a pack with config overrides (`--set`), plugin folders, the
+    /// paths outside the pack it may read, and consent to opening its plugins.
     pub fn load_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Self, LoadErrors> {
-        let path = path.as_ref();
+        Self::load_inner(path.as_ref(), options, false)
+    }
+
+    /// Loads a pack to show it (`lint`, `list`, `explain`, `prompt`), not to run
+    /// it: without `allow_plugins`, each plugin component is left unloaded (its
+    /// library is never looked at) and noted in [`Pack::not_loaded`] instead of
+    /// being a load error. Such a pack must not be evaluated (its unloaded
+    /// components would make every record an `ERROR`).
+    pub(crate) fn load_for_inspection(
+        path: impl AsRef<Path>,
+        options: &LoadOptions,
+    ) -> Result<Self, LoadErrors> {
+        Self::load_inner(path.as_ref(), options, true)
+    }
+
+    fn load_inner(
+        path: &Path,
+        options: &LoadOptions,
+        inspect_only: bool,
+    ) -> Result<Self, LoadErrors> {
         let manifest_path = if path.is_dir() {
             path.join("pack.yaml")
         } else {
@@ -197,6 +225,7 @@ impl Pack {
             manifests_failed: false,
             overrides: options.overrides.clone(),
             plugin_dirs: options.plugin_dirs.clone(),
+            inspect_only,
             errors: Vec::new(),
             warnings: Vec::new(),
         }
@@ -237,6 +266,12 @@ impl Pack {
     /// Things worth fixing that did not stop the pack from loading.
     pub fn warnings(&self) -> &[LoadError] {
         &self.warnings
+    }
+
+    /// The plugin components a pack loaded for inspection without consent
+    /// left unloaded: a note each, at the manifest's `library:`.
+    pub(crate) fn not_loaded(&self) -> &[LoadError] {
+        &self.not_loaded
     }
 
     /// Names of the pipeline's metrics, in order (the keys of a result's `metrics`).
@@ -308,6 +343,8 @@ struct PackLoader {
     overrides: Vec<Override>,
     /// Where plugin libraries are looked for (`--plugin-dir`).
     plugin_dirs: Vec<PathBuf>,
+    /// See [`Pack::load_for_inspection`].
+    inspect_only: bool,
     errors: Vec<LoadError>,
     warnings: Vec<LoadError>,
 }

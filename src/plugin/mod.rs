@@ -2,14 +2,20 @@
 //! the components that call into them.
 //!
 //! A plugin is a shared library exporting the C ABI of the `tribunal-plugin`
-//! crate (JSON across the boundary). Libraries are found by name or path next to
-//! the manifest, in each `--plugin-dir` and in `TRIBUNAL_PLUGIN_PATH`, with the
+//! crate (JSON across the boundary). A library is opened only with the user's
+//! consent and only from the pack, a `--plugin-dir`, `TRIBUNAL_PLUGIN_PATH` or an
+//! `--allow-path` (`consent.rs`: [`approve`] is the one check, and [`load`] opens
+//! only what it approved). Libraries are found by name or path next to the
+//! manifest, in each `--plugin-dir` and in `TRIBUNAL_PLUGIN_PATH`, with the
 //! platform's prefix and suffix; each is opened once per process (keyed by its
 //! canonical path) and never unloaded. Every raw call lives in `ffi.rs`; what a
 //! plugin returns is checked by [`crate::wire`], like a Rhai script's result.
 
+mod consent;
 mod ffi;
 mod isolated;
+
+pub(crate) use consent::{approve, Approved, PluginAccess, PluginPlaces, Refusal};
 
 pub(crate) use isolated::serve as serve_helper;
 
@@ -181,14 +187,10 @@ pub enum PluginError {
     Manifest(String),
 }
 
-/// Opens the plugin library at `path` (once per process) and reads its manifest.
-pub fn load(path: &Path) -> Result<Arc<PluginLibrary>, PluginError> {
-    let path = path.canonicalize().map_err(|err| {
-        PluginError::Load(format!(
-            "cannot open plugin library {}: {err}",
-            path.display()
-        ))
-    })?;
+/// Opens the plugin library [`approve`] approved (once per process) and reads
+/// its manifest.
+pub(crate) fn load(approved: &Approved) -> Result<Arc<PluginLibrary>, PluginError> {
+    let path = approved.path().to_path_buf();
     let mut loaded = LOADED
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -287,60 +289,6 @@ fn file_names(library: &str) -> Vec<String> {
     names
 }
 
-/// Finds the file of `library` (a name or a path): next to the manifest
-/// (`manifest_dir`), then in each of `plugin_dirs`, then in each folder of
-/// `TRIBUNAL_PLUGIN_PATH`. The error lists every path tried.
-pub fn find_library(
-    library: &str,
-    manifest_dir: &Path,
-    plugin_dirs: &[PathBuf],
-) -> Result<PathBuf, String> {
-    let written = Path::new(library);
-    let (parent, base) = match written.file_name() {
-        Some(base) => (
-            written.parent().unwrap_or(Path::new("")),
-            base.to_string_lossy().into_owned(),
-        ),
-        None => (Path::new(""), library.to_owned()),
-    };
-    let folders: Vec<PathBuf> = if written.is_absolute() {
-        vec![PathBuf::new()]
-    } else {
-        std::iter::once(manifest_dir.to_path_buf())
-            .chain(plugin_dirs.iter().cloned())
-            .chain(
-                // An empty entry (`TRIBUNAL_PLUGIN_PATH=`, or `:/opt/plugins` from
-                // appending to an unset variable) would mean the current directory,
-                // loading whatever library sits where tribunal runs: skipped.
-                std::env::var_os(PLUGIN_PATH_ENV)
-                    .map(|paths| {
-                        std::env::split_paths(&paths)
-                            .filter(|folder| !folder.as_os_str().is_empty())
-                            .collect::<Vec<_>>()
-                    })
-                    .unwrap_or_default(),
-            )
-            .collect()
-    };
-    let mut tried = Vec::new();
-    for folder in &folders {
-        for name in file_names(&base) {
-            let candidate = folder.join(parent).join(name);
-            if candidate.is_file() {
-                return Ok(candidate);
-            }
-            if !tried.contains(&candidate) {
-                tried.push(candidate);
-            }
-        }
-    }
-    let tried: Vec<String> = tried.iter().map(|p| p.display().to_string()).collect();
-    Err(format!(
-        "plugin library `{library}` not found; tried: {}",
-        tried.join(", ")
-    ))
-}
-
 /// Why a manifest's `plugin:` reference is unusable, and which of its two keys
 /// (`library` or `component`) the error is about.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -349,21 +297,25 @@ pub struct CheckError {
     /// `"library"`, `"component"` or `"timeout_ms"`.
     pub key: &'static str,
     pub help: Option<String>,
+    /// The user did not consent to opening plugin libraries (nothing was looked at).
+    pub not_consented: bool,
 }
 
-/// Finds and opens the library `plugin` names and checks that it exports the
-/// component as a `kind` (`name` is the component's name in the pack).
-pub fn check(
+/// Finds and opens the library `plugin` names, if [`approve`] approves it, and
+/// checks that it exports the component as a `kind` (`name` is the component's
+/// name in the pack).
+pub(crate) fn check(
     plugin: &PluginRef,
     kind: Kind,
     name: &str,
     manifest_dir: &Path,
-    plugin_dirs: &[PathBuf],
+    access: &PluginAccess,
 ) -> Result<Arc<PluginLibrary>, CheckError> {
     let library_error = |message: String, help: Option<String>| CheckError {
         message,
         key: "library",
         help,
+        not_consented: false,
     };
     match (plugin.isolation, plugin.timeout_ms) {
         (Isolation::InProcess, Some(_)) => {
@@ -371,6 +323,7 @@ pub fn check(
                 message: "`timeout_ms` applies to `isolation: process` (an in-process call cannot be stopped)".into(),
                 key: "timeout_ms",
                 help: Some("add `isolation: process`, or remove `timeout_ms`".into()),
+                not_consented: false,
             })
         }
         (_, Some(0)) => {
@@ -378,17 +331,17 @@ pub fn check(
                 message: "`timeout_ms` must be at least 1".into(),
                 key: "timeout_ms",
                 help: None,
+                not_consented: false,
             })
         }
         _ => {}
     }
-    let path = find_library(&plugin.library, manifest_dir, plugin_dirs).map_err(|err| {
-        library_error(
-            err,
-            Some("build the plugin, then put it next to this manifest, pass its folder with --plugin-dir, or add the folder to TRIBUNAL_PLUGIN_PATH".into()),
-        )
-    })?;
-    let library = load(&path).map_err(|err| library_error(err.to_string(), None))?;
+    let approved =
+        approve(&plugin.library, manifest_dir, access).map_err(|refusal| CheckError {
+            not_consented: refusal == Refusal::NotConsented,
+            ..library_error(refusal.message(name, &plugin.library), Some(refusal.help()))
+        })?;
+    let library = load(&approved).map_err(|err| library_error(err.to_string(), None))?;
     let Some(declared) = library.component(&plugin.component) else {
         return Err(CheckError {
             message: format!(
@@ -404,6 +357,7 @@ pub fn check(
                 library.components.iter().map(|c| c.name.as_str()),
             )
             .map(|s| did_you_mean(&s)),
+            not_consented: false,
         });
     };
     if declared.kind != kind {
@@ -417,6 +371,7 @@ pub fn check(
             ),
             key: "component",
             help: None,
+            not_consented: false,
         });
     }
     Ok(library)
@@ -613,16 +568,14 @@ mod tests {
 
     #[test]
     fn a_library_is_opened_once_per_process() {
-        let first = load(&super::plugin_build::library_path("tribunal_tolerance")).unwrap();
-        let via_dotdot = super::plugin_build::plugin_dir()
-            .join("deps")
-            .join("..")
-            .join(
-                super::plugin_build::library_path("tribunal_tolerance")
-                    .file_name()
-                    .unwrap(),
-            );
-        let second = load(&via_dotdot).unwrap();
+        let path = super::plugin_build::library_path("tribunal_tolerance");
+        let dir = super::plugin_build::plugin_dir();
+        let access = PluginAccess::Consented(PluginPlaces::new(dir, &[], &[]));
+        let by_name = approve("tribunal_tolerance", dir, &access).unwrap();
+        let via_dotdot = dir.join("deps").join("..").join(path.file_name().unwrap());
+        let by_path = approve(via_dotdot.to_str().unwrap(), dir, &access).unwrap();
+        let first = load(&by_name).unwrap();
+        let second = load(&by_path).unwrap();
         assert!(Arc::ptr_eq(&first, &second));
         assert_eq!(first.name, "tolerance");
         assert_eq!(first.components[0].name, "tolerance");
@@ -631,6 +584,28 @@ mod tests {
             first.components[0].config.as_ref().unwrap()["defaults"],
             json!({"rel_tol": 0.01, "abs_tol": 0.0, "graded": false, "parse_strings": true})
         );
+    }
+
+    #[test]
+    fn check_opens_nothing_without_consent() {
+        let dir = super::plugin_build::plugin_dir();
+        let plugin = PluginRef {
+            library: "tribunal_tolerance".into(),
+            component: "tolerance".into(),
+            isolation: Isolation::InProcess,
+            timeout_ms: None,
+        };
+        let err = check(
+            &plugin,
+            Kind::Strategy,
+            "tol",
+            dir,
+            &PluginAccess::NotConsented,
+        )
+        .unwrap_err();
+        assert!(err.not_consented);
+        assert_eq!(err.key, "library");
+        assert!(err.message.contains("--allow-plugins"), "{}", err.message);
     }
 
     #[test]
@@ -754,35 +729,5 @@ mod tests {
         assert!(names.contains(&format!("{prefix}my-plugin{suffix}")));
         assert!(names.contains(&format!("{prefix}my_plugin{suffix}")));
         assert_eq!(file_names(&format!("x{suffix}")), [format!("x{suffix}")]);
-    }
-
-    #[test]
-    fn a_missing_library_lists_every_path_tried() {
-        let dir = tempfile::tempdir().unwrap();
-        let extra = dir.path().join("extra");
-        let err =
-            find_library("nothing_here", dir.path(), std::slice::from_ref(&extra)).unwrap_err();
-        let suffix = std::env::consts::DLL_SUFFIX;
-        let prefix = std::env::consts::DLL_PREFIX;
-        assert!(
-            err.starts_with("plugin library `nothing_here` not found; tried: "),
-            "{err}"
-        );
-        for folder in [dir.path(), extra.as_path()] {
-            for name in [
-                "nothing_here".to_owned(),
-                format!("{prefix}nothing_here{suffix}"),
-            ] {
-                let path = folder.join(name);
-                assert!(err.contains(&path.display().to_string()), "{err}");
-            }
-        }
-        std::fs::create_dir(&extra).unwrap();
-        let file = extra.join(format!("{prefix}nothing_here{suffix}"));
-        std::fs::write(&file, b"").unwrap();
-        assert_eq!(
-            find_library("nothing_here", dir.path(), std::slice::from_ref(&extra)).unwrap(),
-            file
-        );
     }
 }

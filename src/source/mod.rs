@@ -9,7 +9,7 @@
 //! `Implementation` type here and one more arm in `resolve`.
 
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
@@ -19,7 +19,7 @@ use crate::builtins::{self, Builtin};
 use crate::component::{BuildError, Compiled, Kind};
 use crate::files::PackFiles;
 use crate::manifest::{ComponentManifest, Implementation as Spec};
-use crate::plugin::{PluginLibrary, PluginRef};
+use crate::plugin::{PluginAccess, PluginLibrary, PluginRef};
 use crate::script::{CompiledScript, ScriptHost, ScriptLimits};
 use crate::suggest::nearest;
 use crate::yaml::{LoadError, Source};
@@ -49,22 +49,30 @@ pub(crate) trait Implementation: Send + Sync + fmt::Debug {
 pub(crate) struct Resolved {
     pub spec: Spec,
     pub code: Arc<dyn Implementation>,
+    /// Why the code is a stand-in (a plugin loaded for inspection without the
+    /// user's consent), placed at the manifest's `library:`.
+    pub not_loaded: Option<LoadError>,
 }
 
 /// What resolving implementations may use from the pack being loaded. Scripts
 /// share one Rhai engine per pack, made when the first script is compiled.
 #[derive(Debug)]
 pub(crate) struct Sources {
-    /// Where plugin libraries are looked for after the manifest's folder (`--plugin-dir`).
-    plugin_dirs: Vec<PathBuf>,
+    /// Whether plugin libraries may be opened, and from where.
+    plugins: PluginAccess,
+    /// The pack is loaded to be shown (`lint`, `list`, `explain`, `prompt`), not
+    /// run: without consent, a plugin component is a stand-in that is never
+    /// opened (and never runs) instead of a load error.
+    inspect_only: bool,
     limits: ScriptLimits,
     script_host: OnceLock<Arc<ScriptHost>>,
 }
 
 impl Sources {
-    pub(crate) fn new(plugin_dirs: Vec<PathBuf>, limits: ScriptLimits) -> Self {
+    pub(crate) fn new(plugins: PluginAccess, inspect_only: bool, limits: ScriptLimits) -> Self {
         Self {
-            plugin_dirs,
+            plugins,
+            inspect_only,
             limits,
             script_host: OnceLock::new(),
         }
@@ -95,8 +103,35 @@ impl Sources {
             let at = source.locate(&["implementation"], None);
             LoadError::new(&source.path, at, err.to_string())
         })?;
+        if let Spec::Plugin(plugin) = &spec {
+            if self.inspect_only && matches!(self.plugins, PluginAccess::NotConsented) {
+                let refusal = crate::plugin::Refusal::NotConsented;
+                let at = source.locate(
+                    &["implementation", "plugin", "library"],
+                    Some(&plugin.library),
+                );
+                let note = LoadError::new(
+                    &source.path,
+                    at,
+                    refusal.message(&component.name, &plugin.library),
+                );
+                let code = Arc::new(UnloadedPlugin {
+                    plugin: plugin.clone(),
+                    kind: component.kind,
+                });
+                return Ok(Resolved {
+                    spec,
+                    code,
+                    not_loaded: Some(note),
+                });
+            }
+        }
         let code = self.code(component, source, files, &spec)?;
-        Ok(Resolved { spec, code })
+        Ok(Resolved {
+            spec,
+            code,
+            not_loaded: None,
+        })
     }
 
     /// The code `spec` names, checked for the component's kind.
@@ -157,7 +192,7 @@ impl Sources {
                     component.kind,
                     &component.name,
                     dir,
-                    &self.plugin_dirs,
+                    &self.plugins,
                 )
                 .map_err(|err| {
                     let value = match err.key {
@@ -274,5 +309,69 @@ impl Implementation for PluginCode {
 
     fn docs(&self) -> Option<String> {
         Some(self.library.describe(&self.plugin.component))
+    }
+}
+
+/// A plugin component of a pack loaded for inspection without the user's
+/// consent: its library is never looked at, so its config is not checked and
+/// it cannot run (a pack loaded this way is only shown, never evaluated; if it
+/// were, each of its records would be an `ERROR`).
+#[derive(Debug)]
+struct UnloadedPlugin {
+    plugin: PluginRef,
+    kind: Kind,
+}
+
+impl Implementation for UnloadedPlugin {
+    fn build(&self, _config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
+        let stand_in = Arc::new(NotLoaded(format!(
+            "plugin component `{}` (library `{}`) was not loaded: pass --allow-plugins to run it",
+            ctx.name, self.plugin.library
+        )));
+        Ok(match self.kind {
+            Kind::Metric => Compiled::Metric(stand_in),
+            Kind::Postprocessor => Compiled::Postprocessor(stand_in),
+            Kind::Strategy => Compiled::Strategy(stand_in),
+        })
+    }
+
+    fn docs(&self) -> Option<String> {
+        Some(format!(
+            "plugin library `{}`, component `{}`: not loaded (pass --allow-plugins to load it and show what it publishes)",
+            self.plugin.library, self.plugin.component
+        ))
+    }
+}
+
+/// What an unloaded plugin component runs as: an error for every record.
+#[derive(Debug)]
+struct NotLoaded(String);
+
+impl crate::component::Metric for NotLoaded {
+    fn evaluate(
+        &self,
+        _ctx: &crate::component::Context<'_>,
+    ) -> Result<crate::component::MetricOutput, crate::component::EvalError> {
+        Err(crate::component::EvalError::new(self.0.clone()))
+    }
+}
+
+impl crate::component::Postprocessor for NotLoaded {
+    fn process(
+        &self,
+        _ctx: &crate::component::Context<'_>,
+    ) -> Result<crate::component::PostOutput, crate::component::EvalError> {
+        Err(crate::component::EvalError::new(self.0.clone()))
+    }
+}
+
+impl crate::component::Strategy for NotLoaded {
+    fn compare(
+        &self,
+        _expected: &crate::json::Json,
+        _actual: &crate::json::Json,
+        _ctx: &crate::component::Context<'_>,
+    ) -> Result<f64, crate::component::EvalError> {
+        Err(crate::component::EvalError::new(self.0.clone()))
     }
 }
