@@ -118,9 +118,208 @@ fn eval_refuses_to_write_over_its_input_by_any_name() {
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{output}: {stderr}");
-        assert!(stderr.contains("is the input file"), "{stderr}");
+        assert!(stderr.contains("are the same file"), "{stderr}");
+        assert!(stderr.contains("--input d.jsonl"), "{stderr}");
         assert_eq!(fs::read_to_string(&data).unwrap(), records);
     }
+}
+
+/// One rule for every file a command writes: no output is an input or another
+/// output, whatever names them (a path, a link, a hard link, `/proc/self/fd`, a
+/// standard stream redirected from or to the file). Exit 2, naming both
+/// options, and nothing changes.
+#[cfg(unix)]
+#[test]
+fn no_output_is_an_input_or_another_output() {
+    let dir = tempfile::tempdir().unwrap();
+    plain_pack(&dir.path().join("pack"));
+    let records = "{\"id\": 1, \"output\": \"{}\"}\n";
+    let result = "{\"id\": 1, \"status\": \"PASS\", \"score\": 1.0}\n";
+    let reset = || {
+        for (name, text) in [
+            ("d.jsonl", records),
+            ("r.jsonl", result),
+            ("base.jsonl", result),
+            ("out.jsonl", "old\n"),
+        ] {
+            fs::write(dir.path().join(name), text).unwrap();
+        }
+    };
+    reset();
+    fs::hard_link(dir.path().join("d.jsonl"), dir.path().join("hard.jsonl")).unwrap();
+    std::os::unix::fs::symlink("out.jsonl", dir.path().join("out-link.jsonl")).unwrap();
+    let eval = ["eval", "--pack", "pack", "--input"];
+    let cases: Vec<(Vec<&str>, Option<&str>, [&str; 2])> = vec![
+        // (arguments, standard input from, the two options named)
+        (
+            [&eval[..], &["-", "--output", "d.jsonl"]].concat(),
+            Some("d.jsonl"),
+            ["--output d.jsonl", "--input - (standard input)"],
+        ),
+        (
+            [&eval[..], &["d.jsonl", "--output", "hard.jsonl"]].concat(),
+            None,
+            ["--output hard.jsonl", "--input d.jsonl"],
+        ),
+        (
+            [&eval[..], &["d.jsonl", "--summary-json", "d.jsonl"]].concat(),
+            None,
+            ["--summary-json d.jsonl", "--input d.jsonl"],
+        ),
+        (
+            [
+                &eval[..],
+                &[
+                    "d.jsonl",
+                    "--output",
+                    "out.jsonl",
+                    "--summary-json",
+                    "out-link.jsonl",
+                ],
+            ]
+            .concat(),
+            None,
+            ["--summary-json out-link.jsonl", "--output out.jsonl"],
+        ),
+        (
+            [
+                &eval[..],
+                &["d.jsonl", "--output", "out.jsonl", "--junit", "./out.jsonl"],
+            ]
+            .concat(),
+            None,
+            ["--junit ./out.jsonl", "--output out.jsonl"],
+        ),
+        (
+            [
+                &eval[..],
+                &["d.jsonl", "--output", "new.jsonl", "--junit", "new.jsonl"],
+            ]
+            .concat(),
+            None,
+            ["--junit new.jsonl", "--output new.jsonl"],
+        ),
+        (
+            [&eval[..], &["d.jsonl", "--output", "pack/pack.yaml"]].concat(),
+            None,
+            ["--output pack/pack.yaml", "the pack's file"],
+        ),
+        (
+            vec!["report", "r.jsonl", "-o", "r.jsonl"],
+            None,
+            ["-o r.jsonl", "the results r.jsonl"],
+        ),
+        (
+            vec![
+                "report",
+                "r.jsonl",
+                "--baseline",
+                "base.jsonl",
+                "-o",
+                "base.jsonl",
+            ],
+            None,
+            ["-o base.jsonl", "--baseline base.jsonl"],
+        ),
+        (
+            vec![
+                "report",
+                "r.jsonl",
+                "--input",
+                "d.jsonl",
+                "-o",
+                "/proc/self/cwd/d.jsonl",
+            ],
+            None,
+            ["-o /proc/self/cwd/d.jsonl", "--input d.jsonl"],
+        ),
+    ];
+    for (args, stdin, named) in cases {
+        reset();
+        let pack_yaml = fs::read_to_string(dir.path().join("pack/pack.yaml")).unwrap();
+        // Standard input is the file itself (a shell's `< file`), not a pipe.
+        let mut cmd = StdCommand::new(assert_cmd::cargo::cargo_bin("tribunal"));
+        cmd.current_dir(dir.path()).args(&args);
+        if let Some(file) = stdin {
+            cmd.stdin(fs::File::open(dir.path().join(file)).unwrap());
+        }
+        let out = cmd.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("are the same file"), "{args:?}: {stderr}");
+        for option in named {
+            assert!(
+                stderr.contains(option),
+                "{args:?} should name {option}: {stderr}"
+            );
+        }
+        assert_eq!(
+            fs::read_to_string(dir.path().join("d.jsonl")).unwrap(),
+            records
+        );
+        assert_eq!(
+            fs::read_to_string(dir.path().join("r.jsonl")).unwrap(),
+            result
+        );
+        assert_eq!(
+            fs::read_to_string(dir.path().join("base.jsonl")).unwrap(),
+            result
+        );
+        assert_eq!(
+            fs::read_to_string(dir.path().join("out.jsonl")).unwrap(),
+            "old\n"
+        );
+        assert!(!dir.path().join("new.jsonl").exists());
+        assert_eq!(
+            fs::read_to_string(dir.path().join("pack/pack.yaml")).unwrap(),
+            pack_yaml
+        );
+    }
+    // Standard output redirected to the file another output names.
+    reset();
+    let junit = fs::File::create(dir.path().join("j.xml")).unwrap();
+    let out = StdCommand::new(assert_cmd::cargo::cargo_bin("tribunal"))
+        .current_dir(dir.path())
+        .args([
+            "eval", "--pack", "pack", "--input", "d.jsonl", "--junit", "j.xml",
+        ])
+        .stdout(junit)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--junit j.xml and the results (standard output)"),
+        "{stderr}"
+    );
+}
+
+/// `man --out-dir` writes each page in a folder of its own and renames it into
+/// place: a link planted at a page's name is replaced, its target untouched.
+#[cfg(unix)]
+#[test]
+fn man_pages_replace_links_instead_of_writing_through_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("victim.txt");
+    fs::write(&victim, "precious").unwrap();
+    let pages = dir.path().join("man");
+    fs::create_dir(&pages).unwrap();
+    std::os::unix::fs::symlink(&victim, pages.join("tribunal.1")).unwrap();
+    tribunal()
+        .args(["man", "--out-dir"])
+        .arg(&pages)
+        .assert()
+        .success();
+    assert_eq!(fs::read_to_string(&victim).unwrap(), "precious");
+    let page = fs::symlink_metadata(pages.join("tribunal.1")).unwrap();
+    assert!(page.is_file(), "the page replaced the link");
+    assert!(pages.join("tribunal-eval.1").is_file());
+    let names: Vec<_> = fs::read_dir(&pages)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with('.'))
+        .collect();
+    assert!(names.is_empty(), "left behind: {names:?}");
 }
 
 #[test]

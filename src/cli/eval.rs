@@ -4,7 +4,7 @@ use super::gates::{self, FailUnder, Gates};
 use super::{write_out, OnePack, EXIT_ABORTED, EXIT_NOT_PASSED, EXIT_OK};
 use crate::jsonl::{self, FieldNames, RunError, DEFAULT_MAX_RECORD_BYTES};
 use crate::report::{Field, Fields, Status};
-use crate::result_file::ResultFile;
+use crate::result_file::{Named, ResultFile};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::fmt::Write as _;
@@ -122,6 +122,26 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
             ));
         }
     }
+    // No output is an input or another output (before anything is read).
+    let mut inputs = vec![Named::new("--input", &args.input)];
+    inputs.extend(
+        pack.files_read
+            .iter()
+            .map(|file| Named::new("the pack's file", file)),
+    );
+    let mut outputs = vec![match &args.output {
+        Some(path) => Named::new("--output", path),
+        None => Named::new("the results", "-"),
+    }];
+    for (option, file) in [
+        ("--summary-json", &args.summary_json),
+        ("--junit", &args.junit),
+    ] {
+        if let Some(file) = file.as_ref().filter(|file| file.as_os_str() != "-") {
+            outputs.push(Named::new(option, file));
+        }
+    }
+    crate::result_file::check_outputs(&inputs, &outputs).map_err(|e| e.to_string())?;
     // Open the output before evaluating anything, so a bad path fails fast; a
     // regular file is replaced only when the run has finished.
     let input_path = (args.input.as_os_str() != "-").then_some(args.input.as_path());
@@ -310,8 +330,17 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
                 });
             }
             if summary_file.as_os_str() != "-" {
-                let text = serde_json::to_string_pretty(&value).unwrap_or_default();
-                if let Err(err) = std::fs::write(summary_file, text + "\n") {
+                let text = serde_json::to_string_pretty(&value).unwrap_or_default() + "\n";
+                // Written as results are: through its own partial file, renamed
+                // into place when complete.
+                let written = ResultFile::create(summary_file, None)
+                    .map_err(|e| e.to_string())
+                    .and_then(|mut out| {
+                        use std::io::Write as _;
+                        out.write_all(text.as_bytes()).map_err(|e| e.to_string())?;
+                        out.finish().map_err(|e| e.to_string())
+                    });
+                if let Err(err) = written {
                     eprintln!(
                         "error: cannot write the summary to {}: {err}",
                         summary_file.display()

@@ -63,8 +63,17 @@ pub(super) fn man(args: &ManArgs) -> Result<u8, String> {
     if let Some(dir) = &args.out_dir {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        clap_mangen::generate_to(command, dir)
-            .map_err(|e| format!("cannot write man pages into {}: {e}", dir.display()))?;
+        // Written in a folder of our own, then renamed into place: a link
+        // planted at a page's name is replaced, never written through.
+        let cannot =
+            |e: std::io::Error| format!("cannot write man pages into {}: {e}", dir.display());
+        let staging = crate::result_file::create_temporary_dir(dir, "man").map_err(cannot)?;
+        let written = clap_mangen::generate_to(command, &staging)
+            .and_then(|()| crate::result_file::move_into(&staging, dir));
+        if let Err(err) = written {
+            let _ = std::fs::remove_dir_all(&staging);
+            return Err(cannot(err));
+        }
     } else {
         let mut page = Vec::new();
         clap_mangen::Man::new(command)

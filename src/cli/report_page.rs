@@ -8,7 +8,7 @@ use clap::Args;
 use super::{EXIT_ABORTED, EXIT_OK};
 use crate::diff::Run;
 use crate::html_report::Page;
-use crate::result_file::ResultFile;
+use crate::result_file::{check_outputs, Named, ResultFile};
 
 /// Records the page holds by default.
 const DEFAULT_SAMPLE: usize = 2_000;
@@ -39,6 +39,14 @@ pub(super) struct ReportArgs {
 }
 
 pub(super) fn run_report(args: &ReportArgs) -> Result<u8, String> {
+    // The page is none of the files it is made from (checked before reading).
+    let mut inputs = vec![Named::new("the results", &args.results)];
+    for (option, file) in [("--baseline", &args.baseline), ("--input", &args.input)] {
+        if let Some(file) = file {
+            inputs.push(Named::new(option, file));
+        }
+    }
+    check_outputs(&inputs, &[Named::new("-o", &args.output)]).map_err(|e| e.to_string())?;
     let open = |path: &PathBuf| {
         crate::files::open_stream(path)
             .map(BufReader::new)

@@ -74,7 +74,11 @@ impl PackLoader {
             .iter()
             .filter_map(|c| c.implementation.as_ref()?.not_loaded.clone())
             .collect();
+        // The manifest is read before the pack's files are set up.
+        let mut files_read = self.files.used();
+        files_read.extend(std::fs::canonicalize(&self.source.path));
         Ok(Pack {
+            files_read,
             not_loaded,
             step_timeout: (timeout_ms > 0).then(|| std::time::Duration::from_millis(timeout_ms)),
             label: format!("{}@{version}", manifest.name),

@@ -115,6 +115,9 @@ pub struct Pack {
     pub(crate) scoring: ScoringSpec,
     /// Test files named by the pack's `tests` globs.
     pub(crate) tests: Vec<PathBuf>,
+    /// Every file the pack read while it loaded (where it really is): inputs
+    /// that no output of a command may be.
+    pub(crate) files_read: Vec<PathBuf>,
     /// The pack's `tests` entries as written (globs and paths).
     pub(crate) test_patterns: Vec<String>,
     /// Things worth fixing that do not stop the pack from loading.
