@@ -119,6 +119,14 @@ impl Steps {
     }
 }
 
+/// How long until the deadline of the pipeline step running on this thread:
+/// `None` outside a step with a limit, zero once it has passed. Work that can
+/// be stopped from outside (a plugin's helper process) waits no longer.
+pub fn remaining() -> Option<Duration> {
+    STEP.get()
+        .map(|deadline| deadline.0.saturating_sub(Tick::now().0))
+}
+
 /// Installs the check "has the deadline of the call in progress on this thread
 /// passed?" (once per process; later installs are ignored).
 pub fn install(check: fn() -> bool) {

@@ -814,6 +814,9 @@ fn an_isolated_plugin_that_crashes_costs_only_its_record() {
             "2",
             "--fields",
             "id,status,score,error",
+            // The step's limit above the plugin's own, which this test is about.
+            "--set",
+            "limits.timeout_ms=10000",
             "--input",
         ])
         .arg(&input)
@@ -866,6 +869,42 @@ fn an_isolated_plugin_that_crashes_costs_only_its_record() {
     }
     assert_eq!(results[5]["score"], 0.5);
     assert!(String::from_utf8_lossy(&out.stderr).contains("a plugin printing to stdout"));
+}
+
+/// A helper is stopped at the deadline of the step its call is part of (the
+/// pack's `limits.timeout_ms`, 1 s by default), not left to the plugin's own
+/// `timeout_ms` (30 s by default): a record already out of time is not waited
+/// for, and the run goes on with a new helper.
+#[test]
+fn an_isolated_plugin_is_stopped_at_the_steps_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = dir.path().join("pack");
+    crashing_pack(&pack, ", isolation: process");
+    let input = data(dir.path(), &["hang", "ok"]);
+    let started = std::time::Instant::now();
+    let out = tribunal()
+        .args(["eval", "--fields", "id,status,error", "--input"])
+        .arg(&input)
+        .arg(&pack)
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let results: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(results.len(), 2, "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(results[0]["status"], "ERROR", "{}", results[0]);
+    let error = results[0]["error"].as_str().unwrap();
+    assert!(
+        error.contains("did not answer before the step's time limit (limits.timeout_ms) passed")
+            && error.contains("its helper process was stopped"),
+        "{error}"
+    );
+    assert_eq!(results[1]["status"], "PASS", "{}", results[1]);
+    // Stopped at about 1 s, far from the plugin's 30 s.
+    assert!(took < std::time::Duration::from_secs(20), "took {took:?}");
 }
 
 #[test]

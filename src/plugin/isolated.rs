@@ -14,8 +14,9 @@
 //!
 //! The host keeps a pool of idle helpers per component (one per thread that
 //! needs one at a time). A helper that dies or does not answer within the
-//! call timeout is the record's `ERROR` (with the signal or exit code) and is
-//! replaced by a new one for the next call.
+//! call timeout, or before the deadline of the pipeline step the call is part
+//! of if that comes first, is the record's `ERROR` (with the signal or exit
+//! code) and is replaced by a new one for the next call.
 
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -354,8 +355,17 @@ impl Isolated {
         }
     }
 
-    /// One evaluation: the plugin's reply, read as in-process.
+    /// One evaluation: the plugin's reply, read as in-process. The helper gets
+    /// the component's `timeout_ms`, but never past the deadline of the step
+    /// the call is part of (the pack's `limits.timeout_ms`, which only the user
+    /// lifts): a record already out of time is not made to wait for it.
     pub(super) fn call(&self, input: &[u8]) -> Result<Value, String> {
+        let wait = crate::deadline::remaining().map_or(self.timeout, |left| left.min(self.timeout));
+        if wait.is_zero() {
+            return Err(
+                "not called: the step's time limit (limits.timeout_ms) had passed".to_owned(),
+            );
+        }
         let idle = self
             .idle
             .lock()
@@ -365,11 +375,17 @@ impl Isolated {
             Some(helper) => helper,
             None => self.new_helper().map_err(|failure| self.explain(failure))?,
         };
-        match helper.request(EVALUATE, input, self.timeout) {
+        match helper.request(EVALUATE, input, wait) {
             Ok(reply) => {
                 self.give_back(helper);
                 envelope(Some(&reply))
             }
+            // Stopped at the step's deadline, before its own timeout.
+            Err(Failure::TimedOut(after)) if after < self.timeout => Err(format!(
+                "did not answer before the step's time limit (limits.timeout_ms) passed, \
+                 {} ms into the call: its helper process was stopped",
+                after.as_millis()
+            )),
             Err(failure) => Err(self.explain(failure)),
         }
     }
