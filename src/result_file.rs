@@ -16,6 +16,8 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::thread;
 
+use crate::files::{not_regular, open_own_file, OwnFileError};
+
 /// Why an output could not be opened or finished.
 #[derive(Debug, thiserror::Error)]
 pub enum OutputError {
@@ -340,135 +342,6 @@ pub fn check_outputs(inputs: &[Named], outputs: &[Named]) -> Result<(), OutputEr
     Ok(())
 }
 
-/// Why a file of the run's own (a partial results file, a temporary file)
-/// could not be opened.
-#[derive(Debug)]
-pub(crate) enum OwnFileError {
-    /// Something other than a regular file is at its path: what it is.
-    Unsafe(&'static str),
-    Io(io::Error),
-}
-
-/// What is at `path`, when it is not a regular file (a link is not followed).
-fn not_regular(meta: &fs::Metadata) -> Option<&'static str> {
-    let kind = meta.file_type();
-    if kind.is_file() {
-        return None;
-    }
-    if kind.is_symlink() {
-        return Some("a symbolic link");
-    }
-    if kind.is_dir() {
-        return Some("a folder");
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if kind.is_fifo() {
-            return Some("a FIFO");
-        }
-        if kind.is_char_device() || kind.is_block_device() {
-            return Some("a device");
-        }
-        if kind.is_socket() {
-            return Some("a socket");
-        }
-    }
-    Some("not a regular file")
-}
-
-/// Opens a file the run writes for itself, for reading and writing: created if
-/// there is none (`new`: only created, never one that is already there), never
-/// through a link (`O_NOFOLLOW`), and only a regular file: a link, FIFO, device
-/// or folder planted at its path is refused before it is opened (a FIFO would
-/// block the run, a link would send the results elsewhere), and checked again
-/// on what was opened.
-pub(crate) fn open_own_file(path: &Path, new: bool) -> Result<File, OwnFileError> {
-    match fs::symlink_metadata(path) {
-        Ok(meta) => {
-            if let Some(what) = not_regular(&meta) {
-                return Err(OwnFileError::Unsafe(what));
-            }
-        }
-        Err(err) if err.kind() == io::ErrorKind::NotFound => {}
-        Err(err) => return Err(OwnFileError::Io(err)),
-    }
-    let mut options = OpenOptions::new();
-    options.read(true).write(true);
-    if new {
-        options.create_new(true);
-    } else {
-        options.create(true).truncate(false);
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o644);
-        // Not through a link, and never waiting on a FIFO put there meanwhile.
-        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
-    }
-    let file = options.open(path).map_err(|err| {
-        #[cfg(unix)]
-        if err.raw_os_error() == Some(libc::ELOOP) {
-            return OwnFileError::Unsafe("a symbolic link");
-        }
-        OwnFileError::Io(err)
-    })?;
-    let meta = file.metadata().map_err(OwnFileError::Io)?;
-    if let Some(what) = not_regular(&meta) {
-        return Err(OwnFileError::Unsafe(what));
-    }
-    Ok(file)
-}
-
-/// Creates a new temporary file in `folder`, named `.{stem}.{random}.tmp`: a
-/// name no one can guess and plant a link or FIFO at beforehand, created only
-/// if nothing is there (see [`open_own_file`]).
-pub(crate) fn create_temporary(folder: &Path, stem: &str) -> io::Result<(PathBuf, File)> {
-    loop {
-        let path = folder.join(unguessable_name(stem));
-        match open_own_file(&path, true) {
-            Ok(file) => return Ok((path, file)),
-            Err(OwnFileError::Io(err)) if err.kind() == io::ErrorKind::AlreadyExists => {}
-            Err(OwnFileError::Unsafe(_)) => {}
-            Err(OwnFileError::Io(err)) => return Err(err),
-        }
-    }
-}
-
-/// `.{stem}.{random}.tmp`, the random part drawn from the system's randomness.
-fn unguessable_name(stem: &str) -> String {
-    use std::hash::{BuildHasher, Hasher};
-    // Seeded from the system's randomness afresh for each state.
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u32(std::process::id());
-    format!(".{stem}.{:016x}.tmp", hasher.finish())
-}
-
-/// Creates a new, empty folder of the run's own in `folder` (see
-/// [`create_temporary`]): `mkdir` never goes through a link already there.
-pub(crate) fn create_temporary_dir(folder: &Path, stem: &str) -> io::Result<PathBuf> {
-    loop {
-        let path = folder.join(unguessable_name(stem));
-        match fs::create_dir(&path) {
-            Ok(()) => return Ok(path),
-            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {}
-            Err(err) => return Err(err),
-        }
-    }
-}
-
-/// Puts the files of `staging` (a folder of the run's own) in `folder` under
-/// their names, each by a rename, which replaces whatever is at a name (a link
-/// included) and never writes through it; then removes `staging`.
-pub(crate) fn move_into(staging: &Path, folder: &Path) -> io::Result<()> {
-    for entry in fs::read_dir(staging)? {
-        let entry = entry?;
-        fs::rename(entry.path(), folder.join(entry.file_name()))?;
-    }
-    fs::remove_dir(staging)
-}
-
 /// Whether the results will replace a file (anything at the output path,
 /// a dangling link included).
 fn existing_output(pending: &Pending) -> bool {
@@ -766,6 +639,7 @@ fn same_file(meta: &fs::Metadata, input: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::files::create_temporary;
 
     #[cfg(unix)]
     #[test]

@@ -246,6 +246,63 @@ impl Resolver<'_> {
     }
 }
 
+/// The `model:` folder, confined like every file a pack names: where it really
+/// is, inside the pack or an `--allow-path`, and so is every file in it (a link
+/// out of the folder is refused, as an absolute path elsewhere is). What the
+/// error says names the path as the pack wrote it, never what is there.
+fn confined_model(ctx: &BuildCtx<'_>, model: &str) -> Result<std::path::PathBuf, String> {
+    let path = ctx.resolve(model);
+    // A folder that is not there is the model locator's to explain, when it
+    // would be inside what the pack may read; elsewhere it is refused as if it
+    // were there (an error never tells what exists outside the pack).
+    if std::fs::symlink_metadata(&path).is_err_and(|err| err.kind() == std::io::ErrorKind::NotFound)
+    {
+        let parent = match path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir,
+            _ => std::path::Path::new("."),
+        };
+        let inside = std::fs::canonicalize(parent)
+            .ok()
+            .zip(path.file_name())
+            .is_some_and(|(dir, name)| ctx.files.may_contain(&dir.join(name)));
+        if inside {
+            return Ok(path);
+        }
+        return Err(crate::files::FileError::OutsidePack {
+            shown: model.to_owned(),
+            root: ctx.files.root().display().to_string(),
+        }
+        .to_string());
+    }
+    let folder = ctx
+        .files
+        .resolve(&path, model)
+        .map_err(|err| err.to_string())?
+        .canonical;
+    // The model's files, a level or two down (`1_Pooling/config.json`).
+    let mut pending = vec![(folder.clone(), 0)];
+    while let Some((dir, depth)) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let shown = format!(
+                "{model}/{}",
+                path.strip_prefix(&folder).unwrap_or(&path).display()
+            );
+            let real = ctx
+                .files
+                .resolve(&path, &shown)
+                .map_err(|err| err.to_string())?;
+            if depth < 2 && real.canonical.is_dir() && real.canonical.starts_with(&folder) {
+                pending.push((real.canonical, depth + 1));
+            }
+        }
+    }
+    Ok(folder)
+}
+
 fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
     let config: Config = component::parse_config(ctx.name, config)?;
     let mut resolver = Resolver {
@@ -255,7 +312,9 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
         semantic: None,
     };
     if let Some(model) = &config.model {
-        let semantic = Semantic::with_model(Some(ctx.resolve(model)));
+        let folder = confined_model(ctx, model)
+            .map_err(|why| resolver.error(format_args!("`model`: {why}"), "model"))?;
+        let semantic = Semantic::with_model(Some(folder));
         semantic
             .model()
             .locate()
@@ -1297,6 +1356,40 @@ mod tests {
             out.details.to_value()["buckets"]["aio_missing_or_null"],
             json!(["a"])
         );
+    }
+
+    /// `model:` is confined like every file a pack names: an absolute path
+    /// elsewhere, a `..` escape and a link out of the model folder are refused,
+    /// whether or not something is there, and nothing of what is there is
+    /// quoted.
+    #[cfg(unix)]
+    #[test]
+    fn the_model_folder_is_confined_to_the_pack() {
+        let outside = tempfile::tempdir().unwrap();
+        let secret = outside.path().join("config.json");
+        std::fs::write(&secret, "SECRET LINE").unwrap();
+        let pack = tempfile::tempdir().unwrap();
+        let registry = Arc::new(StrategyRegistry::with_builtins());
+        let model_in_pack = pack.path().join("model");
+        std::fs::create_dir(&model_in_pack).unwrap();
+        std::os::unix::fs::symlink(&secret, model_in_pack.join("config.json")).unwrap();
+        let outside_path = outside.path().display().to_string();
+        let missing_outside = format!("{outside_path}/nothing-here");
+        for model in [
+            outside_path.as_str(),
+            missing_outside.as_str(),
+            "../../../../../../../../tmp",
+            "model",
+        ] {
+            let err = build_with(&json!({ "model": model }), &registry, pack.path()).unwrap_err();
+            assert_eq!(err.key.as_deref(), Some("model"), "{model}");
+            assert!(
+                err.message.contains("is outside the pack folder"),
+                "{model}: {}",
+                err.message
+            );
+            assert!(!err.message.contains("SECRET"), "{}", err.message);
+        }
     }
 
     #[test]

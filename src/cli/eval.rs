@@ -327,6 +327,7 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
                     "misses": cache.misses,
                     "dir": cache.dir,
                     "writes_failed": cache.writes_failed,
+                    "rejected": cache.rejected,
                 });
             }
             if summary_file.as_os_str() != "-" {
@@ -374,11 +375,17 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
                     || "no cache on disk".to_owned(),
                     |dir| format!("cache {}", dir.display()),
                 );
-                let failed = if cache.writes_failed > 0 {
-                    format!(", {} could not be stored", cache.writes_failed)
-                } else {
-                    String::new()
-                };
+                let mut failed = String::new();
+                if cache.writes_failed > 0 {
+                    let _ = write!(failed, ", {} could not be stored", cache.writes_failed);
+                }
+                if cache.rejected > 0 {
+                    let _ = write!(
+                        failed,
+                        ", {} entries not their text's were ignored and written again",
+                        cache.rejected
+                    );
+                }
                 let _ = write!(
                     text,
                     "\nembeddings  {} computed, {} from the cache ({place}{failed})",
@@ -443,7 +450,7 @@ impl CasesFile {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        let (path, file) = crate::result_file::create_temporary(&folder, &format!("{name}.cases"))?;
+        let (path, file) = crate::files::create_temporary(&folder, &format!("{name}.cases"))?;
         Ok(Self {
             path,
             writer: std::io::BufWriter::new(file),

@@ -67,9 +67,9 @@ pub(super) fn man(args: &ManArgs) -> Result<u8, String> {
         // planted at a page's name is replaced, never written through.
         let cannot =
             |e: std::io::Error| format!("cannot write man pages into {}: {e}", dir.display());
-        let staging = crate::result_file::create_temporary_dir(dir, "man").map_err(cannot)?;
+        let staging = crate::files::create_temporary_dir(dir, "man").map_err(cannot)?;
         let written = clap_mangen::generate_to(command, &staging)
-            .and_then(|()| crate::result_file::move_into(&staging, dir));
+            .and_then(|()| crate::files::move_into(&staging, dir));
         if let Err(err) = written {
             let _ = std::fs::remove_dir_all(&staging);
             return Err(cannot(err));

@@ -7,8 +7,13 @@
 //! whole, the weights by size and their first and last megabyte), this engine's
 //! version, the cache format and the matrix kernels the CPU runs, so a changed
 //! model or engine, or another CPU's rounding, never reads another's embeddings.
-//! A file is written beside its place and renamed into it; one of the wrong size
-//! is not read (and is written again).
+//! An entry records the text's hash and the model's fingerprint beside the
+//! embedding, with a checksum over them: an entry that belongs to another text
+//! or model (copied there), fails its checksum, is not a regular file (a link, a
+//! FIFO: opened without following links and without waiting) or is not of its
+//! exact size is ignored, counted ([`DiskCache::rejected`]) and written again.
+//! Nothing larger than an entry is ever read. A file is written to a new file
+//! of an unguessable name beside its place and renamed into it.
 //!
 //! `ROOT` is `eval --cache-dir` (every command that loads a pack takes it), else
 //! `$TRIBUNAL_CACHE_DIR`, else `$XDG_CACHE_HOME/tribunal`, else
@@ -25,7 +30,14 @@ use sha2::{Digest, Sha256};
 use super::TextKey;
 
 /// Bumped when what is stored, or how an embedding is computed, changes.
-const FORMAT: &str = "tribunal-embeddings-2";
+const FORMAT: &str = "tribunal-embeddings-3";
+
+/// The first bytes of an entry.
+const MAGIC: &[u8; 8] = b"TRBEMB3\n";
+/// Bytes of the model fingerprint an entry records.
+const FINGERPRINT: usize = 16;
+/// Bytes of an entry's checksum (a SHA-256 prefix over what precedes it).
+const CHECKSUM: usize = 16;
 
 /// The files of a model folder that decide its embeddings.
 const MODEL_FILES: &[&str] = &[
@@ -56,8 +68,10 @@ pub fn default_root() -> Option<PathBuf> {
 #[derive(Debug)]
 pub struct DiskCache {
     dir: PathBuf,
+    fingerprint: [u8; FINGERPRINT],
     dimensions: usize,
     writes_failed: AtomicU64,
+    rejected: AtomicU64,
 }
 
 impl DiskCache {
@@ -75,11 +89,14 @@ impl DiskCache {
                 Err(err) => return Err(err),
             }
         }
-        let fingerprint = hex(&hasher.finalize()[..16]);
+        let mut fingerprint = [0u8; FINGERPRINT];
+        fingerprint.copy_from_slice(&hasher.finalize()[..FINGERPRINT]);
         Ok(Self {
-            dir: root.join("embeddings").join(fingerprint),
+            dir: root.join("embeddings").join(hex(&fingerprint)),
+            fingerprint,
             dimensions,
             writes_failed: AtomicU64::new(0),
+            rejected: AtomicU64::new(0),
         })
     }
 
@@ -93,18 +110,73 @@ impl DiskCache {
         self.dir.join(&name[..2]).join(&name[2..])
     }
 
-    /// The stored embedding of the text, if there is a whole one.
+    /// The bytes of the entry for `key` holding `embedding`.
+    fn entry(&self, key: &TextKey, embedding: &[f32]) -> Vec<u8> {
+        let mut bytes = Vec::with_capacity(self.entry_len());
+        bytes.extend_from_slice(MAGIC);
+        bytes.extend_from_slice(key);
+        bytes.extend_from_slice(&self.fingerprint);
+        bytes.extend(embedding.iter().flat_map(|x| x.to_le_bytes()));
+        let checksum = Sha256::digest(&bytes);
+        bytes.extend_from_slice(&checksum[..CHECKSUM]);
+        bytes
+    }
+
+    fn entry_len(&self) -> usize {
+        MAGIC.len() + 32 + FINGERPRINT + self.dimensions * 4 + CHECKSUM
+    }
+
+    /// The stored embedding of the text, if there is a whole one that is its
+    /// own; anything else at its place is rejected (counted) and not read.
     pub fn get(&self, key: &TextKey) -> Option<Vec<f32>> {
-        let bytes = fs::read(self.path(key)).ok()?;
-        if bytes.len() != self.dimensions * 4 {
-            return None;
+        self.read(key).unwrap_or_else(|()| {
+            self.rejected.fetch_add(1, Ordering::Relaxed);
+            None
+        })
+    }
+
+    /// `Ok(None)`: no entry; `Err`: an entry that is not this text's.
+    fn read(&self, key: &TextKey) -> Result<Option<Vec<f32>>, ()> {
+        use std::io::Read;
+        let path = self.path(key);
+        let expected = self.entry_len();
+        match fs::symlink_metadata(&path) {
+            Ok(meta) if meta.is_file() && meta.len() == expected as u64 => {}
+            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Ok(_) | Err(_) => return Err(()),
         }
-        Some(
-            bytes
+        let mut options = fs::OpenOptions::new();
+        options.read(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+        }
+        let file = options.open(&path).map_err(|_| ())?;
+        let meta = file.metadata().map_err(|_| ())?;
+        if !meta.is_file() || meta.len() != expected as u64 {
+            return Err(());
+        }
+        let mut bytes = Vec::with_capacity(expected);
+        file.take(expected as u64)
+            .read_to_end(&mut bytes)
+            .map_err(|_| ())?;
+        let (body, checksum) = bytes.split_at(bytes.len().saturating_sub(CHECKSUM));
+        let fingerprint_end = MAGIC.len() + 32 + FINGERPRINT;
+        let own = bytes.len() == expected
+            && body.starts_with(MAGIC)
+            && &body[MAGIC.len()..MAGIC.len() + 32] == key
+            && body[MAGIC.len() + 32..fingerprint_end] == self.fingerprint
+            && Sha256::digest(body)[..CHECKSUM] == *checksum;
+        if !own {
+            return Err(());
+        }
+        Ok(Some(
+            body[fingerprint_end..]
                 .chunks_exact(4)
                 .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
                 .collect(),
-        )
+        ))
     }
 
     /// Stores an embedding; a failure (a full disk, a read-only folder) is
@@ -119,19 +191,24 @@ impl DiskCache {
         let path = self.path(key);
         let folder = path.parent().expect("a cache file is in a folder");
         fs::create_dir_all(folder)?;
-        let temp = folder.join(format!(
-            ".{}.{}.{:?}.tmp",
-            path.file_name().and_then(|n| n.to_str()).unwrap_or("entry"),
-            std::process::id(),
-            std::thread::current().id()
-        ));
-        let bytes: Vec<u8> = embedding.iter().flat_map(|x| x.to_le_bytes()).collect();
-        let written = fs::File::create(&temp).and_then(|mut file| file.write_all(&bytes));
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("entry");
+        let (temp, mut file) = crate::files::create_temporary(folder, name)?;
+        let written = file.write_all(&self.entry(key, embedding));
+        drop(file);
+        // The rename replaces whatever was at the entry's place (a link, a
+        // FIFO, another text's entry) without going through it.
         if let Err(err) = written.and_then(|()| fs::rename(&temp, &path)) {
             let _ = fs::remove_file(&temp);
             return Err(err);
         }
         Ok(())
+    }
+
+    /// Entries found at their place that were not their text's (another text's
+    /// or model's, a failed checksum, a link or special file, the wrong size):
+    /// ignored and written again.
+    pub fn rejected(&self) -> u64 {
+        self.rejected.load(Ordering::Relaxed)
     }
 
     /// Embeddings that could not be stored so far.
@@ -215,6 +292,77 @@ mod tests {
             .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
             .collect();
         assert!(leftovers.is_empty(), "no temporary files left");
+    }
+
+    /// Whatever an attacker who can write the cache puts at an entry's place is
+    /// rejected (counted), never read past its size, never waited on, and is
+    /// replaced by the right entry: a link to `/dev/zero` (took 9 GB), a FIFO
+    /// (hung `check`), another text's entry copied over (turned a FAIL into a
+    /// PASS), an entry of another model, and a flipped bit.
+    /// What is planted at an entry's place, and how.
+    type Plant<'a> = (&'a str, Box<dyn Fn() + 'a>);
+
+    #[cfg(unix)]
+    #[test]
+    fn entries_that_are_not_their_texts_are_rejected_and_written_again() {
+        let root = tempfile::tempdir().unwrap();
+        let (weights, other_weights) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        model(weights.path(), b"w");
+        model(other_weights.path(), b"w2");
+        let cache = DiskCache::open(root.path(), weights.path(), 2).unwrap();
+        let other_model = DiskCache::open(root.path(), other_weights.path(), 2).unwrap();
+        let (key, other) = ([1u8; 32], [2u8; 32]);
+        cache.put(&other, &[9.0, 9.0]);
+        other_model.put(&key, &[8.0, 8.0]);
+        let place = cache.path(&key);
+        fs::create_dir_all(place.parent().unwrap()).unwrap();
+        let plants: Vec<Plant<'_>> = vec![
+            (
+                "a link to /dev/zero",
+                Box::new(|| std::os::unix::fs::symlink("/dev/zero", &place).unwrap()),
+            ),
+            (
+                "a FIFO",
+                Box::new(|| {
+                    assert!(std::process::Command::new("mkfifo")
+                        .arg(&place)
+                        .status()
+                        .unwrap()
+                        .success());
+                }),
+            ),
+            (
+                "another text's entry",
+                Box::new(|| {
+                    fs::copy(cache.path(&other), &place).unwrap();
+                }),
+            ),
+            (
+                "another model's entry",
+                Box::new(|| {
+                    fs::copy(other_model.path(&key), &place).unwrap();
+                }),
+            ),
+            (
+                "a flipped bit",
+                Box::new(|| {
+                    cache.put(&key, &[1.0, 2.0]);
+                    let mut bytes = fs::read(&place).unwrap();
+                    bytes[MAGIC.len() + 32 + FINGERPRINT] ^= 1;
+                    fs::write(&place, bytes).unwrap();
+                }),
+            ),
+        ];
+        for (n, (what, plant)) in plants.iter().enumerate() {
+            let _ = fs::remove_file(&place);
+            plant();
+            assert_eq!(cache.get(&key), None, "{what}");
+            assert_eq!(cache.rejected(), n as u64 + 1, "{what}");
+            cache.put(&key, &[1.0, 2.0]);
+            assert_eq!(cache.get(&key), Some(vec![1.0, 2.0]), "{what}");
+            assert!(fs::symlink_metadata(&place).unwrap().is_file(), "{what}");
+        }
+        assert_eq!(cache.writes_failed(), 0);
     }
 
     #[test]

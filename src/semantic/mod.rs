@@ -55,6 +55,10 @@ pub struct CacheReport {
     pub dir: Option<PathBuf>,
     /// Embeddings that could not be written to the disk cache.
     pub writes_failed: u64,
+    /// Entries of the disk cache that were not their text's (another text's or
+    /// model's, a failed checksum, a link or special file): ignored, written
+    /// again.
+    pub rejected: u64,
 }
 
 /// The caches' figures, `None` when no model was used.
@@ -74,6 +78,7 @@ pub fn cache_report() -> Option<CacheReport> {
         misses,
         dir: disks.first().map(|d| d.dir().to_path_buf()),
         writes_failed: disks.iter().map(|d| d.writes_failed()).sum(),
+        rejected: disks.iter().map(|d| d.rejected()).sum(),
     })
 }
 
