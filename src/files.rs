@@ -472,28 +472,12 @@ pub enum OwnFileError {
 pub fn not_regular(meta: &fs::Metadata) -> Option<&'static str> {
     let kind = meta.file_type();
     if kind.is_file() {
-        return None;
+        None
+    } else if kind.is_symlink() {
+        Some("a symbolic link")
+    } else {
+        Some(file_kind(meta))
     }
-    if kind.is_symlink() {
-        return Some("a symbolic link");
-    }
-    if kind.is_dir() {
-        return Some("a folder");
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if kind.is_fifo() {
-            return Some("a FIFO");
-        }
-        if kind.is_char_device() || kind.is_block_device() {
-            return Some("a device");
-        }
-        if kind.is_socket() {
-            return Some("a socket");
-        }
-    }
-    Some("not a regular file")
 }
 
 /// Opens a file the run writes for itself, for reading and writing: created if
