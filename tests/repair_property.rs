@@ -95,13 +95,16 @@ fn value(rng: &mut Rng, depth: usize) -> Value {
 }
 
 /// A document: an object with at least one object or array inside it (an inner
-/// value to mistake for the whole), or, one time in eight, an array of objects.
+/// value to mistake for the whole), or, one time in eight, an array of objects,
+/// or one time in sixteen an array of values (arrays among them).
 fn document(rng: &mut Rng) -> Value {
     loop {
-        let doc = if rng.below(8) == 0 {
-            Value::Array((0..2 + rng.below(3)).map(|_| object(rng, 1)).collect())
-        } else {
-            object(rng, 0)
+        let doc = match rng.below(16) {
+            // An array of objects.
+            0 | 1 => Value::Array((0..=rng.below(3)).map(|_| object(rng, 1)).collect()),
+            // An array of arrays.
+            2 => Value::Array((0..=rng.below(2)).map(|_| value(rng, 2)).collect()),
+            _ => object(rng, 0),
         };
         let nested = match &doc {
             Value::Object(members) => members.values().any(|v| v.is_object() || v.is_array()),

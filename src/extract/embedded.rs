@@ -59,7 +59,7 @@ pub fn extract_with<D: super::Document>(text: &str, multiple: MultipleValues) ->
             return None;
         }
         if let Some(document) = super::parse_container(&text[start..end]) {
-            return (!super::continues_after(bytes, end, bytes[start])).then_some(document);
+            return (!super::continues_after(bytes, end)).then_some(document);
         }
         if super::failed_span_end(bytes, start) != Some(end) {
             return None;

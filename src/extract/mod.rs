@@ -463,7 +463,7 @@ pub(crate) fn parse_container<D: Document>(text: &str) -> Option<D> {
 
 /// Whether the `{` or `[` at `start` is, by what comes before it, a value inside
 /// a structure rather than a document: a member's value (`"key": {`), an element
-/// after another (`}, {`, `"a", [`, `1, {`), the first element of an open
+/// after another (`}, {`, `"a", [`, `1, {`, `null, {`), the first element of an open
 /// array or object (`[{`, `{{`), or what follows a stray closer in a member's
 /// place (`"key": } {`). Such a candidate's document lost its opener or
 /// failed around it, and the candidate is one of its inner values.
@@ -482,7 +482,21 @@ pub(crate) fn inside_a_structure(bytes: &[u8], start: usize) -> bool {
         // After a key's closing quote (`"`, `'`, or a typographic `”` / `’`,
         // whose last byte is 0x9D / 0x99).
         b':' => prior().is_some_and(|p| matches!(p, b'"' | b'\'' | 0x9D | 0x99)),
-        b',' => prior().is_some_and(|p| matches!(p, b'}' | b']' | b'"') || p.is_ascii_digit()),
+        b',' => {
+            // A value before the comma: a closer, a string, a number, or one of
+            // JSON's literals (`[null, {`).
+            let literal = before(at).is_some_and(|end| {
+                let word = &bytes[..=end];
+                [&b"null"[..], b"true", b"false"].iter().any(|literal| {
+                    word.ends_with(literal)
+                        && !word[..word.len() - literal.len()]
+                            .last()
+                            .is_some_and(u8::is_ascii_alphanumeric)
+                })
+            });
+            literal
+                || prior().is_some_and(|p| matches!(p, b'}' | b']' | b'"') || p.is_ascii_digit())
+        }
         // A closer where a member's value should be (`"key": ]{`): a stray one
         // ended the document early, and what follows is the rest of it.
         b'}' | b']' => prior() == Some(b':'),
@@ -492,15 +506,15 @@ pub(crate) fn inside_a_structure(bytes: &[u8], start: usize) -> bool {
 
 /// Whether what follows a document that ends at `end` (past whitespace) shows
 /// that it was a value inside a larger structure whose opener is missing: a `,`
-/// or `:`, or, after an object, a `]` (the object was an element of an array
-/// that lost its `[`). A closer of its own kind (`{...}}`, `[...]]`) is a stray
-/// one and is ignored, and so is a `}` after an array: an array inside an object
-/// is a member's value, found as such by [`inside_a_structure`].
-pub(crate) fn continues_after(bytes: &[u8], end: usize, opener: u8) -> bool {
+/// or `:`, or a `]` (it was an element of an array that lost its `[`: `{...}]`,
+/// `[...]]`). A `}` is a stray one and is ignored (`{...}}`): an object or array
+/// inside an object is a member's value, found as such by
+/// [`inside_a_structure`].
+pub(crate) fn continues_after(bytes: &[u8], end: usize) -> bool {
     bytes[end..]
         .iter()
         .find(|byte| !byte.is_ascii_whitespace())
-        .is_some_and(|&next| next == b',' || next == b':' || (next == b']' && opener == b'{'))
+        .is_some_and(|&next| matches!(next, b',' | b':' | b']'))
 }
 
 /// Where the document at `start`, which could not be read, certainly ends: the
@@ -980,6 +994,8 @@ mod tests {
             r#"{"a": 1}, {"#,
             r#""x",  ["#,
             "12,{",
+            "[null, {",
+            "true ,[",
             "[ {",
             "{{",
             r#""meta": } {"#,
@@ -991,6 +1007,7 @@ mod tests {
             "{",
             "Here is the JSON: {",
             "Sure, {",
+            "It is untrue, {",
             "{\"a\": 1} {",
             "{\"a\": 1}\n[",
             "see [1] and {",
@@ -1005,20 +1022,20 @@ mod tests {
         let after = |text: &str| {
             let end = text.find('|').unwrap();
             let text = text.replace('|', "");
-            continues_after(text.as_bytes(), end, text.as_bytes()[0])
+            continues_after(text.as_bytes(), end)
         };
         for text in [
             r#"{"a": 1}|,"#,
             "{\"a\": 1}|\n  :",
             "{\"a\": 1}| ]",
             "[1]|, ",
+            "[1]|]",
         ] {
             assert!(after(text), "{text:?}");
         }
         for text in [
             "{\"a\": 1}|",
             "{\"a\": 1}|}",
-            "[1]|]",
             "[1]|}",
             "{\"a\": 1}| and more",
             "{\"a\": 1}|\n{\"b\": 2}",

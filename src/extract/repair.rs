@@ -125,8 +125,8 @@ fn documents(
             break;
         }
         if let Some((value, repairs, end)) = attempt(&text[start..], steps) {
-            // So is a document followed by a `,`, a `:`, or for an object a `]`.
-            if super::continues_after(bytes, start + end, bytes[start]) {
+            // So is a document followed by a `,`, a `:` or a `]`.
+            if super::continues_after(bytes, start + end) {
                 break;
             }
             found.push((value, repairs));
