@@ -247,8 +247,8 @@ impl Resolver<'_> {
 }
 
 /// The `model:` folder, confined like every file a pack names: where it really
-/// is, inside the pack or an `--allow-path`, and so is every file in it (a link
-/// out of the folder is refused, as an absolute path elsewhere is). What the
+/// is, inside the pack or an `--allow-path`; in the pack, so is every file in it
+/// (a link out of the folder is refused, as an absolute path elsewhere is). What the
 /// error says names the path as the pack wrote it, never what is there.
 fn confined_model(ctx: &BuildCtx<'_>, model: &str) -> Result<std::path::PathBuf, String> {
     let path = ctx.resolve(model);
@@ -257,14 +257,17 @@ fn confined_model(ctx: &BuildCtx<'_>, model: &str) -> Result<std::path::PathBuf,
     // were there (an error never tells what exists outside the pack).
     if std::fs::symlink_metadata(&path).is_err_and(|err| err.kind() == std::io::ErrorKind::NotFound)
     {
-        let parent = match path.parent() {
-            Some(dir) if !dir.as_os_str().is_empty() => dir,
-            _ => std::path::Path::new("."),
-        };
-        let inside = std::fs::canonicalize(parent)
-            .ok()
-            .zip(path.file_name())
-            .is_some_and(|(dir, name)| ctx.files.may_contain(&dir.join(name)));
+        // Where it would be: its nearest existing folder's real path, and the
+        // rest as written (`..` folded).
+        let whole =
+            crate::files::lexical_normalise(&std::path::absolute(&path).unwrap_or(path.clone()));
+        let inside = whole
+            .ancestors()
+            .find_map(|dir| {
+                let real = std::fs::canonicalize(dir).ok()?;
+                Some(real.join(whole.strip_prefix(dir).ok()?))
+            })
+            .is_some_and(|real| ctx.files.may_contain(&real));
         if inside {
             return Ok(path);
         }
@@ -274,11 +277,16 @@ fn confined_model(ctx: &BuildCtx<'_>, model: &str) -> Result<std::path::PathBuf,
         }
         .to_string());
     }
-    let folder = ctx
+    let resolved = ctx
         .files
         .resolve(&path, model)
-        .map_err(|err| err.to_string())?
-        .canonical;
+        .map_err(|err| err.to_string())?;
+    let folder = resolved.canonical;
+    // A folder the user allowed (`--allow-path`, or named with `--set`) is the
+    // user's, links and all; one in the pack may not link out of it.
+    if !resolved.inside_pack {
+        return Ok(folder);
+    }
     // The model's files, a level or two down (`1_Pooling/config.json`).
     let mut pending = vec![(folder.clone(), 0)];
     while let Some((dir, depth)) = pending.pop() {
