@@ -73,11 +73,11 @@ impl Run {
             }
             Value::String(s) => (
                 record["id"].to_string(),
-                crate::text::clip_chars(s, MAX_NAME_CHARS),
+                crate::text::clip_chars(s, MAX_NAME_CHARS).into_owned(),
             ),
             other => {
                 let text = other.to_string();
-                let shown = crate::text::clip_chars(&text, MAX_NAME_CHARS);
+                let shown = crate::text::clip_chars(&text, MAX_NAME_CHARS).into_owned();
                 (text, shown)
             }
         };
@@ -225,8 +225,8 @@ impl PackSeen {
                 // Clipped: a page or a summary shows them, whatever a file holds.
                 None => {
                     self.pack = Some((
-                        crate::text::clip_chars(pack, MAX_NAME_CHARS),
-                        crate::text::clip_chars(revision, MAX_NAME_CHARS),
+                        crate::text::clip_chars(pack, MAX_NAME_CHARS).into_owned(),
+                        crate::text::clip_chars(revision, MAX_NAME_CHARS).into_owned(),
                     ));
                 }
                 Some((p, r))

@@ -83,21 +83,11 @@ fn bin(score: f64) -> usize {
 /// `name` as counted among `counts`: clipped, and [`OTHER`] once
 /// [`MAX_NAMES`] distinct names are counted and it is not one of them.
 fn bounded_name<'a, V>(counts: &BTreeMap<String, V>, name: &'a str) -> Cow<'a, str> {
-    let name = clip_if_long(name, MAX_NAME_CHARS);
+    let name = clip_chars(name, MAX_NAME_CHARS);
     if counts.len() >= MAX_NAMES && !counts.contains_key(name.as_ref()) {
         Cow::Borrowed(OTHER)
     } else {
         name
-    }
-}
-
-/// `s`, clipped to `max` characters only when it is longer (not copied
-/// otherwise).
-fn clip_if_long(s: &str, max: usize) -> Cow<'_, str> {
-    if s.len() <= max {
-        Cow::Borrowed(s)
-    } else {
-        Cow::Owned(clip_chars(s, max))
     }
 }
 
@@ -178,8 +168,8 @@ impl Page {
             let path = issue["path"].as_str().unwrap_or_default();
             // Long names are clipped before they are counted (copied only then).
             let (rule, path) = (
-                clip_if_long(rule, MAX_NAME_CHARS),
-                clip_if_long(path, MAX_PATH_CHARS),
+                clip_chars(rule, MAX_NAME_CHARS),
+                clip_chars(path, MAX_PATH_CHARS),
             );
             let (rule, path) = (rule.as_ref(), path.as_ref());
             if let Some(n) = self
@@ -205,13 +195,7 @@ impl Page {
             self.not_passed.len() < self.sample_size
         };
         if keep {
-            let clip = |s: String| {
-                if s.chars().count() > MAX_TEXT_CHARS {
-                    format!("{}…", crate::text::prefix_chars(&s, MAX_TEXT_CHARS))
-                } else {
-                    s
-                }
-            };
+            let clip = |s: String| clip_chars(&s, MAX_TEXT_CHARS).into_owned();
             let json = match &record["json"] {
                 Value::Null => String::new(),
                 value => serde_json::to_string_pretty(value).unwrap_or_default(),
@@ -219,7 +203,7 @@ impl Page {
             let row = Row {
                 id: match &record["id"] {
                     Value::Null => format!("line {}", record["line"].as_u64().unwrap_or(number)),
-                    id => clip_chars(&text_of(id), MAX_NAME_CHARS),
+                    id => clip_chars(&text_of(id), MAX_NAME_CHARS).into_owned(),
                 },
                 line: record["line"].as_u64().unwrap_or(number),
                 status,
@@ -229,10 +213,10 @@ impl Page {
                     .take(MAX_ROW_ISSUES)
                     .map(|i| {
                         (
-                            clip_chars(&text_of(&i["severity"]), MAX_NAME_CHARS),
-                            clip_chars(&text_of(&i["rule"]), MAX_NAME_CHARS),
-                            clip_chars(&text_of(&i["path"]), MAX_PATH_CHARS),
-                            clip_chars(&text_of(&i["message"]), MAX_MESSAGE_CHARS),
+                            clip_chars(&text_of(&i["severity"]), MAX_NAME_CHARS).into_owned(),
+                            clip_chars(&text_of(&i["rule"]), MAX_NAME_CHARS).into_owned(),
+                            clip_chars(&text_of(&i["path"]), MAX_PATH_CHARS).into_owned(),
+                            clip_chars(&text_of(&i["message"]), MAX_MESSAGE_CHARS).into_owned(),
                         )
                     })
                     .collect(),
@@ -294,11 +278,7 @@ impl Page {
                 continue;
             };
             let output = text_of(&record[output_field]);
-            rows[at].output = if output.chars().count() > MAX_TEXT_CHARS {
-                format!("{}…", crate::text::prefix_chars(&output, MAX_TEXT_CHARS))
-            } else {
-                output
-            };
+            rows[at].output = clip_chars(&output, MAX_TEXT_CHARS).into_owned();
             found += 1;
             if found == wanted.len() {
                 break;

@@ -424,13 +424,14 @@ pub fn prefix_chars(s: &str, max: usize) -> &str {
     }
 }
 
-/// `s` cut to at most `max` characters, with `…` after a cut.
-pub fn clip_chars(s: &str, max: usize) -> String {
+/// `s` cut to at most `max` characters, with `…` after a cut (borrowed, not
+/// copied, when it is short enough).
+pub fn clip_chars(s: &str, max: usize) -> Cow<'_, str> {
     let prefix = prefix_chars(s, max);
     if prefix.len() == s.len() {
-        s.to_owned()
+        Cow::Borrowed(s)
     } else {
-        format!("{prefix}…")
+        Cow::Owned(format!("{prefix}…"))
     }
 }
 

@@ -363,11 +363,7 @@ fn cached_regex(helper: &str, pattern: &str) -> HelperResult<Arc<Regex>> {
             .collect::<Vec<_>>()
             .join(" ");
         // regex's message quotes the pattern: keep its start only.
-        let reason = if reason.chars().count() > MAX_REASON_CHARS {
-            format!("{}…", crate::text::prefix_chars(&reason, MAX_REASON_CHARS))
-        } else {
-            reason
-        };
+        let reason = crate::text::clip_chars(&reason, MAX_REASON_CHARS);
         fail(
             helper,
             format!(
