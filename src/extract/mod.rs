@@ -476,32 +476,40 @@ pub(crate) fn inside_a_structure(bytes: &[u8], start: usize) -> bool {
     let Some(at) = before(start) else {
         return false;
     };
-    let prior = || before(at).map(|p| bytes[p]);
+    // The last byte that is not whitespace before `at`, and the text up to it.
+    let prior = before(at);
+    let prior_byte = prior.map(|p| bytes[p]);
     match bytes[at] {
         b'{' | b'[' => true,
         // After a key's closing quote (`"`, `'`, or a typographic `”` / `’`,
         // whose last byte is 0x9D / 0x99).
-        b':' => prior().is_some_and(|p| matches!(p, b'"' | b'\'' | 0x9D | 0x99)),
-        b',' => {
-            // A value before the comma: a closer, a string, a number, or one of
-            // JSON's literals (`[null, {`).
-            let literal = before(at).is_some_and(|end| {
-                let word = &bytes[..=end];
-                [&b"null"[..], b"true", b"false"].iter().any(|literal| {
+        b':' => prior_byte.is_some_and(|p| matches!(p, b'"' | b'\'' | 0x9D | 0x99)),
+        // After a value: a closer, a string, a number, or one of JSON's literals
+        // (`[null, {`).
+        b',' => prior.is_some_and(|end| {
+            let word = &bytes[..=end];
+            matches!(word[end], b'}' | b']' | b'"')
+                || word[end].is_ascii_digit()
+                || [&b"null"[..], b"true", b"false"].iter().any(|literal| {
                     word.ends_with(literal)
                         && !word[..word.len() - literal.len()]
                             .last()
                             .is_some_and(u8::is_ascii_alphanumeric)
                 })
-            });
-            literal
-                || prior().is_some_and(|p| matches!(p, b'}' | b']' | b'"') || p.is_ascii_digit())
-        }
+        }),
         // A closer where a member's value should be (`"key": ]{`): a stray one
         // ended the document early, and what follows is the rest of it.
-        b'}' | b']' => prior() == Some(b':'),
+        b'}' | b']' => prior_byte == Some(b':'),
         _ => false,
     }
+}
+
+/// The first byte from `end` on that is not whitespace.
+fn next_significant(bytes: &[u8], end: usize) -> Option<u8> {
+    bytes[end..]
+        .iter()
+        .find(|byte| !byte.is_ascii_whitespace())
+        .copied()
 }
 
 /// Whether what follows a document that ends at `end` (past whitespace) shows
@@ -511,10 +519,7 @@ pub(crate) fn inside_a_structure(bytes: &[u8], start: usize) -> bool {
 /// inside an object is a member's value, found as such by
 /// [`inside_a_structure`].
 pub(crate) fn continues_after(bytes: &[u8], end: usize) -> bool {
-    bytes[end..]
-        .iter()
-        .find(|byte| !byte.is_ascii_whitespace())
-        .is_some_and(|&next| matches!(next, b',' | b':' | b']'))
+    next_significant(bytes, end).is_some_and(|next| matches!(next, b',' | b':' | b']'))
 }
 
 /// Where the document at `start`, which could not be read, certainly ends: the
@@ -570,10 +575,7 @@ pub(crate) fn failed_span_end(bytes: &[u8], start: usize) -> Option<usize> {
             _ => {}
         }
     };
-    let doubtful = bytes[end..]
-        .iter()
-        .find(|byte| !byte.is_ascii_whitespace())
-        .is_some_and(|next| b",:}]\"'".contains(next));
+    let doubtful = next_significant(bytes, end).is_some_and(|next| b",:}]\"'".contains(&next));
     (blind == 0 && !doubtful).then_some(end)
 }
 

@@ -93,6 +93,7 @@ fn documents(
     multiple: MultipleValues,
     steps: &mut usize,
 ) -> Option<(Json, Vec<Repair>)> {
+    let bytes = text.as_bytes();
     let mut found: Vec<(Json, RepairSet)> = Vec::new();
     let mut failures = 0;
     let mut from = 0;
@@ -120,7 +121,6 @@ fn documents(
         };
         // A value inside a structure (`"key": {`, `}, {`) is never a document:
         // the structure around it lost its opener or failed.
-        let bytes = text.as_bytes();
         if super::inside_a_structure(bytes, start) {
             break;
         }
