@@ -136,6 +136,10 @@ pub struct PackFiles {
     root: PathBuf,
     /// Folders (or files) the user allowed beyond the pack, canonical.
     allowed: Vec<PathBuf>,
+    /// Folders the user named on the command line for a use of their own (a
+    /// model folder given with `--set`), canonical: readable like `allowed`, but
+    /// not places plugin libraries may come from.
+    named: Vec<PathBuf>,
     /// Canonical paths of every file read through [`PackFiles::read_text`].
     used: Arc<Mutex<BTreeSet<PathBuf>>>,
 }
@@ -173,6 +177,7 @@ impl PackFiles {
         Ok(Self {
             root,
             allowed,
+            named: Vec::new(),
             used: Arc::default(),
         })
     }
@@ -193,26 +198,38 @@ impl PackFiles {
             shown: shown.to_owned(),
             source,
         })?;
-        if canonical.starts_with(&self.root) {
-            return Ok(Resolved {
-                canonical,
-                inside_pack: true,
-            });
+        if !self.may_contain(&canonical) {
+            return Err(self.outside(shown));
         }
-        if self.allowed.iter().any(|dir| canonical.starts_with(dir)) {
-            return Ok(Resolved {
-                canonical,
-                inside_pack: false,
-            });
-        }
-        Err(self.outside(shown))
+        let inside_pack = canonical.starts_with(&self.root);
+        Ok(Resolved {
+            canonical,
+            inside_pack,
+        })
+    }
+
+    /// Also readable: `folders` the user named on the command line for a use of
+    /// their own (those that exist), which [`allowed`](Self::allowed) does not
+    /// list.
+    #[must_use]
+    pub fn with_named(mut self, folders: impl IntoIterator<Item = PathBuf>) -> Self {
+        self.named.extend(
+            folders
+                .into_iter()
+                .filter_map(|dir| fs::canonicalize(dir).ok()),
+        );
+        self
     }
 
     /// Whether `canonical` (a real path, which need not exist) is inside the
-    /// pack or an allowed folder.
+    /// pack, an allowed folder or a folder the user named.
     pub fn may_contain(&self, canonical: &Path) -> bool {
         canonical.starts_with(&self.root)
-            || self.allowed.iter().any(|dir| canonical.starts_with(dir))
+            || self
+                .allowed
+                .iter()
+                .chain(&self.named)
+                .any(|dir| canonical.starts_with(dir))
     }
 
     /// Whether the pack may read `path` (which exists).
@@ -330,7 +347,8 @@ impl PackFiles {
         Ok(found.into_iter().collect())
     }
 
-    fn outside(&self, shown: &str) -> FileError {
+    /// The error for `shown`, a path outside what the pack may read.
+    pub fn outside(&self, shown: &str) -> FileError {
         FileError::OutsidePack {
             shown: shown.to_owned(),
             root: self.root.display().to_string(),
@@ -487,15 +505,6 @@ pub fn not_regular(meta: &fs::Metadata) -> Option<&'static str> {
 /// block the run, a link would send the results elsewhere), and checked again
 /// on what was opened.
 pub fn open_own_file(path: &Path, new: bool) -> Result<File, OwnFileError> {
-    match fs::symlink_metadata(path) {
-        Ok(meta) => {
-            if let Some(what) = not_regular(&meta) {
-                return Err(OwnFileError::Unsafe(what));
-            }
-        }
-        Err(err) if err.kind() == io::ErrorKind::NotFound => {}
-        Err(err) => return Err(OwnFileError::Io(err)),
-    }
     let mut options = OpenOptions::new();
     options.read(true).write(true);
     if new {
@@ -507,6 +516,26 @@ pub fn open_own_file(path: &Path, new: bool) -> Result<File, OwnFileError> {
     {
         use std::os::unix::fs::OpenOptionsExt;
         options.mode(0o644);
+    }
+    open_no_follow(path, &mut options)
+}
+
+/// Opens `path` as `options` say, only as a regular file and never through a
+/// link there (`O_NOFOLLOW`) or waiting on a FIFO (`O_NONBLOCK`): what is
+/// there is looked at before it is opened, and what was opened is checked again.
+pub fn open_no_follow(path: &Path, options: &mut OpenOptions) -> Result<File, OwnFileError> {
+    match fs::symlink_metadata(path) {
+        Ok(meta) => {
+            if let Some(what) = not_regular(&meta) {
+                return Err(OwnFileError::Unsafe(what));
+            }
+        }
+        Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+        Err(err) => return Err(OwnFileError::Io(err)),
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
         // Not through a link, and never waiting on a FIFO put there meanwhile.
         options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
     }

@@ -583,10 +583,13 @@ impl ResultFile {
             if let Dest::File(file) = self.writer.get_ref() {
                 let ours = file.metadata().map_err(io_error)?;
                 let there = fs::symlink_metadata(&pending.temp).map_err(io_error)?;
-                if not_regular(&there).is_some() || !same_inode(&ours, &there) {
+                let unsafe_partial = not_regular(&there).or_else(|| {
+                    (!same_inode(&ours, &there)).then_some("another file than the run wrote")
+                });
+                if let Some(what) = unsafe_partial {
                     return Err(OutputError::UnsafePartial {
                         partial: pending.shown.clone(),
-                        what: not_regular(&there).unwrap_or("another file than the run wrote"),
+                        what,
                     });
                 }
             }

@@ -271,11 +271,7 @@ fn confined_model(ctx: &BuildCtx<'_>, model: &str) -> Result<std::path::PathBuf,
         if inside {
             return Ok(path);
         }
-        return Err(crate::files::FileError::OutsidePack {
-            shown: model.to_owned(),
-            root: ctx.files.root().display().to_string(),
-        }
-        .to_string());
+        return Err(ctx.files.outside(model).to_string());
     }
     let resolved = ctx
         .files

@@ -220,19 +220,17 @@ impl Pack {
         let source = Source::read(&manifest_path)?;
         let manifest: PackManifest = source.parse()?;
         // A model folder the user names on the command line (`--set
-        // json_compare.model=PATH`) is the user's to allow, like `--allow-path`;
-        // one the pack names stays confined to what it may read.
-        let mut allowed = options.allow_paths.clone();
-        allowed.extend(
-            options
-                .overrides
-                .iter()
-                .filter(|o| o.key == "model")
-                .filter_map(|o| o.value.as_str().map(|path| dir.join(path)))
-                .filter(|path| path.exists()),
-        );
-        let files = PackFiles::new(&dir, &allowed)
-            .map_err(|err| LoadError::whole_file(&manifest_path, err.to_string()))?;
+        // json_compare.model=PATH`) is the user's to allow, like `--allow-path`
+        // (but not a place for plugin libraries); one the pack names stays
+        // confined to what it may read.
+        let named = options
+            .overrides
+            .iter()
+            .filter(|o| o.key == "model")
+            .filter_map(|o| o.value.as_str().map(|path| dir.join(path)));
+        let files = PackFiles::new(&dir, &options.allow_paths)
+            .map_err(|err| LoadError::whole_file(&manifest_path, err.to_string()))?
+            .with_named(named);
         PackLoader {
             dir,
             files,

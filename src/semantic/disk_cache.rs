@@ -28,6 +28,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use sha2::{Digest, Sha256};
 
 use super::TextKey;
+use crate::files::OwnFileError;
 
 /// Bumped when what is stored, or how an embedding is computed, changes.
 const FORMAT: &str = "tribunal-embeddings-3";
@@ -140,21 +141,12 @@ impl DiskCache {
         use std::io::Read;
         let path = self.path(key);
         let expected = self.entry_len();
-        match fs::symlink_metadata(&path) {
-            Ok(meta) if meta.is_file() && meta.len() == expected as u64 => {}
-            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Ok(_) | Err(_) => return Err(()),
-        }
-        let mut options = fs::OpenOptions::new();
-        options.read(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
-        }
-        let file = options.open(&path).map_err(|_| ())?;
-        let meta = file.metadata().map_err(|_| ())?;
-        if !meta.is_file() || meta.len() != expected as u64 {
+        let file = match crate::files::open_no_follow(&path, fs::OpenOptions::new().read(true)) {
+            Ok(file) => file,
+            Err(OwnFileError::Io(err)) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(_) => return Err(()),
+        };
+        if file.metadata().map_err(|_| ())?.len() != expected as u64 {
             return Err(());
         }
         let mut bytes = Vec::with_capacity(expected);
