@@ -5,7 +5,8 @@
 //! writes it), renamed over the destination only when the run has finished: a
 //! run that fails part-way leaves the previous file as it was. A run that is
 //! interrupted, cannot write, or is killed leaves the partial results, which
-//! `--resume` ([`ResultFile::resume`]) continues.
+//! `--resume` ([`ResultFile::resume`]) continues, verified against the checks
+//! written beside them (`.NAME.partial.check`, see `jsonl::resume`).
 //! Anything else (`-` for stdout, a pipe, `/dev/null`, a terminal) is written
 //! directly and never replaced. An output that is the run's own input (the same
 //! file, through any path or link) is refused before anything is opened for writing.
@@ -56,6 +57,10 @@ pub struct ResultFile {
     /// on disk while the run goes on, so that the last sync before the rename
     /// has little left to wait for.
     syncer: Option<Syncer>,
+    /// For a replaced regular file: the checks of the records written, which
+    /// `--resume` verifies (written directly, a batch at a time, before the
+    /// batch's records).
+    checks: Option<File>,
 }
 
 /// What `--resume` found to continue from.
@@ -64,6 +69,8 @@ pub struct Resumed {
     pub partial: PathBuf,
     /// The kept results: whole lines only, to be read and checked.
     pub kept: Box<dyn io::BufRead + Send>,
+    /// Their checks, as the run that wrote them left them.
+    pub checks: Box<dyn io::BufRead + Send>,
     /// Bytes of a torn last line (a run stopped mid-write) that were dropped.
     pub torn: u64,
 }
@@ -147,6 +154,8 @@ impl Write for Dest {
 #[derive(Debug)]
 struct Pending {
     temp: PathBuf,
+    /// The checks file beside `temp`.
+    checks: PathBuf,
     /// `temp` as messages show it: beside the output as the user named it.
     shown: PathBuf,
     target: PathBuf,
@@ -163,6 +172,7 @@ impl Drop for Pending {
     fn drop(&mut self) {
         if !self.keep {
             let _ = fs::remove_file(&self.temp);
+            let _ = fs::remove_file(&self.checks);
         }
     }
 }
@@ -178,6 +188,64 @@ pub fn partial_path(target: &Path) -> PathBuf {
         Some(dir) if !dir.as_os_str().is_empty() => dir.join(partial),
         _ => PathBuf::from(partial),
     }
+}
+
+/// The checks of the partial results file `partial`: `.NAME.partial.check`.
+fn checks_path(partial: &Path) -> PathBuf {
+    let mut name = partial.as_os_str().to_owned();
+    name.push(".check");
+    PathBuf::from(name)
+}
+
+/// Opens (creating it if needed) the checks file of the locked partial results
+/// file `partial`, as the run's own file.
+fn open_checks(partial: &Path, given: &Path) -> Result<(PathBuf, File), OutputError> {
+    let path = checks_path(partial);
+    let file = open_own_file(&path, false).map_err(|err| match err {
+        OwnFileError::Unsafe(what) => OutputError::UnsafePartial {
+            partial: checks_path(&partial_path(given)),
+            what,
+        },
+        OwnFileError::Io(source) => OutputError::Io {
+            path: path.clone(),
+            source,
+        },
+    })?;
+    Ok((path, file))
+}
+
+/// Reads a file from its start by position (`pread`), leaving the offset that
+/// the run appends at alone.
+struct ReadAt {
+    file: File,
+    at: u64,
+    end: u64,
+}
+
+impl Read for ReadAt {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let left = usize::try_from(self.end - self.at).unwrap_or(usize::MAX);
+        let want = buf.len().min(left);
+        if want == 0 {
+            return Ok(0);
+        }
+        #[cfg(unix)]
+        let read = std::os::unix::fs::FileExt::read_at(&self.file, &mut buf[..want], self.at)?;
+        #[cfg(windows)]
+        let read = std::os::windows::fs::FileExt::seek_read(&self.file, &mut buf[..want], self.at)?;
+        self.at += read as u64;
+        Ok(read)
+    }
+}
+
+/// The first `end` bytes of the file `file` is open on, buffered.
+fn read_start(file: &File, end: u64) -> io::Result<Box<dyn io::BufRead + Send>> {
+    let reader = ReadAt {
+        file: file.try_clone()?,
+        at: 0,
+        end,
+    };
+    Ok(Box::new(BufReader::with_capacity(BUFFER, reader)))
 }
 
 /// Opens (creating it if needed) the partial results file of `target` and
@@ -388,6 +456,7 @@ impl ResultFile {
             writer: BufWriter::with_capacity(BUFFER, Dest::Stdout(io::stdout())),
             replace: None,
             syncer: None,
+            checks: None,
         }
     }
 
@@ -409,6 +478,7 @@ impl ResultFile {
                 writer: BufWriter::with_capacity(BUFFER, Dest::File(file)),
                 replace: None,
                 syncer: None,
+                checks: None,
             });
         };
         let (temp, file) = open_partial(&target, path)?;
@@ -428,8 +498,19 @@ impl ResultFile {
                 bytes: left,
             });
         }
+        // No results: whatever checks are there belong to none.
+        let (checks_at, mut checks) = open_checks(&temp, path)?;
+        let checks_error = |source| OutputError::Io {
+            path: checks_at.clone(),
+            source,
+        };
+        checks.set_len(0).map_err(checks_error)?;
+        checks
+            .write_all(crate::jsonl::CHECKS_HEADER)
+            .map_err(checks_error)?;
         let pending = Pending {
             temp,
+            checks: checks_at,
             shown: partial_path(path),
             target,
             // The replacement keeps the permissions the user gave the old file.
@@ -444,6 +525,7 @@ impl ResultFile {
                 .flatten(),
             writer: BufWriter::with_capacity(BUFFER, Dest::File(file)),
             replace: Some(pending),
+            checks: Some(checks),
         })
     }
 
@@ -467,9 +549,17 @@ impl ResultFile {
         let whole = whole_lines_length(&mut file).map_err(io_error)?;
         file.set_len(whole).map_err(io_error)?;
         file.seek(SeekFrom::End(0)).map_err(io_error)?;
-        let kept = File::open(&temp).map_err(io_error)?.take(whole);
+        let kept = read_start(&file, whole).map_err(io_error)?;
+        let (checks_at, checks) = open_checks(&temp, path)?;
+        let checks_error = |source| OutputError::Io {
+            path: checks_at.clone(),
+            source,
+        };
+        let checks_length = checks.metadata().map_err(checks_error)?.len();
+        let kept_checks = read_start(&checks, checks_length).map_err(checks_error)?;
         let pending = Pending {
             temp: temp.clone(),
+            checks: checks_at.clone(),
             shown: partial_path(path),
             target,
             permissions: existing.map(|meta| meta.permissions()),
@@ -477,7 +567,8 @@ impl ResultFile {
         };
         let resumed = Resumed {
             partial: partial_path(path),
-            kept: Box::new(BufReader::with_capacity(BUFFER, kept)),
+            kept,
+            checks: kept_checks,
             torn: length - whole,
         };
         let sink = Self {
@@ -486,6 +577,7 @@ impl ResultFile {
                 .flatten(),
             writer: BufWriter::with_capacity(BUFFER, Dest::File(file)),
             replace: Some(pending),
+            checks: Some(checks),
         };
         Ok((sink, resumed))
     }
@@ -594,6 +686,9 @@ impl ResultFile {
                 }
             }
             fs::rename(&pending.temp, &pending.target).map_err(io_error)?;
+            // The results are in place: their checks served their purpose.
+            self.checks = None;
+            let _ = fs::remove_file(&pending.checks);
             std::mem::forget(pending);
         }
         Ok(())
@@ -619,6 +714,40 @@ impl Write for ResultFile {
 
     fn flush(&mut self) -> io::Result<()> {
         self.writer.flush()
+    }
+}
+
+impl crate::jsonl::ResultSink for ResultFile {
+    fn keeps_checks(&self) -> bool {
+        self.checks.is_some()
+    }
+
+    fn write_results(&mut self, lines: &[u8], checks: &[u8]) -> io::Result<()> {
+        if let Some(file) = &mut self.checks {
+            file.write_all(checks)?;
+        }
+        self.write_all(lines)
+    }
+
+    fn kept(&mut self, records: u64) -> io::Result<()> {
+        if let Some(file) = &mut self.checks {
+            let header = crate::jsonl::CHECKS_HEADER.len() as u64;
+            let length = if records == 0 {
+                file.set_len(0)?;
+                file.seek(SeekFrom::Start(0))?;
+                file.write_all(crate::jsonl::CHECKS_HEADER)?;
+                header
+            } else {
+                header + records * crate::jsonl::CHECK_LINE
+            };
+            file.set_len(length)?;
+            file.seek(SeekFrom::End(0))?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Write::flush(self)
     }
 }
 

@@ -63,6 +63,27 @@ fn first_lines(text: &str, n: usize) -> String {
     text.split_inclusive('\n').take(n).collect()
 }
 
+/// Leaves `results` as the partial results of an unfinished run writing
+/// `output` from `input` (one record per line, no blank lines), with the
+/// checks such a run writes beside them: the format `--resume` reads (a
+/// header, then per result line the XXH3 of its input line seeded with the
+/// line number, and the XXH3 of the result line, in hex).
+fn plant_partial(dir: &Path, output: &str, results: &str, input: &Path) {
+    use xxhash_rust::xxh3::xxh3_64_with_seed;
+    let inputs = fs::read_to_string(input).unwrap();
+    let mut checks = String::from("tribunal resume checks 1\n");
+    for (i, (result, record)) in results.lines().zip(inputs.lines()).enumerate() {
+        let line = i as u64 + 1;
+        checks.push_str(&format!(
+            "{:016x} {:016x}\n",
+            xxh3_64_with_seed(record.as_bytes(), line),
+            xxh3_64_with_seed(result.as_bytes(), 0)
+        ));
+    }
+    fs::write(dir.join(format!(".{output}.partial")), results).unwrap();
+    fs::write(dir.join(format!(".{output}.partial.check")), checks).unwrap();
+}
+
 /// The summary JSON of a run, without its timing.
 fn summary(dir: &Path, name: &str) -> Value {
     let mut value: Value =
@@ -86,7 +107,12 @@ fn resume_finishes_a_torn_partial_file_as_an_uninterrupted_run() {
     // A run killed mid-write: its partial results end inside a record.
     let cut = whole.len() / 3 + 17;
     assert_ne!(whole[cut - 1], b'\n');
-    fs::write(dir.path().join(".out.jsonl.partial"), &whole[..cut]).unwrap();
+    plant_partial(
+        dir.path(),
+        "out.jsonl",
+        std::str::from_utf8(&whole[..cut]).unwrap(),
+        &input,
+    );
     let kept = whole[..cut].iter().filter(|b| **b == b'\n').count();
     let out = eval(
         dir.path(),
@@ -113,6 +139,7 @@ fn resume_finishes_a_torn_partial_file_as_an_uninterrupted_run() {
         "the resumed file differs"
     );
     assert!(!dir.path().join(".out.jsonl.partial").exists());
+    assert!(!dir.path().join(".out.jsonl.partial.check").exists());
     // The summary and the JUnit cases count the kept records too.
     assert_eq!(
         summary(dir.path(), "out.json"),
@@ -137,7 +164,12 @@ fn resume_finishes_a_torn_partial_file_as_an_uninterrupted_run() {
     assert!(fs::read(dir.path().join("out.jsonl")).unwrap() == whole);
     // Kept results count in the summary only as far as their fields go: a
     // summary with fewer fields is refused.
-    fs::write(dir.path().join(".out.jsonl.partial"), &whole[..cut]).unwrap();
+    plant_partial(
+        dir.path(),
+        "out.jsonl",
+        std::str::from_utf8(&whole[..cut]).unwrap(),
+        &input,
+    );
     let narrow = eval(
         dir.path(),
         &input,
@@ -168,7 +200,7 @@ fn resume_refuses_results_of_another_pack_revision_or_input_and_keeps_them() {
     let partial_path = dir.path().join(".out.jsonl.partial");
 
     // Another revision: the same pack with an override.
-    fs::write(&partial_path, &partial).unwrap();
+    plant_partial(dir.path(), "out.jsonl", &partial, &input);
     let out = eval(
         dir.path(),
         &input,
@@ -238,6 +270,109 @@ fn resume_refuses_results_of_another_pack_revision_or_input_and_keeps_them() {
     );
 }
 
+/// Each kept record is verified against its check: a record whose input line
+/// changed (same id, same line) or that was edited after the run wrote it is
+/// refused, and so are kept results without their checks; the kept files stay
+/// as they were.
+#[test]
+fn resume_verifies_each_kept_record_against_its_input_line_and_its_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = data_set(dir.path(), 90);
+    let first = eval(dir.path(), &input, "full.jsonl", &[]);
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    let whole = fs::read_to_string(dir.path().join("full.jsonl")).unwrap();
+    let partial = first_lines(&whole, 50);
+    let partial_path = dir.path().join(".out.jsonl.partial");
+    let refused = |input: &Path, expected: &str| {
+        let before = fs::read(&partial_path).unwrap();
+        let out = eval(dir.path(), input, "out.jsonl", &["--resume"]);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(stderr(&out).contains(expected), "{}", stderr(&out));
+        assert_eq!(fs::read(&partial_path).unwrap(), before);
+        assert!(!dir.path().join("out.jsonl").exists());
+    };
+
+    // The 31st record's output changed, its id and line did not: the FAIL kept
+    // for it would be counted for a record that now passes, or the reverse.
+    let changed = dir.path().join("changed.jsonl");
+    let text: String = fs::read_to_string(&input)
+        .unwrap()
+        .lines()
+        .enumerate()
+        .map(|(i, l)| if i == 30 { l.replace("no call here", "no call there") } else { l.to_owned() } + "\n")
+        .collect();
+    fs::write(&changed, text).unwrap();
+    plant_partial(dir.path(), "out.jsonl", &partial, &input);
+    refused(
+        &changed,
+        "cannot resume: result record 31: was evaluated from another record than the input's line 31 holds now (is it the same input, unchanged?)",
+    );
+
+    // A kept FAIL edited into a PASS after the run wrote it.
+    let failed = partial
+        .lines()
+        .position(|l| l.contains("\"status\":\"FAIL\""))
+        .expect("a FAIL among the kept records");
+    let edited: String = partial
+        .split_inclusive('\n')
+        .enumerate()
+        .map(|(i, l)| if i == failed { l.replace("\"status\":\"FAIL\"", "\"status\":\"PASS\"") } else { l.to_owned() })
+        .collect();
+    plant_partial(dir.path(), "out.jsonl", &partial, &input);
+    fs::write(&partial_path, &edited).unwrap();
+    refused(
+        &input,
+        &format!(
+            "cannot resume: result record {}: was changed after the run wrote it (it does not match its check)",
+            failed + 1
+        ),
+    );
+
+    // Kept results without checks (copied alone, or from an older version).
+    plant_partial(dir.path(), "out.jsonl", &partial, &input);
+    fs::remove_file(dir.path().join(".out.jsonl.partial.check")).unwrap();
+    refused(&input, "cannot resume: result record 1: has no check: its input and its text cannot be verified");
+    // Checks that stop early: the records after them cannot be verified.
+    plant_partial(dir.path(), "out.jsonl", &partial, &input);
+    let checks = dir.path().join(".out.jsonl.partial.check");
+    let text = fs::read_to_string(&checks).unwrap();
+    fs::write(&checks, first_lines(&text, 21)).unwrap();
+    refused(&input, "cannot resume: result record 21: has no check");
+
+    // The checks as the run wrote them resume, and go once the output is in place.
+    plant_partial(dir.path(), "out.jsonl", &partial, &input);
+    let out = eval(dir.path(), &input, "out.jsonl", &["--resume"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("resumed: 50 records kept"), "{}", stderr(&out));
+    assert_eq!(fs::read_to_string(dir.path().join("out.jsonl")).unwrap(), whole);
+    assert!(!checks.exists() && !partial_path.exists());
+}
+
+/// A link or FIFO planted at the checks file's name is refused like one at the
+/// partial results file's name: nothing is written through it.
+#[cfg(unix)]
+#[test]
+fn a_planted_checks_file_is_refused_and_nothing_is_written_through_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = data_set(dir.path(), 6);
+    let victim = dir.path().join("victim.txt");
+    let checks = dir.path().join(".out.jsonl.partial.check");
+    for resume in [false, true] {
+        fs::write(&victim, "precious\n").unwrap();
+        std::os::unix::fs::symlink(&victim, &checks).unwrap();
+        let extra: &[&str] = if resume { &["--resume"] } else { &[] };
+        let out = eval(dir.path(), &input, "out.jsonl", extra);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains(".out.jsonl.partial.check is a symbolic link, not a regular file"),
+            "{}",
+            stderr(&out)
+        );
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "precious\n");
+        fs::remove_file(&checks).unwrap();
+    }
+}
+
 #[test]
 fn resume_works_with_chosen_fields_that_allow_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -246,7 +381,7 @@ fn resume_works_with_chosen_fields_that_allow_it() {
     eval(dir.path(), &input, "full.jsonl", &fields);
     let whole = fs::read_to_string(dir.path().join("full.jsonl")).unwrap();
     let partial = first_lines(&whole, 257);
-    fs::write(dir.path().join(".out.jsonl.partial"), partial).unwrap();
+    plant_partial(dir.path(), "out.jsonl", &partial, &input);
     let out = eval(
         dir.path(),
         &input,
@@ -261,11 +396,8 @@ fn resume_works_with_chosen_fields_that_allow_it() {
     // Without `revision`, the kept results cannot be checked: refused.
     let fields = ["--fields", "id,status"];
     eval(dir.path(), &input, "bare.jsonl", &fields);
-    fs::copy(
-        dir.path().join("bare.jsonl"),
-        dir.path().join(".bare2.jsonl.partial"),
-    )
-    .unwrap();
+    let bare = fs::read_to_string(dir.path().join("bare.jsonl")).unwrap();
+    plant_partial(dir.path(), "bare2.jsonl", &bare, &input);
     let out = eval(
         dir.path(),
         &input,
@@ -324,6 +456,9 @@ fn a_signal_stops_the_run_cleanly_and_resume_finishes_it() {
         "{}",
         kept.lines().count()
     );
+    // A check for every kept record (the header, then one line each).
+    let checks = fs::read_to_string(dir.path().join(".out.jsonl.partial.check")).unwrap();
+    assert!(checks.lines().count() > kept.lines().count(), "{checks}");
     let resumed = eval(
         dir.path(),
         &input,

@@ -223,11 +223,14 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
     let junit_out = cases
         .as_mut()
         .map(|c| &mut c.writer as &mut dyn std::io::Write);
-    let mut kept = resumed.as_mut().map(|r| &mut r.kept as &mut dyn BufRead);
+    let kept = resumed.as_mut().map(|r| jsonl::Kept {
+        results: &mut r.kept,
+        checks: &mut r.checks,
+    });
     let result = jsonl::run_with_junit(
         &pack,
         reader,
-        kept.take(),
+        kept,
         &mut sink,
         junit_out,
         &options,

@@ -40,6 +40,38 @@ mod resume;
 pub use crate::summary::{IssueCounts, ScoreStats, Summary};
 use record::parse_record;
 pub use resume::KeptError;
+pub(crate) use resume::{Kept, CHECKS_HEADER, CHECK_LINE};
+
+/// Where a run's result records go: any writer, or a result file that also
+/// keeps the checks `--resume` verifies (see [`resume`]).
+pub(crate) trait ResultSink {
+    /// Whether [`write_results`](Self::write_results) wants the records' checks.
+    fn keeps_checks(&self) -> bool {
+        false
+    }
+    /// Writes a batch's result lines, and their check lines when kept (before
+    /// the lines: a check is never behind its record).
+    fn write_results(&mut self, lines: &[u8], checks: &[u8]) -> io::Result<()>;
+    /// The first `records` kept results of a resumed run were verified: what
+    /// follows them (in the checks) is written over.
+    fn kept(&mut self, _records: u64) -> io::Result<()> {
+        Ok(())
+    }
+    fn flush(&mut self) -> io::Result<()>;
+}
+
+/// A writer as a [`ResultSink`] without checks.
+struct Plain<'a, W>(&'a mut W);
+
+impl<W: Write> ResultSink for Plain<'_, W> {
+    fn write_results(&mut self, lines: &[u8], _checks: &[u8]) -> io::Result<()> {
+        self.0.write_all(lines)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
 
 /// Default limit on one input record (one JSONL line): 4 MiB.
 pub const DEFAULT_MAX_RECORD_BYTES: usize = 4 * 1024 * 1024;
@@ -499,6 +531,8 @@ fn strip_byte_order_mark(data: &mut Vec<u8>, slot: &mut Slot) {
 /// write, and the few figures the summary needs.
 struct BatchResult {
     lines: Vec<u8>,
+    /// The records' resume checks, when asked for.
+    checks: Vec<u8>,
     /// The records' JUnit test cases, when asked for.
     junit: Vec<u8>,
     digests: Vec<Digest>,
@@ -515,9 +549,11 @@ fn evaluate_batch(
     options: &Options,
     metric_count: usize,
     junit: bool,
+    checks: bool,
 ) -> BatchResult {
     let mut result = BatchResult {
         lines: Vec::with_capacity(batch.data.len() * 2 + 256 * batch.len()),
+        checks: Vec::with_capacity(if checks { batch.len() * CHECK_LINE as usize } else { 0 }),
         junit: Vec::new(),
         digests: Vec::with_capacity(batch.len()),
         metric_scores: Vec::with_capacity(batch.len() * metric_count),
@@ -531,9 +567,14 @@ fn evaluate_batch(
         .map(|record| parse_record(record, options))
         .collect();
     let lines = records.iter().map(|record| Some(record.line));
+    let mut raw = records.iter();
     reports(pack, &read, lines, |report, written| {
         // Straight into the batch's buffer: no string per record.
+        let start = result.lines.len();
         report.write_fields_with(&mut result.lines, options.result_fields, written.as_ref());
+        if let (true, Some(raw)) = (checks, raw.next()) {
+            resume::push_check(&mut result.checks, raw, &result.lines[start..]);
+        }
         result.lines.push(b'\n');
         if junit {
             crate::junit::write_report_case(&mut result.junit, &report, pack.label());
@@ -565,7 +606,7 @@ where
     W: Write,
     P: FnMut(u64),
 {
-    run_with_junit(pack, input, None, out, None, options, on_records).map_err(|err| match err {
+    run_with_junit(pack, input, None, &mut Plain(out), None, options, on_records).map_err(|err| match err {
         RunError::Io(err) => err,
         // Only a resumed run reads kept results.
         RunError::Kept(err) => io::Error::new(io::ErrorKind::InvalidData, err.to_string()),
@@ -585,13 +626,13 @@ pub enum RunError {
 
 /// [`run`], also writing each record's JUnit `<testcase>` to `junit` (in input
 /// order) when there is one. With `kept` (the results a previous, unfinished
-/// run wrote), the input's first records are not evaluated again: each is
-/// checked against its kept result, which counts in the summary as if
-/// evaluated now, and `out` gets only the results after them.
+/// run wrote, and their checks), the input's first records are not evaluated
+/// again: each is checked against its kept result, which counts in the summary
+/// as if evaluated now, and `out` gets only the results after them.
 pub(crate) fn run_with_junit<R, W, P>(
     pack: &Pack,
     input: R,
-    kept: Option<&mut dyn BufRead>,
+    kept: Option<Kept<'_>>,
     out: &mut W,
     mut junit: Option<&mut dyn Write>,
     options: &Options,
@@ -599,7 +640,7 @@ pub(crate) fn run_with_junit<R, W, P>(
 ) -> Result<Summary, RunError>
 where
     R: BufRead + Send,
-    W: Write,
+    W: ResultSink + ?Sized,
     P: FnMut(u64),
 {
     let names: Vec<String> = pack.metric_names().map(str::to_owned).collect();
@@ -618,21 +659,23 @@ where
             junit.as_deref_mut(),
             options,
         )?;
+        out.kept(skipped.kept)?;
         summary.resumed = skipped.kept;
         on_records(skipped.kept);
         leftover = skipped.leftover;
     }
     let make_junit = junit.is_some();
+    let make_checks = out.keeps_checks();
     {
         let mut rest = leftover.into_iter().chain(batches.by_ref());
         crate::parallel::ordered_map(
             &mut rest,
             options.jobs,
             1,
-            |batch| evaluate_batch(pack, &batch, options, metric_count, make_junit),
+            |batch| evaluate_batch(pack, &batch, options, metric_count, make_junit, make_checks),
             |result| {
                 if write_error.is_none() {
-                    if let Err(err) = out.write_all(&result.lines) {
+                    if let Err(err) = out.write_results(&result.lines, &result.checks) {
                         write_error = Some(err);
                     }
                 }

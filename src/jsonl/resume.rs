@@ -2,14 +2,27 @@
 //! same pack on the same input already wrote are read alongside the input's
 //! first records, checked against them, and counted in the summary (and the
 //! JUnit cases) as if evaluated now; evaluation goes on after the last one.
+//!
+//! A run writing a result file also writes its *checks* beside the partial
+//! results ([`CHECKS_HEADER`], then one [`CHECK_LINE`]-byte line per result
+//! record: a hash of the input line it was evaluated from, with its line number,
+//! and a hash of the result line as written). Resuming verifies each kept record
+//! against both, so a changed input, or a result record edited after the run
+//! wrote it, is refused instead of being counted. The hash (XXH3, 64 bits) is
+//! there to catch a change, not a forger: whoever can rewrite both files can
+//! write the output file itself. The checks are written, and on disk, before
+//! the records they are for: a run killed at any point leaves a check for every
+//! whole record it wrote.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, Write};
+use std::io::{BufRead, Read, Write};
 
 use serde_json::{Map, Value};
 
+use xxhash_rust::xxh3::xxh3_64_with_seed;
+
 use super::record::parse_record;
-use super::{Batch, Options, RecordReader};
+use super::{Batch, Options, RawBody, RawRecord, RecordReader};
 use crate::json::Json;
 use crate::pack::Pack;
 use crate::report::{ExtractionInfo, Field, Issue, MetricResult, Report, Status};
@@ -25,6 +38,82 @@ pub struct KeptError {
     pub message: String,
 }
 
+/// The first line of a checks file (its format's version).
+pub(crate) const CHECKS_HEADER: &[u8] = b"tribunal resume checks 1\n";
+
+/// The length of one check line: two 16-digit hex hashes, a space, a newline.
+pub(crate) const CHECK_LINE: u64 = 34;
+
+/// The hash of an input record: its bytes (or what was kept of an oversized
+/// line, and its size; or the read error), seeded with its line number.
+fn input_hash(raw: &RawRecord<'_>) -> u64 {
+    match raw.body {
+        RawBody::Bytes(bytes) => xxh3_64_with_seed(bytes, raw.line),
+        RawBody::TooLarge { size, prefix } => {
+            xxh3_64_with_seed(prefix, raw.line) ^ (size as u64).rotate_left(32) ^ 0x7fff_0001
+        }
+        RawBody::ReadError(message) => xxh3_64_with_seed(message.as_bytes(), !raw.line),
+    }
+}
+
+/// Appends the check line of the result line `result` (without its newline),
+/// evaluated from `raw`, to `out`.
+pub(crate) fn push_check(out: &mut Vec<u8>, raw: &RawRecord<'_>, result: &[u8]) {
+    fn hex(out: &mut Vec<u8>, value: u64) {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        out.extend((0..16).rev().map(|i| DIGITS[((value >> (i * 4)) & 0xf) as usize]));
+    }
+    hex(out, input_hash(raw));
+    out.push(b' ');
+    hex(out, xxh3_64_with_seed(result, 0));
+    out.push(b'\n');
+}
+
+/// One check line read back: (input hash, result hash).
+fn parse_check(line: &[u8]) -> Option<(u64, u64)> {
+    let line = line.strip_suffix(b"\n")?;
+    let text = std::str::from_utf8(line).ok()?;
+    let (input, result) = text.split_once(' ')?;
+    let hex = |s: &str| (s.len() == 16).then(|| u64::from_str_radix(s, 16).ok()).flatten();
+    Some((hex(input)?, hex(result)?))
+}
+
+/// The kept results of an unfinished run, and the checks written with them.
+pub(crate) struct Kept<'a> {
+    pub results: &'a mut dyn BufRead,
+    pub checks: &'a mut dyn BufRead,
+}
+
+/// The next check line, or why there is none.
+fn next_check(checks: &mut dyn BufRead, first: bool) -> Result<(u64, u64), String> {
+    let mut line = Vec::with_capacity(CHECK_LINE as usize);
+    let unverifiable = "its input and its text cannot be verified (were the partial results \
+                        written by an older Tribunal, or copied without their checks file?): \
+                        evaluate the data set again without --resume";
+    if first {
+        let read = checks
+            .read_until(b'\n', &mut line)
+            .map_err(|err| format!("its checks cannot be read: {err}"))?;
+        if read == 0 {
+            return Err(format!("has no check: {unverifiable}"));
+        }
+        if line != CHECKS_HEADER {
+            return Err(format!(
+                "the checks file is not one this Tribunal writes: {unverifiable}"
+            ));
+        }
+        line.clear();
+    }
+    (&mut *checks)
+        .take(CHECK_LINE)
+        .read_to_end(&mut line)
+        .map_err(|err| format!("its check cannot be read: {err}"))?;
+    if line.is_empty() {
+        return Err(format!("has no check: {unverifiable}"));
+    }
+    parse_check(&line).ok_or_else(|| format!("its check is damaged: {unverifiable}"))
+}
+
 /// What [`skip_kept`] leaves to evaluate: the rest of the batch the last kept
 /// record was in.
 pub(super) struct Skipped {
@@ -33,12 +122,13 @@ pub(super) struct Skipped {
 }
 
 /// Reads the kept result records one by one with the input's records, checks
-/// that each is this pack's result for that input record (same `revision`,
+/// that each is this pack's result for that input record (its check matches
+/// the record as kept and the input record at its position; same `revision`,
 /// same `line` and `id`), and adds it to `summary` (and its case to `junit`).
 pub(super) fn skip_kept<R: BufRead>(
     pack: &Pack,
     batches: &mut RecordReader<R>,
-    kept: &mut dyn BufRead,
+    kept: Kept<'_>,
     summary: &mut Summary,
     mut junit: Option<&mut (dyn Write + '_)>,
     options: &Options,
@@ -48,7 +138,7 @@ pub(super) fn skip_kept<R: BufRead>(
     let mut text = String::new();
     loop {
         text.clear();
-        match kept.read_line(&mut text) {
+        match kept.results.read_line(&mut text) {
             Ok(0) => break,
             Ok(_) => {}
             Err(err) => {
@@ -63,13 +153,20 @@ pub(super) fn skip_kept<R: BufRead>(
             record: count,
             message,
         };
-        let record: Map<String, Value> = serde_json::from_str(text.trim_end())
+        let (input_check, result_check) = next_check(kept.checks, count == 1).map_err(fail)?;
+        let written = text.strip_suffix('\n').unwrap_or(&text);
+        if xxh3_64_with_seed(written.as_bytes(), 0) != result_check {
+            return Err(fail(
+                "was changed after the run wrote it (it does not match its check): evaluate the data set again without --resume".to_owned(),
+            ));
+        }
+        let record: Map<String, Value> = serde_json::from_str(written)
             .map_err(|err| fail(format!("is not a result record ({err})")))?;
         if count == 1 {
             check_fields(&record, options).map_err(fail)?;
         }
         // The input record at the same position.
-        let (line, id) = loop {
+        let (line, id, input) = loop {
             if let Some((batch, index)) = &mut current {
                 if let Some(raw) = batch.records().nth(*index) {
                     *index += 1;
@@ -77,7 +174,7 @@ pub(super) fn skip_kept<R: BufRead>(
                         Ok((input, _)) => input.id,
                         Err(err) => err.id,
                     };
-                    break (raw.line, id);
+                    break (raw.line, id, input_hash(&raw));
                 }
             }
             match batches.next() {
@@ -95,6 +192,11 @@ pub(super) fn skip_kept<R: BufRead>(
             }
         };
         check_record(&record, pack, line, &id).map_err(fail)?;
+        if input != input_check {
+            return Err(fail(format!(
+                "was evaluated from another record than the input's line {line} holds now (is it the same input, unchanged?)"
+            )));
+        }
         let report = report_of(record, line, id);
         summary.add(&report);
         if let Some(junit) = junit.as_deref_mut() {
@@ -197,5 +299,48 @@ fn report_of(mut record: Map<String, Value>, line: u64, id: Json) -> Report {
         error: text(take("error")),
         pack: text(take("pack")).unwrap_or_default(),
         revision: text(take("revision")).unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_check_line_reads_back_as_written_and_sees_every_change() {
+        let raw = |line, bytes: &'static [u8]| RawRecord {
+            line,
+            body: RawBody::Bytes(bytes),
+        };
+        let mut out = Vec::new();
+        push_check(&mut out, &raw(7, b"{\"output\": \"x\"}"), b"{\"status\":\"PASS\"}");
+        assert_eq!(out.len() as u64, CHECK_LINE);
+        let (input, result) = parse_check(&out).unwrap();
+        assert_eq!(input, input_hash(&raw(7, b"{\"output\": \"x\"}")));
+        assert_eq!(result, xxh3_64_with_seed(b"{\"status\":\"PASS\"}", 0));
+        // The same bytes on another line, another record, an oversized or
+        // unreadable line: each a different input.
+        let hashes = [
+            input_hash(&raw(8, b"{\"output\": \"x\"}")),
+            input_hash(&raw(7, b"{\"output\": \"y\"}")),
+            input_hash(&RawRecord {
+                line: 7,
+                body: RawBody::TooLarge {
+                    size: 1 << 30,
+                    prefix: b"{\"output\": \"x\"}",
+                },
+            }),
+            input_hash(&RawRecord {
+                line: 7,
+                body: RawBody::ReadError("{\"output\": \"x\"}"),
+            }),
+        ];
+        for (i, hash) in hashes.iter().enumerate() {
+            assert_ne!(*hash, input, "{i}");
+        }
+        // A damaged line is not a check.
+        for bad in [&out[..33], b"0123 4567\n", &[b'g'; 34][..]] {
+            assert_eq!(parse_check(bad), None);
+        }
     }
 }
