@@ -907,6 +907,73 @@ fn an_isolated_plugin_is_stopped_at_the_steps_deadline() {
     assert!(took < std::time::Duration::from_secs(20), "took {took:?}");
 }
 
+/// A component's `timeout_ms` is under a host ceiling, `limits.plugin_timeout_ms`
+/// (30 s by default), that only the user lifts; it also bounds the helper's
+/// start and the component's instantiation at load, outside any step.
+#[test]
+fn a_plugins_timeout_is_under_a_ceiling_only_the_user_lifts() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = dir.path().join("pack");
+    let input = data(dir.path(), &["ok"]);
+    let eval = |extra: &[&str], hang_on_new: bool| {
+        let mut cmd = tribunal();
+        cmd.args(["eval", "--fields", "id,status", "--input"])
+            .arg(&input)
+            .arg(&pack)
+            .args(extra);
+        if hang_on_new {
+            cmd.env("TRIBUNAL_FIXTURE_HANG_ON_NEW", "1");
+        }
+        let started = std::time::Instant::now();
+        let out = cmd.output().unwrap();
+        (out, started.elapsed())
+    };
+    let stderr = |out: &std::process::Output| String::from_utf8_lossy(&out.stderr).into_owned();
+
+    // A pack asking for more than the ceiling is refused at its `timeout_ms`.
+    crashing_pack(&pack, ", isolation: process, timeout_ms: 3600000");
+    let (out, _) = eval(&[], false);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("components/c.yaml:4:")
+            && stderr(&out).contains("`timeout_ms`: 3600000 is above the ceiling of 30000 ms (limits.plugin_timeout_ms); a pack may only tighten it")
+            && stderr(&out).contains("help: the user lifts it for a run with --set limits.plugin_timeout_ms=3600000"),
+        "{}",
+        stderr(&out)
+    );
+    // The user lifts it.
+    let (out, _) = eval(&["--set", "limits.plugin_timeout_ms=3600000"], false);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // A pack's own limits may only lower the ceiling.
+    fs::write(
+        pack.join("pack.yaml"),
+        fs::read_to_string(pack.join("pack.yaml")).unwrap()
+            + "limits:\n  plugin_timeout_ms: 0\n",
+    )
+    .unwrap();
+    let (out, _) = eval(&[], false);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("limits.plugin_timeout_ms: 0 (unlimited) is above the ceiling of 30000"),
+        "{}",
+        stderr(&out)
+    );
+
+    // A component that never finishes instantiating stops the load at the
+    // ceiling (here lowered by the user to 700 ms), not after 30 s or never.
+    crashing_pack(&pack, ", isolation: process");
+    let (out, took) = eval(&["--set", "limits.plugin_timeout_ms=700"], true);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "did not answer within 700 ms (limits.plugin_timeout_ms): its helper process was stopped"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert!(took < std::time::Duration::from_secs(20), "took {took:?}");
+}
+
 #[test]
 fn timeout_ms_needs_process_isolation() {
     let dir = tempfile::tempdir().unwrap();

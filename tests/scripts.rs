@@ -41,7 +41,7 @@ fn script_pack(dir: &Path, kind: &str, script: &str, extra: &str) -> Result<Pack
 
 /// The script limits' defaults (docs/scripting.md). Should one change, the
 /// packs that lift it stop loading here ("lifts the default"), which says so.
-const DEFAULT_LIMITS: [(&str, u64); 9] = [
+const DEFAULT_LIMITS: [(&str, u64); 10] = [
     ("max_operations", 1_000_000),
     ("max_call_depth", 32),
     ("max_expr_depth", 64),
@@ -51,6 +51,7 @@ const DEFAULT_LIMITS: [(&str, u64); 9] = [
     ("max_map_size", 100_000),
     ("timeout_ms", 1_000),
     ("max_memory", 64 << 20),
+    ("plugin_timeout_ms", 30_000),
 ];
 
 /// A pack may only tighten its limits: the limits `extra` lifts (a

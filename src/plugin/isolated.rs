@@ -37,9 +37,6 @@ pub const HELPER_COMMAND: &str = "__plugin-host";
 /// (when the running program is not `tribunal` itself: a library user, Python).
 pub const HELPER_ENV: &str = "TRIBUNAL_PLUGIN_HOST";
 
-/// The call timeout when the manifest gives none.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
-
 const INSTANTIATE: u8 = b'I';
 const EVALUATE: u8 = b'E';
 
@@ -162,7 +159,7 @@ enum Failure {
     /// It ended (crashed, aborted, exited): how.
     Ended(String),
     /// It did not answer in time (it was stopped).
-    TimedOut(Duration),
+    TimedOut,
     /// It could not be started or spoken to.
     Io(String),
 }
@@ -235,7 +232,7 @@ impl Helper {
             Ok(Ok(None) | Err(_)) | Err(RecvTimeoutError::Disconnected) => Err(self.ended()),
             Err(RecvTimeoutError::Timeout) => {
                 self.stop();
-                Err(Failure::TimedOut(timeout))
+                Err(Failure::TimedOut)
             }
         }
     }
@@ -303,6 +300,8 @@ pub(super) struct Isolated {
     /// The instantiate request every new helper gets (component, kind, config).
     instantiate: Vec<u8>,
     timeout: Duration,
+    /// Where `timeout` comes from: `timeout_ms`, or `limits.plugin_timeout_ms`.
+    timeout_key: &'static str,
     idle: Mutex<Vec<Helper>>,
 }
 
@@ -312,25 +311,27 @@ impl Isolated {
     pub(super) fn start(
         library: &Path,
         instantiate: Vec<u8>,
-        timeout: Duration,
+        (timeout, timeout_key): (Duration, &'static str),
     ) -> Result<Self, String> {
         let isolated = Self {
             binary: helper_binary()?,
             library: library.to_path_buf(),
             instantiate,
             timeout,
+            timeout_key,
             idle: Mutex::new(Vec::new()),
         };
         let helper = isolated
-            .new_helper()
+            .new_helper(timeout)
             .map_err(|failure| isolated.explain(failure))?;
         isolated.give_back(helper);
         Ok(isolated)
     }
 
-    fn new_helper(&self) -> Result<Helper, Failure> {
+    /// A new helper, its component instantiated within `wait`.
+    fn new_helper(&self, wait: Duration) -> Result<Helper, Failure> {
         let mut helper = Helper::start(&self.binary, &self.library)?;
-        let reply = helper.request(INSTANTIATE, &self.instantiate, self.timeout)?;
+        let reply = helper.request(INSTANTIATE, &self.instantiate, wait)?;
         envelope(Some(&reply)).map_err(Failure::Io)?;
         Ok(helper)
     }
@@ -347,19 +348,22 @@ impl Isolated {
             Failure::Ended(how) => {
                 format!("its helper process {how}; a new one takes the next call")
             }
-            Failure::TimedOut(after) => format!(
-                "did not answer within {} ms (timeout_ms): its helper process was stopped",
-                after.as_millis()
+            Failure::TimedOut => format!(
+                "did not answer within {} ms ({}): its helper process was stopped",
+                self.timeout.as_millis(),
+                self.timeout_key
             ),
             Failure::Io(message) => message,
         }
     }
 
     /// One evaluation: the plugin's reply, read as in-process. The helper gets
-    /// the component's `timeout_ms`, but never past the deadline of the step
-    /// the call is part of (the pack's `limits.timeout_ms`, which only the user
-    /// lifts): a record already out of time is not made to wait for it.
+    /// the component's `timeout_ms` (to start a new helper if none is idle, and
+    /// to answer), but never past the deadline of the step the call is part of
+    /// (the pack's `limits.timeout_ms`, which only the user lifts): a record
+    /// already out of time is not made to wait for it.
     pub(super) fn call(&self, input: &[u8]) -> Result<Value, String> {
+        let started = std::time::Instant::now();
         let wait = crate::deadline::remaining().map_or(self.timeout, |left| left.min(self.timeout));
         if wait.is_zero() {
             return Err(
@@ -371,20 +375,22 @@ impl Isolated {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .pop();
-        let mut helper = match idle {
-            Some(helper) => helper,
-            None => self.new_helper().map_err(|failure| self.explain(failure))?,
+        let helper = match idle {
+            Some(helper) => Ok(helper),
+            None => self.new_helper(wait),
         };
-        match helper.request(EVALUATE, input, wait) {
-            Ok(reply) => {
-                self.give_back(helper);
-                envelope(Some(&reply))
-            }
+        let reply = helper.and_then(|mut helper| {
+            let reply = helper.request(EVALUATE, input, wait.saturating_sub(started.elapsed()))?;
+            self.give_back(helper);
+            Ok(reply)
+        });
+        match reply {
+            Ok(reply) => envelope(Some(&reply)),
             // Stopped at the step's deadline, before its own timeout.
-            Err(Failure::TimedOut(after)) if after < self.timeout => Err(format!(
+            Err(Failure::TimedOut) if wait < self.timeout => Err(format!(
                 "did not answer before the step's time limit (limits.timeout_ms) passed, \
                  {} ms into the call: its helper process was stopped",
-                after.as_millis()
+                started.elapsed().as_millis()
             )),
             Err(failure) => Err(self.explain(failure)),
         }

@@ -310,6 +310,7 @@ pub(crate) fn check(
     name: &str,
     manifest_dir: &Path,
     access: &PluginAccess,
+    timeout_ceiling_ms: u64,
 ) -> Result<Arc<PluginLibrary>, CheckError> {
     let library_error = |message: String, help: Option<String>| CheckError {
         message,
@@ -331,6 +332,19 @@ pub(crate) fn check(
                 message: "`timeout_ms` must be at least 1".into(),
                 key: "timeout_ms",
                 help: None,
+                not_consented: false,
+            })
+        }
+        (_, Some(asked)) if timeout_ceiling_ms > 0 && asked > timeout_ceiling_ms => {
+            return Err(CheckError {
+                message: format!(
+                    "`timeout_ms`: {asked} is above the ceiling of {timeout_ceiling_ms} ms \
+                     (limits.plugin_timeout_ms); a pack may only tighten it"
+                ),
+                key: "timeout_ms",
+                help: Some(format!(
+                    "the user lifts it for a run with --set limits.plugin_timeout_ms={asked}"
+                )),
                 not_consented: false,
             })
         }
@@ -385,6 +399,7 @@ pub fn instantiate(
     kind: Kind,
     config: &Value,
     ctx: &BuildCtx<'_>,
+    timeout_ceiling_ms: u64,
 ) -> Result<Compiled, BuildError> {
     let who = format!("plugin `{}` ({})", ctx.name, library.file_name());
     let request = serde_json::json!({
@@ -420,11 +435,18 @@ pub fn instantiate(
             })
         }
         Isolation::Process => {
-            let timeout = plugin
-                .timeout_ms
-                .map_or(isolated::DEFAULT_TIMEOUT, std::time::Duration::from_millis);
+            // [`check`] kept `timeout_ms` within `limits.plugin_timeout_ms`,
+            // which applies without it (0: no limit).
+            let (ms, key) = match plugin.timeout_ms {
+                Some(ms) => (ms, "timeout_ms"),
+                None => (timeout_ceiling_ms, "limits.plugin_timeout_ms"),
+            };
+            let timeout = match ms {
+                0 => std::time::Duration::MAX,
+                ms => std::time::Duration::from_millis(ms),
+            };
             Backend::Process(
-                isolated::Isolated::start(&library.path, request.into_bytes(), timeout)
+                isolated::Isolated::start(&library.path, request.into_bytes(), (timeout, key))
                     .map_err(refused)?,
             )
         }

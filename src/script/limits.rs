@@ -29,6 +29,10 @@ pub struct ScriptLimits {
     /// Enforced where `tribunal::alloc::Counting` is the global allocator (the
     /// `tribunal` binary installs it).
     pub max_memory: usize,
+    /// How long an `isolation: process` plugin's helper may take to start and
+    /// instantiate its component, or to answer one call, in milliseconds (0: no
+    /// limit). A component's own `timeout_ms` may only be lower.
+    pub plugin_timeout_ms: u64,
 }
 
 impl Default for ScriptLimits {
@@ -52,6 +56,9 @@ impl Default for ScriptLimits {
             // The size limits bound one value; this bounds them all together. Four
             // times the largest string leaves room for copies of a big output.
             max_memory: 64 << 20,
+            // A plugin call that takes half a minute is stuck; a model that takes
+            // longer to load is the user's to allow.
+            plugin_timeout_ms: 30_000,
         }
     }
 }
@@ -79,7 +86,7 @@ impl ScriptLimits {
     }
 
     /// The keys of `limits:`.
-    pub const KEYS: [&'static str; 9] = [
+    pub const KEYS: [&'static str; 10] = [
         "max_operations",
         "max_call_depth",
         "max_expr_depth",
@@ -89,10 +96,11 @@ impl ScriptLimits {
         "max_map_size",
         "timeout_ms",
         "max_memory",
+        "plugin_timeout_ms",
     ];
 
     /// Each limit by name, as a number.
-    pub fn values(&self) -> [(&'static str, u64); 9] {
+    pub fn values(&self) -> [(&'static str, u64); 10] {
         let n = |v: usize| v as u64;
         [
             ("max_operations", self.max_operations),
@@ -104,6 +112,7 @@ impl ScriptLimits {
             ("max_map_size", n(self.max_map_size)),
             ("timeout_ms", self.timeout_ms),
             ("max_memory", n(self.max_memory)),
+            ("plugin_timeout_ms", self.plugin_timeout_ms),
         ]
     }
 
@@ -161,6 +170,7 @@ impl ScriptLimits {
             "max_map_size" => self.max_map_size = size,
             "timeout_ms" => self.timeout_ms = n,
             "max_memory" => self.max_memory = size,
+            "plugin_timeout_ms" => self.plugin_timeout_ms = n,
             _ => return Err(LimitError::new(key, format!("unknown limit `{key}`"))),
         }
         self.check()

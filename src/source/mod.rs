@@ -193,6 +193,7 @@ impl Sources {
                     &component.name,
                     dir,
                     &self.plugins,
+                    self.limits.plugin_timeout_ms,
                 )
                 .map_err(|err| {
                     let value = match err.key {
@@ -218,6 +219,7 @@ impl Sources {
                     plugin: plugin.clone(),
                     kind: component.kind,
                     library,
+                    timeout_ceiling_ms: self.limits.plugin_timeout_ms,
                     declared,
                 }))
             }
@@ -297,6 +299,8 @@ struct PluginCode {
     plugin: PluginRef,
     kind: Kind,
     library: Arc<PluginLibrary>,
+    /// `limits.plugin_timeout_ms`.
+    timeout_ceiling_ms: u64,
     /// What the plugin publishes about the component's config.
     declared: DeclaredConfig,
 }
@@ -304,7 +308,14 @@ struct PluginCode {
 impl Implementation for PluginCode {
     fn build(&self, config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
         self.declared.check(ctx.name, config)?;
-        crate::plugin::instantiate(&self.library, &self.plugin, self.kind, config, ctx)
+        crate::plugin::instantiate(
+            &self.library,
+            &self.plugin,
+            self.kind,
+            config,
+            ctx,
+            self.timeout_ceiling_ms,
+        )
     }
 
     fn docs(&self) -> Option<String> {
