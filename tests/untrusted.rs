@@ -141,6 +141,7 @@ fn no_output_is_an_input_or_another_output() {
             ("r.jsonl", result),
             ("base.jsonl", result),
             ("out.jsonl", "old\n"),
+            ("limit.yaml", "500\n"),
         ] {
             fs::write(dir.path().join(name), text).unwrap();
         }
@@ -203,6 +204,26 @@ fn no_output_is_an_input_or_another_output() {
             [&eval[..], &["d.jsonl", "--output", "pack/pack.yaml"]].concat(),
             None,
             ["--output pack/pack.yaml", "the pack's file"],
+        ),
+        (
+            [
+                &eval[..],
+                &[
+                    "d.jsonl",
+                    "--set",
+                    "limits.timeout_ms=@limit.yaml",
+                    "--output",
+                    "limit.yaml",
+                ],
+            ]
+            .concat(),
+            None,
+            ["--output limit.yaml", "the --set file"],
+        ),
+        (
+            vec!["test", "pack", "--junit", "pack/pack.yaml"],
+            None,
+            ["--junit pack/pack.yaml", "the pack's file"],
         ),
         (
             vec!["report", "r.jsonl", "-o", "r.jsonl"],
@@ -273,6 +294,10 @@ fn no_output_is_an_input_or_another_output() {
         assert_eq!(
             fs::read_to_string(dir.path().join("pack/pack.yaml")).unwrap(),
             pack_yaml
+        );
+        assert_eq!(
+            fs::read_to_string(dir.path().join("limit.yaml")).unwrap(),
+            "500\n"
         );
     }
     // Standard output redirected to the file another output names.

@@ -124,11 +124,7 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
     }
     // No output is an input or another output (before anything is read).
     let mut inputs = vec![Named::new("--input", &args.input)];
-    inputs.extend(
-        pack.files_read
-            .iter()
-            .map(|file| Named::new("the pack's file", file)),
-    );
+    inputs.extend(pack.inputs().map(|(what, file)| Named::new(what, file)));
     let mut outputs = vec![match &args.output {
         Some(path) => Named::new("--output", path),
         None => Named::new("the results", "-"),

@@ -2,6 +2,7 @@
 
 use super::{plural, write_out, LoadFlags, EXIT_ABORTED, EXIT_NOT_PASSED, EXIT_OK, EXIT_USAGE};
 use crate::pack::{no_pack_message, packs_in, Pack};
+use crate::result_file::{check_outputs, Named};
 use clap::Args;
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -80,6 +81,16 @@ pub(super) fn run_tests(args: &TestArgs) -> Result<u8, String> {
     }
     println!("{passed} passed, {failed} failed");
     if let Some(path) = &args.junit {
+        // A file the run read is never written over.
+        let inputs: Vec<Named> = outcomes
+            .iter()
+            .flat_map(|(outcome, _)| &outcome.inputs)
+            .map(|(what, file)| Named::new(*what, file))
+            .collect();
+        if let Err(err) = check_outputs(&inputs, &[Named::new("--junit", path)]) {
+            eprintln!("error: {err}");
+            return Ok(EXIT_USAGE);
+        }
         if let Err(err) = write_junit(path, &outcomes) {
             eprintln!("error: cannot write JUnit XML to {}: {err}", path.display());
             return Ok(EXIT_ABORTED);

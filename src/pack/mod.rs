@@ -118,6 +118,8 @@ pub struct Pack {
     /// Every file the pack read while it loaded (where it really is): inputs
     /// that no output of a command may be.
     pub(crate) files_read: Vec<PathBuf>,
+    /// The files `--set key=@FILE` values were read from: inputs too.
+    pub(crate) set_files: Vec<PathBuf>,
     /// The pack's `tests` entries as written (globs and paths).
     pub(crate) test_patterns: Vec<String>,
     /// Things worth fixing that do not stop the pack from loading.
@@ -176,6 +178,14 @@ pub(crate) fn no_pack_message(path: &Path) -> String {
 }
 
 impl Pack {
+    /// Every file this pack's load read, each with what it was to the command
+    /// ("the pack's file", "the --set file"): inputs no output may be.
+    pub(crate) fn inputs(&self) -> impl Iterator<Item = (&'static str, &Path)> {
+        let pack = self.files_read.iter().map(|f| ("the pack's file", f.as_path()));
+        let set = self.set_files.iter().map(|f| ("the --set file", f.as_path()));
+        pack.chain(set)
+    }
+
     /// Loads the pack in `path` (a folder holding `pack.yaml`, or the file
     /// itself). Every error found is returned, each with its file, line and
     /// column (and a suggestion where one helps).

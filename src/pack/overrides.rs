@@ -3,7 +3,7 @@
 //! it causes (so the error points at the command line, not at the pack).
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
@@ -24,6 +24,9 @@ pub struct Override {
     pub value: Value,
     /// The text as given, for error messages and the revision.
     pub raw: String,
+    /// The file an `@path` value was read from (which no output of the run
+    /// may then be).
+    pub file: Option<PathBuf>,
 }
 
 impl Override {
@@ -39,11 +42,14 @@ impl Override {
             .ok_or_else(|| error("expected component.key=value".into()))?;
         let (component, key) =
             split_target(target).ok_or_else(|| error("expected component.key=value".into()))?;
+        let mut file = None;
         let value = if let Some(path) = value.strip_prefix('@') {
             let path = cwd.join(path);
             let text = crate::files::read_regular_text(&path, crate::files::MAX_VALUE_FILE_BYTES)
                 .map_err(|err| error(err.to_string()))?;
-            yaml_to_value(&text, &path).map_err(|err| error(err.to_string()))?
+            let value = yaml_to_value(&text, &path).map_err(|err| error(err.to_string()))?;
+            file = Some(path);
+            value
         } else {
             // A value that is not YAML is taken as text, but `.nan` and `.inf` are
             // refused rather than passed on as text (or, in JSON, as `null`).
@@ -62,6 +68,7 @@ impl Override {
             key: key.to_owned(),
             value,
             raw: spec.to_owned(),
+            file,
         })
     }
 }
@@ -81,6 +88,7 @@ impl Override {
             key: key.to_owned(),
             value,
             raw,
+            file: None,
         })
     }
 }

@@ -8,7 +8,7 @@
 //! same length, numbers within 1e-9).
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -206,6 +206,9 @@ pub struct Outcome {
     pub label: String,
     /// Every case, in order (for `JUnit` XML).
     pub cases: Vec<CaseOutcome>,
+    /// The files the run read (the pack's, its test files, `--set @FILE`s),
+    /// each with what it was: inputs no output of the command may be.
+    pub inputs: Vec<(&'static str, PathBuf)>,
 }
 
 /// How one test case (or a test file that could not run) came out.
@@ -231,6 +234,12 @@ pub fn run(dir: &Path, verbose: bool, base: &LoadOptions) -> Outcome {
     let pack = match Pack::load_with(dir, base) {
         Ok(pack) => pack,
         Err(errors) => {
+            let manifest = if dir.is_dir() {
+                dir.join("pack.yaml")
+            } else {
+                dir.to_path_buf()
+            };
+            outcome.inputs.push(("the pack's file", manifest));
             outcome.failed += 1;
             let _ = writeln!(outcome.log, "{}\n{errors}", dir.display());
             outcome.cases.push(CaseOutcome {
@@ -243,6 +252,11 @@ pub fn run(dir: &Path, verbose: bool, base: &LoadOptions) -> Outcome {
         }
     };
     pack.label().clone_into(&mut outcome.label);
+    outcome.inputs = pack
+        .inputs()
+        .map(|(what, file)| (what, file.to_path_buf()))
+        .chain(pack.tests.iter().map(|f| ("the pack's test file", f.clone())))
+        .collect();
     let _ = writeln!(outcome.log, "{} ({})", dir.display(), pack.label());
     if pack.tests.is_empty() {
         let _ = writeln!(outcome.log, "  (no tests)");
