@@ -9,8 +9,8 @@ use std::io::BufRead;
 
 use serde_json::{json, Value};
 
-use crate::files::{BoundedLine, BoundedLines, MAX_RESULT_LINE_BYTES};
-use crate::report::Status;
+use tribunal::frontend::files::{BoundedLine, BoundedLines, MAX_RESULT_LINE_BYTES};
+use tribunal::Status;
 
 /// What the diff keeps of one result record.
 #[derive(Debug, Clone)]
@@ -73,11 +73,12 @@ impl Run {
             }
             Value::String(s) => (
                 record["id"].to_string(),
-                crate::text::clip_chars(s, MAX_NAME_CHARS).into_owned(),
+                tribunal::frontend::text::clip_chars(s, MAX_NAME_CHARS).into_owned(),
             ),
             other => {
                 let text = other.to_string();
-                let shown = crate::text::clip_chars(&text, MAX_NAME_CHARS).into_owned();
+                let shown =
+                    tribunal::frontend::text::clip_chars(&text, MAX_NAME_CHARS).into_owned();
                 (text, shown)
             }
         };
@@ -134,7 +135,7 @@ fn bounded_key(key: String) -> String {
             let _ = std::fmt::Write::write_fmt(&mut hex, format_args!("{b:02x}"));
             hex
         });
-    format!("{} #{hex}", crate::text::clip_chars(&key, 64))
+    format!("{} #{hex}", tribunal::frontend::text::clip_chars(&key, 64))
 }
 
 /// One line of a result file: a result record (its line number, the record and
@@ -225,13 +226,13 @@ impl PackSeen {
                 // Clipped: a page or a summary shows them, whatever a file holds.
                 None => {
                     self.pack = Some((
-                        crate::text::clip_chars(pack, MAX_NAME_CHARS).into_owned(),
-                        crate::text::clip_chars(revision, MAX_NAME_CHARS).into_owned(),
+                        tribunal::frontend::text::clip_chars(pack, MAX_NAME_CHARS).into_owned(),
+                        tribunal::frontend::text::clip_chars(revision, MAX_NAME_CHARS).into_owned(),
                     ));
                 }
                 Some((p, r))
-                    if *p != crate::text::clip_chars(pack, MAX_NAME_CHARS)
-                        || *r != crate::text::clip_chars(revision, MAX_NAME_CHARS) =>
+                    if *p != tribunal::frontend::text::clip_chars(pack, MAX_NAME_CHARS)
+                        || *r != tribunal::frontend::text::clip_chars(revision, MAX_NAME_CHARS) =>
                 {
                     self.mixed = true;
                 }

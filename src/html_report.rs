@@ -12,10 +12,10 @@ use std::io::BufRead;
 use serde_json::Value;
 
 use crate::diff::{compare, read_results, PackSeen, ResultLine, Run, MAX_NAME_CHARS};
-use crate::files::{BoundedLine, BoundedLines, MAX_RESULT_LINE_BYTES};
-use crate::report::Status;
-use crate::summary::count_one;
-use crate::text::clip_chars;
+use tribunal::frontend::files::{BoundedLine, BoundedLines, MAX_RESULT_LINE_BYTES};
+use tribunal::frontend::summary::count_one;
+use tribunal::frontend::text::clip_chars;
+use tribunal::Status;
 
 /// Bars of a histogram over [0, 1].
 const BINS: usize = 20;

@@ -11,7 +11,7 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use crate::report::{Report, Severity, Status};
+use tribunal::{Report, Severity, Status};
 
 /// Characters of a `<failure>` or `<error>` message attribute (the full text
 /// is in the element).
@@ -63,7 +63,11 @@ pub fn write_case(
     let _ = write!(out, "      <{tag} type=\"");
     escape(out, kind, true);
     out.extend_from_slice(b"\" message=\"");
-    escape(out, crate::text::prefix_chars(message, MESSAGE_CHARS), true);
+    escape(
+        out,
+        tribunal::frontend::text::prefix_chars(message, MESSAGE_CHARS),
+        true,
+    );
     out.extend_from_slice(b"\">");
     escape(out, text, false);
     let _ = writeln!(out, "</{tag}>");
@@ -73,8 +77,8 @@ pub fn write_case(
 /// Appends the `<testcase>` of a result record (named by its id, else its line).
 pub fn write_report_case(out: &mut Vec<u8>, report: &Report, classname: &str) {
     let name = match (&report.id, report.line) {
-        (crate::json::Json::String(id), _) => id.to_string(),
-        (crate::json::Json::Null, Some(line)) => format!("line {line}"),
+        (tribunal::Json::String(id), _) => id.to_string(),
+        (tribunal::Json::Null, Some(line)) => format!("line {line}"),
         (id, _) => id.to_string(),
     };
     let mut properties = vec![("status", report.status.as_str().to_owned())];

@@ -1,5 +1,12 @@
-//! The `tribunal` command line.
+//! The `tribunal` command line: a thin front end over the engine (the
+//! `tribunal` crate, crates/tribunal).
 use std::process::ExitCode;
+
+mod cli;
+mod diff;
+mod html_report;
+mod junit;
+mod result_file;
 
 /// Counts each thread's allocations, so a Rhai script call can be held to
 /// `limits.max_memory` (see `tribunal::CountingAllocator`).
@@ -12,9 +19,9 @@ fn main() -> ExitCode {
     std::thread::Builder::new()
         .name("main".into())
         .stack_size(tribunal::STACK_SIZE)
-        .spawn(tribunal::cli::main)
+        .spawn(cli::main)
         .map_or_else(
-            |_| tribunal::cli::main(),
+            |_| cli::main(),
             |cli| {
                 // A panic has printed its message; exit as Rust does after one.
                 cli.join().unwrap_or_else(|_| ExitCode::from(101))

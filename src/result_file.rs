@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::thread;
 
-use crate::files::{not_regular, open_own_file, OwnFileError};
+use tribunal::frontend::files::{not_regular, open_own_file, OwnFileError};
 
 /// Why an output could not be opened or finished.
 #[derive(Debug, thiserror::Error)]
@@ -506,7 +506,7 @@ impl ResultFile {
         };
         checks.set_len(0).map_err(checks_error)?;
         checks
-            .write_all(crate::jsonl::CHECKS_HEADER)
+            .write_all(tribunal::jsonl::CHECKS_HEADER)
             .map_err(checks_error)?;
         let pending = Pending {
             temp,
@@ -717,7 +717,7 @@ impl Write for ResultFile {
     }
 }
 
-impl crate::jsonl::ResultSink for ResultFile {
+impl tribunal::jsonl::ResultSink for ResultFile {
     fn keeps_checks(&self) -> bool {
         self.checks.is_some()
     }
@@ -731,14 +731,14 @@ impl crate::jsonl::ResultSink for ResultFile {
 
     fn kept(&mut self, records: u64) -> io::Result<()> {
         if let Some(file) = &mut self.checks {
-            let header = crate::jsonl::CHECKS_HEADER.len() as u64;
+            let header = tribunal::jsonl::CHECKS_HEADER.len() as u64;
             let length = if records == 0 {
                 file.set_len(0)?;
                 file.seek(SeekFrom::Start(0))?;
-                file.write_all(crate::jsonl::CHECKS_HEADER)?;
+                file.write_all(tribunal::jsonl::CHECKS_HEADER)?;
                 header
             } else {
-                header + records * crate::jsonl::CHECK_LINE
+                header + records * tribunal::jsonl::CHECK_LINE
             };
             file.set_len(length)?;
             file.seek(SeekFrom::End(0))?;
@@ -771,7 +771,7 @@ fn same_file(meta: &fs::Metadata, input: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::files::create_temporary;
+    use tribunal::frontend::files::create_temporary;
 
     #[cfg(unix)]
     #[test]

@@ -1,14 +1,19 @@
-//! The architecture is a test: every top-level module of `src/` has a place in the
-//! layer order below, and a module may name (`crate::x`) only modules placed
-//! before it. There are no cycles between top-level modules, by construction.
-//! `docs/architecture.md` explains the layers; keep the two in step.
+//! The architecture is a test. The engine (`crates/tribunal`) and each front end
+//! are crates of their own: the crate graph keeps front ends out of the engine,
+//! and the engine's dependency graph is checked to hold none of the front ends'
+//! libraries (argument parsing, progress bars, signals, Python). Inside each
+//! crate, every top-level module of its `src/` has a place in a layer order, and
+//! a module may name (`crate::x`) only modules placed before it: there are no
+//! cycles between top-level modules, by construction. `docs/architecture.md`
+//! explains the crates and the layers; keep the two in step.
 
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::Path;
 
-/// Top-level modules, foundation first. A module may use only those before it.
-const ORDER: &[(&str, &str)] = &[
+/// The engine's top-level modules, foundation first. A module may use only those
+/// before it.
+const ENGINE: &[(&str, &str)] = &[
     // Foundation: no engine concepts.
     ("alloc", "foundation"),
     ("deadline", "foundation"),
@@ -43,18 +48,42 @@ const ORDER: &[(&str, &str)] = &[
     ("parallel", "runs"),
     ("pipeline", "runs"),
     ("summary", "runs"),
-    ("junit", "runs"),
-    ("diff", "runs"),
-    ("html_report", "runs"),
     ("jsonl", "runs"),
-    ("result_file", "runs"),
     ("pack_tests", "runs"),
     // The library's error type, composed of every module's.
     ("error", "api"),
-    // Front ends.
-    ("cli", "front end"),
-    ("fuzzing", "front end"),
+    // What the front ends and the fuzz targets reach (hidden).
+    ("frontend", "front ends' access"),
+    ("fuzzing", "front ends' access"),
 ];
+
+/// The command line's top-level modules (the repository's root crate).
+const CLI: &[(&str, &str)] = &[
+    ("junit", "outputs"),
+    ("diff", "outputs"),
+    ("html_report", "outputs"),
+    ("result_file", "outputs"),
+    ("cli", "commands"),
+];
+
+/// What the engine must never depend on, however indirectly: the front ends'
+/// own libraries.
+const NOT_IN_THE_ENGINE: &[&str] = &[
+    "clap",
+    "clap_complete",
+    "clap_mangen",
+    "indicatif",
+    "ctrlc",
+    "pyo3",
+];
+
+fn repository() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn engine_src() -> std::path::PathBuf {
+    repository().join("crates/tribunal/src")
+}
 
 /// The top-level module a file under `src/` belongs to (`None`: the crate roots).
 fn module_of(relative: &Path) -> Option<String> {
@@ -110,22 +139,26 @@ fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     }
 }
 
-#[test]
-fn modules_use_only_the_layers_before_them() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let rank = |name: &str| ORDER.iter().position(|(m, _)| *m == name);
+/// The problems of one crate's modules against its layer `order`.
+fn layer_problems(src: &Path, order: &[(&str, &str)]) -> Vec<String> {
+    let shown = src
+        .strip_prefix(repository())
+        .unwrap_or(src)
+        .display()
+        .to_string();
+    let rank = |name: &str| order.iter().position(|(m, _)| *m == name);
     let mut files = Vec::new();
-    rust_files(&src, &mut files);
+    rust_files(src, &mut files);
     files.sort();
     let mut problems = Vec::new();
     for file in &files {
-        let relative = file.strip_prefix(&src).unwrap();
+        let relative = file.strip_prefix(src).unwrap();
         let Some(module) = module_of(relative) else {
             continue;
         };
         let Some(own) = rank(&module) else {
             problems.push(format!(
-                "src/{}: module `{module}` has no place in ORDER (tests/architecture.rs): add it to its layer",
+                "{shown}/{}: module `{module}` has no place in its crate's order (tests/architecture.rs): add it to its layer",
                 relative.display()
             ));
             continue;
@@ -137,31 +170,104 @@ fn modules_use_only_the_layers_before_them() {
             }
             match rank(&used) {
                 Some(other) if other > own => problems.push(format!(
-                    "src/{}: `{module}` ({}) uses `crate::{used}` ({}), a later layer",
+                    "{shown}/{}: `{module}` ({}) uses `crate::{used}` ({}), a later layer",
                     relative.display(),
-                    ORDER[own].1,
-                    ORDER[other].1
+                    order[own].1,
+                    order[other].1
                 )),
                 Some(_) => {}
                 None => problems.push(format!(
-                    "src/{}: uses `crate::{used}`, which has no place in ORDER",
+                    "{shown}/{}: uses `crate::{used}`, which has no place in its crate's order",
                     relative.display()
                 )),
             }
         }
     }
-    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    for (module, _) in order {
+        if !src.join(format!("{module}.rs")).is_file() && !src.join(module).join("mod.rs").is_file()
+        {
+            problems.push(format!(
+                "the order names `{module}`, which is not a module of {shown}"
+            ));
+        }
+    }
+    problems
 }
 
 #[test]
-fn every_module_in_the_order_exists() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    for (module, _) in ORDER {
-        assert!(
-            src.join(format!("{module}.rs")).is_file() || src.join(module).join("mod.rs").is_file(),
-            "ORDER names `{module}`, which is not a module of src/"
-        );
+fn modules_use_only_the_layers_before_them() {
+    let mut problems = layer_problems(&engine_src(), ENGINE);
+    problems.extend(layer_problems(&repository().join("src"), CLI));
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The packages the engine builds with (its normal and build dependencies,
+/// followed through the whole graph), from `cargo metadata`.
+fn engine_dependencies() -> BTreeSet<String> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let output = std::process::Command::new(cargo)
+        .current_dir(repository())
+        .args(["metadata", "--format-version", "1", "--locked", "--offline"])
+        .output()
+        .expect("cargo metadata runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let name_of = |id: &str| {
+        metadata["packages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["id"] == id)
+            .and_then(|p| p["name"].as_str())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let nodes = metadata["resolve"]["nodes"].as_array().unwrap();
+    let engine = nodes
+        .iter()
+        .find(|node| name_of(node["id"].as_str().unwrap()) == "tribunal")
+        .expect("the engine is in the graph");
+    let mut seen = BTreeSet::new();
+    let mut todo = vec![engine["id"].as_str().unwrap().to_owned()];
+    while let Some(id) = todo.pop() {
+        if !seen.insert(id.clone()) {
+            continue;
+        }
+        let node = nodes.iter().find(|n| n["id"] == id.as_str()).unwrap();
+        for dep in node["deps"].as_array().unwrap() {
+            // Not the dev-dependencies: tests may use anything.
+            let built_with = dep["dep_kinds"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|kind| kind["kind"] != "dev");
+            if built_with {
+                todo.push(dep["pkg"].as_str().unwrap().to_owned());
+            }
+        }
     }
+    seen.iter().map(|id| name_of(id)).collect()
+}
+
+#[test]
+fn the_engine_depends_on_no_front_ends_library() {
+    let dependencies = engine_dependencies();
+    // The graph is read right: the engine's own direct dependencies are in it.
+    for expected in ["serde_json", "rhai", "tribunal-plugin", "memchr"] {
+        assert!(dependencies.contains(expected), "{dependencies:?}");
+    }
+    let found: Vec<&&str> = NOT_IN_THE_ENGINE
+        .iter()
+        .filter(|name| dependencies.contains(**name))
+        .collect();
+    assert!(
+        found.is_empty(),
+        "the engine (crates/tribunal) depends on {found:?}: a front end's library; keep it in the front end's crate"
+    );
 }
 
 #[test]
@@ -173,13 +279,14 @@ fn the_scanner_sees_grouped_and_plain_paths() {
     );
 }
 
-/// The library's public API is what `src/lib.rs` re-exports and the JSONL batch
-/// runner; the binary's entry point and the fuzz targets' bodies are public but
-/// hidden (`#[doc(hidden)]`, for the binary and `fuzz/`): every other module is
-/// internal, so it can change without breaking a program that embeds the engine.
+/// The library's public API is what the engine's `lib.rs` re-exports and the
+/// JSONL batch runner; what the front ends reach beyond it and the fuzz targets'
+/// bodies are public but hidden (`#[doc(hidden)]`, for the command line and
+/// `fuzz/`): every other module is internal, so it can change without breaking
+/// a program that embeds the engine.
 #[test]
 fn only_the_stated_modules_are_public() {
-    let lib = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).unwrap();
+    let lib = fs::read_to_string(engine_src().join("lib.rs")).unwrap();
     let public: Vec<&str> = lib
         .lines()
         .filter_map(|line| line.trim().strip_prefix("pub mod "))
@@ -187,23 +294,23 @@ fn only_the_stated_modules_are_public() {
         .collect();
     assert_eq!(
         public,
-        ["cli", "fuzzing", "jsonl"],
+        ["frontend", "fuzzing", "jsonl"],
         "a new public module widens the API: re-export what is needed instead"
     );
-    for hidden in ["cli", "fuzzing"] {
+    for hidden in ["frontend", "fuzzing"] {
         assert!(
             lib.contains(&format!("#[doc(hidden)]\npub mod {hidden};")),
-            "`{hidden}` is public for the binary or the fuzzer only: keep it #[doc(hidden)]"
+            "`{hidden}` is public for the command line or the fuzzer only: keep it #[doc(hidden)]"
         );
     }
 }
 
 /// The Python binding is a front end over the public API: it names only what
-/// `src/lib.rs` re-exports (and `jsonl`), never the hidden `cli`.
+/// the engine's `lib.rs` re-exports (and `jsonl`), never the hidden `frontend`.
 #[test]
 fn the_python_binding_uses_only_the_public_api() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let lib = fs::read_to_string(root.join("src/lib.rs")).unwrap();
+    let root = repository();
+    let lib = fs::read_to_string(engine_src().join("lib.rs")).unwrap();
     // Each `pub use …;` statement, however many lines it spans.
     let public: BTreeSet<String> = lib
         .split("pub use ")
@@ -233,7 +340,7 @@ fn the_python_binding_uses_only_the_public_api() {
         for item in names_after(&text, "tribunal::") {
             if !public.contains(&item) {
                 problems.push(format!(
-                    "{}: uses `tribunal::{item}`, which is not part of the public API (src/lib.rs)",
+                    "{}: uses `tribunal::{item}`, which is not part of the public API (crates/tribunal/src/lib.rs)",
                     file.strip_prefix(root).unwrap().display()
                 ));
             }

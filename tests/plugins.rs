@@ -947,14 +947,14 @@ fn a_plugins_timeout_is_under_a_ceiling_only_the_user_lifts() {
     // A pack's own limits may only lower the ceiling.
     fs::write(
         pack.join("pack.yaml"),
-        fs::read_to_string(pack.join("pack.yaml")).unwrap()
-            + "limits:\n  plugin_timeout_ms: 0\n",
+        fs::read_to_string(pack.join("pack.yaml")).unwrap() + "limits:\n  plugin_timeout_ms: 0\n",
     )
     .unwrap();
     let (out, _) = eval(&[], false);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
-        stderr(&out).contains("limits.plugin_timeout_ms: 0 (unlimited) is above the ceiling of 30000"),
+        stderr(&out)
+            .contains("limits.plugin_timeout_ms: 0 (unlimited) is above the ceiling of 30000"),
         "{}",
         stderr(&out)
     );

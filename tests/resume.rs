@@ -69,16 +69,18 @@ fn first_lines(text: &str, n: usize) -> String {
 /// header, then per result line the XXH3 of its input line seeded with the
 /// line number, and the XXH3 of the result line, in hex).
 fn plant_partial(dir: &Path, output: &str, results: &str, input: &Path) {
+    use std::fmt::Write as _;
     use xxhash_rust::xxh3::xxh3_64_with_seed;
     let inputs = fs::read_to_string(input).unwrap();
     let mut checks = String::from("tribunal resume checks 1\n");
     for (i, (result, record)) in results.lines().zip(inputs.lines()).enumerate() {
         let line = i as u64 + 1;
-        checks.push_str(&format!(
-            "{:016x} {:016x}\n",
+        let _ = writeln!(
+            checks,
+            "{:016x} {:016x}",
             xxh3_64_with_seed(record.as_bytes(), line),
             xxh3_64_with_seed(result.as_bytes(), 0)
-        ));
+        );
     }
     fs::write(dir.join(format!(".{output}.partial")), results).unwrap();
     fs::write(dir.join(format!(".{output}.partial.check")), checks).unwrap();
@@ -316,7 +318,13 @@ fn resume_verifies_each_kept_record_against_its_input_line_and_its_check() {
     let edited: String = partial
         .split_inclusive('\n')
         .enumerate()
-        .map(|(i, l)| if i == failed { l.replace("\"status\":\"FAIL\"", "\"status\":\"PASS\"") } else { l.to_owned() })
+        .map(|(i, l)| {
+            if i == failed {
+                l.replace("\"status\":\"FAIL\"", "\"status\":\"PASS\"")
+            } else {
+                l.to_owned()
+            }
+        })
         .collect();
     plant_partial(dir.path(), "out.jsonl", &partial, &input);
     fs::write(&partial_path, &edited).unwrap();
@@ -331,7 +339,10 @@ fn resume_verifies_each_kept_record_against_its_input_line_and_its_check() {
     // Kept results without checks (copied alone, or from an older version).
     plant_partial(dir.path(), "out.jsonl", &partial, &input);
     fs::remove_file(dir.path().join(".out.jsonl.partial.check")).unwrap();
-    refused(&input, "cannot resume: result record 1: has no check: its input and its text cannot be verified");
+    refused(
+        &input,
+        "cannot resume: result record 1: has no check: its input and its text cannot be verified",
+    );
     // Checks that stop early: the records after them cannot be verified.
     plant_partial(dir.path(), "out.jsonl", &partial, &input);
     let checks = dir.path().join(".out.jsonl.partial.check");
@@ -343,8 +354,15 @@ fn resume_verifies_each_kept_record_against_its_input_line_and_its_check() {
     plant_partial(dir.path(), "out.jsonl", &partial, &input);
     let out = eval(dir.path(), &input, "out.jsonl", &["--resume"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(stderr(&out).contains("resumed: 50 records kept"), "{}", stderr(&out));
-    assert_eq!(fs::read_to_string(dir.path().join("out.jsonl")).unwrap(), whole);
+    assert!(
+        stderr(&out).contains("resumed: 50 records kept"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        fs::read_to_string(dir.path().join("out.jsonl")).unwrap(),
+        whole
+    );
     assert!(!checks.exists() && !partial_path.exists());
 }
 
@@ -364,7 +382,8 @@ fn a_planted_checks_file_is_refused_and_nothing_is_written_through_it() {
         let out = eval(dir.path(), &input, "out.jsonl", extra);
         assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
         assert!(
-            stderr(&out).contains(".out.jsonl.partial.check is a symbolic link, not a regular file"),
+            stderr(&out)
+                .contains(".out.jsonl.partial.check is a symbolic link, not a regular file"),
             "{}",
             stderr(&out)
         );

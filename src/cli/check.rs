@@ -1,12 +1,12 @@
 //! `tribunal check`: one output, its result in full.
 
-use crate::jsonl::DEFAULT_MAX_RECORD_BYTES;
-use crate::pipeline::Input;
-use crate::report::Report;
 use clap::Args;
 use serde_json::Value;
 use std::io::{self, Write};
 use std::path::PathBuf;
+use tribunal::jsonl::DEFAULT_MAX_RECORD_BYTES;
+use tribunal::Input;
+use tribunal::Report;
 
 use super::{read_limited, PackOptions, EXIT_NOT_PASSED, EXIT_OK};
 
@@ -57,7 +57,7 @@ pub(super) fn check(args: &CheckArgs) -> Result<u8, String> {
             read_limited(io::stdin().lock(), args.max_record_bytes, "stdin")?
         }
         Some(path) => {
-            let file = crate::files::open_stream(path).map_err(|e| e.to_string())?;
+            let file = tribunal::frontend::files::open_stream(path).map_err(|e| e.to_string())?;
             read_limited(file, args.max_record_bytes, &path.display().to_string())?
         }
     };
@@ -82,7 +82,7 @@ pub(super) fn check(args: &CheckArgs) -> Result<u8, String> {
         )
     } else if args.feedback {
         let feedback = report.feedback.as_deref().unwrap_or("");
-        writeln!(stdout, "{}", crate::text::printable(feedback))
+        writeln!(stdout, "{}", tribunal::frontend::text::printable(feedback))
     } else {
         write!(stdout, "{}", render_report(&report))
     };
@@ -97,8 +97,8 @@ pub(super) fn check(args: &CheckArgs) -> Result<u8, String> {
 /// The human-readable form of a report, as `check` prints it. What came from the
 /// model's output or the pack is shown with control characters escaped.
 pub(crate) fn render_report(report: &Report) -> String {
-    use crate::text::{one_line, printable};
     use std::fmt::Write as _;
+    use tribunal::frontend::text::{one_line, printable};
     let mut out = String::new();
     let score = report
         .score
@@ -175,8 +175,11 @@ fn json_arg(flag: &str, value: &str) -> Result<Value, String> {
     });
     match file {
         Some(path) => {
-            let text = crate::files::read_regular_text(&path, crate::files::MAX_VALUE_FILE_BYTES)
-                .map_err(|e| format!("{flag}: {e}"))?;
+            let text = tribunal::frontend::files::read_regular_text(
+                &path,
+                tribunal::frontend::files::MAX_VALUE_FILE_BYTES,
+            )
+            .map_err(|e| format!("{flag}: {e}"))?;
             serde_json::from_str(&text)
                 .map_err(|e| format!("{flag}: {}: not valid JSON: {e}", path.display()))
         }

@@ -2,8 +2,6 @@
 
 use super::gates::{self, FailUnder, Gates};
 use super::{write_out, OnePack, EXIT_ABORTED, EXIT_NOT_PASSED, EXIT_OK};
-use crate::jsonl::{self, FieldNames, RunError, DEFAULT_MAX_RECORD_BYTES};
-use crate::report::{Field, Fields, Status};
 use crate::result_file::{Named, ResultFile};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -14,6 +12,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
+use tribunal::jsonl::{self, FieldNames, RunError, DEFAULT_MAX_RECORD_BYTES};
+use tribunal::{Field, Fields, Status};
 
 #[derive(Debug, Args)]
 #[allow(clippy::struct_field_names)]
@@ -181,21 +181,21 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
     let reader: Box<dyn BufRead + Send> = if args.input.as_os_str() == "-" {
         Box::new(BufReader::with_capacity(1 << 16, io::stdin()))
     } else {
-        let file = crate::files::open_stream(&args.input).map_err(|e| e.to_string())?;
+        let file =
+            tribunal::frontend::files::open_stream(&args.input).map_err(|e| e.to_string())?;
         Box::new(BufReader::with_capacity(1 << 16, file))
     };
-    let options = jsonl::Options {
-        jobs: args.jobs,
-        max_record_bytes: args.max_record_bytes,
-        fields: FieldNames {
-            id: args.id_field.clone(),
-            output: args.output_field.clone(),
-            expected: args.expected_field.clone(),
-            meta: args.meta_field.clone(),
-        },
-        result_fields: args.fields.unwrap_or_default(),
-        stop,
+    let mut options = jsonl::Options::default();
+    options.jobs = args.jobs;
+    options.max_record_bytes = args.max_record_bytes;
+    options.fields = FieldNames {
+        id: args.id_field.clone(),
+        output: args.output_field.clone(),
+        expected: args.expected_field.clone(),
+        meta: args.meta_field.clone(),
     };
+    options.result_fields = args.fields.unwrap_or_default();
+    options.stop = stop;
     // The test cases go to a file beside the JUnit file while the run streams;
     // the document, whose header holds the counts, is written at the end.
     let mut cases = match &args.junit {
@@ -216,14 +216,19 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
         bar
     });
     let started = Instant::now();
-    let junit_out = cases
-        .as_mut()
-        .map(|c| &mut c.writer as &mut dyn std::io::Write);
+    let label = pack.label().to_owned();
+    let write_case = move |report: &tribunal::Report, out: &mut Vec<u8>| {
+        crate::junit::write_report_case(out, report, &label);
+    };
+    let junit_out = cases.as_mut().map(|c| jsonl::Beside {
+        out: &mut c.writer,
+        write: &write_case,
+    });
     let kept = resumed.as_mut().map(|r| jsonl::Kept {
         results: &mut r.kept,
         checks: &mut r.checks,
     });
-    let result = jsonl::run_with_junit(
+    let result = jsonl::run_into(
         &pack,
         reader,
         kept,
@@ -307,13 +312,13 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
     }
     if args.summary || args.summary_json.is_some() {
         let elapsed = started.elapsed().as_secs_f64();
-        let embeddings = crate::semantic::cache_report();
+        let embeddings = tribunal::embedding_cache_report();
         if let Some(summary_file) = &args.summary_json {
             let mut value = summary.to_value();
             value["pack"] = serde_json::json!({
                 "name": pack.name(),
                 "version": pack.version(),
-                "revision": pack.revision,
+                "revision": pack.revision(),
             });
             value["tribunal"] = serde_json::json!(env!("CARGO_PKG_VERSION"));
             value["seconds"] = serde_json::json!(elapsed);
@@ -368,7 +373,7 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
             } else {
                 0.0
             };
-            let mut text = format!("pack        {} (revision {})\n{summary}\ntime        {elapsed:.2}s ({rate:.0} records/s)", pack.label(), pack.revision);
+            let mut text = format!("pack        {} (revision {})\n{summary}\ntime        {elapsed:.2}s ({rate:.0} records/s)", pack.label(), pack.revision());
             if let Some(cache) = &embeddings {
                 let place = cache.dir.as_ref().map_or_else(
                     || "no cache on disk".to_owned(),
@@ -394,7 +399,7 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
             if args.output.is_some() {
                 out!("{text}");
             } else {
-                eprintln!("{}", crate::text::printable(&text));
+                eprintln!("{}", tribunal::frontend::text::printable(&text));
             }
         }
     }
@@ -406,7 +411,7 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
         };
         eprintln!(
             "warning: {}: no records (the data set is empty or holds only blank lines){}",
-            crate::text::printable(&input),
+            tribunal::frontend::text::printable(&input),
             if gates.require_pass || !gates.fail_under.is_empty() {
                 "; --require-pass and --fail-under fail on an empty data set"
             } else {
@@ -449,7 +454,8 @@ impl CasesFile {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        let (path, file) = crate::files::create_temporary(&folder, &format!("{name}.cases"))?;
+        let (path, file) =
+            tribunal::frontend::files::create_temporary(&folder, &format!("{name}.cases"))?;
         Ok(Self {
             path,
             writer: std::io::BufWriter::new(file),
@@ -468,7 +474,7 @@ fn write_junit(
     path: &std::path::Path,
     input: Option<&std::path::Path>,
     mut cases: CasesFile,
-    pack: &crate::pack::Pack,
+    pack: &tribunal::Pack,
     summary: &jsonl::Summary,
     seconds: f64,
 ) -> Result<(), String> {
@@ -478,7 +484,7 @@ fn write_junit(
     let pass_rate = summary.pass_rate().unwrap_or(0.0);
     let mut properties = vec![
         ("pack", pack.label().to_owned()),
-        ("revision", pack.revision.clone()),
+        ("revision", pack.revision().to_owned()),
         ("tribunal", env!("CARGO_PKG_VERSION").to_owned()),
         ("pass_rate", pass_rate.to_string()),
     ];

@@ -4,8 +4,8 @@
 
 use serde_json::{json, Value};
 
-use crate::jsonl::Summary;
-use crate::report::Status;
+use tribunal::jsonl::Summary;
+use tribunal::Status;
 
 /// One `--fail-under NAME=MIN`: `pass_rate` (share of `PASS` records), `score`
 /// (mean record score) or a metric's name (its mean score).
@@ -77,9 +77,9 @@ impl Gates {
         let names: Vec<&str> = ["pass_rate", "score"].into_iter().chain(metrics).collect();
         for gate in &self.fail_under {
             if !names.contains(&gate.name.as_str()) {
-                let hint = crate::suggest::nearest(&gate.name, &names)
+                let hint = tribunal::frontend::suggest::nearest(&gate.name, &names)
                     .map_or_else(String::new, |n| {
-                        format!(" ({})", crate::suggest::did_you_mean(&n))
+                        format!(" ({})", tribunal::frontend::suggest::did_you_mean(&n))
                     });
                 return Err(format!(
                     "--fail-under {}: no such gate{hint}; the gates are pass_rate, score and the pack's metrics ({})",

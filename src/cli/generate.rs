@@ -40,12 +40,12 @@ pub(super) struct ManArgs {
     # yaml-language-server: $schema=../docs/schemas/pack.schema.json")]
 pub(super) struct SchemaArgs {
     /// Which file: `pack` (pack.yaml) or `component` (a component manifest).
-    #[arg(value_parser = clap::builder::PossibleValuesParser::new(crate::manifest::SCHEMA_NAMES))]
+    #[arg(value_parser = clap::builder::PossibleValuesParser::new(tribunal::frontend::manifest::SCHEMA_NAMES))]
     name: String,
 }
 
 pub(super) fn schema(args: &SchemaArgs) -> Result<u8, String> {
-    let schema = crate::manifest::schema(&args.name)
+    let schema = tribunal::frontend::manifest::schema(&args.name)
         .ok_or_else(|| format!("no schema named `{}`", args.name))?;
     out_json!(&schema);
     Ok(EXIT_OK)
@@ -67,9 +67,10 @@ pub(super) fn man(args: &ManArgs) -> Result<u8, String> {
         // planted at a page's name is replaced, never written through.
         let cannot =
             |e: std::io::Error| format!("cannot write man pages into {}: {e}", dir.display());
-        let staging = crate::files::create_temporary_dir(dir, "man").map_err(cannot)?;
+        let staging =
+            tribunal::frontend::files::create_temporary_dir(dir, "man").map_err(cannot)?;
         let written = clap_mangen::generate_to(command, &staging)
-            .and_then(|()| crate::files::move_into(&staging, dir));
+            .and_then(|()| tribunal::frontend::files::move_into(&staging, dir));
         if let Err(err) = written {
             let _ = std::fs::remove_dir_all(&staging);
             return Err(cannot(err));

@@ -1,9 +1,9 @@
 //! `tribunal list`, `explain` and `prompt`: what a pack holds and asks for.
 
 use super::{note_not_loaded, plural, write_out, OnePack, PackOptions, EXIT_OK};
-use crate::pack::Pack;
 use clap::Args;
 use std::path::PathBuf;
+use tribunal::Pack;
 
 #[derive(Debug, Args)]
 #[command(
@@ -32,15 +32,15 @@ pub(super) struct PromptArgs {
 }
 
 pub(super) fn list(pack: &Pack) -> u8 {
-    out!("{}  (revision {})", pack.label(), pack.revision);
-    if let Some(description) = &pack.description {
+    out!("{}  (revision {})", pack.label(), pack.revision());
+    if let Some(description) = pack.description() {
         out!("{}", description.trim());
     }
     out!("\ncomponents:");
-    if pack.components.is_empty() {
+    if pack.components().is_empty() {
         out!("  (none: the pipeline uses built-ins directly)");
     }
-    for c in &pack.components {
+    for c in pack.components() {
         out!(
             "  {:<24} {:<13} {:<28} {}",
             c.name,
@@ -50,7 +50,7 @@ pub(super) fn list(pack: &Pack) -> u8 {
         );
     }
     let mut tiers: Vec<&str> = pack.ladder().iter().map(|t| t.as_str()).collect();
-    if pack.contract.as_ref().is_some_and(|c| c.fallback.is_some()) {
+    if pack.has_fallback() {
         tiers.push("fallback");
     }
     out!("\nextraction: {}", tiers.join(" → "));
@@ -63,7 +63,7 @@ pub(super) fn list(pack: &Pack) -> u8 {
         .map(|(n, w)| format!("{n} (weight {w})"))
         .collect();
     out!("metrics: {}", metrics.join(", "));
-    let s = &pack.scoring;
+    let s = pack.scoring();
     out!(
         "scoring: PASS ≤ {} errors, NEEDS_IMPROVEMENT ≤ {}, min_score {}",
         s.pass_max_issues,
@@ -71,7 +71,7 @@ pub(super) fn list(pack: &Pack) -> u8 {
         s.min_score
             .map_or_else(|| "none".to_owned(), |m| m.to_string())
     );
-    out!("tests: {}", plural(pack.tests.len(), "file"));
+    out!("tests: {}", plural(pack.test_files().len(), "file"));
     note_not_loaded(pack);
     EXIT_OK
 }
@@ -86,8 +86,8 @@ pub(super) fn explain(args: &ExplainArgs) -> Result<u8, String> {
             }
             let is_script = matches!(
                 c.implementation,
-                crate::manifest::Implementation::Script(_)
-                    | crate::manifest::Implementation::Inline(_)
+                tribunal::frontend::manifest::Implementation::Script(_)
+                    | tribunal::frontend::manifest::Implementation::Inline(_)
             );
             if let (true, Some(serde_json::Value::Object(config))) = (is_script, &c.config) {
                 // The keys `with:` and `--set` may set, each with its default: a
@@ -108,12 +108,12 @@ pub(super) fn explain(args: &ExplainArgs) -> Result<u8, String> {
             return Ok(EXIT_OK);
         }
     }
-    if let Some(builtin) = crate::builtins::find(&args.name) {
+    if let Some(builtin) = tribunal::frontend::builtins::find(&args.name) {
         out!("{}", builtin.docs.trim());
         return Ok(EXIT_OK);
     }
-    let names: Vec<&str> = crate::builtins::names().collect();
-    let hint = crate::suggest::nearest(&args.name, names.iter().copied())
+    let names: Vec<&str> = tribunal::frontend::builtins::names().collect();
+    let hint = tribunal::frontend::suggest::nearest(&args.name, names.iter().copied())
         .map_or_else(String::new, |s| format!("; did you mean `{s}`?"));
     Err(format!(
         "no component or built-in named `{}`{hint} (built-ins: {})",

@@ -12,12 +12,12 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 
 /// `println!` for human-readable command output, with control characters escaped
-/// (see [`crate::text::printable`]): when stdout is closed early (`tribunal list |
+/// (see [`tribunal::frontend::text::printable`]): when stdout is closed early (`tribunal list |
 /// head`) the process ends quietly instead of panicking; another write error ends it
 /// with exit code 2 and a message on stderr.
 macro_rules! out {
     ($($arg:tt)*) => {
-        write_out(&crate::text::printable(&format!($($arg)*)))
+        write_out(&tribunal::frontend::text::printable(&format!($($arg)*)))
     };
 }
 
@@ -59,7 +59,7 @@ use inspect::{explain, list, prompt, ExplainArgs, PromptArgs};
 use report_page::{run_report, ReportArgs};
 use test::{lint, run_tests, LintArgs, TestArgs};
 
-use crate::pack::{LoadOptions, Override, Pack};
+use tribunal::{LoadOptions, Override, Pack};
 
 pub(crate) const EXIT_OK: u8 = 0;
 pub(crate) const EXIT_NOT_PASSED: u8 = 1;
@@ -166,12 +166,12 @@ struct LoadFlags {
 impl LoadFlags {
     /// The load options, with the embedding cache set for the run.
     fn options(&self) -> LoadOptions {
-        crate::semantic::set_cache_root(if self.no_cache {
+        tribunal::set_embedding_cache(if self.no_cache {
             None
         } else {
             self.cache_dir
                 .clone()
-                .or_else(crate::semantic::default_cache_root)
+                .or_else(tribunal::default_embedding_cache_dir)
         });
         LoadOptions {
             plugin_dirs: self.plugin_dirs.clone(),
@@ -221,7 +221,7 @@ impl PackOptions {
     fn load_as(
         &self,
         pack_arg: Option<&PathBuf>,
-        load: impl FnOnce(&PathBuf, &LoadOptions) -> Result<Pack, crate::yaml::LoadErrors>,
+        load: impl FnOnce(&PathBuf, &LoadOptions) -> Result<Pack, tribunal::LoadErrors>,
     ) -> Result<Pack, String> {
         let path = self
             .path(pack_arg)
@@ -269,7 +269,10 @@ impl OnePack {
 /// `--allow-plugins`), so that stdout holds only what was asked for.
 fn note_not_loaded(pack: &Pack) {
     for note in pack.not_loaded() {
-        eprintln!("note: {}", crate::text::printable(&note.to_string()));
+        eprintln!(
+            "note: {}",
+            tribunal::frontend::text::printable(&note.to_string())
+        );
     }
 }
 
@@ -318,14 +321,14 @@ pub fn main() -> ExitCode {
         Command::Completions(args) => Ok(completions(&args)),
         Command::Man(args) => man(&args),
         Command::PluginHost(args) => {
-            let code = crate::plugin::serve_helper(&args.library);
+            let code = tribunal::frontend::plugin::serve_helper(&args.library);
             return ExitCode::from(u8::try_from(code).unwrap_or(EXIT_USAGE));
         }
     };
     match result {
         Ok(code) => ExitCode::from(code),
         Err(message) => {
-            let message = crate::text::printable(message.trim_end());
+            let message = tribunal::frontend::text::printable(message.trim_end());
             if message.starts_with("error:") {
                 eprintln!("{message}");
             } else {

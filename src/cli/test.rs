@@ -1,11 +1,12 @@
 //! `tribunal test` and `tribunal lint`: packs' own test cases, and load checks.
 
 use super::{plural, write_out, LoadFlags, EXIT_ABORTED, EXIT_NOT_PASSED, EXIT_OK, EXIT_USAGE};
-use crate::pack::{no_pack_message, packs_in, Pack};
 use crate::result_file::{check_outputs, Named};
 use clap::Args;
 use std::io::Write as _;
 use std::path::PathBuf;
+use tribunal::frontend::pack::{no_pack_message, packs_in};
+use tribunal::Pack;
 
 /// The packs of `test` and `lint`: arguments and `--pack` flags, in that order.
 #[derive(Debug, Args)]
@@ -71,8 +72,8 @@ pub(super) fn run_tests(args: &TestArgs) -> Result<u8, String> {
     let mut outcomes = Vec::new();
     for pack in packs {
         let started = std::time::Instant::now();
-        let outcome = crate::pack_tests::run(&pack, args.verbose, &base);
-        print!("{}", crate::text::printable(&outcome.log));
+        let outcome = tribunal::frontend::pack_tests::run(&pack, args.verbose, &base);
+        print!("{}", tribunal::frontend::text::printable(&outcome.log));
         passed += outcome.passed;
         failed += outcome.failed;
         if args.junit.is_some() {
@@ -145,16 +146,19 @@ pub(super) fn lint(args: &LintArgs) -> Result<u8, String> {
     for path in packs {
         match Pack::load_for_inspection(&path, &options) {
             Err(errors) => {
-                eprintln!("{}", crate::text::printable(&errors.to_string()));
+                eprintln!(
+                    "{}",
+                    tribunal::frontend::text::printable(&errors.to_string())
+                );
                 failed = true;
             }
             Ok(pack) => {
                 let mut warnings: Vec<String> =
-                    pack.warnings.iter().map(ToString::to_string).collect();
+                    pack.warnings().iter().map(ToString::to_string).collect();
                 // A `tests:` glob that matches nothing has its own warning
                 // (from the loader, at the glob); a pack without the line gets
                 // the suggestion to add it.
-                if pack.tests.is_empty() && pack.test_patterns.is_empty() {
+                if pack.test_files().is_empty() && !pack.has_test_patterns() {
                     warnings.push(format!(
                         "{}: the pack has no tests (add `tests: [tests/*.yaml]`)",
                         path.display()
@@ -167,13 +171,13 @@ pub(super) fn lint(args: &LintArgs) -> Result<u8, String> {
                     "{}  {}  {}, {}, {}, {}",
                     if warnings.is_empty() { "ok" } else { "warn" },
                     pack.label(),
-                    plural(pack.components.len(), "component"),
+                    plural(pack.components().len(), "component"),
                     plural(pack.postprocessor_names().count(), "postprocessor"),
                     plural(pack.metric_names().count(), "metric"),
-                    plural(pack.tests.len(), "test file")
+                    plural(pack.test_files().len(), "test file")
                 );
                 for warning in &warnings {
-                    eprintln!("warning: {}", crate::text::printable(warning));
+                    eprintln!("warning: {}", tribunal::frontend::text::printable(warning));
                 }
                 super::note_not_loaded(&pack);
             }
@@ -186,7 +190,7 @@ pub(super) fn lint(args: &LintArgs) -> Result<u8, String> {
 /// (named `FILE: NAME`); a mismatch is a failure, a case that could not run an error.
 fn write_junit(
     path: &std::path::Path,
-    outcomes: &[(crate::pack_tests::Outcome, f64)],
+    outcomes: &[(tribunal::frontend::pack_tests::Outcome, f64)],
 ) -> Result<(), String> {
     use crate::junit::{write_case, Suite, Verdict};
     let mut suites = Vec::new();

@@ -8,7 +8,15 @@ pub fn model_dir() -> PathBuf {
     std::env::var_os("TRIBUNAL_MODEL_DIR")
         .filter(|dir| !dir.is_empty())
         .map_or_else(
-            || Path::new(env!("CARGO_MANIFEST_DIR")).join("models/all-MiniLM-L6-v2"),
+            || {
+                // The repository's root: this file is also compiled into the
+                // engine's unit tests, whose crate is crates/tribunal.
+                let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+                let root = here
+                    .ancestors()
+                    .find(|dir| dir.join("Cargo.lock").is_file());
+                root.unwrap_or(here).join("models/all-MiniLM-L6-v2")
+            },
             PathBuf::from,
         )
 }

@@ -483,6 +483,7 @@ pub fn open_stream(path: &Path) -> Result<File, FileError> {
 pub enum OwnFileError {
     /// Something other than a regular file is at its path: what it is.
     Unsafe(&'static str),
+    /// Opening it failed.
     Io(io::Error),
 }
 
@@ -626,6 +627,7 @@ pub struct BoundedLines<R> {
 }
 
 impl<R: BufRead> BoundedLines<R> {
+    /// The lines of `reader`, each read up to `max` bytes.
     pub fn new(reader: R, max: usize) -> Self {
         BoundedLines {
             reader,
@@ -681,6 +683,13 @@ impl<R: BufRead> Iterator for BoundedLines<R> {
         }
         Some(Ok(BoundedLine::Bytes(line)))
     }
+}
+
+/// The repository this crate was built in (it lives in `crates/tribunal`): where
+/// tests find the shipped packs and docs, and a binary built here its model.
+pub(crate) fn built_in_repository() -> &'static Path {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    here.ancestors().nth(2).unwrap_or(here)
 }
 
 #[cfg(test)]

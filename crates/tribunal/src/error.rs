@@ -6,6 +6,7 @@
 //! what a caller sees.
 //!
 //! ```
+//! # std::env::set_current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).unwrap(); // the repository
 //! fn load_strict(path: &str) -> Result<tribunal::Pack, tribunal::Error> {
 //!     let options = tribunal::LoadOptions {
 //!         overrides: vec![tribunal::Override::parse(

@@ -79,7 +79,11 @@ impl PackLoader {
         files_read.extend(std::fs::canonicalize(&self.source.path));
         Ok(Pack {
             files_read,
-            set_files: self.overrides.iter().filter_map(|o| o.file.clone()).collect(),
+            set_files: self
+                .overrides
+                .iter()
+                .filter_map(|o| o.file.clone())
+                .collect(),
             not_loaded,
             step_timeout: (timeout_ms > 0).then(|| std::time::Duration::from_millis(timeout_ms)),
             label: format!("{}@{version}", manifest.name),

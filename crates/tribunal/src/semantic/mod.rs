@@ -636,7 +636,7 @@ impl SemanticModel {
 }
 
 #[cfg(test)]
-#[path = "../../tests/support/model.rs"]
+#[path = "../../../../tests/support/model.rs"]
 mod model_support;
 /// Against the real model (installed by `scripts/setup`).
 #[cfg(test)]

@@ -7,6 +7,7 @@
 //! an `ERROR` record with the reason, and the run goes on.
 //!
 //! ```
+//! # std::env::set_current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).unwrap(); // the repository
 //! use tribunal::{jsonl, Pack, Status};
 //!
 //! let pack = Pack::load("rules/ksi-emission")?;
@@ -39,12 +40,14 @@ pub(crate) use record::check_fast_record_reader;
 mod resume;
 pub use crate::summary::{IssueCounts, ScoreStats, Summary};
 use record::parse_record;
+pub use resume::Kept;
 pub use resume::KeptError;
-pub(crate) use resume::{Kept, CHECKS_HEADER, CHECK_LINE};
+#[doc(hidden)]
+pub use resume::{CHECKS_HEADER, CHECK_LINE};
 
 /// Where a run's result records go: any writer, or a result file that also
 /// keeps the checks `--resume` verifies (see [`resume`]).
-pub(crate) trait ResultSink {
+pub trait ResultSink {
     /// Whether [`write_results`](Self::write_results) wants the records' checks.
     fn keeps_checks(&self) -> bool {
         false
@@ -57,6 +60,7 @@ pub(crate) trait ResultSink {
     fn kept(&mut self, _records: u64) -> io::Result<()> {
         Ok(())
     }
+    /// Flushes what was written.
     fn flush(&mut self) -> io::Result<()>;
 }
 
@@ -204,6 +208,7 @@ pub struct Evaluated {
 /// (its text is written into the record).
 ///
 /// ```
+/// # std::env::set_current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).unwrap(); // the repository
 /// use tribunal::{jsonl, Pack, Status};
 ///
 /// let pack = Pack::load("rules/ksi-emission")?;
@@ -533,8 +538,8 @@ struct BatchResult {
     lines: Vec<u8>,
     /// The records' resume checks, when asked for.
     checks: Vec<u8>,
-    /// The records' JUnit test cases, when asked for.
-    junit: Vec<u8>,
+    /// What the front end writes beside each record (see [`Beside`]).
+    beside: Vec<u8>,
     digests: Vec<Digest>,
     /// Metric scores, `metric_count` per record, in pipeline order.
     metric_scores: Vec<Option<f64>>,
@@ -542,19 +547,23 @@ struct BatchResult {
     issues: BatchIssues,
 }
 
-/// Evaluates a batch into its result lines (and, with `junit`, its test cases).
+/// Evaluates a batch into its result lines (and what `beside` makes of each).
 fn evaluate_batch(
     pack: &Pack,
     batch: &Batch,
     options: &Options,
     metric_count: usize,
-    junit: bool,
+    beside: Option<&BesideFn>,
     checks: bool,
 ) -> BatchResult {
     let mut result = BatchResult {
         lines: Vec::with_capacity(batch.data.len() * 2 + 256 * batch.len()),
-        checks: Vec::with_capacity(if checks { batch.len() * CHECK_LINE as usize } else { 0 }),
-        junit: Vec::new(),
+        checks: Vec::with_capacity(if checks {
+            batch.len() * CHECK_LINE as usize
+        } else {
+            0
+        }),
+        beside: Vec::new(),
         digests: Vec::with_capacity(batch.len()),
         metric_scores: Vec::with_capacity(batch.len() * metric_count),
         issues: BatchIssues::default(),
@@ -576,8 +585,8 @@ fn evaluate_batch(
             resume::push_check(&mut result.checks, raw, &result.lines[start..]);
         }
         result.lines.push(b'\n');
-        if junit {
-            crate::junit::write_report_case(&mut result.junit, &report, pack.label());
+        if let Some(beside) = beside {
+            beside(&report, &mut result.beside);
         }
         result.digests.push(Digest::of(&report));
         result.issues.add(&report);
@@ -606,7 +615,16 @@ where
     W: Write,
     P: FnMut(u64),
 {
-    run_with_junit(pack, input, None, &mut Plain(out), None, options, on_records).map_err(|err| match err {
+    run_into(
+        pack,
+        input,
+        None,
+        &mut Plain(out),
+        None,
+        options,
+        on_records,
+    )
+    .map_err(|err| match err {
         RunError::Io(err) => err,
         // Only a resumed run reads kept results.
         RunError::Kept(err) => io::Error::new(io::ErrorKind::InvalidData, err.to_string()),
@@ -624,17 +642,36 @@ pub enum RunError {
     Kept(#[from] KeptError),
 }
 
-/// [`run`], also writing each record's JUnit `<testcase>` to `junit` (in input
-/// order) when there is one. With `kept` (the results a previous, unfinished
+/// What a front end writes for each result record beside the results (the
+/// CLI's JUnit test cases): made by `write` on the worker threads, written to
+/// `out` in input order. Kept records of a resumed run get theirs too.
+pub struct Beside<'a> {
+    /// Where it goes.
+    pub out: &'a mut dyn Write,
+    /// What it is for one record.
+    pub write: &'a BesideFn,
+}
+
+impl std::fmt::Debug for Beside<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Beside")
+    }
+}
+
+/// Appends what is written beside one result record.
+pub type BesideFn = dyn Fn(&Report, &mut Vec<u8>) + Sync;
+
+/// [`run`], also writing what `beside` makes of each record (in input order)
+/// when there is one. With `kept` (the results a previous, unfinished
 /// run wrote, and their checks), the input's first records are not evaluated
 /// again: each is checked against its kept result, which counts in the summary
 /// as if evaluated now, and `out` gets only the results after them.
-pub(crate) fn run_with_junit<R, W, P>(
+pub fn run_into<R, W, P>(
     pack: &Pack,
     input: R,
     kept: Option<Kept<'_>>,
     out: &mut W,
-    mut junit: Option<&mut dyn Write>,
+    mut beside: Option<Beside<'_>>,
     options: &Options,
     mut on_records: P,
 ) -> Result<Summary, RunError>
@@ -650,13 +687,13 @@ where
     let mut batches =
         RecordReader::new(input, options.max_record_bytes).stopping_on(options.stop.clone());
     let mut leftover = None;
-    if let Some(kept) = kept {
+    if let Some(mut kept) = kept {
         let skipped = resume::skip_kept(
             pack,
             &mut batches,
-            kept,
+            &mut kept,
             &mut summary,
-            junit.as_deref_mut(),
+            beside.as_mut(),
             options,
         )?;
         out.kept(skipped.kept)?;
@@ -664,7 +701,7 @@ where
         on_records(skipped.kept);
         leftover = skipped.leftover;
     }
-    let make_junit = junit.is_some();
+    let write_beside = beside.as_ref().map(|b| b.write);
     let make_checks = out.keeps_checks();
     {
         let mut rest = leftover.into_iter().chain(batches.by_ref());
@@ -672,15 +709,24 @@ where
             &mut rest,
             options.jobs,
             1,
-            |batch| evaluate_batch(pack, &batch, options, metric_count, make_junit, make_checks),
+            |batch| {
+                evaluate_batch(
+                    pack,
+                    &batch,
+                    options,
+                    metric_count,
+                    write_beside,
+                    make_checks,
+                )
+            },
             |result| {
                 if write_error.is_none() {
                     if let Err(err) = out.write_results(&result.lines, &result.checks) {
                         write_error = Some(err);
                     }
                 }
-                if let (None, Some(junit)) = (&write_error, junit.as_mut()) {
-                    if let Err(err) = junit.write_all(&result.junit) {
+                if let (None, Some(beside)) = (&write_error, beside.as_mut()) {
+                    if let Err(err) = beside.out.write_all(&result.beside) {
                         write_error = Some(err);
                     }
                 }
@@ -1013,7 +1059,8 @@ mod tests {
     /// given twice, a repaired document).
     #[test]
     fn records_of_a_pack_that_never_reads_the_json_are_its_reports() {
-        let pack = Pack::load("rules/ksi-emission").unwrap();
+        let pack =
+            Pack::load(crate::files::built_in_repository().join("rules/ksi-emission")).unwrap();
         assert!(pack.json_unread);
         let outputs = [
             r#"{"event": "agent:status", "data": {"id": "e\u00e9", "n": 1E5, "x": -0.5e-3}}"#,
@@ -1088,11 +1135,12 @@ mod tests {
             "no JSON at all",
         ];
         for pack in ["rules/context-agent", "rules/json-eval"] {
-            let pack = Pack::load(pack).unwrap();
+            let pack = Pack::load(crate::files::built_in_repository().join(pack)).unwrap();
             assert!(!pack.json_unread);
             assert_records_are_reports(&pack, &documents, "");
         }
-        let pack = Pack::load("rules/scripted-fields").unwrap();
+        let pack =
+            Pack::load(crate::files::built_in_repository().join("rules/scripted-fields")).unwrap();
         let outputs = [
             r#"{"sku": "C-1", "name": "Chair", "price": "1,299.00", "weight_kg": "14", "description": "A \"chair\".", "vendor": {"name": "SitWell"}}"#,
             r#"{"sku": "C-2", "name": "Chair", "price": 3, "weight_kg": 1E1, "description": "A\nchair.", "vendor": {"name": "SitWell"}}"#,

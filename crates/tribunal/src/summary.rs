@@ -171,7 +171,7 @@ impl std::ops::AddAssign for IssueCounts {
 
 /// Adds one to `key`'s count, copying the name only the first time it is seen
 /// (not once per record).
-pub(crate) fn count_one(counts: &mut BTreeMap<String, u64>, key: &str) {
+pub fn count_one(counts: &mut BTreeMap<String, u64>, key: &str) {
     match counts.get_mut(key) {
         Some(n) => *n += 1,
         None => {

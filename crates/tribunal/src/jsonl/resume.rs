@@ -15,14 +15,14 @@
 //! whole record it wrote.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, Read, Write};
+use std::io::{BufRead, Read};
 
 use serde_json::{Map, Value};
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use super::record::parse_record;
-use super::{Batch, Options, RawBody, RawRecord, RecordReader};
+use super::{Batch, Beside, Options, RawBody, RawRecord, RecordReader};
 use crate::json::Json;
 use crate::pack::Pack;
 use crate::report::{ExtractionInfo, Field, Issue, MetricResult, Report, Status};
@@ -39,10 +39,10 @@ pub struct KeptError {
 }
 
 /// The first line of a checks file (its format's version).
-pub(crate) const CHECKS_HEADER: &[u8] = b"tribunal resume checks 1\n";
+pub const CHECKS_HEADER: &[u8] = b"tribunal resume checks 1\n";
 
 /// The length of one check line: two 16-digit hex hashes, a space, a newline.
-pub(crate) const CHECK_LINE: u64 = 34;
+pub const CHECK_LINE: u64 = 34;
 
 /// The hash of an input record: its bytes (or what was kept of an oversized
 /// line, and its size; or the read error), seeded with its line number.
@@ -61,7 +61,11 @@ fn input_hash(raw: &RawRecord<'_>) -> u64 {
 pub(crate) fn push_check(out: &mut Vec<u8>, raw: &RawRecord<'_>, result: &[u8]) {
     fn hex(out: &mut Vec<u8>, value: u64) {
         const DIGITS: &[u8; 16] = b"0123456789abcdef";
-        out.extend((0..16).rev().map(|i| DIGITS[((value >> (i * 4)) & 0xf) as usize]));
+        out.extend(
+            (0..16)
+                .rev()
+                .map(|i| DIGITS[((value >> (i * 4)) & 0xf) as usize]),
+        );
     }
     hex(out, input_hash(raw));
     out.push(b' ');
@@ -74,13 +78,20 @@ fn parse_check(line: &[u8]) -> Option<(u64, u64)> {
     let line = line.strip_suffix(b"\n")?;
     let text = std::str::from_utf8(line).ok()?;
     let (input, result) = text.split_once(' ')?;
-    let hex = |s: &str| (s.len() == 16).then(|| u64::from_str_radix(s, 16).ok()).flatten();
+    let hex = |s: &str| {
+        (s.len() == 16)
+            .then(|| u64::from_str_radix(s, 16).ok())
+            .flatten()
+    };
     Some((hex(input)?, hex(result)?))
 }
 
 /// The kept results of an unfinished run, and the checks written with them.
-pub(crate) struct Kept<'a> {
+#[allow(missing_debug_implementations)]
+pub struct Kept<'a> {
+    /// The kept result lines.
     pub results: &'a mut dyn BufRead,
+    /// Their checks file.
     pub checks: &'a mut dyn BufRead,
 }
 
@@ -124,13 +135,14 @@ pub(super) struct Skipped {
 /// Reads the kept result records one by one with the input's records, checks
 /// that each is this pack's result for that input record (its check matches
 /// the record as kept and the input record at its position; same `revision`,
-/// same `line` and `id`), and adds it to `summary` (and its case to `junit`).
+/// same `line` and `id`), and adds it to `summary` (and writes what `beside`
+/// makes of it).
 pub(super) fn skip_kept<R: BufRead>(
     pack: &Pack,
     batches: &mut RecordReader<R>,
-    kept: Kept<'_>,
+    kept: &mut Kept<'_>,
     summary: &mut Summary,
-    mut junit: Option<&mut (dyn Write + '_)>,
+    mut beside: Option<&mut Beside<'_>>,
     options: &Options,
 ) -> Result<Skipped, KeptError> {
     let mut current: Option<(Batch, usize)> = None;
@@ -199,12 +211,12 @@ pub(super) fn skip_kept<R: BufRead>(
         }
         let report = report_of(record, line, id);
         summary.add(&report);
-        if let Some(junit) = junit.as_deref_mut() {
+        if let Some(beside) = beside.as_deref_mut() {
             let mut case = Vec::new();
-            crate::junit::write_report_case(&mut case, &report, pack.label());
-            junit.write_all(&case).map_err(|err| KeptError {
+            (beside.write)(&report, &mut case);
+            beside.out.write_all(&case).map_err(|err| KeptError {
                 record: count,
-                message: format!("cannot write its JUnit case: {err}"),
+                message: format!("cannot write what goes beside it: {err}"),
             })?;
         }
     }
@@ -313,7 +325,11 @@ mod tests {
             body: RawBody::Bytes(bytes),
         };
         let mut out = Vec::new();
-        push_check(&mut out, &raw(7, b"{\"output\": \"x\"}"), b"{\"status\":\"PASS\"}");
+        push_check(
+            &mut out,
+            &raw(7, b"{\"output\": \"x\"}"),
+            b"{\"status\":\"PASS\"}",
+        );
         assert_eq!(out.len() as u64, CHECK_LINE);
         let (input, result) = parse_check(&out).unwrap();
         assert_eq!(input, input_hash(&raw(7, b"{\"output\": \"x\"}")));

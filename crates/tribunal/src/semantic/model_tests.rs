@@ -11,7 +11,7 @@ use super::{cosine, Embedder, SemanticModel};
 use serde_json::Value;
 
 fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    crate::files::built_in_repository()
 }
 
 fn embedder() -> Embedder {

@@ -85,6 +85,7 @@ pub(crate) struct Step<T: ?Sized> {
 /// number of threads (it is `Send + Sync` and never changes once loaded).
 ///
 /// ```
+/// # std::env::set_current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).unwrap(); // the repository
 /// use tribunal::{LoadOptions, Override, Pack};
 ///
 /// let options = LoadOptions {
@@ -141,7 +142,7 @@ pub struct Pack {
 
 /// The sub-folders of `dir` that hold a `pack.yaml`, sorted (none when `dir` cannot
 /// be read).
-pub(crate) fn packs_in(dir: &Path) -> Vec<PathBuf> {
+pub fn packs_in(dir: &Path) -> Vec<PathBuf> {
     let mut packs: Vec<PathBuf> = std::fs::read_dir(dir)
         .into_iter()
         .flatten()
@@ -155,7 +156,7 @@ pub(crate) fn packs_in(dir: &Path) -> Vec<PathBuf> {
 
 /// Why `path` is not a pack, in words: it does not exist, or it is a folder without
 /// a `pack.yaml` (naming the packs in its sub-folders, when it is a folder of packs).
-pub(crate) fn no_pack_message(path: &Path) -> String {
+pub fn no_pack_message(path: &Path) -> String {
     const WHAT: &str = "a pack is a folder holding a pack.yaml (or the pack.yaml itself)";
     if !path.exists() {
         return format!("no such file or folder; {WHAT}");
@@ -180,9 +181,43 @@ pub(crate) fn no_pack_message(path: &Path) -> String {
 impl Pack {
     /// Every file this pack's load read, each with what it was to the command
     /// ("the pack's file", "the --set file"): inputs no output may be.
-    pub(crate) fn inputs(&self) -> impl Iterator<Item = (&'static str, &Path)> {
-        let pack = self.files_read.iter().map(|f| ("the pack's file", f.as_path()));
-        let set = self.set_files.iter().map(|f| ("the --set file", f.as_path()));
+    #[doc(hidden)]
+    pub fn components(&self) -> &[ComponentInfo] {
+        &self.components
+    }
+
+    /// Whether the contract has a `fallback` (the ladder's last resort).
+    #[doc(hidden)]
+    pub fn has_fallback(&self) -> bool {
+        self.contract.as_ref().is_some_and(|c| c.fallback.is_some())
+    }
+
+    #[doc(hidden)]
+    pub fn scoring(&self) -> &ScoringSpec {
+        &self.scoring
+    }
+
+    #[doc(hidden)]
+    pub fn test_files(&self) -> &[PathBuf] {
+        &self.tests
+    }
+
+    /// Whether the manifest has a `tests:` entry (even one matching nothing).
+    #[doc(hidden)]
+    pub fn has_test_patterns(&self) -> bool {
+        !self.test_patterns.is_empty()
+    }
+
+    #[doc(hidden)]
+    pub fn inputs(&self) -> impl Iterator<Item = (&'static str, &Path)> {
+        let pack = self
+            .files_read
+            .iter()
+            .map(|f| ("the pack's file", f.as_path()));
+        let set = self
+            .set_files
+            .iter()
+            .map(|f| ("the --set file", f.as_path()));
         pack.chain(set)
     }
 
@@ -204,7 +239,8 @@ impl Pack {
     /// library is never looked at) and noted in [`Pack::not_loaded`] instead of
     /// being a load error. Such a pack must not be evaluated (its unloaded
     /// components would make every record an `ERROR`).
-    pub(crate) fn load_for_inspection(
+    #[doc(hidden)]
+    pub fn load_for_inspection(
         path: impl AsRef<Path>,
         options: &LoadOptions,
     ) -> Result<Self, LoadErrors> {
@@ -293,7 +329,8 @@ impl Pack {
 
     /// The plugin components a pack loaded for inspection without consent
     /// left unloaded: a note each, at the manifest's `library:`.
-    pub(crate) fn not_loaded(&self) -> &[LoadError] {
+    #[doc(hidden)]
+    pub fn not_loaded(&self) -> &[LoadError] {
         &self.not_loaded
     }
 
@@ -319,21 +356,25 @@ impl Pack {
     }
 
     /// The extraction tiers tried for every record, in order.
-    pub(crate) fn ladder(&self) -> &[Tier] {
+    #[doc(hidden)]
+    pub fn ladder(&self) -> &[Tier] {
         &self.ladder
     }
 
     /// Names of the pipeline's postprocessor steps, in order.
-    pub(crate) fn postprocessor_names(&self) -> impl Iterator<Item = &str> {
+    #[doc(hidden)]
+    pub fn postprocessor_names(&self) -> impl Iterator<Item = &str> {
         self.postprocessors.iter().map(|s| s.name.as_str())
     }
 
     /// Names and weights of the pipeline's metric steps, in order.
-    pub(crate) fn metric_steps(&self) -> impl Iterator<Item = (&str, f64)> {
+    #[doc(hidden)]
+    pub fn metric_steps(&self) -> impl Iterator<Item = (&str, f64)> {
         self.metrics.iter().map(|s| (s.name.as_str(), s.weight))
     }
 
-    pub(crate) fn component(&self, name: &str) -> Option<&ComponentInfo> {
+    #[doc(hidden)]
+    pub fn component(&self, name: &str) -> Option<&ComponentInfo> {
         self.components.iter().find(|c| c.name == name)
     }
 }

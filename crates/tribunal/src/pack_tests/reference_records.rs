@@ -38,7 +38,7 @@ fn options(pack: &str, root: &Path) -> LoadOptions {
 
 #[test]
 fn shipped_packs_agree_with_the_seeds_reference_logic() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = crate::files::built_in_repository();
     let mut files: Vec<_> = fs::read_dir(root.join("tests/reference"))
         .expect("tests/reference exists")
         .flatten()

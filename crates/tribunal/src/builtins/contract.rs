@@ -41,6 +41,6 @@ pub const BUILTIN: Builtin = Builtin {
     name: "contract",
     kind: Kind::Postprocessor,
     summary: "validates the extracted JSON against the pack's contract",
-    docs: include_str!("../../docs/builtins/contract.md"),
+    docs: include_str!("../../../../docs/builtins/contract.md"),
     build,
 };

@@ -63,9 +63,10 @@ fn find(explicit: Option<&Path>) -> Result<PathBuf, String> {
 }
 
 /// The set-up's install folder, relative to the current directory and then to
-/// this crate's sources (so tests and a binary built here find it from anywhere).
+/// the repository this crate was built in (crates/tribunal in it), so tests and
+/// a binary built here find it from anywhere.
 fn default_candidates() -> Vec<PathBuf> {
-    let built_here = Path::new(env!("CARGO_MANIFEST_DIR")).join(DEFAULT_MODEL_DIR);
+    let built_here = crate::files::built_in_repository().join(DEFAULT_MODEL_DIR);
     match std::env::current_dir() {
         Ok(cwd) if cwd.join(DEFAULT_MODEL_DIR) != built_here => {
             vec![cwd.join(DEFAULT_MODEL_DIR), built_here]

@@ -93,9 +93,13 @@ pub use crate::plugin::PluginRef;
 /// The implementation source, once checked to be exactly one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Implementation {
+    /// `builtin: NAME`.
     Builtin(String),
+    /// `script: FILE`.
     Script(String),
+    /// `inline: CODE`.
     Inline(String),
+    /// `plugin: {library, component, ...}`.
     Plugin(PluginRef),
 }
 

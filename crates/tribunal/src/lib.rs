@@ -4,6 +4,7 @@
 //! number of threads:
 //!
 //! ```
+//! # std::env::set_current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).unwrap(); // the repository
 //! use tribunal::{Input, Pack, Status};
 //!
 //! let pack = Pack::load("rules/ksi-emission").expect("the shipped pack loads");
@@ -21,23 +22,21 @@
 //! See `examples/evaluate.rs` for a retry loop using the re-ask `feedback`.
 #![warn(missing_docs)]
 
-// Every module is internal: the public API is the re-exports below, `jsonl`,
-// and `cli::main` (for the binary). `docs/architecture.md` maps the modules.
+// Every module is internal: the public API is the re-exports below and `jsonl`
+// (`frontend` and `fuzzing` are hidden, for Tribunal's own front ends and fuzz
+// targets). `docs/architecture.md` maps the modules.
 mod alloc;
 mod build;
 mod builtins;
 mod component;
 mod contract;
 mod deadline;
-mod diff;
 mod error;
 mod extract;
 mod files;
-mod html_report;
 mod json;
 mod json_read;
 mod json_write;
-mod junit;
 mod manifest;
 mod pack;
 mod pack_tests;
@@ -45,7 +44,6 @@ mod parallel;
 mod pipeline;
 mod plugin;
 mod report;
-mod result_file;
 mod script;
 mod semantic;
 mod source;
@@ -58,7 +56,7 @@ mod wire;
 mod yaml;
 
 #[doc(hidden)]
-pub mod cli;
+pub mod frontend;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod jsonl;

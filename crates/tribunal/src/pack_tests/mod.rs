@@ -198,7 +198,9 @@ fn compare(expected: &Value, actual: &Value, path: &str, out: &mut Vec<String>) 
 /// Result of running one pack's tests.
 #[derive(Debug, Default)]
 pub struct Outcome {
+    /// Cases that passed.
     pub passed: usize,
+    /// Cases that failed or could not run.
     pub failed: usize,
     /// Human-readable lines (failures, and every case when verbose).
     pub log: String,
@@ -255,7 +257,11 @@ pub fn run(dir: &Path, verbose: bool, base: &LoadOptions) -> Outcome {
     outcome.inputs = pack
         .inputs()
         .map(|(what, file)| (what, file.to_path_buf()))
-        .chain(pack.tests.iter().map(|f| ("the pack's test file", f.clone())))
+        .chain(
+            pack.tests
+                .iter()
+                .map(|f| ("the pack's test file", f.clone())),
+        )
         .collect();
     let _ = writeln!(outcome.log, "{} ({})", dir.display(), pack.label());
     if pack.tests.is_empty() {

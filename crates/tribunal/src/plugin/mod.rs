@@ -17,7 +17,7 @@ mod isolated;
 
 pub(crate) use consent::{approve, Approved, PluginAccess, PluginPlaces, Refusal};
 
-pub(crate) use isolated::serve as serve_helper;
+pub use isolated::serve as serve_helper;
 
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
@@ -578,7 +578,7 @@ impl Strategy for PluginStrategy {
 
 /// Builds the workspace's plugin libraries for the tests.
 #[cfg(test)]
-#[path = "../../tests/support/plugin_build.rs"]
+#[path = "../../../../tests/support/plugin_build.rs"]
 mod plugin_build;
 
 #[cfg(test)]
@@ -623,6 +623,7 @@ mod tests {
             "tol",
             dir,
             &PluginAccess::NotConsented,
+            30_000,
         )
         .unwrap_err();
         assert!(err.not_consented);
