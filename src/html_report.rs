@@ -43,7 +43,7 @@ struct Row {
     line: u64,
     status: Status,
     score: Option<f64>,
-    issues: Vec<(String, String, String, String)>,
+    issues: Vec<(String, String, String, String, String)>,
     feedback: String,
     json: String,
     error: String,
@@ -215,6 +215,7 @@ impl Page {
                         (
                             clip_chars(&text_of(&i["severity"]), MAX_NAME_CHARS).into_owned(),
                             clip_chars(&text_of(&i["rule"]), MAX_NAME_CHARS).into_owned(),
+                            clip_chars(&text_of(&i["code"]), MAX_NAME_CHARS).into_owned(),
                             clip_chars(&text_of(&i["path"]), MAX_PATH_CHARS).into_owned(),
                             clip_chars(&text_of(&i["message"]), MAX_MESSAGE_CHARS).into_owned(),
                         )
@@ -454,12 +455,13 @@ impl Page {
             }
             if !row.issues.is_empty() {
                 out.push_str("<h4>issues</h4><ul>");
-                for (severity, rule, path, message) in &row.issues {
+                for (severity, rule, code, path, message) in &row.issues {
                     let _ = write!(
                         out,
-                        "<li><b>{}</b> {} <code>{}</code>: {}</li>",
+                        "<li><b>{}</b> {} <small>[{}]</small> <code>{}</code>: {}</li>",
                         esc(severity),
                         esc(rule),
+                        esc(code),
                         esc(path),
                         esc(message)
                     );

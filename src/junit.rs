@@ -123,9 +123,10 @@ pub fn write_report_case(out: &mut Vec<u8>, report: &Report, classname: &str) {
                     .map_or_else(String::new, |p| format!(" at {p}"));
                 let _ = writeln!(
                     text,
-                    "{} {}{at}: {}",
+                    "{} {} [{}]{at}: {}",
                     issue.severity.as_str(),
                     issue.rule,
+                    issue.code,
                     issue.message
                 );
             }

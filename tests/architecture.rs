@@ -16,6 +16,7 @@ use std::path::Path;
 const ENGINE: &[(&str, &str)] = &[
     // Foundation: no engine concepts.
     ("alloc", "foundation"),
+    ("codes", "foundation"),
     ("deadline", "foundation"),
     ("json", "foundation"),
     ("text", "foundation"),

@@ -136,6 +136,7 @@ fn sample_reports() -> Vec<tribunal::Report> {
     }
     reports.push(tribunal::Report::errored(
         json!(7),
+        tribunal::ErrorKind::Input,
         "line 3: not valid JSON",
         "p@1",
         "abc",

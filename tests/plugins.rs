@@ -655,7 +655,7 @@ fn plugins_see_the_shared_context() {
     assert_eq!(value["json"], json!({"event": "agent:status", "data": {}}));
     assert_eq!(
         value["issues"][0],
-        json!({"rule": "lower", "severity": "warning", "message": "lower-cased `event`", "path": "/event"})
+        json!({"rule": "lower", "code": "lower", "severity": "warning", "message": "lower-cased `event`", "path": "/event"})
     );
     let details = &value["metrics"]["echo"]["details"];
     assert_eq!(details["tier"], "fence");
@@ -813,7 +813,7 @@ fn an_isolated_plugin_that_crashes_costs_only_its_record() {
             "--jobs",
             "2",
             "--fields",
-            "id,status,score,error",
+            "id,status,score,error,error_kind",
             // The step's limit above the plugin's own, which this test is about.
             "--set",
             "limits.timeout_ms=10000",
@@ -867,6 +867,21 @@ fn an_isolated_plugin_that_crashes_costs_only_its_record() {
             assert_eq!(result["error"], format!("{who}{error}"), "{result}");
         }
     }
+    // What kind of failure each was, whatever the wording.
+    let kinds: Vec<&Value> = results.iter().map(|r| &r["error_kind"]).collect();
+    assert_eq!(
+        kinds,
+        [
+            &Value::Null,
+            &json!("plugin-crash"),
+            &Value::Null,
+            &json!("plugin-crash"),
+            &json!("plugin-crash"),
+            &Value::Null,
+            &json!("timeout"),
+            &Value::Null,
+        ]
+    );
     assert_eq!(results[5]["score"], 0.5);
     assert!(String::from_utf8_lossy(&out.stderr).contains("a plugin printing to stdout"));
 }

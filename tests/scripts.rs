@@ -165,8 +165,8 @@ fn metric_returns_a_number_a_bool_or_a_map() {
     assert_eq!(
         issues,
         json!([
-            {"rule": "m", "severity": "error", "message": "plain", "path": null},
-            {"rule": "m", "severity": "warning", "message": "soft", "path": "/a"}
+            {"rule": "m", "code": "m", "severity": "error", "message": "plain", "path": null},
+            {"rule": "m", "code": "m", "severity": "warning", "message": "soft", "path": "/a"}
         ])
     );
     assert_eq!(report.status, Status::NeedsImprovement, "one error issue");

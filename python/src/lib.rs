@@ -20,7 +20,7 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString, P
 use serde_json::Value;
 use tribunal::jsonl::{Evaluated, LineError, ReadRecord};
 use tribunal::{
-    Input, Issue, LoadError, LoadErrors, LoadOptions, Override, Report, Severity, Status,
+    ErrorKind, Input, Issue, LoadError, LoadErrors, LoadOptions, Override, Report, Severity, Status,
 };
 use tribunal::{Json, Number, Object};
 
@@ -214,7 +214,7 @@ impl PyPack {
                 }
                 report
             }
-            Err(err) => errored(&self.pack, err.id, err.message),
+            Err(err) => errored(&self.pack, err.id, ErrorKind::Input, err.message),
         };
         PyRecord::lazy(report)
     }
@@ -433,7 +433,12 @@ fn evaluate_part(
                         Err(panic) => panic_message(panic.as_ref()),
                         Ok(_) => "no result came back",
                     };
-                    let mut report = errored(pack, id, format!("evaluation failed: {reason}"));
+                    let mut report = errored(
+                        pack,
+                        id,
+                        ErrorKind::Internal,
+                        format!("evaluation failed: {reason}"),
+                    );
                     report.line = line;
                     PyRecord::written(report.into())
                 }
@@ -449,15 +454,16 @@ fn evaluate_one(pack: &tribunal::Pack, input: &Input) -> Report {
             errored(
                 pack,
                 input.id.clone(),
+                ErrorKind::Internal,
                 format!("evaluation failed: {}", panic_message(panic.as_ref())),
             )
         },
     )
 }
 
-/// The `ERROR` result of a record, with the reason.
-fn errored(pack: &tribunal::Pack, id: Json, reason: String) -> Report {
-    Report::errored(id, reason, pack.label(), pack.revision())
+/// The `ERROR` result of a record, with the kind of failure and the reason.
+fn errored(pack: &tribunal::Pack, id: Json, kind: ErrorKind, reason: String) -> Report {
+    Report::errored(id, kind, reason, pack.label(), pack.revision())
 }
 
 /// A chunk of one `evaluate_many` call's records: its place among the call's
@@ -674,6 +680,7 @@ struct PyRecord {
     line: Option<u64>,
     feedback: Option<String>,
     error: Option<String>,
+    error_kind: Option<ErrorKind>,
     record: Record,
     /// `json.loads` of the record, made on first use.
     parsed: OnceLock<Py<PyAny>>,
@@ -696,6 +703,7 @@ impl PyRecord {
             line: evaluated.line,
             feedback: evaluated.feedback,
             error: evaluated.error,
+            error_kind: evaluated.error_kind,
             record: Record::Line(evaluated.record),
             parsed: OnceLock::new(),
         }
@@ -710,6 +718,7 @@ impl PyRecord {
             line: report.line,
             feedback: report.feedback.clone(),
             error: report.error.clone(),
+            error_kind: report.error_kind,
             record: Record::Report(Box::new(report), OnceLock::new()),
             parsed: OnceLock::new(),
         }
@@ -802,6 +811,13 @@ impl PyRecord {
     #[getter]
     fn error(&self) -> Option<&str> {
         self.error.as_deref()
+    }
+
+    /// What kind of failure made the record `ERROR` (`timeout`, `memory`,
+    /// `script`, `plugin-crash`, `plugin-reply`, `input`, `model`, `internal`).
+    #[getter]
+    fn error_kind(&self) -> Option<&'static str> {
+        self.error_kind.map(ErrorKind::as_str)
     }
 
     /// `name@version` of the pack.
@@ -960,6 +976,7 @@ fn read_members(members: [Option<&Bound<'_, PyAny>>; 4]) -> ReadRecord {
     })?;
     let note = convert.lossy.then(|| Issue {
         rule: "input".into(),
+        code: "input.lone-surrogate".into(),
         severity: Severity::Warning,
         message: "text with lone surrogates (not valid Unicode) in the record was read with U+FFFD in their place".into(),
         path: None,

@@ -51,6 +51,10 @@ class Result:
     def error(self) -> Optional[str]:
         """Why the record could not be evaluated (``ERROR`` only)."""
     @property
+    def error_kind(self) -> Optional[str]:
+        """What kind of failure that was: ``timeout``, ``memory``, ``script``,
+        ``plugin-crash``, ``plugin-reply``, ``input``, ``model`` or ``internal``."""
+    @property
     def pack(self) -> str: ...
     @property
     def revision(self) -> str: ...

@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::json::Json;
-use crate::report::{Details, ExtractionInfo, Issue};
+use crate::report::{Details, ErrorKind, ExtractionInfo, Issue};
 
 /// What a component is for: the plugin SDK's type, so plugins and the engine
 /// share one definition.
@@ -90,14 +90,36 @@ impl<'a> Context<'a> {
 }
 
 /// A failure of the evaluation itself (not a finding about the output):
-/// the record becomes `ERROR` with this reason.
+/// the record becomes `ERROR` with this reason and kind.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{0}")]
-pub struct EvalError(pub String);
+#[error("{message}")]
+pub struct EvalError {
+    pub message: String,
+    pub kind: ErrorKind,
+}
 
 impl EvalError {
-    pub fn new(reason: impl Into<String>) -> Self {
-        Self(reason.into())
+    /// A failure of `kind`.
+    pub fn new(kind: ErrorKind, reason: impl Into<String>) -> Self {
+        Self {
+            message: reason.into(),
+            kind,
+        }
+    }
+
+    /// The same failure, its message after `prefix` (`metric `x`: …`).
+    #[must_use]
+    pub fn within(self, prefix: impl fmt::Display) -> Self {
+        Self {
+            message: format!("{prefix}: {}", self.message),
+            kind: self.kind,
+        }
+    }
+
+    /// The same message, as a failure of `kind`.
+    #[must_use]
+    pub fn of_kind(self, kind: ErrorKind) -> Self {
+        Self { kind, ..self }
     }
 }
 

@@ -28,6 +28,7 @@
 mod alloc;
 mod build;
 mod builtins;
+mod codes;
 mod component;
 mod contract;
 mod deadline;
@@ -69,7 +70,8 @@ pub use pack::{LoadOptions, Override, OverrideError, Pack};
 pub use parallel::STACK_SIZE;
 pub use pipeline::{Input, MissingOutput};
 pub use report::{
-    Details, ExtractionInfo, Field, Fields, Issue, MetricResult, Report, Severity, Status,
+    Details, ErrorKind, ExtractionInfo, Field, Fields, Issue, MetricResult, Report, Severity,
+    Status,
 };
 pub use semantic::{
     cache_report as embedding_cache_report, default_cache_root as default_embedding_cache_dir,

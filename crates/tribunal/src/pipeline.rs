@@ -5,12 +5,13 @@ use std::collections::BTreeMap;
 
 use crate::json::Json;
 
+use crate::codes;
 use crate::component::{Context, EvalError};
 use crate::deadline::Steps;
 use crate::extract::{self, Document, Found, Tier, Written};
 use crate::manifest::NoJson;
 use crate::pack::Pack;
-use crate::report::{ExtractionInfo, Issue, MetricResult, Report, Severity, Status};
+use crate::report::{ErrorKind, ExtractionInfo, Issue, MetricResult, Report, Severity, Status};
 use crate::text::{prefix_chars, write_python_repr_list};
 
 /// Characters of the raw output quoted in the fallback warning.
@@ -226,10 +227,7 @@ impl Pack {
                     }
                 }
                 Err(e) => {
-                    failure = Some(EvalError::new(format!(
-                        "postprocessor `{}`: {e}",
-                        step.name
-                    )));
+                    failure = Some(e.within(format_args!("postprocessor `{}`", step.name)));
                     break;
                 }
             }
@@ -263,12 +261,15 @@ impl Pack {
                         let ctx = self.context(input, &extraction, &json, &issues, &scores);
                         let out = self
                             .within_time(&mut steps, || step.run.evaluate(&ctx))
-                            .map_err(|e| EvalError::new(format!("metric `{}`: {e}", step.name)))?;
+                            .map_err(|e| e.within(format_args!("metric `{}`", step.name)))?;
                         if !(0.0..=1.0).contains(&out.score) {
-                            return Err(EvalError::new(format!(
-                                "metric `{}` returned a score of {}, outside [0, 1]",
-                                step.name, out.score
-                            )));
+                            return Err(EvalError::new(
+                                ErrorKind::Internal,
+                                format!(
+                                    "metric `{}` returned a score of {}, outside [0, 1]",
+                                    step.name, out.score
+                                ),
+                            ));
                         }
                         issues.extend(out.issues.into_iter().map(|i| named(i, &step.name)));
                         // Later metrics read the scores so far; after the last
@@ -303,11 +304,13 @@ impl Pack {
             json,
             feedback: None,
             error: None,
+            error_kind: None,
             pack: self.label.clone(),
             revision: self.revision.clone(),
         };
         if let Err(err) = failure {
-            report.error = Some(err.0);
+            report.error = Some(err.message);
+            report.error_kind = Some(err.kind);
             return report;
         }
         report.score = self.weighted_score(&report.metrics);
@@ -359,10 +362,13 @@ impl Pack {
         match steps.within(step) {
             // A step's own error (a script's, naming the limit it hit) stands.
             Ok(result) | Err(result @ Err(_)) => result,
-            Err(Ok(_)) => Err(EvalError::new(format!(
-                "exceeded the {} ms time limit (limits.timeout_ms)",
-                self.step_timeout.map_or(0, |t| t.as_millis())
-            ))),
+            Err(Ok(_)) => Err(EvalError::new(
+                ErrorKind::Timeout,
+                format!(
+                    "exceeded the {} ms time limit (limits.timeout_ms)",
+                    self.step_timeout.map_or(0, |t| t.as_millis())
+                ),
+            )),
         }
     }
 
@@ -415,14 +421,17 @@ impl Pack {
                 Some(why) => format!("the JSON in the output could not be read ({why})"),
                 None => "no JSON found in the output".to_owned(),
             };
-            issues.push(Issue::warning(
-                "extraction",
-                format!(
-                    "{found} (tried: {}); used the fallback values. Raw output starts: {:?}",
-                    tried.join(", "),
-                    prefix_chars(output, FALLBACK_QUOTE_CHARS)
-                ),
-            ));
+            issues.push(
+                Issue::warning(
+                    "extraction",
+                    format!(
+                        "{found} (tried: {}); used the fallback values. Raw output starts: {:?}",
+                        tried.join(", "),
+                        prefix_chars(output, FALLBACK_QUOTE_CHARS)
+                    ),
+                )
+                .code(codes::EXTRACTION_FALLBACK),
+            );
             let info = ExtractionInfo {
                 tier: Some(Tier::Fallback),
                 repairs: Vec::new(),
@@ -431,13 +440,16 @@ impl Pack {
             return (Some(D::from_json(fallback)), info);
         }
         if let Some(why) = extract::hidden_failure(output) {
-            issues.push(Issue::warning(
-                "extraction",
-                format!(
-                    "no JSON could be extracted (tried: {}): {why}",
-                    tried.join(", ")
-                ),
-            ));
+            issues.push(
+                Issue::warning(
+                    "extraction",
+                    format!(
+                        "no JSON could be extracted (tried: {}): {why}",
+                        tried.join(", ")
+                    ),
+                )
+                .code(codes::EXTRACTION_FAILED),
+            );
         }
         let info = ExtractionInfo {
             tier: None,
@@ -503,6 +515,10 @@ impl Pack {
 fn named(mut issue: Issue, step: &str) -> Issue {
     if issue.rule.is_empty() {
         step.clone_into(&mut issue.rule);
+    }
+    // Every built-in gives its issues a code; any other issue's is its step's.
+    if issue.code.is_empty() {
+        issue.code = step.to_owned().into();
     }
     issue
 }

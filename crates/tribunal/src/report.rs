@@ -1,5 +1,6 @@
 //! The per-record result: issues, metric results, status and the serialisable record.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -20,6 +21,12 @@ pub use tribunal_plugin::Severity;
 pub struct Issue {
     /// The component (or engine stage) that raised it.
     pub rule: String,
+    /// What kind of finding it is, stable across versions and wordings: a
+    /// built-in's code (`contract.missing-field`, listed in docs/builtins.md), or
+    /// a script's or plugin's own, namespaced by its component (`length_ok`,
+    /// `length_ok.too-long`).
+    #[serde(default)]
+    pub code: Cow<'static, str>,
     /// How much it counts: only errors decide the status.
     pub severity: Severity,
     /// What is wrong, for a person (and for the re-ask `feedback`).
@@ -33,10 +40,18 @@ impl Issue {
     pub(crate) fn error(rule: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             rule: rule.into(),
+            code: Cow::Borrowed(""),
             severity: Severity::Error,
             message: message.into(),
             path: None,
         }
+    }
+
+    /// Gives the issue its code (`crate::codes`).
+    #[must_use]
+    pub(crate) fn code(mut self, code: impl Into<Cow<'static, str>>) -> Self {
+        self.code = code.into();
+        self
     }
 
     pub(crate) fn warning(rule: impl Into<String>, message: impl Into<String>) -> Self {
@@ -50,6 +65,80 @@ impl Issue {
     pub(crate) fn at(mut self, path: impl Into<String>) -> Self {
         self.path = Some(path.into());
         self
+    }
+}
+
+/// What kind of failure made a record `ERROR` (its `error_kind`): stable, for
+/// agents and scripts that act on it without reading the message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ErrorKind {
+    /// A step ran past the pack's `limits.timeout_ms`, a script past its
+    /// deadline, or a process-isolated plugin past its `timeout_ms`.
+    Timeout,
+    /// A script used more memory than `limits.max_memory`.
+    Memory,
+    /// A script failed: a runtime error, a limit other than time or memory,
+    /// or a value it returned that is not what its kind returns.
+    Script,
+    /// A plugin's process crashed, aborted or exited (`isolation: process`),
+    /// or could not be started.
+    PluginCrash,
+    /// A plugin returned an error, or a reply that is not what its kind returns.
+    PluginReply,
+    /// The input record is unusable: not JSON, not an object, no output, too large.
+    Input,
+    /// The embedding model could not be loaded or run.
+    Model,
+    /// Anything else: a bug in Tribunal or a component that panicked.
+    Internal,
+}
+
+impl ErrorKind {
+    /// Every kind.
+    pub const ALL: [ErrorKind; 8] = [
+        ErrorKind::Timeout,
+        ErrorKind::Memory,
+        ErrorKind::Script,
+        ErrorKind::PluginCrash,
+        ErrorKind::PluginReply,
+        ErrorKind::Input,
+        ErrorKind::Model,
+        ErrorKind::Internal,
+    ];
+
+    /// What failed, in a sentence (docs/builtins.md).
+    pub fn describe(self) -> &'static str {
+        match self {
+            ErrorKind::Timeout => "a step ran past the pack's `limits.timeout_ms`, or a process-isolated plugin past its `timeout_ms`",
+            ErrorKind::Memory => "a script used more memory than `limits.max_memory`",
+            ErrorKind::Script => "a script failed: a runtime error, a limit other than time or memory, or a return value its kind does not take",
+            ErrorKind::PluginCrash => "a process-isolated plugin's helper crashed, aborted, exited or could not be started",
+            ErrorKind::PluginReply => "a plugin returned an error, or a reply its kind does not take",
+            ErrorKind::Input => "the input record is unusable: not JSON, not an object, no output, too large, or no `expected` where a rule needs one",
+            ErrorKind::Model => "the embedding model could not be loaded or run",
+            ErrorKind::Internal => "anything else: a component that panicked, or a bug in Tribunal",
+        }
+    }
+
+    /// The kind as written in the result record.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Memory => "memory",
+            ErrorKind::Script => "script",
+            ErrorKind::PluginCrash => "plugin-crash",
+            ErrorKind::PluginReply => "plugin-reply",
+            ErrorKind::Input => "input",
+            ErrorKind::Model => "model",
+            ErrorKind::Internal => "internal",
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -256,6 +345,8 @@ pub struct Report {
     pub feedback: Option<String>,
     /// Why the record could not be evaluated (status `ERROR`).
     pub error: Option<String>,
+    /// What kind of failure that was (with `error`).
+    pub error_kind: Option<ErrorKind>,
     /// `name@version` of the pack.
     pub pack: String,
     /// Content revision of the pack (hash of its files and run overrides).
@@ -266,6 +357,7 @@ impl Report {
     /// A record that could not be evaluated at all (bad input line, script failure...).
     pub fn errored(
         id: impl Into<Json>,
+        kind: ErrorKind,
         reason: impl Into<String>,
         pack: &str,
         revision: &str,
@@ -282,6 +374,7 @@ impl Report {
             json: Json::Null,
             feedback: None,
             error: Some(reason.into()),
+            error_kind: Some(kind),
             pack: pack.to_owned(),
             revision: revision.to_owned(),
         }
@@ -363,6 +456,7 @@ impl Report {
                 }
                 let mut entry = Object::open(out);
                 json_write::write_str(entry.field("rule"), &issue.rule);
+                json_write::write_str(entry.field("code"), &issue.code);
                 json_write::write_str(entry.field("severity"), issue.severity.as_str());
                 json_write::write_str(entry.field("message"), &issue.message);
                 match &issue.path {
@@ -403,6 +497,12 @@ impl Report {
         }
         if fields.has(Field::Error) {
             write_option_str(record.field("error"), self.error.as_deref());
+        }
+        if fields.has(Field::ErrorKind) {
+            write_option_str(
+                record.field("error_kind"),
+                self.error_kind.map(ErrorKind::as_str),
+            );
         }
         if fields.has(Field::Pack) {
             json_write::write_str(record.field("pack"), &self.pack);
@@ -458,6 +558,8 @@ pub enum Field {
     Feedback,
     /// `error`: why the record could not be evaluated.
     Error,
+    /// `error_kind`: what kind of failure that was.
+    ErrorKind,
     /// `pack`: `name@version` of the pack.
     Pack,
     /// `revision`: the pack's content revision.
@@ -466,7 +568,7 @@ pub enum Field {
 
 impl Field {
     /// Every field, in the record's order.
-    pub const ALL: [Field; 13] = [
+    pub const ALL: [Field; 14] = [
         Field::Id,
         Field::Line,
         Field::Status,
@@ -478,6 +580,7 @@ impl Field {
         Field::Json,
         Field::Feedback,
         Field::Error,
+        Field::ErrorKind,
         Field::Pack,
         Field::Revision,
     ];
@@ -496,6 +599,7 @@ impl Field {
             Field::Json => "json",
             Field::Feedback => "feedback",
             Field::Error => "error",
+            Field::ErrorKind => "error_kind",
             Field::Pack => "pack",
             Field::Revision => "revision",
         }

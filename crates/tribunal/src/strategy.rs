@@ -9,6 +9,7 @@ use std::sync::Arc;
 use crate::json::Json;
 
 use crate::component::{BuildError, Context, EvalError, Strategy};
+use crate::report::ErrorKind;
 use crate::semantic::SemanticModel;
 use crate::text::{python_number, similarity, write_python_json, PythonJson};
 
@@ -189,7 +190,7 @@ impl Strategy for Semantic {
             (Json::String(e), Json::String(a)) => self
                 .model
                 .similarity(e, a)
-                .map_err(|err| EvalError::new(err.to_string())),
+                .map_err(|err| EvalError::new(ErrorKind::Model, err.to_string())),
             _ => Exact.compare(expected, actual, ctx),
         }
     }

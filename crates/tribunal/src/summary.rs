@@ -128,6 +128,8 @@ pub struct Summary {
     pub repairs: BTreeMap<String, u64>,
     /// Issues per rule (component or engine stage), by severity.
     pub issues: BTreeMap<String, IssueCounts>,
+    /// Issues per code (`contract.missing-field`, a script's `NAME.CODE`), by severity.
+    pub codes: BTreeMap<String, IssueCounts>,
     /// Of `records`, those whose results a previous run wrote (`eval --resume`):
     /// checked and counted, not evaluated again.
     pub resumed: u64,
@@ -180,25 +182,30 @@ pub fn count_one(counts: &mut BTreeMap<String, u64>, key: &str) {
     }
 }
 
-/// Issue counts of a batch of records, per rule (a handful of rules: a short
-/// list, each rule's name copied once per batch).
+/// Issue counts of a batch of records, per rule and per code (a handful of
+/// each: short lists, each name copied once per batch).
 #[derive(Debug, Default)]
-pub(crate) struct BatchIssues(Vec<(String, IssueCounts)>);
+pub(crate) struct BatchIssues {
+    rules: Vec<(String, IssueCounts)>,
+    codes: Vec<(String, IssueCounts)>,
+}
 
 impl BatchIssues {
     pub fn add(&mut self, report: &Report) {
         for issue in &report.issues {
-            let at = self
-                .0
-                .iter()
-                .position(|(rule, _)| *rule == issue.rule)
-                .unwrap_or_else(|| {
-                    self.0.push((issue.rule.clone(), IssueCounts::default()));
-                    self.0.len() - 1
-                });
-            self.0[at].1.add(issue.severity, 1);
+            count_in(&mut self.rules, &issue.rule, issue.severity);
+            count_in(&mut self.codes, &issue.code, issue.severity);
         }
     }
+}
+
+/// Adds an issue of `severity` to `name`'s counts in `list`.
+fn count_in(list: &mut Vec<(String, IssueCounts)>, name: &str, severity: Severity) {
+    let at = list.iter().position(|(n, _)| n == name).unwrap_or_else(|| {
+        list.push((name.to_owned(), IssueCounts::default()));
+        list.len() - 1
+    });
+    list[at].1.add(severity, 1);
 }
 
 impl Summary {
@@ -216,6 +223,7 @@ impl Summary {
             tiers: BTreeMap::new(),
             repairs: BTreeMap::new(),
             issues: BTreeMap::new(),
+            codes: BTreeMap::new(),
             resumed: 0,
             interrupted: false,
         }
@@ -236,18 +244,22 @@ impl Summary {
 
     /// Adds a batch's issue counts.
     pub(crate) fn add_issues(&mut self, batch: BatchIssues) {
-        for (rule, counts) in batch.0 {
+        for (rule, counts) in batch.rules {
             *self.issues.entry(rule).or_default() += counts;
+        }
+        for (code, counts) in batch.codes {
+            *self.codes.entry(code).or_default() += counts;
         }
     }
 
     /// The rules with the most issues, most first (ties by name), at most `n`.
     pub fn top_issues(&self, n: usize) -> Vec<(&str, IssueCounts)> {
-        let mut rules: Vec<(&str, IssueCounts)> =
-            self.issues.iter().map(|(r, c)| (r.as_str(), *c)).collect();
-        rules.sort_by(|a, b| b.1.total().cmp(&a.1.total()).then(a.0.cmp(b.0)));
-        rules.truncate(n);
-        rules
+        most_first(&self.issues, n)
+    }
+
+    /// The codes of the most issues, most first (ties by code), at most `n`.
+    pub fn top_codes(&self, n: usize) -> Vec<(&str, IssueCounts)> {
+        most_first(&self.codes, n)
     }
 
     /// Adds one record from its digest and its metric scores (in the order of
@@ -306,8 +318,22 @@ impl Summary {
                 .into_iter()
                 .map(|(rule, c)| json!({"rule": rule, "count": c.total(), "error": c.error, "warning": c.warning, "info": c.info}))
                 .collect::<Vec<_>>(),
+            "codes": self
+                .top_codes(usize::MAX)
+                .into_iter()
+                .map(|(code, c)| json!({"code": code, "count": c.total(), "error": c.error, "warning": c.warning, "info": c.info}))
+                .collect::<Vec<_>>(),
         })
     }
+}
+
+/// The names with the most issues, most first (ties by name), at most `n`.
+fn most_first(counts: &BTreeMap<String, IssueCounts>, n: usize) -> Vec<(&str, IssueCounts)> {
+    let mut names: Vec<(&str, IssueCounts)> =
+        counts.iter().map(|(r, c)| (r.as_str(), *c)).collect();
+    names.sort_by(|a, b| b.1.total().cmp(&a.1.total()).then(a.0.cmp(b.0)));
+    names.truncate(n);
+    names
 }
 
 fn fmt_opt(value: Option<f64>) -> String {
@@ -393,7 +419,13 @@ mod tests {
     fn issues_are_counted_per_rule_and_the_most_frequent_listed_first() {
         use crate::report::Issue;
         let mut summary = Summary::new(Vec::new());
-        let mut report = Report::errored(crate::json::Json::Null, "x", "p@1", "r");
+        let mut report = Report::errored(
+            crate::json::Json::Null,
+            crate::report::ErrorKind::Internal,
+            "x",
+            "p@1",
+            "r",
+        );
         report.issues = vec![
             Issue::error("b", "one"),
             Issue::warning("a", "two"),

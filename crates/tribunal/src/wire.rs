@@ -9,9 +9,14 @@
 //!   replaces the extracted JSON);
 //! - strategy: a number in [0, 1];
 //! - an issue: a string (an `error` with that message) or an object
-//!   `{ message, severity?, path?, rule? }` with `severity` one of `error`,
-//!   `warning`, `info` (default `error`), `path` a JSON pointer and `rule`
-//!   defaulting to the component's name.
+//!   `{ message, severity?, path?, rule?, code? }` with `severity` one of `error`,
+//!   `warning`, `info` (default `error`), `path` a JSON pointer, `rule`
+//!   defaulting to the component's name, and `code` the component's own code
+//!   for the finding, namespaced by the component's name (`NAME.CODE`; without
+//!   one, the code is `NAME`).
+//!
+//! A value that breaks these rules is an `ERROR` of kind `plugin-reply` (the
+//! script host turns it into `script`).
 //!
 //! Every error message names the component (`who`, e.g. "script \`name\`"), so a
 //! record that becomes `ERROR` says which extension produced the bad value; issues
@@ -20,7 +25,7 @@
 use serde_json::{Map, Value};
 
 use crate::component::{EvalError, MetricOutput, PostOutput};
-use crate::report::{Issue, Severity};
+use crate::report::{ErrorKind, Issue, Severity};
 use crate::text::value_type_name as json_type_name;
 
 /// A metric's return value.
@@ -31,9 +36,10 @@ pub fn metric_output(who: &str, rule: &str, value: Value) -> Result<MetricOutput
             let score = match map.remove("score") {
                 Some(score) => score_value(who, "`score`", &score)?,
                 None => {
-                    return Err(EvalError::new(format!(
-                        "{who}: a metric result object needs a `score`"
-                    )))
+                    return Err(EvalError::new(
+                        ErrorKind::PluginReply,
+                        format!("{who}: a metric result object needs a `score`"),
+                    ))
                 }
             };
             let issues = match map.remove("issues") {
@@ -70,7 +76,7 @@ pub fn post_output(who: &str, rule: &str, value: Value) -> Result<PostOutput, Ev
                 json: map.remove("json").map(crate::json::Json::from),
             })
         }
-        other => Err(EvalError::new(format!(
+        other => Err(EvalError::new(ErrorKind::PluginReply, format!(
             "{who}: a postprocessor must return an array of issues or an object {{ issues, json }}, got {}",
             describe(&other)
         ))),
@@ -81,10 +87,13 @@ pub fn post_output(who: &str, rule: &str, value: Value) -> Result<PostOutput, Ev
 pub fn similarity(who: &str, value: &Value) -> Result<f64, EvalError> {
     match value {
         Value::Number(_) => score_value(who, "the similarity", value),
-        other => Err(EvalError::new(format!(
-            "{who}: a strategy must return a number in [0, 1], got {}",
-            describe(other)
-        ))),
+        other => Err(EvalError::new(
+            ErrorKind::PluginReply,
+            format!(
+                "{who}: a strategy must return a number in [0, 1], got {}",
+                describe(other)
+            ),
+        )),
     }
 }
 
@@ -94,10 +103,13 @@ pub fn score_value(who: &str, what: &str, value: &Value) -> Result<f64, EvalErro
         Value::Bool(b) => return Ok(if *b { 1.0 } else { 0.0 }),
         Value::Number(n) => n.as_f64().unwrap_or(f64::NAN),
         other => {
-            return Err(EvalError::new(format!(
-                "{who}: {what} must be a number in [0, 1] or a bool, got {}",
-                describe(other)
-            )))
+            return Err(EvalError::new(
+                ErrorKind::PluginReply,
+                format!(
+                    "{who}: {what} must be a number in [0, 1] or a bool, got {}",
+                    describe(other)
+                ),
+            ))
         }
     };
     check_score(who, what, score)
@@ -106,14 +118,16 @@ pub fn score_value(who: &str, what: &str, value: &Value) -> Result<f64, EvalErro
 /// Checks a score that is already a float (NaN and infinities included).
 pub fn check_score(who: &str, what: &str, score: f64) -> Result<f64, EvalError> {
     if score.is_nan() {
-        return Err(EvalError::new(format!(
-            "{who}: {what} is NaN; it must be a number in [0, 1]"
-        )));
+        return Err(EvalError::new(
+            ErrorKind::PluginReply,
+            format!("{who}: {what} is NaN; it must be a number in [0, 1]"),
+        ));
     }
     if !(0.0..=1.0).contains(&score) {
-        return Err(EvalError::new(format!(
-            "{who}: {what} {score} is outside [0, 1]"
-        )));
+        return Err(EvalError::new(
+            ErrorKind::PluginReply,
+            format!("{who}: {what} {score} is outside [0, 1]"),
+        ));
     }
     Ok(score)
 }
@@ -121,10 +135,10 @@ pub fn check_score(who: &str, what: &str, score: f64) -> Result<f64, EvalError> 
 /// An array of issues (strings or objects).
 pub fn issue_list(who: &str, rule: &str, value: Value) -> Result<Vec<Issue>, EvalError> {
     let Value::Array(items) = value else {
-        return Err(EvalError::new(format!(
-            "{who}: `issues` must be an array, got {}",
-            describe(&value)
-        )));
+        return Err(EvalError::new(
+            ErrorKind::PluginReply,
+            format!("{who}: `issues` must be an array, got {}", describe(&value)),
+        ));
     };
     items
         .into_iter()
@@ -134,22 +148,24 @@ pub fn issue_list(who: &str, rule: &str, value: Value) -> Result<Vec<Issue>, Eva
 }
 
 fn issue(who: &str, rule: &str, index: usize, value: Value) -> Result<Issue, EvalError> {
+    // The component's own codes are namespaced by its name in the pack.
+    let component = rule;
     let rule = rule.to_owned();
     match value {
-        Value::String(message) => Ok(Issue::error(rule, message)),
+        Value::String(message) => Ok(Issue::error(rule, message).code(component.to_owned())),
         Value::Object(mut map) => {
             let at = format!("issue {index}");
-            check_keys(who, &at, &map, &["message", "severity", "path", "rule"])?;
+            check_keys(who, &at, &map, &["message", "severity", "path", "rule", "code"])?;
             let message = match map.remove("message") {
                 Some(Value::String(m)) => m,
                 Some(other) => {
-                    return Err(EvalError::new(format!(
+                    return Err(EvalError::new(ErrorKind::PluginReply, format!(
                         "{who}: {at}: `message` must be a string, got {}",
                         describe(&other)
                     )))
                 }
                 None => {
-                    return Err(EvalError::new(format!(
+                    return Err(EvalError::new(ErrorKind::PluginReply, format!(
                         "{who}: {at} has no `message`"
                     )))
                 }
@@ -161,13 +177,13 @@ fn issue(who: &str, rule: &str, index: usize, value: Value) -> Result<Issue, Eva
                     "warning" | "warn" => Severity::Warning,
                     "info" => Severity::Info,
                     _ => {
-                        return Err(EvalError::new(format!(
+                        return Err(EvalError::new(ErrorKind::PluginReply, format!(
                             "{who}: {at}: unknown severity `{s}` (expected error, warning or info)"
                         )))
                     }
                 },
                 Some(other) => {
-                    return Err(EvalError::new(format!(
+                    return Err(EvalError::new(ErrorKind::PluginReply, format!(
                         "{who}: {at}: `severity` must be a string, got {}",
                         describe(&other)
                     )))
@@ -177,12 +193,12 @@ fn issue(who: &str, rule: &str, index: usize, value: Value) -> Result<Issue, Eva
                 None | Some(Value::Null) => None,
                 Some(Value::String(p)) if p.is_empty() || p.starts_with('/') => Some(p),
                 Some(Value::String(p)) => {
-                    return Err(EvalError::new(format!(
+                    return Err(EvalError::new(ErrorKind::PluginReply, format!(
                         "{who}: {at}: `path` must be a JSON pointer (\"\" or starting with `/`), got \"{p}\""
                     )))
                 }
                 Some(other) => {
-                    return Err(EvalError::new(format!(
+                    return Err(EvalError::new(ErrorKind::PluginReply, format!(
                         "{who}: {at}: `path` must be a string, got {}",
                         describe(&other)
                     )))
@@ -192,20 +208,39 @@ fn issue(who: &str, rule: &str, index: usize, value: Value) -> Result<Issue, Eva
                 None | Some(Value::Null) => rule,
                 Some(Value::String(r)) => r,
                 Some(other) => {
-                    return Err(EvalError::new(format!(
+                    return Err(EvalError::new(ErrorKind::PluginReply, format!(
                         "{who}: {at}: `rule` must be a string, got {}",
+                        describe(&other)
+                    )))
+                }
+            };
+            let code = match map.remove("code") {
+                None | Some(Value::Null) => component.to_owned(),
+                Some(Value::String(code)) if crate::codes::is_custom_code(&code) => {
+                    format!("{component}.{code}")
+                }
+                Some(Value::String(code)) => {
+                    return Err(EvalError::new(ErrorKind::PluginReply, format!(
+                        "{who}: {at}: `code` must be lower-case letters, digits, `-` and `.` (at most 64 bytes, not starting or ending with `.`), got {:?}",
+                        crate::text::prefix_chars(&code, 80)
+                    )))
+                }
+                Some(other) => {
+                    return Err(EvalError::new(ErrorKind::PluginReply, format!(
+                        "{who}: {at}: `code` must be a string, got {}",
                         describe(&other)
                     )))
                 }
             };
             Ok(Issue {
                 rule,
+                code: code.into(),
                 severity,
                 message,
                 path,
             })
         }
-        other => Err(EvalError::new(format!(
+        other => Err(EvalError::new(ErrorKind::PluginReply, format!(
             "{who}: issue {index} must be a string or an object {{ message, severity, path }}, got {}",
             describe(&other)
         ))),
@@ -224,9 +259,10 @@ fn check_keys(
             .map(|k| format!("`{k}`"))
             .collect::<Vec<_>>()
             .join(", ");
-        return Err(EvalError::new(format!(
-            "{who}: {what} has an unknown key `{key}` (expected {expected})"
-        )));
+        return Err(EvalError::new(
+            ErrorKind::PluginReply,
+            format!("{who}: {what} has an unknown key `{key}` (expected {expected})"),
+        ));
     }
     Ok(())
 }
@@ -264,8 +300,11 @@ mod tests {
         .unwrap();
         assert_eq!(out.score, 0.25);
         assert_eq!(out.details.to_value(), json!({"k": 1}));
-        assert_eq!(out.issues[0], Issue::error("fields", "bad"));
-        assert_eq!(out.issues[1], Issue::warning("fields", "meh").at("/a"));
+        assert_eq!(out.issues[0], Issue::error("fields", "bad").code("fields"));
+        assert_eq!(
+            out.issues[1],
+            Issue::warning("fields", "meh").at("/a").code("fields")
+        );
     }
 
     #[test]
@@ -298,10 +337,10 @@ mod tests {
                 "script `fields`: issue 0 must be a string or an object { message, severity, path }, got a number 3",
             ),
         ] {
-            assert_eq!(metric_output(WHO, RULE, value).unwrap_err().0, expected);
+            assert_eq!(metric_output(WHO, RULE, value).unwrap_err().message, expected);
         }
         assert_eq!(
-            check_score(WHO, "the score", f64::NAN).unwrap_err().0,
+            check_score(WHO, "the score", f64::NAN).unwrap_err().message,
             "script `fields`: the score is NaN; it must be a number in [0, 1]"
         );
     }
@@ -309,7 +348,7 @@ mod tests {
     #[test]
     fn postprocessor_shapes() {
         let out = post_output(WHO, RULE, json!(["a"])).unwrap();
-        assert_eq!(out.issues, [Issue::error("fields", "a")]);
+        assert_eq!(out.issues, [Issue::error("fields", "a").code("fields")]);
         assert_eq!(out.json, None);
         let out = post_output(WHO, RULE, json!({"json": {"x": 1}})).unwrap();
         assert!(out.issues.is_empty());
@@ -319,7 +358,7 @@ mod tests {
             PostOutput::default()
         );
         assert_eq!(
-            post_output(WHO, RULE, json!(2)).unwrap_err().0,
+            post_output(WHO, RULE, json!(2)).unwrap_err().message,
             "script `fields`: a postprocessor must return an array of issues or an object { issues, json }, got a number 2"
         );
     }
@@ -328,11 +367,11 @@ mod tests {
     fn strategy_shape() {
         assert_eq!(similarity(WHO, &json!(0.9)).unwrap(), 0.9);
         assert_eq!(
-            similarity(WHO, &json!(true)).unwrap_err().0,
+            similarity(WHO, &json!(true)).unwrap_err().message,
             "script `fields`: a strategy must return a number in [0, 1], got a boolean true"
         );
         assert_eq!(
-            similarity(WHO, &json!(2)).unwrap_err().0,
+            similarity(WHO, &json!(2)).unwrap_err().message,
             "script `fields`: the similarity 2 is outside [0, 1]"
         );
     }

@@ -229,6 +229,11 @@ pub struct Issue {
     /// The rule name; the host fills in the component's name when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
+    /// The component's own code for this kind of finding (lower-case letters,
+    /// digits, `-` and `.`): the host namespaces it by the component's name in
+    /// the pack (`NAME.CODE`); without one, the issue's code is `NAME`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
 }
 
 impl Issue {
@@ -238,6 +243,7 @@ impl Issue {
             severity: Severity::Error,
             path: None,
             rule: None,
+            code: None,
         }
     }
 
@@ -259,6 +265,14 @@ impl Issue {
     #[must_use]
     pub fn at(mut self, path: impl Into<String>) -> Self {
         self.path = Some(path.into());
+        self
+    }
+
+    /// Gives the issue a code of the component's own (`too-long`); the result
+    /// record shows it namespaced by the component's name (`length.too-long`).
+    #[must_use]
+    pub fn with_code(mut self, code: impl Into<String>) -> Self {
+        self.code = Some(code.into());
         self
     }
 }

@@ -14,12 +14,13 @@ use crate::json::{Json, Object as Members};
 
 use super::Builtin;
 use crate::build::BuildCtx;
+use crate::codes;
 use crate::component::{
     self, BuildError, Compiled, Context, EvalError, Kind, Metric, MetricOutput, Strategy,
 };
 use crate::contract::RAW_FALLBACK_KEY;
 use crate::json_write::{self, Object};
-use crate::report::{Details, Issue};
+use crate::report::{Details, ErrorKind, Issue};
 use crate::strategy::{
     Exact, Semantic, StrategyRegistry, DEFAULT_FUZZY_THRESHOLD, DEFAULT_SEMANTIC_THRESHOLD,
 };
@@ -651,7 +652,10 @@ impl Metric for JsonCompare {
         let aio = if let Json::Object(map) = ctx.json {
             map
         } else {
-            issues.push(Issue::error("", "output has no JSON object to compare"));
+            issues.push(
+                Issue::error("", "output has no JSON object to compare")
+                    .code(codes::COMPARE_NO_JSON),
+            );
             &empty
         };
         let mut buckets = Buckets::default();
@@ -666,7 +670,11 @@ impl Metric for JsonCompare {
         for (at, key) in aio.keys().enumerate() {
             if Some(key.as_str()) != marker && gt.get_near(key, at).is_none() {
                 buckets.extra_keys.push(key);
-                issues.push(Issue::warning("", format!("unexpected `{key}`")).at(pointer(key)));
+                issues.push(
+                    Issue::warning("", format!("unexpected `{key}`"))
+                        .at(pointer(key))
+                        .code(codes::COMPARE_UNEXPECTED),
+                );
             }
         }
         let (completeness, hallucination, accuracy) = buckets.phases(gt.len());
@@ -776,13 +784,17 @@ impl JsonCompare {
         let name = &self.component;
         match ctx.expected {
             Json::Object(map) => Ok(map),
-            Json::Null => Err(EvalError::new(format!(
-                "{name} needs ground truth: the record has no `expected`"
-            ))),
-            other => Err(EvalError::new(format!(
-                "{name}: `expected` must be a JSON object, got {}",
-                type_name(other)
-            ))),
+            Json::Null => Err(EvalError::new(
+                ErrorKind::Input,
+                format!("{name} needs ground truth: the record has no `expected`"),
+            )),
+            other => Err(EvalError::new(
+                ErrorKind::Input,
+                format!(
+                    "{name}: `expected` must be a JSON object, got {}",
+                    type_name(other)
+                ),
+            )),
         }
     }
 
@@ -792,7 +804,7 @@ impl JsonCompare {
         match &self.safety_metric {
             None => Ok(1.0),
             Some(metric) => ctx.scores.get(metric).copied().ok_or_else(|| {
-                EvalError::new(format!(
+                EvalError::new(ErrorKind::Internal, format!(
                     "{name}: safety_metric `{metric}` has no score: it must run before {name} in the pipeline"
                 ))
             }),
@@ -816,7 +828,8 @@ impl JsonCompare {
                 buckets.gt_null_aio_has_value.push(key);
                 issues.push(
                     Issue::warning("", format!("unexpected `{key}` (no value expected)"))
-                        .at(pointer(key)),
+                        .at(pointer(key))
+                        .code(codes::COMPARE_UNEXPECTED_VALUE),
                 );
             }
             return Ok(());
@@ -824,7 +837,11 @@ impl JsonCompare {
         buckets.gt_non_null.push(key);
         let Some(aio_value) = aio_value else {
             buckets.aio_missing_or_null.push(key);
-            issues.push(Issue::warning("", format!("missing `{key}`")).at(pointer(key)));
+            issues.push(
+                Issue::warning("", format!("missing `{key}`"))
+                    .at(pointer(key))
+                    .code(codes::COMPARE_MISSING),
+            );
             return Ok(());
         };
         buckets.both_non_null.push(key);
@@ -838,8 +855,8 @@ impl JsonCompare {
             .strategy
             .compare(gt_value, aio_value, ctx)
             .map_err(|err| {
-                EvalError::new(format!(
-                    "{}: field `{key}` ({} strategy): {err}",
+                err.within(format_args!(
+                    "{}: field `{key}` ({} strategy)",
                     self.component, resolved.name
                 ))
             })?;
@@ -857,7 +874,8 @@ impl JsonCompare {
                         show(resolved.threshold, similarity),
                     ),
                 )
-                .at(pointer(key)),
+                .at(pointer(key))
+                .code(codes::COMPARE_MISMATCH),
             );
         }
         buckets
@@ -1331,7 +1349,11 @@ mod tests {
         let m = metric(&json!({"safety_metric": "toxicity"}));
         let mut fixture = Fixture::new("", json!({"a": 1}), json!({"a": 1}));
         let err = m.evaluate(&fixture.ctx()).unwrap_err();
-        assert!(err.0.contains("must run before json_compare"), "{}", err.0);
+        assert!(
+            err.message.contains("must run before json_compare"),
+            "{}",
+            err.message
+        );
         fixture.scores.insert("toxicity".to_owned(), 0.5);
         let out = m.evaluate(&fixture.ctx()).unwrap();
         assert!(close(
@@ -1346,7 +1368,7 @@ mod tests {
         let m = metric(&Value::Null);
         let err = eval(&m, json!({}), Value::Null).unwrap_err();
         assert_eq!(
-            err.0,
+            err.message,
             "json_compare needs ground truth: the record has no `expected`"
         );
         assert!(eval(&m, json!({}), json!([1])).is_err());
@@ -1429,10 +1451,12 @@ mod tests {
         let m = build_with(&Value::Null, &registry, dir.path()).expect("builds");
         let err = eval(&m, json!({"bio": "b"}), json!({"bio": "a text"})).unwrap_err();
         assert!(
-            err.0.contains("field `bio` (semantic strategy)") && err.0.contains("does not exist"),
+            err.message.contains("field `bio` (semantic strategy)")
+                && err.message.contains("does not exist"),
             "{}",
-            err.0
+            err.message
         );
+        assert_eq!(err.kind, ErrorKind::Model);
         // Identical texts and exact fields need no model.
         assert!(eval(&m, json!({"n": 1}), json!({"n": 1})).is_ok());
         assert!(eval(&m, json!({"bio": "same"}), json!({"bio": "same"})).is_ok());

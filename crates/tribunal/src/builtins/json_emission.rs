@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::Builtin;
 use crate::build::BuildCtx;
+use crate::codes;
 use crate::component::{
     self, BuildError, Compiled, Context, EvalError, Kind, Metric, MetricOutput,
 };
@@ -430,7 +431,10 @@ impl Metric for JsonEmission {
                 // Python's `max(0.0, score - penalty)`.
                 let lowered = score - self.penalty;
                 score = if lowered > 0.0 { lowered } else { 0.0 };
-                issues.push(Issue::error("", self.description_message.clone()));
+                issues.push(
+                    Issue::error("", self.description_message.clone())
+                        .code(codes::EMISSION_DESCRIBED),
+                );
             }
         } else {
             score += self.points.structure;

@@ -12,6 +12,9 @@ use crate::build::BuildCtx;
 use crate::component::{
     self, BuildError, Compiled, Context, EvalError, Kind, PostOutput, Postprocessor,
 };
+use std::borrow::Cow;
+
+use crate::codes;
 use crate::report::{Issue, Severity};
 
 const DOCS: &str = r#"# json_schema (postprocessor)
@@ -69,15 +72,20 @@ struct JsonSchema {
 
 impl Postprocessor for JsonSchema {
     fn process(&self, ctx: &Context<'_>) -> Result<PostOutput, EvalError> {
-        let issue = |message: String, path: &str| Issue {
+        let issue = |code: Cow<'static, str>, message: String, path: &str| Issue {
             rule: String::new(),
+            code,
             severity: self.severity,
             message,
             path: Some(path.to_owned()),
         };
         if ctx.json.is_null() {
             return Ok(PostOutput {
-                issues: vec![issue("the output contains no JSON to validate".into(), "")],
+                issues: vec![issue(
+                    codes::SCHEMA_NO_JSON.into(),
+                    "the output contains no JSON to validate".into(),
+                    "",
+                )],
                 json: None,
             });
         }
@@ -94,7 +102,10 @@ impl Postprocessor for JsonSchema {
                 } else {
                     format!("{path}: {error}")
                 };
-                issue(message, &path)
+                // The keyword that failed ends the schema path (`/properties/age/type`).
+                let schema_path = error.schema_path().as_str();
+                let keyword = schema_path.rsplit('/').next().unwrap_or_default();
+                issue(codes::schema_keyword(keyword).into(), message, &path)
             })
             .collect();
         Ok(PostOutput { issues, json: None })

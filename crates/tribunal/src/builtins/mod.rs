@@ -62,7 +62,8 @@ fn reference() -> String {
         "# Built-in rules\n\n\
          <!-- Generated from each rule's documentation beside its code (`crates/tribunal/src/builtins/`); \
          do not edit. Regenerate with `UPDATE_DOCS=1 cargo test -p tribunal --lib builtins_reference`. -->\n\n\
-         Each is also printed by `tribunal explain NAME`.\n\n\
+         Each is also printed by `tribunal explain NAME`. The [issue codes](#issue-codes) \
+         and [error kinds](#error-kinds) follow them.\n\n\
          | rule | kind | what it does |\n|---|---|---|\n",
     );
     for builtin in BUILTINS {
@@ -89,6 +90,28 @@ fn reference() -> String {
             out.push_str(line);
             out.push('\n');
         }
+    }
+    out.push_str(
+        "\n## Issue codes\n\n\
+         Every issue in a result record has a `code`: what kind of finding it is, \
+         stable across versions and wordings (match codes, not messages). A Rhai \
+         script's or a plugin's issues have codes of their own, namespaced by the \
+         component's name in the pack: `NAME` for an issue without a code, \
+         `NAME.CODE` for one that sets `code` (lower-case letters, digits, `-` and \
+         `.`, at most 64 bytes).\n\n\
+         | code | what it means |\n|---|---|\n",
+    );
+    for (code, what) in crate::codes::ALL {
+        let _ = writeln!(out, "| `{code}` | {what} |");
+    }
+    out.push_str(
+        "\n## Error kinds\n\n\
+         A record that could not be evaluated (`ERROR`) says why in `error`, and \
+         what kind of failure it was in `error_kind`:\n\n\
+         | `error_kind` | what failed |\n|---|---|\n",
+    );
+    for kind in crate::report::ErrorKind::ALL {
+        let _ = writeln!(out, "| `{kind}` | {} |", kind.describe());
     }
     out
 }

@@ -13,6 +13,7 @@ use crate::json::Json;
 use super::required_fields::{FieldPath, Template};
 use super::Builtin;
 use crate::build::BuildCtx;
+use crate::codes;
 use crate::component::{
     self, BuildError, Compiled, Context, EvalError, Kind, PostOutput, Postprocessor,
 };
@@ -315,7 +316,7 @@ impl NoPlaceholders {
             "token" => Some(self.tokens[token].as_str()),
             _ => None,
         });
-        let mut issue = Issue::error("", message);
+        let mut issue = Issue::error("", message).code(codes::PLACEHOLDER_FOUND);
         issue.severity = self.severity;
         issue
     }

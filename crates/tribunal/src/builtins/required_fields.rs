@@ -17,6 +17,7 @@ use crate::json::{array_index, Json};
 
 use super::Builtin;
 use crate::build::BuildCtx;
+use crate::codes;
 use crate::component::{
     self, BuildError, Compiled, Context, EvalError, Kind, PostOutput, Postprocessor,
 };
@@ -514,11 +515,10 @@ impl Postprocessor for RequiredFields {
                 .and_then(|parent| check.path.child(parent))
                 .filter(|value| !(check.non_empty && is_falsy(value)));
             let Some(value) = value else {
-                issues.push(issue(
-                    check.severity,
-                    check.missing_message.clone(),
-                    &check.path,
-                ));
+                issues.push(
+                    issue(check.severity, check.missing_message.clone(), &check.path)
+                        .code(codes::REQUIRED_MISSING),
+                );
                 continue;
             };
             let missing: Vec<&str> = check
@@ -532,7 +532,9 @@ impl Postprocessor for RequiredFields {
                 let message = check
                     .incomplete
                     .render(|var| (var == "missing").then_some(list.as_str()));
-                issues.push(issue(check.severity, message, &check.path));
+                issues.push(
+                    issue(check.severity, message, &check.path).code(codes::REQUIRED_INCOMPLETE),
+                );
             }
         }
         Ok(PostOutput { issues, json: None })

@@ -3,6 +3,7 @@
 
 use crate::json::{Json, Object};
 
+use crate::codes;
 use crate::report::Issue;
 use crate::text::{count_sentences_with, escape_pointer, json_type_name as type_name};
 
@@ -26,7 +27,11 @@ impl Contract {
             } else {
                 format!("expected a JSON object, got {}", type_name(json))
             };
-            issues.push(Issue::error("", message).at(""));
+            issues.push(
+                Issue::error("", message)
+                    .at("")
+                    .code(codes::CONTRACT_NOT_AN_OBJECT),
+            );
             return (issues, None);
         };
         let variant = self.variant_of(object);
@@ -57,7 +62,8 @@ impl Contract {
                     if field.spec.required {
                         issues.push(
                             Issue::error("", format!("missing required field `{}`", field.label))
-                                .at(field.pointer.clone()),
+                                .at(field.pointer.clone())
+                                .code(codes::CONTRACT_MISSING_FIELD),
                         );
                     }
                 }
@@ -68,50 +74,66 @@ impl Contract {
 
     fn check_field(&self, field: &FieldRule, value: &Json, issues: &mut Vec<Issue>) {
         let name = &field.label;
-        let mut fail =
-            |message: String| issues.push(Issue::error("", message).at(field.pointer.clone()));
+        let mut fail = |code: &'static str, message: String| {
+            issues.push(
+                Issue::error("", message)
+                    .at(field.pointer.clone())
+                    .code(code),
+            );
+        };
         if !field.types.is_empty() && !field.types.iter().any(|t| t.accepts(value)) {
             let (wanted, got) = (types_phrase(&field.types), type_name(value));
-            fail(format!("`{name}` must be {wanted}, got {got}"));
+            fail(
+                codes::CONTRACT_TYPE,
+                format!("`{name}` must be {wanted}, got {got}"),
+            );
             return;
         }
         let spec = &field.spec;
         if let Some(number) = value.as_f64() {
             if let Some(min) = spec.min.filter(|min| number < *min) {
-                fail(format!("`{name}` must be at least {min}, got {number}"));
+                fail(
+                    codes::CONTRACT_RANGE,
+                    format!("`{name}` must be at least {min}, got {number}"),
+                );
             }
             if let Some(max) = spec.max.filter(|max| number > *max) {
-                fail(format!("`{name}` must be at most {max}, got {number}"));
+                fail(
+                    codes::CONTRACT_RANGE,
+                    format!("`{name}` must be at most {max}, got {number}"),
+                );
             }
         }
         if let Some(allowed) = &spec.one_of {
             if !allowed.iter().any(|a| same_value(a, value)) {
                 let list: Vec<String> = allowed.iter().map(display_value).collect();
-                fail(format!(
-                    "`{name}` must be one of: {}, got {value}",
-                    list.join(" | ")
-                ));
+                fail(
+                    codes::CONTRACT_ONE_OF,
+                    format!("`{name}` must be one of: {}, got {value}", list.join(" | ")),
+                );
             }
         }
         if let Some(length) = length_of(value) {
             if let Some(min) = spec.min_length.filter(|min| length < *min) {
-                fail(format!(
-                    "`{name}` must have a length of at least {min}, got {length}"
-                ));
+                fail(
+                    codes::CONTRACT_LENGTH,
+                    format!("`{name}` must have a length of at least {min}, got {length}"),
+                );
             }
             if let Some(max) = spec.max_length.filter(|max| length > *max) {
-                fail(format!(
-                    "`{name}` must have a length of at most {max}, got {length}"
-                ));
+                fail(
+                    codes::CONTRACT_LENGTH,
+                    format!("`{name}` must have a length of at most {max}, got {length}"),
+                );
             }
         }
         if let (Some((lo, hi)), Json::String(text)) = (field.sentences, value) {
             let count = count_sentences_with(text, &self.sentence_abbreviations);
             if count < lo || count > hi {
-                fail(format!(
-                    "`{name}` must be {}, got {count}",
-                    sentences_phrase(lo, hi)
-                ));
+                fail(
+                    codes::CONTRACT_SENTENCES,
+                    format!("`{name}` must be {}, got {count}", sentences_phrase(lo, hi)),
+                );
             }
         }
         check_values_and_items(field, value, issues);
@@ -145,7 +167,8 @@ impl Contract {
                         may_emit.join(" | ")
                     ),
                 )
-                .at(at),
+                .at(at)
+                .code(codes::CONTRACT_KIND_NOT_ALLOWED),
             );
             return None;
         }
@@ -160,7 +183,8 @@ impl Contract {
                     may_emit.join(" | ")
                 ),
             )
-            .at(at),
+            .at(at)
+            .code(codes::CONTRACT_KIND_REPLACED),
         );
         let mut fixed = object.clone();
         fixed.insert(self.kind_field.as_str(), Json::from(replacement));
@@ -201,7 +225,11 @@ fn check_no_other_members(
         if key != RAW_FALLBACK_KEY && !fields.iter().any(|f| &f.name == key) {
             let at = format!("{pointer}/{}", escape_pointer(key));
             let label = super::pointer_label(&at);
-            issues.push(Issue::error("", format!("unexpected field `{label}`")).at(at));
+            issues.push(
+                Issue::error("", format!("unexpected field `{label}`"))
+                    .at(at)
+                    .code(codes::CONTRACT_UNEXPECTED_FIELD),
+            );
         }
     }
 }
@@ -219,7 +247,11 @@ fn check_values_and_items(field: &FieldRule, value: &Json, issues: &mut Vec<Issu
         for (key, item) in map {
             if let Some(what) = wrong(expected, item) {
                 let at = format!("{}/{}", field.pointer, escape_pointer(key));
-                issues.push(Issue::error("", format!("`{name}.{key}` must be {what}")).at(at));
+                issues.push(
+                    Issue::error("", format!("`{name}.{key}` must be {what}"))
+                        .at(at)
+                        .code(codes::CONTRACT_ITEM),
+                );
             }
         }
     }
@@ -227,7 +259,11 @@ fn check_values_and_items(field: &FieldRule, value: &Json, issues: &mut Vec<Issu
         for (index, item) in items.iter().enumerate() {
             if let Some(what) = wrong(expected, item) {
                 let at = format!("{}/{index}", field.pointer);
-                issues.push(Issue::error("", format!("`{name}[{index}]` must be {what}")).at(at));
+                issues.push(
+                    Issue::error("", format!("`{name}[{index}]` must be {what}"))
+                        .at(at)
+                        .code(codes::CONTRACT_ITEM),
+                );
             }
         }
     }

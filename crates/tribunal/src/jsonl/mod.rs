@@ -196,6 +196,8 @@ pub struct Evaluated {
     pub feedback: Option<String>,
     /// The record's `error`.
     pub error: Option<String>,
+    /// The record's `error_kind`.
+    pub error_kind: Option<crate::report::ErrorKind>,
 }
 
 /// Evaluates `records` as one batch, as `eval` evaluates a batch of lines (see
@@ -254,6 +256,7 @@ impl Evaluated {
             line: report.line,
             feedback: report.feedback,
             error: report.error,
+            error_kind: report.error_kind,
         }
     }
 }
@@ -290,6 +293,7 @@ fn reports(
                 Err(err) => {
                     let mut report = Report::errored(
                         err.id.clone(),
+                        crate::report::ErrorKind::Input,
                         err.message.clone(),
                         pack.label(),
                         &pack.revision,

@@ -59,7 +59,8 @@ pub(crate) fn parse_record(record: &RawRecord<'_>, options: &Options) -> ReadRec
                 format!(
                     "line {line}: lone UTF-16 surrogate escapes (e.g. `\\ud800`) in the record were read as U+FFFD"
                 ),
-            ));
+            )
+            .code(crate::codes::INPUT_LONE_SURROGATE));
             read_fields(&fixed, &options.fields).map_err(not_json)?
         }
     };

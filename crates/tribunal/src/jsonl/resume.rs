@@ -309,6 +309,7 @@ fn report_of(mut record: Map<String, Value>, line: u64, id: Json) -> Report {
         json: take("json").into(),
         feedback: text(take("feedback")),
         error: text(take("error")),
+        error_kind: serde_json::from_value(take("error_kind")).unwrap_or_default(),
         pack: text(take("pack")).unwrap_or_default(),
         revision: text(take("revision")).unwrap_or_default(),
     }

@@ -29,6 +29,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::envelope;
+use crate::report::ErrorKind;
 
 /// The hidden command line of the helper mode.
 pub const HELPER_COMMAND: &str = "__plugin-host";
@@ -362,13 +363,14 @@ impl Isolated {
     /// to answer), but never past the deadline of the step the call is part of
     /// (the pack's `limits.timeout_ms`, which only the user lifts): a record
     /// already out of time is not made to wait for it.
-    pub(super) fn call(&self, input: &[u8]) -> Result<Value, String> {
+    pub(super) fn call(&self, input: &[u8]) -> Result<Value, (ErrorKind, String)> {
         let started = std::time::Instant::now();
         let wait = crate::deadline::remaining().map_or(self.timeout, |left| left.min(self.timeout));
         if wait.is_zero() {
-            return Err(
+            return Err((
+                ErrorKind::Timeout,
                 "not called: the step's time limit (limits.timeout_ms) had passed".to_owned(),
-            );
+            ));
         }
         let idle = self
             .idle
@@ -385,14 +387,25 @@ impl Isolated {
             Ok(reply)
         });
         match reply {
-            Ok(reply) => envelope(Some(&reply)),
+            Ok(reply) => {
+                envelope(Some(&reply)).map_err(|message| (ErrorKind::PluginReply, message))
+            }
             // Stopped at the step's deadline, before its own timeout.
-            Err(Failure::TimedOut) if wait < self.timeout => Err(format!(
-                "did not answer before the step's time limit (limits.timeout_ms) passed, \
-                 {} ms into the call: its helper process was stopped",
-                started.elapsed().as_millis()
+            Err(Failure::TimedOut) if wait < self.timeout => Err((
+                ErrorKind::Timeout,
+                format!(
+                    "did not answer before the step's time limit (limits.timeout_ms) passed, \
+                     {} ms into the call: its helper process was stopped",
+                    started.elapsed().as_millis()
+                ),
             )),
-            Err(failure) => Err(self.explain(failure)),
+            Err(failure) => {
+                let kind = match failure {
+                    Failure::TimedOut => ErrorKind::Timeout,
+                    Failure::Ended(_) | Failure::Io(_) => ErrorKind::PluginCrash,
+                };
+                Err((kind, self.explain(failure)))
+            }
         }
     }
 }

@@ -34,6 +34,7 @@ use crate::component::{
     BuildError, Compiled, Context, EvalError, Kind, Metric, MetricOutput, PostOutput,
     Postprocessor, Strategy, WithConfig,
 };
+use crate::report::ErrorKind;
 use crate::suggest::{did_you_mean, nearest, parse_unknown_field};
 
 use ffi::{Handle, OpenError, RawPlugin};
@@ -513,13 +514,20 @@ struct CompareInput<'a> {
 impl Instance {
     fn call(&self, input: &impl Serialize) -> Result<Value, EvalError> {
         let input = serde_json::to_vec(input).map_err(|err| {
-            EvalError::new(format!("{}: cannot encode the input: {err}", self.who))
+            EvalError::new(
+                ErrorKind::Internal,
+                format!("{}: cannot encode the input: {err}", self.who),
+            )
         })?;
         match &self.backend {
-            Backend::InProcess(local) => local.library.raw.evaluate(local.handle, &input, envelope),
+            Backend::InProcess(local) => local
+                .library
+                .raw
+                .evaluate(local.handle, &input, envelope)
+                .map_err(|message| (ErrorKind::PluginReply, message)),
             Backend::Process(isolated) => isolated.call(&input),
         }
-        .map_err(|message| EvalError::new(format!("{}: {message}", self.who)))
+        .map_err(|(kind, message)| EvalError::new(kind, format!("{}: {message}", self.who)))
     }
 }
 

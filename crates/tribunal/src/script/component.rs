@@ -9,6 +9,7 @@ use rhai::{CallFnOptions, Dynamic, EvalAltResult, FuncArgs, Position, Scope};
 use serde_json::Value;
 
 use crate::json::Json;
+use crate::report::ErrorKind;
 
 use crate::build::BuildCtx;
 use crate::component::{
@@ -77,8 +78,10 @@ impl ScriptComponent {
     ) -> Result<Value, EvalError> {
         let script = &self.script;
         let context = script.uses_compare.then_some(ctx);
-        let _frame = CallFrame::enter(&self.who, &script.host.limits, context)
-            .map_err(|reason| EvalError::new(format!("{}: {reason}", self.who)))?;
+        let _frame =
+            CallFrame::enter(&self.who, &script.host.limits, context).map_err(|reason| {
+                EvalError::new(ErrorKind::Script, format!("{}: {reason}", self.who))
+            })?;
         let mut scope = Scope::new();
         // Top-level statements are not run per call: only the entry point is.
         let options = CallFnOptions::new().eval_ast(false).rewind_scope(false);
@@ -101,14 +104,15 @@ impl ScriptComponent {
             Ok(value) if script.kind == Kind::Postprocessor && value.is_float() => {
                 match convert::to_value(&value) {
                     Ok(value) => Ok(value),
-                    Err(_) => Err(EvalError::new(format!(
+                    Err(_) => Err(EvalError::new(ErrorKind::Script, format!(
                         "{}: a postprocessor must return an array of issues or an object {{ issues, json }}, got {value}",
                         self.who
                     ))),
                 }
             }
-            Ok(value) => convert::to_value(&value)
-                .map_err(|reason| EvalError::new(format!("{}: {reason}", self.who))),
+            Ok(value) => convert::to_value(&value).map_err(|reason| {
+                EvalError::new(ErrorKind::Script, format!("{}: {reason}", self.who))
+            }),
             Err(err) => Err(self.runtime_error(&err)),
         }
     }
@@ -127,6 +131,16 @@ impl ScriptComponent {
             pos = err.position();
         }
         let limits = &self.script.host.limits;
+        let kind = match err {
+            EvalAltResult::ErrorTerminated(token, _) => {
+                match token.clone().into_string().ok().as_deref() {
+                    Some(TIMEOUT_TOKEN) => ErrorKind::Timeout,
+                    Some(MEMORY_TOKEN) => ErrorKind::Memory,
+                    _ => ErrorKind::Script,
+                }
+            }
+            _ => ErrorKind::Script,
+        };
         let reason = match err {
             EvalAltResult::ErrorTooManyOperations(_) => format!(
                 "exceeded the {} operation limit (limits.max_operations)",
@@ -194,21 +208,21 @@ impl ScriptComponent {
         } else {
             self.script.origin.describe(pos)
         };
-        EvalError::new(format!("{} ({at}): {reason}", self.who))
+        EvalError::new(kind, format!("{} ({at}): {reason}", self.who))
     }
 }
 
 impl Metric for ScriptComponent {
     fn evaluate(&self, ctx: &Context<'_>) -> Result<MetricOutput, EvalError> {
         let value = self.call("evaluate", (self.context(ctx),), ctx)?;
-        crate::wire::metric_output(&self.who, &self.name, value)
+        crate::wire::metric_output(&self.who, &self.name, value).map_err(as_script)
     }
 }
 
 impl Postprocessor for ScriptComponent {
     fn process(&self, ctx: &Context<'_>) -> Result<PostOutput, EvalError> {
         let value = self.call("evaluate", (self.context(ctx),), ctx)?;
-        crate::wire::post_output(&self.who, &self.name, value)
+        crate::wire::post_output(&self.who, &self.name, value).map_err(as_script)
     }
 }
 
@@ -220,8 +234,14 @@ impl Strategy for ScriptComponent {
             self.context(ctx),
         );
         let value = self.call("compare", args, ctx)?;
-        crate::wire::similarity(&self.who, &value)
+        crate::wire::similarity(&self.who, &value).map_err(as_script)
     }
+}
+
+/// A value a script returned that is not what its kind returns: the script's
+/// failure (`wire` calls it a plugin's reply).
+fn as_script(err: EvalError) -> EvalError {
+    err.of_kind(ErrorKind::Script)
 }
 
 /// Rhai's messages end with ` (line 3, position 7)`; ours give `file:line:col` instead.

@@ -90,6 +90,7 @@ pub fn context(ctx: &Context<'_>, config: Dynamic) -> Dynamic {
 fn issue(issue: &Issue) -> Dynamic {
     let mut map = Map::new();
     map.insert("rule".into(), text(&issue.rule));
+    map.insert("code".into(), text(&issue.code));
     map.insert("severity".into(), text(issue.severity.as_str()));
     map.insert("message".into(), text(&issue.message));
     map.insert(

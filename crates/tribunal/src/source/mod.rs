@@ -363,7 +363,10 @@ impl crate::component::Metric for NotLoaded {
         &self,
         _ctx: &crate::component::Context<'_>,
     ) -> Result<crate::component::MetricOutput, crate::component::EvalError> {
-        Err(crate::component::EvalError::new(self.0.clone()))
+        Err(crate::component::EvalError::new(
+            crate::report::ErrorKind::Internal,
+            self.0.clone(),
+        ))
     }
 }
 
@@ -372,7 +375,10 @@ impl crate::component::Postprocessor for NotLoaded {
         &self,
         _ctx: &crate::component::Context<'_>,
     ) -> Result<crate::component::PostOutput, crate::component::EvalError> {
-        Err(crate::component::EvalError::new(self.0.clone()))
+        Err(crate::component::EvalError::new(
+            crate::report::ErrorKind::Internal,
+            self.0.clone(),
+        ))
     }
 }
 
@@ -383,6 +389,9 @@ impl crate::component::Strategy for NotLoaded {
         _actual: &crate::json::Json,
         _ctx: &crate::component::Context<'_>,
     ) -> Result<f64, crate::component::EvalError> {
-        Err(crate::component::EvalError::new(self.0.clone()))
+        Err(crate::component::EvalError::new(
+            crate::report::ErrorKind::Internal,
+            self.0.clone(),
+        ))
     }
 }

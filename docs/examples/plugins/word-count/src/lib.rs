@@ -57,6 +57,7 @@ impl Metric for WordCount {
         if score < 1.0 {
             result = result.with_issue(
                 Issue::warning(format!("{words} words; aim for {min} to {max}"))
+                    .with_code("off-budget")
                     .at(self.config.field.clone()),
             );
         }

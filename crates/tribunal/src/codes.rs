@@ -1,0 +1,98 @@
+//! The codes of the built-in issues: stable names for what a finding is, in
+//! the style of a linter's rule codes, so agents, CI scripts and tests match a
+//! code instead of a message's wording. `docs/builtins.md` lists them (generated
+//! from [`ALL`]). A script's or plugin's issues get codes namespaced by their
+//! component (`length_ok`, `length_ok.too-long`).
+
+macro_rules! codes {
+    ($($name:ident = $code:literal: $what:literal;)*) => {
+        $(
+            #[doc = $what]
+            pub(crate) const $name: &str = $code;
+        )*
+        /// Every built-in code, with what it means (docs/builtins.md).
+        #[cfg_attr(not(test), allow(dead_code))]
+        pub(crate) const ALL: &[(&str, &str)] = &[$(($code, $what)),*];
+    };
+}
+
+codes! {
+    CONTRACT_NOT_AN_OBJECT = "contract.not-an-object": "the extracted JSON is not an object (or there is none) where the contract expects one";
+    CONTRACT_MISSING_FIELD = "contract.missing-field": "a required field is absent";
+    CONTRACT_TYPE = "contract.type": "a field's value has a type the contract does not allow";
+    CONTRACT_RANGE = "contract.range": "a number below `min` or above `max`";
+    CONTRACT_ONE_OF = "contract.one-of": "a value not among the field's `one_of` values";
+    CONTRACT_LENGTH = "contract.length": "a string, array or object shorter than `min_length` or longer than `max_length`";
+    CONTRACT_SENTENCES = "contract.sentences": "a text with fewer or more sentences than the field allows";
+    CONTRACT_ITEM = "contract.item": "an array item or map value of the wrong type (`items`, `values`)";
+    CONTRACT_UNEXPECTED_FIELD = "contract.unexpected-field": "a field the contract does not name, under `additional_fields: false`";
+    CONTRACT_KIND_NOT_ALLOWED = "contract.kind-not-allowed": "a variant the contract does not allow (`on_violation: reject`)";
+    CONTRACT_KIND_REPLACED = "contract.kind-replaced": "a variant the contract does not allow, replaced with the fallback kind";
+    EMISSION_DESCRIBED = "emission.described-not-emitted": "the output describes what it would emit instead of emitting it (`json_emission`)";
+    PLACEHOLDER_FOUND = "placeholder.found": "a placeholder token (TODO, TBD, …) in the output (`no_placeholders`)";
+    REQUIRED_MISSING = "required.missing": "a required field is missing or empty (`required_fields`)";
+    REQUIRED_INCOMPLETE = "required.incomplete": "a required field lacks members it must contain (`required_fields`)";
+    SCHEMA_NO_JSON = "schema.no-json": "no JSON to validate against the JSON Schema (`json_schema`)";
+    SCHEMA_KEYWORD = "schema.KEYWORD": "the JSON Schema keyword that failed, in kebab case (`schema.type`, `schema.required`, `schema.min-length`, …; `json_schema`)";
+    COMPARE_NO_JSON = "compare.no-json": "no JSON object to compare with the expected one (`json_compare`)";
+    COMPARE_MISSING = "compare.missing-field": "a field of the expected object is missing or null (`json_compare`)";
+    COMPARE_UNEXPECTED = "compare.unexpected-field": "a field the expected object does not have (`json_compare`)";
+    COMPARE_UNEXPECTED_VALUE = "compare.unexpected-value": "a value where the expected object has null (`json_compare`)";
+    COMPARE_MISMATCH = "compare.mismatch": "a field whose value does not match the expected one under its strategy (`json_compare`)";
+    EXTRACTION_FALLBACK = "extraction.fallback": "no JSON was found and the contract's fallback values were used";
+    EXTRACTION_FAILED = "extraction.failed": "JSON-looking text that no tier could read";
+    INPUT_LONE_SURROGATE = "input.lone-surrogate": "lone UTF-16 surrogate escapes in the input record, read as U+FFFD";
+}
+
+/// `schema.KEYWORD` for a JSON Schema keyword: `minLength` → `schema.min-length`.
+pub(crate) fn schema_keyword(keyword: &str) -> String {
+    let mut code = String::from(SCHEMA_KEYWORD.trim_end_matches("KEYWORD"));
+    for c in keyword.trim_start_matches('$').chars() {
+        if c.is_ascii_uppercase() {
+            code.push('-');
+            code.push(c.to_ascii_lowercase());
+        } else if c.is_ascii_alphanumeric() || c == '-' {
+            code.push(c);
+        } else {
+            code.push('-');
+        }
+    }
+    code
+}
+
+/// Whether `code` is one a script or plugin may give an issue (namespaced by
+/// the host): lower-case letters, digits, `-` and `.`, at most 64 bytes, not
+/// starting or ending with `.`.
+pub(crate) fn is_custom_code(code: &str) -> bool {
+    !code.is_empty()
+        && code.len() <= 64
+        && !code.starts_with('.')
+        && !code.ends_with('.')
+        && !code.contains("..")
+        && code
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_and_well_formed() {
+        let mut seen = std::collections::BTreeSet::new();
+        for (code, what) in ALL {
+            assert!(seen.insert(*code), "{code} twice");
+            assert!(!what.is_empty());
+            let (family, name) = code.split_once('.').expect("family.name");
+            assert!(is_custom_code(family), "{code}");
+            assert!(name == "KEYWORD" || is_custom_code(name), "{code}");
+        }
+        assert_eq!(schema_keyword("minLength"), "schema.min-length");
+        assert_eq!(schema_keyword("type"), "schema.type");
+        assert_eq!(schema_keyword("$ref"), "schema.ref");
+        for bad in ["", "A", "x y", ".x", "x.", "x..y", &"x".repeat(65)] {
+            assert!(!is_custom_code(bad), "{bad:?}");
+        }
+    }
+}
