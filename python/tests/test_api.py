@@ -40,7 +40,7 @@ def test_evaluate_pass_and_fail(ksi):
     assert good.json == {"event": "agent:status", "data": {"ok": True}}
     assert good.extraction == {"tier": "strict", "repairs": [], "raw_fallback": False}
     assert good.issues == []
-    assert good.feedback is None and good.error is None
+    assert good.feedback is None and good.error is None and good.error_kind is None
     assert good.metrics["validate_json_emission"]["score"] == 1.0
     assert good.pack == "ksi-emission@1.0.0" and good.revision == ksi.revision
 
@@ -49,6 +49,7 @@ def test_evaluate_pass_and_fail(ksi):
     assert bad.issues == [
         {
             "rule": "validate_json_emission",
+            "code": "emission.described-not-emitted",
             "severity": "error",
             "message": "describes JSON instead of emitting it",
             "path": None,
@@ -119,6 +120,8 @@ def test_bad_records_are_error_results_not_exceptions(ksi):
         "ERROR", "ERROR", "FAIL", "ERROR", "PASS",
     ]
     errors = {r.line: r.error for r in results if r.status == "ERROR"}
+    # Every one is the input's fault, whatever the wording.
+    assert {r.error_kind for r in results if r.status == "ERROR"} == {"input"}
     assert errors[2].startswith("record 2: a record must be a dict") and "`int`" in errors[2]
     assert errors[4] == "record 4: record has no `output` (or it is None)"
     assert "`meta/when`: `object` is not a JSON type" in errors[7]
@@ -267,6 +270,7 @@ def test_script_failure_loses_no_other_record(tmp_path):
     )
     assert [r.status for r in results] == ["PASS", "ERROR", "PASS"]
     assert "asked to fail" in results[1].error
+    assert results[1].error_kind == "script"
 
 
 def test_nesting_is_read_as_deep_as_the_cli_reads_it(ksi, cli, tmp_path):

@@ -204,7 +204,7 @@ impl Json {
         }
         let rest = pointer.strip_prefix('/')?;
         rest.split('/').try_fold(self, |value, token| {
-            let token = token.replace("~1", "/").replace("~0", "~");
+            let token = unescape_pointer(token)?;
             match value {
                 Json::Object(members) => members.get(&token),
                 Json::Array(items) => array_index(&token).and_then(|i| items.get(i)),
@@ -1007,8 +1007,63 @@ macro_rules! json {
 #[cfg(test)]
 pub(crate) use json;
 
+/// `serde_json`'s nesting limit, the one every reader and writer of nested
+/// values in the engine is held to: the 128th array or object opened inside
+/// one another is refused (the JSON reader, the repair tier, a script's return
+/// value). The plugin wire allows more (`tribunal_plugin::wire::MAX_DEPTH`),
+/// to wrap values this deep in its envelopes.
+pub(crate) const NESTING_LIMIT: usize = 128;
+
+/// Escapes one key for a JSON Pointer (RFC 6901): `~` → `~0`, `/` → `~1`.
+pub(crate) fn escape_pointer(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+/// The key one JSON Pointer token names (RFC 6901): `~1` → `/`, `~0` → `~`;
+/// `None` when a `~` is followed by anything else. Borrowed when there is
+/// nothing to unescape.
+pub(crate) fn unescape_pointer(token: &str) -> Option<std::borrow::Cow<'_, str>> {
+    if !token.contains('~') {
+        return Some(std::borrow::Cow::Borrowed(token));
+    }
+    let mut out = String::with_capacity(token.len());
+    let mut chars = token.chars();
+    while let Some(c) = chars.next() {
+        if c == '~' {
+            match chars.next() {
+                Some('0') => out.push('~'),
+                Some('1') => out.push('/'),
+                _ => return None,
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    Some(std::borrow::Cow::Owned(out))
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn one_pointer_escape_pair_round_trips_and_refuses_bad_escapes() {
+        for key in ["plain", "a/b", "~", "~1", "a~/b~0/", ""] {
+            let escaped = escape_pointer(key);
+            assert!(!escaped.contains('/'), "{escaped}");
+            assert_eq!(unescape_pointer(&escaped).as_deref(), Some(key));
+        }
+        assert!(matches!(
+            unescape_pointer("plain"),
+            Some(std::borrow::Cow::Borrowed("plain"))
+        ));
+        for bad in ["~", "~2", "a~", "~~0"] {
+            assert_eq!(unescape_pointer(bad), None, "{bad}");
+        }
+        let value = json!({"a/b": {"~": [1, 2]}});
+        assert_eq!(value.pointer("/a~1b/~0/1"), Some(&json!(2)));
+        assert_eq!(value.pointer("/a~2b"), None);
+    }
+
     use super::*;
 
     #[test]

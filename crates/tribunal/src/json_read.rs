@@ -13,9 +13,9 @@ use crate::json::{kept_number_text, number_end, Json, Number, Object};
 
 use crate::json_write::{plain_run, write_json, write_str, Room};
 
-/// `serde_json`'s nesting limit: the 128th array or object opened inside one
-/// another is refused.
-const MAX_DEPTH: usize = 127;
+/// The most arrays and objects open inside one another: the 128th is refused
+/// ([`NESTING_LIMIT`](crate::json::NESTING_LIMIT)).
+const MAX_DEPTH: usize = crate::json::NESTING_LIMIT - 1;
 
 /// The most a string with escapes reserves before its end is known: enough for
 /// a model output in one go, and a document of many small strings does not ask

@@ -384,16 +384,6 @@ pub fn python_number(n: &crate::json::Number) -> String {
     }
 }
 
-/// Escapes one key for use in a JSON pointer (RFC 6901): `~` → `~0`, `/` → `~1`.
-pub fn escape_pointer(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
-}
-
-/// The key one JSON pointer segment names (RFC 6901): `~1` → `/`, `~0` → `~`.
-pub fn unescape_pointer(segment: &str) -> String {
-    segment.replace("~1", "/").replace("~0", "~")
-}
-
 /// "a string", "an object", "null"... for messages about a JSON value's type.
 pub fn json_type_name(value: &Json) -> &'static str {
     match value {

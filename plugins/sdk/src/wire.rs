@@ -20,22 +20,18 @@ pub const MAX_DEPTH: usize = 256;
 /// assert!(value.is_array());
 /// ```
 pub fn from_slice_deep<T: serde::de::DeserializeOwned>(input: &[u8]) -> Result<T, String> {
-    match serde_json::from_slice(input) {
-        Ok(value) => Ok(value),
-        Err(err) if err.to_string().starts_with("recursion limit exceeded") => {
-            let depth = nesting_depth(input);
-            if depth > MAX_DEPTH {
-                return Err(format!("nested {depth} levels deep, more than {MAX_DEPTH}"));
-            }
-            // The depth is checked above, so the recursion stays bounded.
-            let mut deserializer = serde_json::Deserializer::from_slice(input);
-            deserializer.disable_recursion_limit();
-            let value = T::deserialize(&mut deserializer).map_err(|err| err.to_string())?;
-            deserializer.end().map_err(|err| err.to_string())?;
-            Ok(value)
-        }
-        Err(err) => Err(err.to_string()),
+    // The depth is measured first, not read off serde_json's error message:
+    // deeper than the limit is refused, anything else is read with serde_json's
+    // own recursion limit lifted, which the check keeps bounded.
+    let depth = nesting_depth(input);
+    if depth > MAX_DEPTH {
+        return Err(format!("nested {depth} levels deep, more than {MAX_DEPTH}"));
     }
+    let mut deserializer = serde_json::Deserializer::from_slice(input);
+    deserializer.disable_recursion_limit();
+    let value = T::deserialize(&mut deserializer).map_err(|err| err.to_string())?;
+    deserializer.end().map_err(|err| err.to_string())?;
+    Ok(value)
 }
 
 /// The deepest nesting of `[` and `{` in a JSON text, outside strings.

@@ -10,7 +10,7 @@ use regex::Regex;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::json::{Json, Object as Members};
+use crate::json::{escape_pointer, Json, Object as Members};
 
 use super::Builtin;
 use crate::build::BuildCtx;
@@ -24,7 +24,7 @@ use crate::report::{Details, ErrorKind, Issue};
 use crate::strategy::{
     Exact, Semantic, StrategyRegistry, DEFAULT_FUZZY_THRESHOLD, DEFAULT_SEMANTIC_THRESHOLD,
 };
-use crate::text::{escape_pointer, is_python_space, json_type_name as type_name};
+use crate::text::{is_python_space, json_type_name as type_name};
 
 pub const BUILTIN: Builtin = Builtin {
     name: "json_compare",

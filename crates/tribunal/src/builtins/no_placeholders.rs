@@ -17,8 +17,8 @@ use crate::codes;
 use crate::component::{
     self, BuildError, Compiled, Context, EvalError, Kind, PostOutput, Postprocessor,
 };
+use crate::json::escape_pointer;
 use crate::report::{Issue, Severity};
-use crate::text::escape_pointer;
 
 pub const BUILTIN: Builtin = Builtin {
     name: "no_placeholders",

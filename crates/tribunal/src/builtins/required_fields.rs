@@ -21,8 +21,8 @@ use crate::codes;
 use crate::component::{
     self, BuildError, Compiled, Context, EvalError, Kind, PostOutput, Postprocessor,
 };
+use crate::json::escape_pointer;
 use crate::report::{Issue, Severity};
-use crate::text::escape_pointer;
 
 pub const BUILTIN: Builtin = Builtin {
     name: "required_fields",
@@ -113,7 +113,11 @@ impl FieldPath {
         }
         let segments: Vec<String> = if let Some(rest) = text.strip_prefix('/') {
             rest.split('/')
-                .map(|raw| unescape_pointer_token(raw).ok_or_else(|| bad_tilde(text)))
+                .map(|raw| {
+                    crate::json::unescape_pointer(raw)
+                        .map(std::borrow::Cow::into_owned)
+                        .ok_or_else(|| bad_tilde(text))
+                })
                 .collect::<Result<_, _>>()?
         } else {
             let segments: Vec<String> = text.split('.').map(str::to_owned).collect();
@@ -181,23 +185,6 @@ fn member<'v>(value: &'v Json, segment: &str) -> Option<&'v Json> {
 
 fn bad_tilde(text: &str) -> String {
     format!("`{text}` is not a valid JSON pointer (`~` must be followed by 0 or 1)")
-}
-
-fn unescape_pointer_token(raw: &str) -> Option<String> {
-    let mut out = String::with_capacity(raw.len());
-    let mut chars = raw.chars();
-    while let Some(c) = chars.next() {
-        if c == '~' {
-            match chars.next() {
-                Some('0') => out.push('~'),
-                Some('1') => out.push('/'),
-                _ => return None,
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    Some(out)
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -17,8 +17,8 @@ use serde_json::{Map, Value};
 
 use crate::component::BuildError;
 use crate::extract::{MultipleValues, Tier};
+use crate::json::escape_pointer;
 use crate::json::{Json, Object};
-use crate::text::escape_pointer;
 
 mod prompt;
 mod schema;
@@ -634,7 +634,10 @@ fn pointer_label(pointer: &str) -> String {
     pointer
         .split('/')
         .skip(1)
-        .map(crate::text::unescape_pointer)
+        .map(|token| {
+            crate::json::unescape_pointer(token)
+                .map_or_else(|| token.to_owned(), std::borrow::Cow::into_owned)
+        })
         .collect::<Vec<_>>()
         .join(".")
 }

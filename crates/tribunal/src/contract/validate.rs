@@ -1,11 +1,11 @@
 //! Checking extracted JSON against the contract: required fields, types,
 //! allowed values, sentence counts, the kind field and its coercion.
 
-use crate::json::{Json, Object};
+use crate::json::{escape_pointer, Json, Object};
 
 use crate::codes;
 use crate::report::Issue;
-use crate::text::{count_sentences_with, escape_pointer, json_type_name as type_name};
+use crate::text::{count_sentences_with, json_type_name as type_name};
 
 use super::{
     article, display_value, sentences_phrase, types_phrase, Contract, FieldRule, JsonType,

@@ -51,8 +51,9 @@ use crate::json::Json;
 /// How many start positions in the text may fail (the fence candidate is extra).
 pub const MAX_ATTEMPTS: usize = 8;
 
-/// The deepest nesting the rewriter follows; `serde_json` rejects deeper input anyway.
-pub const MAX_DEPTH: usize = 128;
+/// The deepest nesting the rewriter follows; the reader rejects deeper input anyway
+/// ([`NESTING_LIMIT`](crate::json::NESTING_LIMIT)).
+pub const MAX_DEPTH: usize = crate::json::NESTING_LIMIT;
 
 /// Rewrites the almost-JSON in `text` into a JSON object or array, taking the first of
 /// several documents ([`repair_with`] with [`MultipleValues::First`]).

@@ -12,8 +12,9 @@ use crate::json::Json;
 use crate::report::Issue;
 
 /// How deeply nested a value a script returns may be (deeper is an error, not a
-/// native stack overflow).
-const MAX_DEPTH: usize = 128;
+/// native stack overflow): the engine's one limit,
+/// [`NESTING_LIMIT`](crate::json::NESTING_LIMIT).
+const MAX_DEPTH: usize = crate::json::NESTING_LIMIT;
 
 /// A JSON value as a Rhai value.
 pub fn to_dynamic(value: &Json) -> Dynamic {
@@ -147,7 +148,7 @@ fn convert(value: &Dynamic, path: &mut String, depth: usize) -> Result<Value, St
         for (key, item) in map.iter() {
             let len = path.len();
             path.push('/');
-            path.push_str(&crate::text::escape_pointer(key));
+            path.push_str(&crate::json::escape_pointer(key));
             out.insert(key.to_string(), convert(item, path, depth + 1)?);
             path.truncate(len);
         }

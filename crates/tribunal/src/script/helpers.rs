@@ -296,10 +296,12 @@ fn lookup<'a>(value: &Dynamic, mut tokens: impl Iterator<Item = &'a str>) -> Dyn
     let Some(token) = tokens.next() else {
         return value.clone();
     };
-    let key = token.replace("~1", "/").replace("~0", "~");
+    let Some(key) = crate::json::unescape_pointer(token) else {
+        return Dynamic::UNIT;
+    };
     if let Some(map) = value.read_lock::<Map>() {
         return map
-            .get(key.as_str())
+            .get(key.as_ref())
             .map_or(Dynamic::UNIT, |v| lookup(v, tokens));
     }
     if let Some(items) = value.read_lock::<Array>() {

@@ -171,7 +171,8 @@ impl Dense {
             outputs: 0,
         };
         for part in parts {
-            debug_assert_eq!(part.inputs, inputs);
+            // `forward` hands gemm the joined weights as one matrix of `inputs` columns.
+            assert_eq!(part.inputs, inputs, "stacked layers take the same inputs");
             joined.weight.extend(part.weight);
             joined.bias.extend(part.bias);
             joined.outputs += part.outputs;
@@ -181,7 +182,19 @@ impl Dense {
 
     /// `out = x W^T + b` for `rows` rows of `x`.
     fn forward(&self, x: &[f32], rows: usize, out: &mut Vec<f32>, threads: Threads) {
-        debug_assert_eq!(x.len(), rows * self.inputs);
+        // The bounds the unsafe gemm call below relies on, checked in every
+        // build: a wrong shape is a panic, never a read past a buffer.
+        assert_eq!(
+            x.len(),
+            rows * self.inputs,
+            "the input is `rows` rows of `inputs`"
+        );
+        assert_eq!(
+            self.weight.len(),
+            self.outputs * self.inputs,
+            "the weights are `outputs` rows of `inputs`"
+        );
+        assert_eq!(self.bias.len(), self.outputs, "one bias per output");
         // gemm computes a one-row product with another kernel (other rounding):
         // a second, zero row keeps every row on the same path.
         let padded;

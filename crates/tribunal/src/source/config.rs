@@ -221,12 +221,13 @@ fn check_schema(
         return Ok(());
     };
     let path = error.instance_path().as_str().to_owned();
-    let first = crate::text::unescape_pointer(
-        path.trim_start_matches('/')
-            .split('/')
-            .next()
-            .unwrap_or_default(),
-    );
+    let token = path
+        .trim_start_matches('/')
+        .split('/')
+        .next()
+        .unwrap_or_default();
+    let first = crate::json::unescape_pointer(token)
+        .map_or_else(|| token.to_owned(), std::borrow::Cow::into_owned);
     let at = if path.is_empty() {
         String::new()
     } else {
