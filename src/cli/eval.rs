@@ -108,76 +108,12 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
         require_pass: args.require_pass,
     };
     gates.check_names(pack.metric_names())?;
-    // A folder where a file is wanted (`--summary-json` takes an optional value,
-    // so `--summary-json PACK` would read the pack as the file): refused now,
-    // not after the run.
-    for (flag, file) in [
-        ("--summary-json", &args.summary_json),
-        ("--junit", &args.junit),
-    ] {
-        if let Some(file) = file.as_ref().filter(|f| f.as_os_str() != "-" && f.is_dir()) {
-            return Err(format!(
-                "{flag} {}: is a folder, not a file (to name the pack, give it first or with --pack)",
-                file.display()
-            ));
-        }
-    }
-    // No output is an input or another output (before anything is read).
-    let mut inputs = vec![Named::new("--input", &args.input)];
-    inputs.extend(pack.inputs().map(|(what, file)| Named::new(what, file)));
-    let mut outputs = vec![match &args.output {
-        Some(path) => Named::new("--output", path),
-        None => Named::new("the results", "-"),
-    }];
-    for (option, file) in [
-        ("--summary-json", &args.summary_json),
-        ("--junit", &args.junit),
-    ] {
-        if let Some(file) = file.as_ref().filter(|file| file.as_os_str() != "-") {
-            outputs.push(Named::new(option, file));
-        }
-    }
-    crate::result_file::check_outputs(&inputs, &outputs).map_err(|e| e.to_string())?;
-    // Open the output before evaluating anything, so a bad path fails fast; a
-    // regular file is replaced only when the run has finished.
+    check_files(args, &pack, &gates)?;
     let input_path = (args.input.as_os_str() != "-").then_some(args.input.as_path());
-    // Kept results count in the summary, the gates and the JUnit file only as
-    // far as their fields go: resuming with fewer than those need is refused.
-    if args.resume
-        && (args.summary || args.summary_json.is_some() || gates.any() || args.junit.is_some())
-    {
-        let fields = args.fields.unwrap_or_default();
-        let missing: Vec<&str> = [
-            Field::Status,
-            Field::Score,
-            Field::Metrics,
-            Field::Issues,
-            Field::Extraction,
-        ]
-        .into_iter()
-        .filter(|f| !fields.has(*f))
-        .map(Field::as_str)
-        .collect();
-        if !missing.is_empty() {
-            return Err(format!(
-                "--resume with --summary, --summary-json, a gate or --junit needs the kept results' {} (not in --fields): add them, or resume without those",
-                missing.join(", ")
-            ));
-        }
-    }
     // Signals are handled from here on: a stop leaves the partial results
     // (with whatever was written) for --resume, never a stray file.
     let stop = stop_on_signals();
-    let mut resumed = None;
-    let mut sink = match &args.output {
-        Some(path) if args.resume => {
-            let (sink, from) = ResultFile::resume(path, input_path).map_err(|e| e.to_string())?;
-            resumed = Some(from);
-            sink
-        }
-        Some(path) => ResultFile::create(path, input_path).map_err(|e| e.to_string())?,
-        None => ResultFile::stdout(),
-    };
+    let (mut sink, mut resumed) = open_results(args, input_path)?;
     let reader: Box<dyn BufRead + Send> = if args.input.as_os_str() == "-" {
         Box::new(BufReader::with_capacity(1 << 16, io::stdin()))
     } else {
@@ -185,17 +121,7 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
             tribunal::frontend::files::open_stream(&args.input).map_err(|e| e.to_string())?;
         Box::new(BufReader::with_capacity(1 << 16, file))
     };
-    let mut options = jsonl::Options::default();
-    options.jobs = args.jobs;
-    options.max_record_bytes = args.max_record_bytes;
-    options.fields = FieldNames {
-        id: args.id_field.clone(),
-        output: args.output_field.clone(),
-        expected: args.expected_field.clone(),
-        meta: args.meta_field.clone(),
-    };
-    options.result_fields = args.fields.unwrap_or_default();
-    options.stop = stop;
+    let options = run_options(args, stop);
     // The test cases go to a file beside the JUnit file while the run streams;
     // the document, whose header holds the counts, is written at the end.
     let mut cases = match &args.junit {
@@ -205,17 +131,9 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
         ),
         None => None,
     };
-    let progress = (!args.no_progress && io::stderr().is_terminal()).then(|| {
-        let bar = ProgressBar::new_spinner();
-        bar.set_style(
-            ProgressStyle::with_template(
-                "{spinner} {pos} records  {per_sec}  {elapsed_precise} {msg}",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-        );
-        bar
-    });
+    let progress = progress_bar(args);
     let started = Instant::now();
+    // Each record's JUnit case is made on the worker threads, beside its result.
     let label = pack.label().to_owned();
     let write_case = move |report: &tribunal::Report, out: &mut Vec<u8>| {
         crate::junit::write_report_case(out, report, &label);
@@ -256,47 +174,16 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
         }
         // The run is aborted: the results could not be written (exit 3).
         Err(RunError::Io(err)) => {
-            let kept = sink.keep_partial().ok().flatten();
-            let hint = kept.map_or_else(String::new, |partial| {
-                format!("; the results written so far are kept in {}: once the cause is fixed, run the same command with --resume", partial.display())
-            });
-            eprintln!("error: cannot write results: {err}{hint}");
+            keep_unwritten(sink, &err);
             return Ok(EXIT_ABORTED);
         }
     };
     if let Some(from) = &resumed {
-        let torn = if from.torn > 0 {
-            format!(" (a torn last line of {} bytes dropped)", from.torn)
-        } else {
-            String::new()
-        };
-        let source = from.partial.display();
-        if summary.resumed == 0 && from.torn == 0 {
-            eprintln!("resumed: no results to keep (no unfinished run left any in {source}); every record evaluated now");
-        } else {
-            eprintln!(
-                "resumed: {} records kept from {source}{torn}, {} evaluated now",
-                summary.resumed,
-                summary.records - summary.resumed
-            );
-        }
+        say_what_was_resumed(from, &summary);
     }
     if summary.interrupted {
-        let written = summary.records;
-        return match sink.keep_partial() {
-            Ok(Some(partial)) => {
-                eprintln!("interrupted: {written} results kept in {} (the output file is unchanged); run the same command with --resume to finish", partial.display());
-                Ok(EXIT_ABORTED)
-            }
-            Ok(None) => {
-                eprintln!("interrupted: {written} results written");
-                Ok(EXIT_ABORTED)
-            }
-            Err(err) => {
-                eprintln!("error: {err}");
-                Ok(EXIT_ABORTED)
-            }
-        };
+        keep_interrupted(sink, summary.records);
+        return Ok(EXIT_ABORTED);
     }
     if let Err(err) = sink.finish() {
         eprintln!("error: {err}");
@@ -312,130 +199,307 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
     }
     if args.summary || args.summary_json.is_some() {
         let elapsed = started.elapsed().as_secs_f64();
-        let embeddings = tribunal::embedding_cache_report();
-        if let Some(summary_file) = &args.summary_json {
-            let mut value = summary.to_value();
-            value["pack"] = serde_json::json!({
-                "name": pack.name(),
-                "version": pack.version(),
-                "revision": pack.revision(),
-            });
-            value["tribunal"] = serde_json::json!(env!("CARGO_PKG_VERSION"));
-            value["seconds"] = serde_json::json!(elapsed);
-            if gates.any() {
-                value["gates"] = gates::to_value(&outcomes);
-            }
-            if let Some(cache) = &embeddings {
-                value["embedding_cache"] = serde_json::json!({
-                    "hits": cache.hits,
-                    "misses": cache.misses,
-                    "dir": cache.dir,
-                    "writes_failed": cache.writes_failed,
-                    "rejected": cache.rejected,
-                });
-            }
-            if summary_file.as_os_str() != "-" {
-                let text = serde_json::to_string_pretty(&value).unwrap_or_default() + "\n";
-                // Written as results are: through its own partial file, renamed
-                // into place when complete.
-                let written = ResultFile::create(summary_file, None)
-                    .map_err(|e| e.to_string())
-                    .and_then(|mut out| {
-                        use std::io::Write as _;
-                        out.write_all(text.as_bytes()).map_err(|e| e.to_string())?;
-                        out.finish().map_err(|e| e.to_string())
-                    });
-                if let Err(err) = written {
-                    eprintln!(
-                        "error: cannot write the summary to {}: {err}",
-                        summary_file.display()
-                    );
-                    return Ok(EXIT_ABORTED);
-                }
-            } else if args.output.is_some() {
-                out_json!(&value);
-            } else {
-                eprintln!(
-                    "{}",
-                    serde_json::to_string_pretty(&value).unwrap_or_default()
-                );
-            }
-        }
-        // `--summary-json` alone prints the JSON instead of the table; with a
-        // file, `--summary` still prints the table.
-        let json_printed = args
-            .summary_json
-            .as_ref()
-            .is_some_and(|file| file.as_os_str() == "-");
-        if args.summary && !json_printed {
-            let rate = if elapsed > 0.0 {
-                summary.records as f64 / elapsed
-            } else {
-                0.0
-            };
-            let mut text = format!("pack        {} (revision {})\n{summary}\ntime        {elapsed:.2}s ({rate:.0} records/s)", pack.label(), pack.revision());
-            if let Some(cache) = &embeddings {
-                let place = cache.dir.as_ref().map_or_else(
-                    || "no cache on disk".to_owned(),
-                    |dir| format!("cache {}", dir.display()),
-                );
-                let mut failed = String::new();
-                if cache.writes_failed > 0 {
-                    let _ = write!(failed, ", {} could not be stored", cache.writes_failed);
-                }
-                if cache.rejected > 0 {
-                    let _ = write!(
-                        failed,
-                        ", {} entries not their text's were ignored and written again",
-                        cache.rejected
-                    );
-                }
-                let _ = write!(
-                    text,
-                    "\nembeddings  {} computed, {} from the cache ({place}{failed})",
-                    cache.misses, cache.hits
-                );
-            }
-            if args.output.is_some() {
-                out!("{text}");
-            } else {
-                eprintln!("{}", tribunal::frontend::text::printable(&text));
-            }
+        if let Err(code) = write_summaries(args, &pack, &summary, &gates, &outcomes, elapsed) {
+            return Ok(code);
         }
     }
     if summary.records == 0 {
-        let input = if input_path.is_some() {
-            args.input.display().to_string()
-        } else {
-            "stdin".to_owned()
-        };
+        warn_empty(args, input_path.is_some(), &gates);
+    }
+    Ok(exit_code(&gates, &outcomes, &summary))
+}
+
+/// Refuses, before anything is read, what would fail after the run: a folder
+/// where a file is wanted, an output that is an input or another output, and
+/// a resumed run whose kept results lack what its summary or gates count.
+fn check_files(args: &EvalArgs, pack: &tribunal::Pack, gates: &Gates) -> Result<(), String> {
+    // A folder where a file is wanted (`--summary-json` takes an optional value,
+    // so `--summary-json PACK` would read the pack as the file): refused now,
+    // not after the run.
+    for (flag, file) in [
+        ("--summary-json", &args.summary_json),
+        ("--junit", &args.junit),
+    ] {
+        if let Some(file) = file.as_ref().filter(|f| f.as_os_str() != "-" && f.is_dir()) {
+            return Err(format!(
+                "{flag} {}: is a folder, not a file (to name the pack, give it first or with --pack)",
+                file.display()
+            ));
+        }
+    }
+    // No output is an input or another output (before anything is read).
+    let mut inputs = vec![Named::new("--input", &args.input)];
+    inputs.extend(pack.inputs().map(|(what, file)| Named::new(what, file)));
+    let mut outputs = vec![match &args.output {
+        Some(path) => Named::new("--output", path),
+        None => Named::new("the results", "-"),
+    }];
+    for (option, file) in [
+        ("--summary-json", &args.summary_json),
+        ("--junit", &args.junit),
+    ] {
+        if let Some(file) = file.as_ref().filter(|file| file.as_os_str() != "-") {
+            outputs.push(Named::new(option, file));
+        }
+    }
+    crate::result_file::check_outputs(&inputs, &outputs).map_err(|e| e.to_string())?;
+    // Kept results count in the summary, the gates and the JUnit file only as
+    // far as their fields go: resuming with fewer than those need is refused.
+    if args.resume
+        && (args.summary || args.summary_json.is_some() || gates.any() || args.junit.is_some())
+    {
+        let fields = args.fields.unwrap_or_default();
+        let missing: Vec<&str> = [
+            Field::Status,
+            Field::Score,
+            Field::Metrics,
+            Field::Issues,
+            Field::Extraction,
+        ]
+        .into_iter()
+        .filter(|f| !fields.has(*f))
+        .map(Field::as_str)
+        .collect();
+        if !missing.is_empty() {
+            return Err(format!(
+                "--resume with --summary, --summary-json, a gate or --junit needs the kept results' {} (not in --fields): add them, or resume without those",
+                missing.join(", ")
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Where the results go, opened before anything is evaluated so that a bad
+/// path fails fast (a regular file is replaced only when the run has finished),
+/// with the kept results of an unfinished run when resuming.
+fn open_results(
+    args: &EvalArgs,
+    input_path: Option<&std::path::Path>,
+) -> Result<(ResultFile, Option<crate::result_file::Resumed>), String> {
+    Ok(match &args.output {
+        Some(path) if args.resume => {
+            let (sink, from) = ResultFile::resume(path, input_path).map_err(|e| e.to_string())?;
+            (sink, Some(from))
+        }
+        Some(path) => (
+            ResultFile::create(path, input_path).map_err(|e| e.to_string())?,
+            None,
+        ),
+        None => (ResultFile::stdout(), None),
+    })
+}
+
+/// The runner's options from the command line.
+fn run_options(args: &EvalArgs, stop: Option<Arc<AtomicBool>>) -> jsonl::Options {
+    let mut options = jsonl::Options::default();
+    options.jobs = args.jobs;
+    options.max_record_bytes = args.max_record_bytes;
+    options.fields = FieldNames {
+        id: args.id_field.clone(),
+        output: args.output_field.clone(),
+        expected: args.expected_field.clone(),
+        meta: args.meta_field.clone(),
+    };
+    options.result_fields = args.fields.unwrap_or_default();
+    options.stop = stop;
+    options
+}
+
+/// A spinner on stderr, when it is a terminal and not turned off.
+fn progress_bar(args: &EvalArgs) -> Option<ProgressBar> {
+    (!args.no_progress && io::stderr().is_terminal()).then(|| {
+        let bar = ProgressBar::new_spinner();
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{spinner} {pos} records  {per_sec}  {elapsed_precise} {msg}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
+        bar
+    })
+}
+
+/// Tells how many records a resumed run kept and evaluated.
+fn say_what_was_resumed(from: &crate::result_file::Resumed, summary: &jsonl::Summary) {
+    let torn = if from.torn > 0 {
+        format!(" (a torn last line of {} bytes dropped)", from.torn)
+    } else {
+        String::new()
+    };
+    let source = from.partial.display();
+    if summary.resumed == 0 && from.torn == 0 {
+        eprintln!("resumed: no results to keep (no unfinished run left any in {source}); every record evaluated now");
+    } else {
         eprintln!(
-            "warning: {}: no records (the data set is empty or holds only blank lines){}",
-            tribunal::frontend::text::printable(&input),
-            if gates.require_pass || !gates.fail_under.is_empty() {
-                "; --require-pass and --fail-under fail on an empty data set"
-            } else {
-                ""
-            }
+            "resumed: {} records kept from {source}{torn}, {} evaluated now",
+            summary.resumed,
+            summary.records - summary.resumed
         );
     }
+}
+
+/// Keeps what a run that could not write its results wrote, saying where
+/// (the run exits 3).
+fn keep_unwritten(sink: ResultFile, err: &io::Error) {
+    let kept = sink.keep_partial().ok().flatten();
+    let hint = kept.map_or_else(String::new, |partial| {
+        format!("; the results written so far are kept in {}: once the cause is fixed, run the same command with --resume", partial.display())
+    });
+    eprintln!("error: cannot write results: {err}{hint}");
+}
+
+/// Keeps what an interrupted run wrote, saying where (the run exits 3).
+fn keep_interrupted(sink: ResultFile, written: u64) {
+    match sink.keep_partial() {
+        Ok(Some(partial)) => {
+            eprintln!("interrupted: {written} results kept in {} (the output file is unchanged); run the same command with --resume to finish", partial.display());
+        }
+        Ok(None) => eprintln!("interrupted: {written} results written"),
+        Err(err) => eprintln!("error: {err}"),
+    }
+}
+
+/// `--summary-json` and `--summary`; `Err` with the exit code when the summary
+/// file cannot be written.
+fn write_summaries(
+    args: &EvalArgs,
+    pack: &tribunal::Pack,
+    summary: &jsonl::Summary,
+    gates: &Gates,
+    outcomes: &[gates::Outcome],
+    elapsed: f64,
+) -> Result<(), u8> {
+    let embeddings = tribunal::embedding_cache_report();
+    if let Some(summary_file) = &args.summary_json {
+        let mut value = summary.to_value();
+        value["pack"] = serde_json::json!({
+            "name": pack.name(),
+            "version": pack.version(),
+            "revision": pack.revision(),
+        });
+        value["tribunal"] = serde_json::json!(env!("CARGO_PKG_VERSION"));
+        value["seconds"] = serde_json::json!(elapsed);
+        if gates.any() {
+            value["gates"] = gates::to_value(outcomes);
+        }
+        if let Some(cache) = &embeddings {
+            value["embedding_cache"] = serde_json::json!({
+                "hits": cache.hits,
+                "misses": cache.misses,
+                "dir": cache.dir,
+                "writes_failed": cache.writes_failed,
+                "rejected": cache.rejected,
+            });
+        }
+        if summary_file.as_os_str() != "-" {
+            let text = serde_json::to_string_pretty(&value).unwrap_or_default() + "\n";
+            // Written as results are: through its own partial file, renamed
+            // into place when complete.
+            let written = ResultFile::create(summary_file, None)
+                .map_err(|e| e.to_string())
+                .and_then(|mut out| {
+                    use std::io::Write as _;
+                    out.write_all(text.as_bytes()).map_err(|e| e.to_string())?;
+                    out.finish().map_err(|e| e.to_string())
+                });
+            if let Err(err) = written {
+                eprintln!(
+                    "error: cannot write the summary to {}: {err}",
+                    summary_file.display()
+                );
+                return Err(EXIT_ABORTED);
+            }
+        } else if args.output.is_some() {
+            out_json!(&value);
+        } else {
+            eprintln!(
+                "{}",
+                serde_json::to_string_pretty(&value).unwrap_or_default()
+            );
+        }
+    }
+    // `--summary-json` alone prints the JSON instead of the table; with a
+    // file, `--summary` still prints the table.
+    let json_printed = args
+        .summary_json
+        .as_ref()
+        .is_some_and(|file| file.as_os_str() == "-");
+    if args.summary && !json_printed {
+        let rate = if elapsed > 0.0 {
+            summary.records as f64 / elapsed
+        } else {
+            0.0
+        };
+        let mut text = format!("pack        {} (revision {})\n{summary}\ntime        {elapsed:.2}s ({rate:.0} records/s)", pack.label(), pack.revision());
+        if let Some(cache) = &embeddings {
+            let place = cache.dir.as_ref().map_or_else(
+                || "no cache on disk".to_owned(),
+                |dir| format!("cache {}", dir.display()),
+            );
+            let mut failed = String::new();
+            if cache.writes_failed > 0 {
+                let _ = write!(failed, ", {} could not be stored", cache.writes_failed);
+            }
+            if cache.rejected > 0 {
+                let _ = write!(
+                    failed,
+                    ", {} entries not their text's were ignored and written again",
+                    cache.rejected
+                );
+            }
+            let _ = write!(
+                text,
+                "\nembeddings  {} computed, {} from the cache ({place}{failed})",
+                cache.misses, cache.hits
+            );
+        }
+        if args.output.is_some() {
+            out!("{text}");
+        } else {
+            eprintln!("{}", tribunal::frontend::text::printable(&text));
+        }
+    }
+    Ok(())
+}
+
+/// The warning that the data set held no record.
+fn warn_empty(args: &EvalArgs, from_file: bool, gates: &Gates) {
+    let input = if from_file {
+        args.input.display().to_string()
+    } else {
+        "stdin".to_owned()
+    };
+    eprintln!(
+        "warning: {}: no records (the data set is empty or holds only blank lines){}",
+        tribunal::frontend::text::printable(&input),
+        if gates.require_pass || !gates.fail_under.is_empty() {
+            "; --require-pass and --fail-under fail on an empty data set"
+        } else {
+            ""
+        }
+    );
+}
+
+/// The exit code of a finished run: the gates alone decide when there are
+/// any (each says how it came out); without, records that could not be
+/// evaluated are records not passed.
+fn exit_code(gates: &Gates, outcomes: &[gates::Outcome], summary: &jsonl::Summary) -> u8 {
     if gates.any() {
-        // The gates alone decide; each says how it came out.
-        for outcome in &outcomes {
+        for outcome in outcomes {
             let verdict = if outcome.passed { "passed" } else { "FAILED" };
             eprintln!("gate {verdict}: {}", outcome.line);
         }
-        return Ok(if outcomes.iter().all(|o| o.passed) {
+        return if outcomes.iter().all(|o| o.passed) {
             EXIT_OK
         } else {
             EXIT_NOT_PASSED
-        });
+        };
     }
-    // No gate: records that could not be evaluated are records not passed.
     if summary.count(Status::Error) > 0 {
-        return Ok(EXIT_NOT_PASSED);
+        return EXIT_NOT_PASSED;
     }
-    Ok(EXIT_OK)
+    EXIT_OK
 }
 
 /// The JUnit test cases of a run, written beside the JUnit file as they come
