@@ -214,6 +214,13 @@ fn open_checks(partial: &Path, given: &Path) -> Result<(PathBuf, File), OutputEr
     Ok((path, file))
 }
 
+/// Empties a checks file and writes its header: the checks of no record yet.
+fn start_checks(file: &mut File) -> io::Result<()> {
+    file.set_len(0)?;
+    file.seek(SeekFrom::Start(0))?;
+    file.write_all(tribunal::jsonl::CHECKS_HEADER)
+}
+
 /// Reads a file from its start by position (`pread`), leaving the offset that
 /// the run appends at alone.
 struct ReadAt {
@@ -500,14 +507,10 @@ impl ResultFile {
         }
         // No results: whatever checks are there belong to none.
         let (checks_at, mut checks) = open_checks(&temp, path)?;
-        let checks_error = |source| OutputError::Io {
+        start_checks(&mut checks).map_err(|source| OutputError::Io {
             path: checks_at.clone(),
             source,
-        };
-        checks.set_len(0).map_err(checks_error)?;
-        checks
-            .write_all(tribunal::jsonl::CHECKS_HEADER)
-            .map_err(checks_error)?;
+        })?;
         let pending = Pending {
             temp,
             checks: checks_at,
@@ -731,17 +734,14 @@ impl tribunal::jsonl::ResultSink for ResultFile {
 
     fn kept(&mut self, records: u64) -> io::Result<()> {
         if let Some(file) = &mut self.checks {
-            let header = tribunal::jsonl::CHECKS_HEADER.len() as u64;
-            let length = if records == 0 {
-                file.set_len(0)?;
-                file.seek(SeekFrom::Start(0))?;
-                file.write_all(tribunal::jsonl::CHECKS_HEADER)?;
-                header
+            if records == 0 {
+                // Nothing kept: the checks start over, as a new run's do.
+                start_checks(file)?;
             } else {
-                header + records * tribunal::jsonl::CHECK_LINE
-            };
-            file.set_len(length)?;
-            file.seek(SeekFrom::End(0))?;
+                let header = tribunal::jsonl::CHECKS_HEADER.len() as u64;
+                file.set_len(header + records * tribunal::jsonl::CHECK_LINE)?;
+                file.seek(SeekFrom::End(0))?;
+            }
         }
         Ok(())
     }
