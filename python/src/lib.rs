@@ -9,7 +9,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::mpsc::{self, TrySendError};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use corosensei::stack::DefaultStack;
 
@@ -49,8 +49,6 @@ create_exception!(
 const CHUNK_RECORDS: usize = 256;
 /// Fewer records than this, `evaluate_many` evaluates on the calling thread.
 const INLINE_RECORDS: usize = 128;
-/// Most threads one `evaluate_many` call evaluates on.
-const MAX_JOBS: usize = 256;
 /// Arrays and objects nested in a record's member, read from Python objects:
 /// what the CLI reads in an input line (`serde_json` stops at the 128th level of
 /// arrays and objects, the record's own object included).
@@ -59,13 +57,19 @@ const MAX_DEPTH: usize = 126;
 /// own recursion check raises `RecursionError` rather than overflowing the stack.
 const MAX_DIRECT_DEPTH: usize = 256;
 
+/// The runtime every pack of this process is loaded on: they share its worker
+/// threads. (Python's own process-wide state, as the interpreter keeps one
+/// module per process; the engine keeps none.)
+fn runtime() -> &'static tribunal::Runtime {
+    static RUNTIME: OnceLock<tribunal::Runtime> = OnceLock::new();
+    RUNTIME.get_or_init(tribunal::Runtime::new)
+}
+
 /// A compiled rule pack: load once, evaluate any number of outputs, from any
 /// number of threads.
 #[pyclass(module = "tribunal", name = "Pack", frozen)]
 struct PyPack {
     pack: Arc<tribunal::Pack>,
-    /// The threads that evaluate with `evaluate_many`.
-    helpers: Helpers,
     /// The path as given, and as an absolute path (for pickling).
     path: PathBuf,
     absolute: Option<PathBuf>,
@@ -111,13 +115,11 @@ impl PyPack {
             options.overrides.push(parsed);
         }
         let pack = py
-            .detach(|| tribunal::Pack::load_with(&path, &options))
+            .detach(|| runtime().load_with(&path, &options))
             .map_err(|errors| pack_error(py, &errors))?;
         let absolute = std::path::absolute(&path).ok();
-        let pack = Arc::new(pack);
         Ok(Self {
-            helpers: Helpers::new(Arc::clone(&pack)),
-            pack,
+            pack: Arc::new(pack),
             path,
             absolute,
             overrides,
@@ -208,7 +210,7 @@ impl PyPack {
         let record = read_members([id, Some(output), expected, meta]);
         let report = match record {
             Ok((input, note)) => {
-                let mut report = py.detach(|| on_deep_stack(|| evaluate_one(&self.pack, &input)));
+                let mut report = py.detach(|| on_deep_stack(|| self.pack.evaluate(&input)));
                 if let Some(note) = note {
                     report.issues.insert(0, note);
                 }
@@ -236,11 +238,8 @@ impl PyPack {
         jobs: Option<usize>,
         first_line: Option<u64>,
     ) -> PyResult<Py<PyList>> {
-        let jobs = match jobs.unwrap_or(0) {
-            0 => std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
-            jobs => jobs,
-        }
-        .min(MAX_JOBS);
+        let runtime = self.pack.runtime();
+        let jobs = runtime.jobs(jobs.unwrap_or(0));
         // A short list (a Ray batch of 1,000 records) in chunks: with one
         // job, a few (the helper starts on the first while this thread reads
         // the rest; each hand-over costs a thread wake-up); with more, small
@@ -284,27 +283,17 @@ impl PyPack {
             return Ok(results.unbind());
         }
         // This thread, holding the GIL, reads the records into chunks and
-        // collects the results in order, while helper threads (the pack's, see
-        // `Helpers`) evaluate chunks for the whole call. With more than one job
-        // it is also one of the `jobs` threads that evaluate: a chunk that finds
-        // the helpers' queue full is evaluated here, with the GIL released, so
-        // that `jobs` busy threads share `jobs` cores. A helper never dies: a
-        // panic inside the engine turns records into ERROR results.
+        // collects the results in order, while threads of the runtime's pool
+        // evaluate chunks for the whole call. With more than one job it is
+        // also one of the `jobs` threads that evaluate: a chunk that finds the
+        // workers' queue full is evaluated here, with the GIL released, so
+        // that `jobs` busy threads share `jobs` cores.
         let evaluates_here = jobs > 1;
         let workers = if evaluates_here { jobs - 1 } else { 1 };
         // Room for a short list's chunks with one job (this thread does not
         // wait); with more, a chunk that finds the queue full is evaluated here.
         let room = if evaluates_here { 2 * workers } else { 4 };
-        let (work_tx, work_rx) = mpsc::sync_channel::<Chunk>(room);
-        let (done_tx, done_rx) = mpsc::channel::<(usize, Vec<PyRecord>)>();
-        let call = Call {
-            work: Arc::new(Mutex::new(work_rx)),
-            done: done_tx,
-        };
-        let lease = self
-            .helpers
-            .help(call, workers)
-            .map_err(|err| TribunalError::new_err(format!("cannot start a thread: {err}")))?;
+        let pack: &tribunal::Pack = &self.pack;
         let mut pending: BTreeMap<usize, Vec<PyRecord>> = BTreeMap::new();
         let mut next_out = 0;
         let mut collect = |seq: usize, done: Vec<PyRecord>| -> PyResult<()> {
@@ -318,48 +307,72 @@ impl PyPack {
             Ok(())
         };
         let mut sent = 0;
-        let outcome = (|| -> PyResult<()> {
-            loop {
-                // Ctrl-C stops the call between chunks.
-                py.check_signals()?;
-                let (first, chunk) = read_chunk(chunk_records)?;
-                if chunk.is_empty() {
-                    return Ok(());
-                }
-                let work = (sent, chunk, first_line.map(|_| number(first)));
-                // A full queue: this thread evaluates the chunk itself, or
-                // (one job) waits for room without the GIL.
-                let here = match work_tx.try_send(work) {
-                    Ok(()) => None,
-                    Err(TrySendError::Full(work)) if evaluates_here => Some(work),
-                    Err(TrySendError::Full(work)) => {
-                        if py.detach(|| work_tx.send(work).is_ok()) {
-                            None
-                        } else {
-                            return Ok(());
-                        }
+        let (work_tx, work_rx) = mpsc::sync_channel::<Chunk>(room);
+        let (done_tx, done_rx) = mpsc::channel::<(usize, Vec<PyRecord>)>();
+        let work_rx = Mutex::new(work_rx);
+        let work_rx = &work_rx;
+        // The scope ends once its workers have; by then every result is in
+        // (they end before `done_rx` runs dry), so holding the GIL there costs
+        // nothing: the workers never take it.
+        let outcome = runtime.scope(workers, |scope| -> PyResult<()> {
+            for _ in 0..workers {
+                let done_tx = done_tx.clone();
+                scope.spawn(move || loop {
+                    let next = work_rx.lock().map(|work| work.recv());
+                    let Ok(Ok((seq, chunk, lines))) = next else {
+                        break;
+                    };
+                    let done = evaluate_part(pack, &chunk, lines);
+                    if done_tx.send((seq, done)).is_err() {
+                        break;
                     }
-                    Err(TrySendError::Disconnected(_)) => return Ok(()),
-                };
-                sent += 1;
-                if let Some((seq, chunk, lines)) = here {
-                    let done =
-                        py.detach(|| on_deep_stack(|| evaluate_part(&self.pack, &chunk, lines)));
-                    collect(seq, done)?;
-                }
-                while let Ok((seq, done)) = done_rx.try_recv() {
-                    collect(seq, done)?;
-                }
+                });
             }
-        })();
-        // No more work: the helpers finish what they have and leave the call.
-        drop(work_tx);
-        let rest: Vec<(usize, Vec<PyRecord>)> = py.detach(move || done_rx.iter().collect());
-        drop(lease);
+            drop(done_tx);
+            let fed = (|| -> PyResult<()> {
+                loop {
+                    // Ctrl-C stops the call between chunks.
+                    py.check_signals()?;
+                    let (first, chunk) = read_chunk(chunk_records)?;
+                    if chunk.is_empty() {
+                        return Ok(());
+                    }
+                    let work = (sent, chunk, first_line.map(|_| number(first)));
+                    // A full queue: this thread evaluates the chunk itself, or
+                    // (one job) waits for room without the GIL.
+                    let here = match work_tx.try_send(work) {
+                        Ok(()) => None,
+                        Err(TrySendError::Full(work)) if evaluates_here => Some(work),
+                        Err(TrySendError::Full(work)) => {
+                            if py.detach(|| work_tx.send(work).is_ok()) {
+                                None
+                            } else {
+                                return Ok(());
+                            }
+                        }
+                        Err(TrySendError::Disconnected(_)) => return Ok(()),
+                    };
+                    sent += 1;
+                    if let Some((seq, chunk, lines)) = here {
+                        let done =
+                            py.detach(|| on_deep_stack(|| evaluate_part(pack, &chunk, lines)));
+                        collect(seq, done)?;
+                    }
+                    while let Ok((seq, done)) = done_rx.try_recv() {
+                        collect(seq, done)?;
+                    }
+                }
+            })();
+            // No more work: the workers finish what they have and end.
+            drop(work_tx);
+            let rest: Vec<(usize, Vec<PyRecord>)> = py.detach(move || done_rx.iter().collect());
+            fed?;
+            for (seq, done) in rest {
+                collect(seq, done)?;
+            }
+            Ok(())
+        });
         outcome?;
-        for (seq, done) in rest {
-            collect(seq, done)?;
-        }
         if next_out < sent {
             return Err(TribunalError::new_err(format!(
                 "evaluation stopped early: {next_out} of {sent} chunks of records came back"
@@ -402,63 +415,17 @@ impl PyPack {
 }
 
 /// Evaluates records in one batch on this thread, and keeps each result's
-/// record line; `lines` numbers them. Never panics: when the engine panics
-/// on the batch (a bug), each record is evaluated alone, so that only those
-/// it panics on are ERROR.
+/// record line; `lines` numbers them. A component that panics makes its record
+/// `ERROR` (the engine's policy, as in the CLI).
 fn evaluate_part(
     pack: &tribunal::Pack,
     records: &[ReadRecord],
     lines: Option<u64>,
 ) -> Vec<PyRecord> {
-    let evaluate = |records: &[ReadRecord], lines| {
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            tribunal::jsonl::evaluate_records(pack, records, lines)
-        }))
-    };
-    if let Ok(evaluated) = evaluate(records, lines) {
-        return evaluated.into_iter().map(PyRecord::written).collect();
-    }
-    (0..)
-        .zip(records)
-        .map(|(offset, record)| {
-            let line = lines.map(|line| line.saturating_add(offset));
-            match evaluate(std::slice::from_ref(record), line) {
-                Ok(mut evaluated) if evaluated.len() == 1 => PyRecord::written(evaluated.remove(0)),
-                outcome => {
-                    let id = match record {
-                        Ok((input, _)) => input.id.clone(),
-                        Err(err) => err.id.clone(),
-                    };
-                    let reason = match &outcome {
-                        Err(panic) => panic_message(panic.as_ref()),
-                        Ok(_) => "no result came back",
-                    };
-                    let mut report = errored(
-                        pack,
-                        id,
-                        ErrorKind::Internal,
-                        format!("evaluation failed: {reason}"),
-                    );
-                    report.line = line;
-                    PyRecord::written(report.into())
-                }
-            }
-        })
+    tribunal::jsonl::evaluate_records(pack, records, lines)
+        .into_iter()
+        .map(PyRecord::written)
         .collect()
-}
-
-/// Evaluates one record; a panic inside the engine (a bug) is its ERROR.
-fn evaluate_one(pack: &tribunal::Pack, input: &Input) -> Report {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pack.evaluate(input))).unwrap_or_else(
-        |panic| {
-            errored(
-                pack,
-                input.id.clone(),
-                ErrorKind::Internal,
-                format!("evaluation failed: {}", panic_message(panic.as_ref())),
-            )
-        },
-    )
 }
 
 /// The `ERROR` result of a record, with the kind of failure and the reason.
@@ -469,140 +436,6 @@ fn errored(pack: &tribunal::Pack, id: Json, kind: ErrorKind, reason: String) -> 
 /// A chunk of one `evaluate_many` call's records: its place among the call's
 /// chunks, the records, and the `line` of the first.
 type Chunk = (usize, Vec<ReadRecord>, Option<u64>);
-
-/// One `evaluate_many` call, for the helper threads that work for it: its queue
-/// of chunks (shared by them) and where their results go.
-#[derive(Clone)]
-struct Call {
-    work: Arc<Mutex<mpsc::Receiver<Chunk>>>,
-    done: mpsc::Sender<(usize, Vec<PyRecord>)>,
-}
-
-/// The threads that evaluate a pack's `evaluate_many` calls, with the library's
-/// deep stack: kept for the life of the pack, since starting them for each call
-/// cost about 50 µs a call (a Ray batch of 1,000 KSI records takes about 1 ms),
-/// and a thread kept keeps its allocator's memory warm. A call asks for the
-/// helpers it needs; threads are started while the calls in progress ask for
-/// more than there are, so a call never waits for another to end. They stop
-/// when the pack is dropped.
-struct Helpers {
-    pack: Arc<tribunal::Pack>,
-    state: Mutex<HelperState>,
-}
-
-/// The helper threads of one process.
-struct HelperState {
-    /// The process that started them: a child forked from it (Python's
-    /// `multiprocessing`) has none of them and starts its own.
-    process: u32,
-    /// One message per helper a call asks for; each helper takes one at a time.
-    calls: mpsc::Sender<Call>,
-    waiting: Arc<Mutex<mpsc::Receiver<Call>>>,
-    /// Threads started.
-    threads: usize,
-    /// Helpers the calls in progress asked for.
-    asked: usize,
-}
-
-impl HelperState {
-    fn new() -> Self {
-        let (calls, waiting) = mpsc::channel();
-        Self {
-            process: std::process::id(),
-            calls,
-            waiting: Arc::new(Mutex::new(waiting)),
-            threads: 0,
-            asked: 0,
-        }
-    }
-}
-
-impl Helpers {
-    fn new(pack: Arc<tribunal::Pack>) -> Self {
-        Self {
-            pack,
-            state: Mutex::new(HelperState::new()),
-        }
-    }
-
-    /// Hands `call` to `helpers` threads, started if need be; they work for it
-    /// until its queue closes. The lease gives them back when dropped (once
-    /// the call's results are all in).
-    fn help(&self, call: Call, helpers: usize) -> std::io::Result<Lease<'_>> {
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        if state.process != std::process::id() {
-            // A forked child: the threads (and the lock their channel may be
-            // under) stayed with the parent.
-            *state = HelperState::new();
-        }
-        while state.threads < state.asked + helpers {
-            let (pack, waiting) = (Arc::clone(&self.pack), Arc::clone(&state.waiting));
-            std::thread::Builder::new()
-                .name("tribunal-evaluate".into())
-                .stack_size(tribunal::STACK_SIZE)
-                .spawn(move || serve(&pack, &waiting))?;
-            state.threads += 1;
-        }
-        state.asked += helpers;
-        // The threads hold the receiving end for as long as `self` lives. The
-        // last message is `call` itself: its sender of results must not
-        // outlive the helpers' (the caller reads results until they are gone).
-        for _ in 1..helpers {
-            let _ = state.calls.send(call.clone());
-        }
-        let _ = state.calls.send(call);
-        Ok(Lease {
-            helpers: self,
-            asked: helpers,
-        })
-    }
-}
-
-/// The helpers one call asked for, given back when dropped.
-struct Lease<'h> {
-    helpers: &'h Helpers,
-    asked: usize,
-}
-
-impl Drop for Lease<'_> {
-    fn drop(&mut self) {
-        let mut state = self
-            .helpers
-            .state
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        state.asked = state.asked.saturating_sub(self.asked);
-    }
-}
-
-/// A helper thread: takes a call, evaluates chunks from its queue until the
-/// queue closes, then waits for the next call; ends with the pack.
-fn serve(pack: &tribunal::Pack, waiting: &Mutex<mpsc::Receiver<Call>>) {
-    loop {
-        let next = waiting.lock().map(|calls| calls.recv());
-        let Ok(Ok(call)) = next else {
-            return;
-        };
-        loop {
-            let next = call.work.lock().map(|work| work.recv());
-            let Ok(Ok((seq, chunk, lines))) = next else {
-                break;
-            };
-            let done = evaluate_part(pack, &chunk, lines);
-            if call.done.send((seq, done)).is_err() {
-                break;
-            }
-        }
-    }
-}
-
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
-    panic
-        .downcast_ref::<String>()
-        .map(String::as_str)
-        .or_else(|| panic.downcast_ref::<&str>().copied())
-        .unwrap_or("a panic")
-}
 
 /// Runs `f` on this thread's evaluation stack: `tribunal::STACK_SIZE` bytes,
 /// as the library asks of threads that evaluate (nested values and scripts

@@ -45,6 +45,7 @@ mod parallel;
 mod pipeline;
 mod plugin;
 mod report;
+mod runtime;
 mod script;
 mod semantic;
 mod source;
@@ -73,6 +74,7 @@ pub use report::{
     Details, ErrorKind, ExtractionInfo, Field, Fields, Issue, MetricResult, Report, Severity,
     Status,
 };
+pub use runtime::Runtime;
 pub use semantic::{
     cache_report as embedding_cache_report, default_cache_root as default_embedding_cache_dir,
     set_cache_root as set_embedding_cache, CacheReport as EmbeddingCacheReport,

@@ -1,15 +1,20 @@
-//! Ordered parallel map: evaluate items on worker threads, hand results to a
+//! The worker pool a [`Runtime`](crate::Runtime) keeps, and the ordered
+//! parallel map on it: evaluate items on worker threads, hand results to a
 //! sink in input order, with a bounded number of items in flight (so memory
 //! stays flat whatever the input size).
 
 use std::collections::BTreeMap;
+use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::mpsc;
-use std::sync::Mutex;
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread;
 
 /// Chunks in flight per worker (read ahead, being evaluated, or waiting to be written).
 const CHUNKS_PER_WORKER: usize = 4;
+
+/// The most threads a call may use, and a pool may start.
+pub const MAX_JOBS: usize = 256;
 
 /// The native stack of a thread that evaluates records (the workers here, and
 /// the CLI's main thread, which is one of them). Rhai recurses natively through nested values (size checks,
@@ -20,19 +25,194 @@ const CHUNKS_PER_WORKER: usize = 4;
 /// touches take memory.
 pub const STACK_SIZE: usize = 256 << 20;
 
-/// Number of worker threads to use for `jobs` (0 = all cores).
-pub fn effective_jobs(jobs: usize) -> usize {
-    if jobs == 0 {
-        thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-    } else {
-        jobs
+/// The cores of this machine.
+pub fn cores() -> usize {
+    thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+}
+
+/// Work a pool thread runs: a [`Scope::spawn`] closure, its borrows erased.
+type Job = Box<dyn FnOnce() + Send + 'static>;
+
+/// Worker threads, started when a call first needs them and kept (a thread
+/// kept keeps its allocator's memory warm, and starting threads for each call
+/// cost about 50 µs a call). Threads are started while the calls in progress
+/// ask for more than there are (up to [`MAX_JOBS`]), so a call does not wait
+/// for another to end. They end when the pool is dropped. A process forked
+/// from the one that started them (Python's `multiprocessing`) has none of
+/// them, and starts its own.
+#[derive(Debug)]
+pub struct Pool {
+    state: Mutex<PoolState>,
+}
+
+#[derive(Debug)]
+struct PoolState {
+    /// The process that started the threads.
+    process: u32,
+    jobs: mpsc::Sender<Job>,
+    waiting: Arc<Mutex<mpsc::Receiver<Job>>>,
+    threads: usize,
+    /// Threads the calls in progress asked for.
+    asked: usize,
+}
+
+impl PoolState {
+    fn new() -> Self {
+        let (jobs, waiting) = mpsc::channel();
+        Self {
+            process: std::process::id(),
+            jobs,
+            waiting: Arc::new(Mutex::new(waiting)),
+            threads: 0,
+            asked: 0,
+        }
     }
 }
 
-/// Applies `f` to every item on `jobs` threads (0 = all cores) and calls `sink`
-/// with the results in input order, on the calling thread, handing items to
-/// workers `chunk` at a time (1 when the items are already batches). With one
-/// job no thread is started.
+impl Default for Pool {
+    fn default() -> Self {
+        Self {
+            state: Mutex::new(PoolState::new()),
+        }
+    }
+}
+
+impl Pool {
+    /// Runs `body` with a [`Scope`] whose closures run on `workers` of the
+    /// pool's threads (started if need be), and returns once `body` has and
+    /// every closure spawned in it has ended, even when one panics.
+    pub fn scope<'env, R>(&self, workers: usize, body: impl FnOnce(&Scope<'_, 'env>) -> R) -> R {
+        let jobs = self.lease(workers);
+        let pending = Arc::new(Pending::default());
+        // Dropped last, on unwinding too: waits for the closures.
+        let _wait = Wait {
+            pool: self,
+            asked: workers,
+            pending: Arc::clone(&pending),
+        };
+        let scope = Scope {
+            jobs,
+            pending,
+            _borrows: PhantomData,
+        };
+        body(&scope)
+    }
+
+    /// Starts threads until there are enough for the calls in progress and
+    /// `workers` more; returns where to send their work.
+    fn lease(&self, workers: usize) -> mpsc::Sender<Job> {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if state.process != std::process::id() {
+            // A forked child: the threads (and the lock their channel may be
+            // under) stayed with the parent.
+            std::mem::forget(std::mem::replace(&mut *state, PoolState::new()));
+        }
+        state.asked += workers;
+        while state.threads < state.asked.min(MAX_JOBS) {
+            let waiting = Arc::clone(&state.waiting);
+            thread::Builder::new()
+                .name("tribunal-worker".into())
+                .stack_size(STACK_SIZE)
+                .spawn(move || serve(&waiting))
+                .expect("cannot start a worker thread");
+            state.threads += 1;
+        }
+        state.jobs.clone()
+    }
+}
+
+/// A pool thread: runs jobs until the pool is gone.
+fn serve(waiting: &Mutex<mpsc::Receiver<Job>>) {
+    loop {
+        let next = waiting.lock().map(|jobs| jobs.recv());
+        let Ok(Ok(job)) = next else {
+            return;
+        };
+        job();
+    }
+}
+
+/// Closures spawned in a scope and not yet ended.
+#[derive(Default)]
+struct Pending {
+    count: Mutex<usize>,
+    ended: Condvar,
+}
+
+/// Waits, when dropped, for a scope's closures; then gives its threads back.
+struct Wait<'pool> {
+    pool: &'pool Pool,
+    asked: usize,
+    pending: Arc<Pending>,
+}
+
+impl Drop for Wait<'_> {
+    fn drop(&mut self) {
+        let mut count = self
+            .pending
+            .count
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        while *count > 0 {
+            count = self
+                .pending
+                .ended
+                .wait(count)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        drop(count);
+        let mut state = self
+            .pool
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        state.asked = state.asked.saturating_sub(self.asked);
+    }
+}
+
+/// Spawns closures on a pool's threads that may borrow what lives longer than
+/// the [`Pool::scope`] call (`'env`).
+#[allow(missing_debug_implementations)]
+pub struct Scope<'pool, 'env> {
+    jobs: mpsc::Sender<Job>,
+    pending: Arc<Pending>,
+    _borrows: PhantomData<(&'pool Pool, &'env mut &'env ())>,
+}
+
+impl<'env> Scope<'_, 'env> {
+    /// Runs `work` on a pool thread. A panic in it is caught and dropped:
+    /// `work` reports its own outcome (as [`ordered_map`] does).
+    pub fn spawn<F: FnOnce() + Send + 'env>(&self, work: F) {
+        *self
+            .pending
+            .count
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) += 1;
+        let pending = Arc::clone(&self.pending);
+        let job: Box<dyn FnOnce() + Send + 'env> = Box::new(move || {
+            let _ = panic::catch_unwind(AssertUnwindSafe(work));
+            let mut count = pending.count.lock().unwrap_or_else(PoisonError::into_inner);
+            *count -= 1;
+            if *count == 0 {
+                pending.ended.notify_all();
+            }
+        });
+        // SAFETY: only the lifetime changes. `Pool::scope` does not return,
+        // nor unwind past its `Wait`, before every job spawned in the scope
+        // has ended, so nothing `work` borrows for `'env` is gone while it runs.
+        #[allow(unsafe_code)]
+        let job: Job = unsafe { std::mem::transmute::<Box<dyn FnOnce() + Send + 'env>, Job>(job) };
+        if let Err(mpsc::SendError(job)) = self.jobs.send(job) {
+            // No thread takes jobs (cannot happen while the pool lives): here.
+            job();
+        }
+    }
+}
+
+/// Applies `f` to every item on `jobs` threads (the calling thread and
+/// `jobs - 1` of `pool`'s) and calls `sink` with the results in input order, on
+/// the calling thread, handing items to workers `chunk` at a time (1 when the
+/// items are already batches). With one job no other thread is used.
 ///
 /// The calling thread is one of the `jobs`: between its own chunks it hands
 /// the finished ones to `sink`, and whichever thread is free takes the next
@@ -42,15 +222,20 @@ pub fn effective_jobs(jobs: usize) -> usize {
 /// evaluates it. At most `jobs * CHUNKS_PER_WORKER` chunks are taken and not
 /// yet handed to `sink`, so memory stays flat whatever the input size. A panic
 /// in `f` on a worker reaches the caller.
-pub fn ordered_map<T, R, I, F, S>(items: I, jobs: usize, chunk: usize, f: F, mut sink: S)
-where
+pub fn ordered_map<T, R, I, F, S>(
+    pool: &Pool,
+    items: I,
+    jobs: usize,
+    chunk: usize,
+    f: F,
+    mut sink: S,
+) where
     T: Send,
     R: Send,
     I: Iterator<Item = T> + Send,
     F: Fn(T) -> R + Sync,
     S: FnMut(R),
 {
-    let jobs = effective_jobs(jobs);
     if jobs <= 1 {
         for item in items {
             sink(f(item));
@@ -63,7 +248,7 @@ where
         taken: 0,
     });
     let (source, f) = (&source, &f);
-    thread::scope(|scope| {
+    pool.scope(jobs - 1, |scope| {
         // Made here so that a panic on this thread drops them before the scope
         // waits for the workers, which then see the end.
         let (done_tx, done_rx) = mpsc::channel::<(usize, thread::Result<Vec<R>>)>();
@@ -72,22 +257,19 @@ where
         let (permit_tx, permit_rx) = mpsc::sync_channel::<()>(jobs * CHUNKS_PER_WORKER);
         for _ in 1..jobs {
             let (done_tx, permit_tx) = (done_tx.clone(), permit_tx.clone());
-            thread::Builder::new()
-                .stack_size(STACK_SIZE)
-                .spawn_scoped(scope, move || {
-                    while permit_tx.send(()).is_ok() {
-                        let Some((seq, chunk)) = take(source) else {
-                            break;
-                        };
-                        let results = panic::catch_unwind(AssertUnwindSafe(|| {
-                            chunk.into_iter().map(f).collect()
-                        }));
-                        if done_tx.send((seq, results)).is_err() {
-                            break;
-                        }
+            scope.spawn(move || {
+                while permit_tx.send(()).is_ok() {
+                    let Some((seq, chunk)) = take(source) else {
+                        break;
+                    };
+                    let results = panic::catch_unwind(AssertUnwindSafe(|| {
+                        chunk.into_iter().map(f).collect()
+                    }));
+                    if done_tx.send((seq, results)).is_err() {
+                        break;
                     }
-                })
-                .expect("cannot start a worker thread");
+                }
+            });
         }
         drop(done_tx);
         let mut pending: BTreeMap<usize, Vec<R>> = BTreeMap::new();
@@ -157,6 +339,17 @@ fn take<T, I: Iterator<Item = T>>(source: &Mutex<Source<I>>) -> Option<(usize, V
 mod tests {
     use super::*;
 
+    fn ordered_map<T, R, I, F, S>(items: I, jobs: usize, chunk: usize, f: F, sink: S)
+    where
+        T: Send,
+        R: Send,
+        I: Iterator<Item = T> + Send,
+        F: Fn(T) -> R + Sync,
+        S: FnMut(R),
+    {
+        super::ordered_map(&Pool::default(), items, jobs, chunk, f, sink);
+    }
+
     #[test]
     fn keeps_input_order_with_many_workers() {
         let mut out = Vec::new();
@@ -221,6 +414,75 @@ mod tests {
             });
             assert!(caught.is_err(), "the panic at item {bad} was lost");
         }
+    }
+
+    #[test]
+    fn a_pool_keeps_its_threads_between_calls() {
+        let pool = Pool::default();
+        let threads = Mutex::new(std::collections::HashSet::new());
+        for _ in 0..20 {
+            super::ordered_map(
+                &pool,
+                0..2_000u32,
+                3,
+                16,
+                |_| {
+                    let me = thread::current();
+                    if me.name() == Some("tribunal-worker") {
+                        threads.lock().unwrap().insert(me.id());
+                    }
+                },
+                |()| {},
+            );
+        }
+        let threads = threads.into_inner().unwrap().len();
+        assert!(
+            (1..=2).contains(&threads),
+            "{threads} worker threads for 3 jobs"
+        );
+    }
+
+    #[test]
+    fn calls_side_by_side_do_not_wait_for_each_other() {
+        // Each call's worker waits until the other call's worker has started:
+        // with one thread for both calls, neither would ever end.
+        let pool = Pool::default();
+        let started = [mpsc::channel::<()>(), mpsc::channel::<()>()];
+        let [(a_tx, a_rx), (b_tx, b_rx)] = started;
+        let (a_rx, b_rx) = (Mutex::new(a_rx), Mutex::new(b_rx));
+        thread::scope(|s| {
+            s.spawn(|| {
+                pool.scope(1, |scope| {
+                    scope.spawn(|| {
+                        a_tx.send(()).unwrap();
+                        b_rx.lock().unwrap().recv().unwrap();
+                    });
+                });
+            });
+            s.spawn(|| {
+                pool.scope(1, |scope| {
+                    scope.spawn(|| {
+                        b_tx.send(()).unwrap();
+                        a_rx.lock().unwrap().recv().unwrap();
+                    });
+                });
+            });
+        });
+    }
+
+    #[test]
+    fn a_scope_returns_only_after_its_closures() {
+        let pool = Pool::default();
+        let mut done = [false; 8];
+        pool.scope(4, |scope| {
+            for slot in &mut done {
+                scope.spawn(move || {
+                    thread::sleep(std::time::Duration::from_millis(5));
+                    *slot = true;
+                });
+            }
+        });
+        assert_eq!(done, [true; 8]);
     }
 
     #[test]

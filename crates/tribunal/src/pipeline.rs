@@ -164,7 +164,10 @@ impl Pack {
         make: Make,
         mut each: impl FnMut(Report, Option<Written>),
     ) {
-        let staged: Vec<Staged> = inputs.iter().map(|input| self.stage(input, make)).collect();
+        let staged: Vec<Staged> = inputs
+            .iter()
+            .map(|input| self.stage_caught(input, make))
+            .collect();
         if !self.metrics.is_empty() {
             let scores = BTreeMap::new();
             let contexts: Vec<Context<'_>> = inputs
@@ -175,14 +178,43 @@ impl Pack {
                 .collect();
             if !contexts.is_empty() {
                 for step in &self.metrics {
-                    step.run.prepare(&contexts);
+                    // Work done ahead for the batch, which the metric does
+                    // again per record if it panics here (and fails there).
+                    let _ = caught(|| step.run.prepare(&contexts));
                 }
             }
         }
         for (input, mut staged) in inputs.iter().zip(staged) {
             let written = staged.written.take();
-            each(self.finish(input, staged), written);
+            let id = &input.id;
+            let report = caught(|| self.finish(input, staged)).unwrap_or_else(|err| {
+                Report::errored(
+                    id.clone(),
+                    err.kind,
+                    err.message,
+                    &self.label,
+                    &self.revision,
+                )
+            });
+            each(report, written);
         }
+    }
+
+    /// [`stage`](Self::stage), where a panic (a bug in the engine: the steps'
+    /// own are caught in [`within_time`](Self::within_time)) is the record's
+    /// failure.
+    fn stage_caught(&self, input: &Input, make: Make) -> Staged {
+        caught(|| self.stage(input, make)).unwrap_or_else(|err| Staged {
+            json: Json::Null,
+            written: None,
+            extraction: ExtractionInfo {
+                tier: None,
+                repairs: Vec::new(),
+                raw_fallback: false,
+            },
+            issues: Vec::new(),
+            failure: Some(err.within("extraction")),
+        })
     }
 
     /// Extraction, then the postprocessors in order.
@@ -341,7 +373,7 @@ impl Pack {
             let batch: Vec<Input> = inputs.by_ref().take(BATCH_RECORDS).collect();
             (!batch.is_empty()).then_some(batch)
         });
-        crate::parallel::ordered_map(
+        self.runtime.ordered_map(
             batches,
             jobs,
             1,
@@ -359,7 +391,10 @@ impl Pack {
         steps: &mut Steps,
         step: impl FnOnce() -> Result<T, EvalError>,
     ) -> Result<T, EvalError> {
-        match steps.within(step) {
+        // A component that panics (a bug in it, or in the engine under it) is
+        // its record's ERROR, naming the step, in every front end: the panic
+        // stops here, on the thread that evaluates, never in a caller.
+        match steps.within(|| caught(step).and_then(|result| result)) {
             // A step's own error (a script's, naming the limit it hit) stands.
             Ok(result) | Err(result @ Err(_)) => result,
             Err(Ok(_)) => Err(EvalError::new(
@@ -512,6 +547,19 @@ impl Pack {
     }
 }
 
+/// `work`'s result, or its panic as an `internal` error with the panic's
+/// message: the one place the engine stops a panic (see `docs/architecture.md`).
+fn caught<T>(work: impl FnOnce() -> T) -> Result<T, EvalError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).map_err(|panic| {
+        let message = panic
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| panic.downcast_ref::<&str>().copied())
+            .unwrap_or("a panic");
+        EvalError::new(ErrorKind::Internal, format!("panicked: {message}"))
+    })
+}
+
 fn named(mut issue: Issue, step: &str) -> Issue {
     if issue.rule.is_empty() {
         step.clone_into(&mut issue.rule);
@@ -521,4 +569,79 @@ fn named(mut issue: Issue, step: &str) -> Issue {
         issue.code = step.to_owned().into();
     }
     issue
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::component::{Metric, MetricOutput};
+    use crate::pack::Step;
+
+    /// A metric with a bug: it panics on outputs that say so, and on every
+    /// batch it prepares.
+    #[derive(Debug)]
+    struct Panics;
+
+    impl Metric for Panics {
+        fn evaluate(&self, ctx: &Context<'_>) -> Result<MetricOutput, EvalError> {
+            assert!(
+                !ctx.output.contains("panic"),
+                "asked to by {:?}",
+                ctx.output
+            );
+            Ok(MetricOutput::score(1.0))
+        }
+
+        fn prepare(&self, _records: &[Context<'_>]) {
+            panic!("in prepare");
+        }
+    }
+
+    fn panicking_pack() -> Pack {
+        let root = crate::files::built_in_repository();
+        let mut pack = Pack::load(root.join("rules/ksi-emission")).expect("the shipped pack loads");
+        pack.metrics.push(Step {
+            name: "buggy".into(),
+            run: Arc::new(Panics),
+            weight: 0.0,
+        });
+        pack
+    }
+
+    #[test]
+    fn a_component_that_panics_makes_only_its_record_error_naming_it() {
+        let pack = panicking_pack();
+        let inputs = ["{\"event\": \"a:b\", \"data\": {}}", "please panic", "{}"].map(Input::new);
+        let want = |report: &Report, panicked: bool| {
+            if panicked {
+                assert_eq!(report.status, Status::Error, "{report:?}");
+                assert_eq!(report.error_kind, Some(ErrorKind::Internal));
+                let error = report.error.as_deref().unwrap_or_default();
+                assert!(
+                    error.starts_with("metric `buggy`: panicked: asked to by \"please panic\""),
+                    "{error}"
+                );
+                assert!(!report.passed);
+            } else {
+                assert_ne!(report.status, Status::Error, "{report:?}");
+            }
+        };
+        // One at a time, as a batch, and on worker threads.
+        for (input, panicked) in inputs.iter().zip([false, true, false]) {
+            want(&pack.evaluate(input), panicked);
+        }
+        let reports = pack.evaluate_many(&inputs);
+        for (report, panicked) in reports.iter().zip([false, true, false]) {
+            want(report, panicked);
+        }
+        let mut reports = Vec::new();
+        let many = (0..3000).map(|n| inputs[n % 3].clone());
+        pack.evaluate_batch(many, 2, |report| reports.push(report));
+        assert_eq!(reports.len(), 3000);
+        for (n, report) in reports.iter().enumerate() {
+            want(report, n % 3 == 1);
+        }
+    }
 }

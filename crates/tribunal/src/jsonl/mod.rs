@@ -709,7 +709,7 @@ where
     let make_checks = out.keeps_checks();
     {
         let mut rest = leftover.into_iter().chain(batches.by_ref());
-        crate::parallel::ordered_map(
+        pack.runtime.ordered_map(
             &mut rest,
             options.jobs,
             1,

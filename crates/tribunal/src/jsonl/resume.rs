@@ -59,13 +59,16 @@ fn input_hash(raw: &RawRecord<'_>) -> u64 {
 /// Appends the check line of the result line `result` (without its newline),
 /// evaluated from `raw`, to `out`.
 pub(crate) fn push_check(out: &mut Vec<u8>, raw: &RawRecord<'_>, result: &[u8]) {
+    // Two digits a byte, most significant first, in one write (this runs
+    // for every record a run writes to a file).
     fn hex(out: &mut Vec<u8>, value: u64) {
         const DIGITS: &[u8; 16] = b"0123456789abcdef";
-        out.extend(
-            (0..16)
-                .rev()
-                .map(|i| DIGITS[((value >> (i * 4)) & 0xf) as usize]),
-        );
+        let mut digits = [0u8; 16];
+        for (pair, byte) in digits.chunks_exact_mut(2).zip(value.to_be_bytes()) {
+            pair[0] = DIGITS[usize::from(byte >> 4)];
+            pair[1] = DIGITS[usize::from(byte & 0xf)];
+        }
+        out.extend_from_slice(&digits);
     }
     hex(out, input_hash(raw));
     out.push(b' ');

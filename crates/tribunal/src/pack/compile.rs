@@ -105,6 +105,7 @@ impl PackLoader {
             postprocessors,
             metrics,
             strategies,
+            runtime: self.runtime,
         })
     }
 

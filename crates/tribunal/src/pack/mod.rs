@@ -27,6 +27,7 @@ use crate::contract::Contract;
 use crate::extract::Tier;
 use crate::files::PackFiles;
 use crate::manifest::{ComponentManifest, Implementation, PackManifest, ScoringSpec};
+use crate::runtime::Runtime;
 use crate::strategy::StrategyRegistry;
 use crate::yaml::{LoadError, LoadErrors, Source};
 
@@ -138,6 +139,8 @@ pub struct Pack {
     /// Plugin components left unloaded, without consent, by
     /// [`Pack::load_for_inspection`]: a note each, at the manifest's `library:`.
     pub(crate) not_loaded: Vec<LoadError>,
+    /// What the pack runs on (its worker threads).
+    pub(crate) runtime: Runtime,
 }
 
 /// The sub-folders of `dir` that hold a `pack.yaml`, sorted (none when `dir` cannot
@@ -222,16 +225,19 @@ impl Pack {
     }
 
     /// Loads the pack in `path` (a folder holding `pack.yaml`, or the file
-    /// itself). Every error found is returned, each with its file, line and
-    /// column (and a suggestion where one helps).
+    /// itself) on a runtime of its own. Every error found is returned, each
+    /// with its file, line and column (and a suggestion where one helps).
+    /// Packs that should share threads are loaded through one
+    /// [`Runtime`](crate::Runtime) ([`Runtime::load`]).
     pub fn load(path: impl AsRef<Path>) -> Result<Self, LoadErrors> {
-        Self::load_with(path, &LoadOptions::default())
+        Runtime::new().load(path)
     }
 
     /// Loads a pack with config overrides (`--set`), plugin folders, the
-    /// paths outside the pack it may read, and consent to opening its plugins.
+    /// paths outside the pack it may read, and consent to opening its
+    /// plugins, on a runtime of its own ([`Runtime::load_with`] to share one).
     pub fn load_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Self, LoadErrors> {
-        Self::load_inner(path.as_ref(), options, false)
+        Runtime::new().load_with(path, options)
     }
 
     /// Loads a pack to show it (`lint`, `list`, `explain`, `prompt`), not to run
@@ -244,13 +250,14 @@ impl Pack {
         path: impl AsRef<Path>,
         options: &LoadOptions,
     ) -> Result<Self, LoadErrors> {
-        Self::load_inner(path.as_ref(), options, true)
+        Runtime::new().load_for_inspection(path, options)
     }
 
-    fn load_inner(
+    pub(crate) fn load_inner(
         path: &Path,
         options: &LoadOptions,
         inspect_only: bool,
+        runtime: &Runtime,
     ) -> Result<Self, LoadErrors> {
         let manifest_path = if path.is_dir() {
             path.join("pack.yaml")
@@ -285,10 +292,16 @@ impl Pack {
             overrides: options.overrides.clone(),
             plugin_dirs: options.plugin_dirs.clone(),
             inspect_only,
+            runtime: runtime.clone(),
             errors: Vec::new(),
             warnings: Vec::new(),
         }
         .load(&manifest, options)
+    }
+
+    /// The runtime the pack was loaded on, and runs on.
+    pub fn runtime(&self) -> &Runtime {
+        &self.runtime
     }
 
     /// The pack's `name`.
@@ -409,6 +422,7 @@ struct PackLoader {
     plugin_dirs: Vec<PathBuf>,
     /// See [`Pack::load_for_inspection`].
     inspect_only: bool,
+    runtime: Runtime,
     errors: Vec<LoadError>,
     warnings: Vec<LoadError>,
 }
