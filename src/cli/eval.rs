@@ -370,7 +370,7 @@ fn write_summaries(
     outcomes: &[gates::Outcome],
     elapsed: f64,
 ) -> Result<(), u8> {
-    let embeddings = tribunal::embedding_cache_report();
+    let embeddings = pack.runtime().embedding_cache_report();
     if let Some(summary_file) = &args.summary_json {
         let mut value = summary.to_value();
         value["pack"] = serde_json::json!({

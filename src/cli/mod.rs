@@ -59,7 +59,7 @@ use inspect::{explain, list, prompt, ExplainArgs, PromptArgs};
 use report_page::{run_report, ReportArgs};
 use test::{lint, run_tests, LintArgs, TestArgs};
 
-use tribunal::{LoadOptions, Override, Pack};
+use tribunal::{LoadOptions, Override, Pack, Runtime};
 
 pub(crate) const EXIT_OK: u8 = 0;
 pub(crate) const EXIT_NOT_PASSED: u8 = 1;
@@ -164,15 +164,21 @@ struct LoadFlags {
 }
 
 impl LoadFlags {
-    /// The load options, with the embedding cache set for the run.
-    fn options(&self) -> LoadOptions {
-        tribunal::set_embedding_cache(if self.no_cache {
+    /// The runtime the command's packs load on: its embedding cache is the
+    /// run's (`--cache-dir`, `--no-cache`).
+    fn runtime(&self) -> Runtime {
+        let cache = if self.no_cache {
             None
         } else {
             self.cache_dir
                 .clone()
                 .or_else(tribunal::default_embedding_cache_dir)
-        });
+        };
+        Runtime::builder().embedding_cache(cache).build()
+    }
+
+    /// The load options.
+    fn options(&self) -> LoadOptions {
         LoadOptions {
             plugin_dirs: self.plugin_dirs.clone(),
             allow_paths: self.allow_paths.clone(),
@@ -207,14 +213,16 @@ impl PackOptions {
     /// Loads the pack to run it (`check`, `eval`): a plugin component without
     /// consent is a load error.
     fn load(&self, pack_arg: Option<&PathBuf>) -> Result<Pack, String> {
-        self.load_as(pack_arg, |path, options| Pack::load_with(path, options))
+        let runtime = self.load.runtime();
+        self.load_as(pack_arg, |path, options| runtime.load_with(path, options))
     }
 
     /// Loads the pack to show it (`list`, `explain`, `prompt`): a plugin
     /// component without consent is left unloaded, and noted.
     fn inspect(&self, pack_arg: Option<&PathBuf>) -> Result<Pack, String> {
+        let runtime = self.load.runtime();
         self.load_as(pack_arg, |path, options| {
-            Pack::load_for_inspection(path, options)
+            runtime.load_for_inspection(path, options)
         })
     }
 

@@ -6,7 +6,6 @@ use clap::Args;
 use std::io::Write as _;
 use std::path::PathBuf;
 use tribunal::frontend::pack::{no_pack_message, packs_in};
-use tribunal::Pack;
 
 /// The packs of `test` and `lint`: arguments and `--pack` flags, in that order.
 #[derive(Debug, Args)]
@@ -68,11 +67,12 @@ pub(super) fn run_tests(args: &TestArgs) -> Result<u8, String> {
     }
     let packs = discover_packs(&paths, |_, _| {})?;
     let base = args.packs.load.options();
+    let runtime = args.packs.load.runtime();
     let (mut passed, mut failed) = (0, 0);
     let mut outcomes = Vec::new();
     for pack in packs {
         let started = std::time::Instant::now();
-        let outcome = tribunal::frontend::pack_tests::run(&pack, args.verbose, &base);
+        let outcome = tribunal::frontend::pack_tests::run(&runtime, &pack, args.verbose, &base);
         print!("{}", tribunal::frontend::text::printable(&outcome.log));
         passed += outcome.passed;
         failed += outcome.failed;
@@ -143,8 +143,9 @@ pub(super) fn lint(args: &LintArgs) -> Result<u8, String> {
     }
     let mut failed = false;
     let options = args.packs.load.options();
+    let runtime = args.packs.load.runtime();
     for path in packs {
-        match Pack::load_for_inspection(&path, &options) {
+        match runtime.load_for_inspection(&path, &options) {
             Err(errors) => {
                 eprintln!(
                     "{}",

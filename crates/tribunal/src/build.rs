@@ -20,6 +20,8 @@ pub struct BuildCtx<'a> {
     pub contract: Option<&'a Arc<Contract>>,
     /// The folders the pack may read files from.
     pub files: &'a PackFiles,
+    /// The runtime's sentence-embedding models.
+    pub models: &'a crate::semantic::Models,
 }
 
 impl BuildCtx<'_> {

@@ -74,10 +74,9 @@ pub use report::{
     Details, ErrorKind, ExtractionInfo, Field, Fields, Issue, MetricResult, Report, Severity,
     Status,
 };
-pub use runtime::Runtime;
+pub use runtime::{Runtime, RuntimeBuilder};
 pub use semantic::{
-    cache_report as embedding_cache_report, default_cache_root as default_embedding_cache_dir,
-    set_cache_root as set_embedding_cache, CacheReport as EmbeddingCacheReport,
+    default_cache_root as default_embedding_cache_dir, CacheReport as EmbeddingCacheReport,
 };
 pub use yaml::{LoadError, LoadErrors};
 

@@ -1,4 +1,4 @@
-//! The worker pool a [`Runtime`](crate::Runtime) keeps, and the ordered
+//! The worker pool a runtime (`Runtime`) keeps, and the ordered
 //! parallel map on it: evaluate items on worker threads, hand results to a
 //! sink in input order, with a bounded number of items in flight (so memory
 //! stays flat whatever the input size).
@@ -20,8 +20,8 @@ pub const MAX_JOBS: usize = 256;
 /// the CLI's main thread, which is one of them). Rhai recurses natively through nested values (size checks,
 /// clone, drop) and nested script calls: within the default script limits that
 /// goes deeper than the 2 MiB of a default thread (a stack overflow aborts the
-/// whole process). A program that calls [`Pack::evaluate`](crate::pack::Pack::evaluate)
-/// on threads of its own should give them this much; only the pages a thread
+/// whole process). A program that evaluates packs on threads
+/// of its own should give them this much; only the pages a thread
 /// touches take memory.
 pub const STACK_SIZE: usize = 256 << 20;
 

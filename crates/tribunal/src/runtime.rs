@@ -1,18 +1,19 @@
 //! The runtime packs run on: what evaluation shares across packs and calls,
-//! owned by the program and passed to the packs it loads, never global.
+//! owned by the program and passed to the packs it loads, never global. (Its
+//! `load` methods are the pack module's, which builds on this one.)
 
 use std::fmt;
-use std::path::Path;
+use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::pack::{LoadOptions, Pack};
 use crate::parallel::{self, Pool, MAX_JOBS};
-use crate::yaml::LoadErrors;
+use crate::semantic::{CacheReport, Models};
 
 /// What packs loaded through it share: the worker pool that evaluates batches
-/// in parallel (in input order, with bounded memory) and the number of jobs a
-/// call gets by default. Cheap to clone (clones share it); a [`Pack`] keeps the
-/// runtime it was loaded with.
+/// in parallel (in input order, with bounded memory), the number of jobs a
+/// call gets by default, the sentence-embedding models with their caches, and
+/// the plugin libraries opened. Cheap to clone (clones share it); a `Pack`
+/// keeps the runtime it was loaded with.
 ///
 /// Load every pack of a program through one runtime, so that they share its
 /// threads:
@@ -21,7 +22,7 @@ use crate::yaml::LoadErrors;
 /// # std::env::set_current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).unwrap(); // the repository
 /// use tribunal::{Input, Runtime};
 ///
-/// let runtime = Runtime::with_jobs(2);
+/// let runtime = Runtime::builder().jobs(2).build();
 /// let pack = runtime.load("rules/ksi-emission").expect("the shipped pack loads");
 /// let mut statuses = Vec::new();
 /// // 0: the runtime's jobs.
@@ -41,6 +42,51 @@ struct Inner {
     /// The jobs a call that asks for 0 gets.
     jobs: usize,
     pool: Pool,
+    models: Models,
+    plugins: crate::plugin::Libraries,
+}
+
+/// Settings of a [`Runtime`] (see [`Runtime::builder`]).
+#[derive(Debug, Clone, Default)]
+pub struct RuntimeBuilder {
+    jobs: usize,
+    embedding_cache: Option<PathBuf>,
+}
+
+impl RuntimeBuilder {
+    /// The threads a call uses unless it asks otherwise (0, the default: every
+    /// core; at most 256).
+    #[must_use]
+    pub fn jobs(mut self, jobs: usize) -> Self {
+        self.jobs = jobs;
+        self
+    }
+
+    /// Keeps sentence embeddings on disk under `dir`, shared by every run (see
+    /// [`default_embedding_cache_dir`](crate::semantic::default_cache_root)), or
+    /// only in memory (`None`, the default).
+    #[must_use]
+    pub fn embedding_cache(mut self, dir: Option<PathBuf>) -> Self {
+        self.embedding_cache = dir;
+        self
+    }
+
+    /// The runtime.
+    pub fn build(self) -> Runtime {
+        let jobs = if self.jobs == 0 {
+            parallel::cores()
+        } else {
+            self.jobs
+        };
+        Runtime {
+            inner: Arc::new(Inner {
+                jobs: jobs.min(MAX_JOBS),
+                pool: Pool::default(),
+                models: Models::new(self.embedding_cache),
+                plugins: crate::plugin::Libraries::default(),
+            }),
+        }
+    }
 }
 
 impl Default for Runtime {
@@ -58,21 +104,29 @@ impl fmt::Debug for Runtime {
 }
 
 impl Runtime {
-    /// A runtime whose calls use every core unless they ask for fewer.
+    /// A runtime whose calls use every core unless they ask for fewer, and
+    /// whose embeddings are kept in memory.
     pub fn new() -> Self {
-        Self::with_jobs(0)
+        Self::builder().build()
     }
 
-    /// A runtime whose calls use `jobs` threads unless they ask otherwise (0:
-    /// every core; at most 256).
-    pub fn with_jobs(jobs: usize) -> Self {
-        let jobs = if jobs == 0 { parallel::cores() } else { jobs };
-        Self {
-            inner: Arc::new(Inner {
-                jobs: jobs.min(MAX_JOBS),
-                pool: Pool::default(),
-            }),
-        }
+    /// Settings for a runtime: its jobs, its embedding cache.
+    pub fn builder() -> RuntimeBuilder {
+        RuntimeBuilder::default()
+    }
+
+    /// What the runtime's embedding caches did so far, `None` when no model
+    /// was used.
+    pub fn embedding_cache_report(&self) -> Option<CacheReport> {
+        self.inner.models.cache_report()
+    }
+
+    pub(crate) fn models(&self) -> &Models {
+        &self.inner.models
+    }
+
+    pub(crate) fn plugins(&self) -> &crate::plugin::Libraries {
+        &self.inner.plugins
     }
 
     /// The threads a call that asks for `requested` jobs gets: the runtime's
@@ -82,31 +136,6 @@ impl Runtime {
             0 => self.inner.jobs,
             jobs => jobs.min(MAX_JOBS),
         }
-    }
-
-    /// Loads the pack in `path` on this runtime (see [`Pack::load`]).
-    pub fn load(&self, path: impl AsRef<Path>) -> Result<Pack, LoadErrors> {
-        self.load_with(path, &LoadOptions::default())
-    }
-
-    /// Loads a pack on this runtime with options (see [`Pack::load_with`]).
-    pub fn load_with(
-        &self,
-        path: impl AsRef<Path>,
-        options: &LoadOptions,
-    ) -> Result<Pack, LoadErrors> {
-        Pack::load_inner(path.as_ref(), options, false, self)
-    }
-
-    /// Loads a pack on this runtime to show it, not to run it (see
-    /// [`Pack::load_for_inspection`]).
-    #[doc(hidden)]
-    pub fn load_for_inspection(
-        &self,
-        path: impl AsRef<Path>,
-        options: &LoadOptions,
-    ) -> Result<Pack, LoadErrors> {
-        Pack::load_inner(path.as_ref(), options, true, self)
     }
 
     /// Runs `body` with a scope whose closures run on `workers` of the

@@ -10,7 +10,7 @@ use crate::json::Json;
 
 use crate::component::{BuildError, Context, EvalError, Strategy};
 use crate::report::ErrorKind;
-use crate::semantic::SemanticModel;
+use crate::semantic::{Models, SemanticModel};
 use crate::text::{python_number, similarity, write_python_json, PythonJson};
 
 /// Default similarity a `fuzzy` match needs.
@@ -20,19 +20,14 @@ pub const DEFAULT_SEMANTIC_THRESHOLD: f64 = 0.80;
 
 pub use crate::component::StrategyRegistry;
 
-impl Default for StrategyRegistry {
-    fn default() -> Self {
-        Self::with_builtins()
-    }
-}
-
 impl StrategyRegistry {
     /// The built-in strategies: `exact`, `fuzzy`, `semantic`, `ignore`.
-    pub fn with_builtins() -> Self {
+    /// The built-in strategies, `semantic` on the default model of `models`.
+    pub fn with_builtins(models: &Models) -> Self {
         let mut registry = Self::empty();
         registry.insert("exact", Arc::new(Exact));
         registry.insert("fuzzy", Arc::new(Fuzzy));
-        registry.insert("semantic", Arc::new(Semantic::default()));
+        registry.insert("semantic", Arc::new(Semantic::new(models.model(None))));
         registry.insert("ignore", Arc::new(Ignore));
         registry
     }
@@ -163,19 +158,10 @@ pub struct Semantic {
     model: Arc<SemanticModel>,
 }
 
-impl Default for Semantic {
-    fn default() -> Self {
-        Self::with_model(None)
-    }
-}
-
 impl Semantic {
-    /// The strategy on the model in `dir` (`None`: `$TRIBUNAL_MODEL_DIR`, then the
-    /// set-up's install folder).
-    pub fn with_model(dir: Option<std::path::PathBuf>) -> Self {
-        Self {
-            model: SemanticModel::shared(dir),
-        }
+    /// The strategy on `model` (a handle of the runtime's [`Models`]).
+    pub fn new(model: Arc<SemanticModel>) -> Self {
+        Self { model }
     }
 
     pub fn model(&self) -> &Arc<SemanticModel> {
@@ -280,7 +266,7 @@ mod tests {
 
     #[test]
     fn registry_lookup_is_case_insensitive() {
-        let registry = StrategyRegistry::with_builtins();
+        let registry = StrategyRegistry::with_builtins(&crate::semantic::Models::default());
         assert!(registry.get("FUZZY").is_some());
         assert!(registry.get("Exact").is_some());
         assert!(registry.get("nope").is_none());

@@ -319,7 +319,7 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
     if let Some(model) = &config.model {
         let folder = confined_model(ctx, model)
             .map_err(|why| resolver.error(format_args!("`model`: {why}"), "model"))?;
-        let semantic = Semantic::with_model(Some(folder));
+        let semantic = Semantic::new(ctx.models.model(Some(folder)));
         semantic
             .model()
             .locate()
@@ -349,7 +349,10 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
             return Err(resolver.error("`safety_metric` must name a metric", "safety_metric"));
         }
     }
-    let auto_semantic = resolver.builtin(&text_strategy, Arc::new(Semantic::default()));
+    let auto_semantic = resolver.builtin(
+        &text_strategy,
+        Arc::new(Semantic::new(ctx.models.model(None))),
+    );
     let prepares = auto_semantic.strategy.wants_prepare()
         || field_strategies
             .values()
@@ -904,7 +907,7 @@ mod tests {
     }
 
     fn registry_with_semantic(similarity: f64) -> Arc<StrategyRegistry> {
-        let mut registry = StrategyRegistry::with_builtins();
+        let mut registry = StrategyRegistry::with_builtins(&crate::semantic::Models::default());
         registry.insert("semantic", Arc::new(Fixed(similarity)));
         Arc::new(registry)
     }
@@ -921,6 +924,7 @@ mod tests {
             strategies: registry,
             contract: None,
             files: &files,
+            models: crate::builtins::test_support::models(),
         };
         match build(config, &ctx)? {
             Compiled::Metric(m) => Ok(m),
@@ -1181,7 +1185,9 @@ mod tests {
 
     #[test]
     fn text_strategy_chooses_what_plain_strings_use() {
-        let registry = Arc::new(StrategyRegistry::with_builtins());
+        let registry = Arc::new(StrategyRegistry::with_builtins(
+            &crate::semantic::Models::default(),
+        ));
         let m = build_with(
             &json!({"text_strategy": "fuzzy"}),
             &registry,
@@ -1395,7 +1401,9 @@ mod tests {
         let secret = outside.path().join("config.json");
         std::fs::write(&secret, "SECRET LINE").unwrap();
         let pack = tempfile::tempdir().unwrap();
-        let registry = Arc::new(StrategyRegistry::with_builtins());
+        let registry = Arc::new(StrategyRegistry::with_builtins(
+            &crate::semantic::Models::default(),
+        ));
         let model_in_pack = pack.path().join("model");
         std::fs::create_dir(&model_in_pack).unwrap();
         std::os::unix::fs::symlink(&secret, model_in_pack.join("config.json")).unwrap();
@@ -1421,7 +1429,9 @@ mod tests {
     #[test]
     fn a_missing_model_fails_at_load_when_named_and_per_record_when_detected() {
         let dir = tempfile::tempdir().unwrap();
-        let registry = Arc::new(StrategyRegistry::with_builtins());
+        let registry = Arc::new(StrategyRegistry::with_builtins(
+            &crate::semantic::Models::default(),
+        ));
         // `model:` is checked at load, at its key.
         let err =
             build_with(&json!({"model": "no-model-here"}), &registry, dir.path()).unwrap_err();
@@ -1432,11 +1442,13 @@ mod tests {
             err.message
         );
         // A field mapped to SEMANTIC explicitly needs a usable model at load.
-        let mut registry = StrategyRegistry::with_builtins();
+        let mut registry = StrategyRegistry::with_builtins(&crate::semantic::Models::default());
         let missing = dir.path().join("missing");
         registry.insert(
             "semantic",
-            Arc::new(crate::strategy::Semantic::with_model(Some(missing))),
+            Arc::new(crate::strategy::Semantic::new(
+                crate::semantic::Models::default().model(Some(missing)),
+            )),
         );
         let registry = Arc::new(registry);
         let err = build_with(
@@ -1568,7 +1580,7 @@ mod tests {
 
     #[test]
     fn custom_strategies_use_their_thresholds() {
-        let mut registry = StrategyRegistry::with_builtins();
+        let mut registry = StrategyRegistry::with_builtins(&crate::semantic::Models::default());
         registry.insert("half", Arc::new(Fixed(0.5)));
         let registry = Arc::new(registry);
         let m = build_with(

@@ -232,6 +232,7 @@ mod tests {
             strategies,
             contract: None,
             files: &files,
+            models: crate::builtins::test_support::models(),
         };
         assert!(build(&json!({"schema": "s.json"}), &ctx).is_ok());
         let err = build(&json!({"schema": "missing.json"}), &ctx).unwrap_err();

@@ -147,7 +147,11 @@ pub(crate) mod test_support {
 
     pub fn strategies() -> &'static Arc<StrategyRegistry> {
         static REGISTRY: OnceLock<Arc<StrategyRegistry>> = OnceLock::new();
-        REGISTRY.get_or_init(|| Arc::new(StrategyRegistry::with_builtins()))
+        REGISTRY.get_or_init(|| {
+            Arc::new(StrategyRegistry::with_builtins(
+                &crate::semantic::Models::default(),
+            ))
+        })
     }
 
     pub fn build_ctx(name: &str) -> BuildCtx<'_> {
@@ -157,7 +161,14 @@ pub(crate) mod test_support {
             strategies: strategies(),
             contract: None,
             files: files(),
+            models: models(),
         }
+    }
+
+    /// The models of the unit tests' components.
+    pub fn models() -> &'static crate::semantic::Models {
+        static MODELS: OnceLock<crate::semantic::Models> = OnceLock::new();
+        MODELS.get_or_init(crate::semantic::Models::default)
     }
 
     /// The crate's folder as the "pack" unit tests read files from.

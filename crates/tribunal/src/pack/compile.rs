@@ -39,7 +39,7 @@ impl PackLoader {
         } else {
             PluginAccess::NotConsented
         };
-        let sources = Sources::new(plugins, self.inspect_only, limits);
+        let sources = Sources::new(plugins, self.inspect_only, limits, self.runtime.clone());
         let components = self.load_components(manifest, &sources);
         self.check_dependencies(&components);
         let contract = self.compile_contract(manifest, options);
@@ -237,8 +237,9 @@ impl PackLoader {
         components: &[LoadedComponent],
         options: &LoadOptions,
     ) -> StrategyRegistry {
-        let mut registry = StrategyRegistry::with_builtins();
-        let plain = Arc::new(StrategyRegistry::with_builtins());
+        let models = self.runtime.models();
+        let mut registry = StrategyRegistry::with_builtins(models);
+        let plain = Arc::new(StrategyRegistry::with_builtins(models));
         for component in components
             .iter()
             .filter(|c| c.manifest.kind == Kind::Strategy && c.implementation.is_some())
@@ -257,6 +258,7 @@ impl PackLoader {
                 strategies: &plain,
                 contract: None,
                 files: &self.files,
+                models: self.runtime.models(),
             };
             match Self::build_implementation(component, &config, &ctx) {
                 Ok(Compiled::Strategy(strategy)) => {
@@ -325,6 +327,7 @@ impl PackLoader {
             strategies: steps.strategies,
             contract: steps.contract,
             files: &self.files,
+            models: self.runtime.models(),
         };
         match Self::build_implementation(component, &config, &ctx) {
             Ok(compiled) => Some(compiled),
@@ -393,6 +396,7 @@ impl PackLoader {
             strategies: steps.strategies,
             contract: steps.contract,
             files: &self.files,
+            models: self.runtime.models(),
         };
         match (builtin.build)(&config, &ctx) {
             Ok(compiled) => Some(compiled),

@@ -48,6 +48,34 @@ pub struct LoadOptions {
     pub allow_plugins: bool,
 }
 
+/// Loading packs on a runtime.
+impl Runtime {
+    /// Loads the pack in `path` on this runtime (see [`Pack::load`]).
+    pub fn load(&self, path: impl AsRef<Path>) -> Result<Pack, LoadErrors> {
+        self.load_with(path, &LoadOptions::default())
+    }
+
+    /// Loads a pack on this runtime with options (see [`Pack::load_with`]).
+    pub fn load_with(
+        &self,
+        path: impl AsRef<Path>,
+        options: &LoadOptions,
+    ) -> Result<Pack, LoadErrors> {
+        Pack::load_inner(path.as_ref(), options, false, self)
+    }
+
+    /// Loads a pack on this runtime to show it, not to run it (see
+    /// [`Pack::load_for_inspection`]).
+    #[doc(hidden)]
+    pub fn load_for_inspection(
+        &self,
+        path: impl AsRef<Path>,
+        options: &LoadOptions,
+    ) -> Result<Pack, LoadErrors> {
+        Pack::load_inner(path.as_ref(), options, true, self)
+    }
+}
+
 /// What `list` and `explain` show about a component of the pack.
 #[derive(Debug, Clone)]
 pub struct ComponentInfo {
@@ -228,7 +256,7 @@ impl Pack {
     /// itself) on a runtime of its own. Every error found is returned, each
     /// with its file, line and column (and a suggestion where one helps).
     /// Packs that should share threads are loaded through one
-    /// [`Runtime`](crate::Runtime) ([`Runtime::load`]).
+    /// [`Runtime`](crate::runtime::Runtime) ([`Runtime::load`]).
     pub fn load(path: impl AsRef<Path>) -> Result<Self, LoadErrors> {
         Runtime::new().load(path)
     }

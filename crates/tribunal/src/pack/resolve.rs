@@ -145,7 +145,7 @@ impl PackLoader {
             .enumerate()
             .map(|(i, c)| (c.manifest.name.as_str(), i))
             .collect();
-        let known_strategies = StrategyRegistry::with_builtins();
+        let known_strategies = StrategyRegistry::with_builtins(&crate::semantic::Models::default());
         for component in components {
             for dependency in &component.manifest.dependencies {
                 let known = local.contains_key(dependency.as_str())

@@ -15,8 +15,9 @@ use serde_json::Value;
 
 use crate::json::Json;
 
-use crate::pack::{LoadOptions, Override, Pack};
+use crate::pack::{LoadOptions, Override};
 use crate::pipeline::Input;
+use crate::runtime::Runtime;
 use crate::yaml::{LoadError, Source};
 
 /// Tolerance for numbers in expectations.
@@ -226,14 +227,14 @@ pub struct CaseOutcome {
     pub error: Option<String>,
 }
 
-/// Runs every test file of the pack in `dir`, loaded with `base` (plugin folders,
-/// allowed paths); a test file's `set` adds its overrides.
-pub fn run(dir: &Path, verbose: bool, base: &LoadOptions) -> Outcome {
+/// Runs every test file of the pack in `dir`, loaded on `runtime` with `base`
+/// (plugin folders, allowed paths); a test file's `set` adds its overrides.
+pub fn run(runtime: &Runtime, dir: &Path, verbose: bool, base: &LoadOptions) -> Outcome {
     let mut outcome = Outcome {
         label: dir.display().to_string(),
         ..Outcome::default()
     };
-    let pack = match Pack::load_with(dir, base) {
+    let pack = match runtime.load_with(dir, base) {
         Ok(pack) => pack,
         Err(errors) => {
             let manifest = if dir.is_dir() {
@@ -287,7 +288,7 @@ pub fn run(dir: &Path, verbose: bool, base: &LoadOptions) -> Outcome {
         let run_pack = if overrides.is_empty() {
             &pack
         } else {
-            match Pack::load_with(
+            match runtime.load_with(
                 dir,
                 &LoadOptions {
                     overrides,

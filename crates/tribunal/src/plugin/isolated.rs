@@ -111,8 +111,10 @@ pub fn serve(library: &Path) -> i32 {
         }
     };
     let mut requests = io::stdin().lock();
-    let library =
-        super::load(&super::Approved::named_by_the_engine(library)).map_err(|err| err.to_string());
+    // The helper process opens one library, for its own life.
+    let libraries = super::Libraries::default();
+    let library = super::load(&libraries, &super::Approved::named_by_the_engine(library))
+        .map_err(|err| err.to_string());
     let mut handle = None;
     loop {
         let frame = match read_frame(&mut requests) {

@@ -169,10 +169,11 @@ fn file_name(path: &Path) -> String {
     )
 }
 
-/// Libraries opened so far, by canonical path, with the outcome of opening them
-/// (a library that failed its checks is not opened again).
-static LOADED: Mutex<BTreeMap<PathBuf, Result<Arc<PluginLibrary>, PluginError>>> =
-    Mutex::new(BTreeMap::new());
+/// The plugin libraries a runtime (`Runtime`) opened, by canonical
+/// path, with the outcome of opening each (a library that failed its checks is
+/// not opened again).
+#[derive(Debug, Default)]
+pub(crate) struct Libraries(Mutex<BTreeMap<PathBuf, Result<Arc<PluginLibrary>, PluginError>>>);
 
 /// Why a plugin library cannot be used.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -190,9 +191,13 @@ pub enum PluginError {
 
 /// Opens the plugin library [`approve`] approved (once per process) and reads
 /// its manifest.
-pub(crate) fn load(approved: &Approved) -> Result<Arc<PluginLibrary>, PluginError> {
+pub(crate) fn load(
+    libraries: &Libraries,
+    approved: &Approved,
+) -> Result<Arc<PluginLibrary>, PluginError> {
     let path = approved.path().to_path_buf();
-    let mut loaded = LOADED
+    let mut loaded = libraries
+        .0
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some(outcome) = loaded.get(&path) {
@@ -306,6 +311,7 @@ pub struct CheckError {
 /// checks that it exports the component as a `kind` (`name` is the component's
 /// name in the pack).
 pub(crate) fn check(
+    libraries: &Libraries,
     plugin: &PluginRef,
     kind: Kind,
     name: &str,
@@ -356,7 +362,7 @@ pub(crate) fn check(
             not_consented: refusal == Refusal::NotConsented,
             ..library_error(refusal.message(name, &plugin.library), Some(refusal.help()))
         })?;
-    let library = load(&approved).map_err(|err| library_error(err.to_string(), None))?;
+    let library = load(libraries, &approved).map_err(|err| library_error(err.to_string(), None))?;
     let Some(declared) = library.component(&plugin.component) else {
         return Err(CheckError {
             message: format!(
@@ -597,15 +603,16 @@ mod tests {
     use crate::strategy::StrategyRegistry;
 
     #[test]
-    fn a_library_is_opened_once_per_process() {
+    fn a_library_is_opened_once_per_runtime() {
         let path = super::plugin_build::library_path("tribunal_tolerance");
         let dir = super::plugin_build::plugin_dir();
         let access = PluginAccess::Consented(PluginPlaces::new(dir, &[], &[]));
         let by_name = approve("tribunal_tolerance", dir, &access).unwrap();
         let via_dotdot = dir.join("deps").join("..").join(path.file_name().unwrap());
         let by_path = approve(via_dotdot.to_str().unwrap(), dir, &access).unwrap();
-        let first = load(&by_name).unwrap();
-        let second = load(&by_path).unwrap();
+        let libraries = Libraries::default();
+        let first = load(&libraries, &by_name).unwrap();
+        let second = load(&libraries, &by_path).unwrap();
         assert!(Arc::ptr_eq(&first, &second));
         assert_eq!(first.name, "tolerance");
         assert_eq!(first.components[0].name, "tolerance");
@@ -626,6 +633,7 @@ mod tests {
             timeout_ms: None,
         };
         let err = check(
+            &Libraries::default(),
             &plugin,
             Kind::Strategy,
             "tol",
@@ -648,7 +656,7 @@ mod tests {
         };
         let issues = [Issue::warning("x", "careful").at("/a")];
         let scores = BTreeMap::from([("m".to_owned(), 0.5)]);
-        let strategies = StrategyRegistry::with_builtins();
+        let strategies = StrategyRegistry::with_builtins(&crate::semantic::Models::default());
         let json = json!({"a": 1});
         let expected = json!({"a": 2});
         let meta = json!({"m": true});

@@ -249,7 +249,7 @@ mod tests {
             Issue::warning("b", "second"),
         ];
         let scores = [("m".to_owned(), 0.5)].into_iter().collect();
-        let strategies = StrategyRegistry::with_builtins();
+        let strategies = StrategyRegistry::with_builtins(&crate::semantic::Models::default());
         let ctx = Context {
             output: "raw text",
             json: &json!({"k": [1, 2.5, null]}),

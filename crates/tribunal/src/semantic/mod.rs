@@ -25,26 +25,7 @@ use tokenizers::{Tokenizer, TruncationParams};
 pub use disk_cache::{default_root as default_cache_root, DiskCache};
 pub use locate::{locate, MODEL_DIR_ENV, SETUP_COMMAND};
 
-/// Where embeddings are kept across runs (`None`: only in memory, for the run).
-static CACHE_ROOT: Mutex<Option<PathBuf>> = Mutex::new(None);
-
-/// Keeps embeddings on disk under `root`, shared by every run, or only in
-/// memory for the run (`None`, the default). Takes effect for models loaded
-/// after the call. The cache is content-addressed (one file per embedding, under
-/// `root/embeddings/MODEL/`, named by the text's SHA-256 and kept per model and
-/// CPU kernels), so parallel and interrupted runs cannot damage it.
-pub fn set_cache_root(root: Option<PathBuf>) {
-    *CACHE_ROOT
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner) = root;
-}
-
-/// Texts whose embedding was read from the disk cache, texts embedded by the
-/// model (a text met again in the same run is taken from memory and not counted).
-static FOUND: AtomicU64 = AtomicU64::new(0);
-static EMBEDDED: AtomicU64 = AtomicU64::new(0);
-
-/// What the embedding caches did in this process, for the run's summary.
+/// What a runtime's embedding caches did, for the run's summary.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CacheReport {
     /// Texts whose embedding was read from the disk cache.
@@ -61,29 +42,84 @@ pub struct CacheReport {
     pub rejected: u64,
 }
 
-/// The caches' figures, `None` when no model was used.
-pub fn cache_report() -> Option<CacheReport> {
-    let (hits, misses) = (
-        FOUND.load(Ordering::Relaxed),
-        EMBEDDED.load(Ordering::Relaxed),
-    );
-    if hits + misses == 0 {
-        return None;
-    }
-    let disks = LOADED_DISKS
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    Some(CacheReport {
-        hits,
-        misses,
-        dir: disks.first().map(|d| d.dir().to_path_buf()),
-        writes_failed: disks.iter().map(|d| d.writes_failed()).sum(),
-        rejected: disks.iter().map(|d| d.rejected()).sum(),
-    })
+/// The sentence-embedding models of one runtime (`Runtime`): a handle
+/// per model folder as components name it, one loaded model (with its caches)
+/// per folder, and where embeddings are kept across runs.
+#[derive(Debug, Default)]
+pub struct Models {
+    handles: Mutex<HashMap<Option<PathBuf>, Arc<SemanticModel>>>,
+    shared: Arc<Shared>,
 }
 
-/// The disk caches of the models loaded so far.
-static LOADED_DISKS: Mutex<Vec<Arc<DiskCache>>> = Mutex::new(Vec::new());
+/// What the handles of one [`Models`] share.
+#[derive(Debug, Default)]
+struct Shared {
+    /// Where embeddings are kept across runs (`None`: only in memory). The
+    /// cache is content-addressed (one file per embedding, under
+    /// `root/embeddings/MODEL/`, named by the text's SHA-256 and kept per
+    /// model and CPU kernels), so parallel and interrupted runs cannot damage it.
+    cache_root: Option<PathBuf>,
+    /// The models loaded, by canonical folder.
+    loaded: Mutex<HashMap<PathBuf, Arc<Loaded>>>,
+}
+
+impl Models {
+    /// Models whose embeddings are kept on disk under `cache_root`, shared by
+    /// every run, or only in memory (`None`).
+    pub fn new(cache_root: Option<PathBuf>) -> Self {
+        Self {
+            handles: Mutex::default(),
+            shared: Arc::new(Shared {
+                cache_root,
+                loaded: Mutex::default(),
+            }),
+        }
+    }
+
+    /// The handle for `explicit` (or for the default location), so a model is
+    /// loaded once however many packs and components use it.
+    pub fn model(&self, explicit: Option<PathBuf>) -> Arc<SemanticModel> {
+        let key = explicit.map(|p| p.canonicalize().unwrap_or(p));
+        let mut handles = self
+            .handles
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        Arc::clone(handles.entry(key.clone()).or_insert_with(|| {
+            Arc::new(SemanticModel {
+                explicit: key,
+                shared: Arc::clone(&self.shared),
+                loaded: OnceLock::new(),
+            })
+        }))
+    }
+
+    /// The caches' figures, `None` when no model was used.
+    pub fn cache_report(&self) -> Option<CacheReport> {
+        let loaded = self
+            .shared
+            .loaded
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let count = |counter: fn(&Loaded) -> &AtomicU64| {
+            loaded
+                .values()
+                .map(|l| counter(l).load(Ordering::Relaxed))
+                .sum::<u64>()
+        };
+        let (hits, misses) = (count(|l| &l.found), count(|l| &l.embedded));
+        if hits + misses == 0 {
+            return None;
+        }
+        let disks: Vec<&DiskCache> = loaded.values().filter_map(|l| l.disk.as_deref()).collect();
+        Some(CacheReport {
+            hits,
+            misses,
+            dir: disks.first().map(|d| d.dir().to_path_buf()),
+            writes_failed: disks.iter().map(|d| d.writes_failed()).sum(),
+            rejected: disks.iter().map(|d| d.rejected()).sum(),
+        })
+    }
+}
 
 /// Why the sentence-embedding model cannot be used.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -394,6 +430,7 @@ impl Drop for InFlight<'_> {
 pub struct SemanticModel {
     /// The folder from a component's config; `None` = environment, then default.
     explicit: Option<PathBuf>,
+    shared: Arc<Shared>,
     loaded: OnceLock<Result<Arc<Loaded>, ModelError>>,
 }
 
@@ -404,27 +441,13 @@ struct Loaded {
     /// Signalled when a call has fetched the texts it had in flight.
     fetched: Condvar,
     disk: Option<Arc<DiskCache>>,
+    /// Texts whose embedding was read from the disk cache, texts embedded by
+    /// the model (a text met again is taken from memory and not counted).
+    found: AtomicU64,
+    embedded: AtomicU64,
 }
 
 impl SemanticModel {
-    /// The process-wide handle for `explicit` (or for the default location), so a
-    /// model is loaded once however many packs and components use it.
-    pub fn shared(explicit: Option<PathBuf>) -> Arc<Self> {
-        static HANDLES: OnceLock<Mutex<HashMap<Option<PathBuf>, Arc<SemanticModel>>>> =
-            OnceLock::new();
-        let key = explicit.map(|p| p.canonicalize().unwrap_or(p));
-        let mut handles = HANDLES
-            .get_or_init(Mutex::default)
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        Arc::clone(handles.entry(key.clone()).or_insert_with(|| {
-            Arc::new(SemanticModel {
-                explicit: key,
-                loaded: OnceLock::new(),
-            })
-        }))
-    }
-
     /// Where the model is, without loading it (a load-time check).
     pub fn locate(&self) -> Result<PathBuf, ModelError> {
         locate(self.explicit.as_deref())
@@ -434,13 +457,13 @@ impl SemanticModel {
     /// the same folder by different routes (a `model:` naming the default folder,
     /// the environment variable, the default) share one model and one cache.
     fn loaded(&self) -> Result<&Loaded, ModelError> {
-        static MODELS: OnceLock<Mutex<HashMap<PathBuf, Arc<Loaded>>>> = OnceLock::new();
         self.loaded
             .get_or_init(|| {
                 let dir = self.locate()?;
                 let key = dir.canonicalize().unwrap_or_else(|_| dir.clone());
-                let mut models = MODELS
-                    .get_or_init(Mutex::default)
+                let mut models = self
+                    .shared
+                    .loaded
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner);
                 if let Some(loaded) = models.get(&key) {
@@ -456,24 +479,17 @@ impl SemanticModel {
                         dir.display()
                     ))
                 })?;
-                let root = CACHE_ROOT
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .clone();
+                let root = self.shared.cache_root.clone();
                 // A cache that cannot be opened (an unreadable model file) is
                 // left out: the embeddings are still computed.
                 let disk = root
                     .and_then(|root| DiskCache::open(&root, &dir, embedder.dimensions()).ok())
                     .map(Arc::new);
-                if let Some(disk) = &disk {
-                    LOADED_DISKS
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner)
-                        .push(Arc::clone(disk));
-                }
                 let loaded = Arc::new(Loaded {
                     embedder,
                     disk,
+                    found: AtomicU64::new(0),
+                    embedded: AtomicU64::new(0),
                     fetched: Condvar::new(),
                     cache: Mutex::new(Cache {
                         map: HashMap::new(),
@@ -591,9 +607,13 @@ impl SemanticModel {
         let to_embed: Vec<usize> = (0..wanted.len())
             .filter(|&i| fetched[i].is_none())
             .collect();
-        FOUND.fetch_add((wanted.len() - to_embed.len()) as u64, Ordering::Relaxed);
+        loaded
+            .found
+            .fetch_add((wanted.len() - to_embed.len()) as u64, Ordering::Relaxed);
         if !to_embed.is_empty() {
-            EMBEDDED.fetch_add(to_embed.len() as u64, Ordering::Relaxed);
+            loaded
+                .embedded
+                .fetch_add(to_embed.len() as u64, Ordering::Relaxed);
             let batch: Vec<&str> = to_embed.iter().map(|&i| wanted[i].0).collect();
             for (&i, embedding) in to_embed.iter().zip(loaded.embedder.embed(&batch)?) {
                 if let Some(disk) = &loaded.disk {

@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use super::model_support::{model_copy, model_dir};
-use super::{cosine, Embedder, SemanticModel};
+use super::{cosine, Embedder, Models};
 use serde_json::Value;
 
 fn root() -> &'static Path {
@@ -167,7 +167,7 @@ fn embeddings_do_not_depend_on_threads_or_vector_width() {
 
 #[test]
 fn the_threshold_separates_paraphrases_from_unrelated_text() {
-    let model = SemanticModel::shared(None);
+    let model = Models::default().model(None);
     let similar = [
         ("The cat sits on the mat.", "A cat is sitting on the mat."),
         (
@@ -235,7 +235,7 @@ fn a_text_of_no_tokens_embeds_to_zero() {
     let out = embedder.embed(&["\u{200b}", "a cat"]).unwrap();
     assert!(out[0].iter().all(|&x| x == 0.0) && out[0].len() == 384);
     assert!(out[1].iter().any(|&x| x != 0.0));
-    let model = SemanticModel::shared(Some(copy));
+    let model = Models::default().model(Some(copy));
     assert!(model.similarity("", "a cat").unwrap().to_bits() == 0.0f64.to_bits());
 }
 
@@ -252,7 +252,8 @@ fn a_damaged_model_says_where_and_how_to_reinstall() {
         "version https://git-lfs.github.com/spec/v1\noid sha256:0\nsize 90868376\n",
     )
     .unwrap();
-    let err = SemanticModel::shared(Some(copy.clone()))
+    let err = Models::default()
+        .model(Some(copy.clone()))
         .similarity("a", "b")
         .unwrap_err();
     assert!(matches!(err, super::ModelError::Load(_)));
@@ -265,9 +266,10 @@ fn a_damaged_model_says_where_and_how_to_reinstall() {
 #[test]
 fn one_model_folder_reached_by_two_routes_is_loaded_once() {
     // A pack naming the default folder in `model:` and a pack relying on the default
-    // share one loaded model and one cache, not two copies in memory.
-    let by_path = SemanticModel::shared(Some(model_dir().join("..").join("all-MiniLM-L6-v2")));
-    let by_default = SemanticModel::shared(None);
+    // on one runtime share one loaded model and one cache, not two copies in memory.
+    let models = Models::default();
+    let by_path = models.model(Some(model_dir().join("..").join("all-MiniLM-L6-v2")));
+    let by_default = models.model(None);
     let (a, b) = (
         by_path.embedder().expect("loads"),
         by_default.embedder().expect("loads"),
@@ -275,8 +277,11 @@ fn one_model_folder_reached_by_two_routes_is_loaded_once() {
     assert!(std::ptr::eq(a, b), "the model was loaded twice");
     // A folder of its own (the same files, linked) is a model of its own.
     let dir = tempfile::tempdir().unwrap();
-    let other = SemanticModel::shared(Some(model_copy(dir.path())));
+    let other = models.model(Some(model_copy(dir.path())));
     assert!(!std::ptr::eq(a, other.embedder().expect("loads")));
+    // Another runtime's models are its own.
+    let elsewhere = Models::default().model(None);
+    assert!(!std::ptr::eq(a, elsewhere.embedder().expect("loads")));
 }
 
 #[test]

@@ -66,15 +66,23 @@ pub(crate) struct Sources {
     inspect_only: bool,
     limits: ScriptLimits,
     script_host: OnceLock<Arc<ScriptHost>>,
+    /// Where plugin libraries are opened once for every pack.
+    runtime: crate::runtime::Runtime,
 }
 
 impl Sources {
-    pub(crate) fn new(plugins: PluginAccess, inspect_only: bool, limits: ScriptLimits) -> Self {
+    pub(crate) fn new(
+        plugins: PluginAccess,
+        inspect_only: bool,
+        limits: ScriptLimits,
+        runtime: crate::runtime::Runtime,
+    ) -> Self {
         Self {
             plugins,
             inspect_only,
             limits,
             script_host: OnceLock::new(),
+            runtime,
         }
     }
 
@@ -188,6 +196,7 @@ impl Sources {
             }
             Spec::Plugin(plugin) => {
                 let library = crate::plugin::check(
+                    self.runtime.plugins(),
                     plugin,
                     component.kind,
                     &component.name,
