@@ -81,17 +81,17 @@ pub fn write_report_case(out: &mut Vec<u8>, report: &Report, classname: &str) {
         (tribunal::Json::Null, Some(line)) => format!("line {line}"),
         (id, _) => id.to_string(),
     };
-    let mut properties = vec![("status", report.status.as_str().to_owned())];
+    let mut properties = vec![("status", report.status().as_str().to_owned())];
     if let Some(score) = report.score {
         properties.push(("score", score.to_string()));
     }
     if let Some(line) = report.line {
         properties.push(("line", line.to_string()));
     }
-    let verdict = match report.status {
+    let verdict = match report.status() {
         Status::Pass => Verdict::Passed,
         Status::Error => {
-            let error = report.error.clone().unwrap_or_default();
+            let error = report.error().unwrap_or_default().to_owned();
             Verdict::Errored {
                 message: error.clone(),
                 text: error,

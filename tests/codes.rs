@@ -161,8 +161,8 @@ fn a_scripts_codes_are_namespaced_and_checked() {
     let codes: Vec<&str> = report.issues.iter().map(|i| i.code.as_ref()).collect();
     assert_eq!(codes, ["length", "length.too-long"]);
     let report = pack.evaluate(&Input::new("bad code"));
-    assert_eq!(report.status, Status::Error);
-    assert_eq!(report.error_kind, Some(ErrorKind::Script));
+    assert_eq!(report.status(), Status::Error);
+    assert_eq!(report.error_kind(), Some(ErrorKind::Script));
 }
 
 /// Each kind of failure a pack can meet has its `error_kind`, through the
@@ -204,10 +204,10 @@ fn each_kind_of_failure_has_its_error_kind() {
     for (output, kind) in [("spin", ErrorKind::Timeout), ("throw", ErrorKind::Script)] {
         let report = pack.evaluate(&Input::new(output));
         assert_eq!(
-            report.error_kind,
+            report.error_kind(),
             Some(kind),
             "{output}: {:?}",
-            report.error
+            report.error()
         );
     }
     // Memory is counted where the counting allocator is installed: the binary.

@@ -37,7 +37,7 @@ fn one_pack_serves_many_threads() {
                     let output =
                         format!(r#"{{"event": "agent:status", "data": {{"t": {t}, "i": {i}}}}}"#);
                     let report = pack.evaluate(&Input::new(output));
-                    assert_eq!(report.status, Status::Pass);
+                    assert_eq!(report.status(), Status::Pass);
                 }
             });
         }
@@ -94,7 +94,7 @@ fn batch_results_come_back_in_input_order() {
     });
     let mut seen = Vec::new();
     pack.evaluate_batch(inputs, 2, |report| {
-        seen.push((report.id.clone(), report.passed));
+        seen.push((report.id.clone(), report.passed()));
     });
     assert_eq!(seen.len(), 2_000);
     for (i, (id, passed)) in seen.iter().enumerate() {

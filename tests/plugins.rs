@@ -85,7 +85,7 @@ fn the_example_pack_scores_with_both_plugins_through_the_library() {
             r#"{"summary": "You owe 1,234.50 euros for the May cloud plan. Please pay by 1 July.", "total": "1234.50", "tax": 205.7, "currency": "EUR"}"#,
         )
     });
-    assert_eq!(report.status, Status::Pass, "{:?}", report.error);
+    assert_eq!(report.status(), Status::Pass, "{:?}", report.error());
     let value = report.to_value();
     let fields = &value["metrics"]["json_compare"]["details"]["fields"];
     assert_eq!(fields["total"]["strategy"], "money");
@@ -510,16 +510,16 @@ fn a_panic_makes_that_record_error_and_the_next_record_is_fine() {
     let inputs = ["fine", "please panic", "fine again"].map(Input::new);
     let mut reports = Vec::new();
     pack.evaluate_batch(inputs, 2, |r| reports.push(r));
-    assert_eq!(reports[0].status, Status::Pass);
-    assert_eq!(reports[1].status, Status::Error);
-    let error = reports[1].error.as_deref().unwrap();
+    assert_eq!(reports[0].status(), Status::Pass);
+    assert_eq!(reports[1].status(), Status::Error);
+    let error = reports[1].error().unwrap();
     assert!(
         error.contains("plugin `p` (")
             && error.contains("panicked at plugins/fixtures/sdk-fixtures/src/lib.rs:")
             && error.ends_with("fixture asked to panic by output \"please panic\""),
         "{error}"
     );
-    assert_eq!(reports[2].status, Status::Pass);
+    assert_eq!(reports[2].status(), Status::Pass);
     assert_eq!(reports[2].score, Some(1.0));
 }
 
@@ -576,8 +576,8 @@ fn metric_error(library: &str, component: &str, output: &str) -> String {
     );
     let pack = Pack::load_with(dir.path(), &with_plugins()).unwrap();
     let report = pack.evaluate(&Input::new(output));
-    assert_eq!(report.status, Status::Error);
-    report.error.unwrap()
+    assert_eq!(report.status(), Status::Error);
+    report.error().unwrap().to_owned()
 }
 
 #[test]
@@ -699,7 +699,7 @@ fn json_as_deep_as_the_engine_accepts_crosses_the_boundary_both_ways() {
     let depth = 126;
     let output = format!(r#"{{"x": {}{}}}"#, "[".repeat(depth), "]".repeat(depth));
     let report = pack.evaluate(&Input::new(output.as_str()));
-    assert_eq!(report.status, Status::Pass, "{:?}", report.error);
+    assert_eq!(report.status(), Status::Pass, "{:?}", report.error());
     let value = report.to_value();
     assert_eq!(value["metrics"]["echo"]["score"], 0.25);
     assert_eq!(value["metrics"]["echo"]["details"]["json"], value["json"]);
@@ -719,8 +719,8 @@ fn a_panicking_strategy_makes_the_record_error() {
         expected: json!({"n": 1}).into(),
         ..Input::new(r#"{"n": 1}"#)
     });
-    assert_eq!(report.status, Status::Error);
-    let err = report.error.unwrap();
+    assert_eq!(report.status(), Status::Error);
+    let err = report.error().unwrap();
     assert!(
         err.contains("plugin `boom` (") && err.contains("strategy fixture always panics"),
         "{err}"

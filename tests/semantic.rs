@@ -41,7 +41,7 @@ fn seed_walkthrough_scores_0_7375_with_the_real_model() {
     let seed_config =
         Pack::load_with(root().join("rules/json-eval"), &overrides).expect("loads with --set");
     let report = seed_config.evaluate(&input);
-    assert_eq!(report.error, None);
+    assert_eq!(report.error(), None);
     let score = report.score.unwrap();
     assert!((score - 0.7375).abs() < 1e-12, "RQS {score}");
     let details = report.metrics["json_compare"].details.to_value();

@@ -545,13 +545,13 @@ impl PyRecord {
     /// A result that writes its record from the report when first asked.
     fn lazy(report: Report) -> Self {
         Self {
-            status: report.status,
-            passed: report.passed,
+            status: report.status(),
+            passed: report.passed(),
             score: report.score,
             line: report.line,
             feedback: report.feedback.clone(),
-            error: report.error.clone(),
-            error_kind: report.error_kind,
+            error: report.error().map(str::to_owned),
+            error_kind: report.error_kind(),
             record: Record::Report(Box::new(report), OnceLock::new()),
             parsed: OnceLock::new(),
         }

@@ -87,7 +87,7 @@ pub(super) fn check(args: &CheckArgs) -> Result<u8, String> {
         write!(stdout, "{}", render_report(&report))
     };
     written.map_err(|e| format!("cannot write to stdout: {e}"))?;
-    Ok(if report.passed {
+    Ok(if report.passed() {
         EXIT_OK
     } else {
         EXIT_NOT_PASSED
@@ -107,7 +107,7 @@ pub(crate) fn render_report(report: &Report) -> String {
     let _ = writeln!(
         out,
         "{}  score {score}  extraction {tier}  ({})",
-        report.status,
+        report.status(),
         one_line(&report.pack)
     );
     if let Some(extraction) = &report.extraction {
@@ -116,7 +116,7 @@ pub(crate) fn render_report(report: &Report) -> String {
             let _ = writeln!(out, "repairs: {}", repairs.join(", "));
         }
     }
-    if let Some(error) = &report.error {
+    if let Some(error) = &report.error() {
         let _ = writeln!(out, "error: {}", one_line(error));
     }
     if !report.metrics.is_empty() {

@@ -9,7 +9,7 @@
 //!
 //! let pack = Pack::load("rules/ksi-emission").expect("the shipped pack loads");
 //! let report = pack.evaluate(&Input::new(r#"{"event": "agent:status", "data": {"ok": true}}"#));
-//! assert_eq!(report.status, Status::Pass);
+//! assert_eq!(report.status(), Status::Pass);
 //! assert_eq!(report.score, Some(1.0));
 //!
 //! // Batches run in parallel (0 = all cores) and come back in input order.

@@ -164,10 +164,12 @@ impl Pack {
         make: Make,
         mut each: impl FnMut(Report, Option<Written>),
     ) {
-        let staged: Vec<Staged> = inputs
-            .iter()
-            .map(|input| self.stage_caught(input, make))
-            .collect();
+        // Extraction is the engine's own code, not a component's: a panic in
+        // it (a bug) is caught for the batch, which is then staged record by
+        // record, so that only the record it panics on fails. (Caught per
+        // record, the staged records would be moved once more each.)
+        let staged: Vec<Staged> = caught(|| inputs.iter().map(|i| self.stage(i, make)).collect())
+            .unwrap_or_else(|_| inputs.iter().map(|i| self.stage_caught(i, make)).collect());
         if !self.metrics.is_empty() {
             let scores = BTreeMap::new();
             let contexts: Vec<Context<'_>> = inputs
@@ -186,17 +188,7 @@ impl Pack {
         }
         for (input, mut staged) in inputs.iter().zip(staged) {
             let written = staged.written.take();
-            let id = &input.id;
-            let report = caught(|| self.finish(input, staged)).unwrap_or_else(|err| {
-                Report::errored(
-                    id.clone(),
-                    err.kind,
-                    err.message,
-                    &self.label,
-                    &self.revision,
-                )
-            });
-            each(report, written);
+            each(self.finish(input, staged), written);
         }
     }
 
@@ -324,35 +316,29 @@ impl Pack {
             Err,
         );
 
-        let mut report = Report {
-            id: input.id.clone(),
-            line: None,
-            status: Status::Error,
-            passed: false,
-            score: None,
-            metrics,
-            issues,
-            extraction: Some(extraction),
+        // The contract asked for JSON and there is none: not a near miss.
+        let no_json = extraction.tier.is_none()
+            && self.contract.is_some()
+            && self.scoring.no_json == NoJson::Fail;
+        let mut report = Report::evaluated(
+            input.id.clone(),
+            extraction,
             json,
-            feedback: None,
-            error: None,
-            error_kind: None,
-            pack: self.label.clone(),
-            revision: self.revision.clone(),
-        };
+            &self.label,
+            &self.revision,
+        );
+        report.metrics = metrics;
+        report.issues = issues;
         if let Err(err) = failure {
-            report.error = Some(err.message);
-            report.error_kind = Some(err.kind);
+            report.set_failed(err.kind, err.message);
             return report;
         }
         report.score = self.weighted_score(&report.metrics);
-        report.status = self.status(report.error_count(), report.score);
-        // The contract asked for JSON and there is none: not a near miss.
-        let no_json = report.extraction.as_ref().is_some_and(|e| e.tier.is_none());
-        if no_json && self.contract.is_some() && self.scoring.no_json == NoJson::Fail {
-            report.status = Status::Fail;
-        }
-        report.passed = report.status == Status::Pass;
+        report.set_verdict(if no_json {
+            Status::Fail
+        } else {
+            self.status(report.error_count(), report.score)
+        });
         report.feedback = self.feedback(&report.issues);
         report
     }
@@ -394,7 +380,11 @@ impl Pack {
         // A component that panics (a bug in it, or in the engine under it) is
         // its record's ERROR, naming the step, in every front end: the panic
         // stops here, on the thread that evaluates, never in a caller.
-        match steps.within(|| caught(step).and_then(|result| result)) {
+        let step = || {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(step))
+                .unwrap_or_else(|panic| Err(panicked(panic.as_ref())))
+        };
+        match steps.within(step) {
             // A step's own error (a script's, naming the limit it hit) stands.
             Ok(result) | Err(result @ Err(_)) => result,
             Err(Ok(_)) => Err(EvalError::new(
@@ -550,14 +540,18 @@ impl Pack {
 /// `work`'s result, or its panic as an `internal` error with the panic's
 /// message: the one place the engine stops a panic (see `docs/architecture.md`).
 fn caught<T>(work: impl FnOnce() -> T) -> Result<T, EvalError> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).map_err(|panic| {
-        let message = panic
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| panic.downcast_ref::<&str>().copied())
-            .unwrap_or("a panic");
-        EvalError::new(ErrorKind::Internal, format!("panicked: {message}"))
-    })
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work))
+        .map_err(|panic| panicked(panic.as_ref()))
+}
+
+/// A panic as an `internal` error, with its message.
+fn panicked(panic: &(dyn std::any::Any + Send)) -> EvalError {
+    let message = panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.downcast_ref::<&str>().copied())
+        .unwrap_or("a panic");
+    EvalError::new(ErrorKind::Internal, format!("panicked: {message}"))
 }
 
 fn named(mut issue: Issue, step: &str) -> Issue {
@@ -616,16 +610,16 @@ mod tests {
         let inputs = ["{\"event\": \"a:b\", \"data\": {}}", "please panic", "{}"].map(Input::new);
         let want = |report: &Report, panicked: bool| {
             if panicked {
-                assert_eq!(report.status, Status::Error, "{report:?}");
-                assert_eq!(report.error_kind, Some(ErrorKind::Internal));
-                let error = report.error.as_deref().unwrap_or_default();
+                assert_eq!(report.status(), Status::Error, "{report:?}");
+                assert_eq!(report.error_kind(), Some(ErrorKind::Internal));
+                let error = report.error().unwrap_or_default();
                 assert!(
                     error.starts_with("metric `buggy`: panicked: asked to by \"please panic\""),
                     "{error}"
                 );
-                assert!(!report.passed);
+                assert!(!report.passed());
             } else {
-                assert_ne!(report.status, Status::Error, "{report:?}");
+                assert_ne!(report.status(), Status::Error, "{report:?}");
             }
         };
         // One at a time, as a batch, and on worker threads.

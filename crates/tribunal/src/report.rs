@@ -318,7 +318,11 @@ impl<'de> Deserialize<'de> for Details {
     }
 }
 
-/// The result of evaluating one record: the public result record.
+/// The result of evaluating one record: the public result record. Its
+/// verdict (`status`, `passed`, `error`, `error_kind`) is read through methods
+/// and set only as a whole, so its parts cannot disagree: `passed` is `status
+/// == PASS`, and `error` with its kind is there exactly when the status is
+/// `ERROR`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Report {
     /// The input record's id (`null` if it had none).
@@ -326,10 +330,8 @@ pub struct Report {
     /// 1-based line of the record in its input file (absent for a single `check`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line: Option<u64>,
-    /// The verdict.
-    pub status: Status,
-    /// Whether the status is `PASS`.
-    pub passed: bool,
+    status: Status,
+    passed: bool,
     /// Weight-averaged metric score; `null` when the pipeline has no metric or evaluation failed.
     pub score: Option<f64>,
     /// Each metric's result, by step name.
@@ -343,10 +345,8 @@ pub struct Report {
     /// The re-ask message for the model: the error issues, one line each;
     /// `None` when there is nothing to fix.
     pub feedback: Option<String>,
-    /// Why the record could not be evaluated (status `ERROR`).
-    pub error: Option<String>,
-    /// What kind of failure that was (with `error`).
-    pub error_kind: Option<ErrorKind>,
+    error: Option<String>,
+    error_kind: Option<ErrorKind>,
     /// `name@version` of the pack.
     pub pack: String,
     /// Content revision of the pack (hash of its files and run overrides).
@@ -378,6 +378,76 @@ impl Report {
             pack: pack.to_owned(),
             revision: revision.to_owned(),
         }
+    }
+
+    /// A record the pipeline evaluates, `FAIL` until its verdict is set: no
+    /// metrics, issues, score or feedback yet.
+    pub(crate) fn evaluated(
+        id: Json,
+        extraction: ExtractionInfo,
+        json: Json,
+        pack: &str,
+        revision: &str,
+    ) -> Self {
+        Self {
+            id,
+            line: None,
+            status: Status::Fail,
+            passed: false,
+            score: None,
+            metrics: BTreeMap::new(),
+            issues: Vec::new(),
+            extraction: Some(extraction),
+            json,
+            feedback: None,
+            error: None,
+            error_kind: None,
+            pack: pack.to_owned(),
+            revision: revision.to_owned(),
+        }
+    }
+
+    /// The verdict.
+    pub fn status(&self) -> Status {
+        self.status
+    }
+
+    /// Whether the status is `PASS`.
+    pub fn passed(&self) -> bool {
+        self.passed
+    }
+
+    /// Why the record could not be evaluated: `Some` exactly when the status
+    /// is `ERROR`.
+    pub fn error(&self) -> Option<&str> {
+        self.error.as_deref()
+    }
+
+    /// What kind of failure [`error`](Self::error) was.
+    pub fn error_kind(&self) -> Option<ErrorKind> {
+        self.error_kind
+    }
+
+    /// Sets the verdict of a record evaluated to the end (not `ERROR`: see
+    /// [`set_failed`](Self::set_failed)).
+    pub(crate) fn set_verdict(&mut self, status: Status) {
+        assert_ne!(
+            status,
+            Status::Error,
+            "an ERROR verdict comes with its error"
+        );
+        self.status = status;
+        self.passed = status == Status::Pass;
+        self.error = None;
+        self.error_kind = None;
+    }
+
+    /// Makes the record `ERROR`, for `reason`.
+    pub(crate) fn set_failed(&mut self, kind: ErrorKind, reason: String) {
+        self.status = Status::Error;
+        self.passed = false;
+        self.error = Some(reason);
+        self.error_kind = Some(kind);
     }
 
     /// The number of error issues.

@@ -26,7 +26,7 @@ use crate::semantic::{CacheReport, Models};
 /// let pack = runtime.load("rules/ksi-emission").expect("the shipped pack loads");
 /// let mut statuses = Vec::new();
 /// // 0: the runtime's jobs.
-/// pack.evaluate_batch([Input::new("no JSON here")], 0, |report| statuses.push(report.status));
+/// pack.evaluate_batch([Input::new("no JSON here")], 0, |report| statuses.push(report.status()));
 /// assert_eq!(statuses.len(), 1);
 /// ```
 ///

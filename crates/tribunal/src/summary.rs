@@ -102,7 +102,7 @@ impl Digest {
                 .fold(0, |bits, (i, _)| bits | (1 << i))
         });
         Self {
-            status: report.status,
+            status: report.status(),
             score: report.score,
             tier: extraction.map(crate::report::ExtractionInfo::tier_name),
             repairs,

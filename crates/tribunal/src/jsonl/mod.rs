@@ -250,13 +250,13 @@ impl Evaluated {
             record: std::str::from_utf8(buffer)
                 .expect("the writer writes UTF-8")
                 .to_owned(),
-            status: report.status,
-            passed: report.passed,
+            status: report.status(),
+            passed: report.passed(),
             score: report.score,
             line: report.line,
+            error: report.error().map(str::to_owned),
+            error_kind: report.error_kind(),
             feedback: report.feedback,
-            error: report.error,
-            error_kind: report.error_kind,
         }
     }
 }

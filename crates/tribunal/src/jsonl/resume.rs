@@ -25,7 +25,7 @@ use super::record::parse_record;
 use super::{Batch, Beside, Options, RawBody, RawRecord, RecordReader};
 use crate::json::Json;
 use crate::pack::Pack;
-use crate::report::{ExtractionInfo, Field, Issue, MetricResult, Report, Status};
+use crate::report::{ErrorKind, ExtractionInfo, Field, Issue, MetricResult, Report, Status};
 use crate::summary::Summary;
 
 /// Why the kept results cannot be resumed from.
@@ -298,24 +298,33 @@ fn report_of(mut record: Map<String, Value>, line: u64, id: Json) -> Report {
         Value::String(s) => Some(s),
         _ => None,
     };
-    Report {
+    let extraction: Option<ExtractionInfo> =
+        serde_json::from_value(take("extraction")).unwrap_or_default();
+    let mut report = Report::evaluated(
         id,
-        line: Some(line),
-        status,
-        passed: status == Status::Pass,
-        score: take("score").as_f64(),
-        metrics: serde_json::from_value::<BTreeMap<String, MetricResult>>(take("metrics"))
-            .unwrap_or_default(),
-        issues: serde_json::from_value::<Vec<Issue>>(take("issues")).unwrap_or_default(),
-        extraction: serde_json::from_value::<Option<ExtractionInfo>>(take("extraction"))
-            .unwrap_or_default(),
-        json: take("json").into(),
-        feedback: text(take("feedback")),
-        error: text(take("error")),
-        error_kind: serde_json::from_value(take("error_kind")).unwrap_or_default(),
-        pack: text(take("pack")).unwrap_or_default(),
-        revision: text(take("revision")).unwrap_or_default(),
+        extraction.clone().unwrap_or(ExtractionInfo {
+            tier: None,
+            repairs: Vec::new(),
+            raw_fallback: false,
+        }),
+        take("json").into(),
+        &text(take("pack")).unwrap_or_default(),
+        &text(take("revision")).unwrap_or_default(),
+    );
+    report.extraction = extraction;
+    report.line = Some(line);
+    report.score = take("score").as_f64();
+    report.metrics = serde_json::from_value::<BTreeMap<String, MetricResult>>(take("metrics"))
+        .unwrap_or_default();
+    report.issues = serde_json::from_value::<Vec<Issue>>(take("issues")).unwrap_or_default();
+    report.feedback = text(take("feedback"));
+    if status == Status::Error {
+        let kind = serde_json::from_value(take("error_kind")).unwrap_or(ErrorKind::Internal);
+        report.set_failed(kind, text(take("error")).unwrap_or_default());
+    } else {
+        report.set_verdict(status);
     }
+    report
 }
 
 #[cfg(test)]
