@@ -69,7 +69,7 @@ fn run(pack: &Pack, records: &[Input]) -> f64 {
     let started = Instant::now();
     for input in records {
         let report = pack.evaluate(input);
-        assert_ne!(report.status, Status::Error, "{:?}", report.error);
+        assert_ne!(report.status(), Status::Error, "{:?}", report.error());
         std::hint::black_box(report);
     }
     started.elapsed().as_secs_f64()

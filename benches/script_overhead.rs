@@ -151,7 +151,7 @@ fn main() {
                 .collect::<Vec<_>>()
         };
         assert_eq!(strip(&a), strip(&b), "same issues for {}", input.output);
-        assert!(b.error.is_none(), "{:?}", b.error);
+        assert!(b.error().is_none(), "{:?}", b.error());
     }
 
     println!(

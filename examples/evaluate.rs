@@ -21,9 +21,10 @@ fn main() -> Result<(), Box<dyn Error>> {
         let report = pack.evaluate(&Input::new(*output).with_id(attempt));
         println!(
             "attempt {attempt}: {} score {:?}",
-            report.status, report.score
+            report.status(),
+            report.score
         );
-        if report.status == Status::Pass {
+        if report.status() == Status::Pass {
             break;
         }
         if let Some(feedback) = &report.feedback {
@@ -44,7 +45,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     let mut total = 0;
     pack.evaluate_batch(inputs, 0, |report| {
         total += 1;
-        passed += usize::from(report.passed);
+        passed += usize::from(report.passed());
     });
     println!("batch: {passed} of {total} passed");
     Ok(())
