@@ -282,6 +282,61 @@ fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
 
 /// Compares `old` and `new` (named `old_name` and `new_name` in warnings).
 pub fn compare(old: &Run, new: &Run, old_name: &str, new_name: &str) -> Diff {
+    let warnings = warnings(old, new, old_name, new_name);
+    let new_by_key: HashMap<&str, &Entry> =
+        new.entries.iter().map(|e| (e.key.as_str(), e)).collect();
+    let old_keys: HashSet<&str> = old.entries.iter().map(|e| e.key.as_str()).collect();
+    let (mut regressions, mut improvements, mut score_changes) =
+        (Vec::new(), Vec::new(), Vec::new());
+    let mut only_old = Vec::new();
+    for entry in &old.entries {
+        let Some(after) = new_by_key.get(entry.key.as_str()) else {
+            only_old.push(entry.id.clone());
+            continue;
+        };
+        let change = change(entry, after);
+        // Statuses order best first (PASS < … < ERROR): greater is worse.
+        match after.status.cmp(&entry.status) {
+            std::cmp::Ordering::Greater => regressions.push(change),
+            std::cmp::Ordering::Less => improvements.push(change),
+            std::cmp::Ordering::Equal
+                if entry.score != after.score || !change.metrics.is_empty() =>
+            {
+                score_changes.push(change);
+            }
+            std::cmp::Ordering::Equal => {}
+        }
+    }
+    let only_new = new
+        .entries
+        .iter()
+        .filter(|e| !old_keys.contains(e.key.as_str()))
+        .map(|e| e.id.clone())
+        .collect();
+    regressions.sort_by_key(|c| std::cmp::Reverse(c.new_status));
+    let count = |run: &Run, s: Status| run.entries.iter().filter(|e| e.status == s).count() as u64;
+    let statuses = Status::ALL
+        .into_iter()
+        .map(|s| (s, count(old, s), count(new, s)))
+        .collect();
+    Diff {
+        regressions,
+        improvements,
+        score_changes,
+        only_old,
+        only_new,
+        statuses,
+        score: (
+            mean(old.entries.iter().filter_map(|e| e.score)),
+            mean(new.entries.iter().filter_map(|e| e.score)),
+        ),
+        metrics: metric_means(old, new),
+        warnings,
+    }
+}
+
+/// What the reader should know about the two runs before the differences.
+fn warnings(old: &Run, new: &Run, old_name: &str, new_name: &str) -> Vec<String> {
     let mut warnings = Vec::new();
     for (run, name) in [(old, old_name), (new, new_name)] {
         if !run.skipped.is_empty() {
@@ -318,64 +373,35 @@ pub fn compare(old: &Run, new: &Run, old_name: &str, new_name: &str) -> Diff {
         )),
         _ => {}
     }
-    let new_by_key: HashMap<&str, &Entry> =
-        new.entries.iter().map(|e| (e.key.as_str(), e)).collect();
-    let old_keys: HashSet<&str> = old.entries.iter().map(|e| e.key.as_str()).collect();
-    let (mut regressions, mut improvements, mut score_changes) =
-        (Vec::new(), Vec::new(), Vec::new());
-    let mut only_old = Vec::new();
-    for entry in &old.entries {
-        let Some(after) = new_by_key.get(entry.key.as_str()) else {
-            only_old.push(entry.id.clone());
-            continue;
-        };
-        let metric_names: Vec<&String> = {
-            let mut names: Vec<&String> = entry.metrics.iter().map(|(n, _)| n).collect();
-            for (n, _) in &after.metrics {
-                if !names.contains(&n) {
-                    names.push(n);
-                }
-            }
-            names
-        };
-        let score_of = |e: &Entry, n: &str| e.metrics.iter().find(|(m, _)| m == n).map(|(_, s)| *s);
-        let metrics: Vec<(String, Option<f64>, Option<f64>)> = metric_names
-            .into_iter()
-            .map(|n| (n.clone(), score_of(entry, n), score_of(after, n)))
-            .filter(|(_, a, b)| a != b)
-            .collect();
-        let change = Change {
-            id: entry.id.clone(),
-            old_status: entry.status,
-            new_status: after.status,
-            old_score: entry.score,
-            new_score: after.score,
-            metrics,
-        };
-        // Statuses order best first (PASS < … < ERROR): greater is worse.
-        match after.status.cmp(&entry.status) {
-            std::cmp::Ordering::Greater => regressions.push(change),
-            std::cmp::Ordering::Less => improvements.push(change),
-            std::cmp::Ordering::Equal
-                if entry.score != after.score || !change.metrics.is_empty() =>
-            {
-                score_changes.push(change);
-            }
-            std::cmp::Ordering::Equal => {}
+    warnings
+}
+
+/// One record in both runs: its statuses, scores, and the metrics that changed.
+fn change(entry: &Entry, after: &Entry) -> Change {
+    let mut names: Vec<&String> = entry.metrics.iter().map(|(n, _)| n).collect();
+    for (n, _) in &after.metrics {
+        if !names.contains(&n) {
+            names.push(n);
         }
     }
-    let only_new = new
-        .entries
-        .iter()
-        .filter(|e| !old_keys.contains(e.key.as_str()))
-        .map(|e| e.id.clone())
-        .collect();
-    regressions.sort_by_key(|c| std::cmp::Reverse(c.new_status));
-    let count = |run: &Run, s: Status| run.entries.iter().filter(|e| e.status == s).count() as u64;
-    let statuses = Status::ALL
+    let score_of = |e: &Entry, n: &str| e.metrics.iter().find(|(m, _)| m == n).map(|(_, s)| *s);
+    let metrics: Vec<(String, Option<f64>, Option<f64>)> = names
         .into_iter()
-        .map(|s| (s, count(old, s), count(new, s)))
+        .map(|n| (n.clone(), score_of(entry, n), score_of(after, n)))
+        .filter(|(_, a, b)| a != b)
         .collect();
+    Change {
+        id: entry.id.clone(),
+        old_status: entry.status,
+        new_status: after.status,
+        old_score: entry.score,
+        new_score: after.score,
+        metrics,
+    }
+}
+
+/// Each metric's mean score in the old and the new run.
+fn metric_means(old: &Run, new: &Run) -> Vec<(String, Option<f64>, Option<f64>)> {
     let mut metric_names: BTreeSet<String> = BTreeSet::new();
     for e in old.entries.iter().chain(&new.entries) {
         for (n, _) in &e.metrics {
@@ -389,27 +415,13 @@ pub fn compare(old: &Run, new: &Run, old_name: &str, new_name: &str) -> Diff {
                 .filter_map(|e| e.metrics.iter().find(|(n, _)| n == name).map(|(_, s)| *s)),
         )
     };
-    let metrics = metric_names
+    metric_names
         .into_iter()
         .map(|n| {
             let (a, b) = (metric_mean(old, &n), metric_mean(new, &n));
             (n, a, b)
         })
-        .collect();
-    Diff {
-        regressions,
-        improvements,
-        score_changes,
-        only_old,
-        only_new,
-        statuses,
-        score: (
-            mean(old.entries.iter().filter_map(|e| e.score)),
-            mean(new.entries.iter().filter_map(|e| e.score)),
-        ),
-        metrics,
-        warnings,
-    }
+        .collect()
 }
 
 fn delta(old: Option<f64>, new: Option<f64>) -> String {

@@ -308,7 +308,22 @@ impl Page {
              <title>{}</title><style>{STYLE}</style></head><body>\n",
             esc(&title)
         );
-        let _ = write!(out, "<header><h1>{}</h1><p>", esc(&title));
+        self.write_header(&mut out, &title, source);
+        self.write_summary(&mut out);
+        if let Some((name, old, new)) = baseline {
+            out.push_str(&baseline_section(name, old, new));
+        }
+        self.write_records(&mut out, &rows);
+        let _ = writeln!(
+            out,
+            "</tbody></table></section><script>{SCRIPT}</script></body></html>"
+        );
+        out
+    }
+
+    /// The title, the pack and where the records came from, and warnings.
+    fn write_header(&self, out: &mut String, title: &str, source: &str) {
+        let _ = write!(out, "<header><h1>{}</h1><p>", esc(title));
         if let Some((pack, revision)) = &self.packs.pack {
             let _ = write!(
                 out,
@@ -342,6 +357,10 @@ impl Page {
                 esc(&first.join("; "))
             );
         }
+    }
+
+    /// The status cards, the histograms, the tier, repair and issue counts.
+    fn write_summary(&self, out: &mut String) {
         out.push_str("</header>\n<section class=\"cards\">");
         for status in Status::ALL {
             let n = self.statuses.get(&status).copied().unwrap_or(0);
@@ -389,9 +408,10 @@ impl Page {
             );
         }
         out.push_str("</table></section>\n");
-        if let Some((name, old, new)) = baseline {
-            out.push_str(&baseline_section(name, old, new));
-        }
+    }
+
+    /// The records' table, up to its last row (the caller closes it).
+    fn write_records(&self, out: &mut String, rows: &[&Row]) {
         let _ = write!(
             out,
             "<section><h2>Records</h2><p class=\"note\">{}</p>\
@@ -413,78 +433,78 @@ impl Page {
         }
         out.push_str("</select> <span id=\"shown\"></span> shown</div>\n<table id=\"records\"><thead><tr><th>id</th><th>line</th><th>status</th><th>score</th><th>issues</th></tr></thead><tbody>\n");
         for row in rows {
-            let text = format!(
-                "{} {} {}",
-                row.id,
-                row.issues
-                    .iter()
-                    .map(|i| i.3.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                row.feedback
-            )
-            .to_lowercase();
-            let _ = write!(
-                out,
-                "<tr class=\"rec\" data-status=\"{}\" data-text=\"{}\"><td>{}</td><td>{}</td><td class=\"s-{}\">{}</td><td>{}</td><td>",
-                row.status.as_str(),
-                esc(&text),
-                esc(&row.id),
-                row.line,
-                row.status.as_str(),
-                row.status.as_str(),
-                row.score.map_or_else(|| "–".to_owned(), |s| format!("{s:.4}")),
-            );
-            let summary = row
-                .issues
-                .first()
-                .map_or_else(String::new, |i| format!("{}: {}", i.1, i.3));
-            let more = if row.issues.len() > 1 {
-                format!(" (+{} more)", row.issues.len() - 1)
-            } else {
-                String::new()
-            };
-            let _ = write!(
-                out,
-                "<details><summary>{}{}</summary>",
-                esc(&summary),
-                esc(&more)
-            );
-            if !row.error.is_empty() {
-                let _ = write!(out, "<h4>error</h4><pre>{}</pre>", esc(&row.error));
-            }
-            if !row.issues.is_empty() {
-                out.push_str("<h4>issues</h4><ul>");
-                for (severity, rule, code, path, message) in &row.issues {
-                    let _ = write!(
-                        out,
-                        "<li><b>{}</b> {} <small>[{}]</small> <code>{}</code>: {}</li>",
-                        esc(severity),
-                        esc(rule),
-                        esc(code),
-                        esc(path),
-                        esc(message)
-                    );
-                }
-                out.push_str("</ul>");
-            }
-            if !row.feedback.is_empty() {
-                let _ = write!(out, "<h4>feedback</h4><pre>{}</pre>", esc(&row.feedback));
-            }
-            if !row.output.is_empty() {
-                let _ = write!(out, "<h4>raw output</h4><pre>{}</pre>", esc(&row.output));
-            }
-            if !row.json.is_empty() {
-                let _ = write!(out, "<h4>extracted JSON</h4><pre>{}</pre>", esc(&row.json));
-            }
-            out.push_str("</details></td></tr>\n");
+            write_row(out, row);
         }
-        let _ = writeln!(
-            out,
-            "</tbody></table></section><script>{SCRIPT}</script></body></html>"
-        );
-        out
     }
+}
+
+/// One record's row, its details folded.
+fn write_row(out: &mut String, row: &Row) {
+    let text = format!(
+        "{} {} {}",
+        row.id,
+        row.issues
+            .iter()
+            .map(|i| i.3.as_str())
+            .collect::<Vec<_>>()
+            .join(" "),
+        row.feedback
+    )
+    .to_lowercase();
+    let _ = write!(
+            out,
+            "<tr class=\"rec\" data-status=\"{}\" data-text=\"{}\"><td>{}</td><td>{}</td><td class=\"s-{}\">{}</td><td>{}</td><td>",
+            row.status.as_str(),
+            esc(&text),
+            esc(&row.id),
+            row.line,
+            row.status.as_str(),
+            row.status.as_str(),
+            row.score.map_or_else(|| "–".to_owned(), |s| format!("{s:.4}")),
+        );
+    let summary = row
+        .issues
+        .first()
+        .map_or_else(String::new, |i| format!("{}: {}", i.1, i.3));
+    let more = if row.issues.len() > 1 {
+        format!(" (+{} more)", row.issues.len() - 1)
+    } else {
+        String::new()
+    };
+    let _ = write!(
+        out,
+        "<details><summary>{}{}</summary>",
+        esc(&summary),
+        esc(&more)
+    );
+    if !row.error.is_empty() {
+        let _ = write!(out, "<h4>error</h4><pre>{}</pre>", esc(&row.error));
+    }
+    if !row.issues.is_empty() {
+        out.push_str("<h4>issues</h4><ul>");
+        for (severity, rule, code, path, message) in &row.issues {
+            let _ = write!(
+                out,
+                "<li><b>{}</b> {} <small>[{}]</small> <code>{}</code>: {}</li>",
+                esc(severity),
+                esc(rule),
+                esc(code),
+                esc(path),
+                esc(message)
+            );
+        }
+        out.push_str("</ul>");
+    }
+    if !row.feedback.is_empty() {
+        let _ = write!(out, "<h4>feedback</h4><pre>{}</pre>", esc(&row.feedback));
+    }
+    if !row.output.is_empty() {
+        let _ = write!(out, "<h4>raw output</h4><pre>{}</pre>", esc(&row.output));
+    }
+    if !row.json.is_empty() {
+        let _ = write!(out, "<h4>extracted JSON</h4><pre>{}</pre>", esc(&row.json));
+    }
+    out.push_str("</details></td></tr>\n");
 }
 
 fn baseline_section(name: &str, old: &Run, new: &Run) -> String {

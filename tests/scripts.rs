@@ -288,7 +288,7 @@ fn bad_return_values_make_the_record_error_naming_the_script() {
     let pack = script_pack(dir.path(), "strategy", "fn compare(e, a, ctx) { true }", "").unwrap();
     let report = pack.evaluate(&Input::new(r#"{"x": 1}"#).with_expected(json!({"x": 1})));
     assert_eq!(
-        report.error().as_deref(),
+        report.error(),
         Some("metric `json_compare`: json_compare: field `x` (m strategy): script `m`: a strategy must return a number in [0, 1], got a boolean true")
     );
     // NaN from a postprocessor is named as a postprocessor's bad result, not a score.

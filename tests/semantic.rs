@@ -4,6 +4,8 @@
 //! (tokens and embeddings against sentence-transformers') is tested beside its
 //! code, in `src/semantic/model_tests.rs`.
 
+#![allow(clippy::too_many_lines)] // a test reads top to bottom; the 100-line limit is for code
+
 #[path = "support/model.rs"]
 mod model;
 

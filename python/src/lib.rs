@@ -238,8 +238,7 @@ impl PyPack {
         jobs: Option<usize>,
         first_line: Option<u64>,
     ) -> PyResult<Py<PyList>> {
-        let runtime = self.pack.runtime();
-        let jobs = runtime.jobs(jobs.unwrap_or(0));
+        let jobs = self.pack.runtime().jobs(jobs.unwrap_or(0));
         // A short list (a Ray batch of 1,000 records) in chunks: with one
         // job, a few (the helper starts on the first while this thread reads
         // the rest; each hand-over costs a thread wake-up); with more, small
@@ -248,137 +247,34 @@ impl PyPack {
         let chunk_records = records.len().map_or(CHUNK_RECORDS, |len| {
             len.div_ceil(chunks).clamp(1, CHUNK_RECORDS)
         });
-        // Where records and results are numbered from: their `line`, and the
-        // place error messages give.
-        let number = |position: u64| match first_line {
-            Some(first) => first.saturating_add(position - 1),
-            None => position,
+        let mut reader = Reader {
+            records: records.try_iter()?,
+            position: 0,
+            first_line,
+            chunk_records,
         };
-        let results = PyList::empty(py);
-        let mut iter = records.try_iter()?;
-        let mut position: u64 = 0;
-        // The next records (at most `limit`), and the position of the first.
-        let mut read_chunk = |limit: usize| -> PyResult<(u64, Vec<ReadRecord>)> {
-            let first = position + 1;
-            let mut chunk = Vec::with_capacity(limit.min(chunk_records));
-            while chunk.len() < limit {
-                let Some(record) = iter.next().transpose()? else {
-                    break;
-                };
-                position += 1;
-                chunk.push(read_record(&record, number(position)));
-            }
-            Ok((first, chunk))
+        let mut results = InOrder {
+            list: PyList::empty(py),
+            pending: BTreeMap::new(),
+            next: 0,
         };
         // A few records: evaluated here. Handing them to other threads and the
         // results back costs thread wake-ups (40-50 µs a call on a 2-core VM),
         // more than sharing so little work saves.
         if records.len().is_ok_and(|len| len < INLINE_RECORDS) {
-            let (first, chunk) = read_chunk(usize::MAX)?;
-            let lines = first_line.map(|_| number(first));
+            let (lines, chunk) = reader.chunk(usize::MAX)?;
             let done = py.detach(|| on_deep_stack(|| evaluate_part(&self.pack, &chunk, lines)));
-            for record in done {
-                results.append(record)?;
-            }
-            return Ok(results.unbind());
+            results.collect(0, done)?;
+            return Ok(results.list.unbind());
         }
-        // This thread, holding the GIL, reads the records into chunks and
-        // collects the results in order, while threads of the runtime's pool
-        // evaluate chunks for the whole call. With more than one job it is
-        // also one of the `jobs` threads that evaluate: a chunk that finds the
-        // workers' queue full is evaluated here, with the GIL released, so
-        // that `jobs` busy threads share `jobs` cores.
-        let evaluates_here = jobs > 1;
-        let workers = if evaluates_here { jobs - 1 } else { 1 };
-        // Room for a short list's chunks with one job (this thread does not
-        // wait); with more, a chunk that finds the queue full is evaluated here.
-        let room = if evaluates_here { 2 * workers } else { 4 };
-        let pack: &tribunal::Pack = &self.pack;
-        let mut pending: BTreeMap<usize, Vec<PyRecord>> = BTreeMap::new();
-        let mut next_out = 0;
-        let mut collect = |seq: usize, done: Vec<PyRecord>| -> PyResult<()> {
-            pending.insert(seq, done);
-            while let Some(done) = pending.remove(&next_out) {
-                for record in done {
-                    results.append(record)?;
-                }
-                next_out += 1;
-            }
-            Ok(())
-        };
-        let mut sent = 0;
-        let (work_tx, work_rx) = mpsc::sync_channel::<Chunk>(room);
-        let (done_tx, done_rx) = mpsc::channel::<(usize, Vec<PyRecord>)>();
-        let work_rx = Mutex::new(work_rx);
-        let work_rx = &work_rx;
-        // The scope ends once its workers have; by then every result is in
-        // (they end before `done_rx` runs dry), so holding the GIL there costs
-        // nothing: the workers never take it.
-        let outcome = runtime.scope(workers, |scope| -> PyResult<()> {
-            for _ in 0..workers {
-                let done_tx = done_tx.clone();
-                scope.spawn(move || loop {
-                    let next = work_rx.lock().map(|work| work.recv());
-                    let Ok(Ok((seq, chunk, lines))) = next else {
-                        break;
-                    };
-                    let done = evaluate_part(pack, &chunk, lines);
-                    if done_tx.send((seq, done)).is_err() {
-                        break;
-                    }
-                });
-            }
-            drop(done_tx);
-            let fed = (|| -> PyResult<()> {
-                loop {
-                    // Ctrl-C stops the call between chunks.
-                    py.check_signals()?;
-                    let (first, chunk) = read_chunk(chunk_records)?;
-                    if chunk.is_empty() {
-                        return Ok(());
-                    }
-                    let work = (sent, chunk, first_line.map(|_| number(first)));
-                    // A full queue: this thread evaluates the chunk itself, or
-                    // (one job) waits for room without the GIL.
-                    let here = match work_tx.try_send(work) {
-                        Ok(()) => None,
-                        Err(TrySendError::Full(work)) if evaluates_here => Some(work),
-                        Err(TrySendError::Full(work)) => {
-                            if py.detach(|| work_tx.send(work).is_ok()) {
-                                None
-                            } else {
-                                return Ok(());
-                            }
-                        }
-                        Err(TrySendError::Disconnected(_)) => return Ok(()),
-                    };
-                    sent += 1;
-                    if let Some((seq, chunk, lines)) = here {
-                        let done =
-                            py.detach(|| on_deep_stack(|| evaluate_part(pack, &chunk, lines)));
-                        collect(seq, done)?;
-                    }
-                    while let Ok((seq, done)) = done_rx.try_recv() {
-                        collect(seq, done)?;
-                    }
-                }
-            })();
-            // No more work: the workers finish what they have and end.
-            drop(work_tx);
-            let rest: Vec<(usize, Vec<PyRecord>)> = py.detach(move || done_rx.iter().collect());
-            fed?;
-            for (seq, done) in rest {
-                collect(seq, done)?;
-            }
-            Ok(())
-        });
-        outcome?;
-        if next_out < sent {
+        let sent = self.evaluate_on_workers(py, jobs, &mut reader, &mut results)?;
+        if results.next < sent {
             return Err(TribunalError::new_err(format!(
-                "evaluation stopped early: {next_out} of {sent} chunks of records came back"
+                "evaluation stopped early: {} of {sent} chunks of records came back",
+                results.next
             )));
         }
-        Ok(results.unbind())
+        Ok(results.list.unbind())
     }
 
     fn __reduce__(&self, py: Python<'_>) -> PyResult<(Py<PyAny>, Py<PyTuple>)> {
@@ -411,6 +307,153 @@ impl PyPack {
             self.pack.revision(),
             self.path.display().to_string()
         )
+    }
+}
+
+impl PyPack {
+    /// `evaluate_many` on `jobs` threads: this thread, holding the GIL, reads
+    /// the records into chunks and collects the results in order, while
+    /// threads of the runtime's pool evaluate chunks for the whole call. With
+    /// more than one job it is also one of the `jobs` threads that evaluate: a
+    /// chunk that finds the workers' queue full is evaluated here, with the
+    /// GIL released, so that `jobs` busy threads share `jobs` cores. Returns
+    /// how many chunks it sent.
+    fn evaluate_on_workers(
+        &self,
+        py: Python<'_>,
+        jobs: usize,
+        reader: &mut Reader<'_>,
+        results: &mut InOrder<'_>,
+    ) -> PyResult<usize> {
+        let evaluates_here = jobs > 1;
+        let workers = if evaluates_here { jobs - 1 } else { 1 };
+        // Room for a short list's chunks with one job (this thread does not
+        // wait); with more, a chunk that finds the queue full is evaluated here.
+        let room = if evaluates_here { 2 * workers } else { 4 };
+        let pack: &tribunal::Pack = &self.pack;
+        let mut sent = 0;
+        let (work_tx, work_rx) = mpsc::sync_channel::<Chunk>(room);
+        let (done_tx, done_rx) = mpsc::channel::<(usize, Vec<PyRecord>)>();
+        let work_rx = Mutex::new(work_rx);
+        let work_rx = &work_rx;
+        // The scope ends once its workers have; by then every result is in
+        // (they end before `done_rx` runs dry), so holding the GIL there costs
+        // nothing: the workers never take it.
+        pack.runtime().scope(workers, |scope| -> PyResult<()> {
+            for _ in 0..workers {
+                let done_tx = done_tx.clone();
+                scope.spawn(move || loop {
+                    let next = work_rx.lock().map(|work| work.recv());
+                    let Ok(Ok((seq, chunk, lines))) = next else {
+                        break;
+                    };
+                    let done = evaluate_part(pack, &chunk, lines);
+                    if done_tx.send((seq, done)).is_err() {
+                        break;
+                    }
+                });
+            }
+            drop(done_tx);
+            let fed = (|| -> PyResult<()> {
+                loop {
+                    // Ctrl-C stops the call between chunks.
+                    py.check_signals()?;
+                    let (lines, chunk) = reader.chunk(reader.chunk_records)?;
+                    if chunk.is_empty() {
+                        return Ok(());
+                    }
+                    // A full queue: this thread evaluates the chunk itself, or
+                    // (one job) waits for room without the GIL.
+                    let here = match work_tx.try_send((sent, chunk, lines)) {
+                        Ok(()) => None,
+                        Err(TrySendError::Full(work)) if evaluates_here => Some(work),
+                        Err(TrySendError::Full(work)) => {
+                            if py.detach(|| work_tx.send(work).is_ok()) {
+                                None
+                            } else {
+                                return Ok(());
+                            }
+                        }
+                        Err(TrySendError::Disconnected(_)) => return Ok(()),
+                    };
+                    sent += 1;
+                    if let Some((seq, chunk, lines)) = here {
+                        let done =
+                            py.detach(|| on_deep_stack(|| evaluate_part(pack, &chunk, lines)));
+                        results.collect(seq, done)?;
+                    }
+                    while let Ok((seq, done)) = done_rx.try_recv() {
+                        results.collect(seq, done)?;
+                    }
+                }
+            })();
+            // No more work: the workers finish what they have and end.
+            drop(work_tx);
+            let rest: Vec<(usize, Vec<PyRecord>)> = py.detach(move || done_rx.iter().collect());
+            fed?;
+            for (seq, done) in rest {
+                results.collect(seq, done)?;
+            }
+            Ok(())
+        })?;
+        Ok(sent)
+    }
+}
+
+/// The records of one `evaluate_many` call, read in chunks under the GIL.
+struct Reader<'py> {
+    records: Bound<'py, pyo3::types::PyIterator>,
+    /// Records read so far.
+    position: u64,
+    /// Where records and results are numbered from: their `line`, and the
+    /// place error messages give.
+    first_line: Option<u64>,
+    chunk_records: usize,
+}
+
+impl Reader<'_> {
+    /// The number of the record at `position` (1-based).
+    fn number(&self, position: u64) -> u64 {
+        match self.first_line {
+            Some(first) => first.saturating_add(position - 1),
+            None => position,
+        }
+    }
+
+    /// The next records (at most `limit`), and the `line` of the first.
+    fn chunk(&mut self, limit: usize) -> PyResult<(Option<u64>, Vec<ReadRecord>)> {
+        let lines = self.first_line.map(|_| self.number(self.position + 1));
+        let mut chunk = Vec::with_capacity(limit.min(self.chunk_records));
+        while chunk.len() < limit {
+            let Some(record) = self.records.next().transpose()? else {
+                break;
+            };
+            self.position += 1;
+            chunk.push(read_record(&record, self.number(self.position)));
+        }
+        Ok((lines, chunk))
+    }
+}
+
+/// Results of one `evaluate_many` call, appended to its list in input order
+/// as the chunks come back.
+struct InOrder<'py> {
+    list: Bound<'py, PyList>,
+    pending: BTreeMap<usize, Vec<PyRecord>>,
+    /// The chunk whose results are appended next.
+    next: usize,
+}
+
+impl InOrder<'_> {
+    fn collect(&mut self, seq: usize, done: Vec<PyRecord>) -> PyResult<()> {
+        self.pending.insert(seq, done);
+        while let Some(done) = self.pending.remove(&self.next) {
+            for record in done {
+                self.list.append(record)?;
+            }
+            self.next += 1;
+        }
+        Ok(())
     }
 }
 

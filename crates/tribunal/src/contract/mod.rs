@@ -395,62 +395,10 @@ pub struct Contract {
 impl Contract {
     /// Checks a spec and compiles it. Errors carry the key they are about.
     pub fn compile(spec: &ContractSpec) -> Result<Self, BuildError> {
-        let tiers = spec
-            .extract
-            .clone()
-            .unwrap_or_else(|| DEFAULT_LADDER.to_vec());
-        if let Some(pos) = tiers.iter().position(|t| *t == Tier::Fallback) {
-            if pos + 1 != tiers.len() {
-                return Err(
-                    BuildError::new("`fallback` must be the last extraction tier")
-                        .at_key("extract"),
-                );
-            }
-            if spec.fallback.is_none() {
-                return Err(BuildError::new(
-                    "the `fallback` tier needs a `fallback:` template (for example `{ text: \"{raw}\" }`)",
-                )
-                .at_key("extract"));
-            }
-        }
-        let ladder: Vec<Tier> = tiers.into_iter().filter(|t| *t != Tier::Fallback).collect();
+        let ladder = compile_ladder(spec)?;
         let kind_field = spec.kind_field.clone().unwrap_or_else(|| "kind".to_owned());
         let has_variants = !spec.variants.is_empty();
-        if spec.on_violation.is_some() && spec.may_emit.is_none() && !has_variants {
-            return Err(BuildError::new(
-                "`on_violation` applies to `may_emit` or `variants`, and neither is given",
-            )
-            .at_key("on_violation"));
-        }
-        if has_variants && spec.may_emit.is_some() {
-            return Err(BuildError::new(
-                "`may_emit` and `variants` both list the allowed kinds: drop `may_emit` (with variants, the kinds are the variant names)",
-            )
-            .at_key("may_emit"));
-        }
-        let may_emit = if has_variants {
-            Some(spec.variants.keys().cloned().collect())
-        } else {
-            spec.may_emit.clone()
-        };
-        if let Some(may_emit) = &may_emit {
-            if may_emit.is_empty() {
-                return Err(BuildError::new("`may_emit` lists no kind").at_key("may_emit"));
-            }
-            if let Some(kind) = spec.fallback.as_ref().and_then(|f| f.get(&kind_field)) {
-                if !kind
-                    .as_str()
-                    .is_some_and(|k| may_emit.iter().any(|m| m == k))
-                {
-                    let from = if has_variants { "variants" } else { "may_emit" };
-                    return Err(BuildError::new(format!(
-                        "the fallback {kind_field} {kind} is not in {from} ({})",
-                        may_emit.join(" | ")
-                    ))
-                    .at_key("fallback"));
-                }
-            }
-        }
+        let may_emit = compile_may_emit(spec, &kind_field)?;
         let mut fields = compile_fields(&spec.fields, "", "fields")?;
         if has_variants && !fields.iter().any(|f| f.name == kind_field) {
             // The kind selects the variant: it is a required string, listed first.
@@ -464,24 +412,7 @@ impl Contract {
             implied.append(&mut fields);
             fields = implied;
         }
-        let mut variants = Vec::with_capacity(spec.variants.len());
-        for (kind, variant) in &spec.variants {
-            let variant = variant.clone().unwrap_or_default();
-            let key = format!("variants.{kind}.fields");
-            for name in variant.fields.keys() {
-                if *name == kind_field || spec.fields.contains_key(name) {
-                    return Err(BuildError::new(format!(
-                        "variant `{kind}` repeats the field `{name}` of `fields`: a field is either common (`fields`) or a variant's own"
-                    ))
-                    .at_key(format!("{key}.{name}")));
-                }
-            }
-            variants.push(Variant {
-                kind: kind.clone(),
-                description: variant.description.clone(),
-                fields: compile_fields(&variant.fields, "", &key)?,
-            });
-        }
+        let variants = compile_variants(spec, &kind_field)?;
         Ok(Self {
             ladder,
             multiple_values: spec.multiple_values.unwrap_or_default(),
@@ -560,6 +491,97 @@ impl Contract {
 /// Compiles `fields:` (at the top, in a variant, or under an object field):
 /// each rule with its pointer and dotted label under `parent` (a pointer, `""`
 /// at the top). `key` is where the map is in the contract, for error locations.
+/// The extraction ladder without its `fallback` tier, which must come last
+/// and needs a `fallback:` template.
+fn compile_ladder(spec: &ContractSpec) -> Result<Vec<Tier>, BuildError> {
+    let tiers = spec
+        .extract
+        .clone()
+        .unwrap_or_else(|| DEFAULT_LADDER.to_vec());
+    if let Some(pos) = tiers.iter().position(|t| *t == Tier::Fallback) {
+        if pos + 1 != tiers.len() {
+            return Err(
+                BuildError::new("`fallback` must be the last extraction tier").at_key("extract"),
+            );
+        }
+        if spec.fallback.is_none() {
+            return Err(BuildError::new(
+                "the `fallback` tier needs a `fallback:` template (for example `{ text: \"{raw}\" }`)",
+            )
+            .at_key("extract"));
+        }
+    }
+    Ok(tiers.into_iter().filter(|t| *t != Tier::Fallback).collect())
+}
+
+/// The kinds the model may emit: `may_emit`, or the variants' names; the
+/// fallback's kind must be one of them.
+fn compile_may_emit(
+    spec: &ContractSpec,
+    kind_field: &str,
+) -> Result<Option<Vec<String>>, BuildError> {
+    let has_variants = !spec.variants.is_empty();
+    if spec.on_violation.is_some() && spec.may_emit.is_none() && !has_variants {
+        return Err(BuildError::new(
+            "`on_violation` applies to `may_emit` or `variants`, and neither is given",
+        )
+        .at_key("on_violation"));
+    }
+    if has_variants && spec.may_emit.is_some() {
+        return Err(BuildError::new(
+            "`may_emit` and `variants` both list the allowed kinds: drop `may_emit` (with variants, the kinds are the variant names)",
+        )
+        .at_key("may_emit"));
+    }
+    let may_emit = if has_variants {
+        Some(spec.variants.keys().cloned().collect())
+    } else {
+        spec.may_emit.clone()
+    };
+    if let Some(may_emit) = &may_emit {
+        if may_emit.is_empty() {
+            return Err(BuildError::new("`may_emit` lists no kind").at_key("may_emit"));
+        }
+        if let Some(kind) = spec.fallback.as_ref().and_then(|f| f.get(kind_field)) {
+            if !kind
+                .as_str()
+                .is_some_and(|k| may_emit.iter().any(|m| m == k))
+            {
+                let from = if has_variants { "variants" } else { "may_emit" };
+                return Err(BuildError::new(format!(
+                    "the fallback {kind_field} {kind} is not in {from} ({})",
+                    may_emit.join(" | ")
+                ))
+                .at_key("fallback"));
+            }
+        }
+    }
+    Ok(may_emit)
+}
+
+/// Each variant's own fields, none of which may repeat a common one.
+fn compile_variants(spec: &ContractSpec, kind_field: &str) -> Result<Vec<Variant>, BuildError> {
+    let mut variants = Vec::with_capacity(spec.variants.len());
+    for (kind, variant) in &spec.variants {
+        let variant = variant.clone().unwrap_or_default();
+        let key = format!("variants.{kind}.fields");
+        for name in variant.fields.keys() {
+            if *name == kind_field || spec.fields.contains_key(name) {
+                return Err(BuildError::new(format!(
+                    "variant `{kind}` repeats the field `{name}` of `fields`: a field is either common (`fields`) or a variant's own"
+                ))
+                .at_key(format!("{key}.{name}")));
+            }
+        }
+        variants.push(Variant {
+            kind: kind.clone(),
+            description: variant.description.clone(),
+            fields: compile_fields(&variant.fields, "", &key)?,
+        });
+    }
+    Ok(variants)
+}
+
 fn compile_fields(
     specs: &IndexMap<String, FieldSpec>,
     parent: &str,

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::json::Json;
 
-use crate::pack::{LoadOptions, Override};
+use crate::pack::{LoadOptions, Override, Pack};
 use crate::pipeline::Input;
 use crate::runtime::Runtime;
 use crate::yaml::{LoadError, Source};
@@ -243,14 +243,8 @@ pub fn run(runtime: &Runtime, dir: &Path, verbose: bool, base: &LoadOptions) -> 
                 dir.to_path_buf()
             };
             outcome.inputs.push(("the pack's file", manifest));
-            outcome.failed += 1;
+            outcome.fail_file("pack.yaml", "the pack loads", 1, errors.to_string());
             let _ = writeln!(outcome.log, "{}\n{errors}", dir.display());
-            outcome.cases.push(CaseOutcome {
-                file: "pack.yaml".to_owned(),
-                name: "the pack loads".to_owned(),
-                problems: Vec::new(),
-                error: Some(errors.to_string()),
-            });
             return outcome;
         }
     };
@@ -273,14 +267,8 @@ pub fn run(runtime: &Runtime, dir: &Path, verbose: bool, base: &LoadOptions) -> 
         let (overrides, cases) = match read_test_file(file) {
             Ok(parsed) => parsed,
             Err(err) => {
-                outcome.failed += 1;
                 let _ = writeln!(outcome.log, "  FAIL  {err}");
-                outcome.cases.push(CaseOutcome {
-                    file: shown.clone(),
-                    name: shown.clone(),
-                    problems: Vec::new(),
-                    error: Some(err.to_string()),
-                });
+                outcome.fail_file(&shown, &shown, 1, err.to_string());
                 continue;
             }
         };
@@ -288,57 +276,69 @@ pub fn run(runtime: &Runtime, dir: &Path, verbose: bool, base: &LoadOptions) -> 
         let run_pack = if overrides.is_empty() {
             &pack
         } else {
-            match runtime.load_with(
-                dir,
-                &LoadOptions {
-                    overrides,
-                    ..base.clone()
-                },
-            ) {
+            let options = LoadOptions {
+                overrides,
+                ..base.clone()
+            };
+            match runtime.load_with(dir, &options) {
                 Ok(p) => {
                     owned = p;
                     &owned
                 }
                 Err(errors) => {
-                    outcome.failed += cases.len().max(1);
                     let _ = writeln!(
                         outcome.log,
                         "  FAIL  {shown}: `set` does not load:\n{errors}"
                     );
-                    outcome.cases.push(CaseOutcome {
-                        file: shown.clone(),
-                        name: shown.clone(),
-                        problems: Vec::new(),
-                        error: Some(format!("`set` does not load:\n{errors}")),
-                    });
+                    let error = format!("`set` does not load:\n{errors}");
+                    outcome.fail_file(&shown, &shown, cases.len().max(1), error);
                     continue;
                 }
             }
         };
         for case in &cases {
-            let report = run_pack.evaluate(&case.input()).to_value();
-            let problems = mismatches(&case.expect, &report);
-            outcome.cases.push(CaseOutcome {
-                file: shown.clone(),
-                name: case.name.clone(),
-                problems: problems.clone(),
-                error: None,
-            });
-            if problems.is_empty() {
-                outcome.passed += 1;
-                if verbose {
-                    let _ = writeln!(outcome.log, "  ok    {shown}: {}", case.name);
-                }
-            } else {
-                outcome.failed += 1;
-                let _ = writeln!(outcome.log, "  FAIL  {shown}: {}", case.name);
-                for problem in problems {
-                    let _ = writeln!(outcome.log, "        {problem}");
-                }
-            }
+            outcome.check_case(run_pack, &shown, case, verbose);
         }
     }
     outcome
+}
+
+impl Outcome {
+    /// A file (or the pack) that could not run: `failed` cases fail, one
+    /// outcome says why.
+    fn fail_file(&mut self, file: &str, name: &str, failed: usize, error: String) {
+        self.failed += failed;
+        self.cases.push(CaseOutcome {
+            file: file.to_owned(),
+            name: name.to_owned(),
+            problems: Vec::new(),
+            error: Some(error),
+        });
+    }
+
+    /// Evaluates one case and compares its record with what it expects.
+    fn check_case(&mut self, pack: &Pack, shown: &str, case: &Case, verbose: bool) {
+        let report = pack.evaluate(&case.input()).to_value();
+        let problems = mismatches(&case.expect, &report);
+        self.cases.push(CaseOutcome {
+            file: shown.to_owned(),
+            name: case.name.clone(),
+            problems: problems.clone(),
+            error: None,
+        });
+        if problems.is_empty() {
+            self.passed += 1;
+            if verbose {
+                let _ = writeln!(self.log, "  ok    {shown}: {}", case.name);
+            }
+        } else {
+            self.failed += 1;
+            let _ = writeln!(self.log, "  FAIL  {shown}: {}", case.name);
+            for problem in problems {
+                let _ = writeln!(self.log, "        {problem}");
+            }
+        }
+    }
 }
 
 /// The shipped packs against the seeds' reference logic (`tests/reference/`).

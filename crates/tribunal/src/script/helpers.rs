@@ -60,13 +60,24 @@ pub fn register(engine: &mut Engine, limits: &super::ScriptLimits) {
     engine.register_fn("sleep", |_: FLOAT| -> HelperResult<()> {
         fail("sleep", "not available to scripts")
     });
+    register_regex(engine, limits.max_array_size);
+    register_text(engine);
+    register_json(engine);
+    // `compare_with` is the same helper under a name a strategy script's own
+    // `fn compare(expected, actual, ctx)` does not shadow.
+    engine.register_fn("compare", compare_strategy);
+    engine.register_fn("compare_with", compare_strategy);
+}
+
+/// `regex_test`, `regex_find_all`, `regex_captures`, `regex_escape`, and the
+/// `split` family (arrays of at most `max_items`).
+fn register_regex(engine: &mut Engine, max_items: usize) {
     engine.register_fn(
         "regex_test",
         |text: &str, pattern: &str| -> HelperResult<bool> {
             Ok(cached_regex("regex_test", pattern)?.is_match(text))
         },
     );
-    let max_items = limits.max_array_size;
     engine.register_fn(
         "regex_find_all",
         move |text: &str, pattern: &str| -> HelperResult<Array> {
@@ -115,6 +126,10 @@ pub fn register(engine: &mut Engine, limits: &super::ScriptLimits) {
     engine.register_fn("regex_escape", |text: &str| -> String {
         regex::escape(text)
     });
+}
+
+/// The text measures: distances, similarities, counts.
+fn register_text(engine: &mut Engine) {
     // Quadratic in the lengths: on megabyte strings they would run for hours
     // without Rhai counting an operation, so they watch the call's deadline.
     engine.register_fn("levenshtein", |a: &str, b: &str| -> HelperResult<INT> {
@@ -135,6 +150,16 @@ pub fn register(engine: &mut Engine, limits: &super::ScriptLimits) {
             token_set_ratio(a, b, &mut crate::deadline::watch()).map_or_else(timed_out, settle)
         },
     );
+    engine.register_fn("sentence_count", |text: &str| -> INT {
+        int(count_sentences(text))
+    });
+    engine.register_fn("word_count", |text: &str| -> INT {
+        int(text.split_whitespace().count())
+    });
+}
+
+/// `json_pointer`, `parse_json`, `to_json`.
+fn register_json(engine: &mut Engine) {
     engine.register_fn(
         "json_pointer",
         // `&mut`: Rhai passes a first argument by reference, so looking into
@@ -167,16 +192,6 @@ pub fn register(engine: &mut Engine, limits: &super::ScriptLimits) {
             Err(reason) => fail("to_json", reason.replacen("returned ", "", 1)),
         }
     });
-    engine.register_fn("sentence_count", |text: &str| -> INT {
-        int(count_sentences(text))
-    });
-    engine.register_fn("word_count", |text: &str| -> INT {
-        int(text.split_whitespace().count())
-    });
-    // `compare_with` is the same helper under a name a strategy script's own
-    // `fn compare(expected, actual, ctx)` does not shadow.
-    engine.register_fn("compare", compare_strategy);
-    engine.register_fn("compare_with", compare_strategy);
 }
 
 /// The most characters of a regex error's reason quoted (it quotes the pattern).
