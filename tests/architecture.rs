@@ -26,6 +26,7 @@ const ENGINE: &[(&str, &str)] = &[
     ("files", "foundation"),
     ("strict_config", "foundation"),
     ("yaml", "foundation"),
+    ("overrides", "foundation"),
     // Core types: the context, issues, results, the component interface.
     ("extract", "extraction"),
     ("report", "core"),

@@ -4,7 +4,7 @@ use std::fs;
 use std::path::Path;
 
 use serde_json::json;
-use tribunal::{Input, LoadOptions, Override, Pack, Status};
+use tribunal::{Input, LoadOptions, Override, Pack, Runtime, Status};
 
 fn assert_send_sync<T: Send + Sync>() {}
 
@@ -171,4 +171,70 @@ fn chosen_fields_are_written_in_the_records_order() {
         "{err}"
     );
     assert!(tribunal::Fields::parse(" , ").is_err());
+}
+
+#[test]
+fn a_runtime_sets_limits_for_every_pack_and_a_pack_s_own_win() {
+    // A script that loops: the runtime's 1,000-operation limit stops it in
+    // every pack loaded on the runtime, unless the pack's own --set lifts it.
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("m.rhai"),
+        "fn evaluate(ctx) { let n = 0; for i in 0..100000 { n += i; } 1.0 }\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("m.yaml"),
+        "kind: metric\nname: m\nimplementation: { script: m.rhai }\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("pack.yaml"),
+        "name: t\nversion: 1.0.0\ncomponents: [m.yaml]\npipeline:\n  metrics: [m]\n",
+    )
+    .unwrap();
+    let cwd = Path::new(".");
+    let runtime = Runtime::builder()
+        .limit(Override::parse("limits.max_operations=1000", cwd).unwrap())
+        .unwrap()
+        .build();
+    let pack = runtime.load(dir.path()).unwrap();
+    let report = pack.evaluate(&Input::new("x"));
+    assert_eq!(report.status(), Status::Error, "{report:?}");
+    assert!(
+        report.error().unwrap().contains("operations"),
+        "{:?}",
+        report.error()
+    );
+    let lifted = LoadOptions {
+        overrides: vec![Override::parse("limits.max_operations=0", cwd).unwrap()],
+        ..LoadOptions::default()
+    };
+    let pack = runtime.load_with(dir.path(), &lifted).unwrap();
+    assert_eq!(pack.evaluate(&Input::new("x")).status(), Status::Pass);
+    // The pack was loaded on the runtime, which holds the limit.
+    assert_eq!(pack.runtime().limits().len(), 1);
+    // Without the runtime's limit, the defaults hold (the loop is within them).
+    assert_eq!(
+        Pack::load(dir.path())
+            .unwrap()
+            .evaluate(&Input::new("x"))
+            .status(),
+        Status::Pass
+    );
+    // A runtime sets limits only: a component's config is the pack's.
+    let err = Runtime::builder()
+        .limit(Override::parse("m.threshold=1", cwd).unwrap())
+        .unwrap_err();
+    assert!(err.reason.contains("only `limits.*`"), "{}", err.reason);
+}
+
+#[test]
+fn a_runtime_resolves_job_counts_in_one_place() {
+    let runtime = Runtime::builder().jobs(2).build();
+    assert_eq!(runtime.jobs(0), 2, "0: the runtime's");
+    assert_eq!(runtime.jobs(3), 3);
+    assert_eq!(runtime.jobs(1000), 256, "at most 256");
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    assert_eq!(Runtime::new().jobs(0), cores, "every core by default");
 }

@@ -165,8 +165,9 @@ struct LoadFlags {
 
 impl LoadFlags {
     /// The runtime the command's packs load on: its embedding cache is the
-    /// run's (`--cache-dir`, `--no-cache`).
-    fn runtime(&self) -> Runtime {
+    /// run's (`--cache-dir`, `--no-cache`), and so are the `limits` it sets
+    /// (`--set limits.*`).
+    fn runtime(&self, limits: Vec<Override>) -> Result<Runtime, String> {
         let cache = if self.no_cache {
             None
         } else {
@@ -174,7 +175,11 @@ impl LoadFlags {
                 .clone()
                 .or_else(tribunal::default_embedding_cache_dir)
         };
-        Runtime::builder().embedding_cache(cache).build()
+        let mut runtime = Runtime::builder().embedding_cache(cache);
+        for limit in limits {
+            runtime = runtime.limit(limit).map_err(|err| err.to_string())?;
+        }
+        Ok(runtime.build())
     }
 
     /// The load options.
@@ -213,15 +218,15 @@ impl PackOptions {
     /// Loads the pack to run it (`check`, `eval`): a plugin component without
     /// consent is a load error.
     fn load(&self, pack_arg: Option<&PathBuf>) -> Result<Pack, String> {
-        let runtime = self.load.runtime();
-        self.load_as(pack_arg, |path, options| runtime.load_with(path, options))
+        self.load_as(pack_arg, |runtime, path, options| {
+            runtime.load_with(path, options)
+        })
     }
 
     /// Loads the pack to show it (`list`, `explain`, `prompt`): a plugin
     /// component without consent is left unloaded, and noted.
     fn inspect(&self, pack_arg: Option<&PathBuf>) -> Result<Pack, String> {
-        let runtime = self.load.runtime();
-        self.load_as(pack_arg, |path, options| {
+        self.load_as(pack_arg, |runtime, path, options| {
             runtime.load_for_inspection(path, options)
         })
     }
@@ -229,7 +234,7 @@ impl PackOptions {
     fn load_as(
         &self,
         pack_arg: Option<&PathBuf>,
-        load: impl FnOnce(&PathBuf, &LoadOptions) -> Result<Pack, tribunal::LoadErrors>,
+        load: impl FnOnce(&Runtime, &PathBuf, &LoadOptions) -> Result<Pack, tribunal::LoadErrors>,
     ) -> Result<Pack, String> {
         let path = self
             .path(pack_arg)
@@ -240,11 +245,16 @@ impl PackOptions {
             .iter()
             .map(|s| Override::parse(s, &cwd).map_err(|err| err.to_string()))
             .collect::<Result<Vec<_>, _>>()?;
+        // Limits are the host's, for every pack the command loads: the runtime's.
+        let (limits, overrides) = overrides
+            .into_iter()
+            .partition(|o: &Override| o.component == "limits");
+        let runtime = self.load.runtime(limits)?;
         let options = LoadOptions {
             overrides,
             ..self.load.options()
         };
-        load(path, &options).map_err(|e| e.to_string())
+        load(&runtime, path, &options).map_err(|e| e.to_string())
     }
 }
 

@@ -67,7 +67,7 @@ pub(super) fn run_tests(args: &TestArgs) -> Result<u8, String> {
     }
     let packs = discover_packs(&paths, |_, _| {})?;
     let base = args.packs.load.options();
-    let runtime = args.packs.load.runtime();
+    let runtime = args.packs.load.runtime(Vec::new())?;
     let (mut passed, mut failed) = (0, 0);
     let mut outcomes = Vec::new();
     for pack in packs {
@@ -143,7 +143,7 @@ pub(super) fn lint(args: &LintArgs) -> Result<u8, String> {
     }
     let mut failed = false;
     let options = args.packs.load.options();
-    let runtime = args.packs.load.runtime();
+    let runtime = args.packs.load.runtime(Vec::new())?;
     for path in packs {
         match runtime.load_for_inspection(&path, &options) {
             Err(errors) => {

@@ -39,6 +39,7 @@ mod json;
 mod json_read;
 mod json_write;
 mod manifest;
+mod overrides;
 mod pack;
 mod pack_tests;
 mod parallel;

@@ -150,7 +150,7 @@ impl Pack {
         inputs: &[&Input],
         each: impl FnMut(Report, Option<Written>),
     ) {
-        let make = if self.json_unread {
+        let make = if self.pipeline.json_unread {
             Make::Text
         } else {
             Make::Both
@@ -170,7 +170,7 @@ impl Pack {
         // record, the staged records would be moved once more each.)
         let staged: Vec<Staged> = caught(|| inputs.iter().map(|i| self.stage(i, make)).collect())
             .unwrap_or_else(|_| inputs.iter().map(|i| self.stage_caught(i, make)).collect());
-        if !self.metrics.is_empty() {
+        if !self.pipeline.metrics.is_empty() {
             let scores = BTreeMap::new();
             let contexts: Vec<Context<'_>> = inputs
                 .iter()
@@ -179,7 +179,7 @@ impl Pack {
                 .map(|(input, s)| self.context(input, &s.extraction, &s.json, &s.issues, &scores))
                 .collect();
             if !contexts.is_empty() {
-                for step in &self.metrics {
+                for step in &self.pipeline.metrics {
                     // Work done ahead for the batch, which the metric does
                     // again per record if it panics here (and fails there).
                     let _ = caught(|| step.run.prepare(&contexts));
@@ -215,7 +215,7 @@ impl Pack {
         let (mut json, mut written, extraction) = match make {
             Make::Text => {
                 debug_assert!(
-                    self.postprocessors.is_empty(),
+                    self.pipeline.postprocessors.is_empty(),
                     "only a pack without postprocessors"
                 );
                 let (written, extraction) = self.extract(&input.output, &mut issues);
@@ -239,8 +239,8 @@ impl Pack {
         };
         let scores: BTreeMap<String, f64> = BTreeMap::new();
         let mut failure = None;
-        let mut steps = Steps::new(self.step_timeout);
-        for step in &self.postprocessors {
+        let mut steps = Steps::new(self.pipeline.step_timeout);
+        for step in &self.pipeline.postprocessors {
             let ctx = self.context(input, &extraction, &json, &issues, &scores);
             match self.within_time(&mut steps, || step.run.process(&ctx)) {
                 Ok(out) => {
@@ -280,8 +280,8 @@ impl Pack {
         let failure = failure.map_or_else(
             || {
                 (|| -> Result<(), EvalError> {
-                    let mut steps = Steps::new(self.step_timeout);
-                    for (index, step) in self.metrics.iter().enumerate() {
+                    let mut steps = Steps::new(self.pipeline.step_timeout);
+                    for (index, step) in self.pipeline.metrics.iter().enumerate() {
                         let ctx = self.context(input, &extraction, &json, &issues, &scores);
                         let out = self
                             .within_time(&mut steps, || step.run.evaluate(&ctx))
@@ -298,7 +298,7 @@ impl Pack {
                         issues.extend(out.issues.into_iter().map(|i| named(i, &step.name)));
                         // Later metrics read the scores so far; after the last
                         // one, nothing does.
-                        if index + 1 < self.metrics.len() {
+                        if index + 1 < self.pipeline.metrics.len() {
                             scores.insert(step.name.clone(), out.score);
                         }
                         metrics.insert(
@@ -318,14 +318,14 @@ impl Pack {
 
         // The contract asked for JSON and there is none: not a near miss.
         let no_json = extraction.tier.is_none()
-            && self.contract.is_some()
-            && self.scoring.no_json == NoJson::Fail;
+            && self.pipeline.contract.is_some()
+            && self.pipeline.scoring.no_json == NoJson::Fail;
         let mut report = Report::evaluated(
             input.id.clone(),
             extraction,
             json,
-            &self.label,
-            &self.revision,
+            &self.info.label,
+            &self.info.revision,
         );
         report.metrics = metrics;
         report.issues = issues;
@@ -391,7 +391,7 @@ impl Pack {
                 ErrorKind::Timeout,
                 format!(
                     "exceeded the {} ms time limit (limits.timeout_ms)",
-                    self.step_timeout.map_or(0, |t| t.as_millis())
+                    self.pipeline.step_timeout.map_or(0, |t| t.as_millis())
                 ),
             )),
         }
@@ -414,7 +414,7 @@ impl Pack {
             meta: &input.meta,
             issues,
             scores,
-            strategies: &self.strategies,
+            strategies: &self.pipeline.strategies,
         }
     }
 
@@ -426,11 +426,13 @@ impl Pack {
         issues: &mut Vec<Issue>,
     ) -> (Option<D>, ExtractionInfo) {
         let multiple = self
+            .pipeline
             .contract
             .as_ref()
             .map(|contract| contract.multiple_values)
             .unwrap_or_default();
-        if let Some((document, tier, repairs)) = extract::extract_as(output, &self.ladder, multiple)
+        if let Some((document, tier, repairs)) =
+            extract::extract_as(output, &self.pipeline.ladder, multiple)
         {
             let info = ExtractionInfo {
                 tier: Some(tier),
@@ -439,8 +441,13 @@ impl Pack {
             };
             return (Some(document), info);
         }
-        let tried: Vec<&str> = self.ladder.iter().map(|t| t.as_str()).collect();
-        if let Some(fallback) = self.contract.as_ref().and_then(|c| c.fallback_json(output)) {
+        let tried: Vec<&str> = self.pipeline.ladder.iter().map(|t| t.as_str()).collect();
+        if let Some(fallback) = self
+            .pipeline
+            .contract
+            .as_ref()
+            .and_then(|c| c.fallback_json(output))
+        {
             // JSON that is there but broken: say where and why, for the re-ask.
             let found = match extract::parse_failure(output) {
                 Some(why) => format!("the JSON in the output could not be read ({why})"),
@@ -485,11 +492,11 @@ impl Pack {
     }
 
     fn weighted_score(&self, metrics: &BTreeMap<String, MetricResult>) -> Option<f64> {
-        if self.metrics.is_empty() {
+        if self.pipeline.metrics.is_empty() {
             return None;
         }
         let (mut total, mut weights) = (0.0, 0.0);
-        for step in &self.metrics {
+        for step in &self.pipeline.metrics {
             let result = metrics.get(&step.name)?;
             total += result.score * step.weight;
             weights += step.weight;
@@ -500,7 +507,7 @@ impl Pack {
     /// Error-severity issues → `PASS` / `NEEDS_IMPROVEMENT` / `FAIL` by the two limits,
     /// then FAIL when `min_score` is set and not reached.
     fn status(&self, errors: usize, score: Option<f64>) -> Status {
-        let scoring = &self.scoring;
+        let scoring = &self.pipeline.scoring;
         let by_issues = if errors <= scoring.pass_max_issues {
             Status::Pass
         } else if errors <= scoring.needs_improvement_max_issues {
@@ -529,7 +536,7 @@ impl Pack {
         let mut text = String::with_capacity(128);
         text.push_str("Previous issues: ");
         write_python_repr_list(&mut text, messages);
-        if let Some(contract) = &self.contract {
+        if let Some(contract) = &self.pipeline.contract {
             text.push_str("\n\n");
             text.push_str(contract.format_block());
         }
@@ -596,7 +603,7 @@ mod tests {
     fn panicking_pack() -> Pack {
         let root = crate::files::built_in_repository();
         let mut pack = Pack::load(root.join("rules/ksi-emission")).expect("the shipped pack loads");
-        pack.metrics.push(Step {
+        pack.pipeline.metrics.push(Step {
             name: "buggy".into(),
             run: Arc::new(Panics),
             weight: 0.0,

@@ -6,6 +6,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::overrides::{Override, OverrideError};
 use crate::parallel::{self, Pool, MAX_JOBS};
 use crate::semantic::{CacheReport, Models};
 
@@ -44,6 +45,8 @@ struct Inner {
     pool: Pool,
     models: Models,
     plugins: crate::plugin::Libraries,
+    /// The limits set for every pack (`limits.*` overrides).
+    limits: Vec<Override>,
 }
 
 /// Settings of a [`Runtime`] (see [`Runtime::builder`]).
@@ -51,6 +54,7 @@ struct Inner {
 pub struct RuntimeBuilder {
     jobs: usize,
     embedding_cache: Option<PathBuf>,
+    limits: Vec<Override>,
 }
 
 impl RuntimeBuilder {
@@ -71,6 +75,24 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Sets a limit (`limits.KEY`, as `--set limits.KEY=VALUE` does) for every
+    /// pack loaded on the runtime: the host's word, which may lift a limit
+    /// past its default where a pack may only tighten it. A pack's own
+    /// `--set limits.*` (`LoadOptions`) comes after, and wins.
+    pub fn limit(mut self, limit: Override) -> Result<Self, OverrideError> {
+        if limit.component != "limits" {
+            return Err(OverrideError {
+                spec: limit.raw.clone(),
+                reason: format!(
+                    "a runtime sets only `limits.*` for every pack, not `{}.{}`: give it to the pack's LoadOptions",
+                    limit.component, limit.key
+                ),
+            });
+        }
+        self.limits.push(limit);
+        Ok(self)
+    }
+
     /// The runtime.
     pub fn build(self) -> Runtime {
         let jobs = if self.jobs == 0 {
@@ -83,6 +105,7 @@ impl RuntimeBuilder {
                 jobs: jobs.min(MAX_JOBS),
                 pool: Pool::default(),
                 models: Models::new(self.embedding_cache),
+                limits: self.limits,
                 plugins: crate::plugin::Libraries::default(),
             }),
         }
@@ -123,6 +146,11 @@ impl Runtime {
 
     pub(crate) fn models(&self) -> &Models {
         &self.inner.models
+    }
+
+    /// The limits set for every pack loaded on the runtime.
+    pub fn limits(&self) -> &[Override] {
+        &self.inner.limits
     }
 
     pub(crate) fn plugins(&self) -> &crate::plugin::Libraries {

@@ -296,7 +296,7 @@ fn reports(
                         crate::report::ErrorKind::Input,
                         err.message.clone(),
                         pack.label(),
-                        &pack.revision,
+                        &pack.info.revision,
                     );
                     report.line = line;
                     each(report, None);
@@ -1065,7 +1065,7 @@ mod tests {
     fn records_of_a_pack_that_never_reads_the_json_are_its_reports() {
         let pack =
             Pack::load(crate::files::built_in_repository().join("rules/ksi-emission")).unwrap();
-        assert!(pack.json_unread);
+        assert!(pack.pipeline.json_unread);
         let outputs = [
             r#"{"event": "agent:status", "data": {"id": "e\u00e9", "n": 1E5, "x": -0.5e-3}}"#,
             r#"  {"event": "a", "event": "agent:spawn", "data": {"k": [1, {"k": 2, "k": 3}]}} "#,
@@ -1140,7 +1140,7 @@ mod tests {
         ];
         for pack in ["rules/context-agent", "rules/json-eval"] {
             let pack = Pack::load(crate::files::built_in_repository().join(pack)).unwrap();
-            assert!(!pack.json_unread);
+            assert!(!pack.pipeline.json_unread);
             assert_records_are_reports(&pack, &documents, "");
         }
         let pack =

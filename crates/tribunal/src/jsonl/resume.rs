@@ -264,12 +264,12 @@ fn check_record(
     id: &Json,
 ) -> Result<(), String> {
     match record.get("revision").and_then(Value::as_str) {
-        Some(revision) if revision == pack.revision => {}
+        Some(revision) if revision == pack.info.revision => {}
         other => {
             return Err(format!(
                 "was written by pack revision {}, not {} (this pack as loaded, with its --set overrides): evaluate the data set again without --resume",
                 other.map_or_else(|| "(none)".to_owned(), ToOwned::to_owned),
-                pack.revision
+                pack.info.revision
             ))
         }
     }

@@ -9,7 +9,9 @@ use serde_json::Value;
 
 use super::overrides::merged_config;
 use super::revision::revision;
-use super::{ComponentInfo, LoadOptions, LoadedComponent, Pack, PackLoader, Step};
+use super::{
+    ComponentInfo, LoadOptions, LoadedComponent, Pack, PackInfo, PackLoader, Pipeline, Step,
+};
 use crate::build::BuildCtx;
 use crate::builtins;
 use crate::component::{BuildError, Compiled, Kind, Metric, Postprocessor};
@@ -77,7 +79,19 @@ impl PackLoader {
         // The manifest is read before the pack's files are set up.
         let mut files_read = self.files.used();
         files_read.extend(std::fs::canonicalize(&self.source.path));
-        Ok(Pack {
+        let pipeline = Pipeline {
+            step_timeout: (timeout_ms > 0).then(|| std::time::Duration::from_millis(timeout_ms)),
+            ladder: contract
+                .as_ref()
+                .map_or_else(|| DEFAULT_LADDER.to_vec(), |c| c.ladder.clone()),
+            contract,
+            scoring: manifest.scoring,
+            json_unread: postprocessors.is_empty() && metrics.iter().all(|m| !m.run.reads_json()),
+            postprocessors,
+            metrics,
+            strategies,
+        };
+        let info = PackInfo {
             files_read,
             set_files: self
                 .overrides
@@ -85,7 +99,6 @@ impl PackLoader {
                 .filter_map(|o| o.file.clone())
                 .collect(),
             not_loaded,
-            step_timeout: (timeout_ms > 0).then(|| std::time::Duration::from_millis(timeout_ms)),
             label: format!("{}@{version}", manifest.name),
             name: manifest.name.clone(),
             version,
@@ -93,18 +106,13 @@ impl PackLoader {
             dir: self.dir,
             revision,
             components: components.into_iter().filter_map(component_info).collect(),
-            ladder: contract
-                .as_ref()
-                .map_or_else(|| DEFAULT_LADDER.to_vec(), |c| c.ladder.clone()),
-            contract,
-            scoring: manifest.scoring,
             tests,
             test_patterns: manifest.tests.clone(),
             warnings: self.warnings,
-            json_unread: postprocessors.is_empty() && metrics.iter().all(|m| !m.run.reads_json()),
-            postprocessors,
-            metrics,
-            strategies,
+        };
+        Ok(Pack {
+            info,
+            pipeline,
             runtime: self.runtime,
         })
     }

@@ -61,7 +61,7 @@ impl Runtime {
         path: impl AsRef<Path>,
         options: &LoadOptions,
     ) -> Result<Pack, LoadErrors> {
-        Pack::load_inner(path.as_ref(), options, false, self)
+        Pack::load_inner(path.as_ref(), &self.with_limits(options), false, self)
     }
 
     /// Loads a pack on this runtime to show it, not to run it (see
@@ -72,7 +72,20 @@ impl Runtime {
         path: impl AsRef<Path>,
         options: &LoadOptions,
     ) -> Result<Pack, LoadErrors> {
-        Pack::load_inner(path.as_ref(), options, true, self)
+        Pack::load_inner(path.as_ref(), &self.with_limits(options), true, self)
+    }
+
+    /// `options` with the runtime's limits before the pack's own overrides
+    /// (which come later, and win).
+    fn with_limits<'o>(&self, options: &'o LoadOptions) -> std::borrow::Cow<'o, LoadOptions> {
+        if self.limits().is_empty() {
+            return std::borrow::Cow::Borrowed(options);
+        }
+        let mut options = options.clone();
+        options
+            .overrides
+            .splice(0..0, self.limits().iter().cloned());
+        std::borrow::Cow::Owned(options)
     }
 }
 
@@ -134,41 +147,58 @@ pub(crate) struct Step<T: ?Sized> {
 /// ```
 #[derive(Debug)]
 pub struct Pack {
-    pub(crate) name: String,
-    pub(crate) version: String,
-    pub(crate) description: Option<String>,
-    pub(crate) dir: PathBuf,
+    /// What the pack is: its name, files and what loading it noted.
+    pub(crate) info: PackInfo,
+    /// What it does to a record: the compiled pipeline.
+    pub(crate) pipeline: Pipeline,
+    /// What the pack runs on (its worker threads, models, plugin libraries).
+    pub(crate) runtime: Runtime,
+}
+
+/// What a pack is, apart from what it does: its identity, the files it was
+/// made of and read, and what loading it noted.
+#[derive(Debug)]
+pub(crate) struct PackInfo {
+    pub name: String,
+    pub version: String,
+    pub description: Option<String>,
+    pub dir: PathBuf,
     /// Hash of every file in the pack folder and of the run's overrides.
-    pub(crate) revision: String,
-    pub(crate) components: Vec<ComponentInfo>,
-    pub(crate) contract: Option<Arc<Contract>>,
-    pub(crate) scoring: ScoringSpec,
+    pub revision: String,
+    /// `name@version`.
+    pub label: String,
+    pub components: Vec<ComponentInfo>,
     /// Test files named by the pack's `tests` globs.
-    pub(crate) tests: Vec<PathBuf>,
+    pub tests: Vec<PathBuf>,
     /// Every file the pack read while it loaded (where it really is): inputs
     /// that no output of a command may be.
-    pub(crate) files_read: Vec<PathBuf>,
+    pub files_read: Vec<PathBuf>,
     /// The files `--set key=@FILE` values were read from: inputs too.
-    pub(crate) set_files: Vec<PathBuf>,
+    pub set_files: Vec<PathBuf>,
     /// The pack's `tests` entries as written (globs and paths).
-    pub(crate) test_patterns: Vec<String>,
+    pub test_patterns: Vec<String>,
     /// Things worth fixing that do not stop the pack from loading.
-    pub(crate) warnings: Vec<LoadError>,
-    pub(crate) ladder: Vec<Tier>,
-    pub(crate) postprocessors: Vec<Step<dyn Postprocessor>>,
-    pub(crate) metrics: Vec<Step<dyn Metric>>,
-    /// No step reads the extracted JSON: results written as records need only
-    /// its text (see [`Metric::reads_json`]).
-    pub(crate) json_unread: bool,
-    pub(crate) strategies: Arc<StrategyRegistry>,
-    pub(crate) label: String,
-    /// How long one step may take on one record (`limits.timeout_ms`).
-    pub(crate) step_timeout: Option<std::time::Duration>,
+    pub warnings: Vec<LoadError>,
     /// Plugin components left unloaded, without consent, by
     /// [`Pack::load_for_inspection`]: a note each, at the manifest's `library:`.
-    pub(crate) not_loaded: Vec<LoadError>,
-    /// What the pack runs on (its worker threads).
-    pub(crate) runtime: Runtime,
+    pub not_loaded: Vec<LoadError>,
+}
+
+/// What a pack does to a record: extraction, postprocessors, metrics, scoring,
+/// compiled once.
+#[derive(Debug)]
+pub(crate) struct Pipeline {
+    pub contract: Option<Arc<Contract>>,
+    pub scoring: ScoringSpec,
+    pub ladder: Vec<Tier>,
+    pub postprocessors: Vec<Step<dyn Postprocessor>>,
+    pub metrics: Vec<Step<dyn Metric>>,
+    /// No step reads the extracted JSON: results written as records need only
+    /// its text (see [`Metric::reads_json`]).
+    pub json_unread: bool,
+    pub strategies: Arc<StrategyRegistry>,
+    /// How long one step may take on one record (`limits.timeout_ms`).
+    pub step_timeout: Option<std::time::Duration>,
 }
 
 /// The sub-folders of `dir` that hold a `pack.yaml`, sorted (none when `dir` cannot
@@ -214,38 +244,43 @@ impl Pack {
     /// ("the pack's file", "the --set file"): inputs no output may be.
     #[doc(hidden)]
     pub fn components(&self) -> &[ComponentInfo] {
-        &self.components
+        &self.info.components
     }
 
     /// Whether the contract has a `fallback` (the ladder's last resort).
     #[doc(hidden)]
     pub fn has_fallback(&self) -> bool {
-        self.contract.as_ref().is_some_and(|c| c.fallback.is_some())
+        self.pipeline
+            .contract
+            .as_ref()
+            .is_some_and(|c| c.fallback.is_some())
     }
 
     #[doc(hidden)]
     pub fn scoring(&self) -> &ScoringSpec {
-        &self.scoring
+        &self.pipeline.scoring
     }
 
     #[doc(hidden)]
     pub fn test_files(&self) -> &[PathBuf] {
-        &self.tests
+        &self.info.tests
     }
 
     /// Whether the manifest has a `tests:` entry (even one matching nothing).
     #[doc(hidden)]
     pub fn has_test_patterns(&self) -> bool {
-        !self.test_patterns.is_empty()
+        !self.info.test_patterns.is_empty()
     }
 
     #[doc(hidden)]
     pub fn inputs(&self) -> impl Iterator<Item = (&'static str, &Path)> {
         let pack = self
+            .info
             .files_read
             .iter()
             .map(|f| ("the pack's file", f.as_path()));
         let set = self
+            .info
             .set_files
             .iter()
             .map(|f| ("the --set file", f.as_path()));
@@ -334,56 +369,57 @@ impl Pack {
 
     /// The pack's `name`.
     pub fn name(&self) -> &str {
-        &self.name
+        &self.info.name
     }
 
     /// The pack's `version`.
     pub fn version(&self) -> &str {
-        &self.version
+        &self.info.version
     }
 
     /// `name@version`, as result records give it in `pack`.
     pub fn label(&self) -> &str {
-        &self.label
+        &self.info.label
     }
 
     /// The pack's `description`, if it has one.
     pub fn description(&self) -> Option<&str> {
-        self.description.as_deref()
+        self.info.description.as_deref()
     }
 
     /// The content revision: a hash of every file in the pack's folder and of the
     /// overrides it was loaded with (result records give it in `revision`).
     pub fn revision(&self) -> &str {
-        &self.revision
+        &self.info.revision
     }
 
     /// The folder the pack was loaded from.
     pub fn dir(&self) -> &Path {
-        &self.dir
+        &self.info.dir
     }
 
     /// Things worth fixing that did not stop the pack from loading.
     pub fn warnings(&self) -> &[LoadError] {
-        &self.warnings
+        &self.info.warnings
     }
 
     /// The plugin components a pack loaded for inspection without consent
     /// left unloaded: a note each, at the manifest's `library:`.
     #[doc(hidden)]
     pub fn not_loaded(&self) -> &[LoadError] {
-        &self.not_loaded
+        &self.info.not_loaded
     }
 
     /// Names of the pipeline's metrics, in order (the keys of a result's `metrics`).
     pub fn metric_names(&self) -> impl Iterator<Item = &str> {
-        self.metrics.iter().map(|s| s.name.as_str())
+        self.pipeline.metrics.iter().map(|s| s.name.as_str())
     }
 
     /// The OUTPUT FORMAT block of the pack's contract, to put in a model's
     /// prompt (`tribunal prompt`); `None` when the pack has no `contract:`.
     pub fn prompt(&self) -> Option<String> {
-        self.contract
+        self.pipeline
+            .contract
             .as_ref()
             .map(|contract| contract.format_block().to_owned())
     }
@@ -391,32 +427,36 @@ impl Pack {
     /// The pack's contract as a JSON Schema (`tribunal prompt --schema`), for
     /// structured-output APIs; `None` when the pack has no `contract:`.
     pub fn json_schema(&self) -> Option<serde_json::Value> {
-        self.contract
+        self.pipeline
+            .contract
             .as_ref()
-            .map(|contract| contract.json_schema(&self.name))
+            .map(|contract| contract.json_schema(&self.info.name))
     }
 
     /// The extraction tiers tried for every record, in order.
     #[doc(hidden)]
     pub fn ladder(&self) -> &[Tier] {
-        &self.ladder
+        &self.pipeline.ladder
     }
 
     /// Names of the pipeline's postprocessor steps, in order.
     #[doc(hidden)]
     pub fn postprocessor_names(&self) -> impl Iterator<Item = &str> {
-        self.postprocessors.iter().map(|s| s.name.as_str())
+        self.pipeline.postprocessors.iter().map(|s| s.name.as_str())
     }
 
     /// Names and weights of the pipeline's metric steps, in order.
     #[doc(hidden)]
     pub fn metric_steps(&self) -> impl Iterator<Item = (&str, f64)> {
-        self.metrics.iter().map(|s| (s.name.as_str(), s.weight))
+        self.pipeline
+            .metrics
+            .iter()
+            .map(|s| (s.name.as_str(), s.weight))
     }
 
     #[doc(hidden)]
     pub fn component(&self, name: &str) -> Option<&ComponentInfo> {
-        self.components.iter().find(|c| c.name == name)
+        self.info.components.iter().find(|c| c.name == name)
     }
 }
 

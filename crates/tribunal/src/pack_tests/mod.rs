@@ -253,16 +253,17 @@ pub fn run(runtime: &Runtime, dir: &Path, verbose: bool, base: &LoadOptions) -> 
         .inputs()
         .map(|(what, file)| (what, file.to_path_buf()))
         .chain(
-            pack.tests
+            pack.info
+                .tests
                 .iter()
                 .map(|f| ("the pack's test file", f.clone())),
         )
         .collect();
     let _ = writeln!(outcome.log, "{} ({})", dir.display(), pack.label());
-    if pack.tests.is_empty() {
+    if pack.info.tests.is_empty() {
         let _ = writeln!(outcome.log, "  (no tests)");
     }
-    for file in &pack.tests {
+    for file in &pack.info.tests {
         let shown = file.strip_prefix(dir).unwrap_or(file).display().to_string();
         let (overrides, cases) = match read_test_file(file) {
             Ok(parsed) => parsed,
