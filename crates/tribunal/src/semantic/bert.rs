@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use gemm::Parallelism;
+use gemm_common::Parallelism;
 use serde::Deserialize;
 use tribunal_semantic_kernels as kernels;
 
@@ -214,7 +214,7 @@ impl Dense {
         // `weight` `outputs` rows of `inputs`, all contiguous, as the strides say;
         // `out` does not overlap the inputs.
         unsafe {
-            gemm::gemm(
+            gemm_f32::gemm::f32::get_gemm_fn()(
                 m,
                 self.outputs,
                 self.inputs,
