@@ -1041,8 +1041,11 @@ fn a_built_in_past_the_time_limit_fails_its_record_only() {
         "pack/pack.yaml",
         "name: slow\nversion: 1.0.0\npipeline:\n  metrics:\n    - use: json_compare\n      with: {field_strategies: {a: fuzzy}}\n",
     );
-    let long_a = "ab".repeat(10_000);
-    let long_b = "ba".repeat(10_000);
+    // Long enough that comparing them takes far past 20 ms; the short record
+    // stays far within, whatever the clock's resolution (the coarse clock
+    // moves in timer ticks of up to 10 ms) or a preemption.
+    let long_a = "ab".repeat(25_000);
+    let long_b = "ba".repeat(25_000);
     let records = format!(
         "{}\n{}\n",
         serde_json::json!({"id": 1, "output": serde_json::json!({"a": long_a}).to_string(), "expected": {"a": long_b}}),
@@ -1053,13 +1056,13 @@ fn a_built_in_past_the_time_limit_fails_its_record_only() {
         dir.path(),
         "pack",
         "in.jsonl",
-        &["--set", "limits.timeout_ms=1"],
+        &["--set", "limits.timeout_ms=20"],
     );
     assert_eq!(results[0]["status"], "ERROR", "{}", results[0]);
     assert!(results[0]["error"]
         .as_str()
         .unwrap()
-        .contains("exceeded the 1 ms time limit (limits.timeout_ms)"));
+        .contains("exceeded the 20 ms time limit (limits.timeout_ms)"));
     assert_eq!(results[1]["status"], "PASS", "{}", results[1]);
 }
 
