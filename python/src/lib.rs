@@ -240,7 +240,7 @@ impl PyPack {
     ) -> PyResult<Py<PyList>> {
         let jobs = self.pack.runtime().jobs(jobs.unwrap_or(0));
         // A short list (a Ray batch of 1,000 records) in chunks: with one
-        // job, a few (the helper starts on the first while this thread reads
+        // job, a few (a worker starts on the first while this thread reads
         // the rest; each hand-over costs a thread wake-up); with more, small
         // enough that every thread gets several and all finish close together.
         let chunks = if jobs == 1 { 4 } else { 16 * jobs };

@@ -116,7 +116,7 @@ pub(crate) fn render_report(report: &Report) -> String {
             let _ = writeln!(out, "repairs: {}", repairs.join(", "));
         }
     }
-    if let Some(error) = &report.error() {
+    if let Some(error) = report.error() {
         let _ = writeln!(out, "error: {}", one_line(error));
     }
     if !report.metrics.is_empty() {

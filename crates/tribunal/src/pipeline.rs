@@ -199,11 +199,7 @@ impl Pack {
         caught(|| self.stage(input, make)).unwrap_or_else(|err| Staged {
             json: Json::Null,
             written: None,
-            extraction: ExtractionInfo {
-                tier: None,
-                repairs: Vec::new(),
-                raw_fallback: false,
-            },
+            extraction: ExtractionInfo::none(),
             issues: Vec::new(),
             failure: Some(err.within("extraction")),
         })
@@ -322,7 +318,7 @@ impl Pack {
             && self.pipeline.scoring.no_json == NoJson::Fail;
         let mut report = Report::evaluated(
             input.id.clone(),
-            extraction,
+            Some(extraction),
             json,
             &self.info.label,
             &self.info.revision,
@@ -483,12 +479,7 @@ impl Pack {
                 .code(codes::EXTRACTION_FAILED),
             );
         }
-        let info = ExtractionInfo {
-            tier: None,
-            repairs: Vec::new(),
-            raw_fallback: false,
-        };
-        (None, info)
+        (None, ExtractionInfo::none())
     }
 
     fn weighted_score(&self, metrics: &BTreeMap<String, MetricResult>) -> Option<f64> {

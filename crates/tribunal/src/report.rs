@@ -197,6 +197,15 @@ pub struct ExtractionInfo {
 }
 
 impl ExtractionInfo {
+    /// No tier found JSON, and nothing stood in for it.
+    pub(crate) fn none() -> Self {
+        Self {
+            tier: None,
+            repairs: Vec::new(),
+            raw_fallback: false,
+        }
+    }
+
     /// The tier's name, `none` when no tier succeeded.
     pub fn tier_name(&self) -> &'static str {
         self.tier.map_or("none", Tier::as_str)
@@ -384,7 +393,7 @@ impl Report {
     /// metrics, issues, score or feedback yet.
     pub(crate) fn evaluated(
         id: Json,
-        extraction: ExtractionInfo,
+        extraction: Option<ExtractionInfo>,
         json: Json,
         pack: &str,
         revision: &str,
@@ -397,7 +406,7 @@ impl Report {
             score: None,
             metrics: BTreeMap::new(),
             issues: Vec::new(),
-            extraction: Some(extraction),
+            extraction,
             json,
             feedback: None,
             error: None,

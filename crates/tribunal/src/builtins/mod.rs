@@ -195,11 +195,7 @@ pub(crate) mod test_support {
                 json: json.into(),
                 expected: expected.into(),
                 meta: Json::Null,
-                extraction: ExtractionInfo {
-                    tier: None,
-                    repairs: Vec::new(),
-                    raw_fallback: false,
-                },
+                extraction: ExtractionInfo::none(),
                 issues: Vec::new(),
                 scores: BTreeMap::new(),
             }

@@ -25,7 +25,7 @@ use super::record::parse_record;
 use super::{Batch, Beside, Options, RawBody, RawRecord, RecordReader};
 use crate::json::Json;
 use crate::pack::Pack;
-use crate::report::{ErrorKind, ExtractionInfo, Field, Issue, MetricResult, Report, Status};
+use crate::report::{ErrorKind, Field, Issue, MetricResult, Report, Status};
 use crate::summary::Summary;
 
 /// Why the kept results cannot be resumed from.
@@ -298,20 +298,13 @@ fn report_of(mut record: Map<String, Value>, line: u64, id: Json) -> Report {
         Value::String(s) => Some(s),
         _ => None,
     };
-    let extraction: Option<ExtractionInfo> =
-        serde_json::from_value(take("extraction")).unwrap_or_default();
     let mut report = Report::evaluated(
         id,
-        extraction.clone().unwrap_or(ExtractionInfo {
-            tier: None,
-            repairs: Vec::new(),
-            raw_fallback: false,
-        }),
+        serde_json::from_value(take("extraction")).unwrap_or_default(),
         take("json").into(),
         &text(take("pack")).unwrap_or_default(),
         &text(take("revision")).unwrap_or_default(),
     );
-    report.extraction = extraction;
     report.line = Some(line);
     report.score = take("score").as_f64();
     report.metrics = serde_json::from_value::<BTreeMap<String, MetricResult>>(take("metrics"))

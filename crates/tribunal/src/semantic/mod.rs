@@ -13,7 +13,7 @@ mod bert;
 pub mod disk_cache;
 pub mod locate;
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
@@ -59,8 +59,9 @@ struct Shared {
     /// `root/embeddings/MODEL/`, named by the text's SHA-256 and kept per
     /// model and CPU kernels), so parallel and interrupted runs cannot damage it.
     cache_root: Option<PathBuf>,
-    /// The models loaded, by canonical folder.
-    loaded: Mutex<HashMap<PathBuf, Arc<Loaded>>>,
+    /// The models loaded, by canonical folder (in order: the cache report
+    /// names the first one's disk cache).
+    loaded: Mutex<BTreeMap<PathBuf, Arc<Loaded>>>,
 }
 
 impl Models {
