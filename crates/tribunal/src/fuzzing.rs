@@ -309,6 +309,36 @@ pub fn same_json(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// Whether `part` is what `whole`, cut somewhere and closed, repairs to: equal
+/// but for its last element or member, itself such a cut (or a string's start).
+/// A document that repeats itself (`[[[[[]]]]]` cut to `[[[[`) closes to a value
+/// equal to one inside it, which is still the whole, repaired.
+fn is_cut_of(part: &Value, whole: &Value) -> bool {
+    match (part, whole) {
+        (Value::String(part), Value::String(whole)) => whole.starts_with(part.as_str()),
+        (Value::Array(part), Value::Array(whole)) => match part.split_last() {
+            None => true,
+            Some((last, before)) => {
+                part.len() <= whole.len()
+                    && before.iter().zip(whole).all(|(a, b)| same_json(a, b))
+                    && is_cut_of(last, &whole[before.len()])
+            }
+        },
+        (Value::Object(part), Value::Object(whole)) => {
+            let mut cut = 0;
+            part.iter().all(|(key, value)| match whole.get(key) {
+                Some(full) if same_json(value, full) => true,
+                Some(full) if is_cut_of(value, full) => {
+                    cut += 1;
+                    cut == 1
+                }
+                _ => false,
+            })
+        }
+        _ => same_json(part, whole),
+    }
+}
+
 /// Whether `found` is a strict sub-value of `whole`: equal to an object or array
 /// inside it, at any depth, while differing from `whole` itself (a part reported
 /// as the whole).
@@ -495,7 +525,10 @@ pub fn no_inner_value(whole: &Value, damaged: &str) -> Result<(), String> {
                 _ => false,
             };
             if let Some(part) = parts.iter().find(|part| {
-                !empty(part) && !starts_like_whole(part) && is_inner_value(part, whole)
+                !empty(part)
+                    && !starts_like_whole(part)
+                    && !is_cut_of(part, whole)
+                    && is_inner_value(part, whole)
             }) {
                 return Err(format!(
                     "{tier} ({multiple:?}, repairs {repairs:?}) found the inner value {part} \
