@@ -49,6 +49,7 @@ mod gates;
 mod generate;
 mod inspect;
 mod report_page;
+mod serve;
 mod test;
 
 use check::{check, CheckArgs};
@@ -57,6 +58,7 @@ use eval::{run_eval, EvalArgs};
 use generate::{completions, man, schema, CompletionsArgs, ManArgs, SchemaArgs};
 use inspect::{explain, list, prompt, ExplainArgs, PromptArgs};
 use report_page::{run_report, ReportArgs};
+use serve::{serve, ServeArgs};
 use test::{lint, run_tests, LintArgs, TestArgs};
 
 use tribunal::{LoadOptions, Override, Pack, Runtime};
@@ -95,6 +97,8 @@ enum Command {
     Test(TestArgs),
     /// Compare two runs' result files: status changes (regressions first), score deltas.
     Diff(DiffArgs),
+    /// Serve packs over HTTP: a local decision service for agents and gateways.
+    Serve(ServeArgs),
     /// Write one self-contained HTML page about a run (charts, issues, a record table).
     Report(ReportArgs),
     /// Load packs and report errors and warnings without evaluating anything.
@@ -168,6 +172,11 @@ impl LoadFlags {
     /// run's (`--cache-dir`, `--no-cache`), and so are the `limits` it sets
     /// (`--set limits.*`).
     fn runtime(&self, limits: Vec<Override>) -> Result<Runtime, String> {
+        self.runtime_with_jobs(limits, 0)
+    }
+
+    /// [`runtime`](Self::runtime) with `jobs` worker threads (0: all cores).
+    fn runtime_with_jobs(&self, limits: Vec<Override>, jobs: usize) -> Result<Runtime, String> {
         let cache = if self.no_cache {
             None
         } else {
@@ -175,7 +184,7 @@ impl LoadFlags {
                 .clone()
                 .or_else(tribunal::default_embedding_cache_dir)
         };
-        let mut runtime = Runtime::builder().embedding_cache(cache);
+        let mut runtime = Runtime::builder().jobs(jobs).embedding_cache(cache);
         for limit in limits {
             runtime = runtime.limit(limit).map_err(|err| err.to_string())?;
         }
@@ -331,6 +340,7 @@ pub fn main() -> ExitCode {
         Command::Test(args) => run_tests(&args),
         Command::Diff(args) => run_diff(&args),
         Command::Report(args) => run_report(&args),
+        Command::Serve(args) => serve(&args),
         Command::Lint(args) => lint(&args),
         Command::List(args) => args.pack.inspect().map(|p| list(&p)),
         Command::Explain(args) => explain(&args),

@@ -160,7 +160,11 @@ impl LineError {
 /// the result's issues), the same error. `line` is its 1-based number, for
 /// messages.
 pub fn read_line(text: &str, line: u64) -> ReadRecord {
-    let options = Options::default();
+    read_record(text, line, &Options::default())
+}
+
+/// [`read_line`] with the field names and the record size limit of `options`.
+pub fn read_record(text: &str, line: u64, options: &Options) -> ReadRecord {
     let body = if text.len() > options.max_record_bytes {
         RawBody::TooLarge {
             size: text.len(),
@@ -169,7 +173,7 @@ pub fn read_line(text: &str, line: u64) -> ReadRecord {
     } else {
         RawBody::Bytes(text.as_bytes())
     };
-    parse_record(&RawRecord { line, body }, &options)
+    parse_record(&RawRecord { line, body }, options)
 }
 
 /// A record read for evaluation: its `Input` and a warning about how it was

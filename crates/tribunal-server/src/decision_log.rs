@@ -1,0 +1,229 @@
+//! The decision log (`--decision-log FILE`): one NDJSON line per judged
+//! record, with its decision id, time, pack, revision, status, score, issue
+//! codes and latency; the output only with `--log-outputs`.
+//!
+//! Lines are written by a thread of their own, so a slow disk never holds up a
+//! request: requests hand lines over through a bounded queue, and a line that
+//! finds it full is dropped and counted (`tribunal_decision_log_dropped_total`).
+//! When the file would grow past its size limit it is rotated: `FILE` becomes
+//! `FILE.1`, `FILE.1` becomes `FILE.2`, and so on, the oldest beyond `keep`
+//! removed.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use serde_json::json;
+use tribunal::Report;
+
+use crate::metrics::Metrics;
+
+/// Where and how decisions are logged.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct DecisionLogConfig {
+    /// The file (created, or appended to).
+    pub path: PathBuf,
+    /// Rotate once the file would grow past this many bytes (0: never).
+    pub max_bytes: u64,
+    /// Rotated files kept (`FILE.1` .. `FILE.keep`).
+    pub keep: usize,
+    /// Log each record's output too (left out by default: outputs may hold
+    /// what users typed).
+    pub log_outputs: bool,
+}
+
+impl DecisionLogConfig {
+    /// Logs to `path`, rotated at 100 MiB, five rotated files kept, no outputs.
+    pub fn new(path: PathBuf) -> Self {
+        Self {
+            path,
+            max_bytes: 100 * 1024 * 1024,
+            keep: 5,
+            log_outputs: false,
+        }
+    }
+}
+
+/// Lines waiting to be written, at most.
+const QUEUE: usize = 65_536;
+
+/// The sending side of the decision log.
+#[derive(Debug)]
+pub struct DecisionLog {
+    sender: Option<SyncSender<String>>,
+    writer: Option<JoinHandle<()>>,
+    log_outputs: bool,
+    metrics: Arc<Metrics>,
+}
+
+/// One decision, as the log writes it.
+#[derive(Debug)]
+pub struct Entry<'a> {
+    pub decision_id: &'a str,
+    pub pack: &'a str,
+    pub report: &'a Report,
+    /// Time from the request's headers to the decision, when it is the
+    /// request's alone (`check`).
+    pub latency: Option<std::time::Duration>,
+    /// The output judged (logged only with `log_outputs`).
+    pub output: Option<&'a str>,
+}
+
+impl DecisionLog {
+    /// Opens (or creates) the log file and starts its writer.
+    pub fn open(config: &DecisionLogConfig, metrics: Arc<Metrics>) -> io::Result<Self> {
+        let file = open_append(&config.path)?;
+        let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let (sender, receiver) = mpsc::sync_channel(QUEUE);
+        let mut writer = Writer {
+            path: config.path.clone(),
+            max_bytes: config.max_bytes,
+            keep: config.keep,
+            out: BufWriter::with_capacity(64 * 1024, file),
+            size,
+        };
+        let writer = std::thread::Builder::new()
+            .name("tribunal-decision-log".into())
+            .spawn(move || writer.run(&receiver))?;
+        Ok(Self {
+            sender: Some(sender),
+            writer: Some(writer),
+            log_outputs: config.log_outputs,
+            metrics,
+        })
+    }
+
+    /// Logs a decision (never waits: a full queue drops it, counted).
+    pub fn log(&self, entry: &Entry<'_>) {
+        let Some(sender) = &self.sender else { return };
+        let report = entry.report;
+        let codes: Vec<&str> = report
+            .issues
+            .iter()
+            .map(|issue| {
+                if issue.code.is_empty() {
+                    issue.rule.as_str()
+                } else {
+                    &issue.code
+                }
+            })
+            .collect();
+        let mut line = json!({
+            "decision_id": entry.decision_id,
+            "time": crate::time::now(),
+            "pack": entry.pack,
+            "revision": report.revision,
+            "id": report.id,
+            "status": report.status().as_str(),
+            "score": report.score,
+            "codes": codes,
+            "error_kind": report.error_kind().map(tribunal::ErrorKind::as_str),
+            "latency_us": entry.latency.map(|l| u64::try_from(l.as_micros()).unwrap_or(u64::MAX)),
+        });
+        if self.log_outputs {
+            if let (Some(output), Some(fields)) = (entry.output, line.as_object_mut()) {
+                fields.insert("output".into(), output.into());
+            }
+        }
+        let mut text = line.to_string();
+        text.push('\n');
+        let written = match sender.try_send(text) {
+            Ok(()) => true,
+            Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => false,
+        };
+        self.metrics.logged(written);
+    }
+
+    /// Whether outputs are logged.
+    pub fn logs_outputs(&self) -> bool {
+        self.log_outputs
+    }
+}
+
+impl Drop for DecisionLog {
+    /// Writes what is queued, then stops the writer.
+    fn drop(&mut self) {
+        self.sender = None;
+        if let Some(writer) = self.writer.take() {
+            let _ = writer.join();
+        }
+    }
+}
+
+struct Writer {
+    path: PathBuf,
+    max_bytes: u64,
+    keep: usize,
+    out: BufWriter<File>,
+    size: u64,
+}
+
+impl Writer {
+    fn run(&mut self, lines: &Receiver<String>) {
+        while let Ok(line) = lines.recv() {
+            self.write(&line);
+            // Flush once the queue is empty: bursts are written together.
+            while let Ok(line) = lines.try_recv() {
+                self.write(&line);
+            }
+            if let Err(err) = self.out.flush() {
+                eprintln!(
+                    "tribunal serve: cannot write the decision log {}: {err}",
+                    self.path.display()
+                );
+            }
+        }
+        let _ = self.out.flush();
+    }
+
+    fn write(&mut self, line: &str) {
+        let length = line.len() as u64;
+        if self.max_bytes > 0 && self.size > 0 && self.size + length > self.max_bytes {
+            if let Err(err) = self.rotate() {
+                eprintln!(
+                    "tribunal serve: cannot rotate the decision log {}: {err}",
+                    self.path.display()
+                );
+            }
+        }
+        if let Err(err) = self.out.write_all(line.as_bytes()) {
+            eprintln!(
+                "tribunal serve: cannot write the decision log {}: {err}",
+                self.path.display()
+            );
+        }
+        self.size += length;
+    }
+
+    fn rotate(&mut self) -> io::Result<()> {
+        self.out.flush()?;
+        let numbered = |n: usize| {
+            let mut name = self.path.clone().into_os_string();
+            name.push(format!(".{n}"));
+            PathBuf::from(name)
+        };
+        if self.keep == 0 {
+            fs::remove_file(&self.path)?;
+        } else {
+            let _ = fs::remove_file(numbered(self.keep));
+            for n in (1..self.keep).rev() {
+                let from = numbered(n);
+                if from.exists() {
+                    fs::rename(&from, numbered(n + 1))?;
+                }
+            }
+            fs::rename(&self.path, numbered(1))?;
+        }
+        self.out = BufWriter::with_capacity(64 * 1024, open_append(&self.path)?);
+        self.size = 0;
+        Ok(())
+    }
+}
+
+fn open_append(path: &Path) -> io::Result<File> {
+    OpenOptions::new().create(true).append(true).open(path)
+}

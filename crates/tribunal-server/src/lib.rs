@@ -1,0 +1,164 @@
+//! `tribunal serve`: rule packs as a local HTTP decision service.
+//!
+//! A front end over the engine, like the command line and the Python binding:
+//! every pack loads once on one engine [`Runtime`] (one worker pool, one
+//! embedding model per model folder, kept warm), and each request is judged by
+//! the engine's own code, so a check's answer is the result record `tribunal
+//! eval` writes for the same record, with a `decision_id` added.
+//!
+//! HTTP/1.1 on hyper and tokio. What it serves (docs/server.md, and the
+//! OpenAPI document docs/openapi.json):
+//!
+//! | route | what |
+//! |---|---|
+//! | `POST /v1/packs/{name}/check` | one record (`{"output", "expected", "meta", "id"}`) in, its result record out |
+//! | `POST /v1/packs/{name}/eval` | NDJSON records in, NDJSON result records out, streamed, in input order |
+//! | `GET /v1/packs`, `/v1/packs/{name}` | the packs: name, version, revision, metrics, reload state |
+//! | `GET /v1/packs/{name}/prompt`, `/schema` | the contract's prompt block and JSON Schema |
+//! | `GET /healthz`, `/readyz` | liveness, readiness |
+//! | `GET /metrics` | Prometheus text format |
+//!
+//! Layers: [`registry`] holds the packs and reloads them; [`routes`] answers
+//! one request; [`server`] accepts connections, applies the limits and shuts
+//! down; [`metrics`] and [`decision_log`] record what was decided.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use tribunal::{LoadOptions, Runtime};
+
+mod body;
+mod decision_log;
+mod metrics;
+mod registry;
+mod routes;
+mod server;
+mod time;
+
+pub use decision_log::DecisionLogConfig;
+pub use server::serve;
+
+/// Everything `tribunal serve` is started with.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Config {
+    /// Pack folders, or folders holding packs (each pack folder below one).
+    pub sources: Vec<PathBuf>,
+    /// Where to listen.
+    pub listen: SocketAddr,
+    /// The engine runtime every pack loads on.
+    pub runtime: Runtime,
+    /// How packs load (`--set`, `--allow-plugins`, `--allow-path`, ...).
+    pub load: LoadOptions,
+    /// Who may call: a bearer token, or anyone who reaches the port.
+    pub auth: Auth,
+    /// Listen on a public address without a token (something in front of the
+    /// service checks callers).
+    pub insecure_no_auth: bool,
+    /// Sizes, deadlines and caps.
+    pub limits: Limits,
+    /// How often pack folders are looked at for changes (`None`: never).
+    pub reload_every: Option<Duration>,
+    /// Where decisions are logged, if anywhere.
+    pub decision_log: Option<DecisionLogConfig>,
+    /// Threads that run connections and checks (0: one per core).
+    pub threads: usize,
+}
+
+impl Config {
+    /// A configuration with the defaults: loopback port 8080, no token, the
+    /// limits of [`Limits::default`], folders looked at every second.
+    pub fn new(sources: Vec<PathBuf>, runtime: Runtime, load: LoadOptions) -> Self {
+        Self {
+            sources,
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            runtime,
+            load,
+            auth: Auth::None,
+            insecure_no_auth: false,
+            limits: Limits::default(),
+            reload_every: Some(Duration::from_secs(1)),
+            decision_log: None,
+            threads: 0,
+        }
+    }
+}
+
+/// Who may call the service.
+#[derive(Clone)]
+pub enum Auth {
+    /// Anyone who can reach the port.
+    None,
+    /// Requests carry `Authorization: Bearer TOKEN` (`/healthz` and `/readyz`
+    /// excepted, for probes).
+    Token(String),
+}
+
+impl std::fmt::Debug for Auth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the token itself.
+        f.write_str(match self {
+            Self::None => "Auth::None",
+            Self::Token(_) => "Auth::Token(..)",
+        })
+    }
+}
+
+/// The service's limits.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Limits {
+    /// Largest `check` body, in bytes (413 above).
+    pub max_body_bytes: usize,
+    /// Largest record (one line) of an `eval` body; a longer one is an `ERROR`
+    /// record, as in `tribunal eval`.
+    pub max_record_bytes: usize,
+    /// A `check` must be read and judged within this (504 past it).
+    pub request_timeout: Duration,
+    /// A client that sends nothing for this long (headers, or the body of a
+    /// request in progress), or stays idle between requests, is cut off.
+    pub read_timeout: Duration,
+    /// Requests judged at once; more are answered 503 with `Retry-After`.
+    pub max_concurrency: usize,
+    /// Connections open at once; more are closed as they come.
+    pub max_connections: usize,
+    /// How long a shutdown waits for the requests in flight.
+    pub shutdown_timeout: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_body_bytes: tribunal::jsonl::DEFAULT_MAX_RECORD_BYTES,
+            max_record_bytes: tribunal::jsonl::DEFAULT_MAX_RECORD_BYTES,
+            request_timeout: Duration::from_secs(10),
+            read_timeout: Duration::from_secs(10),
+            max_concurrency: 1024,
+            max_connections: 10_000,
+            shutdown_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Why the service could not start (it stops only by a signal).
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// A pack did not load: the engine's errors, each with file, line and column.
+    Load(String),
+    /// The configuration is refused (a public address without a token, ...).
+    Config(String),
+    /// The address could not be bound, or the runtime not started.
+    Io(String),
+}
+
+impl std::fmt::Display for ServeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Load(message) | Self::Config(message) | Self::Io(message) => f.write_str(message),
+        }
+    }
+}
+
+impl std::error::Error for ServeError {}

@@ -1,0 +1,398 @@
+//! The packs the service serves, by name, and their hot reload.
+//!
+//! Every pack loads on the service's one engine runtime. A reload thread looks
+//! at each pack's files every `reload_every`: when they changed (a file's
+//! size or modification time, a file added or removed), the pack loads again
+//! in the background and the new revision is swapped in at once; requests in
+//! flight finish on the revision they started with. A pack that fails to load
+//! keeps its old revision serving, and the failure is shown in `/v1/packs`
+//! and the log until a later change loads.
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::BTreeMap;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tribunal::{LoadOptions, Pack, Runtime};
+
+use crate::metrics::Metrics;
+
+/// A pack as served: the loaded pack and where it came from.
+#[derive(Debug)]
+pub struct Served {
+    pub pack: Pack,
+    pub dir: PathBuf,
+    /// When this revision was loaded (RFC 3339).
+    pub loaded_at: String,
+    fingerprint: u64,
+}
+
+/// A reload that failed: the old revision kept serving.
+#[derive(Debug, Clone)]
+struct Failure {
+    message: String,
+    at: String,
+    fingerprint: u64,
+}
+
+/// The packs by name.
+#[derive(Debug)]
+pub struct Registry {
+    runtime: Runtime,
+    load: LoadOptions,
+    sources: Vec<PathBuf>,
+    packs: RwLock<BTreeMap<String, Arc<Served>>>,
+    /// Failed reloads, by pack folder.
+    failures: Mutex<BTreeMap<PathBuf, Failure>>,
+    metrics: Arc<Metrics>,
+}
+
+impl Registry {
+    /// Loads every pack of `sources` (pack folders, or folders holding packs).
+    /// Any pack that does not load, or two packs of one name, is an error.
+    pub fn load(
+        sources: Vec<PathBuf>,
+        runtime: Runtime,
+        load: LoadOptions,
+        metrics: Arc<Metrics>,
+    ) -> Result<Self, String> {
+        let dirs = pack_dirs(&sources)?;
+        let mut packs = BTreeMap::new();
+        let mut errors = Vec::new();
+        for dir in dirs {
+            match load_pack(&runtime, &load, &dir) {
+                Ok(served) => {
+                    let name = served.pack.name().to_owned();
+                    if let Some(other) = packs.get(&name).map(|s: &Arc<Served>| s.dir.clone()) {
+                        errors.push(format!(
+                            "two packs are named `{name}`: {} and {} (a pack's name is its address: /v1/packs/{name})",
+                            other.display(),
+                            dir.display()
+                        ));
+                    } else {
+                        packs.insert(name, Arc::new(served));
+                    }
+                }
+                Err(message) => errors.push(message),
+            }
+        }
+        if !errors.is_empty() {
+            return Err(errors.join("\n"));
+        }
+        Ok(Self {
+            runtime,
+            load,
+            sources,
+            packs: RwLock::new(packs),
+            failures: Mutex::default(),
+            metrics,
+        })
+    }
+
+    /// The pack named `name`, as served now.
+    pub fn get(&self, name: &str) -> Option<Arc<Served>> {
+        self.packs
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(name)
+            .cloned()
+    }
+
+    /// The names of the packs served.
+    pub fn names(&self) -> Vec<String> {
+        self.packs
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .keys()
+            .cloned()
+            .collect()
+    }
+
+    /// What `/v1/packs` says of each pack, by name.
+    pub fn describe_all(&self) -> Value {
+        let packs: Vec<Arc<Served>> = self
+            .packs
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        Value::Array(packs.iter().map(|s| self.describe(s)).collect())
+    }
+
+    /// What `/v1/packs/{name}` says of a pack.
+    pub fn describe(&self, served: &Served) -> Value {
+        let pack = &served.pack;
+        let metrics: Vec<Value> = pack
+            .metric_steps()
+            .map(|(name, weight)| json!({"name": name, "weight": weight}))
+            .collect();
+        let failure = self
+            .failures
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&served.dir)
+            .map(|f| json!({"message": f.message, "at": f.at}));
+        json!({
+            "name": pack.name(),
+            "version": pack.version(),
+            "revision": pack.revision(),
+            "description": pack.description(),
+            "metrics": metrics,
+            "has_contract": pack.json_schema().is_some(),
+            "dir": served.dir.display().to_string(),
+            "loaded_at": served.loaded_at,
+            "reload_error": failure,
+        })
+    }
+
+    /// Looks at every pack's files once, and loads again what changed.
+    /// Returns how many packs were swapped in.
+    pub fn reload_changed(&self) -> usize {
+        let dirs = match pack_dirs(&self.sources) {
+            Ok(dirs) => dirs,
+            Err(message) => {
+                log(&format!("reload: {message}"));
+                return 0;
+            }
+        };
+        let current: Vec<Arc<Served>> = self
+            .packs
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        let mut swapped = 0;
+        for dir in &dirs {
+            let served = current.iter().find(|s| &s.dir == dir);
+            let fingerprint = fingerprint(dir, served.map(|s| &s.pack));
+            if served.is_some_and(|s| s.fingerprint == fingerprint) {
+                continue;
+            }
+            let failed_before = self
+                .failures
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(dir)
+                .is_some_and(|f| f.fingerprint == fingerprint);
+            if failed_before {
+                continue;
+            }
+            if self.reload_one(dir, served, fingerprint) {
+                swapped += 1;
+            }
+        }
+        // Pack folders that are gone (or no longer hold a pack.yaml).
+        for served in &current {
+            if !dirs.contains(&served.dir) {
+                let name = served.pack.name();
+                self.packs
+                    .write()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .remove(name);
+                log(&format!(
+                    "pack `{name}` removed: {} no longer holds a pack",
+                    served.dir.display()
+                ));
+            }
+        }
+        swapped
+    }
+
+    /// Loads `dir` again (or for the first time); swaps it in when it loads.
+    fn reload_one(&self, dir: &Path, old: Option<&Arc<Served>>, fingerprint: u64) -> bool {
+        let fail = |message: String| {
+            log(&format!(
+                "reload of {} failed, {}: {message}",
+                dir.display(),
+                match old {
+                    Some(old) => format!(
+                        "revision {} of `{}` still serving",
+                        old.pack.revision(),
+                        old.pack.name()
+                    ),
+                    None => "not served".to_owned(),
+                }
+            ));
+            self.failures
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(
+                    dir.to_path_buf(),
+                    Failure {
+                        message,
+                        at: crate::time::now(),
+                        fingerprint,
+                    },
+                );
+            self.metrics.reload(false);
+            false
+        };
+        let served = match load_pack(&self.runtime, &self.load, dir) {
+            Ok(served) => served,
+            Err(message) => return fail(message),
+        };
+        let name = served.pack.name().to_owned();
+        let mut packs = self.packs.write().unwrap_or_else(|e| e.into_inner());
+        if let Some(other) = packs.get(&name).filter(|other| other.dir != dir) {
+            let message = format!(
+                "its pack is named `{name}`, as is the pack in {}",
+                other.dir.display()
+            );
+            drop(packs);
+            return fail(message);
+        }
+        if let Some(old) = old {
+            if old.pack.name() != name {
+                packs.remove(old.pack.name());
+            }
+        }
+        let revision = served.pack.revision().to_owned();
+        packs.insert(name.clone(), Arc::new(served));
+        drop(packs);
+        self.failures
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(dir);
+        self.metrics.reload(true);
+        log(&match old {
+            Some(old) => format!(
+                "pack `{name}` reloaded from {}: revision {} replaces {}",
+                dir.display(),
+                revision,
+                old.pack.revision()
+            ),
+            None => format!(
+                "pack `{name}` added from {}: revision {revision}",
+                dir.display()
+            ),
+        });
+        true
+    }
+
+    /// Looks for changes every `every` until `stop` is set (on a thread of its own).
+    pub fn watch(self: &Arc<Self>, every: Duration, stop: Arc<AtomicBool>) {
+        let registry = Arc::clone(self);
+        let spawned = std::thread::Builder::new()
+            .name("tribunal-reload".into())
+            .stack_size(tribunal::STACK_SIZE)
+            .spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    std::thread::sleep(every);
+                    if !stop.load(Ordering::Relaxed) {
+                        registry.reload_changed();
+                    }
+                }
+            });
+        if let Err(err) = spawned {
+            log(&format!(
+                "cannot start the reload thread: {err}; packs will not reload"
+            ));
+        }
+    }
+}
+
+/// A line on the service's log (stderr).
+pub fn log(message: &str) {
+    eprintln!(
+        "{} tribunal serve: {}",
+        crate::time::now(),
+        tribunal::frontend::text::printable(message)
+    );
+}
+
+fn load_pack(runtime: &Runtime, load: &LoadOptions, dir: &Path) -> Result<Served, String> {
+    // Look first: a change made while loading shows as a change next time.
+    let before = fingerprint(dir, None);
+    let pack = runtime.load_with(dir, load).map_err(|e| e.to_string())?;
+    let fingerprint = if before == fingerprint(dir, None) {
+        fingerprint(dir, Some(&pack))
+    } else {
+        0
+    };
+    Ok(Served {
+        pack,
+        dir: dir.to_path_buf(),
+        loaded_at: crate::time::now(),
+        fingerprint,
+    })
+}
+
+/// The pack folders of `sources`, each once, in order.
+fn pack_dirs(sources: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    let mut dirs = Vec::new();
+    for source in sources {
+        let found = if source.join("pack.yaml").is_file() {
+            vec![source.clone()]
+        } else if source.is_dir() {
+            tribunal::frontend::pack::packs_in(source)
+        } else {
+            Vec::new()
+        };
+        if found.is_empty() {
+            return Err(tribunal::frontend::pack::no_pack_message(source));
+        }
+        for dir in found {
+            if !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+    }
+    Ok(dirs)
+}
+
+/// Files looked at per pack folder, at most (a folder with more is watched
+/// through its first ones).
+const MAX_WATCHED: usize = 10_000;
+
+/// A hash of the names, sizes and modification times of the files under
+/// `dir` and of the files the pack reads from outside it.
+fn fingerprint(dir: &Path, pack: Option<&Pack>) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    let mut stack = vec![dir.to_path_buf()];
+    let mut seen = 0;
+    while let Some(folder) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            folder.hash(&mut hasher);
+            continue;
+        };
+        let mut entries: Vec<_> = entries.flatten().collect();
+        entries.sort_by_key(std::fs::DirEntry::file_name);
+        for entry in entries {
+            seen += 1;
+            if seen > MAX_WATCHED {
+                return hasher.finish();
+            }
+            let path = entry.path();
+            let Ok(meta) = entry.metadata() else { continue };
+            if meta.is_dir() {
+                stack.push(path);
+            } else {
+                hash_file(&mut hasher, &path, &meta);
+            }
+        }
+    }
+    if let Some(pack) = pack {
+        for (_, path) in pack.inputs() {
+            if !path.starts_with(dir) {
+                if let Ok(meta) = std::fs::metadata(path) {
+                    hash_file(&mut hasher, path, &meta);
+                }
+            }
+        }
+    }
+    hasher.finish()
+}
+
+fn hash_file(hasher: &mut DefaultHasher, path: &Path, meta: &std::fs::Metadata) {
+    path.hash(hasher);
+    meta.len().hash(hasher);
+    if let Ok(modified) = meta.modified() {
+        modified.hash(hasher);
+    }
+}

@@ -1,0 +1,626 @@
+//! One request, answered: routing, access, limits, and the handlers.
+//!
+//! Every error is JSON, `{"error": {"code": ..., "message": ...}}`, with a
+//! stable code (docs/server.md lists them) and a message that says what and
+//! where.
+
+use std::convert::Infallible;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http_body_util::{combinators::BoxBody, BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::header::{HeaderValue, ALLOW, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
+use hyper::{Method, Request, Response, StatusCode};
+use serde_json::{json, Value};
+use tokio::sync::Semaphore;
+use tokio::time::Instant;
+use tribunal::jsonl;
+
+use crate::body::{self, BodyError};
+use crate::decision_log::{DecisionLog, Entry};
+use crate::metrics::{Metrics, Route};
+use crate::registry::{Registry, Served};
+use crate::Limits;
+
+/// The response body type of every route.
+pub type ResponseBody = BoxBody<Bytes, Infallible>;
+
+/// What every request shares.
+#[derive(Debug)]
+pub struct State {
+    pub registry: Arc<Registry>,
+    pub metrics: Arc<Metrics>,
+    pub log: Option<DecisionLog>,
+    pub limits: Limits,
+    pub token: Option<Vec<u8>>,
+    pub permits: Arc<Semaphore>,
+    pub shutting_down: AtomicBool,
+    pub runtime: tribunal::Runtime,
+    ids: DecisionIds,
+}
+
+impl State {
+    pub fn new(
+        registry: Arc<Registry>,
+        metrics: Arc<Metrics>,
+        log: Option<DecisionLog>,
+        limits: Limits,
+        token: Option<Vec<u8>>,
+        runtime: tribunal::Runtime,
+    ) -> Self {
+        Self {
+            registry,
+            metrics,
+            log,
+            permits: Arc::new(Semaphore::new(limits.max_concurrency)),
+            limits,
+            token,
+            shutting_down: AtomicBool::new(false),
+            runtime,
+            ids: DecisionIds::new(),
+        }
+    }
+}
+
+/// Decision ids: 32 hex digits, a random start per process and a counter,
+/// unique within a process and across restarts.
+#[derive(Debug)]
+struct DecisionIds {
+    prefix: u64,
+    next: AtomicU64,
+}
+
+impl DecisionIds {
+    fn new() -> Self {
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_nanos(),
+        );
+        hasher.write_u32(std::process::id());
+        Self {
+            prefix: hasher.finish(),
+            next: AtomicU64::new(1),
+        }
+    }
+
+    fn next(&self) -> String {
+        format!(
+            "{:016x}{:016x}",
+            self.prefix,
+            self.next.fetch_add(1, Ordering::Relaxed)
+        )
+    }
+}
+
+/// Answers one request, and counts it.
+pub async fn handle(
+    state: Arc<State>,
+    request: Request<Incoming>,
+) -> Result<Response<ResponseBody>, Infallible> {
+    let started = Instant::now();
+    let (route, response) = route(&state, request, started).await;
+    state
+        .metrics
+        .request(route, response.status().as_u16(), started.elapsed());
+    Ok(response)
+}
+
+async fn route(
+    state: &Arc<State>,
+    request: Request<Incoming>,
+    started: Instant,
+) -> (Route, Response<ResponseBody>) {
+    let path = request.uri().path().to_owned();
+    let segments: Vec<&str> = path.trim_end_matches('/').split('/').skip(1).collect();
+    let (route, allowed) = match segments.as_slice() {
+        ["healthz"] => (Route::Healthz, Method::GET),
+        ["readyz"] => (Route::Readyz, Method::GET),
+        ["metrics"] => (Route::Metrics, Method::GET),
+        ["v1", "packs"] => (Route::Packs, Method::GET),
+        ["v1", "packs", _] => (Route::Pack, Method::GET),
+        ["v1", "packs", _, "prompt"] => (Route::Prompt, Method::GET),
+        ["v1", "packs", _, "schema"] => (Route::Schema, Method::GET),
+        ["v1", "packs", _, "check"] => (Route::Check, Method::POST),
+        ["v1", "packs", _, "eval"] => (Route::Eval, Method::POST),
+        _ => {
+            return (
+                Route::Other,
+                error(
+                    StatusCode::NOT_FOUND,
+                    "route.unknown",
+                    format!("no route {path}: see GET /v1/packs, POST /v1/packs/{{name}}/check and docs/server.md"),
+                ),
+            )
+        }
+    };
+    // Probes need no token.
+    if !matches!(route, Route::Healthz | Route::Readyz) {
+        if let Some(denied) = authorize(state, &request) {
+            return (route, denied);
+        }
+    }
+    if request.method() != allowed {
+        let mut response = error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method.not-allowed",
+            format!("{} {path}: this route takes {allowed}", request.method()),
+        );
+        response.headers_mut().insert(
+            ALLOW,
+            HeaderValue::from_static(if allowed == Method::GET {
+                "GET"
+            } else {
+                "POST"
+            }),
+        );
+        return (route, response);
+    }
+    let name = segments.get(2).copied().unwrap_or_default();
+    let response = match route {
+        Route::Healthz => json_response(StatusCode::OK, &json!({"status": "ok"})),
+        Route::Readyz => readiness(state),
+        Route::Metrics => metrics(state),
+        Route::Packs => json_response(
+            StatusCode::OK,
+            &json!({"packs": state.registry.describe_all()}),
+        ),
+        _ => match find_pack(state, name) {
+            Err(response) => response,
+            Ok(served) => match route {
+                Route::Pack => json_response(StatusCode::OK, &state.registry.describe(&served)),
+                Route::Prompt => prompt(&served),
+                Route::Schema => schema(&served),
+                Route::Check => check(state, request, served, started).await,
+                _ => eval(state, request, served),
+            },
+        },
+    };
+    (route, response)
+}
+
+/// `None` when the request may proceed; else its 401.
+fn authorize(state: &State, request: &Request<Incoming>) -> Option<Response<ResponseBody>> {
+    let token = state.token.as_deref()?;
+    let given = request
+        .headers()
+        .get(AUTHORIZATION)
+        .and_then(|value| value.as_bytes().strip_prefix(b"Bearer "));
+    let (code, message) = match given {
+        None => (
+            "auth.missing",
+            "this service needs `Authorization: Bearer TOKEN` (the token of --token-file)",
+        ),
+        Some(given) if constant_time_eq(given.trim_ascii(), token) => return None,
+        Some(_) => ("auth.invalid", "the bearer token is not this service's"),
+    };
+    let mut response = error(StatusCode::UNAUTHORIZED, code, message.to_owned());
+    response
+        .headers_mut()
+        .insert("www-authenticate", HeaderValue::from_static("Bearer"));
+    Some(response)
+}
+
+/// Equality whose time depends on the lengths only, not on where the bytes
+/// first differ.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let difference = a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y));
+    std::hint::black_box(difference) == 0
+}
+
+fn readiness(state: &State) -> Response<ResponseBody> {
+    if state.shutting_down.load(Ordering::Relaxed) {
+        json_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &json!({"status": "shutting down"}),
+        )
+    } else {
+        json_response(
+            StatusCode::OK,
+            &json!({"status": "ready", "packs": state.registry.names()}),
+        )
+    }
+}
+
+fn metrics(state: &State) -> Response<ResponseBody> {
+    let text = state
+        .metrics
+        .render(state.runtime.embedding_cache_report().as_ref());
+    let mut response = Response::new(full(text));
+    response.headers_mut().insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+    );
+    response
+}
+
+fn find_pack(state: &State, name: &str) -> Result<Arc<Served>, Response<ResponseBody>> {
+    state.registry.get(name).ok_or_else(|| {
+        let names = state.registry.names();
+        let hint = tribunal::frontend::suggest::nearest(name, &names)
+            .map_or_else(String::new, |near| {
+                format!(": {}", tribunal::frontend::suggest::did_you_mean(&near))
+            });
+        let known = if names.is_empty() {
+            "none".to_owned()
+        } else {
+            names.join(", ")
+        };
+        error(
+            StatusCode::NOT_FOUND,
+            "pack.unknown",
+            format!("no pack named `{name}`{hint} (served: {known})"),
+        )
+    })
+}
+
+fn prompt(served: &Served) -> Response<ResponseBody> {
+    match served.pack.prompt() {
+        Some(text) => {
+            let mut response = Response::new(full(text));
+            response.headers_mut().insert(
+                CONTENT_TYPE,
+                HeaderValue::from_static("text/plain; charset=utf-8"),
+            );
+            response
+        }
+        None => no_contract(served),
+    }
+}
+
+fn schema(served: &Served) -> Response<ResponseBody> {
+    match served.pack.json_schema() {
+        Some(schema) => json_response(StatusCode::OK, &schema),
+        None => no_contract(served),
+    }
+}
+
+fn no_contract(served: &Served) -> Response<ResponseBody> {
+    error(
+        StatusCode::NOT_FOUND,
+        "pack.no-contract",
+        format!(
+            "pack `{}` has no contract, so no prompt block or JSON Schema",
+            served.pack.name()
+        ),
+    )
+}
+
+/// Whether the request's content type is one of `accepted` (its parameters
+/// aside); a request without one is taken as the first.
+fn content_type_is(request: &Request<Incoming>, accepted: &[&str]) -> Result<(), String> {
+    let Some(value) = request.headers().get(CONTENT_TYPE) else {
+        return Ok(());
+    };
+    let given = value
+        .to_str()
+        .unwrap_or_default()
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    if accepted.contains(&given.as_str()) {
+        Ok(())
+    } else {
+        Err(format!(
+            "Content-Type `{}` is not accepted here: send {}",
+            value.to_str().unwrap_or("(not text)"),
+            accepted.join(" or ")
+        ))
+    }
+}
+
+/// A permit to judge, or the 503 that says to come back.
+fn permit(state: &State) -> Result<tokio::sync::OwnedSemaphorePermit, Response<ResponseBody>> {
+    if state.shutting_down.load(Ordering::Relaxed) {
+        return Err(busy(
+            "server.shutting-down",
+            "the service is shutting down".to_owned(),
+        ));
+    }
+    Arc::clone(&state.permits).try_acquire_owned().map_err(|_| {
+        busy(
+            "server.busy",
+            format!(
+                "{} requests are being judged (--max-concurrency): retry",
+                state.limits.max_concurrency
+            ),
+        )
+    })
+}
+
+fn busy(code: &str, message: String) -> Response<ResponseBody> {
+    let mut response = error(StatusCode::SERVICE_UNAVAILABLE, code, message);
+    response
+        .headers_mut()
+        .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+    response
+}
+
+/// Counts a request in flight while it lives.
+struct InFlight(Arc<Metrics>);
+
+impl InFlight {
+    fn new(metrics: &Arc<Metrics>) -> Self {
+        metrics.in_flight(1);
+        Self(Arc::clone(metrics))
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.in_flight(-1);
+    }
+}
+
+async fn check(
+    state: &Arc<State>,
+    request: Request<Incoming>,
+    served: Arc<Served>,
+    started: Instant,
+) -> Response<ResponseBody> {
+    if let Err(message) = content_type_is(&request, &["application/json"]) {
+        return error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "request.content-type",
+            message,
+        );
+    }
+    let limit = state.limits.max_body_bytes;
+    let declared = request
+        .headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|length| length > limit as u64) {
+        return too_large(limit);
+    }
+    let _permit = match permit(state) {
+        Ok(permit) => permit,
+        Err(response) => return response,
+    };
+    let _in_flight = InFlight::new(&state.metrics);
+    let deadline = started + state.limits.request_timeout;
+    let body = match body::read_limited(
+        request.into_body(),
+        limit,
+        state.limits.read_timeout,
+        deadline,
+    )
+    .await
+    {
+        Ok(body) => body,
+        Err(err) => return body_error(&err, state),
+    };
+    let Ok(text) = std::str::from_utf8(&body) else {
+        let at = std::str::from_utf8(&body).unwrap_err().valid_up_to();
+        return error(
+            StatusCode::BAD_REQUEST,
+            "request.not-utf8",
+            format!("the body is not UTF-8 (at byte {at})"),
+        );
+    };
+    let options = record_options(&state.limits);
+    let (input, note) = match jsonl::read_record(text, 1, &options) {
+        Ok(read) => read,
+        Err(err) => return invalid_record(text, &err.message),
+    };
+    let report = {
+        let mut report = served.pack.evaluate(&input);
+        if let Some(note) = note {
+            report.issues.insert(0, note);
+        }
+        report
+    };
+    if Instant::now() > deadline {
+        return error(
+            StatusCode::GATEWAY_TIMEOUT,
+            "request.timeout",
+            format!(
+                "the check took longer than {} ms (--request-timeout-ms)",
+                state.limits.request_timeout.as_millis()
+            ),
+        );
+    }
+    let decision_id = state.ids.next();
+    state.metrics.decision(served.pack.name(), &report);
+    if let Some(log) = &state.log {
+        log.log(&Entry {
+            decision_id: &decision_id,
+            pack: served.pack.name(),
+            report: &report,
+            latency: Some(started.elapsed()),
+            output: log.logs_outputs().then_some(input.output.as_str()),
+        });
+    }
+    let mut record = Vec::with_capacity(256 + input.output.len());
+    report.write_json_line(&mut record);
+    with_decision_id(&mut record, &decision_id);
+    let mut response = Response::new(full(record));
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    if let Ok(value) = HeaderValue::from_str(&decision_id) {
+        headers.insert("x-tribunal-decision-id", value);
+    }
+    response
+}
+
+/// The record's last member becomes `decision_id` (the record is one JSON
+/// object, maybe followed by a newline).
+fn with_decision_id(record: &mut Vec<u8>, decision_id: &str) {
+    while record.last().is_some_and(u8::is_ascii_whitespace) {
+        record.pop();
+    }
+    if record.last() == Some(&b'}') {
+        record.pop();
+        record.extend_from_slice(b",\"decision_id\":\"");
+        record.extend_from_slice(decision_id.as_bytes());
+        record.extend_from_slice(b"\"}");
+    }
+}
+
+fn record_options(limits: &Limits) -> jsonl::Options {
+    let mut options = jsonl::Options::default();
+    options.max_record_bytes = limits.max_record_bytes.max(limits.max_body_bytes);
+    options
+}
+
+/// The 400 of a body that is not a record: bad JSON says where (line and
+/// column of the body).
+fn invalid_record(text: &str, message: &str) -> Response<ResponseBody> {
+    let code = match serde_json::from_str::<serde::de::IgnoredAny>(text) {
+        Err(_) => "request.bad-json",
+        Ok(_) => "request.invalid-record",
+    };
+    let message = message.strip_prefix("line 1: ").unwrap_or(message);
+    error(
+        StatusCode::BAD_REQUEST,
+        code,
+        format!("the body: {message}"),
+    )
+}
+
+fn too_large(limit: usize) -> Response<ResponseBody> {
+    error(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "request.too-large",
+        format!("the body is larger than {limit} bytes (--max-body-bytes)"),
+    )
+}
+
+fn body_error(err: &BodyError, state: &State) -> Response<ResponseBody> {
+    match err {
+        BodyError::TooLarge { limit } => too_large(*limit),
+        BodyError::Timeout { received } => error(
+            StatusCode::REQUEST_TIMEOUT,
+            "request.timeout",
+            format!(
+                "the body did not arrive in time ({received} bytes received; --read-timeout-ms {}, --request-timeout-ms {})",
+                state.limits.read_timeout.as_millis(),
+                state.limits.request_timeout.as_millis()
+            ),
+        ),
+        BodyError::CutOff { received, why } => error(
+            StatusCode::BAD_REQUEST,
+            "request.cut-off",
+            format!("the body was cut off after {received} bytes: {why}"),
+        ),
+    }
+}
+
+fn eval(
+    state: &Arc<State>,
+    request: Request<Incoming>,
+    served: Arc<Served>,
+) -> Response<ResponseBody> {
+    const NDJSON: [&str; 5] = [
+        "application/x-ndjson",
+        "application/jsonl",
+        "application/json-lines",
+        "application/json",
+        "text/plain",
+    ];
+    if let Err(message) = content_type_is(&request, &NDJSON) {
+        return error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "request.content-type",
+            message,
+        );
+    }
+    let permit = match permit(state) {
+        Ok(permit) => permit,
+        Err(response) => return response,
+    };
+    let in_flight = InFlight::new(&state.metrics);
+    let reader = body::pump(request.into_body(), state.limits.read_timeout);
+    let (mut sink, response_body) = body::result_channel();
+    let request_id = state.ids.next();
+    let id = request_id.clone();
+    // Each record's decision is counted and logged on the worker that judged it.
+    let decided = {
+        let state = Arc::clone(state);
+        let served = Arc::clone(&served);
+        move |report: &tribunal::Report, _: &mut Vec<u8>| {
+            state.metrics.decision(served.pack.name(), report);
+            if let Some(log) = &state.log {
+                let decision_id = format!("{id}-{}", report.line.unwrap_or(0));
+                log.log(&Entry {
+                    decision_id: &decision_id,
+                    pack: served.pack.name(),
+                    report,
+                    latency: None,
+                    output: None,
+                });
+            }
+        }
+    };
+    let max_record_bytes = state.limits.max_record_bytes;
+    let request = request_id.clone();
+    tokio::task::spawn_blocking(move || {
+        let _held = (permit, in_flight);
+        let mut options = jsonl::Options::default();
+        options.max_record_bytes = max_record_bytes;
+        let mut nowhere = std::io::sink();
+        let beside = jsonl::Beside {
+            out: &mut nowhere,
+            write: &decided,
+        };
+        if let Err(err) = jsonl::run_into(
+            &served.pack,
+            reader,
+            None,
+            &mut sink,
+            Some(beside),
+            &options,
+            |_| {},
+        ) {
+            crate::registry::log(&format!(
+                "eval {request} on `{}` stopped: {err}",
+                served.pack.name()
+            ));
+        }
+    });
+    let mut response = Response::new(response_body.boxed());
+    let headers = response.headers_mut();
+    headers.insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("application/x-ndjson"),
+    );
+    if let Ok(value) = HeaderValue::from_str(&request_id) {
+        headers.insert("x-tribunal-decision-id", value);
+    }
+    response
+}
+
+fn full(body: impl Into<Bytes>) -> ResponseBody {
+    Full::new(body.into()).boxed()
+}
+
+/// A JSON response.
+pub fn json_response(status: StatusCode, value: &Value) -> Response<ResponseBody> {
+    let mut text = serde_json::to_vec(value).unwrap_or_default();
+    text.push(b'\n');
+    let mut response = Response::new(full(text));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+/// An error response: `{"error": {"code", "message"}}`.
+pub fn error(status: StatusCode, code: &str, message: String) -> Response<ResponseBody> {
+    json_response(
+        status,
+        &json!({"error": {"code": code, "message": message, "status": status.as_u16()}}),
+    )
+}

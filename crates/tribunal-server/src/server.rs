@@ -1,0 +1,192 @@
+//! The service: load the packs, listen, accept connections within the caps,
+//! and shut down gracefully on SIGTERM or SIGINT (stop accepting, finish the
+//! requests in flight, exit).
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::net::TcpListener;
+
+use crate::decision_log::DecisionLog;
+use crate::metrics::Metrics;
+use crate::registry::{log, Registry};
+use crate::routes::{handle, State};
+use crate::{Auth, Config, ServeError};
+
+/// Runs the service until SIGTERM or SIGINT. `on_ready` is called with the
+/// address listened on (a port of 0 picks a free one) once requests are
+/// accepted. Packs that do not load, or a public address without a token
+/// (unless [`Config::insecure_no_auth`]), are refused before anything listens.
+pub fn serve(config: Config, on_ready: impl FnOnce(SocketAddr)) -> Result<(), ServeError> {
+    let token = match &config.auth {
+        Auth::Token(token) => Some(token.trim().as_bytes().to_vec()),
+        Auth::None if !config.listen.ip().is_loopback() && !config.insecure_no_auth => {
+            return Err(ServeError::Config(format!(
+                "--listen {} is not a loopback address: anyone who reaches it could call the service; \
+                 give --token-file FILE (callers send `Authorization: Bearer TOKEN`), or --insecure-no-auth \
+                 if something in front of it already checks callers",
+                config.listen
+            )))
+        }
+        Auth::None => None,
+    };
+    if token.as_ref().is_some_and(Vec::is_empty) {
+        return Err(ServeError::Config("the token file is empty".to_owned()));
+    }
+    let metrics = Arc::new(Metrics::default());
+    let registry = Arc::new(
+        Registry::load(
+            config.sources.clone(),
+            config.runtime.clone(),
+            config.load.clone(),
+            Arc::clone(&metrics),
+        )
+        .map_err(ServeError::Load)?,
+    );
+    let decision_log = match &config.decision_log {
+        Some(settings) => Some(
+            DecisionLog::open(settings, Arc::clone(&metrics)).map_err(|e| {
+                ServeError::Io(format!(
+                    "cannot open the decision log {}: {e}",
+                    settings.path.display()
+                ))
+            })?,
+        ),
+        None => None,
+    };
+    let threads = if config.threads == 0 {
+        std::thread::available_parallelism().map_or(2, std::num::NonZero::get)
+    } else {
+        config.threads
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .thread_name("tribunal-http")
+        // Checks run on these threads: the engine's deep stack.
+        .thread_stack_size(tribunal::STACK_SIZE)
+        .enable_all()
+        .build()
+        .map_err(|e| ServeError::Io(format!("cannot start the service's threads: {e}")))?;
+    let state = Arc::new(State::new(
+        Arc::clone(&registry),
+        metrics,
+        decision_log,
+        config.limits.clone(),
+        token,
+        config.runtime.clone(),
+    ));
+    let stop_watching = Arc::new(AtomicBool::new(false));
+    if let Some(every) = config.reload_every {
+        registry.watch(every, Arc::clone(&stop_watching));
+    }
+    let result = runtime.block_on(run(&config, Arc::clone(&state), on_ready));
+    stop_watching.store(true, Ordering::Relaxed);
+    // Requests still running after the shutdown's wait are abandoned.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    // The decision log writes what is queued as the state goes.
+    drop(state);
+    result
+}
+
+async fn run(
+    config: &Config,
+    state: Arc<State>,
+    on_ready: impl FnOnce(SocketAddr),
+) -> Result<(), ServeError> {
+    let listener = TcpListener::bind(config.listen)
+        .await
+        .map_err(|e| ServeError::Io(format!("cannot listen on {}: {e}", config.listen)))?;
+    let address = listener
+        .local_addr()
+        .map_err(|e| ServeError::Io(e.to_string()))?;
+    let graceful = GracefulShutdown::new();
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(config.limits.read_timeout)
+        .keep_alive(true);
+    let mut shutdown = std::pin::pin!(shutdown_signal());
+    log(&format!(
+        "listening on http://{address} with {} pack(s): {}",
+        state.registry.names().len(),
+        state.registry.names().join(", ")
+    ));
+    on_ready(address);
+    loop {
+        let (stream, _) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(err) => {
+                    // Out of file descriptors, say: wait a little, go on.
+                    log(&format!("accept failed: {err}"));
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            signal = &mut shutdown => {
+                log(&format!("{signal}: no new connections; finishing the requests in flight"));
+                break;
+            }
+        };
+        if open_connections(&state) >= config.limits.max_connections {
+            state.metrics.connection_refused();
+            drop(stream);
+            continue;
+        }
+        let _ = stream.set_nodelay(true);
+        let service_state = Arc::clone(&state);
+        let connection = builder.serve_connection(
+            TokioIo::new(stream),
+            service_fn(move |request| handle(Arc::clone(&service_state), request)),
+        );
+        let connection = graceful.watch(connection);
+        let metrics = Arc::clone(&state.metrics);
+        tokio::spawn(async move {
+            metrics.connections(1);
+            let _ = connection.await;
+            metrics.connections(-1);
+        });
+    }
+    state.shutting_down.store(true, Ordering::Relaxed);
+    drop(listener);
+    tokio::select! {
+        () = graceful.shutdown() => log("every request in flight finished; stopped"),
+        () = tokio::time::sleep(config.limits.shutdown_timeout) => log(&format!(
+            "stopped with requests still in flight after {} ms (--shutdown-timeout-ms)",
+            config.limits.shutdown_timeout.as_millis()
+        )),
+    }
+    Ok(())
+}
+
+fn open_connections(state: &State) -> usize {
+    state.metrics.open_connections()
+}
+
+/// Resolves on SIGTERM or SIGINT (Ctrl-C), naming it.
+async fn shutdown_signal() -> &'static str {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) {
+            (Ok(mut term), Ok(mut int)) => tokio::select! {
+                _ = term.recv() => "SIGTERM",
+                _ = int.recv() => "SIGINT",
+            },
+            _ => std::future::pending().await,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+        "Ctrl-C"
+    }
+}

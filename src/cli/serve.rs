@@ -1,0 +1,135 @@
+//! `tribunal serve`: the packs as a local HTTP decision service (the
+//! `tribunal-server` crate; docs/server.md).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+use tribunal::{LoadOptions, Override};
+use tribunal_server::{Auth, Config, DecisionLogConfig, Limits};
+
+use super::{LoadFlags, EXIT_OK};
+
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  \
+    tribunal serve rules/\n  \
+    tribunal serve rules/ksi-emission --listen 127.0.0.1:9090 --decision-log decisions.ndjson\n  \
+    tribunal serve rules/ --listen 0.0.0.0:8080 --token-file /run/secrets/tribunal-token\n\n\
+    Then: curl -s localhost:8080/v1/packs/ksi-emission/check -H 'content-type: application/json' \
+    -d '{\"output\": \"{\\\"event\\\": \\\"a:b\\\", \\\"data\\\": {}}\"}'\n\
+    Stops on SIGTERM or Ctrl-C once the requests in flight are answered (docs/server.md).")]
+pub(super) struct ServeArgs {
+    /// Pack folders, or folders holding packs (every pack below is served, by name).
+    #[arg(value_name = "PACK_OR_FOLDER", required = true)]
+    sources: Vec<PathBuf>,
+    /// The address to listen on (port 0: any free port, printed at start).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// A file holding the bearer token callers must send (`Authorization: Bearer TOKEN`).
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
+    /// Listen on a non-loopback address without a token (something in front checks callers).
+    #[arg(long)]
+    insecure_no_auth: bool,
+    /// Override a component's config in every pack: component.key=value (value is YAML).
+    #[arg(long = "set", value_name = "COMPONENT.KEY=VALUE")]
+    set: Vec<String>,
+    #[command(flatten)]
+    load: LoadFlags,
+    /// Log every decision as NDJSON to this file (rotated by size).
+    #[arg(long, value_name = "FILE")]
+    decision_log: Option<PathBuf>,
+    /// Rotate the decision log once it would grow past this many bytes (0: never).
+    #[arg(long, value_name = "BYTES", default_value_t = 100 * 1024 * 1024)]
+    decision_log_max_bytes: u64,
+    /// Rotated decision logs kept (FILE.1 .. FILE.N).
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    decision_log_keep: usize,
+    /// Log each checked output in the decision log too (left out by default).
+    #[arg(long, requires = "decision_log")]
+    log_outputs: bool,
+    /// Largest check body, in bytes (413 above).
+    #[arg(long, value_name = "BYTES", default_value_t = Limits::default().max_body_bytes)]
+    max_body_bytes: usize,
+    /// Largest record (line) of an eval body; a longer one is an ERROR record.
+    #[arg(long, value_name = "BYTES", default_value_t = Limits::default().max_record_bytes)]
+    max_record_bytes: usize,
+    /// A check is read and judged within this many ms, or answered 504 (408 if its body is late).
+    #[arg(long, value_name = "MS", default_value_t = 10_000)]
+    request_timeout_ms: u64,
+    /// Cut off a client that sends nothing for this many ms (headers, body, idle keep-alive).
+    #[arg(long, value_name = "MS", default_value_t = 10_000)]
+    read_timeout_ms: u64,
+    /// Requests judged at once; more are answered 503 with Retry-After.
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_concurrency)]
+    max_concurrency: usize,
+    /// Connections open at once; more are closed as they come.
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_connections)]
+    max_connections: usize,
+    /// On SIGTERM, wait this many ms for the requests in flight.
+    #[arg(long, value_name = "MS", default_value_t = 30_000)]
+    shutdown_timeout_ms: u64,
+    /// Look at the pack folders for changes every this many ms, and reload what changed.
+    #[arg(
+        long,
+        value_name = "MS",
+        default_value_t = 1_000,
+        conflicts_with = "no_reload"
+    )]
+    reload_interval_ms: u64,
+    /// Never reload packs.
+    #[arg(long)]
+    no_reload: bool,
+    /// Threads that serve connections and run checks (0: one per core).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    threads: usize,
+    /// Worker threads of the engine for eval bodies (0: all cores).
+    #[arg(long, short, value_name = "N", default_value_t = 0)]
+    jobs: usize,
+}
+
+pub(super) fn serve(args: &ServeArgs) -> Result<u8, String> {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let overrides = args
+        .set
+        .iter()
+        .map(|s| Override::parse(s, &cwd).map_err(|err| err.to_string()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (limits, overrides): (Vec<Override>, Vec<Override>) =
+        overrides.into_iter().partition(|o| o.component == "limits");
+    let runtime = args.load.runtime_with_jobs(limits, args.jobs)?;
+    let load = LoadOptions {
+        overrides,
+        ..args.load.options()
+    };
+    let mut config = Config::new(args.sources.clone(), runtime, load);
+    config.listen = args.listen;
+    config.insecure_no_auth = args.insecure_no_auth;
+    if let Some(path) = &args.token_file {
+        let token = tribunal::frontend::files::read_regular_text(path, 4096)
+            .map_err(|e| format!("--token-file: {e}"))?;
+        config.auth = Auth::Token(token.trim().to_owned());
+    }
+    let mut limits = Limits::default();
+    limits.max_body_bytes = args.max_body_bytes;
+    limits.max_record_bytes = args.max_record_bytes;
+    limits.request_timeout = Duration::from_millis(args.request_timeout_ms);
+    limits.read_timeout = Duration::from_millis(args.read_timeout_ms.max(1));
+    limits.max_concurrency = args.max_concurrency.max(1);
+    limits.max_connections = args.max_connections.max(1);
+    limits.shutdown_timeout = Duration::from_millis(args.shutdown_timeout_ms);
+    config.limits = limits;
+    config.reload_every =
+        (!args.no_reload).then(|| Duration::from_millis(args.reload_interval_ms.max(10)));
+    config.decision_log = args.decision_log.as_ref().map(|path| {
+        let mut log = DecisionLogConfig::new(path.clone());
+        log.max_bytes = args.decision_log_max_bytes;
+        log.keep = args.decision_log_keep;
+        log.log_outputs = args.log_outputs;
+        log
+    });
+    config.threads = args.threads;
+    tribunal_server::serve(config, |_| {}).map_err(|e| e.to_string())?;
+    Ok(EXIT_OK)
+}
