@@ -79,6 +79,11 @@ const NOT_IN_THE_ENGINE: &[&str] = &[
     "indicatif",
     "ctrlc",
     "pyo3",
+    // The server's HTTP stack (crates/tribunal-server).
+    "tokio",
+    "hyper",
+    "hyper-util",
+    "tribunal-server",
 ];
 
 fn repository() -> &'static Path {

@@ -130,6 +130,6 @@ pub(super) fn serve(args: &ServeArgs) -> Result<u8, String> {
         log
     });
     config.threads = args.threads;
-    tribunal_server::serve(config, |_| {}).map_err(|e| e.to_string())?;
+    tribunal_server::serve(&config, |_| {}).map_err(|e| e.to_string())?;
     Ok(EXIT_OK)
 }

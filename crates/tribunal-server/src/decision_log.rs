@@ -77,7 +77,7 @@ impl DecisionLog {
     /// Opens (or creates) the log file and starts its writer.
     pub fn open(config: &DecisionLogConfig, metrics: Arc<Metrics>) -> io::Result<Self> {
         let file = open_append(&config.path)?;
-        let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let size = file.metadata().map_or(0, |m| m.len());
         let (sender, receiver) = mpsc::sync_channel(QUEUE);
         let mut writer = Writer {
             path: config.path.clone(),

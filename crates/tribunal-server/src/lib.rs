@@ -7,7 +7,7 @@
 //! eval` writes for the same record, with a `decision_id` added.
 //!
 //! HTTP/1.1 on hyper and tokio. What it serves (docs/server.md, and the
-//! OpenAPI document docs/openapi.json):
+//! `OpenAPI` document docs/openapi.json):
 //!
 //! | route | what |
 //! |---|---|

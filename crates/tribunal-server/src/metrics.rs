@@ -164,7 +164,10 @@ impl Metrics {
 
     /// A decision of `pack`: its status and its issues' codes.
     pub fn decision(&self, pack: &str, report: &Report) {
-        let mut packs = self.packs.lock().unwrap_or_else(|e| e.into_inner());
+        let mut packs = self
+            .packs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let counts = match packs.get_mut(pack) {
             Some(counts) => counts,
             None => packs.entry(pack.to_owned()).or_default(),
@@ -366,7 +369,10 @@ impl Metrics {
     }
 
     fn render_packs(&self, out: &mut String) {
-        let packs = self.packs.lock().unwrap_or_else(|e| e.into_inner());
+        let packs = self
+            .packs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         out.push_str(
             "# HELP tribunal_decisions_total Records judged, by pack and status.\n\
              # TYPE tribunal_decisions_total counter\n",

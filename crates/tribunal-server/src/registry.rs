@@ -97,7 +97,7 @@ impl Registry {
     pub fn get(&self, name: &str) -> Option<Arc<Served>> {
         self.packs
             .read()
-            .unwrap_or_else(|e| e.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .get(name)
             .cloned()
     }
@@ -106,7 +106,7 @@ impl Registry {
     pub fn names(&self) -> Vec<String> {
         self.packs
             .read()
-            .unwrap_or_else(|e| e.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .keys()
             .cloned()
             .collect()
@@ -117,7 +117,7 @@ impl Registry {
         let packs: Vec<Arc<Served>> = self
             .packs
             .read()
-            .unwrap_or_else(|e| e.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .values()
             .cloned()
             .collect();
@@ -134,7 +134,7 @@ impl Registry {
         let failure = self
             .failures
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .get(&served.dir)
             .map(|f| json!({"message": f.message, "at": f.at}));
         json!({
@@ -163,7 +163,7 @@ impl Registry {
         let current: Vec<Arc<Served>> = self
             .packs
             .read()
-            .unwrap_or_else(|e| e.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .values()
             .cloned()
             .collect();
@@ -177,7 +177,7 @@ impl Registry {
             let failed_before = self
                 .failures
                 .lock()
-                .unwrap_or_else(|e| e.into_inner())
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .get(dir)
                 .is_some_and(|f| f.fingerprint == fingerprint);
             if failed_before {
@@ -193,7 +193,7 @@ impl Registry {
                 let name = served.pack.name();
                 self.packs
                     .write()
-                    .unwrap_or_else(|e| e.into_inner())
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
                     .remove(name);
                 log(&format!(
                     "pack `{name}` removed: {} no longer holds a pack",
@@ -221,7 +221,7 @@ impl Registry {
             ));
             self.failures
                 .lock()
-                .unwrap_or_else(|e| e.into_inner())
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .insert(
                     dir.to_path_buf(),
                     Failure {
@@ -238,7 +238,10 @@ impl Registry {
             Err(message) => return fail(message),
         };
         let name = served.pack.name().to_owned();
-        let mut packs = self.packs.write().unwrap_or_else(|e| e.into_inner());
+        let mut packs = self
+            .packs
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(other) = packs.get(&name).filter(|other| other.dir != dir) {
             let message = format!(
                 "its pack is named `{name}`, as is the pack in {}",
@@ -257,7 +260,7 @@ impl Registry {
         drop(packs);
         self.failures
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .remove(dir);
         self.metrics.reload(true);
         log(&match old {

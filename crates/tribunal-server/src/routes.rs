@@ -4,6 +4,10 @@
 //! stable code (docs/server.md lists them) and a message that says what and
 //! where.
 
+// A handler's early answer is its response, as `Err`: built once per request,
+// never in a hot loop, so its size does not matter.
+#![allow(clippy::result_large_err)]
+
 use std::convert::Infallible;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -321,12 +325,6 @@ fn content_type_is(request: &Request<Incoming>, accepted: &[&str]) -> Result<(),
 
 /// A permit to judge, or the 503 that says to come back.
 fn permit(state: &State) -> Result<tokio::sync::OwnedSemaphorePermit, Response<ResponseBody>> {
-    if state.shutting_down.load(Ordering::Relaxed) {
-        return Err(busy(
-            "server.shutting-down",
-            "the service is shutting down".to_owned(),
-        ));
-    }
     Arc::clone(&state.permits).try_acquire_owned().map_err(|_| {
         busy(
             "server.busy",
@@ -621,6 +619,6 @@ pub fn json_response(status: StatusCode, value: &Value) -> Response<ResponseBody
 pub fn error(status: StatusCode, code: &str, message: String) -> Response<ResponseBody> {
     json_response(
         status,
-        &json!({"error": {"code": code, "message": message, "status": status.as_u16()}}),
+        &json!({"error": {"code": code, "message": Value::String(message), "status": status.as_u16()}}),
     )
 }

@@ -22,7 +22,7 @@ use crate::{Auth, Config, ServeError};
 /// address listened on (a port of 0 picks a free one) once requests are
 /// accepted. Packs that do not load, or a public address without a token
 /// (unless [`Config::insecure_no_auth`]), are refused before anything listens.
-pub fn serve(config: Config, on_ready: impl FnOnce(SocketAddr)) -> Result<(), ServeError> {
+pub fn serve(config: &Config, on_ready: impl FnOnce(SocketAddr)) -> Result<(), ServeError> {
     let token = match &config.auth {
         Auth::Token(token) => Some(token.trim().as_bytes().to_vec()),
         Auth::None if !config.listen.ip().is_loopback() && !config.insecure_no_auth => {
@@ -84,7 +84,7 @@ pub fn serve(config: Config, on_ready: impl FnOnce(SocketAddr)) -> Result<(), Se
     if let Some(every) = config.reload_every {
         registry.watch(every, Arc::clone(&stop_watching));
     }
-    let result = runtime.block_on(run(&config, Arc::clone(&state), on_ready));
+    let result = runtime.block_on(run(config, Arc::clone(&state), on_ready));
     stop_watching.store(true, Ordering::Relaxed);
     // Requests still running after the shutdown's wait are abandoned.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));

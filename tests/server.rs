@@ -1,0 +1,1003 @@
+//! `tribunal serve` through a real server on loopback: the records it answers
+//! with are the CLI's, and bad input and faults (malformed and cut-off bodies,
+//! wrong content types, oversized bodies, unknown packs, a thousand
+//! connections, a slowloris client, a crashing isolated plugin, reloads and
+//! SIGTERM under load) cost only the request they are in.
+#![allow(clippy::too_many_lines)]
+
+#[path = "support/plugin_build.rs"]
+mod plugin_build;
+
+use std::fs;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A running `tribunal serve`, stopped (SIGTERM, then SIGKILL) when dropped.
+struct Server {
+    child: Child,
+    address: SocketAddr,
+    log: Arc<Mutex<String>>,
+}
+
+impl Server {
+    /// Starts `tribunal serve ARGS --listen 127.0.0.1:0` and waits until it listens.
+    fn start(args: &[&str]) -> Self {
+        Self::try_start(args).unwrap_or_else(|log| panic!("the server did not start:\n{log}"))
+    }
+
+    /// As [`start`](Self::start); `Err` holds what it printed when it exited instead.
+    fn try_start(args: &[&str]) -> Result<Self, String> {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_tribunal"));
+        command
+            .arg("serve")
+            .args(args)
+            .current_dir(root())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        if !args.contains(&"--listen") {
+            command.args(["--listen", "127.0.0.1:0"]);
+        }
+        let mut child = command.spawn().expect("start tribunal serve");
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let log = Arc::new(Mutex::new(String::new()));
+        let mut address = None;
+        for line in lines.by_ref() {
+            let Ok(line) = line else { break };
+            let mut log = log.lock().unwrap();
+            log.push_str(&line);
+            log.push('\n');
+            if let Some(rest) = line.split("listening on http://").nth(1) {
+                address = rest.split_whitespace().next().map(|a| a.parse().unwrap());
+                break;
+            }
+        }
+        let Some(address) = address else {
+            let _ = child.wait();
+            return Err(log.lock().unwrap().clone());
+        };
+        let sink = Arc::clone(&log);
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                let mut sink = sink.lock().unwrap();
+                sink.push_str(&line);
+                sink.push('\n');
+            }
+        });
+        Ok(Self {
+            child,
+            address,
+            log,
+        })
+    }
+
+    fn log(&self) -> String {
+        self.log.lock().unwrap().clone()
+    }
+
+    fn terminate(&self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+    }
+
+    /// Sends SIGTERM and waits for the exit code.
+    fn stop(mut self) -> Option<i32> {
+        self.terminate();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the server did not stop on SIGTERM"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn get(&self, path: &str) -> Response {
+        self.request("GET", path, &[], b"")
+    }
+
+    fn check(&self, pack: &str, record: &Value) -> Response {
+        self.request(
+            "POST",
+            &format!("/v1/packs/{pack}/check"),
+            &[("content-type", "application/json")],
+            record.to_string().as_bytes(),
+        )
+    }
+
+    fn request(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Response {
+        let mut stream = TcpStream::connect(self.address).expect("connect");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(60)))
+            .unwrap();
+        let mut head = format!(
+            "{method} {path} HTTP/1.1\r\nhost: test\r\nconnection: close\r\ncontent-length: {}\r\n",
+            body.len()
+        );
+        for (name, value) in headers {
+            head.push_str(name);
+            head.push_str(": ");
+            head.push_str(value);
+            head.push_str("\r\n");
+        }
+        head.push_str("\r\n");
+        stream.write_all(head.as_bytes()).unwrap();
+        stream.write_all(body).unwrap();
+        read_response(&mut stream).expect("a response")
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Response {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Response {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.text()))
+    }
+
+    /// The error code of an error response.
+    fn code(&self) -> String {
+        self.json()["error"]["code"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+}
+
+/// Reads one HTTP/1.1 response (a content length, or chunked) from `stream`.
+fn read_response(stream: &mut TcpStream) -> std::io::Result<Response> {
+    let mut reader = BufReader::new(stream);
+    let mut line = String::new();
+    reader.read_line(&mut line)?;
+    let status = line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| std::io::Error::other(format!("no status line: {line:?}")))?;
+    let mut headers = Vec::new();
+    loop {
+        line.clear();
+        reader.read_line(&mut line)?;
+        let trimmed = line.trim_end();
+        if trimmed.is_empty() {
+            break;
+        }
+        let (name, value) = trimmed.split_once(':').unwrap();
+        headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
+    }
+    let find = |name: &str| {
+        headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v): &(String, String)| v.clone())
+    };
+    let mut body = Vec::new();
+    if find("transfer-encoding").is_some_and(|v| v.contains("chunked")) {
+        loop {
+            line.clear();
+            reader.read_line(&mut line)?;
+            let size = usize::from_str_radix(line.trim(), 16)
+                .map_err(|_| std::io::Error::other(format!("bad chunk size {line:?}")))?;
+            let mut chunk = vec![0; size + 2];
+            reader.read_exact(&mut chunk)?;
+            if size == 0 {
+                break;
+            }
+            body.extend_from_slice(&chunk[..size]);
+        }
+    } else if let Some(length) = find("content-length") {
+        body.resize(length.parse().unwrap(), 0);
+        reader.read_exact(&mut body)?;
+    } else {
+        reader.read_to_end(&mut body)?;
+    }
+    Ok(Response {
+        status,
+        headers,
+        body,
+    })
+}
+
+/// The shipped packs with their example data sets.
+const PACKS: [&str; 6] = [
+    "agent-response",
+    "context-agent",
+    "json-eval",
+    "ksi-emission",
+    "scripted-fields",
+    "structured-output",
+];
+
+fn data(pack: &str) -> PathBuf {
+    root().join(format!("examples/data/{pack}.jsonl"))
+}
+
+/// What `tribunal eval` writes for a data set.
+fn eval_lines(pack: &str) -> Vec<String> {
+    let out = Command::new(env!("CARGO_BIN_EXE_tribunal"))
+        .current_dir(root())
+        .args(["eval", &format!("rules/{pack}"), "--input"])
+        .arg(data(pack))
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn check_and_eval_answer_with_the_records_the_cli_writes() {
+    let server = Server::start(&["rules/"]);
+    for pack in PACKS {
+        let expected = eval_lines(pack);
+        // eval: the body streamed through, byte for byte the CLI's records.
+        let body = fs::read(data(pack)).unwrap();
+        let response = server.request(
+            "POST",
+            &format!("/v1/packs/{pack}/eval"),
+            &[("content-type", "application/x-ndjson")],
+            &body,
+        );
+        assert_eq!(response.status, 200, "{}", response.text());
+        assert_eq!(
+            response.header("content-type"),
+            Some("application/x-ndjson")
+        );
+        let lines: Vec<String> = response.text().lines().map(str::to_owned).collect();
+        assert_eq!(lines, expected, "{pack}: eval");
+        // check: each record alone, the same record without `line`, with a
+        // decision id.
+        let text = String::from_utf8(body).unwrap();
+        let mut ids = std::collections::HashSet::new();
+        for (input, expected) in text.lines().filter(|l| !l.trim().is_empty()).zip(&expected) {
+            let response = server.request(
+                "POST",
+                &format!("/v1/packs/{pack}/check"),
+                &[("content-type", "application/json")],
+                input.as_bytes(),
+            );
+            let mut expected: Value = serde_json::from_str(expected).unwrap();
+            if expected["status"] == "ERROR" && response.status == 400 {
+                // A record eval could not read is a 400 here.
+                continue;
+            }
+            assert_eq!(response.status, 200, "{pack}: {}", response.text());
+            let mut got = response.json();
+            let id = got
+                .as_object_mut()
+                .unwrap()
+                .shift_remove("decision_id")
+                .expect("a decision id");
+            assert_eq!(
+                response.header("x-tribunal-decision-id"),
+                id.as_str(),
+                "the header names the decision"
+            );
+            assert!(ids.insert(id), "decision ids are unique");
+            expected.as_object_mut().unwrap().shift_remove("line");
+            assert_eq!(got, expected, "{pack}: check of {input}");
+            // The key order too: the record is eval's line, `line` left out.
+            let order = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+            assert_eq!(order(&got), order(&expected));
+        }
+    }
+    assert_eq!(server.stop(), Some(0));
+}
+
+#[test]
+fn packs_prompt_schema_health_and_metrics() {
+    let server = Server::start(&["rules/ksi-emission", "rules/structured-output"]);
+    let packs = server.get("/v1/packs").json();
+    let names: Vec<&str> = packs["packs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["ksi-emission", "structured-output"]);
+    let pack = &packs["packs"][0];
+    assert_eq!(pack["version"], "1.0.0");
+    assert_eq!(pack["revision"].as_str().unwrap().len(), 16);
+    assert_eq!(pack["metrics"][0]["name"], "validate_json_emission");
+    assert_eq!(pack["reload_error"], Value::Null);
+    assert_eq!(
+        server.get("/v1/packs/ksi-emission").json(),
+        packs["packs"][0]
+    );
+
+    let prompt = server.get("/v1/packs/structured-output/prompt");
+    assert_eq!(prompt.status, 200);
+    assert!(prompt
+        .header("content-type")
+        .unwrap()
+        .starts_with("text/plain"));
+    let cli = Command::new(env!("CARGO_BIN_EXE_tribunal"))
+        .current_dir(root())
+        .args(["prompt", "rules/structured-output"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        prompt.text().trim_end(),
+        String::from_utf8_lossy(&cli.stdout).trim_end()
+    );
+    let schema = server.get("/v1/packs/structured-output/schema");
+    assert_eq!(schema.status, 200);
+    assert_eq!(schema.json()["type"], "object");
+    let none = server.get("/v1/packs/ksi-emission/schema");
+    assert_eq!(
+        (none.status, none.code().as_str()),
+        (404, "pack.no-contract")
+    );
+
+    assert_eq!(server.get("/healthz").json(), json!({"status": "ok"}));
+    let ready = server.get("/readyz");
+    assert_eq!(ready.status, 200);
+    assert_eq!(ready.json()["status"], "ready");
+
+    server.check("ksi-emission", &json!({"output": "I would emit an event."}));
+    let metrics = server.get("/metrics");
+    assert!(metrics
+        .header("content-type")
+        .unwrap()
+        .starts_with("text/plain; version=0.0.4"));
+    let text = metrics.text();
+    for series in [
+        "tribunal_http_requests_total{route=\"/v1/packs/{name}/check\",code=\"200\"} 1",
+        "tribunal_http_request_duration_seconds_count{route=\"/v1/packs/{name}/check\"} 1",
+        "tribunal_decisions_total{pack=\"ksi-emission\",status=\"FAIL\"} 1",
+        "tribunal_issues_total{pack=\"ksi-emission\",code=\"emission.described-not-emitted\"} 1",
+        "tribunal_reloads_total 0",
+        "tribunal_embedding_cache_hits_total 0",
+    ] {
+        assert!(text.contains(series), "no `{series}` in\n{text}");
+    }
+    // Every line is a comment or `name{labels} value`.
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let value = line.rsplit(' ').next().unwrap();
+        assert!(value.parse::<f64>().is_ok(), "{line}");
+    }
+}
+
+#[test]
+fn bad_requests_get_a_json_error_that_says_what_and_where() {
+    let server = Server::start(&["rules/", "--max-body-bytes", "1000"]);
+    let check = "/v1/packs/ksi-emission/check";
+    let json_type = [("content-type", "application/json")];
+
+    let bad = server.request(
+        "POST",
+        check,
+        &json_type,
+        b"{\"output\": \"x\",\n \"id\": }",
+    );
+    assert_eq!((bad.status, bad.code().as_str()), (400, "request.bad-json"));
+    assert!(
+        bad.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("line 2 column 8"),
+        "{}",
+        bad.text()
+    );
+
+    for (body, says) in [
+        (&b"[1, 2]"[..], "must be a JSON object"),
+        (b"{\"id\": 1}", "no `output` field"),
+    ] {
+        let response = server.request("POST", check, &json_type, body);
+        assert_eq!(
+            (response.status, response.code().as_str()),
+            (400, "request.invalid-record")
+        );
+        assert!(response.text().contains(says), "{}", response.text());
+    }
+    let not_utf8 = server.request("POST", check, &json_type, b"{\"output\": \"\xff\"}");
+    assert_eq!(
+        (not_utf8.status, not_utf8.code().as_str()),
+        (400, "request.not-utf8")
+    );
+
+    let form = server.request(
+        "POST",
+        check,
+        &[("content-type", "application/x-www-form-urlencoded")],
+        b"{\"output\": \"x\"}",
+    );
+    assert_eq!(
+        (form.status, form.code().as_str()),
+        (415, "request.content-type")
+    );
+    assert!(form.text().contains("application/json"));
+
+    let big = json!({"output": "x".repeat(2000)}).to_string();
+    let large = server.request("POST", check, &json_type, big.as_bytes());
+    assert_eq!(
+        (large.status, large.code().as_str()),
+        (413, "request.too-large")
+    );
+    assert!(large.text().contains("1000 bytes"));
+    // Chunked, so without a length up front: still cut at the limit.
+    let mut stream = TcpStream::connect(server.address).unwrap();
+    write!(
+        stream,
+        "POST {check} HTTP/1.1\r\nhost: t\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n{:x}\r\n{big}\r\n0\r\n\r\n",
+        big.len()
+    )
+    .unwrap();
+    let chunked = read_response(&mut stream).unwrap();
+    assert_eq!(
+        (chunked.status, chunked.code().as_str()),
+        (413, "request.too-large")
+    );
+
+    let unknown = server.check("ksi-emision", &json!({"output": "x"}));
+    assert_eq!(
+        (unknown.status, unknown.code().as_str()),
+        (404, "pack.unknown")
+    );
+    assert!(
+        unknown.text().contains("did you mean `ksi-emission`?"),
+        "{}",
+        unknown.text()
+    );
+    let route = server.get("/v2/packs");
+    assert_eq!(
+        (route.status, route.code().as_str()),
+        (404, "route.unknown")
+    );
+    let method = server.get(check);
+    assert_eq!(
+        (method.status, method.code().as_str()),
+        (405, "method.not-allowed")
+    );
+    assert_eq!(method.header("allow"), Some("POST"));
+
+    // A body cut off: the length promised, a part sent, the connection half closed.
+    let mut stream = TcpStream::connect(server.address).unwrap();
+    write!(
+        stream,
+        "POST {check} HTTP/1.1\r\nhost: t\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{{\"output\": \"x"
+    )
+    .unwrap();
+    stream.shutdown(Shutdown::Write).unwrap();
+    let cut = read_response(&mut stream).unwrap();
+    assert_eq!(
+        (cut.status, cut.code().as_str()),
+        (400, "request.cut-off"),
+        "{}",
+        cut.text()
+    );
+
+    // The server is unharmed.
+    let fine = server.check(
+        "ksi-emission",
+        &json!({"output": "{\"event\": \"a:b\", \"data\": {}}"}),
+    );
+    assert_eq!(fine.status, 200);
+    assert_eq!(fine.json()["status"], "PASS");
+}
+
+#[test]
+fn an_eval_body_of_bad_lines_gets_an_error_record_for_each_and_a_cut_body_ends_with_one() {
+    let server = Server::start(&["rules/ksi-emission"]);
+    let body = "{\"id\": 1, \"output\": \"{\\\"event\\\": \\\"a:b\\\", \\\"data\\\": {}}\"}\nnot json\n\n{\"id\": 3}\n";
+    let response = server.request(
+        "POST",
+        "/v1/packs/ksi-emission/eval",
+        &[("content-type", "application/x-ndjson")],
+        body.as_bytes(),
+    );
+    let records: Vec<Value> = response
+        .text()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let statuses: Vec<&str> = records
+        .iter()
+        .map(|r| r["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["PASS", "ERROR", "ERROR"]);
+    assert_eq!(records[1]["line"], 2);
+    assert_eq!(records[2]["line"], 4);
+
+    // Chunked, then the connection closes mid-record: the records before are
+    // answered, then an ERROR record says why the rest is missing.
+    let mut stream = TcpStream::connect(server.address).unwrap();
+    let first = "{\"id\": 1, \"output\": \"x\"}\n{\"id\": 2, \"out";
+    write!(
+        stream,
+        "POST /v1/packs/ksi-emission/eval HTTP/1.1\r\nhost: t\r\ncontent-type: application/x-ndjson\r\ntransfer-encoding: chunked\r\n\r\n{:x}\r\n{first}\r\n",
+        first.len()
+    )
+    .unwrap();
+    stream.shutdown(Shutdown::Write).unwrap();
+    let response = read_response(&mut stream).unwrap();
+    let lines: Vec<Value> = response
+        .text()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{}", response.text());
+    assert_eq!(lines[0]["status"], "FAIL");
+    assert_eq!(lines[1]["status"], "ERROR");
+    assert!(
+        lines[1]["error"].as_str().unwrap().contains("cut off"),
+        "{}",
+        lines[1]
+    );
+}
+
+#[test]
+fn a_token_guards_everything_but_the_probes_and_a_public_address_needs_one() {
+    let refused = Server::try_start(&["rules/", "--listen", "0.0.0.0:0"])
+        .err()
+        .expect("refused");
+    assert!(refused.contains("--token-file"), "{refused}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let token_file = dir.path().join("token");
+    fs::write(&token_file, "s3cret-token\n").unwrap();
+    let token_arg = token_file.display().to_string();
+    let server = Server::start(&["rules/", "--token-file", &token_arg]);
+    let record = json!({"output": "x"}).to_string();
+    let check = "/v1/packs/ksi-emission/check";
+    let json_type = ("content-type", "application/json");
+    let missing = server.request("POST", check, &[json_type], record.as_bytes());
+    assert_eq!(
+        (missing.status, missing.code().as_str()),
+        (401, "auth.missing")
+    );
+    assert_eq!(missing.header("www-authenticate"), Some("Bearer"));
+    let wrong = server.request(
+        "POST",
+        check,
+        &[json_type, ("authorization", "Bearer s3cret-tokem")],
+        record.as_bytes(),
+    );
+    assert_eq!((wrong.status, wrong.code().as_str()), (401, "auth.invalid"));
+    let right = server.request(
+        "POST",
+        check,
+        &[json_type, ("authorization", "Bearer s3cret-token")],
+        record.as_bytes(),
+    );
+    assert_eq!(right.status, 200);
+    assert_eq!(server.get("/metrics").status, 401);
+    assert_eq!(server.get("/v1/packs").status, 401);
+    assert_eq!(server.get("/healthz").status, 200);
+    assert_eq!(server.get("/readyz").status, 200);
+    // The public address starts with a token.
+    let public = Server::start(&[
+        "rules/",
+        "--listen",
+        "0.0.0.0:0",
+        "--token-file",
+        &token_arg,
+    ]);
+    assert_eq!(public.get("/healthz").status, 200);
+}
+
+#[test]
+fn a_thousand_connections_at_once_are_all_answered() {
+    let server = Server::start(&["rules/ksi-emission"]);
+    let body = json!({"output": "{\"event\": \"a:b\", \"data\": {}}"}).to_string();
+    let request = format!(
+        "POST /v1/packs/ksi-emission/check HTTP/1.1\r\nhost: t\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    // Open them all first, then send on each, then read each answer.
+    let mut streams: Vec<TcpStream> = (0..1000)
+        .map(|_| TcpStream::connect(server.address).expect("connect"))
+        .collect();
+    for stream in &mut streams {
+        stream.write_all(request.as_bytes()).unwrap();
+    }
+    for stream in &mut streams {
+        stream
+            .set_read_timeout(Some(Duration::from_secs(60)))
+            .unwrap();
+        let response = read_response(stream).unwrap();
+        assert_eq!(response.status, 200, "{}", response.text());
+        assert_eq!(response.json()["status"], "PASS");
+    }
+    drop(streams);
+    assert_eq!(server.stop(), Some(0));
+}
+
+#[test]
+fn a_slowloris_client_is_cut_off_and_others_are_served_meanwhile() {
+    let server = Server::start(&["rules/ksi-emission", "--read-timeout-ms", "500"]);
+    let mut slow = TcpStream::connect(server.address).unwrap();
+    slow.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let started = Instant::now();
+    let mut cut_off = false;
+    // A header byte every 200 ms: never a whole head within the timeout.
+    for byte in b"POST /v1/packs/ksi-emission/check HTTP/1.1\r\nhost: slow\r\nx-padding: " {
+        if slow.write_all(&[*byte]).is_err() {
+            cut_off = true;
+            break;
+        }
+        let fine = server.check("ksi-emission", &json!({"output": "x"}));
+        assert_eq!(fine.status, 200);
+        std::thread::sleep(Duration::from_millis(200));
+        if started.elapsed() > Duration::from_secs(5) {
+            break;
+        }
+    }
+    if !cut_off {
+        // The server closed its side: reading gives the end, or a 408.
+        let mut rest = Vec::new();
+        let _ = slow.read_to_end(&mut rest);
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the slow client was not cut off"
+    );
+    // A slow body, too: a 408 once nothing comes for the read timeout.
+    let mut stream = TcpStream::connect(server.address).unwrap();
+    write!(
+        stream,
+        "POST /v1/packs/ksi-emission/check HTTP/1.1\r\nhost: t\r\ncontent-type: application/json\r\ncontent-length: 50\r\n\r\n{{\"out"
+    )
+    .unwrap();
+    let response = read_response(&mut stream).unwrap();
+    assert_eq!(
+        (response.status, response.code().as_str()),
+        (408, "request.timeout")
+    );
+}
+
+#[test]
+fn past_the_concurrency_cap_a_request_is_told_to_retry() {
+    let server = Server::start(&["rules/ksi-emission", "--max-concurrency", "1"]);
+    // One request holds the only slot while its body is on its way.
+    let mut holder = TcpStream::connect(server.address).unwrap();
+    write!(
+        holder,
+        "POST /v1/packs/ksi-emission/check HTTP/1.1\r\nhost: t\r\ncontent-type: application/json\r\ncontent-length: 15\r\n\r\n{{\"output\""
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let busy = server.check("ksi-emission", &json!({"output": "x"}));
+    assert_eq!((busy.status, busy.code().as_str()), (503, "server.busy"));
+    assert_eq!(busy.header("retry-after"), Some("1"));
+    write!(holder, ": \"x\"}}").unwrap();
+    let held = read_response(&mut holder).unwrap();
+    assert_eq!(held.status, 200, "{}", held.text());
+    assert_eq!(
+        server.check("ksi-emission", &json!({"output": "x"})).status,
+        200
+    );
+}
+
+#[test]
+fn a_crashing_isolated_plugin_costs_its_request_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = dir.path().join("crashy");
+    fs::create_dir_all(pack.join("components")).unwrap();
+    fs::write(
+        pack.join("pack.yaml"),
+        "name: crashy\nversion: 1.0.0\ncomponents: [components/*.yaml]\npipeline:\n  metrics: [c]\n",
+    )
+    .unwrap();
+    let library = plugin_build::library_path("tribunal_fixture_sdk");
+    fs::write(
+        pack.join("components/c.yaml"),
+        format!(
+            "kind: metric\nname: c\nimplementation:\n  plugin: {{ library: \"{}\", component: crashes, isolation: process, timeout_ms: 5000 }}\n",
+            library.display()
+        ),
+    )
+    .unwrap();
+    let pack_arg = pack.display().to_string();
+    let plugins = plugin_build::plugin_dir().display().to_string();
+    let server = Server::start(&[&pack_arg, "--allow-plugins", "--plugin-dir", &plugins]);
+    for (output, status) in [
+        ("ok", "PASS"),
+        ("abort", "ERROR"),
+        ("ok", "PASS"),
+        ("segfault", "ERROR"),
+        ("ok", "PASS"),
+    ] {
+        let response = server.check("crashy", &json!({"output": output}));
+        assert_eq!(response.status, 200, "{}", response.text());
+        let record = response.json();
+        assert_eq!(record["status"], status, "{output}: {record}");
+        if status == "ERROR" {
+            assert_eq!(record["error_kind"], "plugin-crash", "{record}");
+        }
+    }
+    assert_eq!(server.stop(), Some(0));
+}
+
+/// Fires checks from `threads` threads until `stop`, counting answers by status.
+fn load(
+    server: &Server,
+    threads: usize,
+    stop: &Arc<AtomicBool>,
+) -> Vec<std::thread::JoinHandle<Vec<(u16, String)>>> {
+    (0..threads)
+        .map(|_| {
+            let address = server.address;
+            let stop = Arc::clone(stop);
+            std::thread::spawn(move || {
+                let body = json!({"output": "{\"event\": \"a:b\", \"data\": {}}"}).to_string();
+                let request = format!(
+                    "POST /v1/packs/ksi-emission/check HTTP/1.1\r\nhost: t\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+                    body.len()
+                );
+                let mut answers = Vec::new();
+                let mut stream = TcpStream::connect(address).unwrap();
+                while !stop.load(Ordering::Relaxed) {
+                    if stream.write_all(request.as_bytes()).is_err() {
+                        break;
+                    }
+                    match read_response(&mut stream) {
+                        Ok(response) => answers.push((response.status, response.json()["revision"].as_str().unwrap_or_default().to_owned())),
+                        Err(_) => break,
+                    }
+                }
+                answers
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn a_reload_under_load_fails_no_request_and_a_broken_pack_keeps_the_old_revision() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = dir.path().join("ksi");
+    copy_dir(&root().join("rules/ksi-emission"), &pack);
+    let pack_arg = pack.display().to_string();
+    let log = dir.path().join("decisions.ndjson");
+    let log_arg = log.display().to_string();
+    let server = Server::start(&[
+        &pack_arg,
+        "--reload-interval-ms",
+        "50",
+        "--decision-log",
+        &log_arg,
+    ]);
+    let before = server.get("/v1/packs/ksi-emission").json()["revision"].clone();
+    let stop = Arc::new(AtomicBool::new(false));
+    let workers = load(&server, 4, &stop);
+    std::thread::sleep(Duration::from_millis(300));
+    // A broken edit: the old revision goes on serving, the error is shown.
+    let manifest = fs::read_to_string(pack.join("pack.yaml")).unwrap();
+    fs::write(
+        pack.join("pack.yaml"),
+        format!("{manifest}\nunknown_key: 1\n"),
+    )
+    .unwrap();
+    let shown = wait_for(|| {
+        let pack = server.get("/v1/packs/ksi-emission").json();
+        (pack["reload_error"] != Value::Null).then_some(pack)
+    });
+    assert_eq!(shown["revision"], before);
+    let message = shown["reload_error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("pack.yaml:") && message.contains("unknown_key"),
+        "{message}"
+    );
+    // A good edit: swapped in, the error gone.
+    fs::write(
+        pack.join("pack.yaml"),
+        manifest.replace("version: 1.0.0", "version: 1.0.1"),
+    )
+    .unwrap();
+    let after = wait_for(|| {
+        let pack = server.get("/v1/packs/ksi-emission").json();
+        (pack["version"] == "1.0.1").then_some(pack)
+    });
+    assert_ne!(after["revision"], before);
+    assert_eq!(after["reload_error"], Value::Null);
+    std::thread::sleep(Duration::from_millis(300));
+    stop.store(true, Ordering::Relaxed);
+    let answers: Vec<(u16, String)> = workers
+        .into_iter()
+        .flat_map(|w| w.join().unwrap())
+        .collect();
+    assert!(answers.len() > 20, "{} answers", answers.len());
+    assert!(
+        answers.iter().all(|(status, _)| *status == 200),
+        "a request failed during the reload"
+    );
+    let revisions: std::collections::BTreeSet<&str> =
+        answers.iter().map(|(_, r)| r.as_str()).collect();
+    assert_eq!(revisions.len(), 2, "both revisions answered: {revisions:?}");
+    let metrics = server.get("/metrics").text();
+    assert!(metrics.contains("tribunal_reloads_total 1"), "{metrics}");
+    assert!(
+        metrics.contains("tribunal_reload_failures_total 1"),
+        "{metrics}"
+    );
+    assert!(server.log().contains("still serving"), "{}", server.log());
+    assert_eq!(server.stop(), Some(0));
+    // Every decision was logged, with what the log promises and no output.
+    let entries: Vec<Value> = fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(entries.len(), answers.len());
+    for entry in &entries {
+        for key in [
+            "decision_id",
+            "time",
+            "pack",
+            "revision",
+            "status",
+            "score",
+            "codes",
+            "latency_us",
+        ] {
+            assert!(entry.get(key).is_some(), "no {key} in {entry}");
+        }
+        assert!(entry.get("output").is_none());
+    }
+}
+
+fn wait_for<T>(mut probe: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(found) = probe() {
+            return found;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting");
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            copy_dir(&path, &to.join(entry.file_name()));
+        } else {
+            fs::copy(&path, to.join(entry.file_name())).unwrap();
+        }
+    }
+}
+
+#[test]
+fn the_decision_log_rotates_by_size_and_logs_outputs_only_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("d.ndjson");
+    let log_arg = log.display().to_string();
+    let server = Server::start(&[
+        "rules/ksi-emission",
+        "--decision-log",
+        &log_arg,
+        "--decision-log-max-bytes",
+        "2000",
+        "--decision-log-keep",
+        "2",
+        "--log-outputs",
+    ]);
+    for i in 0..40 {
+        let response = server.check(
+            "ksi-emission",
+            &json!({"id": i, "output": format!("output {i}")}),
+        );
+        assert_eq!(response.status, 200);
+    }
+    assert_eq!(server.stop(), Some(0));
+    let read = |path: &Path| -> Vec<Value> {
+        fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let current = read(&log);
+    let first = read(&dir.path().join("d.ndjson.1"));
+    let second = read(&dir.path().join("d.ndjson.2"));
+    assert!(
+        !dir.path().join("d.ndjson.3").exists(),
+        "only two rotated files kept"
+    );
+    for file in [&log, &dir.path().join("d.ndjson.1")] {
+        assert!(fs::metadata(file).unwrap().len() <= 2000);
+    }
+    assert!(!second.is_empty() && !first.is_empty() && !current.is_empty());
+    // The newest are in the file, in order, each with its output.
+    let last = current.last().unwrap();
+    assert_eq!(last["id"], 39);
+    assert_eq!(last["output"], "output 39");
+    let ids: Vec<i64> = second
+        .iter()
+        .chain(&first)
+        .chain(&current)
+        .map(|e| e["id"].as_i64().unwrap())
+        .collect();
+    assert!(ids.windows(2).all(|w| w[1] == w[0] + 1), "{ids:?}");
+}
+
+#[test]
+fn sigterm_under_load_finishes_the_requests_in_flight_and_exits_0() {
+    let server = Server::start(&["rules/ksi-emission"]);
+    // An eval stream in flight: its body is still coming when SIGTERM arrives.
+    let mut stream = TcpStream::connect(server.address).unwrap();
+    write!(
+        stream,
+        "POST /v1/packs/ksi-emission/eval HTTP/1.1\r\nhost: t\r\ncontent-type: application/x-ndjson\r\ntransfer-encoding: chunked\r\n\r\n"
+    )
+    .unwrap();
+    let line = "{\"output\": \"x\"}\n";
+    write!(stream, "{:x}\r\n{line}\r\n", line.len()).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let workers = load(&server, 2, &stop);
+    std::thread::sleep(Duration::from_millis(200));
+    server.terminate();
+    std::thread::sleep(Duration::from_millis(200));
+    // Ready no more; no new connection is accepted.
+    let refused = TcpStream::connect(server.address).map(|mut s| {
+        let _ = s.write_all(b"GET /readyz HTTP/1.1\r\nhost: t\r\n\r\n");
+        read_response(&mut s).ok()
+    });
+    assert!(
+        matches!(refused, Err(_) | Ok(None)),
+        "a new connection was served: {refused:?}"
+    );
+    // The stream in flight goes on to its end.
+    for _ in 0..3 {
+        write!(stream, "{:x}\r\n{line}\r\n", line.len()).unwrap();
+    }
+    write!(stream, "0\r\n\r\n").unwrap();
+    let response = read_response(&mut stream).unwrap();
+    assert_eq!(response.status, 200);
+    assert_eq!(response.text().lines().count(), 4, "{}", response.text());
+    stop.store(true, Ordering::Relaxed);
+    let answers: Vec<(u16, String)> = workers
+        .into_iter()
+        .flat_map(|w| w.join().unwrap())
+        .collect();
+    assert!(!answers.is_empty());
+    assert!(answers.iter().all(|(status, _)| *status == 200));
+    assert_eq!(server.stop(), Some(0));
+}
