@@ -1001,3 +1001,55 @@ fn sigterm_under_load_finishes_the_requests_in_flight_and_exits_0() {
     assert!(answers.iter().all(|(status, _)| *status == 200));
     assert_eq!(server.stop(), Some(0));
 }
+
+#[test]
+fn a_check_past_the_request_deadline_is_stopped_and_answered_504() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = dir.path().join("slow");
+    fs::create_dir_all(pack.join("components")).unwrap();
+    fs::write(
+        pack.join("pack.yaml"),
+        "name: slow\nversion: 1.0.0\ncomponents: [components/*.yaml]\npipeline:\n  metrics: [spin]\n",
+    )
+    .unwrap();
+    fs::write(
+        pack.join("components/spin.yaml"),
+        "kind: metric\nname: spin\nimplementation:\n  script: spin.rhai\n",
+    )
+    .unwrap();
+    // Spins while the output says so; else scores 1.
+    fs::write(
+        pack.join("components/spin.rhai"),
+        "fn evaluate(ctx) {\n    if ctx.output == \"spin\" { loop { } }\n    1.0\n}\n",
+    )
+    .unwrap();
+    let pack_arg = pack.display().to_string();
+    // The pack's own limits lifted: only the request's deadline stops the spin.
+    let server = Server::start(&[
+        &pack_arg,
+        "--request-timeout-ms",
+        "300",
+        "--set",
+        "limits.timeout_ms=0",
+        "--set",
+        "limits.max_operations=0",
+    ]);
+    let started = Instant::now();
+    let late = server.check("slow", &json!({"output": "spin"}));
+    let took = started.elapsed();
+    assert_eq!(
+        (late.status, late.code().as_str()),
+        (504, "request.timeout"),
+        "{}",
+        late.text()
+    );
+    assert!(
+        late.text().contains("300 ms") && late.text().contains("caller's deadline"),
+        "{}",
+        late.text()
+    );
+    assert!(took < Duration::from_secs(5), "stopped after {took:?}");
+    let fine = server.check("slow", &json!({"output": "done"}));
+    assert_eq!(fine.status, 200, "{}", fine.text());
+    assert_eq!(fine.json()["score"], 1.0);
+}

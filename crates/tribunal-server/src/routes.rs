@@ -413,18 +413,21 @@ async fn check(
         Err(err) => return invalid_record(text, &err.message),
     };
     let report = {
-        let mut report = served.pack.evaluate(&input);
+        let mut report = served.pack.evaluate_by(&input, deadline.into_std());
         if let Some(note) = note {
             report.issues.insert(0, note);
         }
         report
     };
-    if Instant::now() > deadline {
+    if Instant::now() >= deadline {
+        let during = report
+            .error()
+            .map_or_else(String::new, |why| format!(" ({why})"));
         return error(
             StatusCode::GATEWAY_TIMEOUT,
             "request.timeout",
             format!(
-                "the check took longer than {} ms (--request-timeout-ms)",
+                "the check took longer than {} ms (--request-timeout-ms){during}",
                 state.limits.request_timeout.as_millis()
             ),
         );

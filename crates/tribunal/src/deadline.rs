@@ -19,6 +19,35 @@ static CHECK: OnceLock<fn() -> bool> = OnceLock::new();
 thread_local! {
     /// The deadline of the pipeline step running on this thread ([`Steps`]).
     static STEP: Cell<Option<Tick>> = const { Cell::new(None) };
+    /// The deadline a caller set for the work on this thread ([`by_caller`]).
+    static CALLER: Cell<Option<Tick>> = const { Cell::new(None) };
+}
+
+/// Runs `work` by the caller's `deadline`: every step inside ends by it too
+/// (as a step's own limit would end it), and [`caller_passed`] tells a step
+/// that ran late whose deadline it was.
+pub fn by_caller<T>(deadline: std::time::Instant, work: impl FnOnce() -> T) -> T {
+    let remaining = deadline.saturating_duration_since(std::time::Instant::now());
+    // A coarse reading lags the time by up to a tick: a tick more, so the
+    // deadline passes for this clock no earlier than for the caller's.
+    let tick = Tick::now() + (remaining + Tick::resolution());
+    let outer = CALLER.get();
+    let own = earliest(Some(tick), outer);
+    CALLER.set(own);
+    let result = Steps::new(Some(remaining + Tick::resolution())).within(work);
+    CALLER.set(outer);
+    result.unwrap_or_else(|late| late)
+}
+
+/// Whether the deadline of the pipeline step running on this thread has passed
+/// (not asking the installed check: for the script host's own use).
+pub fn step_passed() -> bool {
+    STEP.get().is_some_and(|d| Tick::now() >= d)
+}
+
+/// Whether the deadline a caller set for the work on this thread has passed.
+pub fn caller_passed() -> bool {
+    CALLER.get().is_some_and(|deadline| Tick::now() >= deadline)
 }
 
 /// A reading of the clock steps are timed by: on Linux the kernel's coarse
@@ -47,6 +76,35 @@ impl Tick {
             u64::try_from(time.tv_sec).unwrap_or(0),
             u32::try_from(time.tv_nsec).unwrap_or(0),
         ))
+    }
+
+    /// How far a reading may lag the time: the coarse clock's tick.
+    #[cfg(target_os = "linux")]
+    #[allow(unsafe_code)]
+    fn resolution() -> Duration {
+        static RESOLUTION: OnceLock<Duration> = OnceLock::new();
+        *RESOLUTION.get_or_init(|| {
+            let mut resolution = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            // SAFETY: `resolution` is a timespec the call writes into.
+            let failed =
+                unsafe { libc::clock_getres(libc::CLOCK_MONOTONIC_COARSE, &raw mut resolution) };
+            if failed == 0 {
+                Duration::new(
+                    u64::try_from(resolution.tv_sec).unwrap_or(0),
+                    u32::try_from(resolution.tv_nsec).unwrap_or(0),
+                )
+            } else {
+                Duration::from_millis(10)
+            }
+        })
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn resolution() -> Duration {
+        Duration::ZERO
     }
 
     #[cfg(not(target_os = "linux"))]
@@ -166,6 +224,29 @@ mod tests {
 
     fn within<T>(limit: Option<Duration>, work: impl FnOnce() -> T) -> Result<T, T> {
         Steps::new(limit).within(work)
+    }
+
+    #[test]
+    fn a_callers_deadline_ends_the_steps_inside_and_says_whose_it_was() {
+        let soon = std::time::Instant::now() + Duration::from_millis(1);
+        let late = by_caller(soon, || {
+            within(Some(Duration::from_secs(60)), || {
+                std::thread::sleep(TICKS);
+                (passed(), caller_passed())
+            })
+        });
+        assert_eq!(late, Err((true, true)));
+        assert!(!caller_passed(), "the caller's deadline ends with its work");
+        let later = std::time::Instant::now() + Duration::from_secs(60);
+        assert_eq!(by_caller(later, || within(Some(TICKS), || 1)), Ok(1));
+        // A step's own limit, under a far caller's deadline, is not the caller's.
+        let own = by_caller(later, || {
+            within(Some(Duration::from_millis(1)), || {
+                std::thread::sleep(TICKS);
+                caller_passed()
+            })
+        });
+        assert_eq!(own, Err(false));
     }
 
     #[test]

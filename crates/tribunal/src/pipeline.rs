@@ -130,6 +130,14 @@ impl Pack {
             .expect("one report per input")
     }
 
+    /// [`evaluate`](Self::evaluate) by the caller's `deadline` (a server's
+    /// request deadline) as well as the pack's step limits: a step still
+    /// running when it passes stops there, and the record is `ERROR`, of kind
+    /// `timeout`, saying the caller's deadline passed.
+    pub fn evaluate_by(&self, input: &Input, deadline: std::time::Instant) -> Report {
+        crate::deadline::by_caller(deadline, || self.evaluate(input))
+    }
+
     /// Evaluates a batch of records, one report per input in order: extraction
     /// and postprocessors for every record, then each metric prepares its work
     /// for the whole batch at once (`SEMANTIC` embeds every text in one go),
@@ -380,16 +388,24 @@ impl Pack {
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(step))
                 .unwrap_or_else(|panic| Err(panicked(panic.as_ref())))
         };
-        match steps.within(step) {
+        let late = |result: &Result<T, EvalError>| match result {
+            _ if crate::deadline::caller_passed() => Some(EvalError::new(
+                ErrorKind::Timeout,
+                "ran past the caller's deadline (a request's timeout)",
+            )),
             // A step's own error (a script's, naming the limit it hit) stands.
-            Ok(result) | Err(result @ Err(_)) => result,
-            Err(Ok(_)) => Err(EvalError::new(
+            Err(_) => None,
+            Ok(_) => Some(EvalError::new(
                 ErrorKind::Timeout,
                 format!(
                     "exceeded the {} ms time limit (limits.timeout_ms)",
                     self.pipeline.step_timeout.map_or(0, |t| t.as_millis())
                 ),
             )),
+        };
+        match steps.within(step) {
+            Ok(result) => result,
+            Err(result) => late(&result).map_or(result, Err),
         }
     }
 
