@@ -385,7 +385,8 @@ const STRAY: [char; 16] = [
 /// `text` with one damage of the kind `DAMAGES[kind]`, at the place `at` picks
 /// (taken modulo the places there are; `pick` chooses a stray character): a
 /// character dropped, doubled or inserted, the text cut, a string's quotes
-/// dropped (an unquoted word), a quote doubled after a string, a `}` or `]`
+/// dropped (an unquoted word: one without brackets, quotes, commas, colons or
+/// escapes), a quote doubled after a string, a `}` or `]`
 /// dropped, or a string's closing quote dropped. `None` when the text has no
 /// place for that damage.
 pub fn damage(text: &str, kind: usize, at: usize, pick: usize) -> Option<String> {
@@ -443,7 +444,22 @@ pub fn damage(text: &str, kind: usize, at: usize, pick: usize) -> Option<String>
             return None;
         }
         "unquoted_word" => {
-            let (s, e) = strings[nth(strings.len())];
+            // A word: what a model writes bare. A string holding a bracket, a
+            // quote, a comma, a colon or an escape, unquoted, is no longer one
+            // document (`"a}b"` bare closes what it is in), whatever reads it.
+            let words: Vec<(usize, usize)> = strings
+                .iter()
+                .copied()
+                .filter(|&(s, e)| {
+                    e - s > 2
+                        && !text[s + 1..e - 1]
+                            .contains(['{', '}', '[', ']', '"', ',', ':', '\\'])
+                })
+                .collect();
+            if words.is_empty() {
+                return None;
+            }
+            let (s, e) = words[nth(words.len())];
             out.push_str(&text[..s]);
             out.push_str(&text[s + 1..e - 1]);
             out.push_str(&text[e..]);
