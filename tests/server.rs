@@ -178,10 +178,10 @@ impl Response {
 
     /// The error code of an error response.
     fn code(&self) -> String {
-        self.json()["error"]["code"]
-            .as_str()
+        serde_json::from_slice::<Value>(&self.body)
+            .ok()
+            .and_then(|body| body["error"]["code"].as_str().map(str::to_owned))
             .unwrap_or_default()
-            .to_owned()
     }
 }
 
@@ -1052,4 +1052,173 @@ fn a_check_past_the_request_deadline_is_stopped_and_answered_504() {
     let fine = server.check("slow", &json!({"output": "done"}));
     assert_eq!(fine.status, 200, "{}", fine.text());
     assert_eq!(fine.json()["score"], 1.0);
+}
+
+/// A request of the `OpenAPI` test: the route as documented, the method, the
+/// path, the headers and the body.
+type Probe<'a> = (&'a str, &'a str, String, &'a [(&'a str, &'a str)], Vec<u8>);
+
+/// The `OpenAPI` document (docs/openapi.json) against the running server: every
+/// route documented is served and every route served is documented; every
+/// answer's status is one the document lists for its route, and its JSON body
+/// fits the schema listed.
+#[test]
+fn the_openapi_document_describes_the_running_server() {
+    let doc: Value =
+        serde_json::from_str(&fs::read_to_string(root().join("docs/openapi.json")).unwrap())
+            .unwrap();
+    let server = Server::start(&["rules/ksi-emission", "rules/structured-output"]);
+    let json_type = [("content-type", "application/json")];
+    let record = json!({"id": 1, "output": "{\"event\": \"a:b\", \"data\": {}}"}).to_string();
+    // (route as documented, method, path, headers, body)
+    let requests: Vec<Probe> = vec![
+        (
+            "/v1/packs/{name}/check",
+            "post",
+            "/v1/packs/ksi-emission/check".into(),
+            &json_type,
+            record.clone().into_bytes(),
+        ),
+        (
+            "/v1/packs/{name}/check",
+            "post",
+            "/v1/packs/ksi-emission/check".into(),
+            &json_type,
+            b"{\"output\": ".to_vec(),
+        ),
+        (
+            "/v1/packs/{name}/check",
+            "post",
+            "/v1/packs/ksi-emission/check".into(),
+            &json_type,
+            b"{\"id\": 1}".to_vec(),
+        ),
+        (
+            "/v1/packs/{name}/check",
+            "post",
+            "/v1/packs/ksi-emission/check".into(),
+            &[("content-type", "text/html")],
+            record.clone().into_bytes(),
+        ),
+        (
+            "/v1/packs/{name}/check",
+            "post",
+            "/v1/packs/nope/check".into(),
+            &json_type,
+            record.clone().into_bytes(),
+        ),
+        (
+            "/v1/packs/{name}/check",
+            "get",
+            "/v1/packs/ksi-emission/check".into(),
+            &[],
+            Vec::new(),
+        ),
+        (
+            "/v1/packs/{name}/eval",
+            "post",
+            "/v1/packs/ksi-emission/eval".into(),
+            &[("content-type", "application/x-ndjson")],
+            format!("{record}\nnot json\n").into_bytes(),
+        ),
+        ("/v1/packs", "get", "/v1/packs".into(), &[], Vec::new()),
+        (
+            "/v1/packs/{name}",
+            "get",
+            "/v1/packs/ksi-emission".into(),
+            &[],
+            Vec::new(),
+        ),
+        (
+            "/v1/packs/{name}/prompt",
+            "get",
+            "/v1/packs/structured-output/prompt".into(),
+            &[],
+            Vec::new(),
+        ),
+        (
+            "/v1/packs/{name}/prompt",
+            "get",
+            "/v1/packs/ksi-emission/prompt".into(),
+            &[],
+            Vec::new(),
+        ),
+        (
+            "/v1/packs/{name}/schema",
+            "get",
+            "/v1/packs/structured-output/schema".into(),
+            &[],
+            Vec::new(),
+        ),
+        ("/healthz", "get", "/healthz".into(), &[], Vec::new()),
+        ("/readyz", "get", "/readyz".into(), &[], Vec::new()),
+        ("/metrics", "get", "/metrics".into(), &[], Vec::new()),
+    ];
+    let documented: std::collections::BTreeSet<(String, String)> = doc["paths"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .flat_map(|(path, methods)| {
+            methods
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(move |method| (path.clone(), method.clone()))
+        })
+        .collect();
+    let exercised: std::collections::BTreeSet<(String, String)> = requests
+        .iter()
+        .map(|(route, method, ..)| ((*route).to_owned(), (*method).to_owned()))
+        .filter(|key| documented.contains(key))
+        .collect();
+    assert_eq!(
+        exercised, documented,
+        "every documented route is exercised here"
+    );
+    let schema_of = |reference: &str| {
+        let mut schema = json!({"components": doc["components"].clone()});
+        schema["$ref"] = json!(reference);
+        jsonschema::validator_for(&schema).unwrap()
+    };
+    for (route, method, path, headers, body) in &requests {
+        let response = server.request(&method.to_uppercase(), path, headers, body);
+        assert_ne!(response.code(), "route.unknown", "{path} is not served");
+        let status = response.status.to_string();
+        let Some(documented) = doc["paths"][route][method]["responses"].get(&status) else {
+            // A method the route does not take: the 405 is the server's, for every route.
+            assert_eq!(
+                response.status, 405,
+                "{method} {path}: {status} is not documented"
+            );
+            continue;
+        };
+        let content_type = response.header("content-type").unwrap_or_default();
+        let media = content_type.split(';').next().unwrap();
+        let Some(content) = documented["content"].get(media) else {
+            panic!("{method} {path} {status}: {content_type} is not documented");
+        };
+        if media == "application/json" {
+            let schema = &content["schema"];
+            let validator = match schema.get("$ref").and_then(Value::as_str) {
+                Some(reference) => schema_of(reference),
+                None => jsonschema::validator_for(schema).unwrap(),
+            };
+            let body = response.json();
+            let errors: Vec<String> = validator
+                .iter_errors(&body)
+                .map(|e| e.to_string())
+                .collect();
+            assert!(
+                errors.is_empty(),
+                "{method} {path} {status}: {errors:?}\n{body}"
+            );
+        }
+        if media == "application/x-ndjson" {
+            let validator = schema_of("#/components/schemas/Result");
+            for line in response.text().lines() {
+                let record: Value = serde_json::from_str(line).unwrap();
+                assert!(validator.is_valid(&record), "{line}");
+            }
+        }
+    }
 }

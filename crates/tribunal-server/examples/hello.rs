@@ -24,8 +24,7 @@ async fn hello(
         .into_body()
         .collect()
         .await
-        .map(|b| b.to_bytes().len())
-        .unwrap_or(0);
+        .map_or(0, |b| b.to_bytes().len());
     let mut response = Response::new(Full::new(Bytes::from(format!(
         "{{\"ok\":true,\"bytes\":{body}}}"
     ))));
