@@ -452,8 +452,7 @@ pub fn damage(text: &str, kind: usize, at: usize, pick: usize) -> Option<String>
                 .copied()
                 .filter(|&(s, e)| {
                     e - s > 2
-                        && !text[s + 1..e - 1]
-                            .contains(['{', '}', '[', ']', '"', ',', ':', '\\'])
+                        && !text[s + 1..e - 1].contains(['{', '}', '[', ']', '"', ',', ':', '\\'])
                 })
                 .collect();
             if words.is_empty() {
