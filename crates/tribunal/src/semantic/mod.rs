@@ -280,22 +280,6 @@ impl Embedder {
                 pending.push(i);
             }
         }
-        // A few texts in all (one record's, as a server's check or a single
-        // `evaluate` asks for) are embedded on several threads at once, so the
-        // call takes about as long as its longest text rather than all of
-        // them; a batch's many texts keep to the caller's thread (batches run
-        // side by side already). Each text is embedded alone either way (no
-        // padding), so the embeddings are the same.
-        let tokens: usize = pending.iter().map(|&i| ids[i].len()).sum();
-        let threads = parallelism().min(pending.len());
-        if threads > 1 && tokens <= MAX_PASS_TOKENS {
-            for (group, embedded) in self.embed_side_by_side(&ids, &pending, threads)? {
-                for (i, embedding) in group.into_iter().zip(embedded) {
-                    out[i] = embedding;
-                }
-            }
-            return Ok(out);
-        }
         // Passes of up to MAX_PASS_TOKENS tokens (a text alone may be longer).
         let mut rest = &pending[..];
         while !rest.is_empty() {
@@ -306,79 +290,18 @@ impl Embedder {
                 take += 1;
             }
             let (pass, after) = rest.split_at(take);
-            for (&i, embedding) in pass.iter().zip(self.pass(&ids, pass)?) {
-                out[i] = embedding;
+            let sequences: Vec<&[u32]> = pass.iter().map(|&i| ids[i].as_slice()).collect();
+            let pooled = self
+                .bert
+                .mean_pooled(&sequences)
+                .map_err(|e| ModelError::Embed(format!("embedding failed: {e}")))?;
+            for (&i, row) in pass.iter().zip(pooled) {
+                out[i] = normalised(row);
             }
             rest = after;
         }
         Ok(out)
     }
-
-    /// The normalised embeddings of the texts `pass` picks from `ids`, in one
-    /// forward pass.
-    fn pass(&self, ids: &[Vec<u32>], pass: &[usize]) -> Result<Vec<Vec<f32>>, ModelError> {
-        let sequences: Vec<&[u32]> = pass.iter().map(|&i| ids[i].as_slice()).collect();
-        let pooled = self
-            .bert
-            .mean_pooled(&sequences)
-            .map_err(|e| ModelError::Embed(format!("embedding failed: {e}")))?;
-        Ok(pooled.into_iter().map(normalised).collect())
-    }
-
-    /// The texts `pending` picks, in `threads` groups of about as many tokens
-    /// each, each group a pass on a thread of its own (the caller's the first);
-    /// a group whose thread cannot start is embedded on the caller's.
-    #[allow(clippy::type_complexity)]
-    fn embed_side_by_side(
-        &self,
-        ids: &[Vec<u32>],
-        pending: &[usize],
-        threads: usize,
-    ) -> Result<Vec<(Vec<usize>, Vec<Vec<f32>>)>, ModelError> {
-        let mut groups: Vec<(usize, Vec<usize>)> = vec![(0, Vec::new()); threads];
-        let mut longest_first = pending.to_vec();
-        longest_first.sort_by_key(|&i| std::cmp::Reverse(ids[i].len()));
-        for i in longest_first {
-            let lightest = groups
-                .iter_mut()
-                .min_by_key(|(tokens, _)| *tokens)
-                .expect("at least one group");
-            lightest.0 += ids[i].len();
-            lightest.1.push(i);
-        }
-        std::thread::scope(|scope| {
-            let mut groups = groups.into_iter().map(|(_, group)| group);
-            let first = groups.next().expect("at least one group");
-            let others: Vec<_> = groups
-                .map(|group| {
-                    let spawned = std::thread::Builder::new()
-                        .name("tribunal-embed".into())
-                        .spawn_scoped(scope, {
-                            let group = group.clone();
-                            move || self.pass(ids, &group)
-                        });
-                    (group, spawned)
-                })
-                .collect();
-            let mut done = vec![(first.clone(), self.pass(ids, &first)?)];
-            for (group, spawned) in others {
-                let embedded = match spawned {
-                    Ok(handle) => handle
-                        .join()
-                        .map_err(|_| ModelError::Embed("an embedding thread panicked".into()))??,
-                    Err(_) => self.pass(ids, &group)?,
-                };
-                done.push((group, embedded));
-            }
-            Ok(done)
-        })
-    }
-}
-
-/// The cores a small call's texts are embedded on at most.
-fn parallelism() -> usize {
-    static CORES: OnceLock<usize> = OnceLock::new();
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
 }
 
 /// `text` up to the end of its `words`-th word, where a word is a run between
