@@ -412,13 +412,15 @@ async fn check(
         Ok(read) => read,
         Err(err) => return invalid_record(text, &err.message),
     };
-    let report = {
-        let mut report = served.pack.evaluate_by(&input, deadline.into_std());
-        if let Some(note) = note {
-            report.issues.insert(0, note);
-        }
-        report
-    };
+    let output = log_output(state, &input);
+    let mut record = Vec::with_capacity(256 + input.output.len());
+    let report = jsonl::evaluate_record_into(
+        &served.pack,
+        input,
+        note,
+        Some(deadline.into_std()),
+        &mut record,
+    );
     if Instant::now() >= deadline {
         let during = report
             .error()
@@ -440,11 +442,9 @@ async fn check(
             pack: served.pack.name(),
             report: &report,
             latency: Some(started.elapsed()),
-            output: log.logs_outputs().then_some(input.output.as_str()),
+            output: output.as_deref(),
         });
     }
-    let mut record = Vec::with_capacity(256 + input.output.len());
-    report.write_json_line(&mut record);
     with_decision_id(&mut record, &decision_id);
     let mut response = Response::new(full(record));
     let headers = response.headers_mut();
@@ -453,6 +453,15 @@ async fn check(
         headers.insert("x-tribunal-decision-id", value);
     }
     response
+}
+
+/// The output to log with a decision, when the log takes outputs.
+fn log_output(state: &State, input: &tribunal::Input) -> Option<String> {
+    state
+        .log
+        .as_ref()
+        .filter(|log| log.logs_outputs())
+        .map(|_| input.output.clone())
 }
 
 /// The record's last member becomes `decision_id` (the record is one JSON

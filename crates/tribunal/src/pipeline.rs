@@ -130,14 +130,6 @@ impl Pack {
             .expect("one report per input")
     }
 
-    /// [`evaluate`](Self::evaluate) by the caller's `deadline` (a server's
-    /// request deadline) as well as the pack's step limits: a step still
-    /// running when it passes stops there, and the record is `ERROR`, of kind
-    /// `timeout`, saying the caller's deadline passed.
-    pub fn evaluate_by(&self, input: &Input, deadline: std::time::Instant) -> Report {
-        crate::deadline::by_caller(deadline, || self.evaluate(input))
-    }
-
     /// Evaluates a batch of records, one report per input in order: extraction
     /// and postprocessors for every record, then each metric prepares its work
     /// for the whole batch at once (`SEMANTIC` embeds every text in one go),

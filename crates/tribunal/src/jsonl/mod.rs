@@ -244,6 +244,37 @@ pub fn evaluate_records(
     evaluated
 }
 
+/// One record read by [`read_record`], judged as `eval` judges a line (see
+/// [`evaluate_records`]; its note first in its issues), by the caller's
+/// `deadline` too when there is one (a server's request deadline: a step still
+/// running when it passes stops there, and the record is `ERROR`, of kind
+/// `timeout`, saying the caller's deadline passed): its report,
+/// and its result record, every field, without `line` (the bytes of the line
+/// `eval` writes, less that member), appended to `out`. A report whose
+/// extracted JSON was only written (see [`evaluate_records`]) has `json`
+/// `null`; the record has it.
+pub fn evaluate_record_into(
+    pack: &Pack,
+    input: Input,
+    note: Option<Issue>,
+    deadline: Option<std::time::Instant>,
+    out: &mut Vec<u8>,
+) -> Report {
+    let records = [Ok((input, note))];
+    let mut judged = None;
+    let mut judge = || {
+        reports(pack, &records, std::iter::once(None), |report, written| {
+            report.write_fields_with(out, Fields::ALL, written.as_ref());
+            judged = Some(report);
+        });
+    };
+    match deadline {
+        Some(deadline) => crate::deadline::by_caller(deadline, judge),
+        None => judge(),
+    }
+    judged.expect("one report per record")
+}
+
 impl Evaluated {
     /// The report's result, its record written through `buffer` (with
     /// `written` as the `json` field's text, when the report left it out).
