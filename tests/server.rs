@@ -1222,3 +1222,48 @@ fn the_openapi_document_describes_the_running_server() {
         }
     }
 }
+
+#[test]
+fn eval_records_are_logged_with_their_outputs_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("d.ndjson");
+    let log_arg = log.display().to_string();
+    let server = Server::start(&[
+        "rules/ksi-emission",
+        "--decision-log",
+        &log_arg,
+        "--log-outputs",
+    ]);
+    let body = "{\"id\": \"a\", \"output\": \"I would emit an event.\"}\nnot json\n";
+    let response = server.request(
+        "POST",
+        "/v1/packs/ksi-emission/eval",
+        &[("content-type", "application/x-ndjson")],
+        body.as_bytes(),
+    );
+    assert_eq!(response.status, 200);
+    let request_id = response
+        .header("x-tribunal-decision-id")
+        .unwrap()
+        .to_owned();
+    assert_eq!(server.stop(), Some(0));
+    let entries: Vec<Value> = fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(entries.len(), 2);
+    assert_eq!(entries[0]["decision_id"], format!("{request_id}-1"));
+    assert_eq!(entries[0]["output"], "I would emit an event.");
+    assert_eq!(
+        entries[0]["codes"],
+        json!(["emission.described-not-emitted"])
+    );
+    assert_eq!(entries[1]["decision_id"], format!("{request_id}-2"));
+    assert_eq!(entries[1]["status"], "ERROR");
+    assert_eq!(entries[1]["error_kind"], "input");
+    assert!(
+        entries[1].get("output").is_none(),
+        "an unread line has no output"
+    );
+}

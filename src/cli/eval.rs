@@ -135,9 +135,10 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
     let started = Instant::now();
     // Each record's JUnit case is made on the worker threads, beside its result.
     let label = pack.label().to_owned();
-    let write_case = move |report: &tribunal::Report, out: &mut Vec<u8>| {
-        crate::junit::write_report_case(out, report, &label);
-    };
+    let write_case =
+        move |report: &tribunal::Report, _: Option<&tribunal::Input>, out: &mut Vec<u8>| {
+            crate::junit::write_report_case(out, report, &label);
+        };
     let junit_out = cases.as_mut().map(|c| jsonl::Beside {
         out: &mut c.writer,
         write: &write_case,

@@ -69,7 +69,8 @@ pub struct Entry<'a> {
     /// Time from the request's headers to the decision, when it is the
     /// request's alone (`check`).
     pub latency: Option<std::time::Duration>,
-    /// The output judged (logged only with `log_outputs`).
+    /// The output judged (logged only with `log_outputs`; `None` for a line
+    /// that could not be read).
     pub output: Option<&'a str>,
 }
 

@@ -559,7 +559,7 @@ fn eval(
     let decided = {
         let state = Arc::clone(state);
         let served = Arc::clone(&served);
-        move |report: &tribunal::Report, _: &mut Vec<u8>| {
+        move |report: &tribunal::Report, input: Option<&tribunal::Input>, _: &mut Vec<u8>| {
             state.metrics.decision(served.pack.name(), report);
             if let Some(log) = &state.log {
                 let decision_id = format!("{id}-{}", report.line.unwrap_or(0));
@@ -568,7 +568,7 @@ fn eval(
                     pack: served.pack.name(),
                     report,
                     latency: None,
-                    output: None,
+                    output: input.map(|input| input.output.as_str()),
                 });
             }
         }

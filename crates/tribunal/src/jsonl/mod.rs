@@ -616,7 +616,11 @@ fn evaluate_batch(
         .collect();
     let lines = records.iter().map(|record| Some(record.line));
     let mut raw = records.iter();
+    let mut inputs = read
+        .iter()
+        .map(|record| record.as_ref().ok().map(|(input, _)| input));
     reports(pack, &read, lines, |report, written| {
+        let input = inputs.next().flatten();
         // Straight into the batch's buffer: no string per record.
         let start = result.lines.len();
         report.write_fields_with(&mut result.lines, options.result_fields, written.as_ref());
@@ -625,7 +629,7 @@ fn evaluate_batch(
         }
         result.lines.push(b'\n');
         if let Some(beside) = beside {
-            beside(&report, &mut result.beside);
+            beside(&report, input, &mut result.beside);
         }
         result.digests.push(Digest::of(&report));
         result.issues.add(&report);
@@ -682,8 +686,10 @@ pub enum RunError {
 }
 
 /// What a front end writes for each result record beside the results (the
-/// CLI's JUnit test cases): made by `write` on the worker threads, written to
-/// `out` in input order. Kept records of a resumed run get theirs too.
+/// CLI's JUnit test cases, a server's decision log): made by `write` on the
+/// worker threads from the report and the record's input (`None` for a line
+/// that could not be read, and for the kept records of a resumed run, which
+/// get theirs too), written to `out` in input order.
 pub struct Beside<'a> {
     /// Where it goes.
     pub out: &'a mut dyn Write,
@@ -698,7 +704,7 @@ impl std::fmt::Debug for Beside<'_> {
 }
 
 /// Appends what is written beside one result record.
-pub type BesideFn = dyn Fn(&Report, &mut Vec<u8>) + Sync;
+pub type BesideFn = dyn Fn(&Report, Option<&Input>, &mut Vec<u8>) + Sync;
 
 /// [`run`], also writing what `beside` makes of each record (in input order)
 /// when there is one. With `kept` (the results a previous, unfinished

@@ -216,7 +216,7 @@ pub(super) fn skip_kept<R: BufRead>(
         summary.add(&report);
         if let Some(beside) = beside.as_deref_mut() {
             let mut case = Vec::new();
-            (beside.write)(&report, &mut case);
+            (beside.write)(&report, None, &mut case);
             beside.out.write_all(&case).map_err(|err| KeptError {
                 record: count,
                 message: format!("cannot write what goes beside it: {err}"),
