@@ -530,11 +530,7 @@ fn an_eval_body_of_bad_lines_gets_an_error_record_for_each_and_a_cut_body_ends_w
         &[("content-type", "application/x-ndjson")],
         body.as_bytes(),
     );
-    let records: Vec<Value> = response
-        .text()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let records: Vec<Value> = ndjson(&response.text());
     let statuses: Vec<&str> = records
         .iter()
         .map(|r| r["status"].as_str().unwrap())
@@ -555,11 +551,7 @@ fn an_eval_body_of_bad_lines_gets_an_error_record_for_each_and_a_cut_body_ends_w
     .unwrap();
     stream.shutdown(Shutdown::Write).unwrap();
     let response = read_response(&mut stream).unwrap();
-    let lines: Vec<Value> = response
-        .text()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines: Vec<Value> = ndjson(&response.text());
     assert_eq!(lines.len(), 2, "{}", response.text());
     assert_eq!(lines[0]["status"], "FAIL");
     assert_eq!(lines[1]["status"], "ERROR");
@@ -714,25 +706,45 @@ fn past_the_concurrency_cap_a_request_is_told_to_retry() {
     );
 }
 
-#[test]
-fn a_crashing_isolated_plugin_costs_its_request_only() {
-    let dir = tempfile::tempdir().unwrap();
-    let pack = dir.path().join("crashy");
+/// A pack `name` in `dir/name` whose one metric `m` is `implementation` (a
+/// manifest's `implementation:` value), with `files` beside its manifest.
+fn one_metric_pack(
+    dir: &Path,
+    name: &str,
+    implementation: &str,
+    files: &[(&str, &str)],
+) -> PathBuf {
+    let pack = dir.join(name);
     fs::create_dir_all(pack.join("components")).unwrap();
     fs::write(
         pack.join("pack.yaml"),
-        "name: crashy\nversion: 1.0.0\ncomponents: [components/*.yaml]\npipeline:\n  metrics: [c]\n",
+        format!("name: {name}\nversion: 1.0.0\ncomponents: [components/*.yaml]\npipeline:\n  metrics: [m]\n"),
     )
     .unwrap();
-    let library = plugin_build::library_path("tribunal_fixture_sdk");
     fs::write(
-        pack.join("components/c.yaml"),
-        format!(
-            "kind: metric\nname: c\nimplementation:\n  plugin: {{ library: \"{}\", component: crashes, isolation: process, timeout_ms: 5000 }}\n",
+        pack.join("components/m.yaml"),
+        format!("kind: metric\nname: m\nimplementation:\n  {implementation}\n"),
+    )
+    .unwrap();
+    for (file, text) in files {
+        fs::write(pack.join("components").join(file), text).unwrap();
+    }
+    pack
+}
+
+#[test]
+fn a_crashing_isolated_plugin_costs_its_request_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let library = plugin_build::library_path("tribunal_fixture_sdk");
+    let pack = one_metric_pack(
+        dir.path(),
+        "crashy",
+        &format!(
+            "plugin: {{ library: \"{}\", component: crashes, isolation: process, timeout_ms: 5000 }}",
             library.display()
         ),
-    )
-    .unwrap();
+        &[],
+    );
     let pack_arg = pack.display().to_string();
     let plugins = plugin_build::plugin_dir().display().to_string();
     let server = Server::start(&[&pack_arg, "--allow-plugins", "--plugin-dir", &plugins]);
@@ -858,11 +870,7 @@ fn a_reload_under_load_fails_no_request_and_a_broken_pack_keeps_the_old_revision
     assert!(server.log().contains("still serving"), "{}", server.log());
     assert_eq!(server.stop(), Some(0));
     // Every decision was logged, with what the log promises and no output.
-    let entries: Vec<Value> = fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let entries: Vec<Value> = ndjson(&fs::read_to_string(&log).unwrap());
     assert_eq!(entries.len(), answers.len());
     for entry in &entries {
         for key in [
@@ -879,6 +887,13 @@ fn a_reload_under_load_fails_no_request_and_a_broken_pack_keeps_the_old_revision
         }
         assert!(entry.get("output").is_none());
     }
+}
+
+/// The JSON values of an NDJSON text's lines.
+fn ndjson(text: &str) -> Vec<Value> {
+    text.lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
 }
 
 fn wait_for<T>(mut probe: impl FnMut() -> Option<T>) -> T {
@@ -927,13 +942,7 @@ fn the_decision_log_rotates_by_size_and_logs_outputs_only_when_asked() {
         assert_eq!(response.status, 200);
     }
     assert_eq!(server.stop(), Some(0));
-    let read = |path: &Path| -> Vec<Value> {
-        fs::read_to_string(path)
-            .unwrap_or_default()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
-    };
+    let read = |path: &Path| ndjson(&fs::read_to_string(path).unwrap_or_default());
     let current = read(&log);
     let first = read(&dir.path().join("d.ndjson.1"));
     let second = read(&dir.path().join("d.ndjson.2"));
@@ -1005,24 +1014,16 @@ fn sigterm_under_load_finishes_the_requests_in_flight_and_exits_0() {
 #[test]
 fn a_check_past_the_request_deadline_is_stopped_and_answered_504() {
     let dir = tempfile::tempdir().unwrap();
-    let pack = dir.path().join("slow");
-    fs::create_dir_all(pack.join("components")).unwrap();
-    fs::write(
-        pack.join("pack.yaml"),
-        "name: slow\nversion: 1.0.0\ncomponents: [components/*.yaml]\npipeline:\n  metrics: [spin]\n",
-    )
-    .unwrap();
-    fs::write(
-        pack.join("components/spin.yaml"),
-        "kind: metric\nname: spin\nimplementation:\n  script: spin.rhai\n",
-    )
-    .unwrap();
     // Spins while the output says so; else scores 1.
-    fs::write(
-        pack.join("components/spin.rhai"),
-        "fn evaluate(ctx) {\n    if ctx.output == \"spin\" { loop { } }\n    1.0\n}\n",
-    )
-    .unwrap();
+    let pack = one_metric_pack(
+        dir.path(),
+        "slow",
+        "script: spin.rhai",
+        &[(
+            "spin.rhai",
+            "fn evaluate(ctx) {\n    if ctx.output == \"spin\" { loop { } }\n    1.0\n}\n",
+        )],
+    );
     let pack_arg = pack.display().to_string();
     // The pack's own limits lifted: only the request's deadline stops the spin.
     let server = Server::start(&[
@@ -1247,11 +1248,7 @@ fn eval_records_are_logged_with_their_outputs_when_asked() {
         .unwrap()
         .to_owned();
     assert_eq!(server.stop(), Some(0));
-    let entries: Vec<Value> = fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let entries: Vec<Value> = ndjson(&fs::read_to_string(&log).unwrap());
     assert_eq!(entries.len(), 2);
     assert_eq!(entries[0]["decision_id"], format!("{request_id}-1"));
     assert_eq!(entries[0]["output"], "I would emit an event.");

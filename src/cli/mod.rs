@@ -248,16 +248,7 @@ impl PackOptions {
         let path = self
             .path(pack_arg)
             .ok_or("no pack given: name it as the first argument or with --pack")?;
-        let cwd = std::env::current_dir().unwrap_or_default();
-        let overrides = self
-            .set
-            .iter()
-            .map(|s| Override::parse(s, &cwd).map_err(|err| err.to_string()))
-            .collect::<Result<Vec<_>, _>>()?;
-        // Limits are the host's, for every pack the command loads: the runtime's.
-        let (limits, overrides) = overrides
-            .into_iter()
-            .partition(|o: &Override| o.component == "limits");
+        let (limits, overrides) = split_overrides(&self.set)?;
         let runtime = self.load.runtime(limits)?;
         let options = LoadOptions {
             overrides,
@@ -265,6 +256,19 @@ impl PackOptions {
         };
         load(&runtime, path, &options).map_err(|e| e.to_string())
     }
+}
+
+/// The `--set` overrides of a command, parsed: the `limits.*` ones, which are
+/// the host's for every pack the command loads (its runtime's), and the others.
+fn split_overrides(set: &[String]) -> Result<(Vec<Override>, Vec<Override>), String> {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let overrides = set
+        .iter()
+        .map(|s| Override::parse(s, &cwd).map_err(|err| err.to_string()))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(overrides
+        .into_iter()
+        .partition(|o: &Override| o.component == "limits"))
 }
 
 /// The one pack of `eval`, `list` and `prompt`: the first argument or `--pack`

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
-use tribunal::{LoadOptions, Override};
+use tribunal::LoadOptions;
 use tribunal_server::{Auth, Config, DecisionLogConfig, Limits};
 
 use super::{LoadFlags, EXIT_OK};
@@ -90,14 +90,7 @@ pub(super) struct ServeArgs {
 }
 
 pub(super) fn serve(args: &ServeArgs) -> Result<u8, String> {
-    let cwd = std::env::current_dir().unwrap_or_default();
-    let overrides = args
-        .set
-        .iter()
-        .map(|s| Override::parse(s, &cwd).map_err(|err| err.to_string()))
-        .collect::<Result<Vec<_>, _>>()?;
-    let (limits, overrides): (Vec<Override>, Vec<Override>) =
-        overrides.into_iter().partition(|o| o.component == "limits");
+    let (limits, overrides) = super::split_overrides(&args.set)?;
     let runtime = args.load.runtime_with_jobs(limits, args.jobs)?;
     let load = LoadOptions {
         overrides,

@@ -112,16 +112,19 @@ impl Registry {
             .collect()
     }
 
-    /// What `/v1/packs` says of each pack, by name.
-    pub fn describe_all(&self) -> Value {
-        let packs: Vec<Arc<Served>> = self
-            .packs
+    /// The packs served now, by name.
+    fn current(&self) -> Vec<Arc<Served>> {
+        self.packs
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .values()
             .cloned()
-            .collect();
-        Value::Array(packs.iter().map(|s| self.describe(s)).collect())
+            .collect()
+    }
+
+    /// What `/v1/packs` says of each pack, by name.
+    pub fn describe_all(&self) -> Value {
+        Value::Array(self.current().iter().map(|s| self.describe(s)).collect())
     }
 
     /// What `/v1/packs/{name}` says of a pack.
@@ -160,13 +163,7 @@ impl Registry {
                 return 0;
             }
         };
-        let current: Vec<Arc<Served>> = self
-            .packs
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .values()
-            .cloned()
-            .collect();
+        let current = self.current();
         let mut swapped = 0;
         for dir in &dirs {
             let served = current.iter().find(|s| &s.dir == dir);
