@@ -1264,3 +1264,30 @@ fn eval_records_are_logged_with_their_outputs_when_asked() {
         "an unread line has no output"
     );
 }
+
+#[test]
+fn past_the_connection_cap_a_connection_is_closed_as_it_comes() {
+    let server = Server::start(&["rules/ksi-emission", "--max-connections", "3"]);
+    let held: Vec<TcpStream> = (0..3)
+        .map(|_| TcpStream::connect(server.address).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let mut extra = TcpStream::connect(server.address).unwrap();
+    extra
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let _ = extra.write_all(b"GET /healthz HTTP/1.1\r\nhost: t\r\n\r\n");
+    assert!(
+        read_response(&mut extra).is_err(),
+        "a fourth connection was served"
+    );
+    drop(held);
+    let metrics = wait_for(|| {
+        let response = server.get("/metrics");
+        (response.status == 200).then(|| response.text())
+    });
+    assert!(
+        metrics.contains("tribunal_connections_refused_total 1"),
+        "{metrics}"
+    );
+}

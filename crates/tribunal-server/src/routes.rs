@@ -400,11 +400,11 @@ async fn check(
         Err(err) => return body_error(&err, state),
     };
     let Ok(text) = std::str::from_utf8(&body) else {
-        let at = std::str::from_utf8(&body).unwrap_err().valid_up_to();
+        let at = std::str::from_utf8(&body).unwrap_err().valid_up_to() + 1;
         return error(
             StatusCode::BAD_REQUEST,
             "request.not-utf8",
-            format!("the body is not UTF-8 (at byte {at})"),
+            format!("the body is not valid UTF-8 (at byte {at})"),
         );
     };
     let options = record_options(&state.limits);

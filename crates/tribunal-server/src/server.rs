@@ -145,9 +145,10 @@ async fn run(
             service_fn(move |request| handle(Arc::clone(&service_state), request)),
         );
         let connection = graceful.watch(connection);
+        // Counted from here, so a burst of accepts sees the ones before it.
         let metrics = Arc::clone(&state.metrics);
+        metrics.connections(1);
         tokio::spawn(async move {
-            metrics.connections(1);
             let _ = connection.await;
             metrics.connections(-1);
         });
