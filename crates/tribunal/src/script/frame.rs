@@ -114,8 +114,8 @@ impl Frame {
 
     /// Marks the call as past its deadline, if it is and has hit no limit yet.
     fn trip_on_deadline(&mut self) {
-        // Its own deadline, or its pipeline step's (a caller's deadline
-        // included), whichever comes first.
+        // Its own deadline, or its pipeline step's or the step's caller's,
+        // whichever comes first.
         if self.tripped.is_none()
             && (self.deadline.is_some_and(|d| Instant::now() >= d)
                 || crate::deadline::step_passed())
