@@ -335,7 +335,7 @@ impl Metrics {
 
     fn render_latency(&self, out: &mut String) {
         out.push_str(
-            "# HELP tribunal_http_request_duration_seconds Time from a request's headers to its answer (for eval: to the last result).\n\
+            "# HELP tribunal_http_request_duration_seconds Time from a request's headers to its answer's start (for eval: before its results stream).\n\
              # TYPE tribunal_http_request_duration_seconds histogram\n",
         );
         for route in Route::ALL {
