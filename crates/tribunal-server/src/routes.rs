@@ -399,18 +399,11 @@ async fn check(
         Ok(body) => body,
         Err(err) => return body_error(&err, state),
     };
-    let Ok(text) = std::str::from_utf8(&body) else {
-        let at = std::str::from_utf8(&body).unwrap_err().valid_up_to() + 1;
-        return error(
-            StatusCode::BAD_REQUEST,
-            "request.not-utf8",
-            format!("the body is not valid UTF-8 (at byte {at})"),
-        );
-    };
     let options = record_options(&state.limits);
-    let (input, note) = match jsonl::read_record(text, 1, &options) {
+    // Read as `eval` reads a line (its UTF-8 checked there, once).
+    let (input, note) = match jsonl::read_record(&body, 1, &options) {
         Ok(read) => read,
-        Err(err) => return invalid_record(text, &err.message),
+        Err(err) => return invalid_record(&body, &err.message),
     };
     let output = log_output(state, &input);
     let mut record = Vec::with_capacity(256 + input.output.len());
@@ -484,11 +477,14 @@ fn record_options(limits: &Limits) -> jsonl::Options {
     options
 }
 
-/// The 400 of a body that is not a record: bad JSON says where (line and
-/// column of the body).
-fn invalid_record(text: &str, message: &str) -> Response<ResponseBody> {
-    let code = match serde_json::from_str::<serde::de::IgnoredAny>(text) {
-        Err(_) => "request.bad-json",
+/// The 400 of a body that is not a record: not UTF-8 and bad JSON say where
+/// (the byte; line and column of the body).
+fn invalid_record(body: &[u8], message: &str) -> Response<ResponseBody> {
+    let code = match std::str::from_utf8(body) {
+        Err(_) => "request.not-utf8",
+        Ok(text) if serde_json::from_str::<serde::de::IgnoredAny>(text).is_err() => {
+            "request.bad-json"
+        }
         Ok(_) => "request.invalid-record",
     };
     let message = message.strip_prefix("line 1: ").unwrap_or(message);

@@ -160,18 +160,20 @@ impl LineError {
 /// the result's issues), the same error. `line` is its 1-based number, for
 /// messages.
 pub fn read_line(text: &str, line: u64) -> ReadRecord {
-    read_record(text, line, &Options::default())
+    read_record(text.as_bytes(), line, &Options::default())
 }
 
-/// [`read_line`] with the field names and the record size limit of `options`.
-pub fn read_record(text: &str, line: u64, options: &Options) -> ReadRecord {
-    let body = if text.len() > options.max_record_bytes {
+/// [`read_line`] with the field names and the record size limit of `options`,
+/// from bytes (a line that is not UTF-8 is an error saying where, as in
+/// `eval`).
+pub fn read_record(bytes: &[u8], line: u64, options: &Options) -> ReadRecord {
+    let body = if bytes.len() > options.max_record_bytes {
         RawBody::TooLarge {
-            size: text.len(),
-            prefix: &text.as_bytes()[..OVERSIZE_PREFIX.min(text.len())],
+            size: bytes.len(),
+            prefix: &bytes[..OVERSIZE_PREFIX.min(bytes.len())],
         }
     } else {
-        RawBody::Bytes(text.as_bytes())
+        RawBody::Bytes(bytes)
     };
     parse_record(&RawRecord { line, body }, options)
 }
