@@ -27,6 +27,9 @@
 //! `DOCS=authoring,README cargo test --test docs` runs only the files whose path
 //! contains one of the given words.
 
+#[path = "support/files.rs"]
+mod files;
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -197,22 +200,6 @@ fn target_dir() -> PathBuf {
         .to_path_buf()
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("create a folder");
-    for entry in std::fs::read_dir(from)
-        .expect("read a fixture folder")
-        .flatten()
-    {
-        let path = entry.path();
-        let dest = to.join(entry.file_name());
-        if path.is_dir() {
-            copy_dir(&path, &dest);
-        } else {
-            std::fs::copy(&path, &dest).expect("copy a fixture file");
-        }
-    }
-}
-
 /// A fresh folder for one Markdown file's examples.
 fn example_folder(markdown: &Path) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("a temporary folder");
@@ -225,7 +212,7 @@ fn example_folder(markdown: &Path) -> tempfile::TempDir {
         let stem = markdown.file_stem().expect("a file name");
         let fixtures = repo.join("docs/examples").join(stem);
         if fixtures.is_dir() {
-            copy_dir(&fixtures, dir.path());
+            files::copy_dir(&fixtures, dir.path());
         }
     }
     dir

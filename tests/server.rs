@@ -5,6 +5,8 @@
 //! SIGTERM under load) cost only the request they are in.
 #![allow(clippy::too_many_lines)]
 
+#[path = "support/files.rs"]
+mod files;
 #[path = "support/plugin_build.rs"]
 mod plugin_build;
 
@@ -615,11 +617,7 @@ fn a_token_guards_everything_but_the_probes_and_a_public_address_needs_one() {
 #[test]
 fn a_thousand_connections_at_once_are_all_answered() {
     let server = Server::start(&["rules/ksi-emission"]);
-    let body = json!({"output": "{\"event\": \"a:b\", \"data\": {}}"}).to_string();
-    let request = format!(
-        "POST /v1/packs/ksi-emission/check HTTP/1.1\r\nhost: t\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
-        body.len()
-    );
+    let request = passing_check();
     // Open them all first, then send on each, then read each answer.
     let mut streams: Vec<TcpStream> = (0..1000)
         .map(|_| TcpStream::connect(server.address).expect("connect"))
@@ -766,6 +764,15 @@ fn a_crashing_isolated_plugin_costs_its_request_only() {
     assert_eq!(server.stop(), Some(0));
 }
 
+/// A keep-alive check of a KSI record that passes, as raw HTTP/1.1.
+fn passing_check() -> String {
+    let body = json!({"output": "{\"event\": \"a:b\", \"data\": {}}"}).to_string();
+    format!(
+        "POST /v1/packs/ksi-emission/check HTTP/1.1\r\nhost: t\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
 /// Fires checks from `threads` threads until `stop`, counting answers by status.
 fn load(
     server: &Server,
@@ -777,11 +784,7 @@ fn load(
             let address = server.address;
             let stop = Arc::clone(stop);
             std::thread::spawn(move || {
-                let body = json!({"output": "{\"event\": \"a:b\", \"data\": {}}"}).to_string();
-                let request = format!(
-                    "POST /v1/packs/ksi-emission/check HTTP/1.1\r\nhost: t\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
-                    body.len()
-                );
+                let request = passing_check();
                 let mut answers = Vec::new();
                 let mut stream = TcpStream::connect(address).unwrap();
                 while !stop.load(Ordering::Relaxed) {
@@ -789,7 +792,13 @@ fn load(
                         break;
                     }
                     match read_response(&mut stream) {
-                        Ok(response) => answers.push((response.status, response.json()["revision"].as_str().unwrap_or_default().to_owned())),
+                        Ok(response) => answers.push((
+                            response.status,
+                            response.json()["revision"]
+                                .as_str()
+                                .unwrap_or_default()
+                                .to_owned(),
+                        )),
                         Err(_) => break,
                     }
                 }
@@ -803,7 +812,7 @@ fn load(
 fn a_reload_under_load_fails_no_request_and_a_broken_pack_keeps_the_old_revision() {
     let dir = tempfile::tempdir().unwrap();
     let pack = dir.path().join("ksi");
-    copy_dir(&root().join("rules/ksi-emission"), &pack);
+    files::copy_dir(&root().join("rules/ksi-emission"), &pack);
     let pack_arg = pack.display().to_string();
     let log = dir.path().join("decisions.ndjson");
     let log_arg = log.display().to_string();
@@ -904,18 +913,6 @@ fn wait_for<T>(mut probe: impl FnMut() -> Option<T>) -> T {
         }
         assert!(Instant::now() < deadline, "timed out waiting");
         std::thread::sleep(Duration::from_millis(25));
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            copy_dir(&path, &to.join(entry.file_name()));
-        } else {
-            fs::copy(&path, to.join(entry.file_name())).unwrap();
-        }
     }
 }
 

@@ -102,7 +102,7 @@ pub(super) fn serve(args: &ServeArgs) -> Result<u8, String> {
     if let Some(path) = &args.token_file {
         let token = tribunal::frontend::files::read_regular_text(path, 4096)
             .map_err(|e| format!("--token-file: {e}"))?;
-        config.auth = Auth::Token(token.trim().to_owned());
+        config.auth = Auth::Token(token);
     }
     let mut limits = Limits::default();
     limits.max_body_bytes = args.max_body_bytes;

@@ -102,17 +102,7 @@ impl DecisionLog {
     pub fn log(&self, entry: &Entry<'_>) {
         let Some(sender) = &self.sender else { return };
         let report = entry.report;
-        let codes: Vec<&str> = report
-            .issues
-            .iter()
-            .map(|issue| {
-                if issue.code.is_empty() {
-                    issue.rule.as_str()
-                } else {
-                    &issue.code
-                }
-            })
-            .collect();
+        let codes: Vec<&str> = report.issues.iter().map(crate::metrics::code_of).collect();
         let mut line = json!({
             "decision_id": entry.decision_id,
             "time": crate::time::now(),

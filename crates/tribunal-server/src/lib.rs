@@ -91,7 +91,8 @@ pub enum Auth {
     /// Anyone who can reach the port.
     None,
     /// Requests carry `Authorization: Bearer TOKEN` (`/healthz` and `/readyz`
-    /// excepted, for probes).
+    /// excepted, for probes); the token's surrounding whitespace (a token
+    /// file's newline) is not part of it.
     Token(String),
 }
 

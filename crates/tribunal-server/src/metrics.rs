@@ -173,12 +173,7 @@ impl Metrics {
             None => packs.entry(pack.to_owned()).or_default(),
         };
         counts.statuses[status_index(report.status())] += 1;
-        for issue in &report.issues {
-            let code: &str = if issue.code.is_empty() {
-                &issue.rule
-            } else {
-                &issue.code
-            };
+        for code in report.issues.iter().map(code_of) {
             match counts.codes.get_mut(code) {
                 Some(count) => *count += 1,
                 None => {
@@ -401,6 +396,16 @@ impl Metrics {
                 );
             }
         }
+    }
+}
+
+/// An issue's code, or its rule's name for an issue without one: what
+/// `/metrics` counts and the decision log lists.
+pub fn code_of(issue: &tribunal::Issue) -> &str {
+    if issue.code.is_empty() {
+        &issue.rule
+    } else {
+        &issue.code
     }
 }
 

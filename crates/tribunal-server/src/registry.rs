@@ -93,6 +93,11 @@ impl Registry {
         })
     }
 
+    /// The engine runtime every pack is loaded on.
+    pub fn runtime(&self) -> &Runtime {
+        &self.runtime
+    }
+
     /// The pack named `name`, as served now.
     pub fn get(&self, name: &str) -> Option<Arc<Served>> {
         self.packs

@@ -42,7 +42,6 @@ pub struct State {
     pub token: Option<Vec<u8>>,
     pub permits: Arc<Semaphore>,
     pub shutting_down: AtomicBool,
-    pub runtime: tribunal::Runtime,
     ids: DecisionIds,
 }
 
@@ -53,7 +52,6 @@ impl State {
         log: Option<DecisionLog>,
         limits: Limits,
         token: Option<Vec<u8>>,
-        runtime: tribunal::Runtime,
     ) -> Self {
         Self {
             registry,
@@ -63,7 +61,6 @@ impl State {
             limits,
             token,
             shutting_down: AtomicBool::new(false),
-            runtime,
             ids: DecisionIds::new(),
         }
     }
@@ -237,7 +234,7 @@ fn readiness(state: &State) -> Response<ResponseBody> {
 fn metrics(state: &State) -> Response<ResponseBody> {
     let text = state
         .metrics
-        .render(state.runtime.embedding_cache_report().as_ref());
+        .render(state.registry.runtime().embedding_cache_report().as_ref());
     let mut response = Response::new(full(text));
     response.headers_mut().insert(
         CONTENT_TYPE,
@@ -298,9 +295,12 @@ fn no_contract(served: &Served) -> Response<ResponseBody> {
     )
 }
 
-/// Whether the request's content type is one of `accepted` (its parameters
-/// aside); a request without one is taken as the first.
-fn content_type_is(request: &Request<Incoming>, accepted: &[&str]) -> Result<(), String> {
+/// `Ok` when the request's content type is one of `accepted` (its parameters
+/// aside; a request without one is taken as the first), else its 415.
+fn content_type_is(
+    request: &Request<Incoming>,
+    accepted: &[&str],
+) -> Result<(), Response<ResponseBody>> {
     let Some(value) = request.headers().get(CONTENT_TYPE) else {
         return Ok(());
     };
@@ -313,35 +313,35 @@ fn content_type_is(request: &Request<Incoming>, accepted: &[&str]) -> Result<(),
         .trim()
         .to_ascii_lowercase();
     if accepted.contains(&given.as_str()) {
-        Ok(())
-    } else {
-        Err(format!(
+        return Ok(());
+    }
+    Err(error(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "request.content-type",
+        format!(
             "Content-Type `{}` is not accepted here: send {}",
             value.to_str().unwrap_or("(not text)"),
             accepted.join(" or ")
-        ))
-    }
+        ),
+    ))
 }
 
 /// A permit to judge, or the 503 that says to come back.
 fn permit(state: &State) -> Result<tokio::sync::OwnedSemaphorePermit, Response<ResponseBody>> {
     Arc::clone(&state.permits).try_acquire_owned().map_err(|_| {
-        busy(
+        let mut response = error(
+            StatusCode::SERVICE_UNAVAILABLE,
             "server.busy",
             format!(
                 "{} requests are being judged (--max-concurrency): retry",
                 state.limits.max_concurrency
             ),
-        )
+        );
+        response
+            .headers_mut()
+            .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+        response
     })
-}
-
-fn busy(code: &str, message: String) -> Response<ResponseBody> {
-    let mut response = error(StatusCode::SERVICE_UNAVAILABLE, code, message);
-    response
-        .headers_mut()
-        .insert(RETRY_AFTER, HeaderValue::from_static("1"));
-    response
 }
 
 /// Counts a request in flight while it lives.
@@ -366,12 +366,8 @@ async fn check(
     served: Arc<Served>,
     started: Instant,
 ) -> Response<ResponseBody> {
-    if let Err(message) = content_type_is(&request, &["application/json"]) {
-        return error(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "request.content-type",
-            message,
-        );
+    if let Err(response) = content_type_is(&request, &["application/json"]) {
+        return response;
     }
     let limit = state.limits.max_body_bytes;
     let declared = request
@@ -535,12 +531,8 @@ fn eval(
         "application/json",
         "text/plain",
     ];
-    if let Err(message) = content_type_is(&request, &NDJSON) {
-        return error(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "request.content-type",
-            message,
-        );
+    if let Err(response) = content_type_is(&request, &NDJSON) {
+        return response;
     }
     let permit = match permit(state) {
         Ok(permit) => permit,

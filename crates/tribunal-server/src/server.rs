@@ -78,7 +78,6 @@ pub fn serve(config: &Config, on_ready: impl FnOnce(SocketAddr)) -> Result<(), S
         decision_log,
         config.limits.clone(),
         token,
-        config.runtime.clone(),
     ));
     let stop_watching = Arc::new(AtomicBool::new(false));
     if let Some(every) = config.reload_every {
@@ -133,7 +132,7 @@ async fn run(
                 break;
             }
         };
-        if open_connections(&state) >= config.limits.max_connections {
+        if state.metrics.open_connections() >= config.limits.max_connections {
             state.metrics.connection_refused();
             drop(stream);
             continue;
@@ -163,10 +162,6 @@ async fn run(
         )),
     }
     Ok(())
-}
-
-fn open_connections(state: &State) -> usize {
-    state.metrics.open_connections()
 }
 
 /// Resolves on SIGTERM or SIGINT (Ctrl-C), naming it.
