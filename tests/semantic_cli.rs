@@ -260,3 +260,85 @@ fn embeddings_are_kept_on_disk_and_reused_by_the_next_run() {
         .code(2)
         .stderr(predicate::str::contains("cannot be used with"));
 }
+
+/// A Rhai metric calling `compare("semantic", …)`: the model loads during the
+/// first record's script call, and neither its memory (about 90 MB, past an
+/// 8 MiB `max_memory`) nor its load time (past a 300 ms `timeout_ms` in a debug
+/// build) counts against that call. What the script itself holds still does.
+#[test]
+fn a_script_comparing_semantically_is_not_charged_for_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = dir.path().join("pack");
+    std::fs::create_dir_all(pack.join("components")).unwrap();
+    std::fs::write(
+        pack.join("pack.yaml"),
+        "name: close\nversion: 1.0.0\ncomponents: [components/*.yaml]\n\
+         pipeline:\n  metrics:\n    - use: close\n\
+         limits:\n  timeout_ms: 300\n  max_memory: 8388608\n",
+    )
+    .unwrap();
+    std::fs::write(
+        pack.join("components/close.yaml"),
+        "kind: metric\nname: close\nversion: 1.0.0\nimplementation:\n  script: close.rhai\n",
+    )
+    .unwrap();
+    std::fs::write(
+        pack.join("components/close.rhai"),
+        r#"fn evaluate(ctx) {
+    let s = compare("semantic", ctx.expected.answer, ctx.json.answer);
+    if ctx.meta.hoard == true {
+        let block = "y";
+        for i in 0..20 { block += block; }
+        let kept = [];
+        for i in 0..12 { kept.push(block + i); }
+    }
+    #{ score: s }
+}
+"#,
+    )
+    .unwrap();
+    let record = |id: usize, said: &str, hoard: bool| {
+        let output = serde_json::json!({"answer": said}).to_string();
+        let expected = serde_json::json!({"answer": "a cat was sitting on the mat"});
+        serde_json::json!({"id": id, "output": output, "expected": expected, "meta": {"hoard": hoard}})
+    };
+    let mut data = String::new();
+    for (i, said) in ["the cat sat on the mat", "dogs bark", "a cat sat", "bread"]
+        .iter()
+        .enumerate()
+    {
+        writeln!(data, "{}", record(i, said, false)).unwrap();
+    }
+    writeln!(data, "{}", record(4, "the cat sat", true)).unwrap();
+    let input = dir.path().join("data.jsonl");
+    std::fs::write(&input, data).unwrap();
+    for jobs in ["1", "2"] {
+        let out = tribunal()
+            .args(["eval", "--pack"])
+            .arg(&pack)
+            .args(["--jobs", jobs, "--input"])
+            .arg(&input)
+            .assert()
+            .code(1)
+            .get_output()
+            .stdout
+            .clone();
+        let records: Vec<serde_json::Value> = String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        assert_eq!(records.len(), 5);
+        for record in &records[..4] {
+            assert_eq!(
+                record["error"],
+                serde_json::Value::Null,
+                "--jobs {jobs}: {record}"
+            );
+            assert!(record["score"].as_f64().unwrap() > 0.0, "{record}");
+        }
+        // The first record's similarity is high, the fourth's low: real comparisons.
+        assert!(records[0]["score"].as_f64() > records[3]["score"].as_f64());
+        assert_eq!(records[4]["error_kind"], "memory", "{}", records[4]);
+    }
+}

@@ -193,6 +193,14 @@ pub trait Strategy: Send + Sync + fmt::Debug {
     fn ready(&self) -> Result<(), BuildError> {
         Ok(())
     }
+
+    /// One-time set-up the comparisons need (`semantic` loads its model), done
+    /// before the first one. A script calling the strategy through `compare()`
+    /// runs it outside its limits: the set-up is the engine's, not the script's.
+    /// An error here is the comparison's error.
+    fn warm_up(&self) -> Result<(), EvalError> {
+        Ok(())
+    }
 }
 
 /// A compiled component, ready to run.

@@ -37,6 +37,14 @@ pub fn by_caller<T>(deadline: std::time::Instant, work: impl FnOnce() -> T) -> T
     result
 }
 
+/// Moves the deadline of the pipeline step running on this thread `by` later:
+/// the step spent that long on the engine's one-time set-up (a model loaded
+/// for a script's `compare()`), not on its own work. A caller's deadline
+/// ([`by_caller`]) does not move: the caller did wait.
+pub fn postpone_step(by: Duration) {
+    STEP.set(STEP.get().map(|deadline| deadline + by));
+}
+
 /// Whether the deadline of the pipeline step running on this thread, or of its
 /// caller, has passed (not asking the installed check: for the script host's
 /// own use).
@@ -133,6 +141,8 @@ impl Steps {
         let deadline = earliest(own, outer);
         STEP.set(deadline);
         let result = work();
+        // Read again: the work may have postponed it (`postpone_step`).
+        let deadline = STEP.get();
         STEP.set(outer);
         let Some(deadline) = deadline else {
             return Ok(result);

@@ -202,6 +202,12 @@ impl Strategy for Semantic {
         true
     }
 
+    fn warm_up(&self) -> Result<(), EvalError> {
+        self.model
+            .load()
+            .map_err(|err| EvalError::new(ErrorKind::Model, err.to_string()))
+    }
+
     fn ready(&self) -> Result<(), BuildError> {
         self.model
             .locate()

@@ -141,6 +141,37 @@ pub(super) fn progress(ops: u64, max_operations: u64) -> Option<&'static str> {
     })
 }
 
+/// Whether the time of work done [`outside_limits`] counts against the calls'
+/// deadlines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Time {
+    Counted,
+    Uncounted,
+}
+
+/// Runs engine work a script asked for (a strategy's comparison through
+/// `compare()`) outside the limits of the calls in progress on this thread: what
+/// it leaves allocated does not count as theirs, nor, with [`Time::Uncounted`],
+/// the time it takes (their deadlines move by as much).
+pub(super) fn outside_limits<T>(time: Time, work: impl FnOnce() -> T) -> T {
+    let (bytes, started) = (crate::alloc::thread_net_bytes(), Instant::now());
+    let result = work();
+    let kept = crate::alloc::thread_net_bytes() - bytes;
+    let took = started.elapsed();
+    if time == Time::Uncounted {
+        crate::deadline::postpone_step(took);
+    }
+    FRAMES.with_borrow_mut(|frames| {
+        for frame in frames.iter_mut() {
+            frame.memory_base += kept;
+            if time == Time::Uncounted {
+                frame.deadline = frame.deadline.map(|d| d + took);
+            }
+        }
+    });
+    result
+}
+
 /// `limits.max_memory` as the call frames enforce it: 0 when the counting
 /// allocator is not installed (nothing to measure with).
 fn memory_limit(limits: &ScriptLimits) -> i64 {

@@ -454,6 +454,11 @@ impl SemanticModel {
         locate(self.explicit.as_deref())
     }
 
+    /// Loads the model (once per folder; later calls return at once).
+    pub fn load(&self) -> Result<(), ModelError> {
+        self.loaded().map(drop)
+    }
+
     /// The model and its cache, loaded once per model folder: handles that reach
     /// the same folder by different routes (a `model:` naming the default folder,
     /// the environment variable, the default) share one model and one cache.
