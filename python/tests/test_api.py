@@ -6,6 +6,8 @@ import pickle
 import select
 import shutil
 import signal
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -343,3 +345,29 @@ def test_an_override_error_has_its_errors_too(root):
         tribunal.Pack.load(root / "rules/ksi-emission", overrides={"threshold": 1})
     (error,) = caught.value.errors
     assert error["line"] is None and "must be component.key" in error["message"]
+
+
+def test_a_script_comparing_semantically_loads_the_model_outside_its_limits(tmp_path, root):
+    # In a fresh interpreter, so that this is the call that loads the model: the
+    # load (about 90 MB) is the engine's, not the script's 8 MiB.
+    (tmp_path / "pack.yaml").write_text(
+        "name: close\nversion: 1.0.0\ncomponents: [close.yaml]\n"
+        "pipeline:\n  metrics:\n    - use: close\n"
+        "limits:\n  max_memory: 8388608\n"
+    )
+    (tmp_path / "close.yaml").write_text(
+        "kind: metric\nname: close\n"
+        "implementation:\n  inline: |\n"
+        "    fn evaluate(ctx) { compare(\"semantic\", ctx.expected, ctx.json.answer) }\n"
+    )
+    code = (
+        "import sys, tribunal\n"
+        "pack = tribunal.Pack.load(sys.argv[1])\n"
+        "r = pack.evaluate('{\"answer\": \"the cat sat on the mat\"}', expected='a cat sat on a mat')\n"
+        "print(r.status, r.error)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "PASS None", done.stdout

@@ -90,3 +90,91 @@ def test_refine_retries_until_the_pack_passes(root):
         assert refine(question="report status").answer == EMITTED
     finally:
         dspy.configure(lm=None)
+
+
+@pytest.fixture
+def cites_pack(tmp_path):
+    """A pack whose Rhai metric reads the retrieved ids from the record's meta:
+    without meta every record is ERROR."""
+    (tmp_path / "components").mkdir()
+    (tmp_path / "pack.yaml").write_text(
+        "name: cites\nversion: 1.0.0\ncomponents: [components/*.yaml]\n"
+        "pipeline:\n  metrics:\n    - use: known_ids\n"
+    )
+    (tmp_path / "components/known_ids.yaml").write_text(
+        "kind: metric\nname: known_ids\nversion: 1.0.0\nimplementation:\n  script: known_ids.rhai\n"
+    )
+    (tmp_path / "components/known_ids.rhai").write_text(
+        """fn evaluate(ctx) {
+    let known = ctx.meta.retrieved;
+    let cited = ctx.json.cites;
+    let good = cited.filter(|id| known.contains(id)).len();
+    #{ score: if cited.is_empty() { 0.0 } else { good.to_float() / cited.len().to_float() } }
+}
+"""
+    )
+    return tribunal.Pack.load(tmp_path)
+
+
+CITES = '{"cites": ["d1", "d7"]}'
+
+
+def test_meta_field_from_the_example_or_the_prediction(cites_pack):
+    metric = tribunal.dspy.metric(cites_pack, output_field="answer", meta_field="meta")
+    pred = dspy.Prediction(answer=CITES)
+    # From the example: a dict, or JSON text.
+    assert metric(dspy.Example(meta={"retrieved": ["d1", "d2"]}), pred) == 0.5
+    assert metric(dspy.Example(meta='{"retrieved": ["d1", "d7"]}'), pred) == 1.0
+    # From the prediction, when the program retrieved the documents.
+    assert metric(dspy.Example(q="?"), dspy.Prediction(answer=CITES, meta={"retrieved": ["d7"]})) == 0.5
+    with pytest.raises(KeyError, match="neither the example nor the prediction has a field `meta`"):
+        metric(dspy.Example(q="?"), pred)
+    assert metric.errors == 0
+    assert "meta_field='meta'" in repr(metric)
+
+
+def test_record_hook_builds_the_record(root, cites_pack):
+    def record(example, pred):
+        return {"output": pred.answer, "meta": {"retrieved": example.docs}, "id": example.qid}
+
+    metric = tribunal.dspy.metric(cites_pack, record=record)
+    assert metric(dspy.Example(docs=["d1"], qid=7), dspy.Prediction(answer=CITES)) == 0.5
+    result = metric.result(dspy.Example(docs=["d1"], qid=7), dspy.Prediction(answer=CITES))
+    assert result.id == 7
+    # The hook may return the output alone.
+    plain = tribunal.dspy.metric(tribunal.Pack.load(root / "rules/ksi-emission"), record=lambda e, p: p.text)
+    assert plain(dspy.Example(), dspy.Prediction(text=EMITTED)) == 1.0
+    with pytest.raises(ValueError, match="unknown keys \\['metadata'\\]"):
+        tribunal.dspy.metric(cites_pack, record=lambda e, p: {"output": CITES, "metadata": {}})(
+            dspy.Example(), dspy.Prediction()
+        )
+    with pytest.raises(TypeError, match="returned int"):
+        tribunal.dspy.metric(cites_pack, record=lambda e, p: 3)(dspy.Example(), dspy.Prediction())
+    with pytest.raises(ValueError, match="either record= or expected_field/meta_field"):
+        tribunal.dspy.metric(cites_pack, meta_field="meta", record=record)
+
+
+def test_error_records_are_never_a_silent_zero(cites_pack):
+    # Without meta, the pack's script fails on every record: scored 0.0, warned once.
+    metric = tribunal.dspy.metric(cites_pack)
+    example, pred = dspy.Example(q="?"), dspy.Prediction(answer=CITES)
+    with pytest.warns(tribunal.dspy.MetricErrorWarning, match="Unknown property 'retrieved'") as caught:
+        assert metric(example, pred) == 0.0
+        assert metric(example, pred, trace=[]) is False
+        assert metric(example, pred) == 0.0
+    assert len(caught) == 1
+    assert metric.errors == 3
+    strict = tribunal.dspy.metric(cites_pack, on_error="raise")
+    with pytest.raises(tribunal.dspy.TribunalMetricError, match="could not evaluate") as raised:
+        strict(example, pred)
+    assert raised.value.result.status == "ERROR"
+    # The reward and feedback forms too.
+    reward = tribunal.dspy.reward(cites_pack, meta_field="meta")
+    with pytest.warns(tribunal.dspy.MetricErrorWarning):
+        assert reward({"meta": {"retrieved": ["d1"]}}, dspy.Prediction(answer="no json")) == 0.0
+    assert reward({"meta": {"retrieved": ["d1"]}}, pred) == 0.5
+    with pytest.warns(tribunal.dspy.MetricErrorWarning):
+        out = tribunal.dspy.feedback(cites_pack)(example, pred)
+    assert out.feedback.startswith("The output could not be evaluated")
+    with pytest.raises(ValueError, match="on_error must be"):
+        tribunal.dspy.metric(cites_pack, on_error="ignore")

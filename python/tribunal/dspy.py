@@ -13,20 +13,36 @@ the record's score (a float) when evaluating, whether it passed (a bool) when
 ``dspy.Prediction(score=..., feedback=...)`` that feedback-driven optimizers such
 as GEPA take; ``reward`` is a ``reward_fn(args, pred)`` for ``dspy.Refine`` and
 ``dspy.BestOfN``. ``pack`` is a ``tribunal.Pack`` or a path to load one from.
+``meta_field`` names the field holding the record's ``meta`` (the example's, else
+the prediction's); ``record=`` builds the whole record from ``(example, pred)``.
+A record the pack cannot evaluate scores 0.0 and warns once
+(``MetricErrorWarning``), or raises with ``on_error="raise"``: never silently.
 DSPy itself is imported only by ``feedback`` (it builds a ``dspy.Prediction``).
 """
 
 from __future__ import annotations
 
 import json
+import warnings
+from collections.abc import Mapping
 from os import PathLike
-from typing import Any, Optional, Union
+from typing import Any, Callable, Optional, Union
 
 from ._native import Pack, Result
 
 PackLike = Union[Pack, str, "PathLike[str]"]
 
-__all__ = ["Metric", "metric", "feedback", "reward", "evaluate"]
+__all__ = [
+    "Metric",
+    "FeedbackMetric",
+    "Reward",
+    "MetricErrorWarning",
+    "TribunalMetricError",
+    "metric",
+    "feedback",
+    "reward",
+    "evaluate",
+]
 
 
 def _pack(pack: PackLike) -> Pack:
@@ -52,17 +68,64 @@ def _field(obj: Any, name: str, what: str) -> Any:
 _MISSING = object()
 
 
-def _expected(example: Any, name: Optional[str]) -> Any:
-    if name is None:
-        return None
-    value = _field(example, name, "example")
+def _json_field(obj: Any, name: str, what: str) -> Any:
+    """A field holding JSON, as a value or as JSON text (as DSPy examples
+    usually hold it): a text that does not parse is kept as the text."""
+    value = _field(obj, name, what)
     if isinstance(value, str):
-        # The expected JSON, as text (as DSPy examples usually hold it).
         try:
             return json.loads(value)
         except ValueError:
             return value
     return value
+
+
+def _expected(example: Any, name: Optional[str]) -> Any:
+    return None if name is None else _json_field(example, name, "example")
+
+
+def _meta(example: Any, pred: Any, name: Optional[str]) -> Any:
+    """The record's ``meta``: the example's field ``name``, else the
+    prediction's (retrieved documents are an input in some programs and an
+    output in others)."""
+    if name is None:
+        return None
+    try:
+        return _json_field(example, name, "example")
+    except KeyError:
+        pass
+    try:
+        return _json_field(pred, name, "prediction")
+    except KeyError:
+        raise KeyError(f"neither the example nor the prediction has a field `{name}`") from None
+
+
+#: What a ``record=`` hook returns: a record (``{"output": ..., "expected": ...,
+#: "meta": ..., "id": ...}``, only ``output`` required) or the output alone.
+RecordHook = Callable[[Any, Any], Union[Mapping[str, Any], str]]
+
+_RECORD_KEYS = frozenset(("output", "expected", "meta", "id"))
+
+
+def _from_hook(pack: Pack, hook: RecordHook, example: Any, pred: Any) -> Result:
+    record = hook(example, pred)
+    if isinstance(record, str):
+        return pack.evaluate(record)
+    if not isinstance(record, Mapping):
+        raise TypeError(
+            f"the record= hook returned {type(record).__name__}: it must return a dict "
+            "with `output` (and `expected`, `meta`, `id` if wanted) or the output as a str"
+        )
+    unknown = sorted(set(record) - _RECORD_KEYS)
+    if unknown or "output" not in record:
+        problem = f"unknown keys {unknown}" if unknown else "no `output`"
+        raise ValueError(
+            f"the record= hook returned a dict with {problem}; a record has "
+            "`output` and optionally `expected`, `meta` and `id`"
+        )
+    return pack.evaluate(
+        record["output"], expected=record.get("expected"), meta=record.get("meta"), id=record.get("id")
+    )
 
 
 def evaluate(
@@ -71,32 +134,126 @@ def evaluate(
     pred: Any,
     output_field: str = "answer",
     expected_field: Optional[str] = None,
+    meta_field: Optional[str] = None,
+    *,
+    record: Optional[RecordHook] = None,
 ) -> Result:
     """The full ``tribunal.Result`` of the prediction's ``output_field`` (its raw
     output), against the example's ``expected_field`` (the expected JSON, as a
-    value or as JSON text) when given."""
+    value or as JSON text) when given, with ``meta_field`` (the example's, else
+    the prediction's; an object or JSON text) as the record's ``meta``.
+    ``record(example, pred)``, when given, builds the record instead."""
+    pack = _pack(pack)
+    if record is not None:
+        return _from_hook(pack, record, example, pred)
     output = _field(pred, output_field, "prediction")
-    return _pack(pack).evaluate(output, expected=_expected(example, expected_field))
+    return pack.evaluate(
+        output, expected=_expected(example, expected_field), meta=_meta(example, pred, meta_field)
+    )
 
 
-class Metric:
-    """A DSPy metric: ``metric(example, pred, trace=None)`` is the score (a float,
-    0.0 for a record that could not be scored) when ``trace`` is ``None``, and
-    whether the record passed (a bool) otherwise. Picklable."""
+class MetricErrorWarning(UserWarning):
+    """A DSPy metric met a record the pack could not evaluate (an ERROR result,
+    scored 0.0): warned once per metric, with the error."""
+
+
+_ON_ERROR = ("warn", "raise")
+
+
+class _Records:
+    """How a metric turns ``(example, pred)`` into a result, and what it does
+    with an ERROR result (shared by the metric and reward forms)."""
+
+    def __init__(
+        self,
+        pack: PackLike,
+        output_field: str,
+        expected_field: Optional[str],
+        meta_field: Optional[str],
+        record: Optional[RecordHook],
+        on_error: str,
+    ) -> None:
+        if on_error not in _ON_ERROR:
+            raise ValueError(f"on_error must be 'warn' or 'raise', not {on_error!r}")
+        if record is not None and (expected_field is not None or meta_field is not None):
+            raise ValueError(
+                "give either record= or expected_field/meta_field: the hook builds the whole record"
+            )
+        self.pack = _pack(pack)
+        self.output_field = output_field
+        self.expected_field = expected_field
+        self.meta_field = meta_field
+        self.record = record
+        self.on_error = on_error
+        #: ERROR results met so far (each scored 0.0).
+        self.errors = 0
+
+    def result(self, example: Any, pred: Any) -> Result:
+        """The full ``tribunal.Result`` for this prediction."""
+        result = evaluate(
+            self.pack,
+            example,
+            pred,
+            self.output_field,
+            self.expected_field,
+            self.meta_field,
+            record=self.record,
+        )
+        if result.error is not None:
+            self._errored(result)
+        return result
+
+    def _errored(self, result: Result) -> None:
+        self.errors += 1
+        message = (
+            f"tribunal: the pack {self.pack.label} could not evaluate a prediction, "
+            f"so it scores 0.0: {result.error}"
+        )
+        if self.on_error == "raise":
+            raise TribunalMetricError(message, result)
+        if self.errors == 1:
+            warnings.warn(
+                message + " (warned once; `.errors` counts them, on_error='raise' stops at the first)",
+                MetricErrorWarning,
+                stacklevel=4,
+            )
+
+    def _fields(self) -> str:
+        if self.record is not None:
+            return f"record={self.record!r}"
+        return (
+            f"output_field={self.output_field!r}, expected_field={self.expected_field!r}, "
+            f"meta_field={self.meta_field!r}"
+        )
+
+
+class TribunalMetricError(RuntimeError):
+    """Raised by a metric with ``on_error='raise'`` for an ERROR result; the
+    result is ``.result``."""
+
+    def __init__(self, message: str, result: Result) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+class Metric(_Records):
+    """A DSPy metric: ``metric(example, pred, trace=None)`` is the score (a float)
+    when ``trace`` is ``None``, and whether the record passed (a bool) otherwise.
+    A record the pack cannot evaluate (ERROR) scores 0.0 and fails, and is not
+    silent: the first one warns (``MetricErrorWarning``) with its error, or, with
+    ``on_error="raise"``, raises ``TribunalMetricError``. Picklable."""
 
     def __init__(
         self,
         pack: PackLike,
         output_field: str = "answer",
         expected_field: Optional[str] = None,
+        meta_field: Optional[str] = None,
+        *,
+        record: Optional[RecordHook] = None,
+        on_error: str = "warn",
     ) -> None:
-        self.pack = _pack(pack)
-        self.output_field = output_field
-        self.expected_field = expected_field
-
-    def result(self, example: Any, pred: Any) -> Result:
-        """The full ``tribunal.Result`` for this prediction."""
-        return evaluate(self.pack, example, pred, self.output_field, self.expected_field)
+        super().__init__(pack, output_field, expected_field, meta_field, record, on_error)
 
     def __call__(self, example: Any, pred: Any, trace: Any = None) -> Union[float, bool]:
         result = self.result(example, pred)
@@ -105,17 +262,21 @@ class Metric:
         return result.passed
 
     def __repr__(self) -> str:
-        return (
-            f"tribunal.dspy.Metric({self.pack.label}, output_field={self.output_field!r}, "
-            f"expected_field={self.expected_field!r})"
-        )
+        return f"tribunal.dspy.Metric({self.pack.label}, {self._fields()})"
 
 
 def metric(
-    pack: PackLike, output_field: str = "answer", expected_field: Optional[str] = None
+    pack: PackLike,
+    output_field: str = "answer",
+    expected_field: Optional[str] = None,
+    meta_field: Optional[str] = None,
+    *,
+    record: Optional[RecordHook] = None,
+    on_error: str = "warn",
 ) -> Metric:
-    """A DSPy metric scoring the prediction's ``output_field`` with ``pack``."""
-    return Metric(pack, output_field, expected_field)
+    """A DSPy metric scoring the prediction's ``output_field`` with ``pack``
+    (see ``evaluate`` for the fields and ``record=``)."""
+    return Metric(pack, output_field, expected_field, meta_field, record=record, on_error=on_error)
 
 
 class FeedbackMetric(Metric):
@@ -145,29 +306,56 @@ class FeedbackMetric(Metric):
 
 
 def feedback(
-    pack: PackLike, output_field: str = "answer", expected_field: Optional[str] = None
+    pack: PackLike,
+    output_field: str = "answer",
+    expected_field: Optional[str] = None,
+    meta_field: Optional[str] = None,
+    *,
+    record: Optional[RecordHook] = None,
+    on_error: str = "warn",
 ) -> FeedbackMetric:
     """A feedback metric (score and re-ask feedback) for feedback-driven
     optimizers such as ``dspy.GEPA``."""
-    return FeedbackMetric(pack, output_field, expected_field)
+    return FeedbackMetric(
+        pack, output_field, expected_field, meta_field, record=record, on_error=on_error
+    )
 
 
-class Reward:
+class Reward(_Records):
     """``reward_fn(args, pred)`` for ``dspy.Refine`` / ``dspy.BestOfN``: the score
-    of the prediction's ``output_field`` (0.0 when it could not be scored).
-    ``last_feedback`` holds the re-ask feedback of the last call."""
+    of the prediction's ``output_field`` (0.0, warned once, when it could not be
+    scored), with ``meta_field`` read from ``args`` (the program's inputs) or the
+    prediction, or the record built by ``record(args, pred)``.
+    ``last_feedback`` holds the re-ask feedback (or error) of the last call."""
 
-    def __init__(self, pack: PackLike, output_field: str = "answer") -> None:
-        self.pack = _pack(pack)
-        self.output_field = output_field
+    def __init__(
+        self,
+        pack: PackLike,
+        output_field: str = "answer",
+        meta_field: Optional[str] = None,
+        *,
+        record: Optional[RecordHook] = None,
+        on_error: str = "warn",
+    ) -> None:
+        super().__init__(pack, output_field, None, meta_field, record, on_error)
         self.last_feedback: Optional[str] = None
 
     def __call__(self, args: Any, pred: Any) -> float:
-        result = self.pack.evaluate(_field(pred, self.output_field, "prediction"))
+        result = self.result(args, pred)
         self.last_feedback = result.feedback or result.error
         return result.score or 0.0
 
+    def __repr__(self) -> str:
+        return f"tribunal.dspy.Reward({self.pack.label}, {self._fields()})"
 
-def reward(pack: PackLike, output_field: str = "answer") -> Reward:
+
+def reward(
+    pack: PackLike,
+    output_field: str = "answer",
+    meta_field: Optional[str] = None,
+    *,
+    record: Optional[RecordHook] = None,
+    on_error: str = "warn",
+) -> Reward:
     """A ``reward_fn`` for ``dspy.Refine`` and ``dspy.BestOfN``."""
-    return Reward(pack, output_field)
+    return Reward(pack, output_field, meta_field, record=record, on_error=on_error)
