@@ -187,9 +187,20 @@ impl PyPack {
     }
 
     /// The contract as a JSON Schema (`tribunal prompt --schema`), or `None`
-    /// when the pack has no contract.
-    fn json_schema(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        match self.pack.json_schema() {
+    /// when the pack has no contract. `strict=True`: the subset OpenAI's
+    /// Structured Outputs take with `strict: true` (`--schema --strict`); a
+    /// `ValueError` says what it cannot express.
+    #[pyo3(signature = (*, strict = false))]
+    fn json_schema(&self, py: Python<'_>, strict: bool) -> PyResult<Py<PyAny>> {
+        let schema = if strict {
+            self.pack
+                .json_schema_strict()
+                .transpose()
+                .map_err(|err| pyo3::exceptions::PyValueError::new_err(err.to_string()))?
+        } else {
+            self.pack.json_schema()
+        };
+        match schema {
             Some(schema) => to_python(py, &schema),
             None => Ok(py.None()),
         }

@@ -250,6 +250,13 @@ def test_prompt_and_json_schema(root):
     schema = pack.json_schema()
     assert schema["type"] == "object" and "properties" in schema
     assert tribunal.Pack.load(root / "rules/ksi-emission").json_schema() is None
+    # OpenAI's strict subset: every object closed, every property required.
+    cited = tribunal.Pack.load(root / "examples/packs/rag-citations").json_schema(strict=True)
+    item = cited["properties"]["citations"]["items"]
+    assert item["additionalProperties"] is False and item["required"] == ["doc_id", "quote"]
+    assert "uniqueItems" not in cited["properties"]["citations"]
+    with pytest.raises(ValueError, match="variants of the whole output"):
+        tribunal.Pack.load(root / "examples/packs/tool-calls").json_schema(strict=True)
 
 
 def test_script_failure_loses_no_other_record(tmp_path):

@@ -178,3 +178,33 @@ def test_error_records_are_never_a_silent_zero(cites_pack):
     assert out.feedback.startswith("The output could not be evaluated")
     with pytest.raises(ValueError, match="on_error must be"):
         tribunal.dspy.metric(cites_pack, on_error="ignore")
+
+
+def test_the_rag_citations_pack_through_dspy_with_meta(root):
+    # The shipped pack, written the natural way (items with fields, a Rhai metric
+    # with SEMANTIC reading meta), as a DSPy metric over a dev set.
+    documents = {
+        "documents": [
+            {"id": "d1", "text": "Returns are accepted within 30 days of delivery."},
+            {"id": "d2", "text": "All appliances are covered for two years from purchase."},
+        ]
+    }
+    grounded = '{"answer": "Returns are accepted for 30 days.", "citations": [{"doc_id": "d1", "quote": "accepted within 30 days"}], "confidence": 0.9}'
+    invented = '{"answer": "Returns are free.", "citations": [{"doc_id": "d7", "quote": "returns are always free"}], "confidence": 0.9}'
+    dspy.configure(lm=dspy.utils.DummyLM([{"output": grounded}, {"output": invented}]))
+    try:
+        devset = [
+            dspy.Example(question=q, answer="You can return items within 30 days of delivery.", meta=documents)
+            .with_inputs("question")
+            for q in ("How long do I have to return an item?", "Are returns free?")
+        ]
+        metric = tribunal.dspy.metric(
+            root / "examples/packs/rag-citations", output_field="output", expected_field="answer", meta_field="meta"
+        )
+        result = dspy.Evaluate(devset=devset, metric=metric, num_threads=1)(dspy.Predict("question -> output"))
+    finally:
+        dspy.configure(lm=None)
+    scores = [score for _, _, score in result.results]
+    # Grounded, and close to the reference; then nothing grounded at all.
+    assert scores[0] > 0.8 and scores[1] < 0.5, scores
+    assert metric.errors == 0

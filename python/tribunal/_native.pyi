@@ -95,7 +95,9 @@ class Pack:
     @property
     def warnings(self) -> list[str]: ...
     def prompt(self) -> Optional[str]: ...
-    def json_schema(self) -> Optional[dict[str, Any]]: ...
+    def json_schema(self, *, strict: bool = False) -> Optional[dict[str, Any]]:
+        """The contract as a JSON Schema; ``strict=True``: OpenAI's strict-mode subset
+        (``ValueError`` for what it cannot express)."""
     def evaluate(
         self,
         output: Any,

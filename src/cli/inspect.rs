@@ -21,7 +21,7 @@ pub(super) struct ExplainArgs {
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  tribunal prompt rules/structured-output\n  tribunal prompt rules/structured-output --schema > schema.json"
+    after_help = "Examples:\n  tribunal prompt rules/structured-output\n  tribunal prompt rules/structured-output --schema > schema.json\n  tribunal prompt examples/packs/rag-citations --schema --strict   # for OpenAI's strict mode"
 )]
 pub(super) struct PromptArgs {
     #[command(flatten)]
@@ -29,6 +29,11 @@ pub(super) struct PromptArgs {
     /// Print a JSON Schema (draft 2020-12) of the contract instead.
     #[arg(long)]
     schema: bool,
+    /// With --schema: the subset OpenAI's Structured Outputs take with
+    /// `strict: true` (every object closed, every property required, optional
+    /// ones nullable; string lengths and `unique_items` become description text).
+    #[arg(long, requires = "schema")]
+    strict: bool,
 }
 
 pub(super) fn list(pack: &Pack) -> u8 {
@@ -126,7 +131,10 @@ pub(super) fn prompt(args: &PromptArgs) -> Result<u8, String> {
     let pack = args.pack.inspect()?;
     note_not_loaded(&pack);
     let no_contract = || format!("pack `{}` has no `contract:` section", pack.label());
-    if args.schema {
+    if args.strict {
+        let schema = pack.json_schema_strict().ok_or_else(no_contract)?;
+        out_json!(&schema.map_err(|err| err.to_string())?);
+    } else if args.schema {
         out_json!(&pack.json_schema().ok_or_else(no_contract)?);
     } else {
         out!("{}", pack.prompt().ok_or_else(no_contract)?);

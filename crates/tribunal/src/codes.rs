@@ -22,9 +22,10 @@ codes! {
     CONTRACT_TYPE = "contract.type": "a field's value has a type the contract does not allow";
     CONTRACT_RANGE = "contract.range": "a number below `min` or above `max`";
     CONTRACT_ONE_OF = "contract.one-of": "a value not among the field's `one_of` values";
-    CONTRACT_LENGTH = "contract.length": "a string, array or object shorter than `min_length` or longer than `max_length`";
+    CONTRACT_LENGTH = "contract.length": "a string, array or object shorter than `min_length` or longer than `max_length`, or an array with fewer items than `min_items` or more than `max_items`";
     CONTRACT_SENTENCES = "contract.sentences": "a text with fewer or more sentences than the field allows";
     CONTRACT_ITEM = "contract.item": "an array item or map value of the wrong type (`items`, `values`)";
+    CONTRACT_UNIQUE_ITEMS = "contract.unique-items": "an array item equal to an earlier one, under `unique_items: true`";
     CONTRACT_UNEXPECTED_FIELD = "contract.unexpected-field": "a field the contract does not name, under `additional_fields: false`";
     CONTRACT_KIND_NOT_ALLOWED = "contract.kind-not-allowed": "a variant the contract does not allow (`on_violation: reject`)";
     CONTRACT_KIND_REPLACED = "contract.kind-replaced": "a variant the contract does not allow, replaced with the fallback kind";

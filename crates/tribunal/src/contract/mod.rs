@@ -17,11 +17,11 @@ use serde_json::{Map, Value};
 
 use crate::component::BuildError;
 use crate::extract::{MultipleValues, Tier};
-use crate::json::escape_pointer;
 use crate::json::{Json, Object};
 
 mod prompt;
 mod schema;
+pub use schema::{openai_strict, StrictSchemaError};
 mod validate;
 
 /// The ladder used when a pack does not configure one.
@@ -127,9 +127,20 @@ pub struct FieldSpec {
     /// Type of every value of an object field (a map such as `scores`).
     #[serde(default)]
     pub values: Option<JsonType>,
-    /// Type of every item of an array field.
+    /// Every item of an array field: a type name (`items: string`), or a
+    /// field spec of its own (`items: {type: object, fields: {...}}`), checked
+    /// at each item's path (`/citations/2/doc_id`).
     #[serde(default)]
-    pub items: Option<JsonType>,
+    pub items: Option<ItemSpec>,
+    /// The fewest items an array field may have.
+    #[serde(default)]
+    pub min_items: Option<usize>,
+    /// The most items an array field may have.
+    #[serde(default)]
+    pub max_items: Option<usize>,
+    /// Whether an array field's items must all differ.
+    #[serde(default)]
+    pub unique_items: bool,
     #[serde(default)]
     pub min_length: Option<usize>,
     #[serde(default)]
@@ -150,6 +161,72 @@ pub struct FieldSpec {
     /// there (default true).
     #[serde(default)]
     pub additional_fields: Option<bool>,
+    /// The member of an object field whose value selects its variant (default
+    /// `kind`); only with `variants`.
+    #[serde(default)]
+    pub kind_field: Option<String>,
+    /// Discriminated variants of an object field, as the contract's own
+    /// `variants:`: the variant names are the kinds allowed.
+    #[serde(default)]
+    pub variants: IndexMap<String, Option<VariantSpec>>,
+}
+
+/// `items:` — a type name (`items: string`) or a field spec for every item.
+#[derive(Debug, Clone)]
+pub struct ItemSpec(pub Box<FieldSpec>);
+
+impl<'de> Deserialize<'de> for ItemSpec {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ItemVisitor;
+        impl<'de> Visitor<'de> for ItemVisitor {
+            type Value = ItemSpec;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(
+                    f,
+                    "a type name ({}) or a field spec such as {{type: object, fields: ...}}",
+                    JsonType::NAMES.join(", ")
+                )
+            }
+            fn visit_str<E: de::Error>(self, name: &str) -> Result<ItemSpec, E> {
+                let one = JsonType::parse(name)
+                    .ok_or_else(|| E::unknown_variant(name, &JsonType::NAMES))?;
+                Ok(ItemSpec::of_type(one))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<ItemSpec, E> {
+                Ok(ItemSpec::of_type(JsonType::Null))
+            }
+            fn visit_none<E: de::Error>(self) -> Result<ItemSpec, E> {
+                Ok(ItemSpec::of_type(JsonType::Null))
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<ItemSpec, A::Error> {
+                FieldSpec::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(|spec| ItemSpec(Box::new(spec)))
+            }
+        }
+        deserializer.deserialize_any(ItemVisitor)
+    }
+}
+
+impl ItemSpec {
+    fn of_type(one: JsonType) -> Self {
+        Self(Box::new(FieldSpec {
+            types: Some(TypeSpec::One(one)),
+            ..FieldSpec::default()
+        }))
+    }
+}
+
+/// `items: string` or `items: {type: object, fields: ...}`.
+impl JsonSchema for ItemSpec {
+    fn schema_name() -> Cow<'static, str> {
+        "ItemSpec".into()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let one = generator.subschema_for::<JsonType>();
+        let spec = generator.subschema_for::<FieldSpec>();
+        json_schema!({ "anyOf": [one, spec] })
+    }
 }
 
 /// `type: string` or `type: [string, "null"]`.
@@ -347,16 +424,31 @@ impl JsonSchema for TypeSpec {
 /// A compiled field rule.
 #[derive(Debug, Clone)]
 pub struct FieldRule {
-    /// The key in its object.
+    /// The key in its object (empty for an array's item rule).
     pub name: String,
-    /// The dotted name messages use (`args.date`; the key for a top-level field).
+    /// The dotted name the prompt uses (`args.date`; the key for a top-level
+    /// field; `citations[].doc_id` under an array's items). Messages name the
+    /// value's own path (`citations[2].doc_id`).
     pub label: String,
-    pointer: String,
     pub types: Vec<JsonType>,
     pub spec: FieldSpec,
     pub sentences: Option<(usize, usize)>,
     /// The rules for the members of an object field (`fields:` under it).
     pub children: Vec<FieldRule>,
+    /// The rule every item of an array field follows (`items:`).
+    pub item: Option<Box<FieldRule>>,
+    /// An object field's variants (`variants:` under it), selected by the
+    /// member `kind_field`.
+    pub variants: Vec<Variant>,
+    pub kind_field: String,
+}
+
+impl FieldRule {
+    /// Whether the values this rule describes have a shape of their own:
+    /// members, variants or described items.
+    fn has_shape(&self) -> bool {
+        !self.children.is_empty() || !self.variants.is_empty() || self.item.is_some()
+    }
 }
 
 /// A compiled variant: the fields an object of one kind has besides the common ones.
@@ -400,19 +492,10 @@ impl Contract {
         let has_variants = !spec.variants.is_empty();
         let may_emit = compile_may_emit(spec, &kind_field)?;
         let mut fields = compile_fields(&spec.fields, "", "fields")?;
-        if has_variants && !fields.iter().any(|f| f.name == kind_field) {
-            // The kind selects the variant: it is a required string, listed first.
-            let spec = FieldSpec {
-                types: Some(TypeSpec::One(JsonType::String)),
-                required: true,
-                ..FieldSpec::default()
-            };
-            let mut implied =
-                compile_fields(&IndexMap::from([(kind_field.clone(), spec)]), "", "")?;
-            implied.append(&mut fields);
-            fields = implied;
+        if has_variants {
+            imply_kind(&mut fields, &kind_field, "")?;
         }
-        let variants = compile_variants(spec, &kind_field)?;
+        let variants = compile_variants(&spec.variants, &spec.fields, &kind_field, "", "variants")?;
         Ok(Self {
             ladder,
             multiple_values: spec.multiple_values.unwrap_or_default(),
@@ -444,8 +527,7 @@ impl Contract {
     /// The variant for an object's kind, if the contract has variants and the
     /// kind is one of them.
     pub fn variant_of(&self, object: &Object) -> Option<&Variant> {
-        let kind = object.get(&self.kind_field)?.as_str()?;
-        self.variants.iter().find(|v| v.kind == kind)
+        variant_of(&self.variants, &self.kind_field, object)
     }
 
     /// The key the allowed kinds are listed under, as messages name it.
@@ -559,29 +641,70 @@ fn compile_may_emit(
     Ok(may_emit)
 }
 
-/// Each variant's own fields, none of which may repeat a common one.
-fn compile_variants(spec: &ContractSpec, kind_field: &str) -> Result<Vec<Variant>, BuildError> {
-    let mut variants = Vec::with_capacity(spec.variants.len());
-    for (kind, variant) in &spec.variants {
+/// The variant of `variants` an object's kind (its member `kind_field`) names.
+fn variant_of<'v>(
+    variants: &'v [Variant],
+    kind_field: &str,
+    object: &Object,
+) -> Option<&'v Variant> {
+    let kind = object.get(kind_field)?.as_str()?;
+    variants.iter().find(|v| v.kind == kind)
+}
+
+/// With variants, the kind selects the variant: a required string, listed
+/// first when `fields` does not list it. `parent` is the object's label.
+fn imply_kind(
+    fields: &mut Vec<FieldRule>,
+    kind_field: &str,
+    parent: &str,
+) -> Result<(), BuildError> {
+    if fields.iter().any(|f| f.name == kind_field) {
+        return Ok(());
+    }
+    let spec = FieldSpec {
+        types: Some(TypeSpec::One(JsonType::String)),
+        required: true,
+        ..FieldSpec::default()
+    };
+    let mut implied = compile_fields(&IndexMap::from([(kind_field.to_owned(), spec)]), parent, "")?;
+    implied.append(fields);
+    *fields = implied;
+    Ok(())
+}
+
+/// Each variant's own fields, none of which may repeat a common one
+/// (`common`). `parent` is the object's label, `key` where the variants are.
+fn compile_variants(
+    variants: &IndexMap<String, Option<VariantSpec>>,
+    common: &IndexMap<String, FieldSpec>,
+    kind_field: &str,
+    parent: &str,
+    key: &str,
+) -> Result<Vec<Variant>, BuildError> {
+    let mut compiled = Vec::with_capacity(variants.len());
+    for (kind, variant) in variants {
         let variant = variant.clone().unwrap_or_default();
-        let key = format!("variants.{kind}.fields");
+        let key = format!("{key}.{kind}.fields");
         for name in variant.fields.keys() {
-            if *name == kind_field || spec.fields.contains_key(name) {
+            if *name == kind_field || common.contains_key(name) {
                 return Err(BuildError::new(format!(
                     "variant `{kind}` repeats the field `{name}` of `fields`: a field is either common (`fields`) or a variant's own"
                 ))
                 .at_key(format!("{key}.{name}")));
             }
         }
-        variants.push(Variant {
+        compiled.push(Variant {
             kind: kind.clone(),
             description: variant.description.clone(),
-            fields: compile_fields(&variant.fields, "", &key)?,
+            fields: compile_fields(&variant.fields, parent, &key)?,
         });
     }
-    Ok(variants)
+    Ok(compiled)
 }
 
+/// Compiles `fields:` (at the top, in a variant, or under an object field):
+/// each rule with its label under `parent` (a label, `""` at the top). `key`
+/// is where the map is in the contract, for error locations.
 fn compile_fields(
     specs: &IndexMap<String, FieldSpec>,
     parent: &str,
@@ -589,79 +712,165 @@ fn compile_fields(
 ) -> Result<Vec<FieldRule>, BuildError> {
     let mut rules = Vec::with_capacity(specs.len());
     for (name, field) in specs {
-        let pointer = format!("{parent}/{}", escape_pointer(name));
-        let label = pointer_label(&pointer);
+        let label = if parent.is_empty() {
+            name.clone()
+        } else {
+            format!("{parent}.{name}")
+        };
         let at = if key.is_empty() {
             name.clone()
         } else {
             format!("{key}.{name}")
         };
-        let sentences = match field.sentences {
-            None => None,
-            Some(SentencesSpec::Exactly(n)) => Some((n, n)),
-            Some(SentencesSpec::Range([a, b])) if a <= b => Some((a, b)),
-            Some(SentencesSpec::Range([a, b])) => {
-                return Err(BuildError::new(format!(
-                    "field `{label}`: sentences [{a}, {b}] has min above max"
-                ))
-                .at_key(at));
-            }
-        };
-        if let (Some(min), Some(max)) = (field.min, field.max) {
-            if min > max {
-                return Err(BuildError::new(format!(
-                    "field `{label}`: min {min} is above max {max}"
-                ))
-                .at_key(at));
-            }
-        }
-        let mut types = field
-            .types
-            .as_ref()
-            .map(TypeSpec::to_vec)
-            .unwrap_or_default();
-        // A type listed twice counts once (a JSON Schema's `type` list must
-        // not repeat one).
-        let mut seen = Vec::with_capacity(types.len());
-        types.retain(|t| {
-            let first = !seen.contains(t);
-            seen.push(*t);
-            first
-        });
-        let nested = !field.fields.is_empty() || field.additional_fields.is_some();
-        let object_allowed =
-            types.is_empty() || types.contains(&JsonType::Object) || types.contains(&JsonType::Any);
-        if nested && !object_allowed {
-            return Err(BuildError::new(format!(
-                "field `{label}` has `fields`, but its type does not allow an object"
-            ))
-            .at_key(at));
-        }
-        let children = compile_fields(&field.fields, &pointer, &format!("{at}.fields"))?;
-        rules.push(FieldRule {
-            name: name.clone(),
-            label,
-            pointer,
-            types,
-            spec: field.clone(),
-            sentences,
-            children,
-        });
+        rules.push(compile_field(name, field, label, &at)?);
     }
     Ok(rules)
 }
 
-/// `args.date` for `/args/date`: the pointer's keys joined with dots.
-fn pointer_label(pointer: &str) -> String {
-    pointer
-        .split('/')
-        .skip(1)
-        .map(|token| {
-            crate::json::unescape_pointer(token)
-                .map_or_else(|| token.to_owned(), std::borrow::Cow::into_owned)
-        })
-        .collect::<Vec<_>>()
-        .join(".")
+/// An object field's variants: its kind a member whose allowed values (its
+/// `enum`, so that the check, the prompt's rule line and the schema say so)
+/// are the variant names.
+fn compile_field_variants(
+    field: &FieldSpec,
+    kind_field: &str,
+    children: &mut Vec<FieldRule>,
+    label: &str,
+    at: &str,
+) -> Result<Vec<Variant>, BuildError> {
+    if field.variants.is_empty() {
+        return Ok(Vec::new());
+    }
+    if field
+        .fields
+        .get(kind_field)
+        .is_some_and(|k| k.one_of.is_some())
+    {
+        return Err(BuildError::new(format!(
+            "field `{label}.{kind_field}` has `enum`, but its kinds are the names of `variants`: drop `enum`"
+        ))
+        .at_key(at));
+    }
+    imply_kind(children, kind_field, label)?;
+    let kinds = field
+        .variants
+        .keys()
+        .map(|k| Value::String(k.clone()))
+        .collect();
+    if let Some(kind) = children.iter_mut().find(|c| c.name == kind_field) {
+        kind.spec.one_of = Some(kinds);
+    }
+    compile_variants(
+        &field.variants,
+        &field.fields,
+        kind_field,
+        label,
+        &format!("{at}.variants"),
+    )
+}
+
+/// One field's rule (`name` in its object, `label` as the prompt names it,
+/// `at` its key in the contract), with its members', items' and variants'.
+fn compile_field(
+    name: &str,
+    field: &FieldSpec,
+    label: String,
+    at: &str,
+) -> Result<FieldRule, BuildError> {
+    let fail = |message: String| Err(BuildError::new(message).at_key(at));
+    let sentences = match field.sentences {
+        None => None,
+        Some(SentencesSpec::Exactly(n)) => Some((n, n)),
+        Some(SentencesSpec::Range([a, b])) if a <= b => Some((a, b)),
+        Some(SentencesSpec::Range([a, b])) => {
+            return fail(format!(
+                "field `{label}`: sentences [{a}, {b}] has min above max"
+            ));
+        }
+    };
+    if let (Some(min), Some(max)) = (field.min, field.max) {
+        if min > max {
+            return fail(format!("field `{label}`: min {min} is above max {max}"));
+        }
+    }
+    if let (Some(min), Some(max)) = (field.min_items, field.max_items) {
+        if min > max {
+            return fail(format!(
+                "field `{label}`: min_items {min} is above max_items {max}"
+            ));
+        }
+    }
+    let mut types = field
+        .types
+        .as_ref()
+        .map(TypeSpec::to_vec)
+        .unwrap_or_default();
+    // A type listed twice counts once (a JSON Schema's `type` list must not
+    // repeat one).
+    let mut seen = Vec::with_capacity(types.len());
+    types.retain(|t| {
+        let first = !seen.contains(t);
+        seen.push(*t);
+        first
+    });
+    let allows = |wanted: JsonType| {
+        types.is_empty() || types.contains(&wanted) || types.contains(&JsonType::Any)
+    };
+    let nested =
+        !field.fields.is_empty() || field.additional_fields.is_some() || !field.variants.is_empty();
+    if nested && !allows(JsonType::Object) {
+        return fail(format!(
+            "field `{label}` has `fields` or `variants`, but its type does not allow an object"
+        ));
+    }
+    let listed = field.items.is_some()
+        || field.min_items.is_some()
+        || field.max_items.is_some()
+        || field.unique_items;
+    if listed && !allows(JsonType::Array) {
+        return fail(format!(
+            "field `{label}` has `items`, `min_items`, `max_items` or `unique_items`, but its type does not allow an array"
+        ));
+    }
+    if field.kind_field.is_some() && field.variants.is_empty() {
+        return fail(format!(
+            "field `{label}` has `kind_field` but no `variants`"
+        ));
+    }
+    let kind_field = field
+        .kind_field
+        .clone()
+        .unwrap_or_else(|| "kind".to_owned());
+    let mut children = compile_fields(&field.fields, &label, &format!("{at}.fields"))?;
+    let variants = compile_field_variants(field, &kind_field, &mut children, &label, at)?;
+    let item = match &field.items {
+        None => None,
+        Some(ItemSpec(spec)) => {
+            let at = format!("{at}.items");
+            if spec.required {
+                return Err(BuildError::new(format!(
+                    "the items of `{label}` have `required`: an item is there or not by the array's length (`min_items`)"
+                ))
+                .at_key(at));
+            }
+            Some(Box::new(compile_field(
+                "",
+                spec,
+                format!("{label}[]"),
+                &at,
+            )?))
+        }
+    };
+    Ok(FieldRule {
+        name: name.to_owned(),
+        label,
+        types,
+        spec: field.clone(),
+        sentences,
+        children,
+        item,
+        variants,
+        kind_field,
+    })
 }
 
 fn display_value(value: &Value) -> String {
@@ -701,5 +910,14 @@ fn sentences_phrase(lo: usize, hi: usize) -> String {
         format!("{} or {} {}", number_word(lo), number_word(hi), unit(hi))
     } else {
         format!("{} to {} {}", number_word(lo), number_word(hi), unit(hi))
+    }
+}
+
+/// `1 item`, `3 items`.
+fn items_phrase(n: usize) -> String {
+    if n == 1 {
+        "1 item".to_owned()
+    } else {
+        format!("{n} items")
     }
 }

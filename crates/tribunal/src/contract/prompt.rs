@@ -4,7 +4,9 @@ use serde_json::Value;
 
 use crate::text::python_json;
 
-use super::{display_value, sentences_phrase, Contract, FieldRule, JsonType};
+use super::{
+    display_value, items_phrase, sentences_phrase, Contract, FieldRule, JsonType, Variant,
+};
 
 impl Contract {
     /// The OUTPUT FORMAT block to append to a prompt: the schema, the rules, an example.
@@ -18,40 +20,64 @@ impl Contract {
             lines.push(format!("Schema: {}", self.object_hint(&self.fields)));
         }
         self.rule_lines(&self.fields, "", &mut lines);
-        if !self.variants.is_empty() {
-            lines.push(format!("Each {} has fields of its own:", self.kind_field));
-            for variant in &self.variants {
-                let kind = Value::String(variant.kind.clone()).to_string();
-                let about = variant
-                    .description
-                    .as_deref()
-                    .map_or_else(String::new, |d| format!(" ({})", d.trim()));
-                let shape = if variant.fields.is_empty() {
-                    "no other fields".to_owned()
-                } else {
-                    self.object_hint(&variant.fields)
-                };
-                lines.push(format!("- {kind}{about}: {shape}"));
-                self.rule_lines(&variant.fields, "  ", &mut lines);
-            }
-        }
+        self.variant_lines(&self.variants, &self.kind_field, "", &mut lines);
         if let Some(example) = &self.example {
             lines.push(format!("Example: {}", python_json(example)));
         }
         lines.join("\n")
     }
 
+    /// `Each KIND has fields of its own:` and a line per variant with its
+    /// shape and, indented, its members' rule lines. `owner` names the object
+    /// (`citations[].` for variants under a field; empty at the top).
+    fn variant_lines(
+        &self,
+        variants: &[Variant],
+        kind_field: &str,
+        owner: &str,
+        lines: &mut Vec<String>,
+    ) {
+        if variants.is_empty() {
+            return;
+        }
+        lines.push(format!("Each {owner}{kind_field} has fields of its own:"));
+        for variant in variants {
+            let kind = Value::String(variant.kind.clone()).to_string();
+            let about = variant
+                .description
+                .as_deref()
+                .map_or_else(String::new, |d| format!(" ({})", d.trim()));
+            let shape = if variant.fields.is_empty() {
+                "no other fields".to_owned()
+            } else {
+                self.object_hint(&variant.fields)
+            };
+            lines.push(format!("- {kind}{about}: {shape}"));
+            self.rule_lines(&variant.fields, "  ", lines);
+        }
+    }
+
     /// Each field's rule line (its own `prompt:`, or one made from its
-    /// `enum`/`sentences`), then its members', each line after `indent`.
+    /// `enum`/`sentences`/item counts), then its members', items' and
+    /// variants', each line after `indent`.
     fn rule_lines(&self, fields: &[FieldRule], indent: &str, lines: &mut Vec<String>) {
         for field in fields {
-            if let Some(line) = &field.spec.prompt {
-                lines.push(format!("{indent}{line}"));
-            } else if let Some(line) = self.generated_rule_line(field) {
-                lines.push(format!("{indent}{line}"));
-            }
-            self.rule_lines(&field.children, indent, lines);
+            self.field_lines(field, indent, lines);
         }
+    }
+
+    fn field_lines(&self, field: &FieldRule, indent: &str, lines: &mut Vec<String>) {
+        if let Some(line) = &field.spec.prompt {
+            lines.push(format!("{indent}{line}"));
+        } else if let Some(line) = self.generated_rule_line(field) {
+            lines.push(format!("{indent}{line}"));
+        }
+        self.rule_lines(&field.children, indent, lines);
+        if let Some(item) = &field.item {
+            self.field_lines(item, indent, lines);
+        }
+        let owner = format!("{}.", field.label);
+        self.variant_lines(&field.variants, &field.kind_field, &owner, lines);
     }
 
     /// `{"a": hint, "b": hint}` for an object's fields.
@@ -79,6 +105,14 @@ impl Contract {
         let base = match non_null.first() {
             None | Some(JsonType::Object) if !field.children.is_empty() => {
                 self.object_hint(&field.children)
+            }
+            // Items with a shape of their own show it; items of a plain type
+            // keep the `[]` such fields always had.
+            None | Some(JsonType::Array)
+                if field.item.as_deref().is_some_and(FieldRule::has_shape) =>
+            {
+                let item = field.item.as_deref().map(|item| self.hint(item));
+                format!("[{}]", item.unwrap_or_default())
             }
             None => JsonType::String.default_hint().to_owned(),
             Some(JsonType::Number | JsonType::Integer)
@@ -120,6 +154,20 @@ impl Contract {
         if let Some((lo, hi)) = field.sentences {
             return Some(format!("{name} must be {}.", sentences_phrase(lo, hi)));
         }
-        None
+        let spec = &field.spec;
+        let count = match (spec.min_items, spec.max_items) {
+            (Some(lo), Some(hi)) if lo == hi => Some(format!("exactly {}", items_phrase(lo))),
+            (Some(lo), Some(hi)) => Some(format!("{lo} to {hi} items")),
+            (Some(lo), None) => Some(format!("at least {}", items_phrase(lo))),
+            (None, Some(hi)) => Some(format!("at most {}", items_phrase(hi))),
+            (None, None) => None,
+        };
+        let unique = spec.unique_items.then_some("no item twice");
+        match (count, unique) {
+            (Some(count), Some(unique)) => Some(format!("{name} must have {count}, {unique}.")),
+            (Some(count), None) => Some(format!("{name} must have {count}.")),
+            (None, Some(unique)) => Some(format!("{name} must have {unique}.")),
+            (None, None) => None,
+        }
     }
 }

@@ -25,24 +25,37 @@ impl Contract {
             let branches: Vec<Value> = self
                 .variants
                 .iter()
-                .map(|variant| self.variant_schema(variant))
+                .map(|variant| {
+                    self.variant_schema(
+                        &self.fields,
+                        variant,
+                        &self.kind_field,
+                        self.additional_fields,
+                    )
+                })
                 .collect();
             schema.insert("oneOf".into(), Value::Array(branches));
         }
         Value::Object(schema)
     }
 
-    /// One kind's complete object schema: the common fields (its kind a
-    /// `const`), then its own.
-    fn variant_schema(&self, variant: &Variant) -> Value {
-        let fields: Vec<&FieldRule> = self.fields.iter().chain(&variant.fields).collect();
+    /// One kind's complete object schema: the common fields (its kind, the
+    /// member `kind_field`, a `const`), then its own.
+    fn variant_schema(
+        &self,
+        common: &[FieldRule],
+        variant: &Variant,
+        kind_field: &str,
+        additional: bool,
+    ) -> Value {
+        let fields: Vec<&FieldRule> = common.iter().chain(&variant.fields).collect();
         let mut branch = Map::new();
         branch.insert("title".into(), json!(variant.kind));
         if let Some(description) = &variant.description {
             branch.insert("description".into(), json!(description.trim()));
         }
-        branch.extend(object_schema(&fields, self.additional_fields, |field| {
-            if field.label == self.kind_field {
+        branch.extend(object_schema(&fields, additional, |field| {
+            if field.name == kind_field {
                 let mut kind = Map::new();
                 kind.insert("type".into(), json!("string"));
                 kind.insert("const".into(), json!(variant.kind));
@@ -109,10 +122,29 @@ impl Contract {
         if let Some(values) = spec.values {
             schema.insert("additionalProperties".into(), type_schema(values));
         }
-        if let Some(items) = spec.items {
-            schema.insert("items".into(), type_schema(items));
+        if let Some(item) = &field.item {
+            schema.insert("items".into(), self.field_schema(item));
         }
-        if !field.children.is_empty() || spec.additional_fields.is_some() {
+        if let Some(n) = spec.min_items {
+            schema.insert("minItems".into(), json!(n));
+        }
+        if let Some(n) = spec.max_items {
+            schema.insert("maxItems".into(), json!(n));
+        }
+        if spec.unique_items {
+            schema.insert("uniqueItems".into(), json!(true));
+        }
+        if !field.variants.is_empty() {
+            let additional = spec.additional_fields.unwrap_or(true);
+            let branches: Vec<Value> = field
+                .variants
+                .iter()
+                .map(|variant| {
+                    self.variant_schema(&field.children, variant, &field.kind_field, additional)
+                })
+                .collect();
+            schema.insert("oneOf".into(), Value::Array(branches));
+        } else if !field.children.is_empty() || spec.additional_fields.is_some() {
             let children: Vec<&FieldRule> = field.children.iter().collect();
             let members =
                 object_schema(&children, spec.additional_fields.unwrap_or(true), |child| {
@@ -164,5 +196,149 @@ fn type_schema(t: JsonType) -> Value {
         json!({})
     } else {
         json!({ "type": t.as_str() })
+    }
+}
+
+/// Why a contract's JSON Schema has no form OpenAI's strict mode accepts.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("OpenAI's strict mode cannot express {what} (at {at} in the schema): {why}")]
+pub struct StrictSchemaError {
+    /// Where, as a JSON pointer into the schema (`/properties/steps/items`).
+    pub at: String,
+    pub what: String,
+    pub why: String,
+}
+
+/// Keywords strict mode refuses, and the sentence kept in the description
+/// instead (the pack still checks them).
+const STRICT_DROPPED: [(&str, &str); 6] = [
+    ("minLength", "at least {} characters"),
+    ("maxLength", "at most {} characters"),
+    ("minProperties", "at least {} members"),
+    ("maxProperties", "at most {} members"),
+    ("uniqueItems", "no item twice"),
+    ("$schema", ""),
+];
+
+/// The schema in the subset OpenAI's Structured Outputs take with
+/// `strict: true`: every object closed (`additionalProperties: false`) and every
+/// property required, an optional one made nullable instead; `oneOf` written
+/// `anyOf`; the keywords it refuses (string lengths, `uniqueItems`, member
+/// counts) moved into the description as words. What it cannot express at all
+/// (a map of `values:`, an object with no listed members, `any`, variants at
+/// the root) is an error naming the place.
+pub fn openai_strict(schema: &Value) -> Result<Value, StrictSchemaError> {
+    let mut out = schema.clone();
+    if out.get("oneOf").is_some() {
+        return Err(StrictSchemaError {
+            at: "the root".into(),
+            what: "variants of the whole output".into(),
+            why: "the root must be one object, not a union of them; put the variants under a field"
+                .into(),
+        });
+    }
+    strictify(&mut out, "")?;
+    Ok(out)
+}
+
+fn strictify(schema: &mut Value, at: &str) -> Result<(), StrictSchemaError> {
+    let Value::Object(map) = schema else {
+        return Ok(());
+    };
+    let refuse = |what: &str, why: &str| {
+        Err(StrictSchemaError {
+            at: if at.is_empty() { "the root" } else { at }.to_owned(),
+            what: what.to_owned(),
+            why: why.to_owned(),
+        })
+    };
+    if !map.contains_key("type") && !map.contains_key("oneOf") && !map.contains_key("const") {
+        return refuse("a value of any type", "every value needs a `type`");
+    }
+    let mut words: Vec<String> = Vec::new();
+    for (key, sentence) in STRICT_DROPPED {
+        if let Some(value) = map.shift_remove(key) {
+            if !sentence.is_empty() {
+                words.push(sentence.replace("{}", &value.to_string()));
+            }
+        }
+    }
+    if !words.is_empty() {
+        let rule = format!("Must have {}.", words.join(", "));
+        let description = match map.get("description").and_then(Value::as_str) {
+            Some(text) if text.ends_with(['.', '!', '?']) => format!("{text} {rule}"),
+            Some(text) => format!("{text}. {rule}"),
+            None => rule,
+        };
+        map.insert("description".into(), json!(description));
+    }
+    if let Some(branches) = map.shift_remove("oneOf") {
+        map.insert("anyOf".into(), branches);
+    }
+    let is_object = map.get("type").is_some_and(|t| {
+        t == "object"
+            || t.as_array()
+                .is_some_and(|ts| ts.iter().any(|t| t == "object"))
+    });
+    if map.contains_key("anyOf") {
+        // Each branch says its own type.
+        map.shift_remove("type");
+    } else if is_object {
+        if map
+            .get("additionalProperties")
+            .is_some_and(Value::is_object)
+        {
+            return refuse("a map (`values:`)", "objects must list their members");
+        }
+        let required: Vec<Value> = map
+            .get("required")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let Some(Value::Object(properties)) = map.get_mut("properties") else {
+            return refuse(
+                "an object with no `fields`",
+                "objects must list their members",
+            );
+        };
+        let mut names = Vec::with_capacity(properties.len());
+        for (name, property) in properties.iter_mut() {
+            strictify(property, &format!("{at}/properties/{name}"))?;
+            if !required.iter().any(|r| r == name) {
+                make_nullable(property);
+            }
+            names.push(Value::String(name.clone()));
+        }
+        map.insert("required".into(), Value::Array(names));
+        map.insert("additionalProperties".into(), json!(false));
+    }
+    if let Some(items) = map.get_mut("items") {
+        strictify(items, &format!("{at}/items"))?;
+    }
+    if let Some(Value::Array(branches)) = map.get_mut("anyOf") {
+        for (i, branch) in branches.iter_mut().enumerate() {
+            strictify(branch, &format!("{at}/anyOf/{i}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// An optional property, in strict mode: required, and null allowed.
+fn make_nullable(schema: &mut Value) {
+    let Value::Object(map) = schema else { return };
+    match map.get_mut("type") {
+        Some(Value::String(one)) if one != "null" => {
+            let one = std::mem::take(one);
+            map.insert("type".into(), json!([one, "null"]));
+        }
+        Some(Value::Array(types)) if !types.iter().any(|t| t == "null") => {
+            types.push(json!("null"));
+        }
+        _ => {}
+    }
+    if let Some(Value::Array(allowed)) = map.get_mut("enum") {
+        if !allowed.iter().any(Value::is_null) {
+            allowed.push(Value::Null);
+        }
     }
 }

@@ -8,7 +8,7 @@ use crate::report::Issue;
 use crate::text::{count_sentences_with, json_type_name as type_name};
 
 use super::{
-    article, display_value, sentences_phrase, types_phrase, Contract, FieldRule, JsonType,
+    article, display_value, items_phrase, sentences_phrase, types_phrase, Contract, FieldRule,
     OnViolation, RAW_FALLBACK_KEY,
 };
 
@@ -37,7 +37,7 @@ impl Contract {
         let variant = self.variant_of(object);
         let variant_fields = variant.map_or(&[][..], |v| v.fields.as_slice());
         let fields: Vec<&FieldRule> = self.fields.iter().chain(variant_fields).collect();
-        self.check_members(&fields, object, &mut issues);
+        self.check_members(&fields, object, Place::Root, &mut issues);
         if !self.additional_fields {
             // A kind outside the variants is reported once, at the kind: the
             // members some variant has are not "unexpected" on top of it.
@@ -47,57 +47,75 @@ impl Contract {
             } else {
                 fields
             };
-            check_no_other_members(&known, object, "", &mut issues);
+            check_no_other_members(&known, object, Place::Root, &mut issues);
         }
         let coerced = self.coerce_kind(object, &mut issues);
         (issues, coerced)
     }
 
-    /// Checks the members of `object` that `fields` describe (a missing
-    /// required one is an issue at its path).
-    fn check_members(&self, fields: &[&FieldRule], object: &Object, issues: &mut Vec<Issue>) {
+    /// Checks the members of `object` (at `place`) that `fields` describe (a
+    /// missing required one is an issue at its path).
+    fn check_members(
+        &self,
+        fields: &[&FieldRule],
+        object: &Object,
+        place: Place<'_>,
+        issues: &mut Vec<Issue>,
+    ) {
         for field in fields {
+            let at = Place::Member(&place, &field.name);
             match object.get(&field.name) {
                 None => {
                     if field.spec.required {
                         issues.push(
-                            Issue::error("", format!("missing required field `{}`", field.label))
-                                .at(field.pointer.clone())
+                            Issue::error("", format!("missing required field `{}`", at.label()))
+                                .at(at.pointer())
                                 .code(codes::CONTRACT_MISSING_FIELD),
                         );
                     }
                 }
-                Some(value) => self.check_field(field, value, issues),
+                Some(value) => self.check_field(field, value, at, issues),
             }
         }
     }
 
-    fn check_field(&self, field: &FieldRule, value: &Json, issues: &mut Vec<Issue>) {
-        let name = &field.label;
+    /// Checks `value`, at `place`, against `field`: its type, then its other
+    /// rules, its members, its items.
+    fn check_field(
+        &self,
+        field: &FieldRule,
+        value: &Json,
+        place: Place<'_>,
+        issues: &mut Vec<Issue>,
+    ) {
         let mut fail = |code: &'static str, message: String| {
-            issues.push(
-                Issue::error("", message)
-                    .at(field.pointer.clone())
-                    .code(code),
-            );
+            issues.push(Issue::error("", message).at(place.pointer()).code(code));
         };
         if !field.types.is_empty() && !field.types.iter().any(|t| t.accepts(value)) {
             let (wanted, got) = (types_phrase(&field.types), type_name(value));
+            // An item of the wrong type keeps the code `items: TYPE` always had.
+            let code = if matches!(place, Place::Item(..)) {
+                codes::CONTRACT_ITEM
+            } else {
+                codes::CONTRACT_TYPE
+            };
             fail(
-                codes::CONTRACT_TYPE,
-                format!("`{name}` must be {wanted}, got {got}"),
+                code,
+                format!("`{}` must be {wanted}, got {got}", place.label()),
             );
             return;
         }
         let spec = &field.spec;
         if let Some(number) = value.as_f64() {
             if let Some(min) = spec.min.filter(|min| number < *min) {
+                let name = place.label();
                 fail(
                     codes::CONTRACT_RANGE,
                     format!("`{name}` must be at least {min}, got {number}"),
                 );
             }
             if let Some(max) = spec.max.filter(|max| number > *max) {
+                let name = place.label();
                 fail(
                     codes::CONTRACT_RANGE,
                     format!("`{name}` must be at most {max}, got {number}"),
@@ -107,6 +125,7 @@ impl Contract {
         if let Some(allowed) = &spec.one_of {
             if !allowed.iter().any(|a| same_value(a, value)) {
                 let list: Vec<String> = allowed.iter().map(display_value).collect();
+                let name = place.label();
                 fail(
                     codes::CONTRACT_ONE_OF,
                     format!("`{name}` must be one of: {}, got {value}", list.join(" | ")),
@@ -115,12 +134,14 @@ impl Contract {
         }
         if let Some(length) = length_of(value) {
             if let Some(min) = spec.min_length.filter(|min| length < *min) {
+                let name = place.label();
                 fail(
                     codes::CONTRACT_LENGTH,
                     format!("`{name}` must have a length of at least {min}, got {length}"),
                 );
             }
             if let Some(max) = spec.max_length.filter(|max| length > *max) {
+                let name = place.label();
                 fail(
                     codes::CONTRACT_LENGTH,
                     format!("`{name}` must have a length of at most {max}, got {length}"),
@@ -130,19 +151,113 @@ impl Contract {
         if let (Some((lo, hi)), Json::String(text)) = (field.sentences, value) {
             let count = count_sentences_with(text, &self.sentence_abbreviations);
             if count < lo || count > hi {
+                let name = place.label();
                 fail(
                     codes::CONTRACT_SENTENCES,
                     format!("`{name}` must be {}, got {count}", sentences_phrase(lo, hi)),
                 );
             }
         }
-        check_values_and_items(field, value, issues);
-        if let Json::Object(members) = value {
-            let children: Vec<&FieldRule> = field.children.iter().collect();
-            self.check_members(&children, members, issues);
-            if field.spec.additional_fields == Some(false) {
-                check_no_other_members(&children, members, &field.pointer, issues);
+        match value {
+            Json::Array(items) => self.check_items(field, items, place, issues),
+            Json::Object(members) => self.check_object(field, members, place, issues),
+            _ => {}
+        }
+    }
+
+    /// An array field's item count, uniqueness and items (`items:`).
+    fn check_items(
+        &self,
+        field: &FieldRule,
+        items: &[Json],
+        place: Place<'_>,
+        issues: &mut Vec<Issue>,
+    ) {
+        let spec = &field.spec;
+        let count = items.len();
+        let mut fail = |code: &'static str, message: String| {
+            issues.push(Issue::error("", message).at(place.pointer()).code(code));
+        };
+        if let Some(min) = spec.min_items.filter(|min| count < *min) {
+            let name = place.label();
+            fail(
+                codes::CONTRACT_LENGTH,
+                format!(
+                    "`{name}` must have at least {}, got {count}",
+                    items_phrase(min)
+                ),
+            );
+        }
+        if let Some(max) = spec.max_items.filter(|max| count > *max) {
+            let name = place.label();
+            fail(
+                codes::CONTRACT_LENGTH,
+                format!(
+                    "`{name}` must have at most {}, got {count}",
+                    items_phrase(max)
+                ),
+            );
+        }
+        if spec.unique_items {
+            for (later, item) in items.iter().enumerate() {
+                if let Some(first) = items[..later].iter().position(|earlier| earlier == item) {
+                    let at = Place::Item(&place, later);
+                    issues.push(
+                        Issue::error(
+                            "",
+                            format!(
+                                "`{}` repeats `{}` (unique_items)",
+                                at.label(),
+                                Place::Item(&place, first).label()
+                            ),
+                        )
+                        .at(at.pointer())
+                        .code(codes::CONTRACT_UNIQUE_ITEMS),
+                    );
+                }
             }
+        }
+        if let Some(rule) = &field.item {
+            for (index, item) in items.iter().enumerate() {
+                self.check_field(rule, item, Place::Item(&place, index), issues);
+            }
+        }
+    }
+
+    /// An object field's `values:` type, members, variant and unexpected members.
+    fn check_object(
+        &self,
+        field: &FieldRule,
+        members: &Object,
+        place: Place<'_>,
+        issues: &mut Vec<Issue>,
+    ) {
+        if let Some(expected) = field.spec.values {
+            for (key, item) in members {
+                if !expected.accepts(item) {
+                    let at = Place::Member(&place, key);
+                    let what = format!("{}, got {}", article(expected.as_str()), type_name(item));
+                    issues.push(
+                        Issue::error("", format!("`{}` must be {what}", at.label()))
+                            .at(at.pointer())
+                            .code(codes::CONTRACT_ITEM),
+                    );
+                }
+            }
+        }
+        let variant = super::variant_of(&field.variants, &field.kind_field, members);
+        let own = variant.map_or(&[][..], |v| v.fields.as_slice());
+        let rules: Vec<&FieldRule> = field.children.iter().chain(own).collect();
+        self.check_members(&rules, members, place, issues);
+        if field.spec.additional_fields == Some(false) {
+            // A kind outside the variants is reported once, at the kind.
+            let known: Vec<&FieldRule> = if variant.is_none() && !field.variants.is_empty() {
+                let every = field.variants.iter().flat_map(|v| &v.fields);
+                field.children.iter().chain(every).collect()
+            } else {
+                rules
+            };
+            check_no_other_members(&known, members, place, issues);
         }
     }
 
@@ -213,57 +328,80 @@ fn length_of(value: &Json) -> Option<usize> {
     }
 }
 
-/// With `additional_fields: false`: each member of `object` (at `pointer`)
+/// With `additional_fields: false`: each member of `object` (at `place`)
 /// that `fields` do not list is an issue at its path.
 fn check_no_other_members(
     fields: &[&FieldRule],
     object: &Object,
-    pointer: &str,
+    place: Place<'_>,
     issues: &mut Vec<Issue>,
 ) {
     for key in object.keys() {
         if key != RAW_FALLBACK_KEY && !fields.iter().any(|f| &f.name == key) {
-            let at = format!("{pointer}/{}", escape_pointer(key));
-            let label = super::pointer_label(&at);
+            let at = Place::Member(&place, key);
             issues.push(
-                Issue::error("", format!("unexpected field `{label}`"))
-                    .at(at)
+                Issue::error("", format!("unexpected field `{}`", at.label()))
+                    .at(at.pointer())
                     .code(codes::CONTRACT_UNEXPECTED_FIELD),
             );
         }
     }
 }
 
-/// `values:` (the type of every member of an object) and `items:` (of every
-/// item of an array), each wrong one reported at its own path.
-fn check_values_and_items(field: &FieldRule, value: &Json, issues: &mut Vec<Issue>) {
-    let name = &field.label;
-    let spec = &field.spec;
-    let wrong = |expected: JsonType, item: &Json| {
-        (!expected.accepts(item))
-            .then(|| format!("{}, got {}", article(expected.as_str()), type_name(item)))
-    };
-    if let (Some(expected), Json::Object(map)) = (spec.values, value) {
-        for (key, item) in map {
-            if let Some(what) = wrong(expected, item) {
-                let at = format!("{}/{}", field.pointer, escape_pointer(key));
-                issues.push(
-                    Issue::error("", format!("`{name}.{key}` must be {what}"))
-                        .at(at)
-                        .code(codes::CONTRACT_ITEM),
-                );
+/// Where a value is in the extracted JSON, built as validation descends and
+/// written out only for an issue: its JSON pointer (`/citations/2/doc_id`)
+/// and the name messages use (`citations[2].doc_id`).
+#[derive(Clone, Copy)]
+enum Place<'a> {
+    Root,
+    Member(&'a Place<'a>, &'a str),
+    Item(&'a Place<'a>, usize),
+}
+
+impl Place<'_> {
+    fn pointer(&self) -> String {
+        let mut out = String::new();
+        self.write_pointer(&mut out);
+        out
+    }
+
+    fn write_pointer(&self, out: &mut String) {
+        match self {
+            Place::Root => {}
+            Place::Member(parent, key) => {
+                parent.write_pointer(out);
+                out.push('/');
+                out.push_str(&escape_pointer(key));
+            }
+            Place::Item(parent, index) => {
+                parent.write_pointer(out);
+                out.push('/');
+                out.push_str(&index.to_string());
             }
         }
     }
-    if let (Some(expected), Json::Array(items)) = (spec.items, value) {
-        for (index, item) in items.iter().enumerate() {
-            if let Some(what) = wrong(expected, item) {
-                let at = format!("{}/{index}", field.pointer);
-                issues.push(
-                    Issue::error("", format!("`{name}[{index}]` must be {what}"))
-                        .at(at)
-                        .code(codes::CONTRACT_ITEM),
-                );
+
+    fn label(&self) -> String {
+        let mut out = String::new();
+        self.write_label(&mut out);
+        out
+    }
+
+    fn write_label(&self, out: &mut String) {
+        match self {
+            Place::Root => {}
+            Place::Member(parent, key) => {
+                parent.write_label(out);
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(key);
+            }
+            Place::Item(parent, index) => {
+                parent.write_label(out);
+                out.push('[');
+                out.push_str(&index.to_string());
+                out.push(']');
             }
         }
     }

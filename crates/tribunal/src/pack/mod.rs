@@ -433,6 +433,18 @@ impl Pack {
             .map(|contract| contract.json_schema(&self.info.name))
     }
 
+    /// [`Pack::json_schema`] in the subset OpenAI's Structured Outputs take with
+    /// `strict: true` (`tribunal prompt --schema --strict`): every object
+    /// closed, every property required (an optional one nullable), the
+    /// keywords it refuses moved into descriptions. `None` without a
+    /// contract; an error for what strict mode cannot express.
+    pub fn json_schema_strict(
+        &self,
+    ) -> Option<Result<serde_json::Value, crate::contract::StrictSchemaError>> {
+        self.json_schema()
+            .map(|schema| crate::contract::openai_strict(&schema))
+    }
+
     /// The extraction tiers tried for every record, in order.
     #[doc(hidden)]
     pub fn ladder(&self) -> &[Tier] {
