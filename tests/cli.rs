@@ -1369,7 +1369,9 @@ fn test_junit_has_a_suite_per_pack_and_a_case_per_test_case() {
         .arg(&junit)
         .assert()
         .code(1)
-        .stdout(predicate::str::contains("1 passed, 1 failed"));
+        .stdout(predicate::str::contains("1 passed, 1 failed"))
+        // A failure says why: what the record said, under what did not match.
+        .stdout(predicate::str::is_match(r#"status: expected "PASS", got "[A-Z_]+"\n        \| the record is [A-Z_]+ \(score [0-9.]+\), with [0-9a-z ]+\n"#).unwrap());
     let suites = read_junit(&junit);
     assert_eq!((suites.tests, suites.failures, suites.errors), (2, 1, 0));
     let cases = &suites.suites[0].cases;
@@ -1384,6 +1386,8 @@ fn test_junit_has_a_suite_per_pack_and_a_case_per_test_case() {
         .failure_as_ref()
         .message
         .contains("status: expected \"PASS\""));
+    let text = &cases[1].status.failure_as_ref().text;
+    assert!(text.contains("the record is "), "{text}");
 }
 
 fn result_line(id: &str, status: &str, score: f64, pack: &str) -> String {

@@ -213,7 +213,13 @@ fn write_junit(
                 Verdict::Failed {
                     kind: "mismatch".to_owned(),
                     message: case.problems.join("; "),
-                    text: case.problems.join("\n"),
+                    text: case
+                        .problems
+                        .iter()
+                        .chain(&case.record)
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join("\n"),
                 }
             };
             let name = format!("{}: {}", case.file, case.name);

@@ -42,6 +42,7 @@ codes! {
     COMPARE_MISMATCH = "compare.mismatch": "a field whose value does not match the expected one under its strategy (`json_compare`)";
     EXTRACTION_FALLBACK = "extraction.fallback": "no JSON was found and the contract's fallback values were used";
     EXTRACTION_FAILED = "extraction.failed": "JSON-looking text that no tier could read";
+    SCORE_BELOW_MIN = "score.below-min": "the record's score is under `scoring.min_score`, which fails a record its issues alone would not";
     INPUT_LONE_SURROGATE = "input.lone-surrogate": "lone UTF-16 surrogate escapes in the input record, read as U+FFFD";
 }
 

@@ -12,7 +12,7 @@ use crate::extract::{self, Document, Found, Tier, Written};
 use crate::manifest::NoJson;
 use crate::pack::Pack;
 use crate::report::{ErrorKind, ExtractionInfo, Issue, MetricResult, Report, Severity, Status};
-use crate::text::{prefix_chars, write_python_repr_list};
+use crate::text::{prefix_chars, short_number, write_python_repr_list};
 
 /// Characters of the raw output quoted in the fallback warning.
 const FALLBACK_QUOTE_CHARS: usize = 200;
@@ -330,11 +330,18 @@ impl Pack {
             return report;
         }
         report.score = self.weighted_score(&report.metrics);
-        report.set_verdict(if no_json {
+        let status = if no_json {
             Status::Fail
         } else {
-            self.status(report.error_count(), report.score)
-        });
+            let status = self.status(report.error_count(), report.score);
+            // A record failed by its score alone, with no issue to say why, gets one.
+            let unexplained = report.issues.iter().all(|i| i.severity == Severity::Info);
+            if status == Status::Fail && unexplained {
+                report.issues.extend(self.below_min_score(report.score));
+            }
+            status
+        };
+        report.set_verdict(status);
         report.feedback = self.feedback(&report.issues);
         report
     }
@@ -518,6 +525,18 @@ impl Pack {
             (Some(min), Some(score)) if score < min => Status::Fail,
             _ => by_issues,
         }
+    }
+
+    /// The issue of a record whose score is under `min_score`
+    /// (`score.below-min`), if it is.
+    fn below_min_score(&self, score: Option<f64>) -> Option<Issue> {
+        let (min, score) = (self.pipeline.scoring.min_score?, score?);
+        (score < min).then(|| {
+            let (shown, min) = (short_number(score, min), short_number(min, score));
+            Issue::error("scoring", format!("score {shown} is below min_score {min}"))
+                .at("")
+                .code(codes::SCORE_BELOW_MIN)
+        })
     }
 
     /// Re-ask text: the issues (each message once) in the seeds' `Previous issues: [...]` form, then

@@ -24,7 +24,7 @@ use crate::report::{Details, ErrorKind, Issue};
 use crate::strategy::{
     Exact, Semantic, StrategyRegistry, DEFAULT_FUZZY_THRESHOLD, DEFAULT_SEMANTIC_THRESHOLD,
 };
-use crate::text::{is_python_space, json_type_name as type_name};
+use crate::text::{is_python_space, json_type_name as type_name, short_number};
 
 pub const BUILTIN: Builtin = Builtin {
     name: "json_compare",
@@ -569,21 +569,6 @@ fn is_calendar_date(text: &str) -> bool {
     (1..=days).contains(&day)
 }
 
-/// A similarity for messages: up to four decimals, more when that would hide the gap.
-fn show(value: f64, threshold: f64) -> String {
-    fn short(x: f64) -> String {
-        let text = format!("{x:.4}");
-        let text = text.trim_end_matches('0').trim_end_matches('.');
-        text.to_owned()
-    }
-    let (a, b) = (short(value), short(threshold));
-    if a == b {
-        format!("{value}")
-    } else {
-        a
-    }
-}
-
 fn pointer(key: &str) -> String {
     format!("/{}", escape_pointer(key))
 }
@@ -873,8 +858,8 @@ impl JsonCompare {
                     format!(
                         "`{key}` does not match the expected value ({} {} < {})",
                         resolved.name,
-                        show(similarity, resolved.threshold),
-                        show(resolved.threshold, similarity),
+                        short_number(similarity, resolved.threshold),
+                        short_number(resolved.threshold, similarity),
                     ),
                 )
                 .at(pointer(key))

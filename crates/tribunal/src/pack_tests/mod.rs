@@ -223,6 +223,9 @@ pub struct CaseOutcome {
     pub name: String,
     /// What did not match (empty when the case passed).
     pub problems: Vec<String>,
+    /// For a failed case, what its record said: its error, or its status,
+    /// score and issues (so a failure says why, not only what differs).
+    pub record: Vec<String>,
     /// Why the case could not run at all (a file or `set` that does not load).
     pub error: Option<String>,
 }
@@ -313,18 +316,25 @@ impl Outcome {
             file: file.to_owned(),
             name: name.to_owned(),
             problems: Vec::new(),
+            record: Vec::new(),
             error: Some(error),
         });
     }
 
     /// Evaluates one case and compares its record with what it expects.
     fn check_case(&mut self, pack: &Pack, shown: &str, case: &Case, verbose: bool) {
-        let report = pack.evaluate(&case.input()).to_value();
-        let problems = mismatches(&case.expect, &report);
+        let report = pack.evaluate(&case.input());
+        let problems = mismatches(&case.expect, &report.to_value());
+        let record = if problems.is_empty() {
+            Vec::new()
+        } else {
+            record_lines(&report)
+        };
         self.cases.push(CaseOutcome {
             file: shown.to_owned(),
             name: case.name.clone(),
             problems: problems.clone(),
+            record: record.clone(),
             error: None,
         });
         if problems.is_empty() {
@@ -338,8 +348,46 @@ impl Outcome {
             for problem in problems {
                 let _ = writeln!(self.log, "        {problem}");
             }
+            for line in record {
+                let _ = writeln!(self.log, "        | {line}");
+            }
         }
     }
+}
+
+/// What a record said, for a failed case: `ERROR (kind): the error`, or its
+/// status and score, then each issue (`severity rule path: message`).
+fn record_lines(report: &crate::report::Report) -> Vec<String> {
+    if let Some(error) = report.error() {
+        let kind = report.error_kind().map_or("error", |k| k.as_str());
+        return vec![format!("the record is ERROR ({kind}): {error}")];
+    }
+    let score = report.score.map_or_else(
+        || "no score".to_owned(),
+        |s| format!("score {}", crate::text::short_number(s, s)),
+    );
+    let count = match report.issues.len() {
+        0 => "no issue".to_owned(),
+        1 => "1 issue".to_owned(),
+        n => format!("{n} issues"),
+    };
+    let mut lines = vec![format!(
+        "the record is {} ({score}), with {count}",
+        report.status().as_str()
+    )];
+    for issue in &report.issues {
+        let path = issue
+            .path
+            .as_deref()
+            .map_or(String::new(), |p| format!(" {p}"));
+        lines.push(format!(
+            "  {} {}{path}: {}",
+            issue.severity.as_str(),
+            issue.rule,
+            issue.message
+        ));
+    }
+    lines
 }
 
 /// The shipped packs against the seeds' reference logic (`tests/reference/`).

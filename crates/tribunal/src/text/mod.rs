@@ -18,6 +18,28 @@ pub use sentences::{count_sentences, count_sentences_with};
 pub use similarity::{levenshtein, levenshtein_until, similarity, similarity_until};
 
 /// "a string", "an object", "null"... for messages about a JSON value's type.
+/// A number for messages, as the built-ins write scores and similarities: up to
+/// four decimals, trailing zeros dropped (`0.2549`, `0.85`, `1`), and every
+/// digit when four would make it look equal to `other`, the number it is
+/// compared with (`0.69995 < 0.7`, not `0.7 < 0.7`).
+pub fn short_number(value: f64, other: f64) -> String {
+    fn short(x: f64) -> String {
+        let text = format!("{x:.4}");
+        let text = text.trim_end_matches('0').trim_end_matches('.');
+        if text == "-0" {
+            "0".to_owned()
+        } else {
+            text.to_owned()
+        }
+    }
+    let (a, b) = (short(value), short(other));
+    if a == b && value.to_bits() != other.to_bits() {
+        format!("{value}")
+    } else {
+        a
+    }
+}
+
 pub fn json_type_name(value: &Json) -> &'static str {
     match value {
         Json::Null => "null",
