@@ -672,6 +672,23 @@ fn plugins_see_the_shared_context() {
         json!({"json_emission": value["metrics"]["json_emission"]["score"]})
     );
     assert_eq!(value["metrics"]["echo"]["score"], 0.25);
+
+    // A plugin metric's "not applicable": the step is skipped with its reason
+    // and its weight leaves the record's score (json_emission's alone).
+    let skipped = pack
+        .evaluate(&Input {
+            meta: json!({"skip": "no reference run"}).into(),
+            ..Input::new("{\"event\": \"agent:status\", \"data\": {}}")
+        })
+        .to_value();
+    assert_eq!(
+        skipped["metrics"]["echo"],
+        json!({"score": null, "weight": 1.0, "details": {"asked": true}, "skipped": "no reference run"})
+    );
+    assert_eq!(
+        skipped["score"],
+        skipped["metrics"]["json_emission"]["score"]
+    );
 }
 
 #[test]

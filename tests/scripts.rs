@@ -271,7 +271,7 @@ fn bad_return_values_make_the_record_error_naming_the_script() {
         ),
         (
             "fn evaluate(ctx) { #{ scroe: 1 } }",
-            "metric `m`: script `m`: metric result has an unknown key `scroe` (expected `score`, `issues`, `details`)",
+            "metric `m`: script `m`: metric result has an unknown key `scroe` (expected `score`, `issues`, `details`, `skip`)",
         ),
         (
             "fn evaluate(ctx) { #{ score: 1, issues: [#{ message: 1 }] } }",
@@ -280,6 +280,18 @@ fn bad_return_values_make_the_record_error_naming_the_script() {
         (
             "fn evaluate(ctx) { #{ score: 1, details: #{ at: timestamp() } } }",
             "metric `m`: script `m`: returned a value of type `timestamp` at /details/at, which has no JSON form (use numbers, strings, bools, (), arrays and maps)",
+        ),
+        (
+            "fn evaluate(ctx) { if false { 1.0 } }",
+            "metric `m`: script `m`: the metric returned nothing (`()` or null); return a score (a number in [0, 1] or a bool), an object { score, issues, details }, or, when the metric does not apply to the record, { skip: REASON } (in Rhai `skip(REASON)`)",
+        ),
+        (
+            r#"fn evaluate(ctx) { #{ score: 1, skip: "why" } }"#,
+            "metric `m`: script `m`: a metric result has a `score` or a `skip`, not both",
+        ),
+        (
+            r#"fn evaluate(ctx) { skip("") }"#,
+            "metric `m`: script `m` (m.rhai:1:20): skip(): say why the metric does not apply: skip(\"no reference answer\")",
         ),
     ] {
         assert_eq!(error_of(&metric(script), "x"), reason, "{script}");
@@ -394,6 +406,10 @@ fn every_helper_returns_what_the_guide_says() {
                 word_count: word_count("  three  little words "),
                 compare: [compare("exact", "ABC", "abc"), compare("fuzzy", "kitten", "sitting"),
                           compare("ignore", 1, 2)],
+                trimmed: trimmed("  both ends \n"),
+                replaced: "a-b-c".replaced("-", "+"),
+                short_number: [short_number(0.2549019607843137), short_number(1.0), short_number(3),
+                               short_number(0.69999, 0.7)],
             } }
         }"#,
     );
@@ -430,6 +446,65 @@ fn every_helper_returns_what_the_guide_says() {
     assert_eq!(d["compare"][0], 1.0);
     assert!(close(&d["compare"][1], 1.0 - 3.0 / 7.0));
     assert_eq!(d["compare"][2], 1.0);
+    assert_eq!(d["trimmed"], "both ends");
+    assert_eq!(d["replaced"], "a+b+c");
+    assert_eq!(d["short_number"], json!(["0.2549", "1", "3", "0.69999"]));
+}
+
+#[test]
+fn a_metric_that_does_not_apply_is_skipped_and_leaves_the_score() {
+    // A Rhai metric skips records without a reference; json_compare, with
+    // `when_no_expected: skip`, too. The other metric's score is the record's.
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "m.rhai",
+        r#"fn evaluate(ctx) {
+            if ctx.expected == () { return skip("no reference answer"); }
+            if ctx.json.answer == ctx.expected.answer { 1.0 } else { 0.0 }
+        }"#,
+    );
+    write(
+        dir.path(),
+        "m.yaml",
+        "kind: metric\nname: m\nimplementation: { script: m.rhai }\n",
+    );
+    write(
+        dir.path(),
+        "pack.yaml",
+        "name: t\ncomponents: [m.yaml]\npipeline:\n  metrics:\n    - use: json_emission\n      weight: 0.5\n    - use: m\n      weight: 0.3\n    - use: json_compare\n      weight: 0.2\n      with: { when_no_expected: skip }\nscoring: { min_score: 0.9 }\n",
+    );
+    let pack = Pack::load(dir.path()).unwrap();
+    let output = r#"{"event": "agent:status", "data": {}, "answer": "42"}"#;
+    let alone = pack.evaluate(&Input::new(output)).to_value();
+    assert_eq!(
+        alone["metrics"]["m"],
+        json!({"score": null, "weight": 0.3, "skipped": "no reference answer"})
+    );
+    assert_eq!(
+        alone["metrics"]["json_compare"],
+        json!({"score": null, "weight": 0.2, "skipped": "the record has no `expected` to compare with"})
+    );
+    assert_eq!(alone["score"], alone["metrics"]["json_emission"]["score"]);
+    // With a reference, every metric counts.
+    let referenced = pack
+        .evaluate(&Input::new(output).with_expected(json!({"answer": "41"})))
+        .to_value();
+    assert_eq!(
+        referenced["metrics"]["m"],
+        json!({"score": 0.0, "weight": 0.3})
+    );
+    assert!(referenced["score"].as_f64() < alone["score"].as_f64());
+    // Every metric skipped: no score, so min_score cannot fail the record.
+    write(
+        dir.path(),
+        "pack.yaml",
+        "name: t\ncomponents: [m.yaml]\npipeline:\n  metrics: [m]\nscoring: { min_score: 0.9 }\n",
+    );
+    let pack = Pack::load(dir.path()).unwrap();
+    let report = pack.evaluate(&Input::new(output));
+    assert_eq!(report.score, None);
+    assert_eq!(report.status(), Status::Pass);
 }
 
 /// A pack whose metric `m` (source `metric`) calls the pack's own script

@@ -664,7 +664,8 @@ impl PyRecord {
         self.score
     }
 
-    /// Each metric's `score`, `weight` and `details`, by name.
+    /// Each metric's `score`, `weight` and `details`, by name (`score` `None`
+    /// and `skipped` its reason for a metric that did not apply).
     #[getter]
     fn metrics(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         self.part(py, "metrics")

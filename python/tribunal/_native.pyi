@@ -34,7 +34,8 @@ class Result:
     def score(self) -> Optional[float]: ...
     @property
     def metrics(self) -> dict[str, dict[str, Any]]:
-        """Each metric's ``score``, ``weight`` and ``details``, by name."""
+        """Each metric's ``score``, ``weight`` and ``details``, by name (``score`` ``None``
+        and ``skipped`` its reason for a metric that did not apply)."""
     @property
     def issues(self) -> list[dict[str, Any]]:
         """Each issue's ``rule``, ``severity``, ``message`` and ``path``."""

@@ -129,9 +129,20 @@ pub struct MetricOutput {
     pub score: f64,
     pub issues: Vec<Issue>,
     pub details: Details,
+    /// The metric does not apply to this record ("not applicable"), and why:
+    /// its weight leaves the record's score (`score` is ignored).
+    pub skipped: Option<String>,
 }
 
 impl MetricOutput {
+    /// "Not applicable" to this record, for `reason`.
+    pub fn skip(reason: impl Into<String>) -> Self {
+        Self {
+            skipped: Some(reason.into()),
+            ..Self::default()
+        }
+    }
+
     pub fn score(score: f64) -> Self {
         Self {
             score,

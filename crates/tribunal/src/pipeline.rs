@@ -282,7 +282,7 @@ impl Pack {
                         let out = self
                             .within_time(&mut steps, || step.run.evaluate(&ctx))
                             .map_err(|e| e.within(format_args!("metric `{}`", step.name)))?;
-                        if !(0.0..=1.0).contains(&out.score) {
+                        if out.skipped.is_none() && !(0.0..=1.0).contains(&out.score) {
                             return Err(EvalError::new(
                                 ErrorKind::Internal,
                                 format!(
@@ -294,15 +294,21 @@ impl Pack {
                         issues.extend(out.issues.into_iter().map(|i| named(i, &step.name)));
                         // Later metrics read the scores so far; after the last
                         // one, nothing does.
-                        if index + 1 < self.pipeline.metrics.len() {
+                        // ... a skipped metric has no score for them to read.
+                        if index + 1 < self.pipeline.metrics.len() && out.skipped.is_none() {
                             scores.insert(step.name.clone(), out.score);
                         }
                         metrics.insert(
                             step.name.clone(),
                             MetricResult {
-                                score: out.score,
+                                score: if out.skipped.is_some() {
+                                    0.0
+                                } else {
+                                    out.score
+                                },
                                 weight: step.weight,
                                 details: out.details,
+                                skipped: out.skipped,
                             },
                         );
                     }
@@ -503,9 +509,12 @@ impl Pack {
         }
         let (mut total, mut weights) = (0.0, 0.0);
         for step in &self.pipeline.metrics {
-            let result = metrics.get(&step.name)?;
-            total += result.score * step.weight;
-            weights += step.weight;
+            // A skipped metric's weight leaves the score; with every metric
+            // skipped there is none.
+            if let Some(score) = metrics.get(&step.name)?.value() {
+                total += score * step.weight;
+                weights += step.weight;
+            }
         }
         (weights > 0.0).then(|| (total / weights).clamp(0.0, 1.0))
     }

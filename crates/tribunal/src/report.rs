@@ -213,16 +213,52 @@ impl ExtractionInfo {
 }
 
 /// A metric's result inside a report.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct MetricResult {
-    /// The metric's score in [0, 1].
+    /// The metric's score in [0, 1]; 0 (written `null`) when the metric was
+    /// skipped. [`MetricResult::value`] is `None` then.
+    #[serde(deserialize_with = "score_or_null")]
     pub score: f64,
     /// Its weight in the record's score.
     #[serde(default)]
     pub weight: f64,
     /// What the metric reports beyond its score (`null`: nothing).
-    #[serde(default, skip_serializing_if = "Details::is_null")]
+    #[serde(default)]
     pub details: Details,
+    /// Why the metric did not apply to this record ("not applicable"): its
+    /// weight left the record's score. Written as `"skipped": REASON`, with a
+    /// `null` score.
+    #[serde(default)]
+    pub skipped: Option<String>,
+}
+
+impl MetricResult {
+    /// The score, `None` when the metric was skipped.
+    pub fn value(&self) -> Option<f64> {
+        self.skipped.is_none().then_some(self.score)
+    }
+}
+
+/// `{"score", "weight", "details"?, "skipped"?}`, the score `null` when skipped.
+impl Serialize for MetricResult {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("score", &self.value())?;
+        map.serialize_entry("weight", &self.weight)?;
+        if !self.details.is_null() {
+            map.serialize_entry("details", &self.details)?;
+        }
+        if let Some(reason) = &self.skipped {
+            map.serialize_entry("skipped", reason)?;
+        }
+        map.end()
+    }
+}
+
+/// A score as written: a number, or `null` for a skipped metric (read as 0).
+fn score_or_null<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(deserializer)?.unwrap_or(0.0))
 }
 
 /// What a metric reports beyond its score: any JSON value, `null` for nothing.
@@ -517,10 +553,13 @@ impl Report {
             let mut metrics = Object::open(record.field("metrics"));
             for (name, metric) in &self.metrics {
                 let mut entry = Object::open(metrics.key(name));
-                json_write::write_f64(entry.field("score"), metric.score);
+                write_option_f64(entry.field("score"), metric.value());
                 json_write::write_f64(entry.field("weight"), metric.weight);
                 if !metric.details.is_null() {
                     metric.details.write(entry.field("details"));
+                }
+                if let Some(reason) = &metric.skipped {
+                    json_write::write_str(entry.field("skipped"), reason);
                 }
                 entry.close();
             }

@@ -234,7 +234,12 @@ impl Summary {
         let scores: Vec<Option<f64>> = self
             .metrics
             .iter()
-            .map(|(name, _)| report.metrics.get(name).map(|m| m.score))
+            .map(|(name, _)| {
+                report
+                    .metrics
+                    .get(name)
+                    .and_then(crate::report::MetricResult::value)
+            })
             .collect();
         self.add_digest(&Digest::of(report), &scores);
         let mut issues = BatchIssues::default();

@@ -4,7 +4,8 @@
 //! same thing get the same outcome and the same error messages.
 //!
 //! - metric: a number in [0, 1], a bool (`true` = 1, `false` = 0), or an object
-//!   `{ score, issues?, details? }`;
+//!   `{ score, issues?, details? }`, or `{ skip: REASON, issues?, details? }` for
+//!   a record the metric does not apply to (its weight leaves the score);
 //! - postprocessor: an array of issues, or an object `{ issues?, json? }` (`json`
 //!   replaces the extracted JSON);
 //! - strategy: a number in [0, 1];
@@ -32,13 +33,33 @@ use crate::text::value_type_name as json_type_name;
 pub fn metric_output(who: &str, rule: &str, value: Value) -> Result<MetricOutput, EvalError> {
     match value {
         Value::Object(mut map) => {
-            check_keys(who, "metric result", &map, &["score", "issues", "details"])?;
-            let score = match map.remove("score") {
-                Some(score) => score_value(who, "`score`", &score)?,
-                None => {
+            check_keys(who, "metric result", &map, &["score", "issues", "details", "skip"])?;
+            let skipped = match map.remove("skip") {
+                None => None,
+                Some(Value::String(reason)) if !reason.trim().is_empty() => Some(reason),
+                Some(other) => {
                     return Err(EvalError::new(
                         ErrorKind::PluginReply,
-                        format!("{who}: a metric result object needs a `score`"),
+                        format!(
+                            "{who}: `skip` must say why the metric does not apply (a non-empty string), got {}",
+                            describe(&other)
+                        ),
+                    ))
+                }
+            };
+            let score = match (map.remove("score"), &skipped) {
+                (Some(_), Some(_)) => {
+                    return Err(EvalError::new(
+                        ErrorKind::PluginReply,
+                        format!("{who}: a metric result has a `score` or a `skip`, not both"),
+                    ))
+                }
+                (Some(score), None) => score_value(who, "`score`", &score)?,
+                (None, Some(_)) => 0.0,
+                (None, None) => {
+                    return Err(EvalError::new(
+                        ErrorKind::PluginReply,
+                        format!("{who}: a metric result object needs a `score` (or a `skip`, with why the metric does not apply)"),
                     ))
                 }
             };
@@ -51,8 +72,15 @@ pub fn metric_output(who: &str, rule: &str, value: Value) -> Result<MetricOutput
                 score,
                 issues,
                 details,
+                skipped,
             })
         }
+        Value::Null => Err(EvalError::new(
+            ErrorKind::PluginReply,
+            format!(
+                "{who}: the metric returned nothing (`()` or null); return a score (a number in [0, 1] or a bool), an object {{ score, issues, details }}, or, when the metric does not apply to the record, {{ skip: REASON }} (in Rhai `skip(REASON)`)"
+            ),
+        )),
         other => Ok(MetricOutput::score(score_value(who, "the score", &other)?)),
     }
 }
@@ -268,6 +296,10 @@ fn check_keys(
 }
 
 fn describe(value: &Value) -> String {
+    if value.is_null() {
+        // A script that returned `()` (or nothing).
+        return "null (nothing)".to_owned();
+    }
     let text = value.to_string();
     let shown = crate::text::prefix_chars(&text, 60);
     if shown.len() < text.len() {

@@ -278,20 +278,51 @@ impl Issue {
 }
 
 /// What a metric returns: a score in [0, 1] (the host rejects anything else),
-/// issues, and free-form details shown in the result record.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+/// issues, and free-form details shown in the result record; or, with
+/// [`MetricResult::skip`], that the metric does not apply to the record ("not
+/// applicable": its weight leaves the record's score).
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct MetricResult {
     pub score: f64,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub issues: Vec<Issue>,
-    #[serde(skip_serializing_if = "Value::is_null")]
     pub details: Value,
+    /// Why the metric does not apply to this record (`score` is then ignored).
+    pub skipped: Option<String>,
+}
+
+/// `{score, issues?, details?}`, or `{skip, issues?, details?}` when skipped.
+impl Serialize for MetricResult {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        match &self.skipped {
+            Some(reason) => map.serialize_entry("skip", reason)?,
+            None => map.serialize_entry("score", &self.score)?,
+        }
+        if !self.issues.is_empty() {
+            map.serialize_entry("issues", &self.issues)?;
+        }
+        if !self.details.is_null() {
+            map.serialize_entry("details", &self.details)?;
+        }
+        map.end()
+    }
 }
 
 impl MetricResult {
     pub fn score(score: f64) -> Self {
         Self {
             score,
+            ..Self::default()
+        }
+    }
+
+    /// The metric does not apply to this record, for `reason` (a reference
+    /// answer it needs is missing, say): the record shows the metric as
+    /// skipped, and its weight leaves the record's score.
+    pub fn skip(reason: impl Into<String>) -> Self {
+        Self {
+            skipped: Some(reason.into()),
             ..Self::default()
         }
     }

@@ -75,6 +75,7 @@ string → `semantic`.
 | `weights` | `{accuracy: 0.45, completeness: 0.25, hallucination: 0.15, safety: 0.15}` | RQS weights (each ≥ 0) |
 | `safety_metric` | none | a metric that runs earlier in the pipeline; its score is the safety score (1.0 when unset) |
 | `model` | none | folder (relative to the manifest) of the sentence-transformers model `semantic` uses; else `$TRIBUNAL_MODEL_DIR`, else the set-up's `models/all-MiniLM-L6-v2` (see docs/semantic.md) |
+| `when_no_expected` | `error` | a record without `expected`: `error` makes it `ERROR`; `skip` skips the metric for that record (`"skipped"` in its result, its weight out of the record's score) |
 
 Details: `completeness`, `hallucination`, `accuracy`, `safety`, `rqs`, `buckets` (the
 five key lists), `fields` (per `both_non_null` key: `strategy`, `similarity`,
@@ -132,6 +133,20 @@ struct Config {
     text_strategy: Option<String>,
     /// Sentence-embedding model folder for `semantic` (relative to the manifest).
     model: Option<String>,
+    /// A record without `expected`: `error` (the default) or `skip` (the
+    /// metric does not apply; its weight leaves the record's score).
+    when_no_expected: WhenNoExpected,
+}
+
+/// `when_no_expected:` — what a record without `expected` is to `json_compare`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum WhenNoExpected {
+    /// The record is `ERROR`: it needed ground truth.
+    #[default]
+    Error,
+    /// The metric is skipped for the record.
+    Skip,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -182,6 +197,7 @@ struct JsonCompare {
     safety_metric: Option<String>,
     /// Whether any strategy this metric can use wants [`Strategy::prepare`].
     prepares: bool,
+    when_no_expected: WhenNoExpected,
 }
 
 /// Resolves strategy names against the pack's registry at load.
@@ -365,6 +381,7 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
         weights,
         safety_metric: config.safety_metric,
         prepares,
+        when_no_expected: config.when_no_expected,
     })))
 }
 
@@ -633,6 +650,11 @@ impl Metric for JsonCompare {
     }
 
     fn evaluate(&self, ctx: &Context<'_>) -> Result<MetricOutput, EvalError> {
+        if ctx.expected.is_null() && self.when_no_expected == WhenNoExpected::Skip {
+            return Ok(MetricOutput::skip(
+                "the record has no `expected` to compare with",
+            ));
+        }
         let gt = self.ground_truth(ctx)?;
         let safety = self.safety(ctx)?;
         let mut issues = Vec::new();
@@ -718,6 +740,7 @@ impl Metric for JsonCompare {
             score: rqs,
             issues,
             details,
+            skipped: None,
         })
     }
 }
@@ -774,7 +797,7 @@ impl JsonCompare {
             Json::Object(map) => Ok(map),
             Json::Null => Err(EvalError::new(
                 ErrorKind::Input,
-                format!("{name} needs ground truth: the record has no `expected`"),
+                format!("{name} needs ground truth: the record has no `expected` (`when_no_expected: skip` leaves such records out of its score)"),
             )),
             other => Err(EvalError::new(
                 ErrorKind::Input,
@@ -1360,7 +1383,7 @@ mod tests {
         let err = eval(&m, json!({}), Value::Null).unwrap_err();
         assert_eq!(
             err.message,
-            "json_compare needs ground truth: the record has no `expected`"
+            "json_compare needs ground truth: the record has no `expected` (`when_no_expected: skip` leaves such records out of its score)"
         );
         assert!(eval(&m, json!({}), json!([1])).is_err());
         let out = eval(&m, Value::Null, json!({"a": 1})).unwrap();

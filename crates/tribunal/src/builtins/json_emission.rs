@@ -461,6 +461,7 @@ impl Metric for JsonEmission {
             score,
             issues,
             details: Details::written(details),
+            skipped: None,
         })
     }
 

@@ -635,10 +635,12 @@ fn evaluate_batch(
         }
         result.digests.push(Digest::of(&report));
         result.issues.add(&report);
-        result.metric_scores.extend(
-            pack.metric_names()
-                .map(|name| report.metrics.get(name).map(|m| m.score)),
-        );
+        result.metric_scores.extend(pack.metric_names().map(|name| {
+            report
+                .metrics
+                .get(name)
+                .and_then(crate::report::MetricResult::value)
+        }));
     });
     result
 }

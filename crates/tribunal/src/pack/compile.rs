@@ -65,6 +65,12 @@ impl PackLoader {
             return Err(LoadErrors(self.errors));
         }
         self.warn_unused(&components, uses.iter().chain(&manifest.pipeline.metrics));
+        self.warnings.extend(
+            components
+                .iter()
+                .filter_map(|c| c.implementation.as_ref())
+                .flat_map(|resolved| resolved.code.warnings()),
+        );
 
         let revision = revision(&self.dir, &self.files, options);
         let version = manifest

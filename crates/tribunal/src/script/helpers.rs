@@ -35,6 +35,10 @@ pub const NAMES: &[&str] = &[
     "compare",
     "compare_with",
     "sleep",
+    "skip",
+    "trimmed",
+    "replaced",
+    "short_number",
     "split",
     "split_rev",
     "to_chars",
@@ -67,6 +71,18 @@ pub fn register(engine: &mut Engine, limits: &super::ScriptLimits) {
     // `fn compare(expected, actual, ctx)` does not shadow.
     engine.register_fn("compare", compare_strategy);
     engine.register_fn("compare_with", compare_strategy);
+    // A metric that does not apply to the record: `return skip("no reference");`
+    engine.register_fn("skip", |reason: &str| -> HelperResult<rhai::Map> {
+        if reason.trim().is_empty() {
+            return fail(
+                "skip",
+                "say why the metric does not apply: skip(\"no reference answer\")",
+            );
+        }
+        let mut map = rhai::Map::new();
+        map.insert("skip".into(), Dynamic::from(reason.to_owned()));
+        Ok(map)
+    });
 }
 
 /// `regex_test`, `regex_find_all`, `regex_captures`, `regex_escape`, and the
@@ -150,6 +166,20 @@ fn register_text(engine: &mut Engine) {
             token_set_ratio(a, b, &mut crate::deadline::watch()).map_or_else(timed_out, settle)
         },
     );
+    // Rhai's `trim()` and `replace()` change the string in place and return
+    // `()`: `answer.trim() == ""` is always false. These return the new text.
+    engine.register_fn("trimmed", |text: &str| -> String { text.trim().to_owned() });
+    engine.register_fn("replaced", |text: &str, from: &str, to: &str| -> String {
+        text.replace(from, to)
+    });
+    // Numbers in messages as the built-ins write them: `0.2549`, `1`.
+    engine.register_fn("short_number", |x: FLOAT| -> String {
+        crate::text::short_number(x, x)
+    });
+    engine.register_fn("short_number", |x: INT| -> String { x.to_string() });
+    engine.register_fn("short_number", |x: FLOAT, other: FLOAT| -> String {
+        crate::text::short_number(x, other)
+    });
     engine.register_fn("sentence_count", |text: &str| -> INT {
         int(count_sentences(text))
     });

@@ -17,6 +17,7 @@ mod convert;
 mod frame;
 mod helpers;
 mod limits;
+mod lint;
 pub mod strings;
 
 pub use component::build;
@@ -219,9 +220,16 @@ pub struct CompiledScript {
     /// The script calls the `compare()` helper, which needs the record's context
     /// outside the call; other scripts skip building it.
     uses_compare: bool,
+    /// What the load warns about in the script's text ([`lint`]).
+    lints: Vec<LoadError>,
 }
 
 impl CompiledScript {
+    /// The script's lint warnings (`tribunal lint` prints them).
+    pub fn lints(&self) -> &[LoadError] {
+        &self.lints
+    }
+
     /// The `//` comment lines at the top of the script, as its documentation for
     /// `tribunal explain` (when the manifest has no Markdown body).
     pub fn header_comment(&self) -> Option<String> {
@@ -304,6 +312,7 @@ pub fn compile(
     // A function pointer built from a string (`Fn(name)`) may name the helper
     // in a way no scan sees: such scripts get the context too.
     let uses_compare = calls_compare(text) || text.contains("Fn(");
+    let lints = lint::in_place_results(name, text, &origin);
     Ok(Arc::new(CompiledScript {
         host: Arc::clone(host),
         ast,
@@ -312,6 +321,7 @@ pub fn compile(
         header: leading_comment(text),
         entry_at: definition_position(text, entry),
         uses_compare,
+        lints,
     }))
 }
 

@@ -42,6 +42,12 @@ pub(crate) trait Implementation: Send + Sync + fmt::Debug {
     fn description(&self) -> Option<String> {
         None
     }
+
+    /// What loading found suspicious in the code (`lint` and the load's
+    /// warnings), each at its file, line and column.
+    fn warnings(&self) -> Vec<LoadError> {
+        Vec::new()
+    }
 }
 
 /// A component's `implementation:` as written, and the code it names.
@@ -291,6 +297,10 @@ impl Implementation for ScriptCode {
 
     fn description(&self) -> Option<String> {
         self.script.header_comment()
+    }
+
+    fn warnings(&self) -> Vec<LoadError> {
+        self.script.lints().to_vec()
     }
 
     fn docs(&self) -> Option<String> {
