@@ -16,6 +16,7 @@ DATA_SETS = [
     ("rules/structured-output", "examples/data/structured-output.jsonl"),
     ("examples/packs/invoice-summary", "examples/data/invoice-summary.jsonl"),
     ("examples/packs/tool-calls", "examples/data/tool-calls.jsonl"),
+    ("examples/packs/rag-citations", "examples/data/rag-citations.jsonl"),
 ]
 
 
