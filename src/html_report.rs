@@ -236,7 +236,6 @@ impl Page {
     }
 
     /// Records read.
-    #[cfg(test)]
     pub fn records(&self) -> u64 {
         self.records
     }
@@ -441,8 +440,9 @@ impl Page {
 /// One record's row, its details folded.
 fn write_row(out: &mut String, row: &Row) {
     let text = format!(
-        "{} {} {}",
+        "{} {} {} {}",
         row.id,
+        row.error,
         row.issues
             .iter()
             .map(|i| i.3.as_str())
@@ -462,10 +462,17 @@ fn write_row(out: &mut String, row: &Row) {
             row.status.as_str(),
             row.score.map_or_else(|| "–".to_owned(), |s| format!("{s:.4}")),
         );
-    let summary = row
-        .issues
-        .first()
-        .map_or_else(String::new, |i| format!("{}: {}", i.1, i.3));
+    // An ERROR record has no issues to show: its error is what it says.
+    let summary = if row.error.is_empty() {
+        row.issues
+            .first()
+            .map_or_else(String::new, |i| format!("{}: {}", i.1, i.3))
+    } else {
+        format!(
+            "error: {}",
+            tribunal::frontend::text::clip_chars(&row.error, 160)
+        )
+    };
     let more = if row.issues.len() > 1 {
         format!(" (+{} more)", row.issues.len() - 1)
     } else {

@@ -663,7 +663,7 @@ fn contract_variant_mistakes_are_load_errors_at_their_line() {
     );
     let err = lint("  variants:\n    a:\n      fields:\n        args:\n          type: string\n          fields:\n            x: { type: string }\n");
     assert!(
-        err.contains("pack.yaml:6:9: contract: field `args` has `fields`, but its type does not allow an object"),
+        err.contains("pack.yaml:6:9: contract: field `args` has `fields` or `variants`, but its type does not allow an object"),
         "{err}"
     );
     let err = lint("  fields:\n    args:\n      fields:\n        n: { min: 3, max: 1 }\n");
@@ -761,6 +761,7 @@ fn the_pack_is_an_argument_or_an_option_in_every_command() {
         &["lint", "/no/such"],
         &["test", "/no/such"],
         &["explain", "contract", "/no/such"],
+        &["explain", "/no/such", "contract"],
     ] {
         tribunal().args(command).write_stdin("{}").assert().code(2).stderr(
             "error: /no/such: no such file or folder; a pack is a folder holding a pack.yaml (or the pack.yaml itself)\n",
@@ -1725,4 +1726,83 @@ fn no_json_in_a_contract_pack_fails_unless_the_pack_counts_it_as_issues() {
         .unwrap();
     let record: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(record["status"], "NEEDS_IMPROVEMENT");
+}
+
+#[test]
+fn explain_takes_the_pack_first_and_explains_the_strategies() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let pack = format!("{root}/rules/scripted-fields");
+    for args in [
+        vec!["explain", pack.as_str(), "filled_fields"],
+        vec!["explain", "filled_fields", pack.as_str()],
+        vec!["explain", "--pack", pack.as_str(), "filled_fields"],
+    ] {
+        tribunal()
+            .args(&args)
+            .assert()
+            .success()
+            .stdout(predicate::str::starts_with(
+                "# filled_fields (metric, script filled_fields.rhai)",
+            ));
+    }
+    tribunal()
+        .args(["explain", "FUZZY"])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("# fuzzy (strategy)"));
+    tribunal()
+        .args(["explain", "semantik"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("did you mean `semantic`?"));
+}
+
+#[test]
+fn eval_ends_with_a_line_saying_how_it_went_unless_quiet() {
+    let dir = tempfile::tempdir().unwrap();
+    demo_pack(dir.path());
+    write(
+        dir.path(),
+        "data.jsonl",
+        "{\"id\": 1, \"output\": \"{}\"}\n{\"id\": 2}\n",
+    );
+    let data = dir.path().join("data.jsonl");
+    let out = dir.path().join("out.jsonl");
+    tribunal()
+        .arg("eval")
+        .arg(dir.path())
+        .arg("--input")
+        .arg(&data)
+        .arg("--output")
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr(predicate::str::is_match(format!(
+            r"^eval: 2 records \(PASS \d, NEEDS_IMPROVEMENT \d, FAIL \d, ERROR 1\) -> {} in \d+\.\d\ds\n$",
+            regex::escape(&out.display().to_string())
+        )).unwrap());
+    tribunal()
+        .arg("eval")
+        .arg(dir.path())
+        .arg("--input")
+        .arg(&data)
+        .arg("--quiet")
+        .assert()
+        .code(1)
+        .stderr("");
+    // `report` says what it wrote.
+    let page = dir.path().join("page.html");
+    tribunal()
+        .arg("report")
+        .arg(&out)
+        .arg("-o")
+        .arg(&page)
+        .assert()
+        .success()
+        .stderr(format!(
+            "report: 2 records of {} -> {}\n",
+            out.display(),
+            page.display()
+        ));
 }

@@ -177,6 +177,10 @@ fn a_baseline_adds_the_comparison_and_bad_lines_are_reported_not_fatal() {
     results(dir.path());
     let mut newer = fs::read_to_string(dir.path().join("results.jsonl")).unwrap();
     newer = newer.replacen("\"status\":\"PASS\"", "\"status\":\"FAIL\"", 1);
+    // An ERROR record: its row shows its error where others show an issue.
+    let broken = serde_json::json!({"id": "broken", "pack": "p", "revision": "r", "status": "ERROR",
+        "score": null, "metrics": {}, "issues": [], "error": "metric `m`: script threw: no documents"});
+    newer = format!("{broken}\n{newer}");
     newer.push_str("{\"id\": \"cut\", \"sta\n");
     fs::write(dir.path().join("newer.jsonl"), newer).unwrap();
     let report = dir.path().join("report.html");
@@ -195,7 +199,11 @@ fn a_baseline_adds_the_comparison_and_bad_lines_are_reported_not_fatal() {
     let html = fs::read_to_string(&report).unwrap();
     assert!(html.contains("Against the baseline"));
     assert!(html.contains("1 regressions"), "one PASS became FAIL");
-    assert!(html.contains("a sample of 10 of the 40 records"));
+    assert!(html.contains("a sample of 10 of the 41 records"));
+    assert!(
+        html.contains("<summary>error: metric `m`: script threw: no documents</summary>"),
+        "the ERROR row shows its error"
+    );
     assert_eq!(html.matches("<tr class=\"rec\"").count(), 10);
     assert!(html.contains("1 line(s) were not result records"));
     tribunal()

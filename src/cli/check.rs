@@ -122,29 +122,47 @@ pub(crate) fn render_report(report: &Report) -> String {
     if !report.metrics.is_empty() {
         let _ = writeln!(out, "metrics:");
         for (name, result) in &report.metrics {
+            let score = match &result.skipped {
+                Some(reason) => format!("skipped: {}", one_line(reason)),
+                None => format!("{:.4}", result.score),
+            };
             let _ = writeln!(
                 out,
-                "  {:<24} {:.4}  (weight {})",
+                "  {:<24} {score}  (weight {})",
                 one_line(name),
-                result.score,
                 result.weight
             );
         }
     }
     if !report.issues.is_empty() {
         let _ = writeln!(out, "issues:");
+        let path_of = |issue: &tribunal::Issue| {
+            one_line(
+                issue
+                    .path
+                    .as_deref()
+                    .filter(|p| !p.is_empty())
+                    .unwrap_or("-"),
+            )
+            .into_owned()
+        };
+        // The columns widen to the record's longest rule and path (within a
+        // bound), so the messages line up.
+        let width = |longest: usize, least: usize, most: usize| longest.clamp(least, most);
+        let rules = report
+            .issues
+            .iter()
+            .map(|i| one_line(&i.rule).chars().count());
+        let rule_width = width(rules.max().unwrap_or(0), 18, 40);
+        let paths = report.issues.iter().map(|i| path_of(i).chars().count());
+        let path_width = width(paths.max().unwrap_or(0), 14, 48);
         for issue in &report.issues {
-            let path = issue
-                .path
-                .as_deref()
-                .filter(|p| !p.is_empty())
-                .unwrap_or("-");
             let _ = writeln!(
                 out,
-                "  {:<7} {:<18} {:<14} {}",
+                "  {:<7} {:<rule_width$} {:<path_width$} {}",
                 issue.severity,
                 one_line(&issue.rule),
-                one_line(path),
+                path_of(issue),
                 one_line(&issue.message)
             );
         }

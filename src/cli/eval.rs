@@ -58,6 +58,10 @@ pub(super) struct EvalArgs {
     /// Never show the progress bar.
     #[arg(long)]
     no_progress: bool,
+    /// Without --summary, do not print the closing line (records, statuses,
+    /// where the results went, time) on stderr.
+    #[arg(long, short)]
+    quiet: bool,
     /// Name of the id field in input records.
     #[arg(long, default_value = "id")]
     id_field: String,
@@ -198,11 +202,9 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
             return Ok(EXIT_ABORTED);
         }
     }
-    if args.summary || args.summary_json.is_some() {
-        let elapsed = started.elapsed().as_secs_f64();
-        if let Err(code) = write_summaries(args, &pack, &summary, &gates, &outcomes, elapsed) {
-            return Ok(code);
-        }
+    let elapsed = started.elapsed().as_secs_f64();
+    if let Err(code) = say_how_it_went(args, &pack, &summary, &gates, &outcomes, elapsed) {
+        return Ok(code);
     }
     if summary.records == 0 {
         warn_empty(args, input_path.is_some(), &gates);
@@ -307,15 +309,71 @@ fn run_options(args: &EvalArgs, stop: Option<Arc<AtomicBool>>) -> jsonl::Options
     options
 }
 
+/// The summaries asked for, else the closing line (unless `--quiet`).
+fn say_how_it_went(
+    args: &EvalArgs,
+    pack: &tribunal::Pack,
+    summary: &jsonl::Summary,
+    gates: &Gates,
+    outcomes: &[gates::Outcome],
+    elapsed: f64,
+) -> Result<(), u8> {
+    if args.summary || args.summary_json.is_some() {
+        write_summaries(args, pack, summary, gates, outcomes, elapsed)?;
+    } else if !args.quiet {
+        eprintln!("{}", closing_line(args, summary, elapsed));
+    }
+    Ok(())
+}
+
+/// What a run without `--summary` says when it ends, on stderr: `eval: 9
+/// records (PASS 3, NEEDS_IMPROVEMENT 1, FAIL 4, ERROR 1) -> results.jsonl in
+/// 2.05s`.
+fn closing_line(args: &EvalArgs, summary: &jsonl::Summary, seconds: f64) -> String {
+    let counts: Vec<String> = [
+        Status::Pass,
+        Status::NeedsImprovement,
+        Status::Fail,
+        Status::Error,
+    ]
+    .into_iter()
+    .map(|status| format!("{} {}", status.as_str(), summary.count(status)))
+    .collect();
+    let to = match &args.output {
+        Some(path) if path.as_os_str() != "-" => path.display().to_string(),
+        _ => "stdout".to_owned(),
+    };
+    format!(
+        "eval: {} ({}) -> {to} in {seconds:.2}s",
+        super::plural(
+            usize::try_from(summary.records).unwrap_or(usize::MAX),
+            "record"
+        ),
+        counts.join(", ")
+    )
+}
+
 /// A spinner on stderr, when it is a terminal and not turned off.
 fn progress_bar(args: &EvalArgs) -> Option<ProgressBar> {
     (!args.no_progress && io::stderr().is_terminal()).then(|| {
         let bar = ProgressBar::new_spinner();
         bar.set_style(
             ProgressStyle::with_template(
-                "{spinner} {pos} records  {per_sec}  {elapsed_precise} {msg}",
+                "{spinner} {pos} records  {rate}  {elapsed_precise} {msg}",
             )
-            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            .map_or_else(
+                |_| ProgressStyle::default_spinner(),
+                |style| {
+                    // Whole records per second: indicatif's `{per_sec}` shows
+                    // four decimals (`202,649.5109/s`).
+                    style.with_key(
+                        "rate",
+                        |state: &indicatif::ProgressState, out: &mut dyn std::fmt::Write| {
+                            let _ = write!(out, "{:.0}/s", state.per_sec());
+                        },
+                    )
+                },
+            ),
         );
         bar
     })

@@ -7,16 +7,49 @@ use tribunal::Pack;
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  tribunal explain json_compare\n  tribunal explain triage_match my-pack"
+    override_usage = "tribunal explain [OPTIONS] [PACK] <NAME>",
+    after_help = "Examples:\n  tribunal explain json_compare\n  tribunal explain fuzzy\n  tribunal explain my-pack triage_match"
 )]
 pub(super) struct ExplainArgs {
-    /// A component of the pack, or a built-in rule.
-    name: String,
-    /// Look in this pack first (or --pack).
-    #[arg(value_name = "PACK", conflicts_with = "pack")]
-    pack_arg: Option<PathBuf>,
+    /// `[PACK] NAME`: a component of the pack (the pack first, as every
+    /// command takes it, or with --pack), or a built-in rule or strategy.
+    #[arg(value_name = "PACK NAME", num_args = 1..=2, required = true)]
+    words: Vec<String>,
     #[command(flatten)]
     pack: PackOptions,
+}
+
+impl ExplainArgs {
+    /// The pack (if any) and the name: `PACK NAME`, or `NAME` alone (with
+    /// --pack or none). `NAME PACK`, the older order, is still understood
+    /// when only the second word is a pack.
+    fn pack_and_name(&self) -> Result<(Option<PathBuf>, &str), String> {
+        let is_pack = |word: &str| {
+            let path = std::path::Path::new(word);
+            path.join("pack.yaml").is_file()
+                || (path.is_file() && path.file_name().is_some_and(|f| f == "pack.yaml"))
+        };
+        match self.words.as_slice() {
+            [name] => Ok((None, name.as_str())),
+            [first, second] if self.pack.path(None).is_some() => Err(format!(
+                "explain takes one name with --pack, got `{first}` and `{second}`"
+            )),
+            [first, second] => {
+                // The pack is the word that is one; when neither is, the one
+                // that looks like a path (its load error then says why).
+                let looks_like_path = |word: &str| word.contains(['/', '\\', '.']);
+                let second_is_pack = !is_pack(first)
+                    && (is_pack(second) || (looks_like_path(second) && !looks_like_path(first)));
+                let (pack, name) = if second_is_pack {
+                    (second, first)
+                } else {
+                    (first, second)
+                };
+                Ok((Some(PathBuf::from(pack)), name.as_str()))
+            }
+            _ => Err("explain takes `[PACK] NAME`".to_owned()),
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -82,9 +115,10 @@ pub(super) fn list(pack: &Pack) -> u8 {
 }
 
 pub(super) fn explain(args: &ExplainArgs) -> Result<u8, String> {
-    if args.pack.path(args.pack_arg.as_ref()).is_some() {
-        let pack = args.pack.inspect(args.pack_arg.as_ref())?;
-        if let Some(c) = pack.component(&args.name) {
+    let (pack_arg, name) = args.pack_and_name()?;
+    if args.pack.path(pack_arg.as_ref()).is_some() {
+        let pack = args.pack.inspect(pack_arg.as_ref())?;
+        if let Some(c) = pack.component(name) {
             out!("# {} ({}, {})", c.name, c.kind, c.implementation);
             if let Some(description) = &c.description {
                 out!("\n{}", description.trim());
@@ -113,17 +147,27 @@ pub(super) fn explain(args: &ExplainArgs) -> Result<u8, String> {
             return Ok(EXIT_OK);
         }
     }
-    if let Some(builtin) = tribunal::frontend::builtins::find(&args.name) {
+    if let Some(builtin) = tribunal::frontend::builtins::find(name) {
         out!("{}", builtin.docs.trim());
         return Ok(EXIT_OK);
     }
+    let strategies = tribunal::frontend::builtins::STRATEGY_DOCS;
+    if let Some((_, docs)) = strategies
+        .iter()
+        .find(|(s, _)| s.eq_ignore_ascii_case(name))
+    {
+        out!("{docs}");
+        return Ok(EXIT_OK);
+    }
     let names: Vec<&str> = tribunal::frontend::builtins::names().collect();
-    let hint = tribunal::frontend::suggest::nearest(&args.name, names.iter().copied())
+    let strategy_names: Vec<&str> = strategies.iter().map(|(s, _)| *s).collect();
+    let every = names.iter().chain(&strategy_names).copied();
+    let hint = tribunal::frontend::suggest::nearest(name, every)
         .map_or_else(String::new, |s| format!("; did you mean `{s}`?"));
     Err(format!(
-        "no component or built-in named `{}`{hint} (built-ins: {})",
-        args.name,
-        names.join(", ")
+        "no component, built-in or strategy named `{name}`{hint} (built-ins: {}; strategies: {})",
+        names.join(", "),
+        strategy_names.join(", ")
     ))
 }
 

@@ -1,9 +1,9 @@
 //! The `tribunal` command line: check, eval, test, lint, list, explain, prompt;
 //! completions and man pages generated from the same definition.
 //!
-//! Exit codes: 0 success (check: the record passed); 1 check/test: not passed;
-//! eval: some record did not pass with `--require-pass`; 2 usage or load error;
-//! 3 eval: some records could not be evaluated (`ERROR`).
+//! Exit codes: 0 success (check: the record passed); 1 not passed (check, test;
+//! eval: some records are `ERROR`, or with gates a gate failed); 2 usage or
+//! load error; 3 run aborted (results, summary or JUnit could not be written).
 
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
@@ -75,8 +75,9 @@ pub(crate) const EXIT_ABORTED: u8 = 3;
     version,
     about = "Validate and score what language models emit, with YAML rule packs",
     after_help = "Every command that loads a pack takes it as its first argument or as --pack.\n\
-        Exit codes: 0 success, 1 not passed (check, test, eval --require-pass),\n\
-        2 usage or load error, 3 some records could not be evaluated (eval).\n\n\
+        Exit codes: 0 success, 1 not passed (check, test; eval: ERROR records,\n\
+        or a failed gate), 2 usage or load error, 3 run aborted (the results,\n\
+        summary or JUnit file could not be written).\n\n\
         Examples:\n  \
         tribunal check rules/ksi-emission reply.txt\n  \
         tribunal eval rules/ksi-emission --input data.jsonl --output results.jsonl --summary\n  \

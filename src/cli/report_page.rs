@@ -94,5 +94,14 @@ pub(super) fn run_report(args: &ReportArgs) -> Result<u8, String> {
         eprintln!("error: cannot write the report: {err}");
         return Ok(EXIT_ABORTED);
     }
+    let compared = args
+        .baseline
+        .as_ref()
+        .map_or_else(String::new, |b| format!(", compared with {}", b.display()));
+    eprintln!(
+        "report: {} records of {source}{compared} -> {}",
+        page.records(),
+        args.output.display()
+    );
     Ok(EXIT_OK)
 }

@@ -45,6 +45,8 @@ pub mod manifest {
 /// The built-in components (`tribunal explain`).
 pub mod builtins {
     pub use crate::builtins::{find, names, Builtin};
+    /// The built-in strategies' documentation (`explain fuzzy`).
+    pub use crate::strategy::DOCS as STRATEGY_DOCS;
 }
 
 /// The plugin helper process (`tribunal __plugin-host`).

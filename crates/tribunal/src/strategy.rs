@@ -33,6 +33,50 @@ impl StrategyRegistry {
     }
 }
 
+/// The built-in strategies' documentation, as `tribunal explain NAME` prints it.
+pub const DOCS: [(&str, &str); 4] = [
+    (
+        "exact",
+        "# exact (strategy)\n\n\
+         Compares an expected and an actual field value: 1 when they are equal, else 0.\n\n\
+         - Text is compared case-insensitively.\n\
+         - Numbers are equal when numerically equal (`2` = `2.0`): integers exactly however \
+         large, decimals as 64-bit floats. A string equals a number or boolean it spells \
+         (`\"2\"` = `2`, `\"True\"` = `true`).\n\
+         - Arrays and objects are compared as their JSON text with sorted keys, so objects \
+         match regardless of key order and arrays item by item in order.\n\n\
+         Default threshold: 1.0. Used by `json_compare` (`field_strategies: { id: EXACT }`) \
+         and by scripts through `compare(\"exact\", expected, actual)`.",
+    ),
+    (
+        "fuzzy",
+        "# fuzzy (strategy)\n\n\
+         Edit-distance similarity of two strings: `1 - levenshtein / longer length`, over \
+         lower-cased Unicode characters (\"John Smith\" / \"John Smyth\" is 0.9). Values that \
+         are not both strings are compared as `exact`.\n\n\
+         Default threshold: 0.85 (`json_compare`'s `fuzzy_threshold`). Good for names, \
+         addresses and codes with typos. Scripts: `compare(\"fuzzy\", a, b)`, or \
+         `similarity(a, b)`.",
+    ),
+    (
+        "semantic",
+        "# semantic (strategy)\n\n\
+         Similarity of meaning: the cosine similarity of the two strings' sentence \
+         embeddings (all-MiniLM-L6-v2, run locally on the CPU; clamped to [0, 1]). \
+         Paraphrases match; near-spellings of names and codes often do not. Values that \
+         are not both strings are compared as `exact`.\n\n\
+         Default threshold: 0.80 (`json_compare`'s `semantic_threshold`). Needs the model \
+         `scripts/setup` installs (or `TRIBUNAL_MODEL_DIR`, or `json_compare`'s `model:`); \
+         embeddings are cached per text, in memory and on disk. See docs/semantic.md.",
+    ),
+    (
+        "ignore",
+        "# ignore (strategy)\n\n\
+         The field takes no part in accuracy (`json_compare`): it still counts for \
+         completeness and hallucination. Comparing with it always gives 1.",
+    ),
+];
+
 /// `exact`: case-insensitive comparison of the values' text; objects regardless
 /// of key order; numerically equal numbers are equal (2 == 2.0).
 #[derive(Debug, Clone, Copy)]
