@@ -29,14 +29,15 @@ use crate::text::{is_python_space, json_type_name as type_name, short_number};
 pub const BUILTIN: Builtin = Builtin {
     name: "json_compare",
     kind: Kind::Metric,
-    summary: "Compares extracted JSON with the ground truth: completeness, hallucination, accuracy, RQS (seed 002)",
+    summary: "Compares extracted JSON with the ground truth: completeness, hallucination, accuracy and the response quality score (RQS)",
     docs: DOCS,
     build,
 };
 
 const DOCS: &str = r#"# json_compare
 
-Metric (seed 002). Compares the top-level keys of the extracted JSON (the AIO) with
+Metric. It reproduces, score for score, the Python JSON evaluator Tribunal was
+seeded with ("seed 002"; below, "the seed"). Compares the top-level keys of the extracted JSON (the AIO) with
 the record's ground truth `expected` (the GT) and scores the Response Quality Score.
 
 **Null**: JSON `null`, `""`, or a string of whitespace only (Python `str.strip()`

@@ -22,14 +22,15 @@ use crate::text::is_python_space;
 pub const BUILTIN: Builtin = Builtin {
     name: "json_emission",
     kind: Kind::Metric,
-    summary: "Scores actual JSON event emission versus describing it (seed 000)",
+    summary: "Scores actual JSON event emission versus describing it",
     docs: DOCS,
     build,
 };
 
 const DOCS: &str = r#"# json_emission
 
-Metric (seed 000, `validate_json_emission`). Scores whether the raw output actually
+Metric. It reproduces, bit for bit, the DSPy metric `validate_json_emission` Tribunal
+was seeded with ("seed 000"; below, "the seed"). Scores whether the raw output actually
 emits a JSON event such as `{"event": "agent:status", "data": {"status": "ready"}}`
 rather than describing one ("I would emit an agent:status event...").
 

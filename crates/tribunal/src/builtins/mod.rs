@@ -64,6 +64,13 @@ fn reference() -> String {
          do not edit. Regenerate with `UPDATE_DOCS=1 cargo test -p tribunal --lib builtins_reference`. -->\n\n\
          Each is also printed by `tribunal explain NAME`. The [issue codes](#issue-codes) \
          and [error kinds](#error-kinds) follow them.\n\n\
+         Some rules reproduce exactly a rule of the five *seed documents* Tribunal was \
+         built from: existing Python and prose specifications of LLM-output checks (000: \
+         a DSPy metric for KSI event emission; 001: a structured-output parser with a \
+         safety boundary; 002: a JSON evaluator against ground truth; 003: a JSON \
+         validator of generated documentation; 004: an agent's response protocol). \
+         Such a rule says which, and its \"Refinements of the seed\" section says where \
+         it goes further.\n\n\
          | rule | kind | what it does |\n|---|---|---|\n",
     );
     for builtin in BUILTINS {

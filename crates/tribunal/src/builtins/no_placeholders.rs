@@ -30,8 +30,9 @@ pub const BUILTIN: Builtin = Builtin {
 
 const DOCS: &str = r#"# no_placeholders
 
-Postprocessor (seed 003, rule 1: `if "TODO" in readme or "TBD" in readme or "FIXME"
-in readme`). Reports text that still contains an unfilled placeholder token.
+Postprocessor, generalising rule 1 of the JSON validator Tribunal was seeded with
+("seed 003"; below, "the seed"), `if "TODO" in readme or "TBD" in readme or "FIXME"
+in readme`. Reports text that still contains an unfilled placeholder token.
 
 - With `fields`: each listed field is checked in order. A string is checked by
   substring (like Python's `in`); an array or object is checked through its string
