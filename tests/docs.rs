@@ -417,6 +417,27 @@ fn every_relative_link_points_to_a_file() {
     );
 }
 
+/// The README is the front door: short (the two commands, a first pack, links),
+/// with the internals in docs/ and no unexplained project jargon.
+#[test]
+fn the_readme_stays_a_front_door() {
+    let readme = std::fs::read_to_string(Path::new(REPO).join("README.md")).unwrap();
+    let lines = readme.lines().count();
+    assert!(
+        lines <= 250,
+        "README.md has {lines} lines; keep it under 250 (move details to docs/)"
+    );
+    assert!(
+        !readme.to_lowercase().contains("seed"),
+        "README.md says \"seed\": say what the pack or rule checks instead"
+    );
+    // The quick start builds the release binary; the later examples reuse it.
+    assert!(
+        !readme.contains("cargo run -q --"),
+        "use `cargo run --release -q --`"
+    );
+}
+
 #[test]
 fn the_matcher_understands_placeholders() {
     let expected = |lines: &[&str]| lines.iter().map(|l| (*l).to_owned()).collect::<Vec<_>>();

@@ -350,11 +350,11 @@ mod tests {
             ),
             (
                 json!({"issues": []}),
-                "script `fields`: a metric result object needs a `score`",
+                "script `fields`: a metric result object needs a `score` (or a `skip`, with why the metric does not apply)",
             ),
             (
                 json!({"score": 1, "scroe": 2}),
-                "script `fields`: metric result has an unknown key `scroe` (expected `score`, `issues`, `details`)",
+                "script `fields`: metric result has an unknown key `scroe` (expected `score`, `issues`, `details`, `skip`)",
             ),
             (
                 json!({"score": 1, "issues": [{"message": "x", "severity": "fatal"}]}),
