@@ -51,6 +51,7 @@ const ENGINE: &[(&str, &str)] = &[
     ("pack", "pack"),
     // Runs.
     ("pipeline", "runs"),
+    ("stream", "runs"),
     ("summary", "runs"),
     ("jsonl", "runs"),
     ("pack_tests", "runs"),

@@ -63,6 +63,7 @@ pub mod frontend;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod jsonl;
+mod stream;
 
 pub use alloc::Counting as CountingAllocator;
 pub use error::Error;
@@ -79,6 +80,7 @@ pub use runtime::{Runtime, RuntimeBuilder};
 pub use semantic::{
     default_cache_root as default_embedding_cache_dir, CacheReport as EmbeddingCacheReport,
 };
+pub use stream::{Stream, StreamEvent, Violation};
 pub use yaml::{LoadError, LoadErrors};
 
 // The unit tests run with the counting allocator the binary installs, so the

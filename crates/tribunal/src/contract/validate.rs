@@ -406,3 +406,84 @@ impl Place<'_> {
         }
     }
 }
+
+/// One step of a path into the extracted JSON, as a streaming session builds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Seg {
+    Member(String),
+    Item(usize),
+}
+
+/// Calls `then` with the [`Place`] of `path`.
+fn with_place<R>(path: &[Seg], then: &mut dyn FnMut(Place<'_>) -> R) -> R {
+    fn go<R>(place: Place<'_>, rest: &[Seg], then: &mut dyn FnMut(Place<'_>) -> R) -> R {
+        match rest.split_first() {
+            None => then(place),
+            Some((Seg::Member(key), tail)) => go(Place::Member(&place, key), tail, then),
+            Some((Seg::Item(index), tail)) => go(Place::Item(&place, *index), tail, then),
+        }
+    }
+    go(Place::Root, path, then)
+}
+
+/// The checks a streaming session runs as values complete: the same checks,
+/// with the same messages, codes and paths as [`Contract::validate`], on one
+/// value at a time.
+impl Contract {
+    /// `value`, at `path`, against `rule`: the checks of a whole value (for a
+    /// container: its members and items too).
+    pub(crate) fn check_value_at(
+        &self,
+        rule: &FieldRule,
+        value: &Json,
+        path: &[Seg],
+    ) -> Vec<Issue> {
+        let mut issues = Vec::new();
+        with_place(path, &mut |place| {
+            self.check_field(rule, value, place, &mut issues);
+        });
+        issues
+    }
+
+    /// The type check alone of a container value that has just opened (an
+    /// object when `object`, else an array), at `path`.
+    pub(crate) fn container_type_at(
+        &self,
+        rule: &FieldRule,
+        object: bool,
+        path: &[Seg],
+    ) -> Option<Issue> {
+        let empty = if object {
+            Json::Object(Object::new())
+        } else {
+            Json::Array(Vec::new())
+        };
+        if rule.types.is_empty() || rule.types.iter().any(|t| t.accepts(&empty)) {
+            return None;
+        }
+        // The type check comes first and ends `check_field` when it fails.
+        let issues = self.check_value_at(rule, &empty, path);
+        issues.into_iter().next()
+    }
+
+    /// `key`, a member of the object at `path` whose members `known` are, when
+    /// the object takes no other members.
+    pub(crate) fn unexpected_member_at(&self, key: &str, path: &[Seg]) -> Issue {
+        let mut member = path.to_vec();
+        member.push(Seg::Member(key.to_owned()));
+        with_place(&member, &mut |at| {
+            Issue::error("", format!("unexpected field `{}`", at.label()))
+                .at(at.pointer())
+                .code(codes::CONTRACT_UNEXPECTED_FIELD)
+        })
+    }
+
+    /// The kind check of the top-level object, once its kind is known.
+    pub(crate) fn kind_issues(&self, kind: &str) -> Vec<Issue> {
+        let mut object = Object::new();
+        object.insert(self.kind_field.as_str(), Json::from(kind));
+        let mut issues = Vec::new();
+        let _ = self.coerce_kind(&object, &mut issues);
+        issues
+    }
+}

@@ -1,0 +1,199 @@
+//! Streaming validation: judge an output while the model is still writing it.
+//!
+//! [`Pack::stream`] opens a session. [`Stream::push`] takes the next chunk of
+//! text and returns the [`StreamEvent`]s it made certain; [`Stream::finish`] returns
+//! the record's [`Report`], which is exactly the one [`Pack::evaluate`] gives
+//! for the whole text (it *is* that evaluation), whatever the chunking.
+//!
+//! Early events come from an incremental scanner that follows the extraction
+//! ladder's view of the stream: leading whitespace then a JSON document, or
+//! prose then a JSON-like fence holding one. Once it has committed to that
+//! document it reads it token by token, each chunk's work proportional to the
+//! chunk, and runs the contract's checks on each value as it completes: the
+//! value's type (a container's as soon as it opens), range, allowed values,
+//! length and sentences, the kind of the top-level object and of each
+//! variant-bearing object, an unknown member under `additional_fields: false`
+//! as soon as its key is complete, a repeated item under `unique_items`, and,
+//! when a container closes, its own checks (required members, item counts).
+//! Each violation is reported with the code, path and message the final
+//! report gives it.
+//!
+//! What is certain is certain about that document. The report is what
+//! counts: when the document turns out not to be the one extraction takes (a
+//! model that writes a second one in a fence after it, or JSON the strict
+//! reader refuses, which the repair tier then rewrites), `finish` says so and
+//! the early events may not all be in it. Rhai scripts, plugins and the other
+//! built-ins judge at `finish`.
+//!
+//! A session may also report [`StreamEvent::Release`]: the bytes before an offset
+//! can be passed on, because no later chunk can make them part of a
+//! violation. A value that may still be flagged (a string being written, a
+//! key under `additional_fields: false`, a member whose rule depends on a kind
+//! not yet seen) holds the release back until it is judged.
+
+mod scanner;
+
+use std::collections::HashSet;
+
+use crate::pack::Pack;
+use crate::pipeline::Input;
+use crate::report::{Issue, Report, Severity};
+
+use scanner::Scanner;
+
+/// Something a session learnt from a chunk.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamEvent {
+    /// A violation that no continuation of the text can undo (in the
+    /// document being written).
+    Violation(Violation),
+    /// The text before byte `up_to` can be passed on: no later chunk can make
+    /// any of it part of a violation. Only from a session with
+    /// [`Stream::with_release`]; each is past the one before.
+    Release {
+        /// The end of the safe prefix (a byte offset into the whole text).
+        up_to: usize,
+    },
+}
+
+/// A rule broken by the text so far, as the final report will word it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Violation {
+    /// The pipeline step that reports it (`contract`).
+    pub rule: String,
+    /// Its stable code (`contract.type`).
+    pub code: String,
+    /// `error` for the contract's violations.
+    pub severity: Severity,
+    /// What is wrong, in the final report's words.
+    pub message: String,
+    /// JSON pointer of the value, as the final report gives it.
+    pub path: Option<String>,
+    /// Where the bytes that made it certain start (a byte offset into the
+    /// whole text): the value or key at fault, or the closing bracket of a
+    /// container that ended without what it needed.
+    pub start: usize,
+    /// The byte offset just past them: the chunk that held this byte made
+    /// the violation certain.
+    pub offset: usize,
+}
+
+/// A streaming session over one output: see the module documentation.
+#[derive(Debug)]
+pub struct Stream<'p> {
+    pack: &'p Pack,
+    record: Input,
+    scanner: Scanner<'p>,
+    release: bool,
+    released: usize,
+    /// (code, path, message) of every violation reported, so that none is
+    /// reported twice (a container's checks at its close repeat its members').
+    reported: HashSet<(String, Option<String>, String)>,
+}
+
+impl Pack {
+    /// A streaming session for an output this pack judges: [`Stream::push`]
+    /// its chunks as they arrive, then [`Stream::finish`].
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # std::fs::write(dir.path().join("pack.yaml"), "name: t\ncontract:\n  fields:\n    n: { type: integer }\n").unwrap();
+    /// use tribunal::{Pack, StreamEvent};
+    ///
+    /// let pack = Pack::load(dir.path())?;
+    /// let mut session = pack.stream();
+    /// assert!(session.push(r#"{"n": "#).is_empty());
+    /// let events = session.push(r#""seven", "#);           // the value is complete: it is wrong
+    /// assert!(matches!(&events[0], StreamEvent::Violation(v) if v.path.as_deref() == Some("/n")));
+    /// session.push("\"rest\": 1}");
+    /// let report = session.finish();                        // = pack.evaluate(the whole text)
+    /// assert_eq!(report.issues[0].message, "`n` must be an integer, got a string");
+    /// # Ok::<(), tribunal::LoadErrors>(())
+    /// ```
+    pub fn stream(&self) -> Stream<'_> {
+        self.stream_for(Input::default())
+    }
+
+    /// A session for the record `record` (its id, expected value and meta;
+    /// its `output`, usually empty, is the start of the text).
+    pub fn stream_for(&self, mut record: Input) -> Stream<'_> {
+        let contract = self.pipeline.contract.as_deref();
+        let start = std::mem::take(&mut record.output);
+        let mut stream = Stream {
+            pack: self,
+            scanner: Scanner::new(contract, &self.pipeline.ladder),
+            record,
+            release: false,
+            released: 0,
+            reported: HashSet::new(),
+        };
+        if !start.is_empty() {
+            let _ = stream.push(&start);
+        }
+        stream
+    }
+}
+
+impl Stream<'_> {
+    /// The same session, reporting [`StreamEvent::Release`] too.
+    #[must_use]
+    pub fn with_release(mut self) -> Self {
+        self.release = true;
+        self
+    }
+
+    /// Takes the next chunk and returns what it made certain: violations in
+    /// the order they were found, then (with [`with_release`](Self::with_release))
+    /// how far the text may be passed on, when that moved.
+    pub fn push(&mut self, chunk: &str) -> Vec<StreamEvent> {
+        let start = self.record.output.len();
+        self.record.output.push_str(chunk);
+        let found = self.scanner.scan(&self.record.output, start);
+        let mut events = Vec::with_capacity(found.len() + 1);
+        for (issue, start, offset) in found {
+            let key = (
+                issue.code.to_string(),
+                issue.path.clone(),
+                issue.message.clone(),
+            );
+            if self.reported.insert(key) {
+                events.push(StreamEvent::Violation(violation(issue, start, offset)));
+            }
+        }
+        if self.release {
+            let safe = self.scanner.safe_until(self.record.output.len());
+            if safe > self.released {
+                self.released = safe;
+                events.push(StreamEvent::Release { up_to: safe });
+            }
+        }
+        events
+    }
+
+    /// The text so far.
+    pub fn text(&self) -> &str {
+        &self.record.output
+    }
+
+    /// The record's report: exactly [`Pack::evaluate`] of the whole text.
+    pub fn finish(self) -> Report {
+        self.pack.evaluate(&self.record)
+    }
+}
+
+/// The event for one of the contract's issues.
+fn violation(issue: Issue, start: usize, offset: usize) -> Violation {
+    Violation {
+        rule: if issue.rule.is_empty() {
+            "contract".to_owned()
+        } else {
+            issue.rule
+        },
+        code: issue.code.into_owned(),
+        severity: issue.severity,
+        message: issue.message,
+        path: issue.path,
+        start,
+        offset,
+    }
+}

@@ -1,0 +1,411 @@
+//! Streaming sessions (`Pack::stream`): the report at `finish()` is byte for
+//! byte `evaluate()`'s on the whole text, whatever the chunking (every shipped
+//! example data set, and generated records); violations come no later than
+//! the chunk that completes the offending value; a released prefix never
+//! holds bytes a later event flags.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+use tribunal::{Input, Pack};
+use tribunal::{StreamEvent, Violation};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A small deterministic generator (xorshift), so failures replay.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        usize::try_from(self.next() % n as u64).unwrap()
+    }
+}
+
+/// `text` cut into chunks: whole, 1 byte, 4 bytes, 64 bytes, and random
+/// sizes (1 to 40 bytes), never inside a character.
+fn chunkings(text: &str, rng: &mut Rng) -> Vec<Vec<String>> {
+    let cut = |sizes: &mut dyn FnMut() -> usize| {
+        let mut chunks = Vec::new();
+        let mut at = 0;
+        while at < text.len() {
+            let mut end = (at + sizes().max(1)).min(text.len());
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            chunks.push(text[at..end].to_owned());
+            at = end;
+        }
+        chunks
+    };
+    vec![
+        vec![text.to_owned()],
+        cut(&mut || 1),
+        cut(&mut || 4),
+        cut(&mut || 64),
+        cut(&mut || 1 + rng.below(40)),
+    ]
+}
+
+/// Streams `record` in `chunks`: every event, with the number of bytes pushed
+/// when it came, and the final report's line.
+fn stream(pack: &Pack, record: &Input, chunks: &[String]) -> (Vec<(StreamEvent, usize)>, String) {
+    let mut session = pack
+        .stream_for(Input {
+            output: String::new(),
+            ..record.clone()
+        })
+        .with_release();
+    let mut events = Vec::new();
+    let mut pushed = 0;
+    for chunk in chunks {
+        pushed += chunk.len();
+        events.extend(session.push(chunk).into_iter().map(|e| (e, pushed)));
+    }
+    assert_eq!(session.text(), record.output);
+    (events, session.finish().to_json_line())
+}
+
+/// The properties every streamed record has, whatever its chunking.
+fn check_stream(pack: &Pack, record: &Input, rng: &mut Rng) {
+    let expected = pack.evaluate(record);
+    let whole = expected.to_json_line();
+    let issues = expected.to_value()["issues"].clone();
+    let tier = expected.to_value()["extraction"]["tier"].clone();
+    for chunks in chunkings(&record.output, rng) {
+        let (events, report) = stream(pack, record, &chunks);
+        assert_eq!(
+            report, whole,
+            "finish() differs from evaluate() for {chunks:?}"
+        );
+        let mut released = 0;
+        for (event, pushed) in &events {
+            match event {
+                StreamEvent::Release { up_to } => {
+                    assert!(*up_to > released && *up_to <= *pushed, "{event:?}");
+                    released = *up_to;
+                }
+                StreamEvent::Violation(v) => {
+                    assert!(
+                        v.offset <= *pushed && v.start < v.offset,
+                        "{v:?} after {pushed} bytes"
+                    );
+                    assert!(
+                        v.start >= released,
+                        "a released prefix ({released} bytes) holds a later violation {v:?} in {:?}",
+                        record.output
+                    );
+                    // When the document the session read is the one extracted,
+                    // every early violation is in the report, as worded there.
+                    if tier == "strict" || tier == "fence" {
+                        assert!(
+                            in_report(v, &issues),
+                            "{v:?} is not in the report's issues {issues} ({:?})",
+                            record.output
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn in_report(v: &Violation, issues: &Value) -> bool {
+    issues.as_array().unwrap().iter().any(|i| {
+        i["code"] == v.code.as_str()
+            && i["message"] == v.message.as_str()
+            && i["path"].as_str() == v.path.as_deref()
+            && i["rule"] == v.rule.as_str()
+    })
+}
+
+/// Every record of a JSONL data set.
+fn records(data: &Path) -> Vec<Input> {
+    std::fs::read_to_string(data)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let v: Value = serde_json::from_str(line).unwrap();
+            let output = match &v["output"] {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            Input::new(output)
+                .with_id(v["id"].clone())
+                .with_expected(v["expected"].clone())
+                .with_meta(v["meta"].clone())
+        })
+        .collect()
+}
+
+#[test]
+fn finish_is_evaluate_on_every_example_data_set_whatever_the_chunking() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    for (pack, data) in [
+        ("rules/ksi-emission", "ksi-emission"),
+        ("rules/structured-output", "structured-output"),
+        ("rules/json-eval", "json-eval"),
+        ("rules/context-agent", "context-agent"),
+        ("rules/agent-response", "agent-response"),
+        ("rules/scripted-fields", "scripted-fields"),
+        ("examples/packs/tool-calls", "tool-calls"),
+        ("examples/packs/rag-citations", "rag-citations"),
+    ] {
+        let pack = Pack::load(root().join(pack)).unwrap_or_else(|e| panic!("{e}"));
+        for record in records(&root().join(format!("examples/data/{data}.jsonl"))) {
+            check_stream(&pack, &record, &mut rng);
+        }
+    }
+}
+
+/// A pack whose contract has a bit of everything the scanner checks early.
+fn plan_pack(dir: &Path) -> Pack {
+    std::fs::write(
+        dir.join("pack.yaml"),
+        r"name: plan
+contract:
+  kind_field: action
+  additional_fields: false
+  fields:
+    action: { type: string, required: true }
+    why: { type: string, required: true, sentences: [1, 2], max_length: 80 }
+    tags: { type: array, items: string, unique_items: true, max_items: 3 }
+  variants:
+    call:
+      fields:
+        tool: { type: string, required: true, enum: [search, fetch] }
+        args:
+          type: object
+          additional_fields: false
+          fields:
+            q: { type: string, required: true }
+            limit: { type: integer, min: 1, max: 50 }
+    answer:
+      fields:
+        text: { type: string, required: true }
+        citations:
+          type: array
+          items:
+            type: object
+            additional_fields: false
+            fields:
+              doc: { type: string, required: true }
+              page: { type: integer }
+",
+    )
+    .unwrap();
+    Pack::load(dir).unwrap()
+}
+
+/// Generated outputs: a valid call or answer, then one damage each, written
+/// as JSON alone, in a fence after prose, or with prose after it.
+fn generated(rng: &mut Rng) -> Vec<String> {
+    let valid = [
+        json!({"action": "call", "why": "The user asked for it.", "tool": "search", "args": {"q": "flights to Oslo", "limit": 5}, "tags": ["a", "b"]}),
+        json!({"action": "answer", "why": "Found in the docs.", "text": "Two years. Zoë says \"hi\" {not a brace}", "citations": [{"doc": "d1", "page": 3}, {"doc": "d2"}]}),
+    ];
+    let damages: [&dyn Fn(&mut Value); 12] = [
+        &|v| v["why"] = json!(7),
+        &|v| v["action"] = json!("shout"),
+        &|v| v["extra"] = json!({"deep": [1, 2]}),
+        &|v| v["tags"] = json!(["a", "a", "b"]),
+        &|v| v["tags"] = json!(["a", "b", "c", "d"]),
+        &|v| {
+            v.as_object_mut().unwrap().remove("why");
+        },
+        &|v| v["why"] = json!("x".repeat(100)),
+        &|v| v["tool"] = json!("delete"),
+        &|v| v["args"] = json!({"q": 3, "limit": 99, "sort": "asc"}),
+        &|v| {
+            v["citations"] = json!([{"doc": "d1", "page": "three"}, {"doc": 2, "note": "n"}, "d3"]);
+        },
+        &|v| v["text"] = json!(["not", "text"]),
+        &|_| {},
+    ];
+    let mut out = Vec::new();
+    for base in &valid {
+        for damage in damages {
+            let mut value = base.clone();
+            damage(&mut value);
+            let text = if rng.below(2) == 0 {
+                serde_json::to_string_pretty(&value).unwrap()
+            } else {
+                value.to_string()
+            };
+            out.push(text.clone());
+            out.push(format!("Here is the plan:\n```json\n{text}\n```\nDone."));
+            out.push(format!("{text}\n\nThat is all."));
+        }
+    }
+    out
+}
+
+#[test]
+fn generated_records_stream_with_violations_in_the_report_and_never_released() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = plan_pack(dir.path());
+    let mut rng = Rng(42);
+    let texts = generated(&mut rng);
+    assert!(texts.len() >= 70);
+    let mut violations = 0;
+    for text in texts {
+        let record = Input::new(text);
+        check_stream(&pack, &record, &mut rng);
+        let (events, _) = stream(&pack, &record, std::slice::from_ref(&record.output));
+        violations += events
+            .iter()
+            .filter(|(e, _)| matches!(e, StreamEvent::Violation(_)))
+            .count();
+    }
+    // The damages are seen early: not a run in which nothing is ever reported.
+    assert!(violations > 40, "{violations} violations");
+}
+
+/// The offset just past the first occurrence of `needle` in `text`.
+fn end_of(text: &str, needle: &str) -> usize {
+    text.find(needle).unwrap() + needle.len()
+}
+
+/// Streams `text` byte by byte; each violation with the number of bytes
+/// pushed when it came.
+fn byte_by_byte(pack: &Pack, text: &str) -> Vec<(Violation, usize)> {
+    let mut session = pack.stream();
+    let mut out = Vec::new();
+    for (at, c) in text.char_indices() {
+        for event in session.push(&text[at..at + c.len_utf8()]) {
+            if let StreamEvent::Violation(v) = event {
+                out.push((v, at + c.len_utf8()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn each_early_rule_reports_no_later_than_the_byte_that_completes_its_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = plan_pack(dir.path());
+    let text = r#"{"action": "shout", "why": 7, "tags": ["a", "a"], "extra": 1, "args": {"q": 3}, "tool": "delete", "#;
+    let events = byte_by_byte(&pack, text);
+    let when = |code: &str, path: &str| {
+        events
+            .iter()
+            .find(|(v, _)| v.code == code && v.path.as_deref() == Some(path))
+            .map_or_else(
+                || panic!("no {code} at {path} in {events:#?}"),
+                |(_, at)| *at,
+            )
+    };
+    // A kind outside the variants: when its string closes.
+    assert_eq!(
+        when("contract.kind-not-allowed", "/action"),
+        end_of(text, r#""shout""#)
+    );
+    // A wrong type: when the value is complete (a number ends at its delimiter).
+    assert_eq!(when("contract.type", "/why"), end_of(text, r#""why": 7,"#));
+    // A repeated item: when the repeat closes.
+    assert_eq!(
+        when("contract.unique-items", "/tags/1"),
+        end_of(text, r#"["a", "a""#)
+    );
+    // An unknown member: as soon as its key is complete.
+    assert_eq!(
+        when("contract.unexpected-field", "/extra"),
+        end_of(text, r#""extra""#)
+    );
+    // Nothing is reported for what is not certain yet: `args` and `tool`
+    // belong to a variant, and the kind read was none of them.
+    assert!(
+        events
+            .iter()
+            .all(|(v, _)| v.path.as_deref() != Some("/args/q")),
+        "{events:#?}"
+    );
+
+    // With a known kind, members of its variant are checked as they complete,
+    // at any depth; an object missing a required member, when it closes.
+    let text = r#"{"action": "call", "why": "Asked.", "tool": "delete", "args": {"limit": 99}, "#;
+    let events = byte_by_byte(&pack, text);
+    let at = |code: &str, path: &str| {
+        events
+            .iter()
+            .find(|(v, _)| v.code == code && v.path.as_deref() == Some(path))
+            .map(|(_, at)| *at)
+    };
+    assert_eq!(
+        at("contract.one-of", "/tool"),
+        Some(end_of(text, r#""delete""#))
+    );
+    assert_eq!(
+        at("contract.range", "/args/limit"),
+        Some(end_of(text, "99")).map(|e| e + 1)
+    );
+    assert_eq!(
+        at("contract.missing-field", "/args/q"),
+        Some(end_of(text, "99}"))
+    );
+    // The top-level object is not complete: its missing members are not known.
+    assert_eq!(at("contract.missing-field", "/text"), None);
+    // In a fence after prose, the same.
+    let fenced = format!("Sure:\n```json\n{text}");
+    let events = byte_by_byte(&pack, &fenced);
+    assert!(
+        events.iter().any(|(v, _)| v.code == "contract.one-of"),
+        "{events:#?}"
+    );
+}
+
+#[test]
+fn a_released_prefix_never_holds_a_token_split_across_chunks() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = plan_pack(dir.path());
+    let mut session = pack.stream().with_release();
+    let mut released = 0;
+    let mut pushed = String::new();
+    for chunk in [
+        r#"{"action": "call", "why": "Ask"#,
+        r#"ed.", "too"#,
+        r#"l": "dele"#,
+        r#"te", "ar"#,
+    ] {
+        pushed.push_str(chunk);
+        for event in session.push(chunk) {
+            match event {
+                StreamEvent::Release { up_to } => released = up_to,
+                StreamEvent::Violation(v) => {
+                    assert!(
+                        v.start >= released,
+                        "{v:?} inside the released {released} bytes"
+                    );
+                    assert_eq!(&pushed[v.start..v.offset], r#""delete""#);
+                }
+            }
+        }
+        // The value being written is never released.
+        if pushed.ends_with("dele") {
+            assert!(released <= pushed.rfind('"').unwrap(), "{released}");
+        }
+    }
+    // The key being written (`"ar`) is held: an unknown member would be flagged.
+    assert!(released <= pushed.rfind('"').unwrap());
+    // The text ends cut off: the repair tier closes it, and the report has
+    // the violation the stream reported.
+    let report = session.finish().to_value();
+    assert_eq!(report["extraction"]["tier"], "repair");
+    assert!(
+        report["issues"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i["path"] == "/tool"),
+        "{report}"
+    );
+}
