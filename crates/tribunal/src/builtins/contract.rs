@@ -41,6 +41,7 @@ pub const BUILTIN: Builtin = Builtin {
     name: "contract",
     kind: Kind::Postprocessor,
     summary: "validates the extracted JSON against the pack's contract",
+    streaming: "as each value completes: types, ranges, allowed values, lengths, sentences, kinds, unknown members, repeated items; a container's own checks at its close",
     docs: include_str!("../../../../docs/builtins/contract.md"),
     build,
 };

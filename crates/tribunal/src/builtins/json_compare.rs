@@ -30,6 +30,7 @@ pub const BUILTIN: Builtin = Builtin {
     name: "json_compare",
     kind: Kind::Metric,
     summary: "Compares extracted JSON with the ground truth: completeness, hallucination, accuracy and the response quality score (RQS)",
+    streaming: "at `finish()`",
     docs: DOCS,
     build,
 };

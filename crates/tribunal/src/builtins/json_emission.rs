@@ -23,6 +23,7 @@ pub const BUILTIN: Builtin = Builtin {
     name: "json_emission",
     kind: Kind::Metric,
     summary: "Scores actual JSON event emission versus describing it",
+    streaming: "at `finish()`",
     docs: DOCS,
     build,
 };

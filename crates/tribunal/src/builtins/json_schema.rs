@@ -163,6 +163,7 @@ pub const BUILTIN: Builtin = Builtin {
     name: "json_schema",
     kind: Kind::Postprocessor,
     summary: "validates the extracted JSON against a JSON Schema file",
+    streaming: "at `finish()`",
     docs: DOCS,
     build,
 };

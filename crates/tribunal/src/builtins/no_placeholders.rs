@@ -24,6 +24,7 @@ pub const BUILTIN: Builtin = Builtin {
     name: "no_placeholders",
     kind: Kind::Postprocessor,
     summary: "Text must not contain unfilled placeholders such as TODO, TBD or FIXME",
+    streaming: "at `finish()`",
     docs: DOCS,
     build,
 };

@@ -28,6 +28,7 @@ pub const BUILTIN: Builtin = Builtin {
     name: "required_fields",
     kind: Kind::Postprocessor,
     summary: "Nested fields must exist, be non-empty or contain required members",
+    streaming: "at `finish()`",
     docs: DOCS,
     build,
 };

@@ -149,7 +149,7 @@ impl Stream<'_> {
         let start = self.record.output.len();
         self.record.output.push_str(chunk);
         let found = self.scanner.scan(&self.record.output, start);
-        let mut events = Vec::with_capacity(found.len() + 1);
+        let mut events = Vec::new();
         for (issue, start, offset) in found {
             let key = (
                 issue.code.to_string(),

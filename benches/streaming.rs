@@ -1,0 +1,145 @@
+//! What streaming costs: a 4 KB output pushed in chunks of 1, 4, 64 and 4096
+//! bytes (then `finish()`), against evaluating it whole, and a 1 MB output in
+//! 1-byte and 64-byte chunks, against 256 KB, to show the cost stays linear.
+//!
+//! Run with `cargo bench --bench streaming`. The pack is a contract of an answer
+//! with citations (an array of objects) and a confidence; the outputs are
+//! generated so every value is checked as it completes. Prints, for each
+//! chunk size, the time per output, its ratio to evaluating whole, and the
+//! cost per push in ns; for the large outputs, ns per byte.
+
+use std::fmt::Write as _;
+use std::time::{Duration, Instant};
+
+use tribunal::{Input, Pack};
+
+const PACK: &str = r#"name: cited
+contract:
+  additional_fields: false
+  fields:
+    answer: { type: string, required: true, sentences: [1, 40] }
+    citations:
+      type: array
+      required: true
+      min_items: 1
+      items:
+        type: object
+        additional_fields: false
+        fields:
+          doc_id: { type: string, required: true, min_length: 2 }
+          quote: { type: string, required: true, min_length: 8 }
+          page: { type: integer, min: 1 }
+    confidence: { type: number, required: true, min: 0, max: 1 }
+"#;
+
+/// An output of about `bytes` bytes: an answer and as many citations as fit.
+fn output(bytes: usize) -> String {
+    let mut answer = String::new();
+    while answer.len() < bytes / 4 {
+        answer.push_str("The warranty covers parts and labour for two years from purchase. ");
+    }
+    let mut out = format!("{{\"answer\": \"{}\", \"citations\": [", answer.trim_end());
+    let mut i = 0;
+    while out.len() < bytes - 40 {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        let _ = write!(
+            out,
+            "{{\"doc_id\": \"d{i}\", \"quote\": \"covered for two years from purchase, item {i}\", \"page\": {}}}",
+            i % 40 + 1
+        );
+        i += 1;
+    }
+    out.push_str("], \"confidence\": 0.9}");
+    out
+}
+
+/// The best of `rounds` timings of `work` run `n` times, per run.
+fn time(rounds: usize, n: usize, mut work: impl FnMut()) -> Duration {
+    (0..rounds)
+        .map(|_| {
+            let start = Instant::now();
+            for _ in 0..n {
+                work();
+            }
+            start.elapsed() / u32::try_from(n).unwrap_or(u32::MAX)
+        })
+        .min()
+        .unwrap_or_default()
+}
+
+fn streamed(pack: &Pack, text: &str, chunk: usize) -> usize {
+    let mut session = pack.stream();
+    let mut events = 0;
+    let mut at = 0;
+    while at < text.len() {
+        let end = (at + chunk).min(text.len());
+        events += session.push(&text[at..end]).len();
+        at = end;
+    }
+    std::hint::black_box(session.finish());
+    events
+}
+
+fn main() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    std::fs::write(dir.path().join("pack.yaml"), PACK).expect("pack.yaml");
+    let pack = Pack::load(dir.path()).expect("the pack loads");
+    let small = output(4096);
+    assert_eq!(pack.evaluate(&Input::new(small.clone())).error(), None);
+    assert!(pack.evaluate(&Input::new(small.clone())).issues.is_empty());
+    let whole = time(5, 2000, || {
+        std::hint::black_box(pack.evaluate(&Input::new(small.clone())));
+    });
+    println!(
+        "4 KB output ({} bytes), evaluated whole: {:.1} µs",
+        small.len(),
+        micros(whole)
+    );
+    println!("chunk      per output     ratio    per push");
+    for chunk in [1usize, 4, 64, 4096] {
+        let n = if chunk == 1 { 300 } else { 1000 };
+        let per = time(5, n, || {
+            streamed(&pack, &small, chunk);
+        });
+        let pushes = small.len().div_ceil(chunk);
+        let per_push = (per.as_nanos() as f64 - whole.as_nanos() as f64).max(0.0) / pushes as f64;
+        println!(
+            "{chunk:>5} B   {:>9.1} µs   {:>5.2}x   {per_push:>7.0} ns",
+            micros(per),
+            per.as_secs_f64() / whole.as_secs_f64()
+        );
+    }
+    println!("large outputs: ns per byte (streaming, finish included)");
+    for size in [256 << 10, 1 << 20] {
+        let text = output(size);
+        let whole = time(3, 3, || {
+            std::hint::black_box(pack.evaluate(&Input::new(text.clone())));
+        });
+        let mut line = format!(
+            "{:>5} KB  whole {:>6.1} ns/B",
+            text.len() >> 10,
+            ns_per_byte(whole, &text)
+        );
+        for chunk in [1usize, 64] {
+            let per = time(3, 3, || {
+                streamed(&pack, &text, chunk);
+            });
+            let _ = write!(
+                line,
+                "   {chunk}-byte chunks {:>6.1} ns/B",
+                ns_per_byte(per, &text)
+            );
+        }
+        println!("{line}");
+    }
+}
+
+fn micros(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+fn ns_per_byte(d: Duration, text: &str) -> f64 {
+    d.as_nanos() as f64 / text.len() as f64
+}
