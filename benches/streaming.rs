@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use tribunal::{Input, Pack};
 
-const PACK: &str = r#"name: cited
+const PACK: &str = r"name: cited
 contract:
   additional_fields: false
   fields:
@@ -30,7 +30,7 @@ contract:
           quote: { type: string, required: true, min_length: 8 }
           page: { type: integer, min: 1 }
     confidence: { type: number, required: true, min: 0, max: 1 }
-"#;
+";
 
 /// An output of about `bytes` bytes: an answer and as many citations as fit.
 fn output(bytes: usize) -> String {
