@@ -1806,3 +1806,60 @@ fn eval_ends_with_a_line_saying_how_it_went_unless_quiet() {
             page.display()
         ));
 }
+
+/// `check --stream` reads a model's output as it is piped in and shows a
+/// violation before the input ends; its result is `check`'s for the whole text.
+#[test]
+fn check_stream_reports_a_violation_before_the_input_ends() {
+    use std::io::{BufRead, BufReader, Write as _};
+    use std::process::{Command as Process, Stdio};
+    let root = env!("CARGO_MANIFEST_DIR");
+    let mut child = Process::new(env!("CARGO_BIN_EXE_tribunal"))
+        .args([
+            "check",
+            &format!("{root}/rules/structured-output"),
+            "-",
+            "--stream",
+            "--json",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    // A character cut between two writes waits for its other bytes.
+    let first = "{\"kind\": \"agent.shout\", \"text\": \"Zo\u{eb}";
+    let (cut, rest_of_char) = first.as_bytes().split_at(first.len() - 1);
+    stdin.write_all(cut).unwrap();
+    stdin.flush().unwrap();
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let event: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(event["event"], "violation");
+    assert_eq!(event["code"], "contract.kind-replaced");
+    assert_eq!(event["path"], "/kind");
+    // The rest, then the end of the input: the result record, last.
+    stdin.write_all(rest_of_char).unwrap();
+    stdin.write_all(b" says hi.\"}").unwrap();
+    drop(stdin);
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    assert!(!child.wait().unwrap().success());
+    let record: Value = serde_json::from_str(rest.lines().last().unwrap()).unwrap();
+    assert_eq!(record["json"]["text"], "Zo\u{eb} says hi.");
+    assert_eq!(record["issues"][0]["code"], "contract.kind-replaced");
+    // The same record as `check` on the whole text.
+    let whole = tribunal()
+        .args([
+            "check",
+            &format!("{root}/rules/structured-output"),
+            "-",
+            "--json",
+        ])
+        .write_stdin("{\"kind\": \"agent.shout\", \"text\": \"Zo\u{eb} says hi.\"}")
+        .output()
+        .unwrap();
+    let whole: Value = serde_json::from_slice(&whole.stdout).unwrap();
+    assert_eq!(record, whole);
+}

@@ -409,3 +409,14 @@ fn a_released_prefix_never_holds_a_token_split_across_chunks() {
         "{report}"
     );
 }
+
+#[test]
+fn a_kind_outside_may_emit_is_reported_when_its_string_closes() {
+    let pack = Pack::load(root().join("rules/structured-output")).unwrap();
+    let text = r#"{"kind": "agent.shout", "text": "Hi."}"#;
+    let events = byte_by_byte(&pack, text);
+    let (v, at) = &events[0];
+    assert_eq!(v.code, "contract.kind-replaced");
+    assert_eq!(*at, end_of(text, r#""agent.shout""#));
+    assert_eq!(&text[v.start..v.offset], r#""agent.shout""#);
+}

@@ -39,6 +39,11 @@ pub(super) struct CheckArgs {
     /// Largest output accepted, in bytes.
     #[arg(long, default_value_t = DEFAULT_MAX_RECORD_BYTES)]
     max_record_bytes: usize,
+    /// Read the output as it arrives (a model's stream piped in) and print each
+    /// violation as soon as it is certain, then the result; with --json, one
+    /// JSON line per event, then the result record as the last line.
+    #[arg(long, conflicts_with = "feedback")]
+    stream: bool,
 }
 
 pub(super) fn check(args: &CheckArgs) -> Result<u8, String> {
@@ -51,6 +56,9 @@ pub(super) fn check(args: &CheckArgs) -> Result<u8, String> {
         (_, first, file) => (first.as_ref(), file.as_ref()),
     };
     let pack = args.pack.load(pack_arg)?;
+    if args.stream {
+        return check_streaming(args, &pack, file);
+    }
     let output = match file {
         None => read_limited(io::stdin().lock(), args.max_record_bytes, "stdin")?,
         Some(p) if p.as_os_str() == "-" => {
@@ -61,17 +69,7 @@ pub(super) fn check(args: &CheckArgs) -> Result<u8, String> {
             read_limited(file, args.max_record_bytes, &path.display().to_string())?
         }
     };
-    let expected = match &args.expected {
-        None => Value::Null,
-        Some(value) => json_arg("--expected", value)?,
-    };
-    let mut input = Input::new(output).with_expected(expected);
-    if let Some(meta) = &args.meta {
-        input.meta = json_arg("--meta", meta)?.into();
-    }
-    if let Some(file) = file {
-        input.id = file.display().to_string().into();
-    }
+    let input = record(args, output, file)?;
     let report = pack.evaluate(&input);
     let mut stdout = io::stdout().lock();
     let written = if args.json {
@@ -92,6 +90,123 @@ pub(super) fn check(args: &CheckArgs) -> Result<u8, String> {
     } else {
         EXIT_NOT_PASSED
     })
+}
+
+/// The record `check` evaluates: the output, `--expected`, `--meta`, and the
+/// file's name as its id.
+fn record(args: &CheckArgs, output: String, file: Option<&PathBuf>) -> Result<Input, String> {
+    let expected = match &args.expected {
+        None => Value::Null,
+        Some(value) => json_arg("--expected", value)?,
+    };
+    let mut input = Input::new(output).with_expected(expected);
+    if let Some(meta) = &args.meta {
+        input.meta = json_arg("--meta", meta)?.into();
+    }
+    if let Some(file) = file {
+        input.id = file.display().to_string().into();
+    }
+    Ok(input)
+}
+
+/// `check --stream`: the output read as it arrives, each violation printed
+/// (and flushed) when it is certain, then the result as `check` prints it.
+fn check_streaming(
+    args: &CheckArgs,
+    pack: &tribunal::Pack,
+    file: Option<&PathBuf>,
+) -> Result<u8, String> {
+    use std::io::Read as _;
+    let (mut reader, what): (Box<dyn io::Read>, String) = match file {
+        Some(path) if path.as_os_str() != "-" => (
+            Box::new(tribunal::frontend::files::open_stream(path).map_err(|e| e.to_string())?),
+            path.display().to_string(),
+        ),
+        _ => (Box::new(io::stdin().lock()), "stdin".to_owned()),
+    };
+    let mut session = pack.stream_for(record(args, String::new(), file)?);
+    let mut stdout = io::stdout().lock();
+    let mut pending: Vec<u8> = Vec::new();
+    let (mut read, mut buffer) = (0usize, vec![0u8; 8192]);
+    loop {
+        let n = match reader.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+            Err(err) => return Err(format!("cannot read {what}: {err}")),
+        };
+        read += n;
+        if read > args.max_record_bytes {
+            return Err(format!(
+                "{what} is larger than {} bytes (raise --max-record-bytes)",
+                args.max_record_bytes
+            ));
+        }
+        pending.extend_from_slice(&buffer[..n]);
+        // A character cut by the read waits for its other bytes.
+        let valid = match std::str::from_utf8(&pending) {
+            Ok(_) => pending.len(),
+            Err(err) if err.error_len().is_none() => err.valid_up_to(),
+            Err(err) => {
+                let at = read - pending.len() + err.valid_up_to() + 1;
+                return Err(format!("{what} is not valid UTF-8 (at byte {at})"));
+            }
+        };
+        let mut chunk = std::str::from_utf8(&pending[..valid]).unwrap_or_default();
+        // A byte-order mark is the file's encoding, not the model's output.
+        if session.text().is_empty() {
+            chunk = chunk.strip_prefix('\u{feff}').unwrap_or(chunk);
+        }
+        for event in session.push(chunk) {
+            let line = event_line(&event, args.json);
+            writeln!(stdout, "{line}").map_err(|e| format!("cannot write to stdout: {e}"))?;
+        }
+        stdout
+            .flush()
+            .map_err(|e| format!("cannot write to stdout: {e}"))?;
+        pending.drain(..valid);
+    }
+    if !pending.is_empty() {
+        return Err(format!(
+            "{what} is not valid UTF-8 (it ends inside a character)"
+        ));
+    }
+    let report = session.finish();
+    let written = if args.json {
+        writeln!(stdout, "{}", report.to_json_line())
+    } else {
+        write!(stdout, "{}", render_report(&report))
+    };
+    written.map_err(|e| format!("cannot write to stdout: {e}"))?;
+    Ok(if report.passed() {
+        EXIT_OK
+    } else {
+        EXIT_NOT_PASSED
+    })
+}
+
+/// One streaming event as `check --stream` prints it.
+fn event_line(event: &tribunal::StreamEvent, json: bool) -> String {
+    use tribunal::frontend::text::one_line;
+    match event {
+        tribunal::StreamEvent::Violation(v) if json => serde_json::json!({
+            "event": "violation", "rule": v.rule, "code": v.code, "severity": v.severity.as_str(),
+            "message": v.message, "path": v.path, "start": v.start, "offset": v.offset,
+        })
+        .to_string(),
+        tribunal::StreamEvent::Violation(v) => format!(
+            "violation at byte {}: {} {} {}  ({})",
+            v.offset,
+            v.severity.as_str(),
+            one_line(v.path.as_deref().unwrap_or("-")),
+            one_line(&v.message),
+            v.code
+        ),
+        tribunal::StreamEvent::Release { up_to } if json => {
+            serde_json::json!({"event": "release", "up_to": up_to}).to_string()
+        }
+        tribunal::StreamEvent::Release { up_to } => format!("release up to byte {up_to}"),
+    }
 }
 
 /// The human-readable form of a report, as `check` prints it. What came from the

@@ -620,10 +620,16 @@ fn members(shape: Shape<'_>) -> Option<(&[FieldRule], &[Variant], &str)> {
     }
 }
 
+/// The member that holds an object's kind: the contract's kind field when it
+/// has `may_emit` or variants, a field's when it has variants.
 fn kind_field(shape: Shape<'_>) -> Option<&str> {
-    members(shape)
-        .filter(|(_, variants, _)| !variants.is_empty())
-        .map(|(_, _, kind)| kind)
+    match shape {
+        Shape::Top(contract) if contract.may_emit.is_some() || !contract.variants.is_empty() => {
+            Some(&contract.kind_field)
+        }
+        Shape::Field(rule) if !rule.variants.is_empty() => Some(&rule.kind_field),
+        _ => None,
+    }
 }
 
 /// The rule of member `key` in `frame`, when it is certain: a common field,
