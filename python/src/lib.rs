@@ -186,6 +186,34 @@ impl PyPack {
         self.pack.prompt()
     }
 
+    /// A streaming session for one output: `push(chunk)` returns the events
+    /// the chunk made certain, `finish()` the `Result` (exactly `evaluate` of
+    /// the whole text). `expected`, `meta` and `id` are the record's, as for
+    /// `evaluate`; `release=True` also reports how far the text is safe to
+    /// pass on.
+    #[pyo3(signature = (expected = None, meta = None, id = None, *, release = false))]
+    fn stream(
+        &self,
+        py: Python<'_>,
+        expected: Option<&Bound<'_, PyAny>>,
+        meta: Option<&Bound<'_, PyAny>>,
+        id: Option<&Bound<'_, PyAny>>,
+        release: bool,
+    ) -> PyResult<PyStream> {
+        let empty = PyString::new(py, "").into_any();
+        let (record, note) = read_members([id, Some(&empty), expected, meta])
+            .map_err(|err| pyo3::exceptions::PyValueError::new_err(err.message))?;
+        let mut session = tribunal::Stream::new(Arc::clone(&self.pack), record);
+        if release {
+            session = session.with_release();
+        }
+        Ok(PyStream {
+            session: Some(session),
+            note,
+            result: None,
+        })
+    }
+
     /// The contract as a JSON Schema (`tribunal prompt --schema`), or `None`
     /// when the pack has no contract. `strict=True`: the subset OpenAI's
     /// Structured Outputs take with `strict: true` (`--schema --strict`); a
@@ -1131,12 +1159,111 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
         .map_or_else(|_| "this value".to_owned(), |name| format!("`{name}`"))
 }
 
+/// A streaming session (`Pack.stream()`): push the chunks of an output as
+/// they arrive, then finish. Also a context manager: leaving the `with` block
+/// finishes it, and `result` holds the `Result`.
+#[pyclass(module = "tribunal", name = "Stream")]
+struct PyStream {
+    session: Option<tribunal::Stream<Arc<tribunal::Pack>>>,
+    /// A note on the record (`expected` or `meta` read leniently).
+    note: Option<Issue>,
+    result: Option<Py<PyRecord>>,
+}
+
+#[pymethods]
+impl PyStream {
+    /// Appends `chunk` to the output and returns the events it made certain,
+    /// each a dict: `{"event": "violation", "rule", "code", "severity",
+    /// "message", "path", "start", "offset"}` or `{"event": "release",
+    /// "up_to"}` (offsets in bytes of the UTF-8 text).
+    fn push(&mut self, py: Python<'_>, chunk: &str) -> PyResult<Py<PyList>> {
+        let session = self.session.as_mut().ok_or_else(finished)?;
+        let events = py.detach(|| session.push(chunk));
+        let list = PyList::empty(py);
+        for event in events {
+            let dict = PyDict::new(py);
+            match event {
+                tribunal::StreamEvent::Violation(v) => {
+                    dict.set_item("event", "violation")?;
+                    dict.set_item("rule", v.rule)?;
+                    dict.set_item("code", v.code)?;
+                    dict.set_item("severity", v.severity.as_str())?;
+                    dict.set_item("message", v.message)?;
+                    dict.set_item("path", v.path)?;
+                    dict.set_item("start", v.start)?;
+                    dict.set_item("offset", v.offset)?;
+                }
+                tribunal::StreamEvent::Release { up_to } => {
+                    dict.set_item("event", "release")?;
+                    dict.set_item("up_to", up_to)?;
+                }
+            }
+            list.append(dict)?;
+        }
+        Ok(list.unbind())
+    }
+
+    /// Ends the output and returns its `Result`: exactly what `Pack.evaluate`
+    /// gives for the whole text.
+    fn finish(&mut self, py: Python<'_>) -> PyResult<Py<PyRecord>> {
+        let session = self.session.take().ok_or_else(finished)?;
+        let mut report = py.detach(|| on_deep_stack(|| session.finish()));
+        if let Some(note) = self.note.take() {
+            report.issues.insert(0, note);
+        }
+        let result = Py::new(py, PyRecord::lazy(report))?;
+        self.result = Some(result.clone_ref(py));
+        Ok(result)
+    }
+
+    /// The text pushed so far.
+    #[getter]
+    fn text(&self) -> PyResult<String> {
+        self.session
+            .as_ref()
+            .map(|s| s.text().to_owned())
+            .ok_or_else(finished)
+    }
+
+    /// The `Result`, once finished (`None` before).
+    #[getter]
+    fn result(&self, py: Python<'_>) -> Option<Py<PyRecord>> {
+        self.result.as_ref().map(|r| r.clone_ref(py))
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&mut self, py: Python<'_>, _exc: &Bound<'_, PyTuple>) -> PyResult<bool> {
+        if self.session.is_some() {
+            self.finish(py)?;
+        }
+        Ok(false)
+    }
+
+    fn __repr__(&self) -> String {
+        match &self.session {
+            Some(session) => format!("<tribunal.Stream, {} bytes so far>", session.text().len()),
+            None => "<tribunal.Stream, finished>".to_owned(),
+        }
+    }
+}
+
+fn finished() -> PyErr {
+    pyo3::exceptions::PyRuntimeError::new_err(
+        "the stream is finished: start another with Pack.stream()",
+    )
+}
+
 /// The module `tribunal._native`; `tribunal/__init__.py` re-exports it.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_class::<PyPack>()?;
     m.add_class::<PyRecord>()?;
+    m.add_class::<PyStream>()?;
     m.add("TribunalError", py.get_type::<TribunalError>())?;
     m.add("PackError", py.get_type::<PackError>())?;
     m.add_function(wrap_pyfunction!(_restore_pack, m)?)?;

@@ -9,10 +9,12 @@ Load a pack once, then evaluate any number of outputs with it::
     result.status, result.score          # ('PASS', 1.0)
     results = pack.evaluate_many([{"id": 1, "output": "..."}], jobs=2)
 
-``tribunal.dspy`` holds DSPy metrics and ``tribunal.ray`` a Ray Data scorer;
+``pack.stream()`` judges an output while it streams (``tribunal.watch`` wraps an
+SDK's stream). ``tribunal.dspy`` holds DSPy metrics and ``tribunal.ray`` a Ray Data scorer;
 both import their framework only when used. See docs/python.md.
 """
 
-from ._native import Pack, PackError, Result, TribunalError, __version__
+from ._native import Pack, PackError, Result, Stream, TribunalError, __version__
+from .streaming import watch
 
-__all__ = ["Pack", "PackError", "Result", "TribunalError", "__version__"]
+__all__ = ["Pack", "PackError", "Result", "Stream", "TribunalError", "watch", "__version__"]

@@ -96,6 +96,15 @@ class Pack:
     @property
     def warnings(self) -> list[str]: ...
     def prompt(self) -> Optional[str]: ...
+    def stream(
+        self,
+        expected: Any = None,
+        meta: Any = None,
+        id: Any = None,
+        *,
+        release: bool = False,
+    ) -> Stream:
+        """A streaming session for one output (``push`` chunks, then ``finish``)."""
     def json_schema(self, *, strict: bool = False) -> Optional[dict[str, Any]]:
         """The contract as a JSON Schema; ``strict=True``: OpenAI's strict-mode subset
         (``ValueError`` for what it cannot express)."""
@@ -114,3 +123,19 @@ class Pack:
         first_line: Optional[int] = 1,
     ) -> list[Result]:
         """Results in input order; dicts are records, strings are JSONL lines."""
+
+class Stream:
+    """A streaming session: ``push`` each chunk, then ``finish``. A context manager."""
+
+    def push(self, chunk: str) -> list[dict[str, Any]]:
+        """The events the chunk made certain: ``{"event": "violation", "rule", "code",
+        "severity", "message", "path", "start", "offset"}`` or ``{"event": "release",
+        "up_to"}``."""
+    def finish(self) -> Result:
+        """The Result of the whole text: exactly ``Pack.evaluate`` of it."""
+    @property
+    def text(self) -> str: ...
+    @property
+    def result(self) -> Optional[Result]: ...
+    def __enter__(self) -> Stream: ...
+    def __exit__(self, *exc: Any) -> bool: ...

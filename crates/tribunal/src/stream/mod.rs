@@ -34,6 +34,7 @@
 mod scanner;
 
 use std::collections::HashSet;
+use std::ops::Deref;
 
 use crate::pack::Pack;
 use crate::pipeline::Input;
@@ -78,12 +79,14 @@ pub struct Violation {
     pub offset: usize,
 }
 
-/// A streaming session over one output: see the module documentation.
+/// A streaming session over one output: see the module documentation. `P` is
+/// how it holds its pack: `&Pack` from [`Pack::stream`], or an owner such as
+/// `Arc<Pack>` ([`Stream::new`]) for a session that outlives the borrow.
 #[derive(Debug)]
-pub struct Stream<'p> {
-    pack: &'p Pack,
+pub struct Stream<P: Deref<Target = Pack>> {
+    pack: P,
     record: Input,
-    scanner: Scanner<'p>,
+    scanner: Scanner,
     release: bool,
     released: usize,
     /// (code, path, message) of every violation reported, so that none is
@@ -110,18 +113,26 @@ impl Pack {
     /// assert_eq!(report.issues[0].message, "`n` must be an integer, got a string");
     /// # Ok::<(), tribunal::LoadErrors>(())
     /// ```
-    pub fn stream(&self) -> Stream<'_> {
-        self.stream_for(Input::default())
+    pub fn stream(&self) -> Stream<&Pack> {
+        Stream::new(self, Input::default())
     }
 
     /// A session for the record `record` (its id, expected value and meta;
     /// its `output`, usually empty, is the start of the text).
-    pub fn stream_for(&self, mut record: Input) -> Stream<'_> {
-        let contract = self.pipeline.contract.as_deref();
+    pub fn stream_for(&self, record: Input) -> Stream<&Pack> {
+        Stream::new(self, record)
+    }
+}
+
+impl<P: Deref<Target = Pack>> Stream<P> {
+    /// A session of `pack` for the record `record` (its id, expected value and
+    /// meta; its `output`, usually empty, is the start of the text).
+    pub fn new(pack: P, mut record: Input) -> Self {
         let start = std::mem::take(&mut record.output);
-        let mut stream = Stream {
-            pack: self,
-            scanner: Scanner::new(contract, &self.pipeline.ladder),
+        let scanner = Scanner::new(pack.pipeline.contract.clone(), &pack.pipeline.ladder);
+        let mut stream = Self {
+            pack,
+            scanner,
             record,
             release: false,
             released: 0,
@@ -132,9 +143,7 @@ impl Pack {
         }
         stream
     }
-}
 
-impl Stream<'_> {
     /// The same session, reporting [`StreamEvent::Release`] too.
     #[must_use]
     pub fn with_release(mut self) -> Self {

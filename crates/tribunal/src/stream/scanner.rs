@@ -5,6 +5,8 @@
 //! costs work proportional to its length; a container is parsed again (for
 //! its own checks) only when the contract has a rule for it.
 
+use std::sync::Arc;
+
 use crate::codes;
 use crate::contract::{Contract, FieldRule, Seg, Variant, RAW_FALLBACK_KEY};
 use crate::extract::{fence::is_json_info, Tier};
@@ -32,13 +34,13 @@ enum Mode {
 
 /// A container being read.
 #[derive(Debug)]
-struct Frame<'p> {
+struct Frame {
     object: bool,
     start: usize,
     /// The rules of its members or items.
-    shape: Shape<'p>,
+    shape: Shape,
     /// Its own rule, checked when it closes.
-    own: Own<'p>,
+    own: Own,
     state: State,
     /// The member being read (objects).
     key: Option<String>,
@@ -54,20 +56,53 @@ struct Frame<'p> {
     hold: Option<usize>,
 }
 
-#[derive(Debug, Clone, Copy)]
-enum Shape<'p> {
+/// Where a field rule is in the contract: the steps from its top-level
+/// fields. (A session owns its scanner and may own its pack: the scanner keeps
+/// addresses, not references.)
+type RuleAt = Vec<Step>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    /// The `i`th of the fields (the contract's, or a field's members).
+    Field(usize),
+    /// The `i`th field of the `v`th variant.
+    Variant(usize, usize),
+    /// The items' rule of an array field.
+    Item,
+}
+
+/// The rule at `at` in `contract`.
+fn rule<'c>(contract: &'c Contract, at: &[Step]) -> Option<&'c FieldRule> {
+    let mut steps = at.iter();
+    let mut current = match steps.next()? {
+        Step::Field(i) => contract.fields.get(*i)?,
+        Step::Variant(v, i) => contract.variants.get(*v)?.fields.get(*i)?,
+        Step::Item => return None,
+    };
+    for step in steps {
+        current = match step {
+            Step::Field(i) => current.children.get(*i)?,
+            Step::Variant(v, i) => current.variants.get(*v)?.fields.get(*i)?,
+            Step::Item => current.item.as_deref()?,
+        };
+    }
+    Some(current)
+}
+
+#[derive(Debug, Clone)]
+enum Shape {
     /// The top-level object of a pack with a contract.
-    Top(&'p Contract),
+    Top,
     /// A value with a field rule: its members (`fields`, `variants`) or items.
-    Field(&'p FieldRule),
+    Field(RuleAt),
     /// Nothing to check inside.
     Free,
 }
 
-#[derive(Debug, Clone, Copy)]
-enum Own<'p> {
-    Top(&'p Contract),
-    Field(&'p FieldRule),
+#[derive(Debug, Clone)]
+enum Own {
+    Top,
+    Field(RuleAt),
     None,
 }
 
@@ -102,32 +137,33 @@ enum Token {
 pub(super) type Found = (Issue, usize, usize);
 
 #[derive(Debug)]
-pub(super) struct Scanner<'p> {
-    contract: Option<&'p Contract>,
+pub(super) struct Scanner {
+    contract: Option<Arc<Contract>>,
     /// Whether the ladder reads a document at the start of the text.
     doc_at_start: bool,
     /// Whether the ladder reads fences.
     fences: bool,
     mode: Mode,
-    stack: Vec<Frame<'p>>,
+    stack: Vec<Frame>,
     /// Path of the innermost open container.
     path: Vec<Seg>,
     token: Option<Token>,
 }
 
-impl<'p> Scanner<'p> {
-    pub(super) fn new(contract: Option<&'p Contract>, ladder: &[Tier]) -> Self {
+impl Scanner {
+    pub(super) fn new(contract: Option<Arc<Contract>>, ladder: &[Tier]) -> Self {
         let has = |tier| ladder.contains(&tier);
+        let mode = if contract.is_some() {
+            Mode::Start
+        } else {
+            // Without a contract there is nothing to check early.
+            Mode::Done
+        };
         Self {
             contract,
             doc_at_start: has(Tier::Strict) || has(Tier::Embedded) || has(Tier::Repair),
             fences: has(Tier::Fence),
-            // Without a contract there is nothing to check early.
-            mode: if contract.is_some() {
-                Mode::Start
-            } else {
-                Mode::Done
-            },
+            mode,
             stack: Vec::new(),
             path: Vec::new(),
             token: None,
@@ -178,7 +214,10 @@ impl<'p> Scanner<'p> {
                 Token::Bare { start } => (start, false),
             };
             let flaggable = if key {
-                self.stack.last().is_some_and(|f| closed(f.shape))
+                let contract = self.contract.as_deref();
+                self.stack
+                    .last()
+                    .is_some_and(|f| contract.is_some_and(|c| closed(c, &f.shape)))
             } else {
                 self.value_rule().is_some()
             };
@@ -365,15 +404,15 @@ impl<'p> Scanner<'p> {
     }
 
     /// The rule of the value being read in the innermost container.
-    fn value_rule(&self) -> Option<&'p FieldRule> {
+    fn value_rule(&self) -> Option<RuleAt> {
+        let contract = self.contract.as_deref()?;
         let frame = self.stack.last()?;
         if frame.object {
-            member_rule(frame, frame.key.as_deref()?)
-        } else {
-            match frame.shape {
-                Shape::Field(rule) => rule.item.as_deref(),
-                Shape::Top(_) | Shape::Free => None,
-            }
+            return member_rule(contract, frame, frame.key.as_deref()?);
+        }
+        match &frame.shape {
+            Shape::Field(at) if rule(contract, at)?.item.is_some() => Some(extend(at, Step::Item)),
+            _ => None,
         }
     }
 
@@ -381,16 +420,19 @@ impl<'p> Scanner<'p> {
     /// read yet, or it is an item that may repeat an earlier one, its
     /// container holds the release from here until it closes.
     fn note_value_start(&mut self, at: usize) {
+        let Some(contract) = self.contract.as_deref() else {
+            return;
+        };
         let Some(frame) = self.stack.last_mut() else {
             return;
         };
         let uncertain = frame.object
             && frame.kind.is_none()
             && frame.key.as_deref().is_some_and(|key| {
-                member_rule(frame, key).is_none() && in_some_variant(frame.shape, key)
+                member_rule(contract, frame, key).is_none()
+                    && in_some_variant(contract, &frame.shape, key)
             });
-        let repeatable =
-            !frame.object && matches!(frame.shape, Shape::Field(r) if r.spec.unique_items);
+        let repeatable = !frame.object && unique(contract, &frame.shape);
         if uncertain || repeatable {
             frame.hold = Some(frame.hold.map_or(at, |h| h.min(at)));
         }
@@ -398,38 +440,36 @@ impl<'p> Scanner<'p> {
 
     /// A container opens at `at`.
     fn open(&mut self, at: usize, object: bool, found: &mut Vec<Found>) {
-        let (shape, own) = match self.stack.last() {
+        let contract = self.contract.clone();
+        let (shape, own) = match (self.stack.last(), contract.as_deref()) {
+            (_, None) => (Shape::Free, Own::None),
             // The document itself.
-            None => match self.contract {
-                Some(contract) if object => (Shape::Top(contract), Own::Top(contract)),
-                // The contract wants an object: an array is judged at its end.
-                Some(contract) => (Shape::Free, Own::Top(contract)),
+            (None, Some(_)) if object => (Shape::Top, Own::Top),
+            // The contract wants an object: an array is judged at its end.
+            (None, Some(_)) => (Shape::Free, Own::Top),
+            (Some(_), Some(contract)) => match self.value_rule() {
                 None => (Shape::Free, Own::None),
-            },
-            Some(_) => match self.value_rule() {
-                None => (Shape::Free, Own::None),
-                Some(rule) => {
+                Some(at_rule) => {
                     let path = self.child_path();
-                    match self
-                        .contract
-                        .and_then(|c| c.container_type_at(rule, object, &path))
-                    {
+                    let issue = rule(contract, &at_rule)
+                        .and_then(|r| contract.container_type_at(r, object, &path));
+                    match issue {
                         Some(issue) => {
                             found.push((issue, at, at + 1));
-                            (Shape::Free, Own::Field(rule))
+                            (Shape::Free, Own::Field(at_rule))
                         }
-                        None => (Shape::Field(rule), Own::Field(rule)),
+                        None => (Shape::Field(at_rule.clone()), Own::Field(at_rule)),
                     }
                 }
             },
         };
         // A whole value that may still be flagged when it closes: an allowed
         // value (`enum`) or a map whose values are checked then.
-        let hold = match own {
-            Own::Field(rule) if rule.spec.one_of.is_some() || rule.spec.values.is_some() => {
-                Some(at)
-            }
-            Own::Top(_) if !object => Some(at),
+        let hold = match (&own, contract.as_deref()) {
+            (Own::Field(at_rule), Some(contract)) => rule(contract, at_rule)
+                .filter(|r| r.spec.one_of.is_some() || r.spec.values.is_some())
+                .map(|_| at),
+            (Own::Top, _) if !object => Some(at),
             _ => None,
         };
         if let Some(parent) = self.stack.last() {
@@ -456,7 +496,7 @@ impl<'p> Scanner<'p> {
     }
 
     /// The path segment of the value being read in `parent`.
-    fn child_seg(&self, parent: &Frame<'_>) -> Seg {
+    fn child_seg(&self, parent: &Frame) -> Seg {
         if parent.object {
             Seg::Member(parent.key.clone().unwrap_or_default())
         } else {
@@ -480,26 +520,28 @@ impl<'p> Scanner<'p> {
             self.mode = Mode::Done;
             return;
         };
+        let Some(contract) = self.contract.clone() else {
+            return;
+        };
         let Some(frame) = self.stack.last_mut() else {
             return;
         };
         frame.state = State::Colon;
-        let unexpected = closed(frame.shape) && key != RAW_FALLBACK_KEY && !may_hold(frame, &key);
+        let closed = closed(&contract, &frame.shape);
+        let unexpected = closed && key != RAW_FALLBACK_KEY && !may_hold(&contract, frame, &key);
         // A member only some variants have, before the kind is read: judged
         // when the object closes, so held from its key.
-        if closed(frame.shape)
-            && frame.kind.is_none()
-            && member_rule(frame, &key).is_none()
+        if closed
             && !unexpected
+            && frame.kind.is_none()
+            && member_rule(&contract, frame, &key).is_none()
         {
             frame.hold = Some(frame.hold.map_or(start, |h| h.min(start)));
         }
-        frame.key = Some(key);
         if unexpected {
-            if let (Some(contract), Some(key)) = (self.contract, &frame.key) {
-                found.push((contract.unexpected_member_at(key, &self.path), start, end));
-            }
+            found.push((contract.unexpected_member_at(&key, &self.path), start, end));
         }
+        frame.key = Some(key);
     }
 
     /// A string, number, `true`, `false` or `null` is complete.
@@ -509,10 +551,13 @@ impl<'p> Scanner<'p> {
             return;
         };
         let value = Json::from(value);
-        if let (Some(rule), Some(contract)) = (self.value_rule(), self.contract) {
-            let path = self.child_path();
-            for issue in contract.check_value_at(rule, &value, &path) {
-                found.push((issue, start, end));
+        let contract = self.contract.clone();
+        if let (Some(at_rule), Some(contract)) = (self.value_rule(), contract.as_deref()) {
+            if let Some(field) = rule(contract, &at_rule) {
+                let path = self.child_path();
+                for issue in contract.check_value_at(field, &value, &path) {
+                    found.push((issue, start, end));
+                }
             }
         }
         self.value_done(value, start, end, found);
@@ -521,19 +566,19 @@ impl<'p> Scanner<'p> {
     /// A member's or item's value is complete: its container notes it (the
     /// kind, an item that repeats an earlier one).
     fn value_done(&mut self, value: Json, start: usize, end: usize, found: &mut Vec<Found>) {
-        let contract = self.contract;
+        let Some(contract) = self.contract.clone() else {
+            return;
+        };
         let Some(frame) = self.stack.last_mut() else {
             return;
         };
         frame.state = State::Comma;
         if frame.object {
-            let is_kind = frame
-                .key
-                .as_deref()
-                .is_some_and(|k| Some(k) == kind_field(frame.shape));
+            let kind_member = kind_field(&contract, &frame.shape);
+            let is_kind = kind_member.is_some() && frame.key.as_deref() == kind_member;
             if let (true, Json::String(kind)) = (is_kind, &value) {
                 frame.kind = Some(kind.to_string());
-                if let Shape::Top(contract) = frame.shape {
+                if matches!(frame.shape, Shape::Top) {
                     for issue in contract.kind_issues(kind) {
                         found.push((issue, start, end));
                     }
@@ -541,14 +586,14 @@ impl<'p> Scanner<'p> {
             }
             return;
         }
-        if let (Shape::Field(rule), Some(contract)) = (frame.shape, contract) {
-            if rule.spec.unique_items {
+        if let Shape::Field(at_rule) = &frame.shape {
+            if let Some(field) = rule(&contract, at_rule).filter(|r| r.spec.unique_items) {
                 frame.items.push(value);
                 let so_far = Json::Array(frame.items.clone());
                 let mut item = self.path.clone();
                 item.push(Seg::Item(frame.count));
                 let item = pointer_of(&item);
-                for issue in contract.check_value_at(rule, &so_far, &self.path) {
+                for issue in contract.check_value_at(field, &so_far, &self.path) {
                     let this_item = issue.code == codes::CONTRACT_UNIQUE_ITEMS
                         && issue.path.as_deref() == Some(item.as_str());
                     if this_item {
@@ -568,8 +613,11 @@ impl<'p> Scanner<'p> {
         };
         let end = at + 1;
         let span = &text[frame.start..end];
-        let parent_unique = self.stack.last().is_some_and(|p| {
-            !p.object && matches!(p.shape, Shape::Field(r) if r.spec.unique_items)
+        let contract = self.contract.clone();
+        let parent_unique = contract.as_deref().is_some_and(|c| {
+            self.stack
+                .last()
+                .is_some_and(|p| !p.object && unique(c, &p.shape))
         });
         let needs_value = !matches!(frame.own, Own::None) || parent_unique;
         let value = if needs_value {
@@ -581,10 +629,12 @@ impl<'p> Scanner<'p> {
         } else {
             None
         };
-        if let (Some(contract), Some(value)) = (self.contract, &value) {
-            let issues = match frame.own {
-                Own::Top(contract) => contract.validate(value, span).0,
-                Own::Field(rule) => contract.check_value_at(rule, value, &self.path),
+        if let (Some(contract), Some(value)) = (contract.as_deref(), &value) {
+            let issues = match &frame.own {
+                Own::Top => contract.validate(value, span).0,
+                Own::Field(at_rule) => rule(contract, at_rule)
+                    .map(|field| contract.check_value_at(field, value, &self.path))
+                    .unwrap_or_default(),
                 Own::None => Vec::new(),
             };
             // Flagged from the first byte the container held back, else its
@@ -602,55 +652,79 @@ impl<'p> Scanner<'p> {
     }
 }
 
+/// `at` and one more step.
+fn extend(at: &[Step], step: Step) -> RuleAt {
+    let mut out = Vec::with_capacity(at.len() + 1);
+    out.extend_from_slice(at);
+    out.push(step);
+    out
+}
+
+/// Whether an array of this shape takes no item twice.
+fn unique(contract: &Contract, shape: &Shape) -> bool {
+    matches!(shape, Shape::Field(at) if rule(contract, at).is_some_and(|r| r.spec.unique_items))
+}
+
 /// Whether an object of this shape takes no members but those it lists.
-fn closed(shape: Shape<'_>) -> bool {
+fn closed(contract: &Contract, shape: &Shape) -> bool {
     match shape {
-        Shape::Top(contract) => !contract.additional_fields,
-        Shape::Field(rule) => rule.spec.additional_fields == Some(false),
+        Shape::Top => !contract.additional_fields,
+        Shape::Field(at) => {
+            rule(contract, at).is_some_and(|r| r.spec.additional_fields == Some(false))
+        }
         Shape::Free => false,
     }
 }
 
 /// The common fields and variants of an object of this shape, and its kind member.
-fn members(shape: Shape<'_>) -> Option<(&[FieldRule], &[Variant], &str)> {
+fn members<'c>(
+    contract: &'c Contract,
+    shape: &Shape,
+) -> Option<(&'c [FieldRule], &'c [Variant], &'c str)> {
     match shape {
-        Shape::Top(contract) => Some((&contract.fields, &contract.variants, &contract.kind_field)),
-        Shape::Field(rule) => Some((&rule.children, &rule.variants, &rule.kind_field)),
+        Shape::Top => Some((&contract.fields, &contract.variants, &contract.kind_field)),
+        Shape::Field(at) => {
+            let field = rule(contract, at)?;
+            Some((&field.children, &field.variants, &field.kind_field))
+        }
         Shape::Free => None,
     }
 }
 
 /// The member that holds an object's kind: the contract's kind field when it
 /// has `may_emit` or variants, a field's when it has variants.
-fn kind_field(shape: Shape<'_>) -> Option<&str> {
+fn kind_field<'c>(contract: &'c Contract, shape: &Shape) -> Option<&'c str> {
     match shape {
-        Shape::Top(contract) if contract.may_emit.is_some() || !contract.variants.is_empty() => {
+        Shape::Top if contract.may_emit.is_some() || !contract.variants.is_empty() => {
             Some(&contract.kind_field)
         }
-        Shape::Field(rule) if !rule.variants.is_empty() => Some(&rule.kind_field),
+        Shape::Field(at) => rule(contract, at)
+            .filter(|r| !r.variants.is_empty())
+            .map(|r| r.kind_field.as_str()),
         _ => None,
     }
 }
 
-/// The rule of member `key` in `frame`, when it is certain: a common field,
-/// or a field of the variant its kind (already read) selects.
-fn member_rule<'p>(frame: &Frame<'p>, key: &str) -> Option<&'p FieldRule> {
-    let (common, variants, _) = members(frame.shape)?;
-    if let Some(rule) = common.iter().find(|f| f.name == key) {
-        return Some(rule);
+/// Where the rule of member `key` of `frame` is, when it is certain: a common
+/// field, or a field of the variant its kind (already read) selects.
+fn member_rule(contract: &Contract, frame: &Frame, key: &str) -> Option<RuleAt> {
+    let (common, variants, _) = members(contract, &frame.shape)?;
+    let base: &[Step] = match &frame.shape {
+        Shape::Field(at) => at,
+        Shape::Top | Shape::Free => &[],
+    };
+    if let Some(i) = common.iter().position(|f| f.name == key) {
+        return Some(extend(base, Step::Field(i)));
     }
     let kind = frame.kind.as_deref()?;
-    variants
-        .iter()
-        .find(|v| v.kind == kind)?
-        .fields
-        .iter()
-        .find(|f| f.name == key)
+    let v = variants.iter().position(|v| v.kind == kind)?;
+    let i = variants[v].fields.iter().position(|f| f.name == key)?;
+    Some(extend(base, Step::Variant(v, i)))
 }
 
 /// Whether some variant of this shape has a member `key`.
-fn in_some_variant(shape: Shape<'_>, key: &str) -> bool {
-    members(shape).is_some_and(|(_, variants, _)| {
+fn in_some_variant(contract: &Contract, shape: &Shape, key: &str) -> bool {
+    members(contract, shape).is_some_and(|(_, variants, _)| {
         variants
             .iter()
             .any(|v| v.fields.iter().any(|f| f.name == key))
@@ -659,8 +733,8 @@ fn in_some_variant(shape: Shape<'_>, key: &str) -> bool {
 
 /// Whether `key` may be a member of `frame`'s object: a common field, a field
 /// of its kind's variant, or (kind not read yet, or not a variant) of any.
-fn may_hold(frame: &Frame<'_>, key: &str) -> bool {
-    let Some((common, variants, _)) = members(frame.shape) else {
+fn may_hold(contract: &Contract, frame: &Frame, key: &str) -> bool {
+    let Some((common, variants, _)) = members(contract, &frame.shape) else {
         return true;
     };
     if common.iter().any(|f| f.name == key) {
@@ -672,7 +746,7 @@ fn may_hold(frame: &Frame<'_>, key: &str) -> bool {
         .and_then(|kind| variants.iter().find(|v| v.kind == kind));
     match chosen {
         Some(variant) => variant.fields.iter().any(|f| f.name == key),
-        None => in_some_variant(frame.shape, key),
+        None => in_some_variant(contract, &frame.shape, key),
     }
 }
 
