@@ -133,20 +133,7 @@ impl Contract {
             }
         }
         if let Some(length) = length_of(value) {
-            if let Some(min) = spec.min_length.filter(|min| length < *min) {
-                let name = place.label();
-                fail(
-                    codes::CONTRACT_LENGTH,
-                    format!("`{name}` must have a length of at least {min}, got {length}"),
-                );
-            }
-            if let Some(max) = spec.max_length.filter(|max| length > *max) {
-                let name = place.label();
-                fail(
-                    codes::CONTRACT_LENGTH,
-                    format!("`{name}` must have a length of at most {max}, got {length}"),
-                );
-            }
+            length_issues(field, length, place, &mut fail);
         }
         if let (Some((lo, hi)), Json::String(text)) = (field.sentences, value) {
             let count = count_sentences_with(text, &self.sentence_abbreviations);
@@ -174,30 +161,9 @@ impl Contract {
         issues: &mut Vec<Issue>,
     ) {
         let spec = &field.spec;
-        let count = items.len();
-        let mut fail = |code: &'static str, message: String| {
+        item_count_issues(field, items.len(), place, &mut |code, message| {
             issues.push(Issue::error("", message).at(place.pointer()).code(code));
-        };
-        if let Some(min) = spec.min_items.filter(|min| count < *min) {
-            let name = place.label();
-            fail(
-                codes::CONTRACT_LENGTH,
-                format!(
-                    "`{name}` must have at least {}, got {count}",
-                    items_phrase(min)
-                ),
-            );
-        }
-        if let Some(max) = spec.max_items.filter(|max| count > *max) {
-            let name = place.label();
-            fail(
-                codes::CONTRACT_LENGTH,
-                format!(
-                    "`{name}` must have at most {}, got {count}",
-                    items_phrase(max)
-                ),
-            );
-        }
+        });
         if spec.unique_items {
             for (later, item) in items.iter().enumerate() {
                 if let Some(first) = items[..later].iter().position(|earlier| earlier == item) {
@@ -325,6 +291,60 @@ fn length_of(value: &Json) -> Option<usize> {
         Json::Array(a) => Some(a.len()),
         Json::Object(o) => Some(o.len()),
         _ => None,
+    }
+}
+
+/// `min_length` and `max_length` of a value of `length` (characters, items or members).
+fn length_issues(
+    field: &FieldRule,
+    length: usize,
+    place: Place<'_>,
+    fail: &mut dyn FnMut(&'static str, String),
+) {
+    let spec = &field.spec;
+    if let Some(min) = spec.min_length.filter(|min| length < *min) {
+        let name = place.label();
+        fail(
+            codes::CONTRACT_LENGTH,
+            format!("`{name}` must have a length of at least {min}, got {length}"),
+        );
+    }
+    if let Some(max) = spec.max_length.filter(|max| length > *max) {
+        let name = place.label();
+        fail(
+            codes::CONTRACT_LENGTH,
+            format!("`{name}` must have a length of at most {max}, got {length}"),
+        );
+    }
+}
+
+/// `min_items` and `max_items` of an array of `count` items.
+fn item_count_issues(
+    field: &FieldRule,
+    count: usize,
+    place: Place<'_>,
+    fail: &mut dyn FnMut(&'static str, String),
+) {
+    let spec = &field.spec;
+    if let Some(min) = spec.min_items.filter(|min| count < *min) {
+        let name = place.label();
+        fail(
+            codes::CONTRACT_LENGTH,
+            format!(
+                "`{name}` must have at least {}, got {count}",
+                items_phrase(min)
+            ),
+        );
+    }
+    if let Some(max) = spec.max_items.filter(|max| count > *max) {
+        let name = place.label();
+        fail(
+            codes::CONTRACT_LENGTH,
+            format!(
+                "`{name}` must have at most {}, got {count}",
+                items_phrase(max)
+            ),
+        );
     }
 }
 
@@ -475,6 +495,40 @@ impl Contract {
             Issue::error("", format!("unexpected field `{}`", at.label()))
                 .at(at.pointer())
                 .code(codes::CONTRACT_UNEXPECTED_FIELD)
+        })
+    }
+
+    /// A container's own counts, at `path`: its length (`min_length`,
+    /// `max_length`: items or members) and, for an array, `min_items` and
+    /// `max_items`.
+    pub(crate) fn counts_at(
+        &self,
+        rule: &FieldRule,
+        length: usize,
+        array: bool,
+        path: &[Seg],
+    ) -> Vec<Issue> {
+        with_place(path, &mut |place| {
+            let mut issues = Vec::new();
+            let mut fail = |code: &'static str, message: String| {
+                issues.push(Issue::error("", message).at(place.pointer()).code(code));
+            };
+            length_issues(rule, length, place, &mut fail);
+            if array {
+                item_count_issues(rule, length, place, &mut fail);
+            }
+            issues
+        })
+    }
+
+    /// A required member `name` the object at `path` does not have.
+    pub(crate) fn missing_member_at(&self, name: &str, path: &[Seg]) -> Issue {
+        let mut member = path.to_vec();
+        member.push(Seg::Member(name.to_owned()));
+        with_place(&member, &mut |at| {
+            Issue::error("", format!("missing required field `{}`", at.label()))
+                .at(at.pointer())
+                .code(codes::CONTRACT_MISSING_FIELD)
         })
     }
 

@@ -54,6 +54,11 @@ struct Frame {
     value_start: usize,
     /// From here on, its bytes may still be flagged when it closes.
     hold: Option<usize>,
+    /// Its members' keys so far (objects).
+    seen: Vec<String>,
+    /// Members whose rule waited for a kind not read yet: key and value span,
+    /// checked when the object closes.
+    deferred: Vec<(String, usize, usize)>,
 }
 
 /// Where a field rule is in the contract: the steps from its top-level
@@ -492,6 +497,8 @@ impl Scanner {
             items: Vec::new(),
             value_start: at,
             hold,
+            seen: Vec::new(),
+            deferred: Vec::new(),
         });
     }
 
@@ -541,6 +548,7 @@ impl Scanner {
         if unexpected {
             found.push((contract.unexpected_member_at(&key, &self.path), start, end));
         }
+        frame.seen.push(key.clone());
         frame.key = Some(key);
     }
 
@@ -553,11 +561,13 @@ impl Scanner {
         let value = Json::from(value);
         let contract = self.contract.clone();
         if let (Some(at_rule), Some(contract)) = (self.value_rule(), contract.as_deref()) {
-            if let Some(field) = rule(contract, &at_rule) {
-                let path = self.child_path();
-                for issue in contract.check_value_at(field, &value, &path) {
+            if let (Some(field), Some(parent)) = (rule(contract, &at_rule), self.stack.last()) {
+                let seg = self.child_seg(parent);
+                self.path.push(seg);
+                for issue in contract.check_value_at(field, &value, &self.path) {
                     found.push((issue, start, end));
                 }
+                self.path.pop();
             }
         }
         self.value_done(value, start, end, found);
@@ -574,6 +584,14 @@ impl Scanner {
         };
         frame.state = State::Comma;
         if frame.object {
+            if let Some(key) = frame.key.as_deref() {
+                let waits = frame.kind.is_none()
+                    && member_rule(&contract, frame, key).is_none()
+                    && in_some_variant(&contract, &frame.shape, key);
+                if waits {
+                    frame.deferred.push((key.to_owned(), start, end));
+                }
+            }
             let kind_member = kind_field(&contract, &frame.shape);
             let is_kind = kind_member.is_some() && frame.key.as_deref() == kind_member;
             if let (true, Json::String(kind)) = (is_kind, &value) {
@@ -619,8 +637,18 @@ impl Scanner {
                 .last()
                 .is_some_and(|p| !p.object && unique(c, &p.shape))
         });
-        let needs_value = !matches!(frame.own, Own::None) || parent_unique;
-        let value = if needs_value {
+        // A container's own checks are its counts, its required members and
+        // its members that waited for the kind; a value rule on the whole
+        // container (`enum`, `values`) or an array where the contract wants an
+        // object needs the value itself.
+        let whole = contract.as_deref().is_some_and(|c| match &frame.own {
+            Own::Top => !frame.object,
+            Own::Field(at_rule) => {
+                rule(c, at_rule).is_some_and(|r| r.spec.one_of.is_some() || r.spec.values.is_some())
+            }
+            Own::None => false,
+        });
+        let value = if whole || parent_unique {
             let Ok(value) = serde_json::from_str::<serde_json::Value>(span) else {
                 self.mode = Mode::Done;
                 return;
@@ -629,13 +657,16 @@ impl Scanner {
         } else {
             None
         };
-        if let (Some(contract), Some(value)) = (contract.as_deref(), &value) {
-            let issues = match &frame.own {
-                Own::Top => contract.validate(value, span).0,
-                Own::Field(at_rule) => rule(contract, at_rule)
-                    .map(|field| contract.check_value_at(field, value, &self.path))
-                    .unwrap_or_default(),
-                Own::None => Vec::new(),
+        if let Some(contract) = contract.as_deref() {
+            let issues = match (&value, whole) {
+                (Some(value), true) => match &frame.own {
+                    Own::Top => contract.validate(value, span).0,
+                    Own::Field(at_rule) => rule(contract, at_rule)
+                        .map(|field| contract.check_value_at(field, value, &self.path))
+                        .unwrap_or_default(),
+                    Own::None => Vec::new(),
+                },
+                _ => self.own_checks(contract, &frame, text),
             };
             // Flagged from the first byte the container held back, else its
             // closing bracket.
@@ -649,6 +680,65 @@ impl Scanner {
         }
         self.path.pop();
         self.value_done(value.unwrap_or(Json::Null), frame.start, end, found);
+    }
+
+    /// The checks of a closing container (at `self.path`) that its members'
+    /// own checks did not make: required members missing, members that
+    /// waited for the kind, item and member counts.
+    fn own_checks(&mut self, contract: &Contract, frame: &Frame, text: &str) -> Vec<Issue> {
+        let mut issues = Vec::new();
+        if matches!(frame.shape, Shape::Free) {
+            return issues;
+        }
+        let own = match &frame.own {
+            Own::Field(at_rule) => rule(contract, at_rule),
+            Own::Top | Own::None => None,
+        };
+        if !frame.object {
+            if let Some(field) = own {
+                issues.extend(contract.counts_at(field, frame.count, true, &self.path));
+            }
+            return issues;
+        }
+        let Some((common, variants, _)) = members(contract, &frame.shape) else {
+            return issues;
+        };
+        let chosen = frame
+            .kind
+            .as_deref()
+            .and_then(|kind| variants.iter().find(|v| v.kind == kind));
+        let fields = common
+            .iter()
+            .chain(chosen.map_or(&[][..], |v| &v.fields[..]));
+        for field in fields {
+            if field.spec.required && !frame.seen.iter().any(|k| *k == field.name) {
+                issues.push(contract.missing_member_at(&field.name, &self.path));
+            }
+        }
+        for (key, start, end) in &frame.deferred {
+            match member_rule(contract, frame, key).and_then(|at| rule(contract, &at)) {
+                Some(field) => {
+                    let Ok(value) = serde_json::from_str::<serde_json::Value>(&text[*start..*end])
+                    else {
+                        continue;
+                    };
+                    self.path.push(Seg::Member(key.clone()));
+                    issues.extend(contract.check_value_at(field, &Json::from(value), &self.path));
+                    self.path.pop();
+                }
+                None if closed(contract, &frame.shape) && !may_hold(contract, frame, key) => {
+                    issues.push(contract.unexpected_member_at(key, &self.path));
+                }
+                None => {}
+            }
+        }
+        if let Some(field) = own {
+            let mut distinct: Vec<&String> = frame.seen.iter().collect();
+            distinct.sort_unstable();
+            distinct.dedup();
+            issues.extend(contract.counts_at(field, distinct.len(), false, &self.path));
+        }
+        issues
     }
 }
 
