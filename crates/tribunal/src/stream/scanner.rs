@@ -711,7 +711,7 @@ impl Scanner {
             .iter()
             .chain(chosen.map_or(&[][..], |v| &v.fields[..]));
         for field in fields {
-            if field.spec.required && !frame.seen.iter().any(|k| *k == field.name) {
+            if field.spec.required && !frame.seen.contains(&field.name) {
                 issues.push(contract.missing_member_at(&field.name, &self.path));
             }
         }
