@@ -523,7 +523,7 @@ impl Scanner {
     /// A key is complete (`text[start..end]`): an unknown member of an object
     /// that takes no other members is reported now.
     fn key_done(&mut self, text: &str, start: usize, end: usize, found: &mut Vec<Found>) {
-        let Ok(key) = serde_json::from_str::<String>(&text[start..end]) else {
+        let Some(key) = string_at(text, start, end) else {
             self.mode = Mode::Done;
             return;
         };
@@ -548,17 +548,25 @@ impl Scanner {
         if unexpected {
             found.push((contract.unexpected_member_at(&key, &self.path), start, end));
         }
-        frame.seen.push(key.clone());
+        if !matches!(frame.shape, Shape::Free) {
+            frame.seen.push(key.clone());
+        }
         frame.key = Some(key);
     }
 
     /// A string, number, `true`, `false` or `null` is complete.
     fn scalar_done(&mut self, text: &str, start: usize, end: usize, found: &mut Vec<Found>) {
-        let Ok(value) = serde_json::from_str::<serde_json::Value>(&text[start..end]) else {
+        let value = if text.as_bytes()[start] == b'"' {
+            string_at(text, start, end).map(Json::from)
+        } else {
+            serde_json::from_str::<serde_json::Value>(&text[start..end])
+                .ok()
+                .map(Json::from)
+        };
+        let Some(value) = value else {
             self.mode = Mode::Done;
             return;
         };
-        let value = Json::from(value);
         let contract = self.contract.clone();
         if let (Some(at_rule), Some(contract)) = (self.value_rule(), contract.as_deref()) {
             if let (Some(field), Some(parent)) = (rule(contract, &at_rule), self.stack.last()) {
@@ -740,6 +748,17 @@ impl Scanner {
         }
         issues
     }
+}
+
+/// The string whose JSON text (quotes included) is `text[start..end]`: read
+/// in place when it has no escape, else by the JSON reader. `None` when it is
+/// not a JSON string (a control character in it).
+fn string_at(text: &str, start: usize, end: usize) -> Option<String> {
+    let inner = &text[start + 1..end - 1];
+    if !inner.contains('\\') && !inner.bytes().any(|b| b < 0x20) {
+        return Some(inner.to_owned());
+    }
+    serde_json::from_str::<String>(&text[start..end]).ok()
 }
 
 /// `at` and one more step.
