@@ -84,6 +84,11 @@ pub(super) fn check(args: &CheckArgs) -> Result<u8, String> {
     } else {
         write!(stdout, "{}", render_report(&report))
     };
+    verdict(written, &report)
+}
+
+/// `check`'s exit code once the result is written: 0 when the record passed.
+fn verdict(written: io::Result<()>, report: &Report) -> Result<u8, String> {
     written.map_err(|e| format!("cannot write to stdout: {e}"))?;
     Ok(if report.passed() {
         EXIT_OK
@@ -177,12 +182,7 @@ fn check_streaming(
     } else {
         write!(stdout, "{}", render_report(&report))
     };
-    written.map_err(|e| format!("cannot write to stdout: {e}"))?;
-    Ok(if report.passed() {
-        EXIT_OK
-    } else {
-        EXIT_NOT_PASSED
-    })
+    verdict(written, &report)
 }
 
 /// One streaming event as `check --stream` prints it.

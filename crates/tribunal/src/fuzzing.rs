@@ -280,6 +280,106 @@ pub fn script(data: &[u8]) {
     });
 }
 
+/// A pack for [`stream`]: a contract with variants, nested objects, items
+/// with fields, counts, enums and lengths (loaded once).
+fn stream_pack() -> &'static Pack {
+    static PACK: std::sync::OnceLock<Pack> = std::sync::OnceLock::new();
+    PACK.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("tribunal-fuzz-stream-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        std::fs::write(
+            dir.join("pack.yaml"),
+            "name: fuzz\ncontract:\n  kind_field: action\n  additional_fields: false\n  fields:\n    \
+             action: { type: string, required: true }\n    \
+             why: { type: string, required: true, sentences: [1, 2], max_length: 40 }\n    \
+             tags: { type: array, items: string, unique_items: true, max_items: 3 }\n  variants:\n    \
+             call:\n      fields:\n        tool: { type: string, required: true, enum: [search, fetch] }\n        \
+             args:\n          type: object\n          additional_fields: false\n          fields:\n            \
+             q: { type: string, required: true }\n            limit: { type: integer, min: 1, max: 50 }\n    \
+             answer:\n      fields:\n        text: { type: [string, \"null\"], required: true }\n        \
+             citations:\n          type: array\n          min_items: 1\n          items:\n            \
+             type: object\n            additional_fields: false\n            kind_field: kind\n            \
+             fields:\n              doc: { type: string, required: true }\n            \
+             variants:\n              page: { fields: { n: { type: integer } } }\n              url:\n",
+        )
+        .expect("the fuzz pack is written");
+        Pack::load(&dir).expect("the fuzz pack loads")
+    })
+}
+
+/// Streaming sessions: the input (after its first byte, which picks the chunk
+/// sizes) is a model's output, pushed in chunks. `finish()` is byte for byte
+/// `evaluate()`; when the document the session read whole is the one
+/// extracted (`Stream::document` is the report's tier), every violation it
+/// reported early is in the report, as worded there; no
+/// violation starts inside a prefix it released; nothing panics.
+pub fn stream(data: &[u8]) {
+    let Some((&seed, rest)) = data.split_first() else {
+        return;
+    };
+    let output = text(rest);
+    let pack = stream_pack();
+    let whole = pack.evaluate(&Input::new(output.clone()));
+    let report = whole.to_value();
+    let mut session = pack.stream().with_release();
+    let (mut at, mut step, mut released) = (0, usize::from(seed % 16) + 1, 0);
+    let mut events = Vec::new();
+    while at < output.len() {
+        let mut end = (at + step).min(output.len());
+        while !output.is_char_boundary(end) {
+            end += 1;
+        }
+        for event in session.push(&output[at..end]) {
+            match &event {
+                crate::StreamEvent::Release { up_to } => {
+                    assert!(
+                        *up_to > released && *up_to <= end,
+                        "release {up_to} after {released}"
+                    );
+                    released = *up_to;
+                }
+                crate::StreamEvent::Violation(v) => {
+                    assert!(
+                        v.start >= released,
+                        "{v:?} inside the released {released} bytes"
+                    );
+                    assert!(
+                        v.start < v.offset && v.offset <= end,
+                        "{v:?} after {end} bytes"
+                    );
+                }
+            }
+            events.push(event);
+        }
+        at = end;
+        // Chunk sizes vary with the seed: 1 to 16 bytes, growing and shrinking.
+        step = (step * 5 + usize::from(seed)) % 17 + 1;
+    }
+    let document = session.document().map(Tier::as_str);
+    assert_eq!(
+        session.finish().to_json_line(),
+        whole.to_json_line(),
+        "finish() is not evaluate()"
+    );
+    if document.is_some() && report["extraction"]["tier"].as_str() == document {
+        let issues = report["issues"].as_array().cloned().unwrap_or_default();
+        for event in events {
+            if let crate::StreamEvent::Violation(v) = event {
+                let in_report = issues.iter().any(|i| {
+                    i["code"] == v.code.as_str()
+                        && i["message"] == v.message.as_str()
+                        && i["path"].as_str() == v.path.as_deref()
+                });
+                assert!(
+                    in_report,
+                    "{v:?} is not in the report: {}",
+                    report["issues"]
+                );
+            }
+        }
+    }
+}
+
 /// The plugin reply parser: the input is what a plugin returned. Reading the
 /// envelope and checking it as a metric's, a postprocessor's and a strategy's
 /// result never panics.

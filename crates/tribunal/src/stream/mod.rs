@@ -179,6 +179,16 @@ impl<P: Deref<Target = Pack>> Stream<P> {
         events
     }
 
+    /// The tier whose document the early events were about, once the session
+    /// has read it whole (well formed, no member written twice, nothing but
+    /// whitespace or its closing fence after it): `Tier::Strict` for a document at the start,
+    /// `Tier::Fence` for one in the first JSON-like fence; `None` before, or
+    /// when the text is not such a document. When the report's extraction
+    /// tier is this one, every violation reported early is in the report.
+    pub fn document(&self) -> Option<crate::Tier> {
+        self.scanner.document()
+    }
+
     /// The text so far.
     pub fn text(&self) -> &str {
         &self.record.output

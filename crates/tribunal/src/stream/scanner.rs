@@ -27,6 +27,9 @@ enum Mode {
     FenceBody,
     /// In the document.
     Doc,
+    /// After the document: only whitespace (then, in a fence, its closing
+    /// fence) keeps it the one its tier reads whole.
+    After,
     /// Nothing more to learn early: the document ended, or the text is not
     /// one this scanner can be certain about (`finish()` decides).
     Done,
@@ -150,6 +153,15 @@ pub(super) struct Scanner {
     fences: bool,
     mode: Mode,
     stack: Vec<Frame>,
+    /// The tier whose document the session reads: `Strict` at the start,
+    /// `Fence` in a fence.
+    committed: Option<Tier>,
+    /// Whether that document was read whole, well formed and with nothing but
+    /// whitespace (or its closing fence) after it.
+    whole: bool,
+    /// Whether a checked object repeated a member: JSON readers keep the last
+    /// value, so what was reported about the first may not be in the report.
+    repeated: bool,
     /// Path of the innermost open container.
     path: Vec<Seg>,
     token: Option<Token>,
@@ -170,6 +182,9 @@ impl Scanner {
             fences: has(Tier::Fence),
             mode,
             stack: Vec::new(),
+            committed: None,
+            whole: false,
+            repeated: false,
             path: Vec::new(),
             token: None,
         }
@@ -182,7 +197,9 @@ impl Scanner {
         let bytes = text.as_bytes();
         let mut at = from;
         while at < bytes.len() && self.mode != Mode::Done {
-            if self.mode == Mode::Doc {
+            if self.mode == Mode::After {
+                self.after_byte(bytes[at]);
+            } else if self.mode == Mode::Doc {
                 // Runs of plain string content are skipped in one step.
                 if let Some(Token::Str { escape: false, .. }) = self.token {
                     let rest = &bytes[at..];
@@ -199,6 +216,26 @@ impl Scanner {
             at += 1;
         }
         found
+    }
+
+    /// The tier whose document the early events are about, once the session
+    /// has read it whole: `Strict` for a document at the start with nothing
+    /// after it, `Fence` for one in the first JSON-like fence.
+    pub(super) fn document(&self) -> Option<Tier> {
+        self.committed.filter(|_| self.whole && !self.repeated)
+    }
+
+    /// After the document: whitespace, or a fence's closing run, keep it whole.
+    fn after_byte(&mut self, b: u8) {
+        if b.is_ascii_whitespace() {
+            return;
+        }
+        if self.committed == Some(Tier::Fence) && (b == b'`' || b == b'~') {
+            self.mode = Mode::Done;
+            return;
+        }
+        self.whole = false;
+        self.mode = Mode::Done;
     }
 
     /// How far the text is safe to pass on: up to the first byte that a later
@@ -243,6 +280,7 @@ impl Scanner {
                 }
                 if (b == b'{' || b == b'[') && self.doc_at_start {
                     self.mode = Mode::Doc;
+                    self.committed = Some(Tier::Strict);
                     self.open(at, b == b'{', &mut Vec::new());
                 } else {
                     self.mode = Mode::Prose {
@@ -306,12 +344,13 @@ impl Scanner {
                 }
                 if b == b'{' || b == b'[' {
                     self.mode = Mode::Doc;
+                    self.committed = Some(Tier::Fence);
                     self.open(at, b == b'{', &mut Vec::new());
                 } else {
                     self.mode = Mode::Done;
                 }
             }
-            Mode::Doc | Mode::Done => {}
+            Mode::Doc | Mode::After | Mode::Done => {}
         }
     }
 
@@ -549,6 +588,9 @@ impl Scanner {
             found.push((contract.unexpected_member_at(&key, &self.path), start, end));
         }
         if !matches!(frame.shape, Shape::Free) {
+            if frame.seen.contains(&key) {
+                self.repeated = true;
+            }
             frame.seen.push(key.clone());
         }
         frame.key = Some(key);
@@ -682,8 +724,10 @@ impl Scanner {
             found.extend(issues.into_iter().map(|issue| (issue, from, end)));
         }
         if self.stack.is_empty() {
-            // The document is complete: what follows is not checked early.
-            self.mode = Mode::Done;
+            // The document is complete: what follows is not checked early,
+            // only whether the tier still reads this document whole.
+            self.mode = Mode::After;
+            self.whole = true;
             return;
         }
         self.path.pop();
