@@ -331,14 +331,14 @@ pub fn stream(data: &[u8]) {
         }
         for event in session.push(&output[at..end]) {
             match &event {
-                crate::StreamEvent::Release { up_to } => {
+                crate::stream::StreamEvent::Release { up_to } => {
                     assert!(
                         *up_to > released && *up_to <= end,
                         "release {up_to} after {released}"
                     );
                     released = *up_to;
                 }
-                crate::StreamEvent::Violation(v) => {
+                crate::stream::StreamEvent::Violation(v) => {
                     assert!(
                         v.start >= released,
                         "{v:?} inside the released {released} bytes"
@@ -364,7 +364,7 @@ pub fn stream(data: &[u8]) {
     if document.is_some() && report["extraction"]["tier"].as_str() == document {
         let issues = report["issues"].as_array().cloned().unwrap_or_default();
         for event in events {
-            if let crate::StreamEvent::Violation(v) = event {
+            if let crate::stream::StreamEvent::Violation(v) = event {
                 let in_report = issues.iter().any(|i| {
                     i["code"] == v.code.as_str()
                         && i["message"] == v.message.as_str()

@@ -185,7 +185,7 @@ impl<P: Deref<Target = Pack>> Stream<P> {
     /// `Tier::Fence` for one in the first JSON-like fence; `None` before, or
     /// when the text is not such a document. When the report's extraction
     /// tier is this one, every violation reported early is in the report.
-    pub fn document(&self) -> Option<crate::Tier> {
+    pub fn document(&self) -> Option<crate::extract::Tier> {
         self.scanner.document()
     }
 
