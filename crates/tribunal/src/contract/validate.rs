@@ -446,6 +446,11 @@ fn with_place<R>(path: &[Seg], then: &mut dyn FnMut(Place<'_>) -> R) -> R {
     go(Place::Root, path, then)
 }
 
+/// The JSON pointer of `path` (`/citations/2/doc_id`), as issues give it.
+pub(crate) fn pointer_of(path: &[Seg]) -> String {
+    with_place(path, &mut |place| place.pointer())
+}
+
 /// The checks a streaming session runs as values complete: the same checks,
 /// with the same messages, codes and paths as [`Contract::validate`], on one
 /// value at a time.

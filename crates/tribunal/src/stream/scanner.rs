@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use crate::codes;
-use crate::contract::{Contract, FieldRule, Seg, Variant, RAW_FALLBACK_KEY};
+use crate::contract::{pointer_of, Contract, FieldRule, Seg, Variant, RAW_FALLBACK_KEY};
 use crate::extract::{fence::is_json_info, Tier};
 use crate::json::Json;
 use crate::report::Issue;
@@ -47,6 +47,12 @@ struct Frame {
     state: State,
     /// The member being read (objects).
     key: Option<String>,
+    /// Where the rule of the member being read is (found once, when its key
+    /// completes), or of every item (arrays).
+    member: Option<RuleAt>,
+    /// Whether the member being read has a rule only some variants give, and
+    /// the kind is not read yet: it is checked when the object closes.
+    waits: bool,
     /// The value of its kind member, once read (objects with variants).
     kind: Option<String>,
     /// Items read (arrays).
@@ -449,15 +455,7 @@ impl Scanner {
 
     /// The rule of the value being read in the innermost container.
     fn value_rule(&self) -> Option<RuleAt> {
-        let contract = self.contract.as_deref()?;
-        let frame = self.stack.last()?;
-        if frame.object {
-            return member_rule(contract, frame, frame.key.as_deref()?);
-        }
-        match &frame.shape {
-            Shape::Field(at) if rule(contract, at)?.item.is_some() => Some(extend(at, Step::Item)),
-            _ => None,
-        }
+        self.stack.last()?.member.clone()
     }
 
     /// A member or item starts at `at`: when its rule depends on a kind not
@@ -470,14 +468,8 @@ impl Scanner {
         let Some(frame) = self.stack.last_mut() else {
             return;
         };
-        let uncertain = frame.object
-            && frame.kind.is_none()
-            && frame.key.as_deref().is_some_and(|key| {
-                member_rule(contract, frame, key).is_none()
-                    && in_some_variant(contract, &frame.shape, key)
-            });
         let repeatable = !frame.object && unique(contract, &frame.shape);
-        if uncertain || repeatable {
+        if (frame.object && frame.waits) || repeatable {
             frame.hold = Some(frame.hold.map_or(at, |h| h.min(at)));
         }
     }
@@ -520,6 +512,13 @@ impl Scanner {
             let seg = self.child_seg(parent);
             self.path.push(seg);
         }
+        // An array's items all have its items' rule.
+        let member = match (&shape, contract.as_deref()) {
+            (Shape::Field(at), Some(contract)) if !object => rule(contract, at)
+                .and_then(|r| r.item.as_ref())
+                .map(|_| extend(at, Step::Item)),
+            _ => None,
+        };
         self.stack.push(Frame {
             object,
             start: at,
@@ -531,6 +530,8 @@ impl Scanner {
                 State::Value { first: true }
             },
             key: None,
+            member,
+            waits: false,
             kind: None,
             count: 0,
             items: Vec::new(),
@@ -573,15 +574,15 @@ impl Scanner {
             return;
         };
         frame.state = State::Colon;
+        frame.member = member_rule(&contract, frame, &key);
+        frame.waits = frame.kind.is_none()
+            && frame.member.is_none()
+            && in_some_variant(&contract, &frame.shape, &key);
         let closed = closed(&contract, &frame.shape);
         let unexpected = closed && key != RAW_FALLBACK_KEY && !may_hold(&contract, frame, &key);
         // A member only some variants have, before the kind is read: judged
         // when the object closes, so held from its key.
-        if closed
-            && !unexpected
-            && frame.kind.is_none()
-            && member_rule(&contract, frame, &key).is_none()
-        {
+        if closed && frame.waits {
             frame.hold = Some(frame.hold.map_or(start, |h| h.min(start)));
         }
         if unexpected {
@@ -634,13 +635,8 @@ impl Scanner {
         };
         frame.state = State::Comma;
         if frame.object {
-            if let Some(key) = frame.key.as_deref() {
-                let waits = frame.kind.is_none()
-                    && member_rule(&contract, frame, key).is_none()
-                    && in_some_variant(&contract, &frame.shape, key);
-                if waits {
-                    frame.deferred.push((key.to_owned(), start, end));
-                }
+            if let (true, Some(key)) = (frame.waits, frame.key.as_deref()) {
+                frame.deferred.push((key.to_owned(), start, end));
             }
             let kind_member = kind_field(&contract, &frame.shape);
             let is_kind = kind_member.is_some() && frame.key.as_deref() == kind_member;
@@ -901,17 +897,4 @@ fn may_hold(contract: &Contract, frame: &Frame, key: &str) -> bool {
         Some(variant) => variant.fields.iter().any(|f| f.name == key),
         None => in_some_variant(contract, &frame.shape, key),
     }
-}
-
-/// The JSON pointer of a path.
-fn pointer_of(path: &[Seg]) -> String {
-    let mut out = String::new();
-    for seg in path {
-        out.push('/');
-        match seg {
-            Seg::Item(index) => out.push_str(&index.to_string()),
-            Seg::Member(key) => out.push_str(&crate::json::escape_pointer(key)),
-        }
-    }
-    out
 }
