@@ -1119,6 +1119,27 @@ fn the_openapi_document_describes_the_running_server() {
             &[("content-type", "application/x-ndjson")],
             format!("{record}\nnot json\n").into_bytes(),
         ),
+        (
+            "/v1/packs/{name}/stream",
+            "post",
+            "/v1/packs/structured-output/stream?id=s1&release=true".into(),
+            &[("content-type", "text/plain")],
+            br#"{"kind": "agent.shout", "text": "Hi."}"#.to_vec(),
+        ),
+        (
+            "/v1/packs/{name}/stream",
+            "post",
+            "/v1/packs/structured-output/stream?expected=%7B".into(),
+            &[],
+            Vec::new(),
+        ),
+        (
+            "/v1/packs/{name}/stream",
+            "get",
+            "/v1/packs/structured-output/stream".into(),
+            &[],
+            Vec::new(),
+        ),
         ("/v1/packs", "get", "/v1/packs".into(), &[], Vec::new()),
         (
             "/v1/packs/{name}",
@@ -1212,7 +1233,10 @@ fn the_openapi_document_describes_the_running_server() {
             );
         }
         if media == "application/x-ndjson" {
-            let validator = schema_of("#/components/schemas/Result");
+            let reference = content["itemSchema"]["$ref"].as_str().unwrap_or_else(|| {
+                panic!("{method} {path} {status}: the lines' itemSchema is not documented")
+            });
+            let validator = schema_of(reference);
             for line in response.text().lines() {
                 let record: Value = serde_json::from_str(line).unwrap();
                 assert!(validator.is_valid(&record), "{line}");
@@ -1295,4 +1319,212 @@ fn past_the_connection_cap_a_connection_is_closed_as_it_comes() {
         .and_then(|count| count.parse().ok())
         .unwrap_or(0);
     assert!(refused >= 1, "{metrics}");
+}
+
+/// A stream request on loopback: its head, then the body as HTTP/1.1 chunks
+/// sent one at a time; the answer's chunks are read as they come.
+struct Streaming {
+    stream: TcpStream,
+    reader: BufReader<TcpStream>,
+    /// What came of the answer's body so far, not yet a whole line.
+    partial: Vec<u8>,
+}
+
+impl Streaming {
+    fn open(server: &Server, path_and_query: &str) -> Self {
+        let mut stream = TcpStream::connect(server.address).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        write!(
+            stream,
+            "POST {path_and_query} HTTP/1.1\r\nhost: t\r\ncontent-type: text/plain\r\ntransfer-encoding: chunked\r\n\r\n"
+        )
+        .unwrap();
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        assert!(line.starts_with("HTTP/1.1 200"), "{line}");
+        loop {
+            line.clear();
+            reader.read_line(&mut line).unwrap();
+            if line.trim().is_empty() {
+                break;
+            }
+        }
+        Self {
+            stream,
+            reader,
+            partial: Vec::new(),
+        }
+    }
+
+    fn send(&mut self, chunk: &[u8]) {
+        write!(self.stream, "{:x}\r\n", chunk.len()).unwrap();
+        self.stream.write_all(chunk).unwrap();
+        self.stream.write_all(b"\r\n").unwrap();
+        self.stream.flush().unwrap();
+    }
+
+    fn end(&mut self) {
+        self.stream.write_all(b"0\r\n\r\n").unwrap();
+    }
+
+    /// The next whole line of the answer (waiting for it); `None` at its end.
+    fn line(&mut self) -> Option<Value> {
+        loop {
+            if let Some(at) = self.partial.iter().position(|&b| b == b'\n') {
+                let line: Vec<u8> = self.partial.drain(..=at).collect();
+                return Some(serde_json::from_slice(&line).unwrap());
+            }
+            let mut size = String::new();
+            self.reader.read_line(&mut size).unwrap();
+            let size = usize::from_str_radix(size.trim(), 16).unwrap();
+            let mut chunk = vec![0; size + 2];
+            self.reader.read_exact(&mut chunk).unwrap();
+            if size == 0 {
+                return None;
+            }
+            self.partial.extend_from_slice(&chunk[..size]);
+        }
+    }
+}
+
+#[test]
+fn a_stream_gets_its_violations_before_its_last_chunk_and_then_the_checks_record() {
+    use std::fmt::Write as _;
+    let server = Server::start(&["rules/", "--read-timeout-ms", "2000"]);
+    let output = r#"{"kind": "agent.shout", "text": "Hé. I am not done yet."}"#;
+    let mut stream = Streaming::open(
+        &server,
+        "/v1/packs/structured-output/stream?id=s%201&release=true",
+    );
+    // The kind is complete in the second chunk: its violation comes before
+    // the client sends the third, and nothing is released past the kind.
+    stream.send(&output.as_bytes()[..12]);
+    stream.send(&output.as_bytes()[12..23]);
+    let mut released = 0;
+    let violation = loop {
+        let event = stream.line().expect("an event");
+        match event["event"].as_str() {
+            Some("release") => released = event["up_to"].as_u64().unwrap(),
+            Some("violation") => break event,
+            _ => panic!("{event}"),
+        }
+    };
+    assert_eq!(violation["code"], "contract.kind-replaced");
+    assert_eq!(violation["path"], "/kind");
+    assert_eq!(violation["offset"], 22);
+    assert!(released <= 9, "released {released}");
+    // A character cut between two chunks waits for its other bytes.
+    stream.send(&output.as_bytes()[23..35]);
+    stream.send(&output.as_bytes()[35..]);
+    stream.end();
+    let mut last = Value::Null;
+    while let Some(line) = stream.line() {
+        last = line;
+    }
+    // The last line is `check`'s record of the whole text, with its decision id.
+    let checked = server
+        .check("structured-output", &json!({"id": "s 1", "output": output}))
+        .json();
+    let strip = |mut record: Value| {
+        let id = record.as_object_mut().unwrap().shift_remove("decision_id");
+        assert!(id.is_some(), "{record}");
+        record
+    };
+    assert_eq!(strip(last), strip(checked));
+
+    // Every shipped example record, streamed in 7-byte chunks: the last line
+    // is its `check` record.
+    for pack in PACKS {
+        let text = fs::read_to_string(data(pack)).unwrap();
+        for line in text.lines().filter(|l| !l.trim().is_empty()).take(6) {
+            let record: Value = serde_json::from_str(line).unwrap();
+            let Some(output) = record["output"].as_str() else {
+                continue;
+            };
+            let mut query = String::new();
+            for field in ["expected", "meta"] {
+                if !record[field].is_null() {
+                    let text = record[field].to_string();
+                    let mut encoded = String::new();
+                    for byte in text.bytes() {
+                        write!(encoded, "%{byte:02X}").unwrap();
+                    }
+                    write!(query, "&{field}={encoded}").unwrap();
+                }
+            }
+            let mut stream =
+                Streaming::open(&server, &format!("/v1/packs/{pack}/stream?id=x{query}"));
+            for chunk in output.as_bytes().chunks(7) {
+                stream.send(chunk);
+            }
+            stream.end();
+            let mut last = Value::Null;
+            while let Some(line) = stream.line() {
+                last = line;
+            }
+            let mut alone = record.clone();
+            alone["id"] = json!("x");
+            let checked = server.check(pack, &alone);
+            assert_eq!(checked.status, 200, "{}", checked.text());
+            assert_eq!(strip(last), strip(checked.json()), "{pack}: {line}");
+        }
+    }
+    assert_eq!(server.stop(), Some(0));
+}
+
+#[test]
+fn a_stream_that_cannot_be_judged_ends_with_an_error_line() {
+    let server = Server::start(&[
+        "rules/structured-output",
+        "--read-timeout-ms",
+        "400",
+        "--max-body-bytes",
+        "64",
+    ]);
+    let last_line = |mut stream: Streaming| {
+        let mut last = Value::Null;
+        while let Some(line) = stream.line() {
+            last = line;
+        }
+        last
+    };
+    let mut too_long = Streaming::open(&server, "/v1/packs/structured-output/stream");
+    too_long.send(&[b' '; 40]);
+    too_long.send(&[b' '; 40]);
+    let error = last_line(too_long);
+    assert_eq!(error["error"]["code"], "request.too-large", "{error}");
+    assert_eq!(error["error"]["status"], 413);
+
+    let mut not_text = Streaming::open(&server, "/v1/packs/structured-output/stream");
+    not_text.send(b"{\"text\": \"\xff");
+    let error = last_line(not_text);
+    assert_eq!(error["error"]["code"], "request.not-utf8", "{error}");
+    assert!(error["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("at byte 11"));
+
+    let mut idle = Streaming::open(&server, "/v1/packs/structured-output/stream");
+    idle.send(b"{\"text\": ");
+    let error = last_line(idle);
+    assert_eq!(error["error"]["code"], "request.timeout", "{error}");
+
+    let bad = server.request(
+        "POST",
+        "/v1/packs/structured-output/stream?relase=true",
+        &[],
+        b"",
+    );
+    assert_eq!(
+        (bad.status, bad.code().as_str()),
+        (400, "request.bad-query")
+    );
+    assert!(
+        bad.text().contains("did you mean `release`"),
+        "{}",
+        bad.text()
+    );
 }

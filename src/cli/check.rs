@@ -131,7 +131,7 @@ fn check_streaming(
     };
     let mut session = pack.stream_for(record(args, String::new(), file)?);
     let mut stdout = io::stdout().lock();
-    let mut pending: Vec<u8> = Vec::new();
+    let mut text = tribunal::frontend::text::Utf8Chunks::default();
     let (mut read, mut buffer) = (0usize, vec![0u8; 8192]);
     loop {
         let n = match reader.read(&mut buffer) {
@@ -147,21 +147,9 @@ fn check_streaming(
                 args.max_record_bytes
             ));
         }
-        pending.extend_from_slice(&buffer[..n]);
-        // A character cut by the read waits for its other bytes.
-        let valid = match std::str::from_utf8(&pending) {
-            Ok(_) => pending.len(),
-            Err(err) if err.error_len().is_none() => err.valid_up_to(),
-            Err(err) => {
-                let at = read - pending.len() + err.valid_up_to() + 1;
-                return Err(format!("{what} is not valid UTF-8 (at byte {at})"));
-            }
-        };
-        let mut chunk = std::str::from_utf8(&pending[..valid]).unwrap_or_default();
-        // A byte-order mark is the file's encoding, not the model's output.
-        if session.text().is_empty() {
-            chunk = chunk.strip_prefix('\u{feff}').unwrap_or(chunk);
-        }
+        let chunk = text
+            .push(&buffer[..n])
+            .map_err(|at| format!("{what} is not valid UTF-8 (at byte {})", at + 1))?;
         for event in session.push(chunk) {
             let line = event_line(&event, args.json);
             writeln!(stdout, "{line}").map_err(|e| format!("cannot write to stdout: {e}"))?;
@@ -169,9 +157,8 @@ fn check_streaming(
         stdout
             .flush()
             .map_err(|e| format!("cannot write to stdout: {e}"))?;
-        pending.drain(..valid);
     }
-    if !pending.is_empty() {
+    if text.finish().is_err() {
         return Err(format!(
             "{what} is not valid UTF-8 (it ends inside a character)"
         ));
@@ -189,11 +176,7 @@ fn check_streaming(
 fn event_line(event: &tribunal::StreamEvent, json: bool) -> String {
     use tribunal::frontend::text::one_line;
     match event {
-        tribunal::StreamEvent::Violation(v) if json => serde_json::json!({
-            "event": "violation", "rule": v.rule, "code": v.code, "severity": v.severity.as_str(),
-            "message": v.message, "path": v.path, "start": v.start, "offset": v.offset,
-        })
-        .to_string(),
+        _ if json => event.to_json().to_string(),
         tribunal::StreamEvent::Violation(v) => format!(
             "violation at byte {}: {} {} {}  ({})",
             v.offset,
@@ -202,9 +185,6 @@ fn event_line(event: &tribunal::StreamEvent, json: bool) -> String {
             one_line(&v.message),
             v.code
         ),
-        tribunal::StreamEvent::Release { up_to } if json => {
-            serde_json::json!({"event": "release", "up_to": up_to}).to_string()
-        }
         tribunal::StreamEvent::Release { up_to } => format!("release up to byte {up_to}"),
     }
 }

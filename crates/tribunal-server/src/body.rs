@@ -162,6 +162,13 @@ pub fn result_channel() -> (ResultSender, ChannelBody) {
     (ResultSender { sender }, ChannelBody { receiver })
 }
 
+/// A streamed response body and its async sender (at most a few chunks in
+/// flight: a client that reads slowly slows the sender down).
+pub fn event_channel() -> (mpsc::Sender<Bytes>, ChannelBody) {
+    let (sender, receiver) = mpsc::channel(OUT_IN_FLIGHT);
+    (sender, ChannelBody { receiver })
+}
+
 impl tribunal::jsonl::ResultSink for ResultSender {
     fn write_results(&mut self, lines: &[u8], _checks: &[u8]) -> io::Result<()> {
         self.sender

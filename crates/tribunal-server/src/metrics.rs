@@ -19,6 +19,7 @@ use tribunal::{Report, Status};
 pub enum Route {
     Check,
     Eval,
+    Stream,
     Packs,
     Pack,
     Prompt,
@@ -31,9 +32,10 @@ pub enum Route {
 }
 
 impl Route {
-    const ALL: [Route; 10] = [
+    const ALL: [Route; 11] = [
         Route::Check,
         Route::Eval,
+        Route::Stream,
         Route::Packs,
         Route::Pack,
         Route::Prompt,
@@ -48,6 +50,7 @@ impl Route {
         match self {
             Route::Check => "/v1/packs/{name}/check",
             Route::Eval => "/v1/packs/{name}/eval",
+            Route::Stream => "/v1/packs/{name}/stream",
             Route::Packs => "/v1/packs",
             Route::Pack => "/v1/packs/{name}",
             Route::Prompt => "/v1/packs/{name}/prompt",

@@ -29,6 +29,8 @@ use crate::metrics::{Metrics, Route};
 use crate::registry::{Registry, Served};
 use crate::Limits;
 
+mod stream;
+
 /// The response body type of every route.
 pub type ResponseBody = BoxBody<Bytes, Infallible>;
 
@@ -129,6 +131,7 @@ async fn route(
         ["v1", "packs", _, "schema"] => (Route::Schema, Method::GET),
         ["v1", "packs", _, "check"] => (Route::Check, Method::POST),
         ["v1", "packs", _, "eval"] => (Route::Eval, Method::POST),
+        ["v1", "packs", _, "stream"] => (Route::Stream, Method::POST),
         _ => {
             return (
                 Route::Other,
@@ -178,6 +181,7 @@ async fn route(
                 Route::Prompt => prompt(&served),
                 Route::Schema => schema(&served),
                 Route::Check => check(state, request, served, started).await,
+                Route::Stream => stream::stream(state, request, served, started),
                 _ => eval(state, request, served),
             },
         },

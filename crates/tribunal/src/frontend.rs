@@ -14,7 +14,7 @@ pub mod files {
 
 /// Text for terminals and pages.
 pub mod text {
-    pub use crate::text::{clip_chars, one_line, prefix_chars, printable};
+    pub use crate::text::{clip_chars, one_line, prefix_chars, printable, Utf8Chunks};
 }
 
 /// "Did you mean" suggestions.

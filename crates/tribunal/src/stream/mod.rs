@@ -198,6 +198,29 @@ impl<P: Deref<Target = Pack>> Stream<P> {
     pub fn finish(self) -> Report {
         self.pack.evaluate(&self.record)
     }
+
+    /// The record with the whole text as its output: what [`finish`](Self::finish)
+    /// evaluates, for a front end that evaluates it its own way (with a
+    /// deadline, writing its result record).
+    pub fn into_input(self) -> Input {
+        self.record
+    }
+}
+
+impl StreamEvent {
+    /// The event as one JSON object, as the front ends write it:
+    /// `{"event": "violation", "rule", "code", "severity", "message", "path",
+    /// "start", "offset"}` or `{"event": "release", "up_to"}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            Self::Violation(v) => serde_json::json!({
+                "event": "violation", "rule": v.rule, "code": v.code,
+                "severity": v.severity.as_str(), "message": v.message, "path": v.path,
+                "start": v.start, "offset": v.offset,
+            }),
+            Self::Release { up_to } => serde_json::json!({"event": "release", "up_to": up_to}),
+        }
+    }
 }
 
 /// The event for one of the contract's issues.

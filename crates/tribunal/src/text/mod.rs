@@ -8,6 +8,7 @@ mod printable;
 mod python;
 mod sentences;
 mod similarity;
+mod utf8;
 
 pub use printable::{clip_chars, one_line, prefix_chars, printable, push_printable};
 pub use python::{
@@ -16,6 +17,7 @@ pub use python::{
 };
 pub use sentences::{count_sentences, count_sentences_with};
 pub use similarity::{levenshtein, levenshtein_until, similarity, similarity_until};
+pub use utf8::Utf8Chunks;
 
 /// "a string", "an object", "null"... for messages about a JSON value's type.
 /// A number for messages, as the built-ins write scores and similarities: up to

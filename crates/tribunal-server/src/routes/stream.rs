@@ -1,0 +1,344 @@
+//! `POST /v1/packs/{name}/stream`: an output judged while it is being written.
+//!
+//! The request body is the model's output itself, sent as it is generated
+//! (chunked). The record's other fields come in the query: `id` (a string),
+//! `expected` and `meta` (JSON), and `release=true` for release events. The
+//! response starts at once and is NDJSON: each event as the engine's session
+//! reports it (`{"event": "violation", ...}`, `{"event": "release", ...}`),
+//! written as soon as the chunk that made it certain has arrived, and, when
+//! the body ends, the result record `check` answers for the whole text, with
+//! its `decision_id`. A stream that cannot be judged (a body too large, not
+//! UTF-8, idle past the read timeout, a judgement past the request timeout)
+//! ends with an error line instead, `{"error": {"code", "message", "status"}}`,
+//! the status being the one `check` would have answered with.
+
+use std::ops::Deref;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use hyper::header::{HeaderValue, CONTENT_TYPE};
+use hyper::{Request, Response, StatusCode};
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+use tribunal::frontend::text::Utf8Chunks;
+use tribunal::{jsonl, Input, Pack, Stream};
+
+use super::{error, permit, with_decision_id, InFlight, ResponseBody, State};
+use crate::body;
+use crate::decision_log::Entry;
+use crate::registry::Served;
+
+/// A served pack, held by its session for as long as the stream lasts (a
+/// reload swaps the registry's revision, not this one).
+struct Held(Arc<Served>);
+
+impl Deref for Held {
+    type Target = Pack;
+
+    fn deref(&self) -> &Pack {
+        &self.0.pack
+    }
+}
+
+/// What the query asks for: the record without its output, and whether to
+/// report releases.
+fn from_query(query: &str) -> Result<(Input, bool), String> {
+    let mut input = Input::default();
+    let mut release = false;
+    for pair in query.split('&').filter(|pair| !pair.is_empty()) {
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let name = percent_decoded(name)?;
+        let value = percent_decoded(value)?;
+        let json = |what: &str| {
+            serde_json::from_str::<Value>(&value).map_err(|err| {
+                format!("the query's `{what}` is not JSON: {err} (URL-encode a JSON value)")
+            })
+        };
+        match name.as_str() {
+            "id" => input.id = value.clone().into(),
+            "expected" => input.expected = json("expected")?.into(),
+            "meta" => input.meta = json("meta")?.into(),
+            "release" => {
+                release = match value.as_str() {
+                    "" | "true" | "1" => true,
+                    "false" | "0" => false,
+                    other => {
+                        return Err(format!(
+                            "the query's `release` is `{other}`: use true or false"
+                        ))
+                    }
+                }
+            }
+            other => {
+                let known = ["id", "expected", "meta", "release"];
+                let hint = tribunal::frontend::suggest::nearest(other, &known)
+                    .map_or_else(String::new, |near| {
+                        format!(": {}", tribunal::frontend::suggest::did_you_mean(&near))
+                    });
+                return Err(format!(
+                    "the query has an unknown parameter `{other}`{hint} (known: {})",
+                    known.join(", ")
+                ));
+            }
+        }
+    }
+    Ok((input, release))
+}
+
+/// A query component with its `%XX` escapes and `+` decoded.
+fn percent_decoded(text: &str) -> Result<String, String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        match bytes[at] {
+            b'+' => out.push(b' '),
+            b'%' => {
+                let hex = bytes
+                    .get(at + 1..at + 3)
+                    .and_then(|hex| std::str::from_utf8(hex).ok())
+                    .and_then(|hex| u8::from_str_radix(hex, 16).ok())
+                    .ok_or_else(|| format!("the query has a bad escape at `{}`", &text[at..]))?;
+                out.push(hex);
+                at += 2;
+            }
+            byte => out.push(byte),
+        }
+        at += 1;
+    }
+    String::from_utf8(out).map_err(|_| "the query is not UTF-8 once decoded".to_owned())
+}
+
+/// Opens the stream: its answer starts at once, its events follow the body.
+pub fn stream(
+    state: &Arc<State>,
+    request: Request<Incoming>,
+    served: Arc<Served>,
+    started: Instant,
+) -> Response<ResponseBody> {
+    let (input, release) = match from_query(request.uri().query().unwrap_or_default()) {
+        Ok(query) => query,
+        Err(message) => return error(StatusCode::BAD_REQUEST, "request.bad-query", message),
+    };
+    let permit = match permit(state) {
+        Ok(permit) => permit,
+        Err(response) => return response,
+    };
+    let in_flight = InFlight::new(&state.metrics);
+    let (sender, response_body) = body::event_channel();
+    let decision_id = state.ids.next();
+    let mut session = Stream::new(Held(Arc::clone(&served)), input);
+    if release {
+        session = session.with_release();
+    }
+    let job = Judged {
+        state: Arc::clone(state),
+        served,
+        decision_id: decision_id.clone(),
+        sender,
+        started,
+    };
+    tokio::spawn(async move {
+        let _held = (permit, in_flight);
+        job.run(session, request.into_body()).await;
+    });
+    let mut response = Response::new(response_body.boxed());
+    let headers = response.headers_mut();
+    headers.insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("application/x-ndjson"),
+    );
+    if let Ok(value) = HeaderValue::from_str(&decision_id) {
+        headers.insert("x-tribunal-decision-id", value);
+    }
+    response
+}
+
+/// One stream being judged.
+struct Judged {
+    state: Arc<State>,
+    served: Arc<Served>,
+    decision_id: String,
+    sender: mpsc::Sender<Bytes>,
+    started: Instant,
+}
+
+/// Why a stream ends without a record: its error line.
+struct Stopped {
+    status: StatusCode,
+    code: &'static str,
+    message: String,
+}
+
+impl Judged {
+    async fn run(self, mut session: Stream<Held>, body: Incoming) {
+        let last = match self.read(&mut session, body).await {
+            Ok(()) => self.judge(session).await,
+            Err(None) => return, // the client went away
+            Err(Some(stopped)) => Err(stopped),
+        };
+        let line = match last {
+            Ok(record) => record,
+            Err(stopped) => {
+                let mut line = serde_json::to_vec(&json!({"error": {
+                    "code": stopped.code, "message": stopped.message,
+                    "status": stopped.status.as_u16(),
+                }}))
+                .unwrap_or_default();
+                line.push(b'\n');
+                line
+            }
+        };
+        let _ = self.sender.send(Bytes::from(line)).await;
+    }
+
+    /// Pushes the body's chunks through the session, sending the events of
+    /// each before the next is read. `Err(None)`: the client is gone.
+    async fn read(
+        &self,
+        session: &mut Stream<Held>,
+        mut body: Incoming,
+    ) -> Result<(), Option<Stopped>> {
+        let limits = &self.state.limits;
+        let mut text = Utf8Chunks::default();
+        let mut received = 0usize;
+        loop {
+            let frame = match tokio::time::timeout(limits.read_timeout, body.frame()).await {
+                Err(_) => {
+                    return Err(Some(Stopped {
+                        status: StatusCode::REQUEST_TIMEOUT,
+                        code: "request.timeout",
+                        message: format!(
+                            "the output stopped: nothing came for {} ms ({received} bytes received; --read-timeout-ms)",
+                            limits.read_timeout.as_millis()
+                        ),
+                    }))
+                }
+                Ok(None) => break,
+                Ok(Some(Err(_))) => return Err(None),
+                Ok(Some(Ok(frame))) => frame,
+            };
+            let Ok(chunk) = frame.into_data() else {
+                continue;
+            };
+            received += chunk.len();
+            if received > limits.max_body_bytes {
+                return Err(Some(Stopped {
+                    status: StatusCode::PAYLOAD_TOO_LARGE,
+                    code: "request.too-large",
+                    message: format!(
+                        "the output is longer than {} bytes (--max-body-bytes)",
+                        limits.max_body_bytes
+                    ),
+                }));
+            }
+            let chunk = text.push(&chunk).map_err(|at| Some(not_utf8(at)))?;
+            let mut lines = Vec::new();
+            for event in session.push(chunk) {
+                serde_json::to_writer(&mut lines, &event.to_json()).unwrap_or_default();
+                lines.push(b'\n');
+            }
+            if !lines.is_empty() && self.sender.send(Bytes::from(lines)).await.is_err() {
+                return Err(None);
+            }
+        }
+        text.finish().map_err(|at| Some(not_utf8(at)))
+    }
+
+    /// The whole text's result record, with its decision id, as `check`
+    /// answers it; counted and logged.
+    async fn judge(&self, session: Stream<Held>) -> Result<Vec<u8>, Stopped> {
+        let timeout = self.state.limits.request_timeout;
+        let deadline = Instant::now() + timeout;
+        let served = Arc::clone(&self.served);
+        let input = session.into_input();
+        let output = self
+            .state
+            .log
+            .as_ref()
+            .filter(|log| log.logs_outputs())
+            .map(|_| input.output.clone());
+        let judged = tokio::task::spawn_blocking(move || {
+            let mut record = Vec::with_capacity(256 + input.output.len());
+            let report = jsonl::evaluate_record_into(
+                &served.pack,
+                input,
+                None,
+                Some(deadline.into_std()),
+                &mut record,
+            );
+            (served, report, record)
+        })
+        .await;
+        let Ok((served, report, mut record)) = judged else {
+            return Err(Stopped {
+                status: StatusCode::INTERNAL_SERVER_ERROR,
+                code: "server.fault",
+                message: "the judgement of the stream failed".to_owned(),
+            });
+        };
+        if Instant::now() >= deadline {
+            let during = report
+                .error()
+                .map_or_else(String::new, |why| format!(" ({why})"));
+            return Err(Stopped {
+                status: StatusCode::GATEWAY_TIMEOUT,
+                code: "request.timeout",
+                message: format!(
+                    "the judgement of the whole output took longer than {} ms (--request-timeout-ms){during}",
+                    timeout.as_millis()
+                ),
+            });
+        }
+        self.state.metrics.decision(served.pack.name(), &report);
+        if let Some(log) = &self.state.log {
+            log.log(&Entry {
+                decision_id: &self.decision_id,
+                pack: served.pack.name(),
+                report: &report,
+                latency: Some(self.started.elapsed()),
+                output: output.as_deref(),
+            });
+        }
+        with_decision_id(&mut record, &self.decision_id);
+        record.push(b'\n');
+        Ok(record)
+    }
+}
+
+fn not_utf8(at: usize) -> Stopped {
+    Stopped {
+        status: StatusCode::BAD_REQUEST,
+        code: "request.not-utf8",
+        message: format!("the output is not valid UTF-8 (at byte {})", at + 1),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_query_gives_the_record_and_says_what_is_wrong() {
+        let (input, release) =
+            from_query("id=r%201&expected=%7B%22a%22%3A1%7D&meta=%7B%7D&release").unwrap();
+        assert_eq!(input.id.to_serde(), json!("r 1"));
+        assert!(release);
+        assert_eq!(
+            serde_json::to_string(&input.expected.to_serde()).unwrap(),
+            r#"{"a":1}"#
+        );
+        assert!(!from_query("release=0").unwrap().1);
+        assert!(from_query("expected=%7B")
+            .unwrap_err()
+            .contains("`expected` is not JSON"));
+        assert!(from_query("relase=1").unwrap_err().contains("release"));
+        assert!(from_query("id=%zz").unwrap_err().contains("bad escape"));
+        assert!(from_query("release=maybe")
+            .unwrap_err()
+            .contains("true or false"));
+    }
+}
