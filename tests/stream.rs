@@ -426,3 +426,124 @@ fn a_kind_outside_may_emit_is_reported_when_its_string_closes() {
     assert_eq!(*at, end_of(text, r#""agent.shout""#));
     assert_eq!(&text[v.start..v.offset], r#""agent.shout""#);
 }
+
+/// Packs whose `no_placeholders` judges each string as it closes, in every
+/// configuration, and whose steps before it leave the document as written
+/// (or, in the last, rewrite it: nothing is judged early after that).
+fn placeholder_packs(root_dir: &Path) -> Vec<(&'static str, Pack, bool)> {
+    let contract = r"contract:
+  kind_field: kind
+  may_emit: [note, plan]
+  fallback: { kind: note, text: '{raw}' }
+  fields:
+    kind: { type: string, required: true }
+    text: { type: string }
+";
+    let configs: [(&str, String, bool); 6] = [
+        ("whole document", "    - use: no_placeholders\n".to_owned(), true),
+        (
+            "fields, their leaves, case folded",
+            "    - use: no_placeholders\n      with: { fields: [text, steps, /meta/owner, kind], case_sensitive: false, tokens: [TODO, XXX, '<'] }\n".to_owned(),
+            true,
+        ),
+        (
+            "fields as Python reads them",
+            "    - use: no_placeholders\n      with: { fields: [text, steps], containers: python }\n".to_owned(),
+            true,
+        ),
+        (
+            "before the contract, and after it, renamed",
+            "    - use: no_placeholders\n      as: early_pass\n    - use: contract\n    - use: no_placeholders\n      as: late_pass\n      with: { tokens: [note, TBD] }\n".to_owned(),
+            true,
+        ),
+        (
+            "after a check that keeps the document",
+            "    - use: required_fields\n      with: { paths: [kind] }\n    - use: no_placeholders\n".to_owned(),
+            true,
+        ),
+        (
+            "after a script that rewrites the document",
+            "    - use: rewrite\n    - use: no_placeholders\n".to_owned(),
+            false,
+        ),
+    ];
+    configs
+        .into_iter()
+        .enumerate()
+        .map(|(i, (name, steps, early))| {
+            let dir = root_dir.join(format!("p{i}"));
+            std::fs::create_dir_all(dir.join("components")).unwrap();
+            std::fs::write(
+                dir.join("components/rewrite.yaml"),
+                "kind: postprocessor\nname: rewrite\nversion: 1.0.0\nimplementation:\n  script: rewrite.rhai\n",
+            )
+            .unwrap();
+            std::fs::write(
+                dir.join("components/rewrite.rhai"),
+                "fn evaluate(ctx) {\n    let json = ctx.json;\n    if type_of(json) == \"map\" { json.text = \"fine\"; }\n    #{ issues: [], json: json }\n}\n",
+            )
+            .unwrap();
+            std::fs::write(
+                dir.join("pack.yaml"),
+                format!("name: p{i}\ncomponents: [components/*.yaml]\n{contract}pipeline:\n  postprocessors:\n{steps}"),
+            )
+            .unwrap();
+            let pack = Pack::load(&dir).unwrap_or_else(|e| panic!("{name}: {e}"));
+            (name, pack, early)
+        })
+        .collect()
+}
+
+/// Documents with placeholders in strings at every depth: values, keys,
+/// items, a kind the contract replaces, escapes that spell a token.
+fn placeholder_texts(rng: &mut Rng) -> Vec<String> {
+    let values = [
+        json!({"kind": "note", "text": "All done.", "steps": ["a", "b"], "meta": {"owner": "me"}}),
+        json!({"kind": "plan", "text": "Write TODO later", "steps": ["TODO", "fix <name>"], "meta": {"owner": "XXX"}}),
+        json!({"kind": "TODO", "text": "ok", "steps": [["todo"], {"TBD": "x"}], "meta": {"owner": "tbd <b>"}}),
+        json!({"kind": "note", "text": "T\u{4f}DO via an escape", "steps": [], "meta": {"TODO": 1}}),
+        json!({"kind": "shout", "text": "FIXME: Zoë", "steps": "TBD and TODO", "meta": {"owner": ["XXX", "TODO"]}}),
+        json!({"kind": "plan", "text": "note the TBD", "steps": [{"deep": ["<x>", "fine"]}], "meta": null}),
+    ];
+    let mut out = Vec::new();
+    for value in values {
+        let compact = value.to_string().replace("TODO via", "T\\u004fDO via");
+        let pretty = serde_json::to_string_pretty(&value).unwrap();
+        out.push(compact.clone());
+        out.push(pretty);
+        out.push(format!("Here:\n```json\n{compact}\n```\n"));
+        if rng.below(2) == 0 {
+            out.push(format!("{compact} and then some TODO prose"));
+        }
+    }
+    out
+}
+
+#[test]
+fn placeholders_are_reported_as_their_strings_close_and_only_when_certain() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = Rng(7);
+    let texts = placeholder_texts(&mut rng);
+    for (name, pack, early) in placeholder_packs(dir.path()) {
+        let mut seen = 0;
+        for text in &texts {
+            let record = Input::new(text.clone());
+            check_stream(&pack, &record, &mut rng);
+            for (v, at) in byte_by_byte(&pack, text) {
+                if v.code != "placeholder.found" {
+                    continue;
+                }
+                seen += 1;
+                // Reported with the byte that closes the string, which is the one
+                // the report names (or inside the field it names).
+                assert_eq!(&text[at - 1..at], "\"", "{name}: {v:?} in {text}");
+                assert_eq!(at, v.offset, "{name}");
+            }
+        }
+        if early {
+            assert!(seen >= 10, "{name}: only {seen} placeholders seen early");
+        } else {
+            assert_eq!(seen, 0, "{name}: judged early after a rewrite");
+        }
+    }
+}

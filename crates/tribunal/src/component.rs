@@ -177,6 +177,47 @@ pub trait Metric: Send + Sync + fmt::Debug {
 
 pub trait Postprocessor: Send + Sync + fmt::Debug {
     fn process(&self, ctx: &Context<'_>) -> Result<PostOutput, EvalError>;
+
+    /// What a streaming session may learn of this step before the output
+    /// ends ([`Early`]); by default nothing, and it may rewrite the JSON.
+    fn early(&self) -> Early {
+        Early::AtFinish { keeps_json: false }
+    }
+}
+
+/// What a postprocessor judges while an output streams (`Pack::stream`), on
+/// the document the session reads, when every step before it left that
+/// document as it was.
+#[derive(Debug, Clone)]
+pub enum Early {
+    /// Nothing early; `keeps_json`: it never rewrites the JSON, so later
+    /// steps still see the document as written.
+    AtFinish { keeps_json: bool },
+    /// The pack's contract: its checks on each value as it completes (it
+    /// rewrites only a kind outside `may_emit`).
+    Contract,
+    /// A check of each string value as it completes; it never rewrites the JSON.
+    Strings(Arc<dyn EarlyStrings>),
+}
+
+/// A postprocessor's check of the document's string values, one at a time,
+/// for a streaming session: the issue its `process` reports about a string,
+/// as soon as the string is complete.
+pub trait EarlyStrings: Send + Sync + fmt::Debug {
+    /// Fields it reports at most once each (the session keeps which it did).
+    fn fields(&self) -> usize;
+
+    /// The issues about the string `value` at `path` (strings come in
+    /// document order), given the fields already reported (`done`, updated
+    /// here), pushed onto `out`: none when it has nothing to say, or nothing
+    /// certain.
+    fn string(
+        &self,
+        path: &[crate::contract::Seg],
+        value: &str,
+        done: &mut [bool],
+        out: &mut Vec<Issue>,
+    );
 }
 
 pub trait Strategy: Send + Sync + fmt::Debug {

@@ -281,7 +281,8 @@ pub fn script(data: &[u8]) {
 }
 
 /// A pack for [`stream`]: a contract with variants, nested objects, items
-/// with fields, counts, enums and lengths (loaded once).
+/// with fields, counts, enums and lengths, and placeholder checks of listed
+/// fields and of every string after it (loaded once).
 fn stream_pack() -> &'static Pack {
     static PACK: std::sync::OnceLock<Pack> = std::sync::OnceLock::new();
     PACK.get_or_init(|| {
@@ -300,7 +301,10 @@ fn stream_pack() -> &'static Pack {
              citations:\n          type: array\n          min_items: 1\n          items:\n            \
              type: object\n            additional_fields: false\n            kind_field: kind\n            \
              fields:\n              doc: { type: string, required: true }\n            \
-             variants:\n              page: { fields: { n: { type: integer } } }\n              url:\n",
+             variants:\n              page: { fields: { n: { type: integer } } }\n              url:\n\
+             pipeline:\n  postprocessors:\n    - use: contract\n    - use: no_placeholders\n      \
+             with: { fields: [why, tags, /args/q], case_sensitive: false }\n    \
+             - use: no_placeholders\n      as: anywhere\n      with: { tokens: [TODO, '<'] }\n",
         )
         .expect("the fuzz pack is written");
         Pack::load(&dir).expect("the fuzz pack loads")

@@ -7,7 +7,9 @@ use serde_json::{Map, Value};
 
 use crate::build::BuildCtx;
 use crate::builtins::Builtin;
-use crate::component::{BuildError, Compiled, Context, EvalError, Kind, PostOutput, Postprocessor};
+use crate::component::{
+    BuildError, Compiled, Context, Early, EvalError, Kind, PostOutput, Postprocessor,
+};
 use crate::contract::Contract;
 
 /// The `contract` postprocessor: validates the extracted JSON against the pack's contract.
@@ -20,6 +22,10 @@ impl Postprocessor for ContractCheck {
     fn process(&self, ctx: &Context<'_>) -> Result<PostOutput, EvalError> {
         let (issues, json) = self.contract.validate(ctx.json, ctx.output);
         Ok(PostOutput { issues, json })
+    }
+
+    fn early(&self) -> Early {
+        Early::Contract
     }
 }
 

@@ -110,6 +110,10 @@ impl Postprocessor for JsonSchema {
             .collect();
         Ok(PostOutput { issues, json: None })
     }
+
+    fn early(&self) -> crate::component::Early {
+        crate::component::Early::AtFinish { keeps_json: true }
+    }
 }
 
 fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {

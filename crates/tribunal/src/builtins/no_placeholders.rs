@@ -15,8 +15,10 @@ use super::Builtin;
 use crate::build::BuildCtx;
 use crate::codes;
 use crate::component::{
-    self, BuildError, Compiled, Context, EvalError, Kind, PostOutput, Postprocessor,
+    self, BuildError, Compiled, Context, Early, EarlyStrings, EvalError, Kind, PostOutput,
+    Postprocessor,
 };
+use crate::contract::{pointer_of, Seg};
 use crate::json::escape_pointer;
 use crate::report::{Issue, Severity};
 
@@ -24,7 +26,7 @@ pub const BUILTIN: Builtin = Builtin {
     name: "no_placeholders",
     kind: Kind::Postprocessor,
     summary: "Text must not contain unfilled placeholders such as TODO, TBD or FIXME",
-    streaming: "at `finish()`",
+    streaming: "as each string value completes (on the document as written: when every step before it keeps it); the raw output, and `containers: python` items and keys, at `finish()`",
     docs: DOCS,
     build,
 };
@@ -256,14 +258,63 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
         err.key = Some("message".to_owned());
         err
     })?;
-    Ok(Compiled::Postprocessor(Arc::new(NoPlaceholders {
-        containers: config.containers,
-        tokens: config.tokens,
-        matcher,
-        fields,
-        message,
-        severity: config.severity,
-    })))
+    Ok(Compiled::Postprocessor(Arc::new(Step(Arc::new(
+        NoPlaceholders {
+            containers: config.containers,
+            tokens: config.tokens,
+            matcher,
+            fields,
+            message,
+            severity: config.severity,
+        },
+    )))))
+}
+
+/// The pipeline step: the check, shared with the streaming sessions that
+/// run it on each string as it completes.
+#[derive(Debug)]
+struct Step(Arc<NoPlaceholders>);
+
+impl Postprocessor for Step {
+    fn process(&self, ctx: &Context<'_>) -> Result<PostOutput, EvalError> {
+        Ok(self.0.process(ctx))
+    }
+
+    fn early(&self) -> Early {
+        Early::Strings(Arc::clone(&self.0) as Arc<dyn EarlyStrings>)
+    }
+}
+
+/// Each string value as it completes, in document order, as [`process`](NoPlaceholders::process)
+/// reads them: a leaf of the whole document, or the first offending leaf of a
+/// listed field (`containers: python`: a field that is itself a string; the
+/// items and keys of a container are judged at `finish()`).
+impl EarlyStrings for NoPlaceholders {
+    fn fields(&self) -> usize {
+        self.fields.as_ref().map_or(0, Vec::len)
+    }
+
+    fn string(&self, path: &[Seg], value: &str, done: &mut [bool], out: &mut Vec<Issue>) {
+        let Some(fields) = &self.fields else {
+            if let Some(token) = self.first_token(value) {
+                let pointer = pointer_of(path);
+                out.push(self.issue(&pointer, token).at(pointer));
+            }
+            return;
+        };
+        let exact = self.containers == Containers::Python;
+        let mut token = None;
+        for (field, done) in fields.iter().zip(done) {
+            if *done || !field.path.holds(path, exact) {
+                continue;
+            }
+            let Some(token) = *token.get_or_insert_with(|| self.first_token(value)) else {
+                return;
+            };
+            *done = true;
+            out.push(self.issue(&field.written, token).at(field.path.pointer()));
+        }
+    }
 }
 
 impl NoPlaceholders {
@@ -324,8 +375,8 @@ impl NoPlaceholders {
     }
 }
 
-impl Postprocessor for NoPlaceholders {
-    fn process(&self, ctx: &Context<'_>) -> Result<PostOutput, EvalError> {
+impl NoPlaceholders {
+    fn process(&self, ctx: &Context<'_>) -> PostOutput {
         let mut issues = Vec::new();
         if let Some(fields) = &self.fields {
             for field in fields {
@@ -365,7 +416,7 @@ impl Postprocessor for NoPlaceholders {
                 }
             }
         }
-        Ok(PostOutput { issues, json: None })
+        PostOutput { issues, json: None }
     }
 }
 

@@ -148,6 +148,24 @@ impl FieldPath {
         self.segments.last().map_or("", String::as_str)
     }
 
+    /// Whether the value at `path` is this field (`exact`) or inside it.
+    pub(crate) fn holds(&self, path: &[crate::contract::Seg], exact: bool) -> bool {
+        use crate::contract::Seg;
+        let fits = if exact {
+            path.len() == self.segments.len()
+        } else {
+            path.len() >= self.segments.len()
+        };
+        fits && self
+            .segments
+            .iter()
+            .zip(path)
+            .all(|(segment, step)| match step {
+                Seg::Member(key) => key == segment,
+                Seg::Item(index) => crate::json::array_index(segment) == Some(*index),
+            })
+    }
+
     /// The value at this path; `None` when any step is missing or its parent is
     /// neither an object nor (for a canonical index) an array.
     pub(crate) fn lookup<'v>(&self, root: &'v Json) -> Option<&'v Json> {
@@ -526,6 +544,10 @@ impl Postprocessor for RequiredFields {
             }
         }
         Ok(PostOutput { issues, json: None })
+    }
+
+    fn early(&self) -> crate::component::Early {
+        crate::component::Early::AtFinish { keeps_json: true }
     }
 }
 

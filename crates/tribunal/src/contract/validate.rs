@@ -429,7 +429,7 @@ impl Place<'_> {
 
 /// One step of a path into the extracted JSON, as a streaming session builds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Seg {
+pub enum Seg {
     Member(String),
     Item(usize),
 }
@@ -538,6 +538,17 @@ impl Contract {
     }
 
     /// The kind check of the top-level object, once its kind is known.
+    /// The kind the contract writes in place of `kind` at the top level, when
+    /// it replaces it (`may_emit` with `on_violation: replace`).
+    pub(crate) fn replaced_kind(&self, kind: &str) -> Option<String> {
+        let mut object = Object::new();
+        object.insert(self.kind_field.as_str(), Json::from(kind));
+        let coerced = self.coerce_kind(&object, &mut Vec::new())?;
+        coerced[self.kind_field.as_str()]
+            .as_str()
+            .map(str::to_owned)
+    }
+
     pub(crate) fn kind_issues(&self, kind: &str) -> Vec<Issue> {
         let mut object = Object::new();
         object.insert(self.kind_field.as_str(), Json::from(kind));

@@ -15,8 +15,10 @@
 //! variant-bearing object, an unknown member under `additional_fields: false`
 //! as soon as its key is complete, a repeated item under `unique_items`, and,
 //! when a container closes, its own checks (required members, item counts).
-//! Each violation is reported with the code, path and message the final
-//! report gives it.
+//! A `no_placeholders` step checks each string value as it completes. Each
+//! violation is reported with the rule, code, path and message the final
+//! report gives it. A step judges early only while every step before it
+//! leaves the document as written.
 //!
 //! What is certain is certain about that document. The report is what
 //! counts: when the document turns out not to be the one extraction takes (a
@@ -40,7 +42,8 @@ use crate::pack::Pack;
 use crate::pipeline::Input;
 use crate::report::{Issue, Report, Severity};
 
-use scanner::Scanner;
+use crate::component::Early;
+use scanner::{Plan, Scanner};
 
 /// Something a session learnt from a chunk.
 #[derive(Debug, Clone, PartialEq)]
@@ -60,11 +63,12 @@ pub enum StreamEvent {
 /// A rule broken by the text so far, as the final report will word it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Violation {
-    /// The pipeline step that reports it (`contract`).
+    /// The pipeline step that reports it: its name (`contract`,
+    /// `no_placeholders`, or its `as:`).
     pub rule: String,
     /// Its stable code (`contract.type`).
     pub code: String,
-    /// `error` for the contract's violations.
+    /// As the step reports it (`error` for the contract's).
     pub severity: Severity,
     /// What is wrong, in the final report's words.
     pub message: String,
@@ -129,7 +133,7 @@ impl<P: Deref<Target = Pack>> Stream<P> {
     /// meta; its `output`, usually empty, is the start of the text).
     pub fn new(pack: P, mut record: Input) -> Self {
         let start = std::mem::take(&mut record.output);
-        let scanner = Scanner::new(pack.pipeline.contract.clone(), &pack.pipeline.ladder);
+        let scanner = Scanner::new(plan(&pack), &pack.pipeline.ladder);
         let mut stream = Self {
             pack,
             scanner,
@@ -223,14 +227,40 @@ impl StreamEvent {
     }
 }
 
-/// The event for one of the contract's issues.
+/// What a session of `pack` checks early: the steps that judge the document
+/// while it streams, each while every step before it leaves the document as
+/// written (the contract rewrites only a top-level kind it replaces).
+fn plan(pack: &Pack) -> Plan {
+    let mut plan = Plan::default();
+    let mut intact = true;
+    for step in &pack.pipeline.postprocessors {
+        if !intact {
+            break;
+        }
+        match step.run.early() {
+            Early::Contract => {
+                plan.contract = pack
+                    .pipeline
+                    .contract
+                    .clone()
+                    .map(|contract| (contract, step.name.clone()));
+                intact = plan.contract.is_some();
+            }
+            Early::Strings(check) => {
+                let after_contract = plan.contract.is_some();
+                plan.strings
+                    .push((step.name.clone(), check, after_contract));
+            }
+            Early::AtFinish { keeps_json } => intact = keeps_json,
+        }
+    }
+    plan
+}
+
+/// The event for one of the steps' issues.
 fn violation(issue: Issue, start: usize, offset: usize) -> Violation {
     Violation {
-        rule: if issue.rule.is_empty() {
-            "contract".to_owned()
-        } else {
-            issue.rule
-        },
+        rule: issue.rule,
         code: issue.code.into_owned(),
         severity: issue.severity,
         message: issue.message,

@@ -8,6 +8,7 @@
 use std::sync::Arc;
 
 use crate::codes;
+use crate::component::EarlyStrings;
 use crate::contract::{pointer_of, Contract, FieldRule, Seg, Variant, RAW_FALLBACK_KEY};
 use crate::extract::{fence::is_json_info, Tier};
 use crate::json::Json;
@@ -150,9 +151,33 @@ enum Token {
 /// An issue the text made certain, and the bytes that did: `start..end`.
 pub(super) type Found = (Issue, usize, usize);
 
+/// What a session checks early, found once from the pack's postprocessors.
+#[derive(Debug, Default)]
+pub(super) struct Plan {
+    /// The contract and its step's name, when every step before it leaves
+    /// the document as written.
+    pub contract: Option<(Arc<Contract>, String)>,
+    /// The string checks, likewise, with their steps' names and whether the
+    /// contract's step comes before them (a kind it replaces is then the
+    /// replacement).
+    pub strings: Vec<(String, Arc<dyn EarlyStrings>, bool)>,
+}
+
+/// A step's check of each string value, and the fields it reported.
+#[derive(Debug)]
+struct StringCheck {
+    rule: String,
+    check: Arc<dyn EarlyStrings>,
+    after_contract: bool,
+    done: Vec<bool>,
+}
+
 #[derive(Debug)]
 pub(super) struct Scanner {
     contract: Option<Arc<Contract>>,
+    /// The name the contract's step reports under.
+    contract_rule: String,
+    strings: Vec<StringCheck>,
     /// Whether the ladder reads a document at the start of the text.
     doc_at_start: bool,
     /// Whether the ladder reads fences.
@@ -174,16 +199,29 @@ pub(super) struct Scanner {
 }
 
 impl Scanner {
-    pub(super) fn new(contract: Option<Arc<Contract>>, ladder: &[Tier]) -> Self {
+    pub(super) fn new(plan: Plan, ladder: &[Tier]) -> Self {
         let has = |tier| ladder.contains(&tier);
-        let mode = if contract.is_some() {
+        let (contract, contract_rule) = plan.contract.unzip();
+        let strings: Vec<StringCheck> = plan
+            .strings
+            .into_iter()
+            .map(|(rule, check, after_contract)| StringCheck {
+                done: vec![false; check.fields()],
+                rule,
+                check,
+                after_contract,
+            })
+            .collect();
+        let mode = if contract.is_some() || !strings.is_empty() {
             Mode::Start
         } else {
-            // Without a contract there is nothing to check early.
+            // Nothing to check early.
             Mode::Done
         };
         Self {
             contract,
+            contract_rule: contract_rule.unwrap_or_default(),
+            strings,
             doc_at_start: has(Tier::Strict) || has(Tier::Embedded) || has(Tier::Repair),
             fences: has(Tier::Fence),
             mode,
@@ -199,7 +237,7 @@ impl Scanner {
     /// Reads `text[from..]` (the new chunk) and returns the issues it made
     /// certain, each with the offset just past the token that did.
     pub(super) fn scan(&mut self, text: &str, from: usize) -> Vec<Found> {
-        let mut found = Vec::new();
+        let mut found: Vec<Found> = Vec::new();
         let bytes = text.as_bytes();
         let mut at = from;
         while at < bytes.len() && self.mode != Mode::Done {
@@ -220,6 +258,12 @@ impl Scanner {
                 self.outside_byte(text, at);
             }
             at += 1;
+        }
+        // The contract's issues come without their step's name.
+        for (issue, ..) in &mut found {
+            if issue.rule.is_empty() {
+                issue.rule.clone_from(&self.contract_rule);
+            }
         }
         found
     }
@@ -257,9 +301,9 @@ impl Scanner {
             }
         }
         if let Some(token) = self.token {
-            let (start, key) = match token {
-                Token::Str { start, key, .. } => (start, key),
-                Token::Bare { start } => (start, false),
+            let (start, key, string) = match token {
+                Token::Str { start, key, .. } => (start, key, true),
+                Token::Bare { start } => (start, false, false),
             };
             let flaggable = if key {
                 let contract = self.contract.as_deref();
@@ -267,7 +311,7 @@ impl Scanner {
                     .last()
                     .is_some_and(|f| contract.is_some_and(|c| closed(c, &f.shape)))
             } else {
-                self.value_rule().is_some()
+                self.value_rule().is_some() || (string && !self.strings.is_empty())
             };
             if flaggable {
                 safe = safe.min(start);
@@ -567,13 +611,14 @@ impl Scanner {
             self.mode = Mode::Done;
             return;
         };
-        let Some(contract) = self.contract.clone() else {
-            return;
-        };
         let Some(frame) = self.stack.last_mut() else {
             return;
         };
         frame.state = State::Colon;
+        let Some(contract) = self.contract.clone() else {
+            frame.key = Some(key);
+            return;
+        };
         frame.member = member_rule(&contract, frame, &key);
         frame.waits = frame.kind.is_none()
             && frame.member.is_none()
@@ -621,19 +666,61 @@ impl Scanner {
                 self.path.pop();
             }
         }
+        if let Json::String(string) = &value {
+            self.string_done(string, start, end, found);
+        }
         self.value_done(value, start, end, found);
+    }
+
+    /// A string value is complete: the steps that check strings check it, as
+    /// the value they will see (a top-level kind the contract replaces is the
+    /// replacement for the steps after the contract's).
+    fn string_done(&mut self, string: &str, start: usize, end: usize, found: &mut Vec<Found>) {
+        let Some(parent) = self.stack.last() else {
+            return;
+        };
+        if self.strings.is_empty() {
+            return;
+        }
+        let replaced = match (&self.contract, parent.key.as_deref()) {
+            (Some(contract), Some(key))
+                if self.stack.len() == 1 && parent.object && key == contract.kind_field =>
+            {
+                contract.replaced_kind(string)
+            }
+            _ => None,
+        };
+        let seg = self.child_seg(parent);
+        self.path.push(seg);
+        let mut issues = Vec::new();
+        for check in &mut self.strings {
+            let seen = match &replaced {
+                Some(replacement) if check.after_contract => replacement.as_str(),
+                _ => string,
+            };
+            let from = issues.len();
+            check
+                .check
+                .string(&self.path, seen, &mut check.done, &mut issues);
+            for issue in &mut issues[from..] {
+                issue.rule.clone_from(&check.rule);
+            }
+        }
+        self.path.pop();
+        found.extend(issues.into_iter().map(|issue| (issue, start, end)));
     }
 
     /// A member's or item's value is complete: its container notes it (the
     /// kind, an item that repeats an earlier one).
     fn value_done(&mut self, value: Json, start: usize, end: usize, found: &mut Vec<Found>) {
-        let Some(contract) = self.contract.clone() else {
-            return;
-        };
         let Some(frame) = self.stack.last_mut() else {
             return;
         };
         frame.state = State::Comma;
+        let Some(contract) = self.contract.clone() else {
+            frame.count += 1;
+            return;
+        };
         if frame.object {
             if let (true, Some(key)) = (frame.waits, frame.key.as_deref()) {
                 frame.deferred.push((key.to_owned(), start, end));
