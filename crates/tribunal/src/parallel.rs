@@ -54,6 +54,9 @@ struct PoolState {
     threads: usize,
     /// Threads the calls in progress asked for.
     asked: usize,
+    /// Thread starts the system refuses next (tests).
+    #[cfg(test)]
+    refuse: usize,
 }
 
 impl PoolState {
@@ -65,7 +68,23 @@ impl PoolState {
             waiting: Arc::new(Mutex::new(waiting)),
             threads: 0,
             asked: 0,
+            #[cfg(test)]
+            refuse: 0,
         }
+    }
+
+    /// Starts a worker thread running `serve`.
+    fn start(&mut self, serve: impl FnOnce() + Send + 'static) -> std::io::Result<()> {
+        #[cfg(test)]
+        if self.refuse > 0 {
+            self.refuse -= 1;
+            return Err(std::io::Error::other("refused by the test"));
+        }
+        thread::Builder::new()
+            .name("tribunal-worker".into())
+            .stack_size(STACK_SIZE)
+            .spawn(serve)
+            .map(drop)
     }
 }
 
@@ -82,14 +101,15 @@ impl Pool {
     /// pool's threads (started if need be), and returns once `body` has and
     /// every closure spawned in it has ended, even when one panics.
     pub fn scope<'env, R>(&self, workers: usize, body: impl FnOnce(&Scope<'_, 'env>) -> R) -> R {
-        let jobs = self.lease(workers);
         let pending = Arc::new(Pending::default());
-        // Dropped last, on unwinding too: waits for the closures.
+        // Dropped last, on unwinding too (a thread that cannot start): waits
+        // for the closures, and gives back the threads asked for.
         let _wait = Wait {
             pool: self,
             asked: workers,
             pending: Arc::clone(&pending),
         };
+        let jobs = self.lease(workers);
         let scope = Scope {
             jobs,
             pending,
@@ -99,7 +119,9 @@ impl Pool {
     }
 
     /// Starts threads until there are enough for the calls in progress and
-    /// `workers` more; returns where to send their work.
+    /// `workers` more; returns where to send their work. When the system
+    /// refuses a thread, the threads there are do the work; when there are
+    /// none, it panics (the caller's `Wait` then gives back what it asked).
     fn lease(&self, workers: usize) -> mpsc::Sender<Job> {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         if state.process != std::process::id() {
@@ -110,12 +132,14 @@ impl Pool {
         state.asked += workers;
         while state.threads < state.asked.min(MAX_JOBS) {
             let waiting = Arc::clone(&state.waiting);
-            thread::Builder::new()
-                .name("tribunal-worker".into())
-                .stack_size(STACK_SIZE)
-                .spawn(move || serve(&waiting))
-                .expect("cannot start a worker thread");
-            state.threads += 1;
+            match state.start(move || serve(&waiting)) {
+                Ok(()) => state.threads += 1,
+                Err(err) if state.threads == 0 => {
+                    drop(state);
+                    panic!("cannot start a worker thread: {err}");
+                }
+                Err(_) => break,
+            }
         }
         state.jobs.clone()
     }
@@ -499,5 +523,44 @@ mod tests {
         let mut count = 0;
         ordered_map(std::iter::empty::<u8>(), 3, 32, |x| x, |_| count += 1);
         assert_eq!(count, 0);
+    }
+}
+
+#[cfg(test)]
+mod refused_threads {
+    use super::*;
+
+    fn state(pool: &Pool) -> std::sync::MutexGuard<'_, PoolState> {
+        pool.state.lock().unwrap()
+    }
+
+    /// A thread the system refuses: the work runs on the threads there are,
+    /// and with none at all the call fails; either way what it asked for is
+    /// given back, so later calls start the threads they need.
+    #[test]
+    fn a_refused_thread_costs_only_that_call_and_leaks_no_lease() {
+        let pool = Pool::default();
+        state(&pool).refuse = 1;
+        let failed = panic::catch_unwind(AssertUnwindSafe(|| pool.scope(2, |_| ())));
+        let message = failed.unwrap_err();
+        assert_eq!(
+            message.downcast_ref::<String>().map(String::as_str),
+            Some("cannot start a worker thread: refused by the test")
+        );
+        let counts = |pool: &Pool| {
+            let state = state(pool);
+            (state.asked, state.threads)
+        };
+        assert_eq!(counts(&pool), (0, 0));
+
+        // One thread starts, the second is refused: the work runs on one.
+        let mut sum = 0;
+        pool.scope(1, |_| ());
+        state(&pool).refuse = 1;
+        ordered_map(&pool, 0..1000u64, 3, 7, |x| x * 2, |x| sum += x);
+        assert_eq!(sum, 999 * 1000);
+        let (asked, threads) = counts(&pool);
+        assert_eq!(asked, 0);
+        assert!(threads >= 1);
     }
 }
