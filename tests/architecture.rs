@@ -30,6 +30,7 @@ const ENGINE: &[(&str, &str)] = &[
     // Core types: the context, issues, results, the component interface.
     ("extract", "extraction"),
     ("report", "core"),
+    ("transcript", "core"),
     ("component", "core"),
     // The contract.
     ("contract", "contract"),

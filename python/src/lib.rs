@@ -201,7 +201,7 @@ impl PyPack {
         release: bool,
     ) -> PyResult<PyStream> {
         let empty = PyString::new(py, "").into_any();
-        let (record, note) = read_members([id, Some(&empty), expected, meta])
+        let (record, note) = read_members([id, Some(&empty), expected, meta, None])
             .map_err(|err| pyo3::exceptions::PyValueError::new_err(err.message))?;
         let mut session = tribunal::Stream::new(Arc::clone(&self.pack), record);
         if release {
@@ -237,16 +237,17 @@ impl PyPack {
     /// Evaluates one output. Never raises for what it is given: a record that
     /// cannot be evaluated (no output, a value that is not JSON) is an `ERROR`
     /// result with the reason.
-    #[pyo3(signature = (output, expected = None, meta = None, id = None))]
+    #[pyo3(signature = (output = None, expected = None, meta = None, id = None, *, messages = None))]
     fn evaluate(
         &self,
         py: Python<'_>,
-        output: &Bound<'_, PyAny>,
+        output: Option<&Bound<'_, PyAny>>,
         expected: Option<&Bound<'_, PyAny>>,
         meta: Option<&Bound<'_, PyAny>>,
         id: Option<&Bound<'_, PyAny>>,
+        messages: Option<&Bound<'_, PyAny>>,
     ) -> PyRecord {
-        let record = read_members([id, Some(output), expected, meta]);
+        let record = read_members([id, output, expected, meta, messages]);
         let report = match record {
             Ok((input, note)) => {
                 let mut report = py.detach(|| on_deep_stack(|| self.pack.evaluate(&input)));
@@ -825,16 +826,17 @@ fn read_overrides(overrides: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<(String,
 }
 
 /// The members of a record, in the order `read_members` takes them.
-const MEMBERS: [&str; 4] = ["id", "output", "expected", "meta"];
+const MEMBERS: [&str; 5] = ["id", "output", "expected", "meta", "messages"];
 
 /// [`MEMBERS`] as Python strings made once (looking a member up by a `&str`
 /// would make and hash a new string for each record).
-fn member_names(py: Python<'_>) -> [&Bound<'_, PyString>; 4] {
+fn member_names(py: Python<'_>) -> [&Bound<'_, PyString>; 5] {
     [
         pyo3::intern!(py, "id"),
         pyo3::intern!(py, "output"),
         pyo3::intern!(py, "expected"),
         pyo3::intern!(py, "meta"),
+        pyo3::intern!(py, "messages"),
     ]
 }
 
@@ -846,7 +848,7 @@ fn read_record(record: &Bound<'_, PyAny>, number: u64) -> ReadRecord {
         let text = line.to_string_lossy();
         return tribunal::jsonl::read_line(&text, number);
     }
-    let members: [Option<Bound<'_, PyAny>>; 4] = if let Ok(dict) = record.cast::<PyDict>() {
+    let members: [Option<Bound<'_, PyAny>>; 5] = if let Ok(dict) = record.cast::<PyDict>() {
         // No KeyError raised (and caught) for the members a record leaves out.
         member_names(record.py()).map(|name| dict.get_item(name).ok().flatten())
     } else if let Ok(mapping) = record.cast::<PyMapping>() {
@@ -869,9 +871,9 @@ fn read_record(record: &Bound<'_, PyAny>, number: u64) -> ReadRecord {
 /// `id`, `output`, `expected` and `meta` (each `None` when absent) as an
 /// `Input`, with a note when text had to be read leniently; or why the record
 /// cannot be evaluated, with its id.
-fn read_members(members: [Option<&Bound<'_, PyAny>>; 4]) -> ReadRecord {
+fn read_members(members: [Option<&Bound<'_, PyAny>>; 5]) -> ReadRecord {
     let mut convert = Convert::default();
-    let mut values: [Json; 4] = Default::default();
+    let mut values: [Json; 5] = Default::default();
     let mut failure = None;
     for ((slot, member), name) in values.iter_mut().zip(members).zip(MEMBERS) {
         let Some(member) = member else { continue };
@@ -882,14 +884,15 @@ fn read_members(members: [Option<&Bound<'_, PyAny>>; 4]) -> ReadRecord {
             }
         }
     }
-    let [id, output, expected, meta] = values;
+    let [id, output, expected, meta, messages] = values;
     if let Some(message) = failure {
         return Err(LineError { id, message });
     }
-    let input = Input::from_members(id, output, expected, meta).map_err(|missing| LineError {
-        id: missing.id,
-        message: "record has no `output` (or it is None)".to_owned(),
-    })?;
+    let input =
+        Input::from_record(id, output, expected, meta, messages).map_err(|missing| LineError {
+            id: missing.id,
+            message: "record has no `output` (or it is None)".to_owned(),
+        })?;
     let note = convert.lossy.then(|| Issue {
         rule: "input".into(),
         code: "input.lone-surrogate".into(),

@@ -110,11 +110,16 @@ class Pack:
         (``ValueError`` for what it cannot express)."""
     def evaluate(
         self,
-        output: Any,
+        output: Any = None,
         expected: Any = None,
         meta: Any = None,
         id: Any = None,
-    ) -> Result: ...
+        *,
+        messages: Optional[list[Any]] = None,
+    ) -> Result:
+        """One record; `messages` is an agent's transcript (OpenAI Chat,
+        Anthropic Messages or OpenAI Responses), judged on its last assistant
+        turn when there is no `output`, read by components as `ctx.turns`."""
     def evaluate_many(
         self,
         records: Iterable[Union[Mapping[str, Any], str]],

@@ -74,6 +74,10 @@ pub(super) struct EvalArgs {
     /// Name of the meta field in input records.
     #[arg(long, default_value = "meta")]
     meta_field: String,
+    /// Name of the transcript field in input records (a list of messages in
+    /// the OpenAI Chat, Anthropic Messages or OpenAI Responses format).
+    #[arg(long, default_value = "messages")]
+    messages_field: String,
     /// Result record fields to write, comma-separated (default: all). For large
     /// runs that need only verdicts, e.g. `id,status,score`. Fields: id, line,
     /// status, passed, score, metrics, issues, extraction, json, feedback,
@@ -303,6 +307,7 @@ fn run_options(args: &EvalArgs, stop: Option<Arc<AtomicBool>>) -> jsonl::Options
         output: args.output_field.clone(),
         expected: args.expected_field.clone(),
         meta: args.meta_field.clone(),
+        messages: args.messages_field.clone(),
     };
     options.result_fields = args.fields.unwrap_or_default();
     options.stop = stop;

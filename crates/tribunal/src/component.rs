@@ -66,6 +66,9 @@ pub struct Context<'a> {
     pub issues: &'a [Issue],
     /// Scores of the metrics that already ran, by name.
     pub scores: &'a BTreeMap<String, f64>,
+    /// The record's transcript, turn by turn, when it has `messages`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turns: Option<&'a [crate::transcript::Turn]>,
     /// Field-matching strategies available to metrics.
     #[serde(skip)]
     pub strategies: &'a StrategyRegistry,
@@ -213,7 +216,7 @@ pub trait EarlyStrings: Send + Sync + fmt::Debug {
     /// certain.
     fn string(
         &self,
-        path: &[crate::contract::Seg],
+        path: &[crate::json::Seg],
         value: &str,
         done: &mut [bool],
         out: &mut Vec<Issue>,

@@ -239,6 +239,16 @@ impl Json {
     }
 }
 
+/// One step of a path into a JSON value (a member of an object, an item of
+/// an array), as a streaming session builds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Seg {
+    /// A member, by its key.
+    Member(String),
+    /// An item, by its index.
+    Item(usize),
+}
+
 /// An array index as JSON Pointer writes it (and a canonical index in a field
 /// path): `0`, or digits without a leading zero.
 pub(crate) fn array_index(token: &str) -> Option<usize> {

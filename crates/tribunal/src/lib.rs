@@ -55,6 +55,7 @@ mod strict_config;
 mod suggest;
 mod summary;
 mod text;
+mod transcript;
 mod wire;
 mod yaml;
 
@@ -81,6 +82,7 @@ pub use semantic::{
     default_cache_root as default_embedding_cache_dir, CacheReport as EmbeddingCacheReport,
 };
 pub use stream::{Stream, StreamEvent, Violation};
+pub use transcript::{Role, ToolCall, Transcript, Turn};
 pub use yaml::{LoadError, LoadErrors};
 
 // The unit tests run with the counting allocator the binary installs, so the

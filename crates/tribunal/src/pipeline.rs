@@ -30,6 +30,10 @@ pub struct Input {
     pub expected: Json,
     /// Anything else the components may read (`ctx.meta` in scripts).
     pub meta: Json,
+    /// An agent's transcript (`null` when the record has none): a list of
+    /// messages in the OpenAI Chat, Anthropic Messages or OpenAI Responses
+    /// format, which the components read as `ctx.turns`.
+    pub messages: Json,
 }
 
 impl Input {
@@ -62,6 +66,23 @@ impl Input {
         self
     }
 
+    /// A record of an agent's transcript, `messages` (a list of messages in
+    /// the OpenAI Chat, Anthropic Messages or OpenAI Responses format): its
+    /// output is the text of the last assistant turn, and the components read
+    /// the turns as `ctx.turns`.
+    pub fn from_messages(messages: impl Into<Json>) -> Self {
+        let messages = messages.into();
+        let (transcript, _) = crate::transcript::read(&messages, "/messages");
+        Self {
+            output: transcript
+                .last_assistant_text()
+                .unwrap_or_default()
+                .to_owned(),
+            messages,
+            ..Self::default()
+        }
+    }
+
     /// A record from the four members of an `eval` input line, each `null` when
     /// absent: the rules every front end applies (the CLI to a JSONL line, the
     /// Python API to a dict). A string `output` is the raw output; any other JSON
@@ -74,8 +95,28 @@ impl Input {
         expected: Json,
         meta: Json,
     ) -> Result<Self, MissingOutput> {
+        Self::from_record(id, output, expected, meta, Json::Null)
+    }
+
+    /// As [`from_members`](Self::from_members), with the record's `messages`
+    /// too: a record with messages and no output is judged on the text of
+    /// its last assistant turn (see [`from_messages`](Self::from_messages)).
+    pub fn from_record(
+        id: Json,
+        output: Json,
+        expected: Json,
+        meta: Json,
+        messages: Json,
+    ) -> Result<Self, MissingOutput> {
         let output = match output {
             Json::String(text) => text.into_string(),
+            Json::Null if !messages.is_null() => {
+                let (transcript, _) = crate::transcript::read(&messages, "/messages");
+                transcript
+                    .last_assistant_text()
+                    .unwrap_or_default()
+                    .to_owned()
+            }
             Json::Null => return Err(MissingOutput { id }),
             other => other.to_string(),
         };
@@ -84,6 +125,7 @@ impl Input {
             output,
             expected,
             meta,
+            messages,
         })
     }
 }
@@ -119,6 +161,8 @@ struct Staged {
     extraction: ExtractionInfo,
     issues: Vec<Issue>,
     failure: Option<EvalError>,
+    /// The record's transcript, read.
+    turns: Option<Vec<crate::transcript::Turn>>,
 }
 
 impl Pack {
@@ -176,7 +220,10 @@ impl Pack {
                 .iter()
                 .zip(&staged)
                 .filter(|(_, s)| s.failure.is_none())
-                .map(|(input, s)| self.context(input, &s.extraction, &s.json, &s.issues, &scores))
+                .map(|(input, s)| {
+                    let turns = s.turns.as_deref();
+                    self.context(input, &s.extraction, turns, &s.json, &s.issues, &scores)
+                })
                 .collect();
             if !contexts.is_empty() {
                 for step in &self.pipeline.metrics {
@@ -202,12 +249,19 @@ impl Pack {
             extraction: ExtractionInfo::none(),
             issues: Vec::new(),
             failure: Some(err.within("extraction")),
+            turns: None,
         })
     }
 
     /// Extraction, then the postprocessors in order.
     fn stage(&self, input: &Input, make: Make) -> Staged {
         let mut issues: Vec<Issue> = Vec::new();
+        // A transcript's problems come first, as the record's own.
+        let turns = (!input.messages.is_null()).then(|| {
+            let (transcript, found) = crate::transcript::read(&input.messages, "/messages");
+            issues.extend(found);
+            transcript.turns
+        });
         let (mut json, mut written, extraction) = match make {
             Make::Text => {
                 debug_assert!(
@@ -221,6 +275,7 @@ impl Pack {
                     extraction,
                     issues,
                     failure: None,
+                    turns,
                 };
             }
             Make::Value => {
@@ -237,7 +292,14 @@ impl Pack {
         let mut failure = None;
         let mut steps = Steps::new(self.pipeline.step_timeout);
         for step in &self.pipeline.postprocessors {
-            let ctx = self.context(input, &extraction, &json, &issues, &scores);
+            let ctx = self.context(
+                input,
+                &extraction,
+                turns.as_deref(),
+                &json,
+                &issues,
+                &scores,
+            );
             match self.within_time(&mut steps, || step.run.process(&ctx)) {
                 Ok(out) => {
                     issues.extend(out.issues.into_iter().map(|i| named(i, &step.name)));
@@ -258,6 +320,7 @@ impl Pack {
             extraction,
             issues,
             failure,
+            turns,
         }
     }
 
@@ -268,6 +331,7 @@ impl Pack {
             extraction,
             mut issues,
             failure,
+            turns,
             ..
         } = staged;
         let mut scores: BTreeMap<String, f64> = BTreeMap::new();
@@ -278,7 +342,14 @@ impl Pack {
                 (|| -> Result<(), EvalError> {
                     let mut steps = Steps::new(self.pipeline.step_timeout);
                     for (index, step) in self.pipeline.metrics.iter().enumerate() {
-                        let ctx = self.context(input, &extraction, &json, &issues, &scores);
+                        let ctx = self.context(
+                            input,
+                            &extraction,
+                            turns.as_deref(),
+                            &json,
+                            &issues,
+                            &scores,
+                        );
                         let out = self
                             .within_time(&mut steps, || step.run.evaluate(&ctx))
                             .map_err(|e| e.within(format_args!("metric `{}`", step.name)))?;
@@ -419,11 +490,13 @@ impl Pack {
         &'a self,
         input: &'a Input,
         extraction: &'a ExtractionInfo,
+        turns: Option<&'a [crate::transcript::Turn]>,
         json: &'a Json,
         issues: &'a [Issue],
         scores: &'a BTreeMap<String, f64>,
     ) -> Context<'a> {
         Context {
+            turns,
             output: &input.output,
             json,
             extraction,

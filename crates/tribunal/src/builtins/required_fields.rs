@@ -149,8 +149,8 @@ impl FieldPath {
     }
 
     /// Whether the value at `path` is this field (`exact`) or inside it.
-    pub(crate) fn holds(&self, path: &[crate::contract::Seg], exact: bool) -> bool {
-        use crate::contract::Seg;
+    pub(crate) fn holds(&self, path: &[crate::json::Seg], exact: bool) -> bool {
+        use crate::json::Seg;
         let fits = if exact {
             path.len() == self.segments.len()
         } else {

@@ -427,12 +427,7 @@ impl Place<'_> {
     }
 }
 
-/// One step of a path into the extracted JSON, as a streaming session builds it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Seg {
-    Member(String),
-    Item(usize),
-}
+pub use crate::json::Seg;
 
 /// Calls `then` with the [`Place`] of `path`.
 fn with_place<R>(path: &[Seg], then: &mut dyn FnMut(Place<'_>) -> R) -> R {

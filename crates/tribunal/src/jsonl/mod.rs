@@ -94,6 +94,22 @@ pub struct FieldNames {
     pub expected: String,
     /// Anything else the components may read (`--meta-field`; default `meta`).
     pub meta: String,
+    /// An agent's transcript (`--messages-field`; default `messages`): judged
+    /// with `output`, or instead of it (then on its last assistant turn).
+    pub messages: String,
+}
+
+impl FieldNames {
+    /// The names, in the order a record's members are read.
+    pub(crate) fn all(&self) -> [&str; 5] {
+        [
+            &self.id,
+            &self.output,
+            &self.expected,
+            &self.meta,
+            &self.messages,
+        ]
+    }
 }
 
 impl Default for FieldNames {
@@ -103,6 +119,7 @@ impl Default for FieldNames {
             output: "output".into(),
             expected: "expected".into(),
             meta: "meta".into(),
+            messages: "messages".into(),
         }
     }
 }

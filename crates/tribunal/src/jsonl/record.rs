@@ -64,17 +64,18 @@ pub(crate) fn parse_record(record: &RawRecord<'_>, options: &Options) -> ReadRec
             read_fields(&fixed, &options.fields).map_err(not_json)?
         }
     };
-    let Some([id, output, expected, meta]) = fields else {
+    let Some([id, output, expected, meta, messages]) = fields else {
         return Err(LineError::new(
             Json::Null,
             format!("line {line}: a record must be a JSON object"),
         ));
     };
-    let input = Input::from_members(
+    let input = Input::from_record(
         id.unwrap_or(Json::Null),
         output.unwrap_or(Json::Null),
         expected.unwrap_or(Json::Null),
         meta.unwrap_or(Json::Null),
+        messages.unwrap_or(Json::Null),
     )
     .map_err(|missing| {
         LineError::new(
@@ -108,7 +109,7 @@ fn recover_id(bytes: &[u8], field: &str) -> Json {
 /// absent), or `None` when the line's JSON is not an object. A member named twice
 /// counts with its last value, as in a parsed object; a member two of the names
 /// share goes to the first of them.
-fn read_fields(text: &str, names: &FieldNames) -> serde_json::Result<Option<[Option<Json>; 4]>> {
+fn read_fields(text: &str, names: &FieldNames) -> serde_json::Result<Option<[Option<Json>; 5]>> {
     if let Some(fields) = fast::read_fields(text, names) {
         return Ok(Some(fields));
     }
@@ -123,7 +124,7 @@ struct RecordSeed<'a> {
 }
 
 impl<'de> DeserializeSeed<'de> for RecordSeed<'_> {
-    type Value = Option<[Option<Json>; 4]>;
+    type Value = Option<[Option<Json>; 5]>;
 
     fn deserialize<D: serde::Deserializer<'de>>(self, reader: D) -> Result<Self::Value, D::Error> {
         reader.deserialize_any(self)
@@ -131,14 +132,14 @@ impl<'de> DeserializeSeed<'de> for RecordSeed<'_> {
 }
 
 impl<'de> Visitor<'de> for RecordSeed<'_> {
-    type Value = Option<[Option<Json>; 4]>;
+    type Value = Option<[Option<Json>; 5]>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a JSON object")
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut fields: [Option<Json>; 4] = Default::default();
+        let mut fields: [Option<Json>; 5] = Default::default();
         while let Some(which) = map.next_key_seed(KeySeed { names: self.names })? {
             match which {
                 Some(index) => fields[index] = Some(map.next_value()?),
@@ -204,9 +205,7 @@ impl Visitor<'_> for KeySeed<'_> {
 
     fn visit_str<E>(self, key: &str) -> Result<Self::Value, E> {
         let names = self.names;
-        Ok([&names.id, &names.output, &names.expected, &names.meta]
-            .iter()
-            .position(|name| name.as_str() == key))
+        Ok(names.all().iter().position(|name| *name == key))
     }
 }
 
@@ -221,8 +220,7 @@ pub(crate) fn check_fast_record_reader(text: &str) {
     let Json::Object(mut object) = value else {
         panic!("the fast reader read a line that is not an object");
     };
-    let members = [&names.id, &names.output, &names.expected, &names.meta]
-        .map(|name| object.shift_remove(name.as_str()));
+    let members = names.all().map(|name| object.shift_remove(name));
     assert_eq!(fields, members, "the fast reader and serde_json disagree");
 }
 
@@ -237,14 +235,12 @@ mod fast {
     use crate::json_read;
     use crate::jsonl::FieldNames;
 
-    pub(super) fn read_fields(text: &str, names: &FieldNames) -> Option<[Option<Json>; 4]> {
-        let mut fields: [Option<Json>; 4] = Default::default();
+    pub(super) fn read_fields(text: &str, names: &FieldNames) -> Option<[Option<Json>; 5]> {
+        let mut fields: [Option<Json>; 5] = Default::default();
         json_read::parse_members(text, |name, value| {
             // A member two of the names share goes to the first of them; a
             // member named twice counts with its last value.
-            let index = [&names.id, &names.output, &names.expected, &names.meta]
-                .iter()
-                .position(|field| field.as_str() == name);
+            let index = names.all().iter().position(|field| *field == name);
             if let Some(index) = index {
                 fields[index] = Some(value);
             }
@@ -257,16 +253,13 @@ mod fast {
 mod tests {
     use super::*;
 
-    /// What reading the whole record as a value and taking the four members gives.
-    fn by_value(text: &str, names: &FieldNames) -> Result<Option<[Option<Json>; 4]>, String> {
+    /// What reading the whole record as a value and taking the five members gives.
+    fn by_value(text: &str, names: &FieldNames) -> Result<Option<[Option<Json>; 5]>, String> {
         let value: Json = serde_json::from_str(text).map_err(|e| e.to_string())?;
         let Json::Object(mut object) = value else {
             return Ok(None);
         };
-        Ok(Some(
-            [&names.id, &names.output, &names.expected, &names.meta]
-                .map(|name| object.shift_remove(name.as_str())),
-        ))
+        Ok(Some(names.all().map(|name| object.shift_remove(name))))
     }
 
     #[test]
@@ -276,6 +269,7 @@ mod tests {
             output: "text".into(),
             expected: "text".into(),
             meta: "m".into(),
+            messages: "turns".into(),
         };
         let lines = [
             r#"{"id": 1, "output": "x", "expected": {"a": [1, 2.50]}, "meta": null}"#,

@@ -38,30 +38,38 @@ pub struct Case {
     pub name: String,
     #[serde(default)]
     pub id: Option<Value>,
+    /// The output (`null` for a transcript case judged on its last assistant turn).
+    #[serde(default)]
     pub output: Value,
     #[serde(default)]
     pub expected: Option<Value>,
     #[serde(default)]
     pub meta: Option<Value>,
+    /// An agent's transcript (a list of messages).
+    #[serde(default)]
+    pub messages: Option<Value>,
     pub expect: Value,
 }
 
 impl Case {
     fn input(&self) -> Input {
-        let output = match &self.output {
-            Value::String(text) => text.clone(),
-            other => other.to_string(),
+        let id: Json = self
+            .id
+            .clone()
+            .unwrap_or_else(|| Value::String(self.name.clone()))
+            .into();
+        let messages: Json = self.messages.as_ref().map(Json::from).unwrap_or_default();
+        // A case with neither output nor messages is judged on an empty output
+        // (`null` as text, as before).
+        let output = match (&self.output, messages.is_null()) {
+            (Value::Null, false) => Json::Null,
+            (Value::String(text), _) => Json::from(text.as_str()),
+            (other, _) => Json::from(other.to_string()),
         };
-        Input {
-            id: self
-                .id
-                .clone()
-                .unwrap_or_else(|| Value::String(self.name.clone()))
-                .into(),
-            output,
-            expected: self.expected.as_ref().map(Json::from).unwrap_or_default(),
-            meta: self.meta.as_ref().map(Json::from).unwrap_or_default(),
-        }
+        let expected = self.expected.as_ref().map(Json::from).unwrap_or_default();
+        let meta = self.meta.as_ref().map(Json::from).unwrap_or_default();
+        Input::from_record(id.clone(), output, expected, meta, messages)
+            .unwrap_or_else(|_| Input::new("").with_id(id))
     }
 }
 

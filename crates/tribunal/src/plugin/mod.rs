@@ -661,6 +661,7 @@ mod tests {
         let expected = json!({"a": 2});
         let meta = json!({"m": true});
         let ctx = Context {
+            turns: None,
             output: "raw",
             json: &json,
             extraction: &extraction,

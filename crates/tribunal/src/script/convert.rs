@@ -73,6 +73,12 @@ pub fn context(ctx: &Context<'_>, config: Dynamic) -> Dynamic {
     map.insert("meta".into(), to_dynamic(ctx.meta));
     map.insert("config".into(), config);
     map.insert(
+        "turns".into(),
+        ctx.turns.map_or(Dynamic::UNIT, |turns| {
+            Dynamic::from_array(turns.iter().map(turn).collect())
+        }),
+    );
+    map.insert(
         "issues".into(),
         Dynamic::from_array(ctx.issues.iter().map(issue).collect()),
     );
@@ -85,6 +91,34 @@ pub fn context(ctx: &Context<'_>, config: Dynamic) -> Dynamic {
                 .collect(),
         ),
     );
+    Dynamic::from_map(map)
+}
+
+/// A turn of a transcript: `role`, `text`, `tool_calls` (each `id`, `name`,
+/// `arguments`, `path`), `tool_call_id`, `is_error`, `path`.
+fn turn(turn: &crate::transcript::Turn) -> Dynamic {
+    let mut map = Map::new();
+    map.insert("role".into(), text(turn.role.as_str()));
+    map.insert("text".into(), text(&turn.text));
+    let calls = turn
+        .tool_calls
+        .iter()
+        .map(|call| {
+            let mut map = Map::new();
+            map.insert("id".into(), text(&call.id));
+            map.insert("name".into(), text(&call.name));
+            map.insert("arguments".into(), to_dynamic(&call.arguments));
+            map.insert("path".into(), text(&call.path));
+            Dynamic::from_map(map)
+        })
+        .collect();
+    map.insert("tool_calls".into(), Dynamic::from_array(calls));
+    map.insert(
+        "tool_call_id".into(),
+        turn.tool_call_id.as_deref().map_or(Dynamic::UNIT, text),
+    );
+    map.insert("is_error".into(), Dynamic::from_bool(turn.is_error));
+    map.insert("path".into(), text(&turn.path));
     Dynamic::from_map(map)
 }
 
@@ -251,6 +285,7 @@ mod tests {
         let scores = [("m".to_owned(), 0.5)].into_iter().collect();
         let strategies = StrategyRegistry::with_builtins(&crate::semantic::Models::default());
         let ctx = Context {
+            turns: None,
             output: "raw text",
             json: &json!({"k": [1, 2.5, null]}),
             extraction: &extraction,

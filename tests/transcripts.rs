@@ -1,0 +1,195 @@
+//! Agent transcripts as input: a record's `messages` in the OpenAI Chat, the
+//! Anthropic Messages and the OpenAI Responses format give the same result
+//! record (apart from paths), components read them as `ctx.turns`, and what
+//! cannot be read is an issue at its path, never a lost record.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{json, Value};
+use tribunal::{Input, Pack};
+
+/// A pack whose Rhai metric reads the turns: the calls, their arguments, and
+/// whether the agent confirmed before it booked.
+fn trajectory_pack(dir: &Path) -> Pack {
+    std::fs::write(
+        dir.join("pack.yaml"),
+        "name: trajectory\ncomponents: [steps.yaml]\npipeline:\n  metrics:\n    - use: steps\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("steps.yaml"),
+        "kind: metric\nname: steps\nversion: 1.0.0\nimplementation:\n  script: steps.rhai\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("steps.rhai"),
+        r#"fn evaluate(ctx) {
+    let issues = [];
+    let calls = [];
+    let results = 0;
+    for turn in ctx.turns {
+        for tc in turn.tool_calls {
+            calls.push(tc.name);
+            if tc.name == "book_flight" && (type_of(tc.arguments) != "map" || tc.arguments.flight == ()) {
+                issues.push(#{ message: "booked without a flight", path: tc.path });
+            }
+        }
+        if turn.role == "tool" { results += 1; }
+    }
+    #{
+        score: if calls.contains("book_flight") { 1.0 } else { 0.0 },
+        issues: issues,
+        details: #{ calls: calls, results: results, turns: ctx.turns.len(), last: ctx.output },
+    }
+}
+"#,
+    )
+    .unwrap();
+    Pack::load(dir).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn booking() -> [Value; 3] {
+    let chat = json!([
+        {"role": "system", "content": "You book flights."},
+        {"role": "user", "content": "Book me a flight to Oslo."},
+        {"role": "assistant", "content": "Searching.", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "search_flights", "arguments": "{\"to\": \"OSL\"}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "SK1"},
+        {"role": "assistant", "content": null, "tool_calls": [
+            {"id": "c2", "type": "function", "function": {"name": "book_flight", "arguments": "{\"seat\": \"12A\"}"}}]},
+        {"role": "tool", "tool_call_id": "c2", "content": "booked"},
+        {"role": "assistant", "content": "Booked."}
+    ]);
+    let anthropic = json!([
+        {"role": "system", "content": "You book flights."},
+        {"role": "user", "content": "Book me a flight to Oslo."},
+        {"role": "assistant", "content": [
+            {"type": "text", "text": "Searching."},
+            {"type": "tool_use", "id": "c1", "name": "search_flights", "input": {"to": "OSL"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "content": "SK1"}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "c2", "name": "book_flight", "input": {"seat": "12A"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c2", "content": "booked"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "Booked."}]}
+    ]);
+    let responses = json!([
+        {"role": "developer", "content": "You book flights."},
+        {"role": "user", "content": "Book me a flight to Oslo."},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Searching."}]},
+        {"type": "function_call", "call_id": "c1", "name": "search_flights", "arguments": "{\"to\": \"OSL\"}"},
+        {"type": "function_call_output", "call_id": "c1", "output": "SK1"},
+        {"type": "function_call", "call_id": "c2", "name": "book_flight", "arguments": "{\"seat\": \"12A\"}"},
+        {"type": "function_call_output", "call_id": "c2", "output": "booked"},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Booked."}]}
+    ]);
+    [chat, anthropic, responses]
+}
+
+/// The result record with the paths of its issues left out.
+fn without_paths(mut record: Value) -> Value {
+    for issue in record["issues"].as_array_mut().unwrap() {
+        issue.as_object_mut().unwrap().remove("path");
+    }
+    record
+}
+
+#[test]
+fn the_same_conversation_in_three_formats_gives_the_same_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = trajectory_pack(dir.path());
+    let records: Vec<Value> = booking()
+        .into_iter()
+        .map(|messages| pack.evaluate(&Input::from_messages(messages)).to_value())
+        .collect();
+    let first = &records[0];
+    assert_eq!(first["status"], "NEEDS_IMPROVEMENT", "{first}");
+    assert_eq!(
+        first["metrics"]["steps"]["details"],
+        json!({"calls": ["search_flights", "book_flight"], "results": 2, "turns": 7, "last": "Booked."})
+    );
+    assert_eq!(first["issues"][0]["message"], "booked without a flight");
+    assert_eq!(first["issues"][0]["path"], "/messages/4/tool_calls/0");
+    assert_eq!(records[1]["issues"][0]["path"], "/messages/4/content/0");
+    assert_eq!(records[2]["issues"][0]["path"], "/messages/5");
+    for other in &records[1..] {
+        assert_eq!(without_paths(other.clone()), without_paths(first.clone()));
+    }
+}
+
+#[test]
+fn a_transcript_record_is_read_from_jsonl_and_its_problems_are_issues() {
+    let dir = tempfile::tempdir().unwrap();
+    trajectory_pack(dir.path());
+    let [chat, anthropic, responses] = booking();
+    let broken = json!([
+        {"content": "who am I"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "c9", "function": {"name": "book_flight", "arguments": "{\"flight\": SK1"}}]},
+        {"role": "tool", "tool_call_id": "nope", "content": "?"}
+    ]);
+    let lines = [
+        json!({"id": "chat", "messages": chat}),
+        json!({"id": "anthropic", "messages": anthropic}),
+        json!({"id": "responses", "messages": responses}),
+        json!({"id": "both", "output": "Done, see above.", "messages": chat}),
+        json!({"id": "broken", "messages": broken}),
+        json!({"id": "not a list", "messages": "hello"}),
+        json!({"id": "neither"}),
+    ];
+    let data = dir.path().join("data.jsonl");
+    std::fs::write(
+        &data,
+        lines.iter().map(|l| l.to_string() + "\n").collect::<String>(),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_tribunal"))
+        .args(["eval"])
+        .arg(dir.path())
+        .arg("--input")
+        .arg(&data)
+        .output()
+        .unwrap();
+    let records: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), lines.len(), "every record has a result");
+    for record in &records[..3] {
+        assert_eq!(record["status"], "NEEDS_IMPROVEMENT", "{record}");
+        assert_eq!(record["metrics"]["steps"]["details"]["turns"], 7);
+    }
+    // With an output too, the output is what is judged; the turns still read.
+    assert_eq!(
+        records[3]["metrics"]["steps"]["details"]["last"],
+        "Done, see above."
+    );
+    let codes: Vec<(&str, &str)> = records[4]["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (
+                i["code"].as_str().unwrap(),
+                i["path"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            ("transcript.no-role", "/messages/0"),
+            (
+                "transcript.arguments-not-json",
+                "/messages/1/tool_calls/0/function/arguments"
+            ),
+            ("transcript.orphan-result", "/messages/2"),
+            ("steps", "/messages/1/tool_calls/0"),
+        ],
+        "{}",
+        records[4]
+    );
+    assert_eq!(records[5]["issues"][0]["code"], "transcript.invalid");
+    assert_eq!(records[6]["status"], "ERROR");
+    assert_eq!(records[6]["error"], "line 7: record has no `output` field");
+}
