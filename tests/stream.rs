@@ -138,16 +138,10 @@ fn records(data: &Path) -> Vec<Input> {
     std::fs::read_to_string(data)
         .unwrap()
         .lines()
-        .map(|line| {
-            let v: Value = serde_json::from_str(line).unwrap();
-            let output = match &v["output"] {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            Input::new(output)
-                .with_id(v["id"].clone())
-                .with_expected(v["expected"].clone())
-                .with_meta(v["meta"].clone())
+        .zip(1..)
+        .map(|(line, number)| {
+            let (input, _) = tribunal::jsonl::read_line(line, number).unwrap();
+            input
         })
         .collect()
 }
@@ -164,6 +158,7 @@ fn finish_is_evaluate_on_every_example_data_set_whatever_the_chunking() {
         ("rules/scripted-fields", "scripted-fields"),
         ("examples/packs/tool-calls", "tool-calls"),
         ("examples/packs/rag-citations", "rag-citations"),
+        ("examples/packs/travel-agent", "travel-agent"),
     ] {
         let pack = Pack::load(root().join(pack)).unwrap_or_else(|e| panic!("{e}"));
         for record in records(&root().join(format!("examples/data/{data}.jsonl"))) {

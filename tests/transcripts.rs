@@ -139,7 +139,10 @@ fn a_transcript_record_is_read_from_jsonl_and_its_problems_are_issues() {
     let data = dir.path().join("data.jsonl");
     std::fs::write(
         &data,
-        lines.iter().map(|l| l.to_string() + "\n").collect::<String>(),
+        lines
+            .iter()
+            .map(|l| l.to_string() + "\n")
+            .collect::<String>(),
     )
     .unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_tribunal"))

@@ -17,6 +17,7 @@ DATA_SETS = [
     ("examples/packs/invoice-summary", "examples/data/invoice-summary.jsonl"),
     ("examples/packs/tool-calls", "examples/data/tool-calls.jsonl"),
     ("examples/packs/rag-citations", "examples/data/rag-citations.jsonl"),
+    ("examples/packs/travel-agent", "examples/data/travel-agent.jsonl"),
 ]
 
 

@@ -15,6 +15,7 @@ pub mod json_emission;
 pub mod json_schema;
 pub mod no_placeholders;
 pub mod required_fields;
+pub mod tool_calls;
 
 /// A built-in rule's entry in the registry.
 #[derive(Debug, Clone, Copy)]
@@ -45,6 +46,7 @@ pub const BUILTINS: &[Builtin] = &[
     json_schema::BUILTIN,
     no_placeholders::BUILTIN,
     required_fields::BUILTIN,
+    tool_calls::BUILTIN,
 ];
 
 /// Looks a built-in up by its public name.

@@ -1,0 +1,395 @@
+//! `tool_calls` (postprocessor): the trajectory rules of an agent's
+//! transcript: which tools it may, must and must not call, in which order, how
+//! often, and never the same call twice.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::Builtin;
+use crate::build::BuildCtx;
+use crate::codes;
+use crate::component::{
+    self, BuildError, Compiled, Context, Early, EvalError, Kind, PostOutput, Postprocessor,
+};
+use crate::report::{Issue, Severity};
+use crate::transcript::ToolCall;
+
+pub const BUILTIN: Builtin = Builtin {
+    name: "tool_calls",
+    kind: Kind::Postprocessor,
+    summary: "An agent's tool calls in its transcript: allowed, forbidden and required tools, order, limits, no repeated call",
+    streaming: "at `finish()`",
+    docs: DOCS,
+    build,
+};
+
+const DOCS: &str = r#"# tool_calls
+
+Postprocessor. Checks the tool calls of an agent's transcript: the record's
+`messages` (OpenAI Chat, Anthropic Messages or OpenAI Responses; see the
+authoring guide's transcripts chapter), every assistant turn's calls in order.
+Each finding is an issue at the call's path in the record as written
+(`/messages/3/tool_calls/0`, `/messages/3/content/1`, `/messages/5`). A record
+without `messages` has no calls.
+
+## Config
+
+| key | default | meaning |
+|-----|---------|---------|
+| `allowed` | any tool | the tools that may be called; any other call is an issue (`tool_calls.not-allowed`) |
+| `forbidden` | none | tools that must not be called (`tool_calls.forbidden`) |
+| `required` | none | tools that must be called at least once (`tool_calls.missing`, at `/messages`) |
+| `order` | none | pairs `[first, then]`: `then` may be called only after `first` has been (`tool_calls.order`, at the first call of `then` that comes too early) |
+| `max_calls` | no limit | a number (calls in all), or a map of limits by tool, `"*"` for all calls (`tool_calls.too-many`, at the first call past the limit) |
+| `no_repeat` | `false` | `true`: the same tool called again with equal arguments is an issue (`tool_calls.repeated`, at the repeat) |
+| `severity` | `error` | `error`, `warning` or `info` |
+
+## Example
+
+```yaml
+pipeline:
+  postprocessors:
+    - use: tool_calls
+      with:
+        allowed: [search_flights, book_flight, send_email]
+        forbidden: [delete_booking]
+        required: [book_flight]
+        order: [[search_flights, book_flight]]
+        max_calls: { "*": 8, search_flights: 3 }
+        no_repeat: true
+```
+"#;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct Config {
+    allowed: Option<Vec<String>>,
+    forbidden: Vec<String>,
+    required: Vec<String>,
+    order: Vec<Vec<String>>,
+    max_calls: Option<MaxCalls>,
+    no_repeat: bool,
+    severity: Severity,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            allowed: None,
+            forbidden: Vec::new(),
+            required: Vec::new(),
+            order: Vec::new(),
+            max_calls: None,
+            no_repeat: false,
+            severity: Severity::Error,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum MaxCalls {
+    All(usize),
+    ByTool(BTreeMap<String, usize>),
+}
+
+#[derive(Debug)]
+struct ToolCalls {
+    allowed: Option<Vec<String>>,
+    forbidden: Vec<String>,
+    required: Vec<String>,
+    order: Vec<(String, String)>,
+    /// The limit of all calls, and by tool.
+    max_all: Option<usize>,
+    max_by_tool: BTreeMap<String, usize>,
+    no_repeat: bool,
+    severity: Severity,
+}
+
+fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
+    let config: Config = component::parse_config(ctx.name, config)?;
+    let name = ctx.name;
+    let mut order = Vec::new();
+    for pair in config.order {
+        match <[String; 2]>::try_from(pair) {
+            Ok([first, then]) => order.push((first, then)),
+            Err(pair) => {
+                return Err(BuildError::new(format!(
+                    "{name}: `order` takes pairs of tools `[first, then]`, got {pair:?}"
+                ))
+                .at_key("order"))
+            }
+        }
+    }
+    if let Some(allowed) = &config.allowed {
+        if let Some(both) = config.forbidden.iter().find(|tool| allowed.contains(tool)) {
+            return Err(
+                BuildError::new(format!("{name}: `{both}` is both allowed and forbidden"))
+                    .at_key("forbidden"),
+            );
+        }
+    }
+    if let Some(both) = config
+        .required
+        .iter()
+        .find(|tool| config.forbidden.contains(tool))
+    {
+        return Err(
+            BuildError::new(format!("{name}: `{both}` is both required and forbidden"))
+                .at_key("required"),
+        );
+    }
+    let (max_all, max_by_tool) = match config.max_calls {
+        None => (None, BTreeMap::new()),
+        Some(MaxCalls::All(limit)) => (Some(limit), BTreeMap::new()),
+        Some(MaxCalls::ByTool(mut limits)) => (limits.remove("*"), limits),
+    };
+    Ok(Compiled::Postprocessor(Arc::new(ToolCalls {
+        allowed: config.allowed,
+        forbidden: config.forbidden,
+        required: config.required,
+        order,
+        max_all,
+        max_by_tool,
+        no_repeat: config.no_repeat,
+        severity: config.severity,
+    })))
+}
+
+impl ToolCalls {
+    fn issue(&self, code: &'static str, message: String, path: &str) -> Issue {
+        let mut issue = Issue::error("", message).at(path).code(code);
+        issue.severity = self.severity;
+        issue
+    }
+
+    /// The issues of one call (the `index`th), given the calls before it.
+    fn check_call(
+        &self,
+        index: usize,
+        call: &ToolCall,
+        before: &[&ToolCall],
+        counts: &mut HashMap<String, usize>,
+        issues: &mut Vec<Issue>,
+    ) {
+        let name = call.name.as_str();
+        if self.forbidden.iter().any(|tool| tool == name) {
+            issues.push(self.issue(
+                codes::TOOL_CALLS_FORBIDDEN,
+                format!("`{name}` is a forbidden tool"),
+                &call.path,
+            ));
+        } else if let Some(allowed) = &self.allowed {
+            if !allowed.iter().any(|tool| tool == name) {
+                let hint = crate::suggest::nearest(name, allowed)
+                    .map_or_else(String::new, |near| {
+                        format!("; {}", crate::suggest::did_you_mean(&near))
+                    });
+                issues.push(self.issue(
+                    codes::TOOL_CALLS_NOT_ALLOWED,
+                    format!(
+                        "`{name}` is not an allowed tool (allowed: {}){hint}",
+                        allowed.join(", ")
+                    ),
+                    &call.path,
+                ));
+            }
+        }
+        for (first, then) in &self.order {
+            let too_early = then == name
+                && !before.iter().any(|earlier| earlier.name == *first)
+                && !before.iter().any(|earlier| earlier.name == *then);
+            if too_early {
+                issues.push(self.issue(
+                    codes::TOOL_CALLS_ORDER,
+                    format!("`{name}` is called before `{first}`, which must come first"),
+                    &call.path,
+                ));
+            }
+        }
+        let count = counts.entry(call.name.clone()).or_default();
+        *count += 1;
+        if let Some(limit) = self.max_by_tool.get(name) {
+            if *count == limit + 1 {
+                issues.push(self.issue(
+                    codes::TOOL_CALLS_TOO_MANY,
+                    format!("`{name}` is called more than {limit} times (`max_calls`)"),
+                    &call.path,
+                ));
+            }
+        }
+        if self.max_all.is_some_and(|limit| index == limit) {
+            let limit = self.max_all.unwrap_or_default();
+            issues.push(self.issue(
+                codes::TOOL_CALLS_TOO_MANY,
+                format!("more than {limit} tool calls (`max_calls`)"),
+                &call.path,
+            ));
+        }
+        if self.no_repeat {
+            let repeated = before
+                .iter()
+                .find(|earlier| earlier.name == call.name && earlier.arguments == call.arguments);
+            if let Some(first) = repeated {
+                issues.push(self.issue(
+                    codes::TOOL_CALLS_REPEATED,
+                    format!(
+                        "`{name}` is called again with the same arguments (first at {})",
+                        first.path
+                    ),
+                    &call.path,
+                ));
+            }
+        }
+    }
+}
+
+impl Postprocessor for ToolCalls {
+    fn process(&self, ctx: &Context<'_>) -> Result<PostOutput, EvalError> {
+        let calls: Vec<&ToolCall> = ctx
+            .turns
+            .unwrap_or_default()
+            .iter()
+            .flat_map(|turn| &turn.tool_calls)
+            .collect();
+        let mut issues = Vec::new();
+        let mut counts = HashMap::new();
+        for (index, call) in calls.iter().enumerate() {
+            self.check_call(index, call, &calls[..index], &mut counts, &mut issues);
+        }
+        for tool in &self.required {
+            if !counts.contains_key(tool) {
+                issues.push(self.issue(
+                    codes::TOOL_CALLS_MISSING,
+                    format!("`{tool}` is never called, and must be"),
+                    "/messages",
+                ));
+            }
+        }
+        Ok(PostOutput { issues, json: None })
+    }
+
+    fn early(&self) -> Early {
+        Early::AtFinish { keeps_json: true }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builtins::test_support::build_ctx;
+    use serde_json::json;
+
+    fn compile(config: &Value) -> Arc<dyn Postprocessor> {
+        match build(config, &build_ctx("tool_calls")).expect("builds") {
+            Compiled::Postprocessor(p) => p,
+            other => panic!("expected a postprocessor, got {:?}", other.kind()),
+        }
+    }
+
+    fn run(config: &Value, messages: &Value) -> Vec<(String, String, String)> {
+        let (transcript, _) =
+            crate::transcript::read(&crate::json::Json::from(messages.clone()), "/messages");
+        let fixture = crate::builtins::test_support::Fixture::new("", Value::Null, Value::Null);
+        let mut ctx = fixture.ctx();
+        ctx.turns = Some(&transcript.turns);
+        compile(config)
+            .process(&ctx)
+            .unwrap()
+            .issues
+            .into_iter()
+            .map(|i| (i.code.to_string(), i.path.unwrap_or_default(), i.message))
+            .collect()
+    }
+
+    fn calls(names_and_args: &[(&str, Value)]) -> Value {
+        let calls: Vec<Value> = names_and_args
+            .iter()
+            .enumerate()
+            .map(|(i, (name, args))| {
+                json!({"id": format!("c{i}"), "type": "function",
+                       "function": {"name": name, "arguments": args.to_string()}})
+            })
+            .collect();
+        json!([{"role": "user", "content": "go"}, {"role": "assistant", "content": "", "tool_calls": calls}])
+    }
+
+    #[test]
+    fn every_key_finds_what_it_names_at_the_call() {
+        let trip = calls(&[
+            ("book_flight", json!({"f": 1})),
+            ("search_flights", json!({"to": "OSL"})),
+            ("search_flights", json!({"to": "OSL"})),
+            ("serch_hotels", json!({})),
+            ("delete_booking", json!({"id": 1})),
+            ("search_flights", json!({"to": "BER"})),
+        ]);
+        let config = json!({
+            "allowed": ["search_flights", "book_flight", "search_hotels"],
+            "forbidden": ["delete_booking"],
+            "required": ["book_flight", "send_email"],
+            "order": [["search_flights", "book_flight"]],
+            "max_calls": {"*": 5, "search_flights": 2},
+            "no_repeat": true
+        });
+        let found = run(&config, &trip);
+        let at = |i: usize| format!("/messages/1/tool_calls/{i}");
+        let summary: Vec<(&str, &str)> = found
+            .iter()
+            .map(|(c, p, _)| (c.as_str(), p.as_str()))
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                ("tool_calls.order", at(0).as_str()),
+                ("tool_calls.repeated", at(2).as_str()),
+                ("tool_calls.not-allowed", at(3).as_str()),
+                ("tool_calls.forbidden", at(4).as_str()),
+                ("tool_calls.too-many", at(5).as_str()),
+                ("tool_calls.too-many", at(5).as_str()),
+                ("tool_calls.missing", "/messages"),
+            ],
+            "{found:#?}"
+        );
+        assert!(
+            found[2].2.contains("did you mean `search_hotels`?"),
+            "{}",
+            found[2].2
+        );
+        assert_eq!(found[1].2, "`search_flights` is called again with the same arguments (first at /messages/1/tool_calls/1)");
+        // Nothing to say about a trajectory that keeps the rules.
+        let fine = calls(&[
+            ("search_flights", json!({"to": "OSL"})),
+            ("book_flight", json!({"f": 1})),
+        ]);
+        assert!(run(&config.clone(), &fine)
+            .iter()
+            .all(|(c, ..)| c == "tool_calls.missing"));
+        // A record without a transcript has no calls.
+        let fixture = crate::builtins::test_support::Fixture::new("", Value::Null, Value::Null);
+        let issues = compile(&json!({"required": ["x"]}))
+            .process(&fixture.ctx())
+            .unwrap()
+            .issues;
+        assert_eq!(issues[0].code, "tool_calls.missing");
+    }
+
+    #[test]
+    fn bad_configs_are_build_errors() {
+        let ctx = build_ctx("tool_calls");
+        for bad in [
+            json!({"order": [["a"]]}),
+            json!({"allowed": ["a"], "forbidden": ["a"]}),
+            json!({"required": ["a"], "forbidden": ["a"]}),
+            json!({"max_calls": -1}),
+            json!({"no_repet": true}),
+        ] {
+            assert!(build(&bad, &ctx).is_err(), "{bad}");
+        }
+        let err = build(&json!({"no_repet": true}), &ctx).unwrap_err();
+        assert_eq!(err.suggestion.as_deref(), Some("no_repeat"));
+    }
+}
