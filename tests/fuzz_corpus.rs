@@ -9,13 +9,14 @@ use std::time::Instant;
 
 type Target = fn(&[u8]);
 
-const TARGETS: [(&str, Target); 6] = [
+const TARGETS: [(&str, Target); 7] = [
     ("extraction", tribunal::fuzzing::extraction),
     ("pack_loader", tribunal::fuzzing::pack_loader),
     ("contract", tribunal::fuzzing::contract),
     ("script", tribunal::fuzzing::script),
     ("plugin_reply", tribunal::fuzzing::plugin_reply),
     ("stream", tribunal::fuzzing::stream),
+    ("transcript", tribunal::fuzzing::transcript),
 ];
 
 #[test]

@@ -658,3 +658,51 @@ pub fn no_inner_value(whole: &Value, damaged: &str) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Transcripts: the input, read as JSON, is a record's `messages`. Reading it
+/// never panics; every issue, turn and call has a path that points into the
+/// value (an issue at its member or message, a call at its block or item, its
+/// arguments where they are written), and reading is deterministic.
+pub fn transcript(data: &[u8]) {
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(data) else {
+        return;
+    };
+    let messages = Json::from(value);
+    let (transcript, issues) = crate::transcript::read(&messages, "/messages");
+    let resolves = |path: &str| {
+        let inner = path
+            .strip_prefix("/messages")
+            .unwrap_or_else(|| panic!("{path} is not under /messages"));
+        assert!(
+            messages.pointer(inner).is_some(),
+            "{path} is not in {messages:?}"
+        );
+    };
+    for issue in &issues {
+        resolves(
+            issue
+                .path
+                .as_deref()
+                .expect("a transcript issue has a path"),
+        );
+    }
+    for turn in &transcript.turns {
+        resolves(&turn.path);
+        for call in &turn.tool_calls {
+            resolves(&call.path);
+            if !call.arguments.is_null() {
+                resolves(&call.arguments_path);
+            }
+        }
+    }
+    assert_eq!(
+        crate::transcript::read(&messages, "/messages"),
+        (transcript.clone(), issues),
+        "reading is deterministic"
+    );
+    let input = Input::from_messages(messages);
+    assert_eq!(
+        input.output,
+        transcript.last_assistant_text().unwrap_or_default()
+    );
+}
