@@ -49,12 +49,12 @@ codes! {
     TRANSCRIPT_ARGUMENTS_NOT_JSON = "transcript.arguments-not-json": "a tool call whose arguments text is not JSON";
     TRANSCRIPT_UNKNOWN_BLOCK = "transcript.unknown-block": "a content block or item of a type Tribunal does not read (left out of the turns)";
     TRANSCRIPT_ORPHAN_RESULT = "transcript.orphan-result": "a tool result whose call was not made before it";
-    TOOL_CALLS_NOT_ALLOWED = "tool_calls.not-allowed": "a call of a tool not in `allowed` (`tool_calls`)";
-    TOOL_CALLS_FORBIDDEN = "tool_calls.forbidden": "a call of a `forbidden` tool (`tool_calls`)";
-    TOOL_CALLS_MISSING = "tool_calls.missing": "a `required` tool never called (`tool_calls`)";
-    TOOL_CALLS_ORDER = "tool_calls.order": "a tool called before the one an `order` pair puts first (`tool_calls`)";
-    TOOL_CALLS_TOO_MANY = "tool_calls.too-many": "a call past a `max_calls` limit (`tool_calls`)";
-    TOOL_CALLS_REPEATED = "tool_calls.repeated": "the same tool called again with equal arguments, under `no_repeat` (`tool_calls`)";
+    TOOL_CALLS_NOT_ALLOWED = "tool.not-allowed": "a call of a tool not in `allowed` (`tool_calls`)";
+    TOOL_CALLS_FORBIDDEN = "tool.forbidden": "a call of a `forbidden` tool (`tool_calls`)";
+    TOOL_CALLS_MISSING = "tool.missing": "a `required` tool never called (`tool_calls`)";
+    TOOL_CALLS_ORDER = "tool.order": "a tool called before the one an `order` pair puts first (`tool_calls`)";
+    TOOL_CALLS_TOO_MANY = "tool.too-many": "a call past a `max_calls` limit (`tool_calls`)";
+    TOOL_CALLS_REPEATED = "tool.repeated": "the same tool called again with equal arguments, under `no_repeat` (`tool_calls`)";
     TRANSCRIPT_MIXED_FORMATS = "transcript.mixed-formats": "one transcript written in two formats (OpenAI Chat, Anthropic Messages, OpenAI Responses)";
 }
 

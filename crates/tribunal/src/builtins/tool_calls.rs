@@ -39,12 +39,12 @@ without `messages` has no calls.
 
 | key | default | meaning |
 |-----|---------|---------|
-| `allowed` | any tool | the tools that may be called; any other call is an issue (`tool_calls.not-allowed`) |
-| `forbidden` | none | tools that must not be called (`tool_calls.forbidden`) |
-| `required` | none | tools that must be called at least once (`tool_calls.missing`, at `/messages`) |
-| `order` | none | pairs `[first, then]`: `then` may be called only after `first` has been (`tool_calls.order`, at the first call of `then` that comes too early) |
-| `max_calls` | no limit | a number (calls in all), or a map of limits by tool, `"*"` for all calls (`tool_calls.too-many`, at the first call past the limit) |
-| `no_repeat` | `false` | `true`: the same tool called again with equal arguments is an issue (`tool_calls.repeated`, at the repeat) |
+| `allowed` | any tool | the tools that may be called; any other call is an issue (`tool.not-allowed`) |
+| `forbidden` | none | tools that must not be called (`tool.forbidden`) |
+| `required` | none | tools that must be called at least once (`tool.missing`, at `/messages`) |
+| `order` | none | pairs `[first, then]`: `then` may be called only after `first` has been (`tool.order`, at the first call of `then` that comes too early) |
+| `max_calls` | no limit | a number (calls in all), or a map of limits by tool, `"*"` for all calls (`tool.too-many`, at the first call past the limit) |
+| `no_repeat` | `false` | `true`: the same tool called again with equal arguments is an issue (`tool.repeated`, at the repeat) |
 | `severity` | `error` | `error`, `warning` or `info` |
 
 ## Example
@@ -344,13 +344,13 @@ mod tests {
         assert_eq!(
             summary,
             [
-                ("tool_calls.order", at(0).as_str()),
-                ("tool_calls.repeated", at(2).as_str()),
-                ("tool_calls.not-allowed", at(3).as_str()),
-                ("tool_calls.forbidden", at(4).as_str()),
-                ("tool_calls.too-many", at(5).as_str()),
-                ("tool_calls.too-many", at(5).as_str()),
-                ("tool_calls.missing", "/messages"),
+                ("tool.order", at(0).as_str()),
+                ("tool.repeated", at(2).as_str()),
+                ("tool.not-allowed", at(3).as_str()),
+                ("tool.forbidden", at(4).as_str()),
+                ("tool.too-many", at(5).as_str()),
+                ("tool.too-many", at(5).as_str()),
+                ("tool.missing", "/messages"),
             ],
             "{found:#?}"
         );
@@ -367,14 +367,14 @@ mod tests {
         ]);
         assert!(run(&config.clone(), &fine)
             .iter()
-            .all(|(c, ..)| c == "tool_calls.missing"));
+            .all(|(c, ..)| c == "tool.missing"));
         // A record without a transcript has no calls.
         let fixture = crate::builtins::test_support::Fixture::new("", Value::Null, Value::Null);
         let issues = compile(&json!({"required": ["x"]}))
             .process(&fixture.ctx())
             .unwrap()
             .issues;
-        assert_eq!(issues[0].code, "tool_calls.missing");
+        assert_eq!(issues[0].code, "tool.missing");
     }
 
     #[test]

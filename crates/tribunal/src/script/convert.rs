@@ -72,12 +72,14 @@ pub fn context(ctx: &Context<'_>, config: Dynamic) -> Dynamic {
     map.insert("expected".into(), to_dynamic(ctx.expected));
     map.insert("meta".into(), to_dynamic(ctx.meta));
     map.insert("config".into(), config);
-    map.insert(
-        "turns".into(),
-        ctx.turns.map_or(Dynamic::UNIT, |turns| {
-            Dynamic::from_array(turns.iter().map(turn).collect())
-        }),
-    );
+    // Only a transcript record has turns (as in what plugins get); a missing
+    // key reads as `()`.
+    if let Some(turns) = ctx.turns {
+        map.insert(
+            "turns".into(),
+            Dynamic::from_array(turns.iter().map(turn).collect()),
+        );
+    }
     map.insert(
         "issues".into(),
         Dynamic::from_array(ctx.issues.iter().map(issue).collect()),

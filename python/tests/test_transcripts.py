@@ -1,0 +1,37 @@
+"""Agent transcripts from Python: `evaluate(messages=...)` and records with a
+`messages` key give the CLI's records, in every format."""
+
+import json
+
+import tribunal
+
+
+def test_a_transcript_is_judged_as_the_cli_judges_it(root, cli):
+    pack = tribunal.Pack.load(root / "examples/packs/travel-agent")
+    data = root / "examples/data/travel-agent.jsonl"
+    records = [json.loads(line) for line in data.read_text().splitlines()]
+    expected = cli("eval", "examples/packs/travel-agent", "--input", str(data), raw=True)
+    # Dicts with `messages`, as evaluate_many reads them: the CLI's lines.
+    assert [r.to_json() for r in pack.evaluate_many(records)] == expected
+    # One at a time, the keyword: the same record without its line.
+    for record, line in zip(records, expected):
+        result = pack.evaluate(messages=record["messages"], id=record["id"])
+        cli_record = json.loads(line)
+        del cli_record["line"]
+        assert result.to_dict() == cli_record
+    by_id = {r["id"]: json.loads(line) for r, line in zip(records, expected)}
+    # The same run in the three formats: the same verdict, paths aside.
+    for run in ("good", "unconfirmed", "reckless", "loop"):
+        verdicts = {(by_id[f"{run}-{f}"]["status"], by_id[f"{run}-{f}"]["score"],
+                     tuple(i["code"] for i in by_id[f"{run}-{f}"]["issues"]))
+                    for f in ("chat", "anthropic", "responses")}
+        assert len(verdicts) == 1, (run, verdicts)
+
+
+def test_without_output_or_messages_a_record_is_an_error_result(root):
+    pack = tribunal.Pack.load(root / "examples/packs/travel-agent")
+    result = pack.evaluate()
+    assert result.status == "ERROR"
+    assert "no `output`" in result.error
+    broken = pack.evaluate(messages="not a list")
+    assert [i["code"] for i in broken.issues][:1] == ["transcript.invalid"]
