@@ -61,6 +61,7 @@ def test_python_results_equal_the_cli_records(root, cli, plugin_dir, pack_path, 
             expected=record.get("expected"),
             meta=record.get("meta"),
             id=record.get("id"),
+            messages=record.get("messages"),
         ).to_dict()
         assert alone == {k: v for k, v in result.items() if k != "line"}
 

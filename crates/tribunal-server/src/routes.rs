@@ -591,13 +591,18 @@ fn eval(
             ));
         }
     });
-    let mut response = Response::new(response_body.boxed());
+    ndjson_response(response_body, &request_id)
+}
+
+/// A streamed NDJSON answer, naming its decision.
+fn ndjson_response(body: body::ChannelBody, decision_id: &str) -> Response<ResponseBody> {
+    let mut response = Response::new(body.boxed());
     let headers = response.headers_mut();
     headers.insert(
         CONTENT_TYPE,
         HeaderValue::from_static("application/x-ndjson"),
     );
-    if let Ok(value) = HeaderValue::from_str(&request_id) {
+    if let Ok(value) = HeaderValue::from_str(decision_id) {
         headers.insert("x-tribunal-decision-id", value);
     }
     response

@@ -18,7 +18,6 @@ use std::sync::Arc;
 use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
-use hyper::header::{HeaderValue, CONTENT_TYPE};
 use hyper::{Request, Response, StatusCode};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
@@ -26,7 +25,7 @@ use tokio::time::Instant;
 use tribunal::frontend::text::Utf8Chunks;
 use tribunal::{jsonl, Input, Pack, Stream};
 
-use super::{error, permit, with_decision_id, InFlight, ResponseBody, State};
+use super::{error, ndjson_response, permit, with_decision_id, InFlight, ResponseBody, State};
 use crate::body;
 use crate::decision_log::Entry;
 use crate::registry::Served;
@@ -145,16 +144,7 @@ pub fn stream(
         let _held = (permit, in_flight);
         job.run(session, request.into_body()).await;
     });
-    let mut response = Response::new(response_body.boxed());
-    let headers = response.headers_mut();
-    headers.insert(
-        CONTENT_TYPE,
-        HeaderValue::from_static("application/x-ndjson"),
-    );
-    if let Ok(value) = HeaderValue::from_str(&decision_id) {
-        headers.insert("x-tribunal-decision-id", value);
-    }
-    response
+    ndjson_response(response_body, &decision_id)
 }
 
 /// One stream being judged.
