@@ -672,6 +672,31 @@ fn plugins_see_the_shared_context() {
         json!({"json_emission": value["metrics"]["json_emission"]["score"]})
     );
     assert_eq!(value["metrics"]["echo"]["score"], 0.25);
+    assert!(details.get("calls").is_none(), "no transcript, no turns");
+
+    // A transcript's turns reach the plugin, in the SDK's shape.
+    let transcript = pack
+        .evaluate(&Input::from_messages(json!([
+            {"role": "user", "content": "status?"},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "t1", "name": "probe", "input": {"deep": true}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "up"}]},
+            {"role": "assistant", "content": "{\"event\": \"agent:status\", \"data\": {}}"}
+        ])))
+        .to_value();
+    let details = &transcript["metrics"]["echo"]["details"];
+    assert_eq!(
+        details["roles"],
+        json!(["user", "assistant", "tool", "assistant"])
+    );
+    assert_eq!(
+        details["calls"],
+        json!([["probe", {"deep": true}, "/messages/1/content/0"]])
+    );
+    assert_eq!(
+        details["output"],
+        "{\"event\": \"agent:status\", \"data\": {}}"
+    );
 
     // A plugin metric's "not applicable": the step is skipped with its reason
     // and its weight leaves the record's score (json_emission's alone).

@@ -168,6 +168,44 @@ pub struct Context {
     pub issues: Vec<Issue>,
     /// Scores of the metrics that already ran, by step name.
     pub scores: BTreeMap<String, f64>,
+    /// An agent's transcript, turn by turn, when the record has `messages`
+    /// (OpenAI Chat, Anthropic Messages or OpenAI Responses, read into one
+    /// shape); empty otherwise.
+    pub turns: Vec<Turn>,
+}
+
+/// One turn of a transcript (`ctx.turns`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Turn {
+    /// `system`, `user`, `assistant` or `tool`.
+    pub role: String,
+    /// Its text; a tool turn's result.
+    pub text: String,
+    /// The tools an assistant turn calls, in order.
+    pub tool_calls: Vec<ToolCall>,
+    /// The call a tool turn answers.
+    pub tool_call_id: Option<String>,
+    /// Whether a tool turn reports an error.
+    pub is_error: bool,
+    /// JSON pointer of the message in the record (`/messages/3`).
+    pub path: String,
+}
+
+/// A tool call of an assistant turn.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct ToolCall {
+    /// The call's id.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// Its arguments, read (`null` when they are not JSON).
+    pub arguments: Value,
+    /// JSON pointer of the call in the record.
+    pub path: String,
+    /// JSON pointer of its arguments in the record.
+    pub arguments_path: String,
 }
 
 impl Context {
