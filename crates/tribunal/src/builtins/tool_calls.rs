@@ -2,6 +2,7 @@
 //! transcript: which tools it may, must and must not call, in which order, how
 //! often, and never the same call twice.
 
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -14,6 +15,7 @@ use crate::codes;
 use crate::component::{
     self, BuildError, Compiled, Context, Early, EvalError, Kind, PostOutput, Postprocessor,
 };
+use crate::json::Json;
 use crate::report::{Issue, Severity};
 use crate::transcript::ToolCall;
 
@@ -166,13 +168,14 @@ impl ToolCalls {
         issue
     }
 
-    /// The issues of one call (the `index`th), given the calls before it.
-    fn check_call(
+    /// The issues of one call (the `index`th), given the calls before it
+    /// (`seen`): constant work per call, so a transcript of any length is
+    /// judged in linear time.
+    fn check_call<'c>(
         &self,
         index: usize,
-        call: &ToolCall,
-        before: &[&ToolCall],
-        counts: &mut HashMap<String, usize>,
+        call: &'c ToolCall,
+        seen: &mut Seen<'c>,
         issues: &mut Vec<Issue>,
     ) {
         let name = call.name.as_str();
@@ -198,11 +201,9 @@ impl ToolCalls {
                 ));
             }
         }
+        let first_of_its_name = !seen.counts.contains_key(name);
         for (first, then) in &self.order {
-            let too_early = then == name
-                && !before.iter().any(|earlier| earlier.name == *first)
-                && !before.iter().any(|earlier| earlier.name == *then);
-            if too_early {
+            if then == name && first_of_its_name && !seen.counts.contains_key(first.as_str()) {
                 issues.push(self.issue(
                     codes::TOOL_CALLS_ORDER,
                     format!("`{name}` is called before `{first}`, which must come first"),
@@ -210,7 +211,7 @@ impl ToolCalls {
                 ));
             }
         }
-        let count = counts.entry(call.name.clone()).or_default();
+        let count = seen.counts.entry(name).or_default();
         *count += 1;
         if let Some(limit) = self.max_by_tool.get(name) {
             if *count == limit + 1 {
@@ -221,8 +222,7 @@ impl ToolCalls {
                 ));
             }
         }
-        if self.max_all.is_some_and(|limit| index == limit) {
-            let limit = self.max_all.unwrap_or_default();
+        if let Some(limit) = self.max_all.filter(|limit| index == *limit) {
             issues.push(self.issue(
                 codes::TOOL_CALLS_TOO_MANY,
                 format!("more than {limit} tool calls (`max_calls`)"),
@@ -230,20 +230,62 @@ impl ToolCalls {
             ));
         }
         if self.no_repeat {
-            let repeated = before
-                .iter()
-                .find(|earlier| earlier.name == call.name && earlier.arguments == call.arguments);
-            if let Some(first) = repeated {
-                issues.push(self.issue(
+            let mut key = String::new();
+            canonical(&call.arguments, &mut key);
+            match seen.calls.entry((name, key)) {
+                Entry::Occupied(first) => issues.push(self.issue(
                     codes::TOOL_CALLS_REPEATED,
                     format!(
                         "`{name}` is called again with the same arguments (first at {})",
-                        first.path
+                        first.get()
                     ),
                     &call.path,
-                ));
+                )),
+                Entry::Vacant(slot) => {
+                    slot.insert(&call.path);
+                }
             }
         }
+    }
+}
+
+/// What the calls so far were: how many of each tool, and where each
+/// distinct call (tool and arguments) was first made.
+#[derive(Default)]
+struct Seen<'c> {
+    counts: HashMap<&'c str, usize>,
+    calls: HashMap<(&'c str, String), &'c str>,
+}
+
+/// `value` written with its members sorted: equal values (JSON equality, in
+/// which members are not ordered) write the same text.
+fn canonical(value: &Json, out: &mut String) {
+    match value {
+        Json::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical(item, out);
+            }
+            out.push(']');
+        }
+        Json::Object(object) => {
+            let mut members: Vec<_> = object.iter().collect();
+            members.sort_unstable_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
+            out.push('{');
+            for (i, (name, item)) in members.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical(&Json::from(name.as_str()), out);
+                out.push(':');
+                canonical(item, out);
+            }
+            out.push('}');
+        }
+        other => out.push_str(&other.to_string()),
     }
 }
 
@@ -256,12 +298,12 @@ impl Postprocessor for ToolCalls {
             .flat_map(|turn| &turn.tool_calls)
             .collect();
         let mut issues = Vec::new();
-        let mut counts = HashMap::new();
+        let mut seen = Seen::default();
         for (index, call) in calls.iter().enumerate() {
-            self.check_call(index, call, &calls[..index], &mut counts, &mut issues);
+            self.check_call(index, call, &mut seen, &mut issues);
         }
         for tool in &self.required {
-            if !counts.contains_key(tool) {
+            if !seen.counts.contains_key(tool.as_str()) {
                 issues.push(self.issue(
                     codes::TOOL_CALLS_MISSING,
                     format!("`{tool}` is never called, and must be"),
@@ -375,6 +417,26 @@ mod tests {
             .unwrap()
             .issues;
         assert_eq!(issues[0].code, "tool.missing");
+    }
+
+    #[test]
+    fn a_repeat_is_the_same_arguments_whatever_their_member_order_and_ten_thousand_calls_are_read()
+    {
+        let config = json!({"no_repeat": true, "order": [["a", "b"]], "max_calls": {"b": 9_000}});
+        let found = run(
+            &config,
+            &calls(&[
+                ("a", json!({"x": 1, "y": [1, {"p": "q", "r": null}]})),
+                ("a", json!({"y": [1, {"r": null, "p": "q"}], "x": 1})),
+                ("a", json!({"y": [{"r": null, "p": "q"}, 1], "x": 1})),
+            ]),
+        );
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].1, "/messages/1/tool_calls/1");
+        let many: Vec<(&str, Value)> = (0..10_000).map(|i| ("b", json!({"i": i}))).collect();
+        // `b` before any `a`, and the 9,001st `b`.
+        let found = run(&config, &calls(&many));
+        assert_eq!(found.len(), 2, "{:?}", &found[..2.min(found.len())]);
     }
 
     #[test]

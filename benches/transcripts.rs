@@ -1,0 +1,82 @@
+//! What a transcript costs: records of 1, 10, 100 and 1,000 turns (each an
+//! assistant turn with a tool call and its result), in the three formats,
+//! judged by the travel-agent example pack (`tool_calls` with every key, and a
+//! Rhai rule over `ctx.turns`). Prints µs per record, the ratio to one turn
+//! and ns per turn: linear means the per-turn cost stays flat.
+//!
+//! Run with `cargo bench --bench transcripts`.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use tribunal::{Input, Pack};
+
+/// A run of `turns` searches and their results, written in `format`.
+fn transcript(turns: usize, format: &str) -> Value {
+    let mut messages = vec![json!({"role": "user", "content": "Find me a flight."})];
+    for i in 0..turns {
+        let id = format!("c{i}");
+        let args = json!({"to": "OSL", "page": i});
+        match format {
+            "chat" => {
+                messages.push(json!({"role": "assistant", "content": "Searching.", "tool_calls": [
+                    {"id": id, "type": "function", "function": {"name": "search_flights", "arguments": args.to_string()}}]}));
+                messages.push(json!({"role": "tool", "tool_call_id": id, "content": "none"}));
+            }
+            "anthropic" => {
+                messages.push(json!({"role": "assistant", "content": [
+                    {"type": "text", "text": "Searching."},
+                    {"type": "tool_use", "id": id, "name": "search_flights", "input": args}]}));
+                messages.push(json!({"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": id, "content": "none"}]}));
+            }
+            _ => {
+                messages.push(json!({"type": "message", "role": "assistant", "content": [
+                    {"type": "output_text", "text": "Searching."}]}));
+                messages.push(json!({"type": "function_call", "call_id": id, "name": "search_flights", "arguments": args.to_string()}));
+                messages
+                    .push(json!({"type": "function_call_output", "call_id": id, "output": "none"}));
+            }
+        }
+    }
+    messages.push(json!({"role": "assistant", "content": "Nothing found."}));
+    Value::Array(messages)
+}
+
+/// The best of `rounds` timings of `work` run `n` times, per run.
+fn time(rounds: usize, n: usize, mut work: impl FnMut()) -> Duration {
+    (0..rounds)
+        .map(|_| {
+            let start = Instant::now();
+            for _ in 0..n {
+                work();
+            }
+            start.elapsed() / u32::try_from(n).unwrap_or(u32::MAX)
+        })
+        .min()
+        .unwrap_or_default()
+}
+
+fn main() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let pack =
+        Pack::load(root.join("examples/packs/travel-agent")).expect("the example pack loads");
+    println!("format       turns   per record    ÷ 1 turn   per turn");
+    for format in ["chat", "anthropic", "responses"] {
+        let mut one = None;
+        for turns in [1usize, 10, 100, 1000] {
+            let input = Input::from_messages(transcript(turns, format));
+            let n = (2000 / turns).max(5);
+            let took = time(5, n, || {
+                std::hint::black_box(pack.evaluate(&input));
+            });
+            let base = *one.get_or_insert(took);
+            println!(
+                "{format:<10} {turns:>7} {:>10.1} µs {:>9.1}× {:>7.0} ns",
+                took.as_secs_f64() * 1e6,
+                took.as_secs_f64() / base.as_secs_f64(),
+                took.as_secs_f64() * 1e9 / turns as f64
+            );
+        }
+    }
+}
