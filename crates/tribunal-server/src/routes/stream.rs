@@ -182,7 +182,18 @@ impl Judged {
                 line
             }
         };
-        let _ = self.sender.send(Bytes::from(line)).await;
+        self.send(line).await;
+    }
+
+    /// Sends lines of the answer; `false` when the client is gone, or has
+    /// read nothing for the read timeout (a client that stops reading does
+    /// not hold its slot for ever).
+    async fn send(&self, lines: Vec<u8>) -> bool {
+        let sent = self.sender.send(Bytes::from(lines));
+        matches!(
+            tokio::time::timeout(self.state.limits.read_timeout, sent).await,
+            Ok(Ok(()))
+        )
     }
 
     /// Pushes the body's chunks through the session, sending the events of
@@ -231,7 +242,7 @@ impl Judged {
                 serde_json::to_writer(&mut lines, &event.to_json()).unwrap_or_default();
                 lines.push(b'\n');
             }
-            if !lines.is_empty() && self.sender.send(Bytes::from(lines)).await.is_err() {
+            if !lines.is_empty() && !self.send(lines).await {
                 return Err(None);
             }
         }
