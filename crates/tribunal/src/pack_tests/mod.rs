@@ -59,8 +59,7 @@ impl Case {
             .unwrap_or_else(|| Value::String(self.name.clone()))
             .into();
         let messages: Json = self.messages.as_ref().map(Json::from).unwrap_or_default();
-        // A case with neither output nor messages is judged on an empty output
-        // (`null` as text, as before).
+        // (A case has one or the other: `read_test_file` checks.)
         let output = match (&self.output, messages.is_null()) {
             (Value::Null, false) => Json::Null,
             (Value::String(text), _) => Json::from(text.as_str()),
@@ -90,6 +89,22 @@ pub fn read_test_file(path: &Path) -> Result<(Vec<Override>, Vec<Case>), LoadErr
     } else {
         source.parse::<TestFile>()?
     };
+    // A case judges an output, or a transcript's last assistant turn.
+    if let Some(case) = file
+        .cases
+        .iter()
+        .find(|case| case.output.is_null() && case.messages.is_none())
+    {
+        let position = source.locate(&["name"], Some(&case.name));
+        return Err(LoadError::new(
+            path,
+            position,
+            format!(
+                "test case `{}` has neither `output` nor `messages`",
+                case.name
+            ),
+        ));
+    }
     let mut overrides = Vec::new();
     for (target, value) in file.set {
         let position = source.locate(&["set", &target], None);
@@ -419,6 +434,33 @@ mod tests {
         .unwrap();
         let err = read_test_file(&file).unwrap_err();
         assert_eq!(err.help.as_deref(), Some("did you mean `expect`?"), "{err}");
+    }
+
+    #[test]
+    fn a_case_needs_an_output_or_messages() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.yaml");
+        std::fs::write(
+            &file,
+            "cases:\n  - name: one\n    output: hi\n    expect: {}\n  - name: two\n    expect: {}\n  - name: three\n    messages: [{role: assistant, content: hi}]\n    expect: {}\n",
+        )
+        .unwrap();
+        let err = read_test_file(&file).unwrap_err();
+        assert_eq!(
+            err.to_string().lines().next().unwrap_or_default(),
+            format!(
+                "{}:5:11: test case `two` has neither `output` nor `messages`",
+                file.display()
+            ),
+            "{err}"
+        );
+        std::fs::write(
+            &file,
+            "cases:\n  - name: three\n    messages: [{role: assistant, content: hi}]\n    expect: {}\n",
+        )
+        .unwrap();
+        let (_, cases) = read_test_file(&file).unwrap();
+        assert_eq!(cases[0].input().output, "hi");
     }
 
     #[test]
