@@ -496,6 +496,22 @@ fn bad_requests_get_a_json_error_that_says_what_and_where() {
         (405, "method.not-allowed")
     );
     assert_eq!(method.header("allow"), Some("POST"));
+    // HEAD is GET without its body; DELETE is neither.
+    let mut head = TcpStream::connect(server.address).unwrap();
+    head.set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    write!(
+        head,
+        "HEAD /healthz HTTP/1.1\r\nhost: t\r\nconnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    head.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.ends_with("\r\n\r\n"), "no body: {answer:?}");
+    let delete = server.request("DELETE", "/v1/packs", &[], b"");
+    assert_eq!(delete.status, 405);
+    assert_eq!(delete.header("allow"), Some("GET, HEAD"));
 
     // A body cut off: the length promised, a part sent, the connection half closed.
     let mut stream = TcpStream::connect(server.address).unwrap();

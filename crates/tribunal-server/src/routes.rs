@@ -149,20 +149,22 @@ async fn route(
             return (route, denied);
         }
     }
-    if request.method() != allowed {
+    // HEAD is GET without the body (hyper leaves it out), as HTTP has it.
+    let head_of_get = request.method() == Method::HEAD && allowed == Method::GET;
+    if request.method() != allowed && !head_of_get {
+        let (takes, allow) = if allowed == Method::GET {
+            ("GET (or HEAD)", "GET, HEAD")
+        } else {
+            ("POST", "POST")
+        };
         let mut response = error(
             StatusCode::METHOD_NOT_ALLOWED,
             "method.not-allowed",
-            format!("{} {path}: this route takes {allowed}", request.method()),
+            format!("{} {path}: this route takes {takes}", request.method()),
         );
-        response.headers_mut().insert(
-            ALLOW,
-            HeaderValue::from_static(if allowed == Method::GET {
-                "GET"
-            } else {
-                "POST"
-            }),
-        );
+        response
+            .headers_mut()
+            .insert(ALLOW, HeaderValue::from_static(allow));
         return (route, response);
     }
     let name = segments.get(2).copied().unwrap_or_default();
