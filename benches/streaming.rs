@@ -9,8 +9,12 @@
 //! cost per push in ns; for the large outputs, ns per byte.
 
 use std::fmt::Write as _;
-use std::time::{Duration, Instant};
+#[path = "support/timing.rs"]
+mod timing;
 
+use std::time::Duration;
+
+use timing::time;
 use tribunal::{Input, Pack};
 
 const PACK: &str = r"name: cited
@@ -53,20 +57,6 @@ fn output(bytes: usize) -> String {
     }
     out.push_str("], \"confidence\": 0.9}");
     out
-}
-
-/// The best of `rounds` timings of `work` run `n` times, per run.
-fn time(rounds: usize, n: usize, mut work: impl FnMut()) -> Duration {
-    (0..rounds)
-        .map(|_| {
-            let start = Instant::now();
-            for _ in 0..n {
-                work();
-            }
-            start.elapsed() / u32::try_from(n).unwrap_or(u32::MAX)
-        })
-        .min()
-        .unwrap_or_default()
 }
 
 fn streamed(pack: &Pack, text: &str, chunk: usize) -> usize {

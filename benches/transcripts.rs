@@ -6,9 +6,11 @@
 //!
 //! Run with `cargo bench --bench transcripts`.
 
-use std::time::{Duration, Instant};
+#[path = "support/timing.rs"]
+mod timing;
 
 use serde_json::{json, Value};
+use timing::time;
 use tribunal::{Input, Pack};
 
 /// A run of `turns` searches and their results, written in `format`.
@@ -41,20 +43,6 @@ fn transcript(turns: usize, format: &str) -> Value {
     }
     messages.push(json!({"role": "assistant", "content": "Nothing found."}));
     Value::Array(messages)
-}
-
-/// The best of `rounds` timings of `work` run `n` times, per run.
-fn time(rounds: usize, n: usize, mut work: impl FnMut()) -> Duration {
-    (0..rounds)
-        .map(|_| {
-            let start = Instant::now();
-            for _ in 0..n {
-                work();
-            }
-            start.elapsed() / u32::try_from(n).unwrap_or(u32::MAX)
-        })
-        .min()
-        .unwrap_or_default()
 }
 
 fn main() {

@@ -28,6 +28,21 @@ def plugin_dir() -> Path:
     return Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "debug"
 
 
+@pytest.fixture
+def panicky_pack(tmp_path) -> Path:
+    """A pack folder whose only metric is the fixture plugin that panics on an
+    output containing "panic" (it needs plugin consent to load)."""
+    (tmp_path / "pack.yaml").write_text(
+        "name: panicky\nversion: 1.0.0\ncomponents: [p.yaml]\n"
+        "pipeline:\n  metrics:\n    - use: p\n"
+    )
+    (tmp_path / "p.yaml").write_text(
+        "kind: metric\nname: p\n"
+        "implementation: { plugin: { library: tribunal_fixture_sdk, component: panics } }\n"
+    )
+    return tmp_path
+
+
 @pytest.fixture(scope="session")
 def cli():
     """Runs `tribunal` (TRIBUNAL_BIN, else `cargo run`) from the repository root

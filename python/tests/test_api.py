@@ -309,16 +309,8 @@ def test_messages_and_lines_count_from_first_line(ksi):
     assert "line" not in batch[0].to_dict()
 
 
-def test_a_panicking_plugin_loses_no_other_record(tmp_path, plugin_dir):
-    (tmp_path / "pack.yaml").write_text(
-        "name: panicky\nversion: 1.0.0\ncomponents: [p.yaml]\n"
-        "pipeline:\n  metrics:\n    - use: p\n"
-    )
-    (tmp_path / "p.yaml").write_text(
-        "kind: metric\nname: p\n"
-        "implementation: { plugin: { library: tribunal_fixture_sdk, component: panics } }\n"
-    )
-    pack = tribunal.Pack.load(tmp_path, plugin_dirs=[plugin_dir], allow_plugins=True)
+def test_a_panicking_plugin_loses_no_other_record(panicky_pack, plugin_dir):
+    pack = tribunal.Pack.load(panicky_pack, plugin_dirs=[plugin_dir], allow_plugins=True)
     outputs = ["fine", "please panic", "fine too", "panic again", "ok"] * 60
     results = pack.evaluate_many([{"id": i, "output": o} for i, o in enumerate(outputs)], jobs=2)
     assert [r.status == "ERROR" for r in results] == ["panic" in o for o in outputs]
@@ -327,22 +319,14 @@ def test_a_panicking_plugin_loses_no_other_record(tmp_path, plugin_dir):
     assert pack.evaluate("fine").status == "PASS"
 
 
-def test_a_plugin_is_opened_only_with_consent(tmp_path, plugin_dir):
-    (tmp_path / "pack.yaml").write_text(
-        "name: consent\nversion: 1.0.0\ncomponents: [p.yaml]\n"
-        "pipeline:\n  metrics:\n    - use: p\n"
-    )
-    (tmp_path / "p.yaml").write_text(
-        "kind: metric\nname: p\n"
-        "implementation: { plugin: { library: tribunal_fixture_sdk, component: panics } }\n"
-    )
+def test_a_plugin_is_opened_only_with_consent(panicky_pack, plugin_dir):
     with pytest.raises(tribunal.PackError) as caught:
-        tribunal.Pack.load(tmp_path, plugin_dirs=[plugin_dir])
+        tribunal.Pack.load(panicky_pack, plugin_dirs=[plugin_dir])
     (error,) = caught.value.errors
     assert error["line"] == 3 and "pass --allow-plugins" in error["message"]
     with pytest.raises(TypeError):
-        tribunal.Pack.load(tmp_path, None, [plugin_dir], True)  # keyword only
-    pack = tribunal.Pack.load(tmp_path, plugin_dirs=[plugin_dir], allow_plugins=True)
+        tribunal.Pack.load(panicky_pack, None, [plugin_dir], True)  # keyword only
+    pack = tribunal.Pack.load(panicky_pack, plugin_dirs=[plugin_dir], allow_plugins=True)
     # A pickled pack keeps its consent.
     assert pickle.loads(pickle.dumps(pack)).evaluate("fine").status == "PASS"
 

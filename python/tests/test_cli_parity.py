@@ -66,24 +66,16 @@ def test_python_results_equal_the_cli_records(root, cli, plugin_dir, pack_path, 
         assert alone == {k: v for k, v in result.items() if k != "line"}
 
 
-def test_a_panicking_component_is_the_same_error_record_in_python_and_the_cli(tmp_path, cli, plugin_dir):
+def test_a_panicking_component_is_the_same_error_record_in_python_and_the_cli(tmp_path, panicky_pack, cli, plugin_dir):
     """One panic policy in every front end: the record of a component that
     panics is ERROR, naming it, byte for byte the same from Python and the CLI,
     and the records around it are judged."""
-    (tmp_path / "pack.yaml").write_text(
-        "name: panicky\nversion: 1.0.0\ncomponents: [p.yaml]\n"
-        "pipeline:\n  metrics:\n    - use: p\n"
-    )
-    (tmp_path / "p.yaml").write_text(
-        "kind: metric\nname: p\n"
-        "implementation: { plugin: { library: tribunal_fixture_sdk, component: panics } }\n"
-    )
     outputs = ["fine", "please panic", "fine too", "panic again", "ok"] * 20
     data = tmp_path / "data.jsonl"
     data.write_text("".join(json.dumps({"id": i, "output": o}) + "\n" for i, o in enumerate(outputs)))
-    cli_lines = cli("eval", str(tmp_path), "--input", str(data), "--plugin-dir", str(plugin_dir),
+    cli_lines = cli("eval", str(panicky_pack), "--input", str(data), "--plugin-dir", str(plugin_dir),
                     "--allow-plugins", "--jobs", "2", raw=True)
-    pack = tribunal.Pack.load(tmp_path, plugin_dirs=[plugin_dir], allow_plugins=True)
+    pack = tribunal.Pack.load(panicky_pack, plugin_dirs=[plugin_dir], allow_plugins=True)
     for jobs in (1, 2):
         results = pack.evaluate_many(data.read_text().splitlines(), jobs=jobs)
         assert [r.to_json() for r in results] == cli_lines

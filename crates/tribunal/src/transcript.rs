@@ -560,7 +560,7 @@ mod tests {
         transcript.turns
     }
 
-    pub(crate) fn booking_in_three_formats() -> [serde_json::Value; 3] {
+    fn booking_in_three_formats() -> [serde_json::Value; 3] {
         let chat = json!([
             {"role": "user", "content": "Book me a flight to Oslo on 2027-01-02."},
             {"role": "assistant", "content": "Searching.", "tool_calls": [
