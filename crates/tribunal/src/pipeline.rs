@@ -72,12 +72,8 @@ impl Input {
     /// the turns as `ctx.turns`.
     pub fn from_messages(messages: impl Into<Json>) -> Self {
         let messages = messages.into();
-        let (transcript, _) = crate::transcript::read(&messages, "/messages");
         Self {
-            output: transcript
-                .last_assistant_text()
-                .unwrap_or_default()
-                .to_owned(),
+            output: last_assistant_text(&messages),
             messages,
             ..Self::default()
         }
@@ -110,13 +106,7 @@ impl Input {
     ) -> Result<Self, MissingOutput> {
         let output = match output {
             Json::String(text) => text.into_string(),
-            Json::Null if !messages.is_null() => {
-                let (transcript, _) = crate::transcript::read(&messages, "/messages");
-                transcript
-                    .last_assistant_text()
-                    .unwrap_or_default()
-                    .to_owned()
-            }
+            Json::Null if !messages.is_null() => last_assistant_text(&messages),
             Json::Null => return Err(MissingOutput { id }),
             other => other.to_string(),
         };
@@ -128,6 +118,16 @@ impl Input {
             messages,
         })
     }
+}
+
+/// The text of the last assistant turn of a transcript (empty when it has
+/// none): a transcript record's output.
+fn last_assistant_text(messages: &Json) -> String {
+    let (transcript, _) = crate::transcript::read(messages, "/messages");
+    transcript
+        .last_assistant_text()
+        .unwrap_or_default()
+        .to_owned()
 }
 
 /// A record with no output (see [`Input::from_members`]); front ends report it

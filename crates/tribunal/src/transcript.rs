@@ -289,8 +289,6 @@ impl Reader {
         if let Some(Json::Array(calls)) = object.get("tool_calls") {
             self.chat_calls(calls, path, &mut turn);
         }
-        self.calls
-            .extend(turn.tool_calls.iter().map(|call| call.id.clone()));
         // An Anthropic user message holding results: each result is a turn,
         // then the message's own text, if any.
         let only_results = !results.is_empty() && texts.is_empty();
@@ -343,6 +341,7 @@ impl Reader {
             let arguments_path = format!("{at}/function/arguments");
             let arguments =
                 self.arguments(function.and_then(|f| f.get("arguments")), &arguments_path);
+            self.calls.insert(id.clone());
             turn.tool_calls.push(ToolCall {
                 id,
                 name,
