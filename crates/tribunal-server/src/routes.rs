@@ -68,6 +68,30 @@ impl State {
     }
 }
 
+impl State {
+    /// One decision (a check's, a stream's): counted, and logged when there
+    /// is a decision log.
+    fn decided(
+        &self,
+        pack: &str,
+        report: &tribunal::Report,
+        decision_id: &str,
+        latency: std::time::Duration,
+        output: Option<&str>,
+    ) {
+        self.metrics.decision(pack, report);
+        if let Some(log) = &self.log {
+            log.log(&Entry {
+                decision_id,
+                pack,
+                report,
+                latency: Some(latency),
+                output,
+            });
+        }
+    }
+}
+
 /// Decision ids: 32 hex digits, a random start per process and a counter,
 /// unique within a process and across restarts.
 #[derive(Debug)]
@@ -430,16 +454,13 @@ async fn check(
         );
     }
     let decision_id = state.ids.next();
-    state.metrics.decision(served.pack.name(), &report);
-    if let Some(log) = &state.log {
-        log.log(&Entry {
-            decision_id: &decision_id,
-            pack: served.pack.name(),
-            report: &report,
-            latency: Some(started.elapsed()),
-            output: output.as_deref(),
-        });
-    }
+    state.decided(
+        served.pack.name(),
+        &report,
+        &decision_id,
+        started.elapsed(),
+        output.as_deref(),
+    );
     with_decision_id(&mut record, &decision_id);
     let mut response = Response::new(full(record));
     let headers = response.headers_mut();

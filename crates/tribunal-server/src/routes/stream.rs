@@ -25,9 +25,10 @@ use tokio::time::Instant;
 use tribunal::frontend::text::Utf8Chunks;
 use tribunal::{jsonl, Input, Pack, Stream};
 
-use super::{error, ndjson_response, permit, with_decision_id, InFlight, ResponseBody, State};
+use super::{
+    error, log_output, ndjson_response, permit, with_decision_id, InFlight, ResponseBody, State,
+};
 use crate::body;
-use crate::decision_log::Entry;
 use crate::registry::Served;
 
 /// A served pack, held by its session for as long as the stream lasts (a
@@ -256,12 +257,7 @@ impl Judged {
         let deadline = Instant::now() + timeout;
         let served = Arc::clone(&self.served);
         let input = session.into_input();
-        let output = self
-            .state
-            .log
-            .as_ref()
-            .filter(|log| log.logs_outputs())
-            .map(|_| input.output.clone());
+        let output = log_output(&self.state, &input);
         let judged = tokio::task::spawn_blocking(move || {
             let mut record = Vec::with_capacity(256 + input.output.len());
             let report = jsonl::evaluate_record_into(
@@ -294,16 +290,13 @@ impl Judged {
                 ),
             });
         }
-        self.state.metrics.decision(served.pack.name(), &report);
-        if let Some(log) = &self.state.log {
-            log.log(&Entry {
-                decision_id: &self.decision_id,
-                pack: served.pack.name(),
-                report: &report,
-                latency: Some(self.started.elapsed()),
-                output: output.as_deref(),
-            });
-        }
+        self.state.decided(
+            served.pack.name(),
+            &report,
+            &self.decision_id,
+            self.started.elapsed(),
+            output.as_deref(),
+        );
         with_decision_id(&mut record, &self.decision_id);
         record.push(b'\n');
         Ok(record)
