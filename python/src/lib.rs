@@ -5,19 +5,17 @@
 //! `tribunal::Input::from_members`, as the CLI reads an input line, and a result
 //! is the library's `Report`, whose `to_dict()` is the CLI's result record.
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::mpsc::{self, TrySendError};
 use std::sync::{Arc, Mutex, OnceLock};
-
-use corosensei::stack::DefaultStack;
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString, PyTuple};
 use serde_json::Value;
+use tribunal::frontend::on_deep_stack;
 use tribunal::jsonl::{Evaluated, LineError, ReadRecord};
 use tribunal::{
     ErrorKind, Input, Issue, LoadError, LoadErrors, LoadOptions, Override, Report, Severity, Status,
@@ -519,30 +517,6 @@ fn errored(pack: &tribunal::Pack, id: Json, kind: ErrorKind, reason: String) -> 
 /// A chunk of one `evaluate_many` call's records: its place among the call's
 /// chunks, the records, and the `line` of the first.
 type Chunk = (usize, Vec<ReadRecord>, Option<u64>);
-
-/// Runs `f` on this thread's evaluation stack: `tribunal::STACK_SIZE` bytes,
-/// as the library asks of threads that evaluate (nested values and scripts
-/// recurse natively; Python's own threads have 8 MiB or less, and an overflow
-/// would end the interpreter). Made once per thread; only the pages used take
-/// memory. Never calls into Python (Python checks its C stack's bounds).
-fn on_deep_stack<T>(f: impl FnOnce() -> T) -> T {
-    thread_local! {
-        static STACK: RefCell<Option<DefaultStack>> = const { RefCell::new(None) };
-    }
-    STACK.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut slot) => {
-            if slot.is_none() {
-                *slot = DefaultStack::new(tribunal::STACK_SIZE).ok();
-            }
-            match slot.as_mut() {
-                Some(stack) => corosensei::on_stack(stack, f),
-                None => f(),
-            }
-        }
-        // Already on it.
-        Err(_) => f(),
-    })
-}
 
 /// Reloads a pickled `Pack`: from its path as given when it exists (relative to
 /// this process's working folder), else from the absolute path it was loaded

@@ -3,12 +3,15 @@
 //! sink in input order, with a bounded number of items in flight (so memory
 //! stays flat whatever the input size).
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread;
+
+use corosensei::stack::DefaultStack;
 
 /// Chunks in flight per worker (read ahead, being evaluated, or waiting to be written).
 const CHUNKS_PER_WORKER: usize = 4;
@@ -357,6 +360,31 @@ fn take<T, I: Iterator<Item = T>>(source: &Mutex<Source<I>>) -> Option<(usize, V
     let seq = source.taken;
     source.taken += 1;
     Some((seq, chunk))
+}
+
+/// Runs `f` on this thread's evaluation stack: [`STACK_SIZE`] bytes,
+/// as the library asks of threads that evaluate (nested values and scripts
+/// recurse natively; a host's own threads, Python's or Node's, have 8 MiB or
+/// less, and an overflow would end the process). Made once per thread; only the
+/// pages used take memory. `f` must not call back into the host's interpreter
+/// (Python and V8 check their native stack's bounds).
+pub fn on_deep_stack<T>(f: impl FnOnce() -> T) -> T {
+    thread_local! {
+        static STACK: RefCell<Option<DefaultStack>> = const { RefCell::new(None) };
+    }
+    STACK.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut slot) => {
+            if slot.is_none() {
+                *slot = DefaultStack::new(STACK_SIZE).ok();
+            }
+            match slot.as_mut() {
+                Some(stack) => corosensei::on_stack(stack, f),
+                None => f(),
+            }
+        }
+        // Already on it.
+        Err(_) => f(),
+    })
 }
 
 #[cfg(test)]

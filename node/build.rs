@@ -1,0 +1,4 @@
+//! The link settings a Node-API addon needs on this platform.
+fn main() {
+    napi_build::setup();
+}

@@ -1,0 +1,547 @@
+// @ts-check
+// The npm package `tribunal`: validate and score what language models emit,
+// with YAML rule packs, in process. The API mirrors the Python package's
+// (docs/node.md). The engine is the compiled half, tribunal.node (src/lib.rs),
+// which `npm install` builds from source; this module gives it its JavaScript
+// shape: records in as JSON lines, result records out as plain objects equal
+// to the lines `tribunal eval` writes.
+'use strict';
+
+const path = require('node:path');
+
+/** @type {typeof import('./native')} */
+const native = loadNative();
+
+function loadNative() {
+  const file = path.join(__dirname, 'tribunal.node');
+  try {
+    return require(file);
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    throw new Error(
+      `tribunal: the compiled engine (${file}) did not load: ${reason}\n` +
+        'It is built when the package is installed; build it again with `npm run build` in the package folder.',
+    );
+  }
+}
+
+/**
+ * The base of every error Tribunal throws.
+ */
+class TribunalError extends Error {
+  /**
+   * @param {string} message
+   */
+  constructor(message) {
+    super(message);
+    this.name = 'TribunalError';
+  }
+}
+
+/**
+ * A pack did not load. The message lists every error as the CLI prints it
+ * (`file:line:column: message`); `errors` holds them one by one, and `file`,
+ * `line` and `column` are the first one's.
+ */
+class PackError extends TribunalError {
+  /**
+   * @param {string} message
+   * @param {LoadErrorDetail[]} errors
+   */
+  constructor(message, errors) {
+    super(message);
+    this.name = 'PackError';
+    /** Every load error, in the order the CLI prints them. */
+    this.errors = errors;
+    /** The file of the first error. */
+    this.file = errors.length > 0 ? errors[0].file : null;
+    /** Its line (1-based), when it has one. */
+    this.line = errors.length > 0 ? errors[0].line : null;
+    /** Its column (1-based), when it has one. */
+    this.column = errors.length > 0 ? errors[0].column : null;
+  }
+}
+
+/**
+ * @typedef {object} LoadErrorDetail One error of a pack that did not load.
+ * @property {string} file The file it is in.
+ * @property {number | null} line Its line (1-based), when it has one.
+ * @property {number | null} column Its column (1-based), when it has one.
+ * @property {string} message What is wrong.
+ * @property {string | null} help How to put it right, when known.
+ */
+
+/**
+ * @typedef {object} LoadOptions
+ * @property {Record<string, unknown>} [overrides] Component settings over the
+ *   pack's own, like `{"json_emission.threshold": 0.8}` (the CLI's `--set`).
+ * @property {boolean} [allowPlugins] Consent to opening the pack's plugin
+ *   libraries, native code that runs with your privileges (the CLI's
+ *   `--allow-plugins`): without it a pack with a plugin component does not load.
+ * @property {string[]} [pluginDirs] More folders to find plugin libraries in
+ *   (`--plugin-dir`).
+ * @property {string[]} [allowPaths] Files or folders outside the pack that its
+ *   files may resolve into (`--allow-path`).
+ * @property {string} [cacheDir] Keep SEMANTIC embeddings in this folder across
+ *   runs (`--cache-dir`); without it they are kept in memory only.
+ */
+
+/**
+ * @typedef {object} EvaluateOptions The record's other members, as in an
+ *   `eval` input line.
+ * @property {unknown} [expected] The ground truth, for the steps that compare.
+ * @property {unknown} [meta] Anything else the components may read.
+ * @property {unknown} [id] The record's id, echoed in its result.
+ * @property {unknown[]} [messages] An agent's transcript (OpenAI Chat,
+ *   Anthropic Messages or OpenAI Responses messages), judged with the output,
+ *   or instead of it when `output` is `undefined`.
+ */
+
+/**
+ * @typedef {object} EvaluateManyOptions
+ * @property {number} [jobs] Threads (0 or absent: every core).
+ * @property {string[]} [fields] Only these members of each result record
+ *   (the CLI's `--fields`): reading fewer makes results faster to build.
+ */
+
+/**
+ * @typedef {object} Issue One problem a step found.
+ * @property {string} rule The step (or `scoring`, `input`, `extraction`).
+ * @property {string} code A stable code, like `emission.described-not-emitted`.
+ * @property {'error' | 'warning' | 'info'} severity
+ * @property {string} message
+ * @property {string | null} path A JSON Pointer into the output's JSON, when
+ *   the issue is about one value.
+ */
+
+/**
+ * @typedef {object} MetricResult
+ * @property {number | null} score In [0, 1]; `null` when the metric was skipped.
+ * @property {number} weight
+ * @property {Record<string, unknown>} [details]
+ * @property {string} [skipped] Why it did not apply.
+ */
+
+/**
+ * @typedef {object} ResultRecord A result record, as `tribunal eval` writes it
+ *   (docs/DESIGN's result record): every member unless `fields` chose some.
+ * @property {unknown} id The record's id (`null` when it has none).
+ * @property {number} [line] The record's position (from 1) in `evaluateMany`.
+ * @property {'PASS' | 'NEEDS_IMPROVEMENT' | 'FAIL' | 'ERROR'} status
+ * @property {boolean} passed Whether the status is `PASS`.
+ * @property {number | null} score The weighted score in [0, 1] (`null` for ERROR).
+ * @property {Record<string, MetricResult>} metrics Each metric, by name.
+ * @property {Issue[]} issues
+ * @property {{tier: string | null, repairs: string[], raw_fallback: boolean}} extraction
+ *   How the JSON was found in the output.
+ * @property {unknown} json The JSON extracted from the output, or `null`.
+ * @property {string | null} feedback A retry prompt built from the issues.
+ * @property {string | null} error Why the record could not be evaluated (ERROR).
+ * @property {string | null} error_kind `input`, `timeout`, `internal`...
+ * @property {string} pack `name@version`.
+ * @property {string} revision The pack's content revision.
+ * @property {unknown[]} [turns]
+ */
+
+/**
+ * @typedef {object} StreamViolation An issue that was certain before the
+ *   output ended.
+ * @property {'violation'} event
+ * @property {string} rule
+ * @property {string} code
+ * @property {'error' | 'warning' | 'info'} severity
+ * @property {string} message
+ * @property {string | null} path
+ * @property {number} start The byte offset (UTF-8) where the offending text starts.
+ * @property {number} offset The byte offset where it became certain.
+ */
+
+/**
+ * @typedef {object} StreamRelease Bytes up to `up_to` are safe to pass on.
+ * @property {'release'} event
+ * @property {number} up_to A byte offset (UTF-8).
+ */
+
+/** @typedef {StreamViolation | StreamRelease} StreamEvent */
+
+/**
+ * @typedef {object} StreamOptions
+ * @property {unknown} [expected]
+ * @property {unknown} [meta]
+ * @property {unknown} [id]
+ * @property {boolean} [release] Also report how far the text is safe to pass on.
+ */
+
+/**
+ * A record as a line of JSON, or why it cannot be one (a cycle, a BigInt, a
+ * string past V8's limit).
+ * @param {Record<string, unknown>} record
+ * @returns {{line: string} | {failed: string, id: string | null}}
+ */
+function recordLine(record) {
+  try {
+    return { line: JSON.stringify(record) };
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    let failed = `the record cannot be written as JSON: ${reason}`;
+    for (const [name, value] of Object.entries(record)) {
+      try {
+        JSON.stringify(value);
+      } catch {
+        failed = `\`${name}\` cannot be written as JSON: ${reason}`;
+        break;
+      }
+    }
+    let id = null;
+    try {
+      id = record.id === undefined ? null : (JSON.stringify(record.id) ?? null);
+    } catch {
+      // An id that cannot be written: the result's is null.
+    }
+    return { failed, id };
+  }
+}
+
+/**
+ * The members of an `evaluate` call as a record.
+ * @param {unknown} output
+ * @param {EvaluateOptions} options
+ */
+function memberRecord(output, options) {
+  const { expected, meta, id, messages } = options ?? {};
+  return { id, output, expected, meta, messages };
+}
+
+/**
+ * A record of `evaluateMany` as a line: objects are written as JSON, strings
+ * are taken as lines of JSONL already (as `tribunal eval` reads them).
+ * @param {unknown} record
+ * @param {number} index
+ * @returns {{line: string} | {failed: string, id: string | null}}
+ */
+function manyLine(record, index) {
+  if (typeof record === 'string') {
+    // A line break inside a JSON text is whitespace, or an error where it
+    // stands: a space in its place keeps the line one line and every column.
+    return { line: /[\r\n]/.test(record) ? record.replace(/[\r\n]/g, ' ') : record };
+  }
+  if (record === null || typeof record !== 'object' || Array.isArray(record)) {
+    const kind = record === null ? 'null' : Array.isArray(record) ? 'an array' : typeof record;
+    return {
+      failed: `record ${index + 1}: a record must be an object (with \`output\`, and optionally \`id\`, \`expected\`, \`meta\` and \`messages\`) or a line of JSON, not ${kind}`,
+      id: null,
+    };
+  }
+  const written = recordLine(/** @type {Record<string, unknown>} */ (record));
+  if ('failed' in written) {
+    return { failed: `record ${index + 1}: ${written.failed}`, id: written.id };
+  }
+  return written;
+}
+
+/**
+ * A compiled rule pack: load once, evaluate any number of outputs.
+ */
+class Pack {
+  /**
+   * Use `Pack.load`.
+   * @param {import('./native').NativePack} inner
+   * @param {string} packPath
+   */
+  constructor(inner, packPath) {
+    /** @private */
+    this.inner = inner;
+    /** The path the pack was loaded from, as given. */
+    this.path = packPath;
+  }
+
+  /**
+   * Loads and compiles the pack at `path` (a folder with `pack.yaml`, or the
+   * file itself). Throws a `PackError` naming file, line and column when it
+   * does not load.
+   * @param {string} packPath
+   * @param {LoadOptions} [options]
+   * @returns {Pack}
+   */
+  static load(packPath, options = {}) {
+    if (typeof packPath !== 'string') {
+      throw new TypeError(`Pack.load: path must be a string, not ${describe(packPath)}`);
+    }
+    const settings = checkLoadOptions(options);
+    const loaded = native.NativePack.load(packPath, JSON.stringify(settings));
+    if (typeof loaded === 'string') {
+      const failure = JSON.parse(loaded);
+      throw new PackError(failure.message, failure.errors);
+    }
+    return new Pack(loaded, packPath);
+  }
+
+  /** The pack's name. */
+  get name() {
+    return this.inner.name;
+  }
+
+  /** The pack's version. */
+  get version() {
+    return this.inner.version;
+  }
+
+  /** `name@version`, as in each result's `pack`. */
+  get label() {
+    return this.inner.label;
+  }
+
+  /** The content revision (a hash of the pack's files and the overrides). */
+  get revision() {
+    return this.inner.revision;
+  }
+
+  /** The pack's description, or `null`. */
+  get description() {
+    return this.inner.description ?? null;
+  }
+
+  /** The metrics, in pipeline order. */
+  get metrics() {
+    return this.inner.metrics;
+  }
+
+  /** Warnings found while loading (as `tribunal lint` prints them). */
+  get warnings() {
+    return this.inner.warnings;
+  }
+
+  /**
+   * The OUTPUT FORMAT block for the pack's contract (`tribunal prompt`), or
+   * `null` when the pack has no contract.
+   * @returns {string | null}
+   */
+  prompt() {
+    return this.inner.prompt() ?? null;
+  }
+
+  /**
+   * The contract as a JSON Schema (`tribunal prompt --schema`), or `null`
+   * when the pack has no contract. `strict: true`: the subset OpenAI's
+   * Structured Outputs take (`--schema --strict`); it throws a
+   * `TribunalError` saying what that subset cannot express.
+   * @param {{strict?: boolean}} [options]
+   * @returns {Record<string, unknown> | null}
+   */
+  jsonSchema(options = {}) {
+    let schema;
+    try {
+      schema = this.inner.jsonSchema(Boolean(options.strict));
+    } catch (err) {
+      throw new TribunalError(err instanceof Error ? err.message : String(err));
+    }
+    return schema == null ? null : JSON.parse(schema);
+  }
+
+  /**
+   * Evaluates one output, on the calling thread. Never throws for what it is
+   * given: a record that cannot be evaluated (no output, a cyclic `meta`) is
+   * an `ERROR` result saying why.
+   * @param {unknown} output The model's output (a string).
+   * @param {EvaluateOptions} [options]
+   * @returns {ResultRecord}
+   */
+  evaluate(output, options = {}) {
+    const written = recordLine(memberRecord(output, options));
+    if ('failed' in written) {
+      return JSON.parse(this.inner.errored(written.id, written.failed));
+    }
+    return JSON.parse(this.inner.evaluate(written.line));
+  }
+
+  /**
+   * `evaluate` off the event loop (on libuv's thread pool).
+   * @param {unknown} output
+   * @param {EvaluateOptions} [options]
+   * @returns {Promise<ResultRecord>}
+   */
+  async evaluateAsync(output, options = {}) {
+    const written = recordLine(memberRecord(output, options));
+    if ('failed' in written) {
+      return JSON.parse(this.inner.errored(written.id, written.failed));
+    }
+    return JSON.parse(await this.inner.evaluateAsync(written.line));
+  }
+
+  /**
+   * Evaluates every record, on `jobs` threads off the event loop, and
+   * resolves to their results in input order, each `line` its position from
+   * 1: what `tribunal eval` writes for the same records. A record is an
+   * object with the members of an `eval` input line (`id`, `output`,
+   * `expected`, `meta`, `messages`), or a string that is such a line. A record
+   * that cannot be evaluated is an `ERROR` result, never a rejection.
+   * @param {Iterable<unknown>} records
+   * @param {EvaluateManyOptions} [options]
+   * @returns {Promise<ResultRecord[]>}
+   */
+  async evaluateMany(records, options = {}) {
+    const { jobs = 0, fields } = options;
+    if (!Number.isInteger(jobs) || jobs < 0) {
+      throw new TypeError(`evaluateMany: jobs must be a whole number of threads (0: every core), not ${describe(jobs)}`);
+    }
+    if (fields !== undefined && !(Array.isArray(fields) && fields.every((f) => typeof f === 'string'))) {
+      throw new TypeError(`evaluateMany: fields must be an array of result record member names, not ${describe(fields)}`);
+    }
+    const lines = [];
+    /** @type {Map<number, {failed: string, id: string | null}>} */
+    const failed = new Map();
+    let index = 0;
+    for (const record of records) {
+      const written = manyLine(record, index);
+      if ('failed' in written) {
+        failed.set(index, written);
+        // Its place kept; its result is made below.
+        lines.push('null');
+      } else {
+        lines.push(written.line);
+      }
+      index += 1;
+    }
+    if (lines.length === 0) return [];
+    let results;
+    try {
+      results = JSON.parse(await this.inner.evaluateMany(lines.join('\n'), jobs, (fields ?? []).join(',')));
+    } catch (err) {
+      throw new TribunalError(err instanceof Error ? err.message : String(err));
+    }
+    for (const [at, { failed: reason, id }] of failed) {
+      const full = JSON.parse(this.inner.errored(id, reason));
+      const result = { ...results[at] };
+      for (const key of Object.keys(result)) {
+        if (key in full) result[key] = full[key];
+      }
+      results[at] = result;
+    }
+    return results;
+  }
+
+  /**
+   * A streaming session for one output: `push(chunk)` returns the events the
+   * chunk made certain, `finish()` the result record (exactly `evaluate` of
+   * the whole text).
+   * @param {StreamOptions} [options]
+   * @returns {Stream}
+   */
+  stream(options = {}) {
+    const { expected, meta, id, release = false } = options;
+    const written = recordLine({ id, output: '', expected, meta });
+    if ('failed' in written) {
+      throw new TribunalError(written.failed);
+    }
+    let session;
+    try {
+      session = this.inner.stream(written.line, Boolean(release));
+    } catch (err) {
+      throw new TribunalError(err instanceof Error ? err.message : String(err));
+    }
+    return new Stream(session);
+  }
+}
+
+/**
+ * A streaming session (see `Pack.stream`).
+ */
+class Stream {
+  /**
+   * Use `pack.stream()`.
+   * @param {import('./native').NativeStream} inner
+   */
+  constructor(inner) {
+    /** @private */
+    this.inner = inner;
+  }
+
+  /**
+   * Appends `chunk` to the output; returns the events it made certain.
+   * @param {string} chunk
+   * @returns {StreamEvent[]}
+   */
+  push(chunk) {
+    if (typeof chunk !== 'string') {
+      throw new TypeError(`push: a chunk must be a string, not ${describe(chunk)}`);
+    }
+    return JSON.parse(this.call(() => this.inner.push(chunk)));
+  }
+
+  /**
+   * Ends the output and returns its result record.
+   * @returns {ResultRecord}
+   */
+  finish() {
+    return JSON.parse(this.call(() => this.inner.finish()));
+  }
+
+  /** The text pushed so far. */
+  get text() {
+    return this.call(() => this.inner.text);
+  }
+
+  /**
+   * @private
+   * @template T
+   * @param {() => T} f
+   * @returns {T}
+   */
+  call(f) {
+    try {
+      return f();
+    } catch (err) {
+      throw new TribunalError(err instanceof Error ? err.message : String(err));
+    }
+  }
+}
+
+/**
+ * `Pack.load`'s options, checked, as the native loader reads them.
+ * @param {LoadOptions} options
+ */
+function checkLoadOptions(options) {
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`Pack.load: options must be an object, not ${describe(options)}`);
+  }
+  const known = ['overrides', 'allowPlugins', 'pluginDirs', 'allowPaths', 'cacheDir'];
+  for (const key of Object.keys(options)) {
+    if (!known.includes(key)) {
+      throw new TypeError(`Pack.load: unknown option \`${key}\` (options are ${known.join(', ')})`);
+    }
+  }
+  const { overrides = {}, allowPlugins = false, pluginDirs = [], allowPaths = [], cacheDir } = options;
+  if (overrides === null || typeof overrides !== 'object' || Array.isArray(overrides)) {
+    throw new TypeError(`Pack.load: overrides must be an object like {"json_emission.threshold": 0.8}, not ${describe(overrides)}`);
+  }
+  if (typeof allowPlugins !== 'boolean') {
+    throw new TypeError(`Pack.load: allowPlugins must be true or false, not ${describe(allowPlugins)}`);
+  }
+  for (const [name, list] of /** @type {const} */ ([['pluginDirs', pluginDirs], ['allowPaths', allowPaths]])) {
+    if (!Array.isArray(list) || !list.every((p) => typeof p === 'string')) {
+      throw new TypeError(`Pack.load: ${name} must be an array of paths, not ${describe(list)}`);
+    }
+  }
+  if (cacheDir !== undefined && typeof cacheDir !== 'string') {
+    throw new TypeError(`Pack.load: cacheDir must be a path, not ${describe(cacheDir)}`);
+  }
+  let written;
+  try {
+    written = JSON.parse(JSON.stringify(overrides));
+  } catch (err) {
+    throw new TypeError(`Pack.load: overrides cannot be written as JSON: ${err instanceof Error ? err.message : err}`);
+  }
+  return { overrides: written, allowPlugins, pluginDirs, allowPaths, cacheDir };
+}
+
+/**
+ * What a value is, for messages.
+ * @param {unknown} value
+ */
+function describe(value) {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value;
+}
+
+module.exports = { Pack, Stream, TribunalError, PackError };

@@ -1,0 +1,398 @@
+//! `tribunal.node`, the compiled half of the npm package `tribunal`: the
+//! library's public API (`Pack`, streaming sessions) for Node.js, over Node-API
+//! (napi-rs). No engine logic lives here, and no JavaScript object is read or
+//! made here: a record comes in as one line of JSON, read by the rules the CLI
+//! reads an input line by (`tribunal::jsonl`), and a result goes out as the
+//! CLI's result record, which `index.js` parses into a plain object (V8's
+//! `JSON.parse` makes objects faster than Node-API calls could, one property
+//! at a time). `index.js` is the package's API; this module is its engine room.
+
+// The classes are handed to JavaScript, which never prints them with `{:?}`.
+#![allow(missing_debug_implementations)]
+// Node-API hands JavaScript strings over as owned `String`s (`&str` cannot be an
+// argument of an exported function).
+#![allow(clippy::needless_pass_by_value)]
+
+use std::collections::HashMap;
+use std::io::Cursor;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+use napi::bindgen_prelude::{AsyncTask, Either};
+use napi::{Env, Error, Result, Task};
+use napi_derive::napi;
+use serde_json::{json, Value};
+use tribunal::frontend::on_deep_stack;
+use tribunal::jsonl::{self, ReadRecord};
+use tribunal::{ErrorKind, Fields, LoadError, LoadErrors, LoadOptions, Override, Report};
+
+// The library's script memory limit counts allocations through this allocator,
+// as in the CLI.
+#[global_allocator]
+static ALLOC: tribunal::CountingAllocator = tribunal::CountingAllocator;
+
+/// A record in an API call has no length limit of its own (a JSONL line's is
+/// 4 MiB in `eval`): V8's strings stop at about 512 MiB first.
+const NO_RECORD_LIMIT: usize = usize::MAX;
+
+/// The runtime packs loaded with the same `cacheDir` share (its worker threads
+/// and its embedding cache); `None`: embeddings kept in memory only.
+fn runtime(cache_dir: Option<PathBuf>) -> tribunal::Runtime {
+    static RUNTIMES: OnceLock<Mutex<HashMap<Option<PathBuf>, tribunal::Runtime>>> = OnceLock::new();
+    let runtimes = RUNTIMES.get_or_init(Mutex::default);
+    let mut runtimes = runtimes.lock().unwrap_or_else(PoisonError::into_inner);
+    runtimes
+        .entry(cache_dir.clone())
+        .or_insert_with(|| {
+            tribunal::Runtime::builder()
+                .embedding_cache(cache_dir)
+                .build()
+        })
+        .clone()
+}
+
+/// A compiled rule pack (`Pack` in index.js).
+#[napi]
+pub struct NativePack {
+    pack: Arc<tribunal::Pack>,
+}
+
+/// Why `load` failed, as JSON: `{"message", "errors": [{file, line, column,
+/// message, help}]}` (index.js throws it as a `PackError`).
+fn load_failure(errors: &LoadErrors) -> String {
+    let list: Vec<Value> = errors
+        .0
+        .iter()
+        .map(|error| {
+            json!({
+                "file": error.file.display().to_string(),
+                "line": error.position.map(|(line, _)| line),
+                "column": error.position.map(|(_, column)| column),
+                "message": error.message,
+                "help": error.help,
+            })
+        })
+        .collect();
+    json!({"message": errors.to_string(), "errors": list}).to_string()
+}
+
+/// `options` (JSON from index.js: `overrides`, `pluginDirs`, `allowPaths`,
+/// `allowPlugins`, `cacheDir`, already checked for their types there) as load
+/// options and the cache folder; or the load error an override makes.
+fn load_options(
+    path: &str,
+    options: &Value,
+) -> std::result::Result<(LoadOptions, Option<PathBuf>), LoadErrors> {
+    let paths = |key: &str| -> Vec<PathBuf> {
+        options[key]
+            .as_array()
+            .map(|list| {
+                list.iter()
+                    .filter_map(Value::as_str)
+                    .map(PathBuf::from)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut load = LoadOptions {
+        plugin_dirs: paths("pluginDirs"),
+        allow_paths: paths("allowPaths"),
+        allow_plugins: options["allowPlugins"].as_bool().unwrap_or(false),
+        ..LoadOptions::default()
+    };
+    if let Some(overrides) = options["overrides"].as_object() {
+        for (target, value) in overrides {
+            let parsed = Override::new(target, value.clone()).map_err(|err| {
+                LoadErrors(vec![LoadError {
+                    file: PathBuf::from(path),
+                    position: None,
+                    message: format!("overrides[{target:?}]: {}", err.reason),
+                    help: None,
+                }])
+            })?;
+            load.overrides.push(parsed);
+        }
+    }
+    let cache_dir = options["cacheDir"].as_str().map(PathBuf::from);
+    Ok((load, cache_dir))
+}
+
+#[napi]
+impl NativePack {
+    /// Loads the pack at `path`; `options` is JSON. Returns the pack, or the
+    /// load errors as JSON (see `load_failure`).
+    #[napi]
+    pub fn load(path: String, options: String) -> Either<NativePack, String> {
+        let options: Value = serde_json::from_str(&options).unwrap_or(Value::Null);
+        let loaded = load_options(&path, &options).and_then(|(load, cache_dir)| {
+            on_deep_stack(|| runtime(cache_dir).load_with(&path, &load))
+        });
+        match loaded {
+            Ok(pack) => Either::A(NativePack {
+                pack: Arc::new(pack),
+            }),
+            Err(errors) => Either::B(load_failure(&errors)),
+        }
+    }
+
+    /// The pack's name.
+    #[napi(getter)]
+    pub fn name(&self) -> String {
+        self.pack.name().to_owned()
+    }
+
+    /// The pack's version.
+    #[napi(getter)]
+    pub fn version(&self) -> String {
+        self.pack.version().to_owned()
+    }
+
+    /// `name@version`.
+    #[napi(getter)]
+    pub fn label(&self) -> String {
+        self.pack.label().to_owned()
+    }
+
+    /// The content revision.
+    #[napi(getter)]
+    pub fn revision(&self) -> String {
+        self.pack.revision().to_owned()
+    }
+
+    /// The description, if any.
+    #[napi(getter)]
+    pub fn description(&self) -> Option<String> {
+        self.pack.description().map(str::to_owned)
+    }
+
+    /// The metrics, in pipeline order.
+    #[napi(getter)]
+    pub fn metrics(&self) -> Vec<String> {
+        self.pack.metric_names().map(str::to_owned).collect()
+    }
+
+    /// Warnings found while loading.
+    #[napi(getter)]
+    pub fn warnings(&self) -> Vec<String> {
+        self.pack
+            .warnings()
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    /// The OUTPUT FORMAT block of the contract.
+    #[napi]
+    pub fn prompt(&self) -> Option<String> {
+        self.pack.prompt()
+    }
+
+    /// The contract's JSON Schema as JSON text (`strict`: OpenAI's subset),
+    /// `null` without a contract; an error says what `strict` cannot express.
+    #[napi]
+    pub fn json_schema(&self, strict: bool) -> Result<Option<String>> {
+        let schema = if strict {
+            self.pack
+                .json_schema_strict()
+                .transpose()
+                .map_err(|err| Error::from_reason(err.to_string()))?
+        } else {
+            self.pack.json_schema()
+        };
+        Ok(schema.map(|schema| schema.to_string()))
+    }
+
+    /// Evaluates one record (a line of JSON with `id`, `output`, `expected`,
+    /// `meta`, `messages`) and returns its result record (without `line`).
+    #[napi(catch_unwind)]
+    pub fn evaluate(&self, record: String) -> String {
+        on_deep_stack(|| evaluate_one(&self.pack, &record))
+    }
+
+    /// `evaluate` on a thread of libuv's pool.
+    #[napi(catch_unwind)]
+    pub fn evaluate_async(&self, record: String) -> AsyncTask<EvaluateOne> {
+        AsyncTask::new(EvaluateOne {
+            pack: Arc::clone(&self.pack),
+            record,
+        })
+    }
+
+    /// Evaluates `lines` (JSONL: one record a line) as `tribunal eval` does,
+    /// on `jobs` threads (0: every core), off the JS thread, and resolves to a
+    /// JSON array of the result records in input order, with only `fields`
+    /// (comma-separated, as `--fields`; empty: all).
+    #[napi(catch_unwind)]
+    pub fn evaluate_many(
+        &self,
+        lines: String,
+        jobs: u32,
+        fields: String,
+    ) -> Result<AsyncTask<EvaluateMany>> {
+        let fields = if fields.is_empty() {
+            Fields::ALL
+        } else {
+            Fields::parse(&fields).map_err(Error::from_reason)?
+        };
+        Ok(AsyncTask::new(EvaluateMany {
+            pack: Arc::clone(&self.pack),
+            lines,
+            jobs: jobs as usize,
+            fields,
+        }))
+    }
+
+    /// The `ERROR` result of a record index.js could not write as JSON (a
+    /// cycle, a BigInt): `id` is its id as JSON text when it could be written.
+    #[napi]
+    pub fn errored(&self, id: Option<String>, reason: String) -> String {
+        let id = id
+            .and_then(|id| serde_json::from_str::<Value>(&id).ok())
+            .unwrap_or(Value::Null);
+        errored(&self.pack, tribunal::Json::from(id), reason).to_json_line()
+    }
+
+    /// A streaming session for one output; `record` is the record's other
+    /// members as a line of JSON (its `output` is the text pushed).
+    #[napi]
+    pub fn stream(&self, record: String, release: bool) -> Result<NativeStream> {
+        let (input, note) = read(&record).map_err(|err| Error::from_reason(err.message))?;
+        let mut session = tribunal::Stream::new(Arc::clone(&self.pack), input);
+        if release {
+            session = session.with_release();
+        }
+        Ok(NativeStream {
+            session: Some(session),
+            note,
+        })
+    }
+}
+
+/// A record line read as an API call's record: no length limit, and its
+/// errors without the `line 1: ` a JSONL file's line numbers put first.
+fn read(record: &str) -> ReadRecord {
+    let mut options = jsonl::Options::default();
+    options.max_record_bytes = NO_RECORD_LIMIT;
+    jsonl::read_record(record.as_bytes(), 1, &options).map_err(|mut err| {
+        if let Some(rest) = err.message.strip_prefix("line 1: ") {
+            err.message = rest.to_owned();
+        }
+        err
+    })
+}
+
+fn errored(pack: &tribunal::Pack, id: tribunal::Json, reason: String) -> Report {
+    Report::errored(id, ErrorKind::Input, reason, pack.label(), pack.revision())
+}
+
+/// One record line's result record (without `line`).
+fn evaluate_one(pack: &tribunal::Pack, record: &str) -> String {
+    match read(record) {
+        Ok((input, note)) => {
+            let mut out = Vec::new();
+            jsonl::evaluate_record_into(pack, input, note, None, &mut out);
+            String::from_utf8(out).expect("result records are UTF-8")
+        }
+        Err(err) => errored(pack, err.id, err.message).to_json_line(),
+    }
+}
+
+/// [`NativePack::evaluate_async`]'s work.
+pub struct EvaluateOne {
+    pack: Arc<tribunal::Pack>,
+    record: String,
+}
+
+impl Task for EvaluateOne {
+    type Output = String;
+    type JsValue = String;
+
+    fn compute(&mut self) -> Result<String> {
+        Ok(on_deep_stack(|| evaluate_one(&self.pack, &self.record)))
+    }
+
+    fn resolve(&mut self, _env: Env, output: String) -> Result<String> {
+        Ok(output)
+    }
+}
+
+/// [`NativePack::evaluate_many`]'s work.
+pub struct EvaluateMany {
+    pack: Arc<tribunal::Pack>,
+    lines: String,
+    jobs: usize,
+    fields: Fields,
+}
+
+impl Task for EvaluateMany {
+    type Output = String;
+    type JsValue = String;
+
+    fn compute(&mut self) -> Result<String> {
+        let mut options = jsonl::Options::default();
+        options.jobs = self.jobs;
+        options.max_record_bytes = NO_RECORD_LIMIT;
+        options.result_fields = self.fields;
+        let lines = std::mem::take(&mut self.lines);
+        let mut out = Vec::with_capacity(lines.len() * 3 + 2);
+        on_deep_stack(|| jsonl::run(&self.pack, Cursor::new(lines), &mut out, &options, |_| ()))
+            .map_err(|err| Error::from_reason(format!("evaluateMany: {err}")))?;
+        // The JSONL written as one JSON array.
+        let mut array = String::from_utf8(out).expect("result records are UTF-8");
+        if array.ends_with('\n') {
+            array.pop();
+        }
+        let array = format!("[{}]", array.replace('\n', ","));
+        Ok(array)
+    }
+
+    fn resolve(&mut self, _env: Env, output: String) -> Result<String> {
+        Ok(output)
+    }
+}
+
+/// A streaming session (`Stream` in index.js).
+#[napi]
+pub struct NativeStream {
+    session: Option<tribunal::Stream<Arc<tribunal::Pack>>>,
+    /// A note on how the record was read, first in the result's issues.
+    note: Option<tribunal::Issue>,
+}
+
+fn finished() -> Error {
+    Error::from_reason("this stream has finished: start another with pack.stream()")
+}
+
+#[napi]
+impl NativeStream {
+    /// Appends `chunk`; returns the events it made certain, as a JSON array.
+    #[napi(catch_unwind)]
+    pub fn push(&mut self, chunk: String) -> Result<String> {
+        let session = self.session.as_mut().ok_or_else(finished)?;
+        let events: Vec<Value> = on_deep_stack(|| session.push(&chunk))
+            .iter()
+            .map(tribunal::StreamEvent::to_json)
+            .collect();
+        Ok(Value::Array(events).to_string())
+    }
+
+    /// Ends the output; returns its result record (`evaluate` of the whole text).
+    #[napi(catch_unwind)]
+    pub fn finish(&mut self) -> Result<String> {
+        let session = self.session.take().ok_or_else(finished)?;
+        let mut report = on_deep_stack(|| session.finish());
+        if let Some(note) = self.note.take() {
+            report.issues.insert(0, note);
+        }
+        Ok(report.to_json_line())
+    }
+
+    /// The text pushed so far.
+    #[napi(getter)]
+    pub fn text(&self) -> Result<String> {
+        self.session
+            .as_ref()
+            .map(|s| s.text().to_owned())
+            .ok_or_else(finished)
+    }
+}
