@@ -245,6 +245,7 @@ function manyLine(record, index) {
 class Pack {
   /**
    * Use `Pack.load`.
+   * @private
    * @param {import('./native').NativePack} inner
    * @param {string} packPath
    */
@@ -439,7 +440,7 @@ class Pack {
     } catch (err) {
       throw new TribunalError(err instanceof Error ? err.message : String(err));
     }
-    return new Stream(session);
+    return streamOf(session);
   }
 }
 
@@ -449,6 +450,7 @@ class Pack {
 class Stream {
   /**
    * Use `pack.stream()`.
+   * @private
    * @param {import('./native').NativeStream} inner
    */
   constructor(inner) {
@@ -494,6 +496,16 @@ class Stream {
       throw new TribunalError(err instanceof Error ? err.message : String(err));
     }
   }
+}
+
+/**
+ * A `Stream` over the engine's session (its constructor is private).
+ * @param {import('./native').NativeStream} inner
+ * @returns {Stream}
+ */
+function streamOf(inner) {
+  const Private = /** @type {new (inner: import('./native').NativeStream) => Stream} */ (/** @type {unknown} */ (Stream));
+  return new Private(inner);
 }
 
 /**

@@ -210,7 +210,7 @@ impl NativePack {
     }
 
     /// `evaluate` on a thread of libuv's pool.
-    #[napi(catch_unwind)]
+    #[napi(catch_unwind, ts_return_type = "Promise<string>")]
     pub fn evaluate_async(&self, record: String) -> AsyncTask<EvaluateOne> {
         AsyncTask::new(EvaluateOne {
             pack: Arc::clone(&self.pack),
@@ -222,7 +222,7 @@ impl NativePack {
     /// on `jobs` threads (0: every core), off the JS thread, and resolves to a
     /// JSON array of the result records in input order, with only `fields`
     /// (comma-separated, as `--fields`; empty: all).
-    #[napi(catch_unwind)]
+    #[napi(catch_unwind, ts_return_type = "Promise<string>")]
     pub fn evaluate_many(
         &self,
         lines: String,
