@@ -235,27 +235,50 @@ export class Pack {
     /**
      * Use `Pack.load`.
      * @private
-     * @param {import('./native').NativePack} inner
+     * @param {import('./native').ExternalObject<'NativePack'>} inner
      * @param {string} packPath
      */
     private constructor();
     /** @private */
     private inner;
+    /** @private */
+    private info;
     /** The path the pack was loaded from, as given. */
     path: string;
-    /** The pack's name. */
+    /**
+     * The pack's name.
+     * @returns {string}
+     */
     get name(): string;
-    /** The pack's version. */
+    /**
+     * The pack's version.
+     * @returns {string}
+     */
     get version(): string;
-    /** `name@version`, as in each result's `pack`. */
+    /**
+     * `name@version`, as in each result's `pack`.
+     * @returns {string}
+     */
     get label(): string;
-    /** The content revision (a hash of the pack's files and the overrides). */
+    /**
+     * The content revision (a hash of the pack's files and the overrides).
+     * @returns {string}
+     */
     get revision(): string;
-    /** The pack's description, or `null`. */
+    /**
+     * The pack's description, or `null`.
+     * @returns {string | null}
+     */
     get description(): string | null;
-    /** The metrics, in pipeline order. */
+    /**
+     * The metrics, in pipeline order.
+     * @returns {string[]}
+     */
     get metrics(): string[];
-    /** Warnings found while loading (as `tribunal lint` prints them). */
+    /**
+     * Warnings found while loading (as `tribunal lint` prints them).
+     * @returns {string[]}
+     */
     get warnings(): string[];
     /**
      * The OUTPUT FORMAT block for the pack's contract (`tribunal prompt`), or
@@ -318,7 +341,7 @@ export class Stream {
     /**
      * Use `pack.stream()`.
      * @private
-     * @param {import('./native').NativeStream} inner
+     * @param {import('./native').ExternalObject<'NativeStream'>} inner
      */
     private constructor();
     /** @private */

@@ -182,7 +182,8 @@ function recordLine(record) {
   try {
     return { line: JSON.stringify(record) };
   } catch (err) {
-    const reason = err instanceof Error ? err.message : String(err);
+    // V8's message on a cycle goes on to draw it, over several lines.
+    const reason = (err instanceof Error ? err.message : String(err)).split('\n')[0].trim();
     let failed = `the record cannot be written as JSON: ${reason}`;
     for (const [name, value] of Object.entries(record)) {
       try {
@@ -246,12 +247,14 @@ class Pack {
   /**
    * Use `Pack.load`.
    * @private
-   * @param {import('./native').NativePack} inner
+   * @param {import('./native').ExternalObject<'NativePack'>} inner
    * @param {string} packPath
    */
   constructor(inner, packPath) {
     /** @private */
     this.inner = inner;
+    /** @private */
+    this.info = JSON.parse(native.info(inner));
     /** The path the pack was loaded from, as given. */
     this.path = packPath;
   }
@@ -269,7 +272,7 @@ class Pack {
       throw new TypeError(`Pack.load: path must be a string, not ${describe(packPath)}`);
     }
     const settings = checkLoadOptions(options);
-    const loaded = native.NativePack.load(packPath, JSON.stringify(settings));
+    const loaded = native.load(packPath, JSON.stringify(settings));
     if (typeof loaded === 'string') {
       const failure = JSON.parse(loaded);
       throw new PackError(failure.message, failure.errors);
@@ -277,39 +280,60 @@ class Pack {
     return new Pack(loaded, packPath);
   }
 
-  /** The pack's name. */
+  /**
+   * The pack's name.
+   * @returns {string}
+   */
   get name() {
-    return this.inner.name;
+    return this.info.name;
   }
 
-  /** The pack's version. */
+  /**
+   * The pack's version.
+   * @returns {string}
+   */
   get version() {
-    return this.inner.version;
+    return this.info.version;
   }
 
-  /** `name@version`, as in each result's `pack`. */
+  /**
+   * `name@version`, as in each result's `pack`.
+   * @returns {string}
+   */
   get label() {
-    return this.inner.label;
+    return this.info.label;
   }
 
-  /** The content revision (a hash of the pack's files and the overrides). */
+  /**
+   * The content revision (a hash of the pack's files and the overrides).
+   * @returns {string}
+   */
   get revision() {
-    return this.inner.revision;
+    return this.info.revision;
   }
 
-  /** The pack's description, or `null`. */
+  /**
+   * The pack's description, or `null`.
+   * @returns {string | null}
+   */
   get description() {
-    return this.inner.description ?? null;
+    return this.info.description;
   }
 
-  /** The metrics, in pipeline order. */
+  /**
+   * The metrics, in pipeline order.
+   * @returns {string[]}
+   */
   get metrics() {
-    return this.inner.metrics;
+    return [...this.info.metrics];
   }
 
-  /** Warnings found while loading (as `tribunal lint` prints them). */
+  /**
+   * Warnings found while loading (as `tribunal lint` prints them).
+   * @returns {string[]}
+   */
   get warnings() {
-    return this.inner.warnings;
+    return [...this.info.warnings];
   }
 
   /**
@@ -318,7 +342,7 @@ class Pack {
    * @returns {string | null}
    */
   prompt() {
-    return this.inner.prompt() ?? null;
+    return native.prompt(this.inner) ?? null;
   }
 
   /**
@@ -332,7 +356,7 @@ class Pack {
   jsonSchema(options = {}) {
     let schema;
     try {
-      schema = this.inner.jsonSchema(Boolean(options.strict));
+      schema = native.jsonSchema(this.inner, Boolean(options.strict));
     } catch (err) {
       throw new TribunalError(err instanceof Error ? err.message : String(err));
     }
@@ -350,9 +374,9 @@ class Pack {
   evaluate(output, options = {}) {
     const written = recordLine(memberRecord(output, options));
     if ('failed' in written) {
-      return JSON.parse(this.inner.errored(written.id, written.failed));
+      return JSON.parse(native.errored(this.inner, written.id, written.failed));
     }
-    return JSON.parse(this.inner.evaluate(written.line));
+    return JSON.parse(native.evaluate(this.inner, written.line));
   }
 
   /**
@@ -364,9 +388,9 @@ class Pack {
   async evaluateAsync(output, options = {}) {
     const written = recordLine(memberRecord(output, options));
     if ('failed' in written) {
-      return JSON.parse(this.inner.errored(written.id, written.failed));
+      return JSON.parse(native.errored(this.inner, written.id, written.failed));
     }
-    return JSON.parse(await this.inner.evaluateAsync(written.line));
+    return JSON.parse(await native.evaluateAsync(this.inner, written.line));
   }
 
   /**
@@ -406,12 +430,12 @@ class Pack {
     if (lines.length === 0) return [];
     let results;
     try {
-      results = JSON.parse(await this.inner.evaluateMany(lines.join('\n'), jobs, (fields ?? []).join(',')));
+      results = JSON.parse(await native.evaluateMany(this.inner, lines.join('\n'), jobs, (fields ?? []).join(',')));
     } catch (err) {
       throw new TribunalError(err instanceof Error ? err.message : String(err));
     }
     for (const [at, { failed: reason, id }] of failed) {
-      const full = JSON.parse(this.inner.errored(id, reason));
+      const full = JSON.parse(native.errored(this.inner, id, reason));
       const result = { ...results[at] };
       for (const key of Object.keys(result)) {
         if (key in full) result[key] = full[key];
@@ -436,7 +460,7 @@ class Pack {
     }
     let session;
     try {
-      session = this.inner.stream(written.line, Boolean(release));
+      session = native.stream(this.inner, written.line, Boolean(release));
     } catch (err) {
       throw new TribunalError(err instanceof Error ? err.message : String(err));
     }
@@ -451,7 +475,7 @@ class Stream {
   /**
    * Use `pack.stream()`.
    * @private
-   * @param {import('./native').NativeStream} inner
+   * @param {import('./native').ExternalObject<'NativeStream'>} inner
    */
   constructor(inner) {
     /** @private */
@@ -467,7 +491,8 @@ class Stream {
     if (typeof chunk !== 'string') {
       throw new TypeError(`push: a chunk must be a string, not ${describe(chunk)}`);
     }
-    return JSON.parse(this.call(() => this.inner.push(chunk)));
+    const inner = this.inner;
+    return JSON.parse(this.call(() => native.streamPush(inner, chunk)));
   }
 
   /**
@@ -475,12 +500,14 @@ class Stream {
    * @returns {ResultRecord}
    */
   finish() {
-    return JSON.parse(this.call(() => this.inner.finish()));
+    const inner = this.inner;
+    return JSON.parse(this.call(() => native.streamFinish(inner)));
   }
 
   /** The text pushed so far. */
   get text() {
-    return this.call(() => this.inner.text);
+    const inner = this.inner;
+    return this.call(() => native.streamText(inner));
   }
 
   /**
@@ -500,11 +527,11 @@ class Stream {
 
 /**
  * A `Stream` over the engine's session (its constructor is private).
- * @param {import('./native').NativeStream} inner
+ * @param {import('./native').ExternalObject<'NativeStream'>} inner
  * @returns {Stream}
  */
 function streamOf(inner) {
-  const Private = /** @type {new (inner: import('./native').NativeStream) => Stream} */ (/** @type {unknown} */ (Stream));
+  const Private = /** @type {new (inner: import('./native').ExternalObject<'NativeStream'>) => Stream} */ (/** @type {unknown} */ (Stream));
   return new Private(inner);
 }
 

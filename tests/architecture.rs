@@ -81,6 +81,9 @@ const NOT_IN_THE_ENGINE: &[&str] = &[
     "indicatif",
     "ctrlc",
     "pyo3",
+    // The Node.js binding's (node/).
+    "napi",
+    "napi-derive",
     // The server's HTTP stack (crates/tribunal-server).
     "tokio",
     "hyper",
@@ -316,10 +319,11 @@ fn only_the_stated_modules_are_public() {
     }
 }
 
-/// The Python binding is a front end over the public API: it names only what
-/// the engine's `lib.rs` re-exports (and `jsonl`), never the hidden `frontend`.
+/// The Python and Node.js bindings are front ends over the public API: they
+/// name only what the engine's `lib.rs` re-exports (and `jsonl`), never the
+/// hidden `frontend`.
 #[test]
-fn the_python_binding_uses_only_the_public_api() {
+fn the_python_and_node_bindings_use_only_the_public_api() {
     let root = repository();
     let lib = fs::read_to_string(engine_src().join("lib.rs")).unwrap();
     // Each `pub use …;` statement, however many lines it spans.
@@ -343,8 +347,11 @@ fn the_python_binding_uses_only_the_public_api() {
         .chain(["jsonl".to_owned()])
         .collect();
     let mut files = Vec::new();
-    rust_files(&root.join("python/src"), &mut files);
-    assert!(!files.is_empty(), "python/src has the binding");
+    for binding in ["python/src", "node/src"] {
+        let before = files.len();
+        rust_files(&root.join(binding), &mut files);
+        assert!(files.len() > before, "{binding} has the binding");
+    }
     let mut problems = Vec::new();
     for file in &files {
         let text = fs::read_to_string(file).unwrap();

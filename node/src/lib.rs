@@ -7,7 +7,7 @@
 //! `JSON.parse` makes objects faster than Node-API calls could, one property
 //! at a time). `index.js` is the package's API; this module is its engine room.
 
-// The classes are handed to JavaScript, which never prints them with `{:?}`.
+// The externals are handed to JavaScript, which never prints them with `{:?}`.
 #![allow(missing_debug_implementations)]
 // Node-API hands JavaScript strings over as owned `String`s (`&str` cannot be an
 // argument of an exported function).
@@ -18,12 +18,12 @@ use std::io::Cursor;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use napi::bindgen_prelude::{AsyncTask, Either};
+use napi::bindgen_prelude::{AsyncTask, Either, External};
 use napi::{Env, Error, Result, Task};
 use napi_derive::napi;
 use serde_json::{json, Value};
-use tribunal::frontend::on_deep_stack;
 use tribunal::jsonl::{self, ReadRecord};
+use tribunal::on_deep_stack;
 use tribunal::{ErrorKind, Fields, LoadError, LoadErrors, LoadOptions, Override, Report};
 
 // The library's script memory limit counts allocations through this allocator,
@@ -51,11 +51,11 @@ fn runtime(cache_dir: Option<PathBuf>) -> tribunal::Runtime {
         .clone()
 }
 
-/// A compiled rule pack (`Pack` in index.js).
-#[napi]
-pub struct NativePack {
-    pack: Arc<tribunal::Pack>,
-}
+/// A compiled rule pack (`Pack` in index.js), held by JavaScript as an
+/// external value. (Functions over externals, not a `#[napi]` class: a class
+/// method call costs Node-API's unwrap and napi-rs's borrow tracking, about
+/// 3,400 instructions, more than evaluating a short output.)
+pub struct NativePack(Arc<tribunal::Pack>);
 
 /// Why `load` failed, as JSON: `{"message", "errors": [{file, line, column,
 /// message, help}]}` (index.js throws it as a `PackError`).
@@ -117,163 +117,153 @@ fn load_options(
     Ok((load, cache_dir))
 }
 
+/// Loads the pack at `path`; `options` is JSON. Returns the pack, or the
+/// load errors as JSON (see `load_failure`).
+#[napi(ts_return_type = "ExternalObject<'NativePack'> | string")]
+pub fn load(path: String, options: String) -> Either<External<NativePack>, String> {
+    let options: Value = serde_json::from_str(&options).unwrap_or(Value::Null);
+    let loaded = load_options(&path, &options)
+        .and_then(|(load, cache_dir)| on_deep_stack(|| runtime(cache_dir).load_with(&path, &load)));
+    match loaded {
+        Ok(pack) => Either::A(External::new(NativePack(Arc::new(pack)))),
+        Err(errors) => Either::B(load_failure(&errors)),
+    }
+}
+
+/// The pack's identity as JSON: `name`, `version`, `label`, `revision`,
+/// `description`, `metrics` (in pipeline order) and `warnings`.
 #[napi]
-impl NativePack {
-    /// Loads the pack at `path`; `options` is JSON. Returns the pack, or the
-    /// load errors as JSON (see `load_failure`).
-    #[napi]
-    pub fn load(path: String, options: String) -> Either<NativePack, String> {
-        let options: Value = serde_json::from_str(&options).unwrap_or(Value::Null);
-        let loaded = load_options(&path, &options).and_then(|(load, cache_dir)| {
-            on_deep_stack(|| runtime(cache_dir).load_with(&path, &load))
-        });
-        match loaded {
-            Ok(pack) => Either::A(NativePack {
-                pack: Arc::new(pack),
-            }),
-            Err(errors) => Either::B(load_failure(&errors)),
-        }
-    }
+pub fn info(
+    #[napi(ts_arg_type = "ExternalObject<'NativePack'>")] pack: &External<NativePack>,
+) -> String {
+    let pack = &pack.0;
+    json!({
+        "name": pack.name(),
+        "version": pack.version(),
+        "label": pack.label(),
+        "revision": pack.revision(),
+        "description": pack.description(),
+        "metrics": pack.metric_names().collect::<Vec<_>>(),
+        "warnings": pack.warnings().iter().map(ToString::to_string).collect::<Vec<_>>(),
+    })
+    .to_string()
+}
 
-    /// The pack's name.
-    #[napi(getter)]
-    pub fn name(&self) -> String {
-        self.pack.name().to_owned()
-    }
+/// The OUTPUT FORMAT block of the contract.
+#[napi]
+pub fn prompt(
+    #[napi(ts_arg_type = "ExternalObject<'NativePack'>")] pack: &External<NativePack>,
+) -> Option<String> {
+    pack.0.prompt()
+}
 
-    /// The pack's version.
-    #[napi(getter)]
-    pub fn version(&self) -> String {
-        self.pack.version().to_owned()
-    }
+/// The contract's JSON Schema as JSON text (`strict`: OpenAI's subset),
+/// `null` without a contract; an error says what `strict` cannot express.
+#[napi]
+pub fn json_schema(
+    #[napi(ts_arg_type = "ExternalObject<'NativePack'>")] pack: &External<NativePack>,
+    strict: bool,
+) -> Result<Option<String>> {
+    let schema = if strict {
+        pack.0
+            .json_schema_strict()
+            .transpose()
+            .map_err(|err| Error::from_reason(err.to_string()))?
+    } else {
+        pack.0.json_schema()
+    };
+    Ok(schema.map(|schema| schema.to_string()))
+}
 
-    /// `name@version`.
-    #[napi(getter)]
-    pub fn label(&self) -> String {
-        self.pack.label().to_owned()
-    }
+/// Evaluates one record (a line of JSON with `id`, `output`, `expected`,
+/// `meta`, `messages`) and returns its result record (without `line`).
+#[napi(catch_unwind)]
+pub fn evaluate(
+    #[napi(ts_arg_type = "ExternalObject<'NativePack'>")] pack: &External<NativePack>,
+    record: String,
+) -> String {
+    on_deep_stack(|| evaluate_one(&pack.0, &record))
+}
 
-    /// The content revision.
-    #[napi(getter)]
-    pub fn revision(&self) -> String {
-        self.pack.revision().to_owned()
-    }
+/// `evaluate` on a thread of libuv's pool.
+#[napi(catch_unwind, ts_return_type = "Promise<string>")]
+pub fn evaluate_async(
+    #[napi(ts_arg_type = "ExternalObject<'NativePack'>")] pack: &External<NativePack>,
+    record: String,
+) -> AsyncTask<EvaluateOne> {
+    AsyncTask::new(EvaluateOne {
+        pack: Arc::clone(&pack.0),
+        record,
+    })
+}
 
-    /// The description, if any.
-    #[napi(getter)]
-    pub fn description(&self) -> Option<String> {
-        self.pack.description().map(str::to_owned)
-    }
+/// Evaluates `lines` (JSONL: one record a line) as `tribunal eval` does, on
+/// `jobs` threads (0: every core), off the JS thread, and resolves to a JSON
+/// array of the result records in input order, with only `fields`
+/// (comma-separated, as `--fields`; empty: all).
+#[napi(catch_unwind, ts_return_type = "Promise<string>")]
+pub fn evaluate_many(
+    #[napi(ts_arg_type = "ExternalObject<'NativePack'>")] pack: &External<NativePack>,
+    lines: String,
+    jobs: u32,
+    fields: String,
+) -> Result<AsyncTask<EvaluateMany>> {
+    let fields = if fields.is_empty() {
+        Fields::ALL
+    } else {
+        Fields::parse(&fields).map_err(Error::from_reason)?
+    };
+    Ok(AsyncTask::new(EvaluateMany {
+        pack: Arc::clone(&pack.0),
+        lines,
+        jobs: jobs as usize,
+        fields,
+    }))
+}
 
-    /// The metrics, in pipeline order.
-    #[napi(getter)]
-    pub fn metrics(&self) -> Vec<String> {
-        self.pack.metric_names().map(str::to_owned).collect()
-    }
+/// The `ERROR` result of a record index.js could not write as JSON (a cycle,
+/// a BigInt): `id` is its id as JSON text when it could be written.
+#[napi]
+pub fn errored(
+    #[napi(ts_arg_type = "ExternalObject<'NativePack'>")] pack: &External<NativePack>,
+    id: Option<String>,
+    reason: String,
+) -> String {
+    let id = id
+        .and_then(|id| serde_json::from_str::<Value>(&id).ok())
+        .unwrap_or(Value::Null);
+    errored_report(&pack.0, tribunal::Json::from(id), reason).to_json_line()
+}
 
-    /// Warnings found while loading.
-    #[napi(getter)]
-    pub fn warnings(&self) -> Vec<String> {
-        self.pack
-            .warnings()
-            .iter()
-            .map(ToString::to_string)
-            .collect()
+/// A streaming session for one output; `record` is the record's other members
+/// as a line of JSON (its `output` is the text pushed).
+#[napi(ts_return_type = "ExternalObject<'NativeStream'>")]
+pub fn stream(
+    #[napi(ts_arg_type = "ExternalObject<'NativePack'>")] pack: &External<NativePack>,
+    record: String,
+    release: bool,
+) -> Result<External<NativeStream>> {
+    let (input, note) = read(&record).map_err(|err| Error::from_reason(err.message))?;
+    let mut session = tribunal::Stream::new(Arc::clone(&pack.0), input);
+    if release {
+        session = session.with_release();
     }
-
-    /// The OUTPUT FORMAT block of the contract.
-    #[napi]
-    pub fn prompt(&self) -> Option<String> {
-        self.pack.prompt()
-    }
-
-    /// The contract's JSON Schema as JSON text (`strict`: OpenAI's subset),
-    /// `null` without a contract; an error says what `strict` cannot express.
-    #[napi]
-    pub fn json_schema(&self, strict: bool) -> Result<Option<String>> {
-        let schema = if strict {
-            self.pack
-                .json_schema_strict()
-                .transpose()
-                .map_err(|err| Error::from_reason(err.to_string()))?
-        } else {
-            self.pack.json_schema()
-        };
-        Ok(schema.map(|schema| schema.to_string()))
-    }
-
-    /// Evaluates one record (a line of JSON with `id`, `output`, `expected`,
-    /// `meta`, `messages`) and returns its result record (without `line`).
-    #[napi(catch_unwind)]
-    pub fn evaluate(&self, record: String) -> String {
-        on_deep_stack(|| evaluate_one(&self.pack, &record))
-    }
-
-    /// `evaluate` on a thread of libuv's pool.
-    #[napi(catch_unwind, ts_return_type = "Promise<string>")]
-    pub fn evaluate_async(&self, record: String) -> AsyncTask<EvaluateOne> {
-        AsyncTask::new(EvaluateOne {
-            pack: Arc::clone(&self.pack),
-            record,
-        })
-    }
-
-    /// Evaluates `lines` (JSONL: one record a line) as `tribunal eval` does,
-    /// on `jobs` threads (0: every core), off the JS thread, and resolves to a
-    /// JSON array of the result records in input order, with only `fields`
-    /// (comma-separated, as `--fields`; empty: all).
-    #[napi(catch_unwind, ts_return_type = "Promise<string>")]
-    pub fn evaluate_many(
-        &self,
-        lines: String,
-        jobs: u32,
-        fields: String,
-    ) -> Result<AsyncTask<EvaluateMany>> {
-        let fields = if fields.is_empty() {
-            Fields::ALL
-        } else {
-            Fields::parse(&fields).map_err(Error::from_reason)?
-        };
-        Ok(AsyncTask::new(EvaluateMany {
-            pack: Arc::clone(&self.pack),
-            lines,
-            jobs: jobs as usize,
-            fields,
-        }))
-    }
-
-    /// The `ERROR` result of a record index.js could not write as JSON (a
-    /// cycle, a BigInt): `id` is its id as JSON text when it could be written.
-    #[napi]
-    pub fn errored(&self, id: Option<String>, reason: String) -> String {
-        let id = id
-            .and_then(|id| serde_json::from_str::<Value>(&id).ok())
-            .unwrap_or(Value::Null);
-        errored(&self.pack, tribunal::Json::from(id), reason).to_json_line()
-    }
-
-    /// A streaming session for one output; `record` is the record's other
-    /// members as a line of JSON (its `output` is the text pushed).
-    #[napi]
-    pub fn stream(&self, record: String, release: bool) -> Result<NativeStream> {
-        let (input, note) = read(&record).map_err(|err| Error::from_reason(err.message))?;
-        let mut session = tribunal::Stream::new(Arc::clone(&self.pack), input);
-        if release {
-            session = session.with_release();
-        }
-        Ok(NativeStream {
-            session: Some(session),
-            note,
-        })
-    }
+    Ok(External::new(NativeStream {
+        session: Some(session),
+        note,
+    }))
 }
 
 /// A record line read as an API call's record: no length limit, and its
 /// errors without the `line 1: ` a JSONL file's line numbers put first.
 fn read(record: &str) -> ReadRecord {
-    let mut options = jsonl::Options::default();
-    options.max_record_bytes = NO_RECORD_LIMIT;
-    jsonl::read_record(record.as_bytes(), 1, &options).map_err(|mut err| {
+    static OPTIONS: OnceLock<jsonl::Options> = OnceLock::new();
+    let options = OPTIONS.get_or_init(|| {
+        let mut options = jsonl::Options::default();
+        options.max_record_bytes = NO_RECORD_LIMIT;
+        options
+    });
+    jsonl::read_record(record.as_bytes(), 1, options).map_err(|mut err| {
         if let Some(rest) = err.message.strip_prefix("line 1: ") {
             err.message = rest.to_owned();
         }
@@ -281,7 +271,7 @@ fn read(record: &str) -> ReadRecord {
     })
 }
 
-fn errored(pack: &tribunal::Pack, id: tribunal::Json, reason: String) -> Report {
+fn errored_report(pack: &tribunal::Pack, id: tribunal::Json, reason: String) -> Report {
     Report::errored(id, ErrorKind::Input, reason, pack.label(), pack.revision())
 }
 
@@ -293,7 +283,7 @@ fn evaluate_one(pack: &tribunal::Pack, record: &str) -> String {
             jsonl::evaluate_record_into(pack, input, note, None, &mut out);
             String::from_utf8(out).expect("result records are UTF-8")
         }
-        Err(err) => errored(pack, err.id, err.message).to_json_line(),
+        Err(err) => errored_report(pack, err.id, err.message).to_json_line(),
     }
 }
 
@@ -351,8 +341,7 @@ impl Task for EvaluateMany {
     }
 }
 
-/// A streaming session (`Stream` in index.js).
-#[napi]
+/// A streaming session (`Stream` in index.js), held as an external value.
 pub struct NativeStream {
     session: Option<tribunal::Stream<Arc<tribunal::Pack>>>,
     /// A note on how the record was read, first in the result's issues.
@@ -363,36 +352,41 @@ fn finished() -> Error {
     Error::from_reason("this stream has finished: start another with pack.stream()")
 }
 
+/// Appends `chunk`; returns the events it made certain, as a JSON array.
+#[napi(catch_unwind)]
+pub fn stream_push(
+    #[napi(ts_arg_type = "ExternalObject<'NativeStream'>")] stream: &mut External<NativeStream>,
+    chunk: String,
+) -> Result<String> {
+    let session = stream.session.as_mut().ok_or_else(finished)?;
+    let events: Vec<Value> = on_deep_stack(|| session.push(&chunk))
+        .iter()
+        .map(tribunal::StreamEvent::to_json)
+        .collect();
+    Ok(Value::Array(events).to_string())
+}
+
+/// Ends the output; returns its result record (`evaluate` of the whole text).
+#[napi(catch_unwind)]
+pub fn stream_finish(
+    #[napi(ts_arg_type = "ExternalObject<'NativeStream'>")] stream: &mut External<NativeStream>,
+) -> Result<String> {
+    let session = stream.session.take().ok_or_else(finished)?;
+    let mut report = on_deep_stack(|| session.finish());
+    if let Some(note) = stream.note.take() {
+        report.issues.insert(0, note);
+    }
+    Ok(report.to_json_line())
+}
+
+/// The text pushed so far.
 #[napi]
-impl NativeStream {
-    /// Appends `chunk`; returns the events it made certain, as a JSON array.
-    #[napi(catch_unwind)]
-    pub fn push(&mut self, chunk: String) -> Result<String> {
-        let session = self.session.as_mut().ok_or_else(finished)?;
-        let events: Vec<Value> = on_deep_stack(|| session.push(&chunk))
-            .iter()
-            .map(tribunal::StreamEvent::to_json)
-            .collect();
-        Ok(Value::Array(events).to_string())
-    }
-
-    /// Ends the output; returns its result record (`evaluate` of the whole text).
-    #[napi(catch_unwind)]
-    pub fn finish(&mut self) -> Result<String> {
-        let session = self.session.take().ok_or_else(finished)?;
-        let mut report = on_deep_stack(|| session.finish());
-        if let Some(note) = self.note.take() {
-            report.issues.insert(0, note);
-        }
-        Ok(report.to_json_line())
-    }
-
-    /// The text pushed so far.
-    #[napi(getter)]
-    pub fn text(&self) -> Result<String> {
-        self.session
-            .as_ref()
-            .map(|s| s.text().to_owned())
-            .ok_or_else(finished)
-    }
+pub fn stream_text(
+    #[napi(ts_arg_type = "ExternalObject<'NativeStream'>")] stream: &External<NativeStream>,
+) -> Result<String> {
+    stream
+        .session
+        .as_ref()
+        .map(|s| s.text().to_owned())
+        .ok_or_else(finished)
 }

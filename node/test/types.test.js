@@ -97,3 +97,17 @@ test('a misuse of the API does not type-check', { skip }, () => {
     assert.match(output, /error TS\d+/);
   });
 });
+
+test('an ES module imports the package by name', { skip }, () => {
+  const source = `import { Pack, PackError } from 'tribunal';
+import assertWithTribunal from 'tribunal/promptfoo';
+const pack = Pack.load(${JSON.stringify(require('node:path').join(require('./support.js').root, 'rules/ksi-emission'))});
+console.log(pack.evaluate('{"event": "agent:status", "data": {}}').status, typeof PackError, typeof assertWithTribunal);
+`;
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', source], {
+    cwd: path.resolve(/** @type {string} */ (project)),
+    encoding: 'utf8',
+  });
+  assert.equal(run.status, 0, run.stderr);
+  assert.equal(run.stdout.trim(), 'PASS function function');
+});

@@ -15,8 +15,8 @@ use pyo3::exceptions::{PyException, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString, PyTuple};
 use serde_json::Value;
-use tribunal::frontend::on_deep_stack;
 use tribunal::jsonl::{Evaluated, LineError, ReadRecord};
+use tribunal::on_deep_stack;
 use tribunal::{
     ErrorKind, Input, Issue, LoadError, LoadErrors, LoadOptions, Override, Report, Severity, Status,
 };

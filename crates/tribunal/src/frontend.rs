@@ -12,9 +12,6 @@ pub mod files {
     };
 }
 
-/// Evaluating on a host's own thread (Python's, Node's) on a deep stack.
-pub use crate::parallel::on_deep_stack;
-
 /// Text for terminals and pages.
 pub mod text {
     pub use crate::text::{clip_chars, one_line, prefix_chars, printable, Utf8Chunks};

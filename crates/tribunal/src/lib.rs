@@ -71,7 +71,7 @@ pub use error::Error;
 pub use extract::{MultipleValues, Repair, Tier};
 pub use json::{Json, NotANumber, Number, Object, Str};
 pub use pack::{LoadOptions, Override, OverrideError, Pack};
-pub use parallel::STACK_SIZE;
+pub use parallel::{on_deep_stack, STACK_SIZE};
 pub use pipeline::{Input, MissingOutput};
 pub use report::{
     Details, ErrorKind, ExtractionInfo, Field, Fields, Issue, MetricResult, Report, Severity,
