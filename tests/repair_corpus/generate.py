@@ -21,6 +21,9 @@ Categories (the damage models emit, issue 15):
                        (compared with `multiple_values: all`, what both repairers do)
   truncation           every prefix of a few valid documents, cut outside literals
   truncation_in_literal  prefixes cut inside `true`/`false`/`null`
+  mongo_shell_types    `ObjectId("…")`, `ISODate("…")`, `NumberLong(42)`, `NumberInt("7")`
+                       (issue 46; drawn from a random stream of their own, so the
+                       categories above are the same inputs as before)
 
 Run from the repository root:
   python3 tests/repair_corpus/generate.py > target/repair-corpus-inputs.jsonl
@@ -221,6 +224,26 @@ for doc in DOCS:
                 and any(lit.startswith(prefix[len(tail):]) for lit in ("true", "false", "null")) \
                 and prefix[len(tail):] not in ("true", "false", "null")
             add("truncation_in_literal" if in_literal else "truncation", prefix)
+
+mongo = random.Random(46004)
+SHELL = [
+    lambda: f'ObjectId("{mongo.getrandbits(96):024x}")',
+    lambda: f'ISODate("2024-0{mongo.randint(1, 9)}-1{mongo.randint(0, 9)}T10:2{mongo.randint(0, 9)}:00Z")',
+    lambda: f"NumberLong({mongo.randint(-9000, 900000)})",
+    lambda: f'NumberLong("{mongo.randint(0, 10**12)}")',
+    lambda: f"NumberInt({mongo.randint(-50, 500)})",
+    lambda: f'NumberDecimal("{mongo.randint(0, 999)}.{mongo.randint(10, 99)}")',
+]
+for _ in range(60):
+    names = mongo.sample(KEYS, mongo.randint(2, 4))
+    parts = []
+    for name in names:
+        shell = mongo.random() < 0.6
+        parts.append(f'"{name}": ' + (mongo.choice(SHELL)() if shell else jstr(mongo.choice(STRINGS))))
+    text = "{" + ", ".join(parts) + "}"
+    if "(" not in text:
+        text = text[:-1] + f', "_id": {SHELL[0]()}' + "}"
+    add("mongo_shell_types", text if mongo.random() < 0.8 else "[" + text + "]")
 
 for case in cases:
     print(json.dumps(case, ensure_ascii=False))

@@ -137,6 +137,10 @@ pub enum Repair {
     MissingQuote,
     /// A value in doubled quotes (`""text""`) was read as one string.
     DoubledQuotes,
+    /// A MongoDB shell type (`ObjectId("…")`, `ISODate("…")`, `new Date("…")`,
+    /// `NumberLong(…)`, `NumberInt(…)`, `NumberDecimal("…")`) was replaced by its
+    /// value: the string, or the number.
+    MongoShellTypes,
     /// Several top-level documents followed one another (`{...}{...}`, or with prose
     /// between them); the contract's `multiple_values` chose the first, the last or all.
     MultipleValues,
@@ -144,7 +148,7 @@ pub enum Repair {
 
 impl Repair {
     /// Every repair kind, in listing order.
-    pub const ALL: [Repair; 20] = [
+    pub const ALL: [Repair; 21] = [
         Repair::TrailingComma,
         Repair::SingleQuotes,
         Repair::UnquotedKeys,
@@ -164,6 +168,7 @@ impl Repair {
         Repair::NumberFormat,
         Repair::MissingQuote,
         Repair::DoubledQuotes,
+        Repair::MongoShellTypes,
         Repair::MultipleValues,
     ];
 
@@ -189,6 +194,7 @@ impl Repair {
             Repair::NumberFormat => "number_format",
             Repair::MissingQuote => "missing_quote",
             Repair::DoubledQuotes => "doubled_quotes",
+            Repair::MongoShellTypes => "mongo_shell_types",
             Repair::MultipleValues => "multiple_values",
         }
     }

@@ -881,6 +881,9 @@ impl<'a> Rewriter<'a> {
             self.pos += 1;
         }
         self.steps += self.pos - start;
+        if self.shell_type(start) {
+            return Ok(());
+        }
         let word = &self.src[start..self.pos];
         let at_end = self.pos == self.src.len();
         if at_end || self.token_ends(self.pos) {
@@ -905,6 +908,96 @@ impl<'a> Rewriter<'a> {
         } else {
             Err(Fail)
         }
+    }
+
+    /// A MongoDB shell type whose name was just read (from `start`; `new
+    /// Date(...)` too) with one string or number argument, written as that value
+    /// (a string for `ObjectId`, `ISODate`, `Date`, `UUID`; a number for
+    /// `NumberLong`, `NumberInt`, `NumberDecimal`, `Int32`, `Long`, `Double`,
+    /// `Decimal128`). Reads nothing and returns false for anything else.
+    fn shell_type(&mut self, start: usize) -> bool {
+        const STRINGS: [&[u8]; 5] = [b"ObjectId", b"ObjectID", b"ISODate", b"Date", b"UUID"];
+        const NUMBERS: [&[u8]; 7] = [
+            b"NumberLong",
+            b"NumberInt",
+            b"NumberDecimal",
+            b"Int32",
+            b"Long",
+            b"Double",
+            b"Decimal128",
+        ];
+        let spaces = |src: &[u8], mut at: usize| {
+            while src.get(at).is_some_and(|&b| b == b' ' || b == b'\t') {
+                at += 1;
+            }
+            at
+        };
+        let src = self.src;
+        let mut name = &src[start..self.pos];
+        let mut at = self.pos;
+        if name == b"new" {
+            let from = spaces(src, at);
+            let end = from + src[from..].iter().take_while(|&&b| is_word_byte(b)).count();
+            name = &src[from..end];
+            at = end;
+        }
+        let is_string = STRINGS.contains(&name);
+        if !is_string && !NUMBERS.contains(&name) || src.get(at) != Some(&b'(') {
+            return false;
+        }
+        at = spaces(src, at + 1);
+        // The argument: a quoted text without escapes on one line, or a number.
+        let (text, quoted, end) = match src.get(at) {
+            Some(&quote @ (b'"' | b'\'')) => {
+                let body = at + 1;
+                let Some(len) = src[body..]
+                    .iter()
+                    .position(|&b| b == quote || b == b'\\' || b == b'\n')
+                else {
+                    return false;
+                };
+                if src[body + len] != quote {
+                    return false;
+                }
+                (&src[body..body + len], true, body + len + 1)
+            }
+            Some(b'-' | b'+' | b'.' | b'0'..=b'9') => {
+                let len = src[at..]
+                    .iter()
+                    .take_while(|b| matches!(b, b'0'..=b'9' | b'+' | b'-' | b'.' | b'e' | b'E'))
+                    .count();
+                (&src[at..at + len], false, at + len)
+            }
+            _ => return false,
+        };
+        let close = spaces(src, end);
+        if src.get(close) != Some(&b')') {
+            return false;
+        }
+        let value = if is_string {
+            let Ok(text) = std::str::from_utf8(text) else {
+                return false;
+            };
+            let Ok(quoted) = serde_json::to_string(text) else {
+                return false;
+            };
+            quoted
+        } else {
+            let text = if quoted { text.trim_ascii() } else { text };
+            if number_shape(text) == NumberShape::Complete {
+                String::from_utf8_lossy(text).into_owned()
+            } else if let Some(fixed) = fixed_number(text) {
+                fixed
+            } else {
+                return false;
+            }
+        };
+        self.out.extend_from_slice(value.as_bytes());
+        self.steps += close + 1 - self.pos;
+        self.pos = close + 1;
+        self.note(Repair::MongoShellTypes);
+        self.complete_value();
+        true
     }
 
     /// Writes the unquoted value at `start` as a string: the text up to the next comma,
@@ -1207,7 +1300,7 @@ mod tests {
     }
 
     use Repair::{
-        ClosedBrackets, ClosedString, Comments, ControlCharacters, DoubledQuotes,
+        ClosedBrackets, ClosedString, Comments, ControlCharacters, DoubledQuotes, MongoShellTypes,
         DroppedIncompleteMember, InvalidEscapes, MismatchedBrackets, MissingComma, MissingQuote,
         NumberFormat, Placeholders, PythonLiterals, SingleQuotes, TrailingComma, TypographicQuotes,
         UnescapedQuotes, UnquotedKeys, UnquotedValues,
@@ -1452,6 +1545,32 @@ mod tests {
             &json!({"a": "He said, \"hi\" there"}),
             &[UnescapedQuotes],
         );
+    }
+
+    #[test]
+    fn mongo_shell_types_become_their_values() {
+        check(
+            r#"{"_id": ObjectId("5f1d7a2b9c1e4a3b2c1d0e9f"), "at": ISODate("2024-05-01T10:00:00Z"), "n": NumberLong(42), "m": NumberInt("7"), "d": NumberDecimal("1.25"), "when": new Date("2024-05-02")}"#,
+            &json!({"_id": "5f1d7a2b9c1e4a3b2c1d0e9f", "at": "2024-05-01T10:00:00Z", "n": 42, "m": 7, "d": 1.25, "when": "2024-05-02"}),
+            &[MongoShellTypes],
+        );
+        check(
+            "[ObjectId('a1'), NumberLong( -3 )]",
+            &json!(["a1", -3]),
+            &[MongoShellTypes],
+        );
+        // Not a shell type, or not one argument it can take: as before.
+        check(
+            r#"{"a": Foo("x")}"#,
+            &json!({"a": "Foo(\"x\")"}),
+            &[UnquotedValues],
+        );
+        check(
+            r#"{"n": NumberLong("many")}"#,
+            &json!({"n": "NumberLong(\"many\")"}),
+            &[UnquotedValues],
+        );
+        assert!(repair("[ObjectId(x)]").is_none());
     }
 
     #[test]
