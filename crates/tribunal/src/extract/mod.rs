@@ -141,6 +141,9 @@ pub enum Repair {
     /// `NumberLong(…)`, `NumberInt(…)`, `NumberDecimal("…")`) was replaced by its
     /// value: the string, or the number.
     MongoShellTypes,
+    /// The whole output was a JSON string holding the document (`"{\"a\": 1}"`):
+    /// the document was read from the string.
+    JsonInString,
     /// Several top-level documents followed one another (`{...}{...}`, or with prose
     /// between them); the contract's `multiple_values` chose the first, the last or all.
     MultipleValues,
@@ -148,7 +151,7 @@ pub enum Repair {
 
 impl Repair {
     /// Every repair kind, in listing order.
-    pub const ALL: [Repair; 21] = [
+    pub const ALL: [Repair; 22] = [
         Repair::TrailingComma,
         Repair::SingleQuotes,
         Repair::UnquotedKeys,
@@ -169,6 +172,7 @@ impl Repair {
         Repair::MissingQuote,
         Repair::DoubledQuotes,
         Repair::MongoShellTypes,
+        Repair::JsonInString,
         Repair::MultipleValues,
     ];
 
@@ -195,6 +199,7 @@ impl Repair {
             Repair::MissingQuote => "missing_quote",
             Repair::DoubledQuotes => "doubled_quotes",
             Repair::MongoShellTypes => "mongo_shell_types",
+            Repair::JsonInString => "json_in_string",
             Repair::MultipleValues => "multiple_values",
         }
     }

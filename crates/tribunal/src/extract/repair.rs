@@ -79,6 +79,21 @@ fn repair_counted(
     multiple: MultipleValues,
     steps: &mut usize,
 ) -> Option<(Json, Vec<Repair>)> {
+    if let Some(inner) = json_in_string(text) {
+        *steps += text.len();
+        let found = match parse_container::<Json>(inner.trim()) {
+            Some(value) => Some((value, Vec::new())),
+            None => repair_counted(&inner, multiple, steps),
+        };
+        if let Some((value, repairs)) = found {
+            let mut set = RepairSet::default();
+            for repair in repairs {
+                set.insert(repair);
+            }
+            set.insert(Repair::JsonInString);
+            return Some((value, set.to_vec()));
+        }
+    }
     if let Some(block) = fence::blocks(text).find(|block| fence::is_json_info(block.info)) {
         *steps += block.content.len();
         if let Some(found) = documents(block.content, multiple, steps) {
@@ -86,6 +101,20 @@ fn repair_counted(
         }
     }
     documents(text, multiple, steps)
+}
+
+/// The text of a whole output that is one JSON string whose text starts like a
+/// JSON object or array (`"{\"a\": 1}"`, as a model or a tool that encoded the
+/// document twice writes it).
+fn json_in_string(text: &str) -> Option<String> {
+    let is_string = |text: &str| text.len() >= 2 && text.starts_with('"') && text.ends_with('"');
+    let mut inner: String =
+        serde_json::from_str(Some(text.trim()).filter(|t| is_string(t))?).ok()?;
+    // Encoded more than once: each decoding makes the text shorter.
+    while is_string(inner.trim()) {
+        inner = serde_json::from_str(inner.trim()).ok()?;
+    }
+    inner.trim_start().starts_with(['{', '[']).then_some(inner)
 }
 
 /// The documents of `text`, combined as `multiple` says.
@@ -1300,10 +1329,10 @@ mod tests {
     }
 
     use Repair::{
-        ClosedBrackets, ClosedString, Comments, ControlCharacters, DoubledQuotes, MongoShellTypes,
-        DroppedIncompleteMember, InvalidEscapes, MismatchedBrackets, MissingComma, MissingQuote,
-        NumberFormat, Placeholders, PythonLiterals, SingleQuotes, TrailingComma, TypographicQuotes,
-        UnescapedQuotes, UnquotedKeys, UnquotedValues,
+        ClosedBrackets, ClosedString, Comments, ControlCharacters, DoubledQuotes,
+        DroppedIncompleteMember, InvalidEscapes, JsonInString, MismatchedBrackets, MissingComma,
+        MissingQuote, MongoShellTypes, NumberFormat, Placeholders, PythonLiterals, SingleQuotes,
+        TrailingComma, TypographicQuotes, UnescapedQuotes, UnquotedKeys, UnquotedValues,
     };
     #[allow(non_upper_case_globals)]
     const MultipleValuesRepair: Repair = Repair::MultipleValues;
@@ -1574,6 +1603,26 @@ mod tests {
     }
 
     #[test]
+    fn a_json_string_holding_the_document_is_read_from_it() {
+        check(
+            r#""{\"event\": \"agent:status\", \"data\": {\"a\": [1, 2]}}""#,
+            &json!({"event": "agent:status", "data": {"a": [1, 2]}}),
+            &[JsonInString],
+        );
+        // Damaged inside too: its repairs are listed with it.
+        check(
+            r#"  "{'a': 1, \"b\": [true,],}"  "#,
+            &json!({"a": 1, "b": [true]}),
+            &[TrailingComma, SingleQuotes, JsonInString],
+        );
+        // Encoded twice over.
+        check(r#""\"[1, 2]\"""#, &json!([1, 2]), &[JsonInString]);
+        // A string that is not a document, or more text around the string.
+        assert!(repair(r#""just text""#).is_none());
+        assert!(repair(r#""{not json at all"#).is_none());
+    }
+
+    #[test]
     fn doubled_quotes() {
         check(
             "{\"a\": \"\"hello\"\", \"b\": \"\"}",
@@ -1604,6 +1653,23 @@ mod tests {
             "[\"a b\", \"   ",
             &json!(["a b", ""]),
             &[ClosedString, ClosedBrackets],
+        );
+    }
+
+    #[test]
+    fn ndjson_is_an_array_of_its_lines_under_all() {
+        let text =
+            "{\"id\": 1, \"ok\": true}\n{\"id\": 2, \"ok\": false}\n{\"id\": 3, \"ok\": true}\n";
+        assert_eq!(
+            repair_with(text, MultipleValues::All),
+            Some((
+                json!([{"id": 1, "ok": true}, {"id": 2, "ok": false}, {"id": 3, "ok": true}]),
+                vec![MultipleValuesRepair]
+            ))
+        );
+        assert_eq!(
+            repair_with(text, MultipleValues::Last),
+            Some((json!({"id": 3, "ok": true}), vec![MultipleValuesRepair]))
         );
     }
 
