@@ -22,8 +22,10 @@ Categories (the damage models emit, issue 15):
   truncation           every prefix of a few valid documents, cut outside literals
   truncation_in_literal  prefixes cut inside `true`/`false`/`null`
   mongo_shell_types    `ObjectId("…")`, `ISODate("…")`, `NumberLong(42)`, `NumberInt("7")`
-                       (issue 46; drawn from a random stream of their own, so the
-                       categories above are the same inputs as before)
+  string_concatenation `"a" + "b"`, across lines too
+  json_in_string       the whole document written as one JSON string
+                       (these three: issue 46; drawn from a random stream of their
+                       own, so the categories above are the same inputs as before)
 
 Run from the repository root:
   python3 tests/repair_corpus/generate.py > target/repair-corpus-inputs.jsonl
@@ -244,6 +246,18 @@ for _ in range(60):
     if "(" not in text:
         text = text[:-1] + f', "_id": {SHELL[0]()}' + "}"
     add("mongo_shell_types", text if mongo.random() < 0.8 else "[" + text + "]")
+
+for _ in range(60):
+    names = mongo.sample(KEYS, mongo.randint(1, 3))
+    parts = []
+    for name in names:
+        pieces = [jstr(mongo.choice(STRINGS)) for _ in range(mongo.randint(2, 3))]
+        parts.append(f'"{name}": ' + mongo.choice([" + ", " +\n  ", "+"]).join(pieces))
+    add("string_concatenation", "{" + ", ".join(parts) + "}")
+
+for _ in range(40):
+    doc = json.loads(obj(members(mongo.randint(1, 3))))
+    add("json_in_string", json.dumps(json.dumps(doc, ensure_ascii=False), ensure_ascii=False))
 
 for case in cases:
     print(json.dumps(case, ensure_ascii=False))

@@ -137,6 +137,8 @@ pub enum Repair {
     MissingQuote,
     /// A value in doubled quotes (`""text""`) was read as one string.
     DoubledQuotes,
+    /// Strings joined with `+` (`"a" + "b"`) were read as one string.
+    StringConcatenation,
     /// A MongoDB shell type (`ObjectId("…")`, `ISODate("…")`, `new Date("…")`,
     /// `NumberLong(…)`, `NumberInt(…)`, `NumberDecimal("…")`) was replaced by its
     /// value: the string, or the number.
@@ -151,7 +153,7 @@ pub enum Repair {
 
 impl Repair {
     /// Every repair kind, in listing order.
-    pub const ALL: [Repair; 22] = [
+    pub const ALL: [Repair; 23] = [
         Repair::TrailingComma,
         Repair::SingleQuotes,
         Repair::UnquotedKeys,
@@ -171,6 +173,7 @@ impl Repair {
         Repair::NumberFormat,
         Repair::MissingQuote,
         Repair::DoubledQuotes,
+        Repair::StringConcatenation,
         Repair::MongoShellTypes,
         Repair::JsonInString,
         Repair::MultipleValues,
@@ -198,6 +201,7 @@ impl Repair {
             Repair::NumberFormat => "number_format",
             Repair::MissingQuote => "missing_quote",
             Repair::DoubledQuotes => "doubled_quotes",
+            Repair::StringConcatenation => "string_concatenation",
             Repair::MongoShellTypes => "mongo_shell_types",
             Repair::JsonInString => "json_in_string",
             Repair::MultipleValues => "multiple_values",

@@ -822,12 +822,15 @@ impl<'a> Rewriter<'a> {
             } else {
                 Role::ArrayValue
             };
-            match self.string(quote, role)? {
-                StringEnd::Closed => {
-                    if doubled && self.peek() == Some(b'"') {
-                        self.pos += 1;
-                    }
+            let mut end = self.string(quote, role)?;
+            if end == StringEnd::Closed {
+                if doubled && self.peek() == Some(b'"') {
+                    self.pos += 1;
                 }
+                end = self.concatenated(role)?;
+            }
+            match end {
+                StringEnd::Closed => {}
                 StringEnd::EndOfText => {
                     self.out.push(b'"');
                     self.note(Repair::ClosedString);
@@ -846,6 +849,41 @@ impl<'a> Rewriter<'a> {
             b'-' | b'+' | b'.' | b'0'..=b'9' => self.number(),
             _ if is_word_start(byte) => self.literal(in_object),
             _ => Err(Fail),
+        }
+    }
+
+    /// After a value string closed: strings joined to it with `+` (`"a" + "b"`,
+    /// across lines too) are read into it, as one string. Returns how the last
+    /// one ended ([`StringEnd::Closed`] when none follows).
+    fn concatenated(&mut self, role: Role) -> Result<StringEnd, Fail> {
+        loop {
+            let src = self.src;
+            let mut at = self.pos;
+            while src.get(at).is_some_and(u8::is_ascii_whitespace) {
+                at += 1;
+            }
+            if src.get(at) != Some(&b'+') {
+                return Ok(StringEnd::Closed);
+            }
+            at += 1;
+            while src.get(at).is_some_and(u8::is_ascii_whitespace) {
+                at += 1;
+            }
+            let Some((quote, _)) = opening_quote(&src[at..]) else {
+                return Ok(StringEnd::Closed);
+            };
+            self.steps += at - self.pos;
+            self.pos = at;
+            self.note(Repair::StringConcatenation);
+            // The first string's closing quote and the next one's opening quote go.
+            debug_assert_eq!(self.out.last(), Some(&b'"'));
+            self.out.pop();
+            let opening = self.out.len();
+            let end = self.string(quote, role)?;
+            self.out.remove(opening);
+            if end != StringEnd::Closed {
+                return Ok(end);
+            }
         }
     }
 
@@ -1332,7 +1370,8 @@ mod tests {
         ClosedBrackets, ClosedString, Comments, ControlCharacters, DoubledQuotes,
         DroppedIncompleteMember, InvalidEscapes, JsonInString, MismatchedBrackets, MissingComma,
         MissingQuote, MongoShellTypes, NumberFormat, Placeholders, PythonLiterals, SingleQuotes,
-        TrailingComma, TypographicQuotes, UnescapedQuotes, UnquotedKeys, UnquotedValues,
+        StringConcatenation, TrailingComma, TypographicQuotes, UnescapedQuotes, UnquotedKeys,
+        UnquotedValues,
     };
     #[allow(non_upper_case_globals)]
     const MultipleValuesRepair: Repair = Repair::MultipleValues;
@@ -1671,6 +1710,34 @@ mod tests {
             repair_with(text, MultipleValues::Last),
             Some((json!({"id": 3, "ok": true}), vec![MultipleValuesRepair]))
         );
+    }
+
+    #[test]
+    fn concatenated_strings_are_one_string() {
+        check(
+            r#"{"x": "a" + "b"}"#,
+            &json!({"x": "ab"}),
+            &[StringConcatenation],
+        );
+        check(
+            "{\"x\": \"ab\" +\n  \"cd\" + 'ef', \"y\": 1}",
+            &json!({"x": "abcdef", "y": 1}),
+            &[SingleQuotes, StringConcatenation],
+        );
+        check(
+            r#"["a" + "b", "c"]"#,
+            &json!(["ab", "c"]),
+            &[StringConcatenation],
+        );
+        // Cut off after the `+`, or inside the next string.
+        check(
+            r#"{"x": "a" + "b"#,
+            &json!({"x": "ab"}),
+            &[ClosedString, ClosedBrackets, StringConcatenation],
+        );
+        // A `+` inside a string, or before something that is not a string, is not one.
+        check(r#"{"x": "a + b"}"#, &json!({"x": "a + b"}), &[]);
+        assert!(repair(r#"{"x": "a" + 1}"#).is_none());
     }
 
     #[test]
