@@ -24,7 +24,9 @@ Categories (the damage models emit, issue 15):
   mongo_shell_types    `ObjectId("…")`, `ISODate("…")`, `NumberLong(42)`, `NumberInt("7")`
   string_concatenation `"a" + "b"`, across lines too
   json_in_string       the whole document written as one JSON string
-                       (these three: issue 46; drawn from a random stream of their
+  unterminated_string  the last string left open before the closers that end the text
+  missing_quote_in_array  an array item's closing quote missing before the next item
+                       (these five: issue 46; drawn from a random stream of their
                        own, so the categories above are the same inputs as before)
 
 Run from the repository root:
@@ -258,6 +260,19 @@ for _ in range(60):
 for _ in range(40):
     doc = json.loads(obj(members(mongo.randint(1, 3))))
     add("json_in_string", json.dumps(json.dumps(doc, ensure_ascii=False), ensure_ascii=False))
+
+for _ in range(60):
+    items = [jstr(mongo.choice(STRINGS)) for _ in range(mongo.randint(1, 4))]
+    last = mongo.choice(WORDS)
+    array = "[" + ", ".join(items + ['"' + last]) + "]"
+    text = array if mongo.random() < 0.5 else "{" + f'"{mongo.choice(KEYS)}": ' + array + mongo.choice(["}", "\n}", " }\n"])
+    add("unterminated_string", text)
+
+for _ in range(60):
+    items = [mongo.choice(WORDS) for _ in range(mongo.randint(3, 5))]
+    cut = mongo.randrange(len(items) - 1)
+    text = ", ".join(('"' + w) if i == cut else jstr(w) for i, w in enumerate(items))
+    add("missing_quote_in_array", "[" + text + "]" if mongo.random() < 0.5 else '{"tags": [' + text + "]}")
 
 for case in cases:
     print(json.dumps(case, ensure_ascii=False))

@@ -137,6 +137,9 @@ pub enum Repair {
     MissingQuote,
     /// A value in doubled quotes (`""text""`) was read as one string.
     DoubledQuotes,
+    /// A string left open before the brackets that end the text (`["a", "b]`) was
+    /// closed before them.
+    UnterminatedString,
     /// Strings joined with `+` (`"a" + "b"`) were read as one string.
     StringConcatenation,
     /// A MongoDB shell type (`ObjectId("…")`, `ISODate("…")`, `new Date("…")`,
@@ -153,7 +156,7 @@ pub enum Repair {
 
 impl Repair {
     /// Every repair kind, in listing order.
-    pub const ALL: [Repair; 23] = [
+    pub const ALL: [Repair; 24] = [
         Repair::TrailingComma,
         Repair::SingleQuotes,
         Repair::UnquotedKeys,
@@ -173,6 +176,7 @@ impl Repair {
         Repair::NumberFormat,
         Repair::MissingQuote,
         Repair::DoubledQuotes,
+        Repair::UnterminatedString,
         Repair::StringConcatenation,
         Repair::MongoShellTypes,
         Repair::JsonInString,
@@ -201,6 +205,7 @@ impl Repair {
             Repair::NumberFormat => "number_format",
             Repair::MissingQuote => "missing_quote",
             Repair::DoubledQuotes => "doubled_quotes",
+            Repair::UnterminatedString => "unterminated_string",
             Repair::StringConcatenation => "string_concatenation",
             Repair::MongoShellTypes => "mongo_shell_types",
             Repair::JsonInString => "json_in_string",

@@ -257,6 +257,10 @@ impl RepairSet {
         self.0 |= 1 << (repair as u32);
     }
 
+    fn remove(&mut self, repair: Repair) {
+        self.0 &= !(1 << (repair as u32));
+    }
+
     fn contains(self, repair: Repair) -> bool {
         self.0 & (1 << (repair as u32)) != 0
     }
@@ -1090,6 +1094,34 @@ impl<'a> Rewriter<'a> {
         Ok(())
     }
 
+    /// Whether the quote at `at` opens the next item of an array: a quoted string
+    /// on one line followed by `,`, `]` or the end of the text.
+    fn item_follows(&mut self, at: usize) -> bool {
+        let Some((quote, len)) = opening_quote(&self.src[at..]) else {
+            return false;
+        };
+        let mut i = at + len;
+        while i < self.src.len() {
+            self.steps += 1;
+            if let Some(close) = quote.closing_len(&self.src[i..]) {
+                i += close;
+                while self.src.get(i).is_some_and(|&b| b == b' ' || b == b'\t') {
+                    self.steps += 1;
+                    i += 1;
+                }
+                return matches!(self.src.get(i), None | Some(b',' | b']'));
+            }
+            if matches!(
+                self.src[i],
+                b'\n' | b',' | b'{' | b'}' | b'[' | b']' | b':' | b'\\'
+            ) {
+                return false;
+            }
+            i += 1;
+        }
+        false
+    }
+
     /// Whether the quote at `at` opens a key: a quoted string on one line followed by `:`.
     fn key_follows(&mut self, at: usize) -> bool {
         let Some((quote, len)) = opening_quote(&self.src[at..]) else {
@@ -1134,12 +1166,20 @@ impl<'a> Rewriter<'a> {
         self.pos += open_len;
         self.out.push(b'"');
         let content_start = self.out.len();
+        let string_start = self.pos;
+        let had_control = self.repairs.contains(Repair::ControlCharacters);
         // The output length before a comma in the string followed by whitespace only.
         let mut comma_mark: Option<usize> = None;
         while let Some(byte) = self.peek() {
             self.steps += 1;
             if let Some(len) = quote.closing_len(&self.src[self.pos..]) {
-                if role == Role::ObjectValue && comma_mark.is_some() && self.key_follows(self.pos) {
+                let next_begins = comma_mark.is_some()
+                    && match role {
+                        Role::ObjectValue => self.key_follows(self.pos),
+                        Role::ArrayValue => self.item_follows(self.pos),
+                        Role::Key => false,
+                    };
+                if next_begins {
                     self.out.truncate(comma_mark.unwrap_or(content_start));
                     self.out.push(b'"');
                     self.note(Repair::MissingQuote);
@@ -1205,12 +1245,82 @@ impl<'a> Rewriter<'a> {
             return Err(Fail);
         }
         if role != Role::Key {
+            if self.closed_before_final_closers(string_start, content_start, had_control) {
+                return Ok(StringEnd::Closed);
+            }
             // A string cut short loses its trailing spaces, as the common repairers do.
             while self.out.len() > content_start && self.out.last() == Some(&b' ') {
                 self.out.pop();
             }
         }
         Ok(StringEnd::EndOfText)
+    }
+
+    /// A string that ran to the end of the text (from `string_start`; its text
+    /// written from `content_start`) into the closers that end the document
+    /// ([`closers_at_end`](Self::closers_at_end)): closed before them, which are
+    /// then read as closers. `had_control`: a control character had been
+    /// escaped before this string. Returns false, changing nothing, otherwise.
+    fn closed_before_final_closers(
+        &mut self,
+        string_start: usize,
+        content_start: usize,
+        had_control: bool,
+    ) -> bool {
+        let Some(run) = self.closers_at_end() else {
+            return false;
+        };
+        // Each byte of the run was written into the string as one byte, or as a
+        // two-byte escape.
+        let tail = &self.src[self.src.len() - run..];
+        let written: usize = tail
+            .iter()
+            .map(|b| {
+                if matches!(b, b'\n' | b'\r' | b'\t') {
+                    2
+                } else {
+                    1
+                }
+            })
+            .sum();
+        self.out.truncate(self.out.len() - written);
+        let own = &self.src[string_start..self.src.len() - run];
+        if !had_control && !own.iter().any(|&b| b < 0x20) {
+            self.repairs.remove(Repair::ControlCharacters);
+        }
+        while self.out.len() > content_start && self.out.last() == Some(&b' ') {
+            self.out.pop();
+        }
+        self.out.push(b'"');
+        self.pos = self.src.len() - run;
+        self.note(Repair::UnterminatedString);
+        true
+    }
+
+    /// The bytes at the end of the text that close every open container from
+    /// the innermost out, or the innermost few (`]`, `]}`, `] \n }`, with
+    /// whitespace around): the closers a string left open ran into (`["a",
+    /// "b]`). `None` when the text does not end so.
+    fn closers_at_end(&self) -> Option<usize> {
+        let src = self.src;
+        let is_space = |b: u8| matches!(b, b' ' | b'\n' | b'\r' | b'\t');
+        let mut start = src.len();
+        while start > 0 && (is_space(src[start - 1]) || matches!(src[start - 1], b']' | b'}')) {
+            start -= 1;
+        }
+        let mut depth = self.stack.len();
+        let mut first = None;
+        for (at, &byte) in src.iter().enumerate().skip(start) {
+            if is_space(byte) {
+                continue;
+            }
+            if depth == 0 || self.stack[depth - 1].kind.closer() != byte {
+                return None;
+            }
+            depth -= 1;
+            first.get_or_insert(at);
+        }
+        first.map(|at| src.len() - at)
     }
 
     /// Whether the quote just read sits inside the string rather than ending it: it is
@@ -1371,7 +1481,7 @@ mod tests {
         DroppedIncompleteMember, InvalidEscapes, JsonInString, MismatchedBrackets, MissingComma,
         MissingQuote, MongoShellTypes, NumberFormat, Placeholders, PythonLiterals, SingleQuotes,
         StringConcatenation, TrailingComma, TypographicQuotes, UnescapedQuotes, UnquotedKeys,
-        UnquotedValues,
+        UnquotedValues, UnterminatedString,
     };
     #[allow(non_upper_case_globals)]
     const MultipleValuesRepair: Repair = Repair::MultipleValues;
@@ -1738,6 +1848,62 @@ mod tests {
         // A `+` inside a string, or before something that is not a string, is not one.
         check(r#"{"x": "a + b"}"#, &json!({"x": "a + b"}), &[]);
         assert!(repair(r#"{"x": "a" + 1}"#).is_none());
+    }
+
+    #[test]
+    fn a_string_without_its_closing_quote_before_the_next_item() {
+        check(
+            r#"["a", "b, "c"]"#,
+            &json!(["a", "b", "c"]),
+            &[MissingQuote],
+        );
+        check(
+            r#"{"tags": ["red, "green", "blue"]}"#,
+            &json!({"tags": ["red", "green", "blue"]}),
+            &[MissingQuote],
+        );
+        // A quote after a comma that does not start an item stays in the string.
+        check(
+            r#"["He said, "hi" there"]"#,
+            &json!(["He said, \"hi\" there"]),
+            &[UnescapedQuotes],
+        );
+    }
+
+    #[test]
+    fn a_string_left_open_before_the_last_closers_ends_before_them() {
+        check(
+            r#"["one", "two, three", "four]"#,
+            &json!(["one", "two, three", "four"]),
+            &[UnterminatedString],
+        );
+        check(
+            r#"{"a": ["x", "y]}"#,
+            &json!({"a": ["x", "y"]}),
+            &[UnterminatedString],
+        );
+        check(
+            "{\"a\": [\"x\", \"y ]\n}\n",
+            &json!({"a": ["x", "y"]}),
+            &[UnterminatedString],
+        );
+        check(
+            r#"{"note": "done}"#,
+            &json!({"note": "done"}),
+            &[UnterminatedString],
+        );
+        // Closing only the innermost: the rest is closed as a cut document.
+        check(
+            r#"{"a": ["x", "y]"#,
+            &json!({"a": ["x", "y"]}),
+            &[ClosedBrackets, UnterminatedString],
+        );
+        // Closers that do not match the open containers are the string's.
+        check(
+            r#"["x", "y}"#,
+            &json!(["x", "y}"]),
+            &[ClosedString, ClosedBrackets],
+        );
     }
 
     #[test]
