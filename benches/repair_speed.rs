@@ -1,6 +1,6 @@
 //! The repair tier's speed on the repair corpus's inputs (every input
 //! `tests/repair_corpus/generate.py` writes), for `benches/repair_speed.py`,
-//! which times json_repair and jsonrepair on the same inputs and prints the
+//! which times `json_repair` and `jsonrepair` on the same inputs and prints the
 //! ratios:
 //!
 //!     cargo bench --bench repair_speed -- INPUTS.jsonl [ROUNDS]
