@@ -1097,36 +1097,21 @@ impl<'a> Rewriter<'a> {
     /// Whether the quote at `at` opens the next item of an array: a quoted string
     /// on one line followed by `,`, `]` or the end of the text.
     fn item_follows(&mut self, at: usize) -> bool {
-        let Some((quote, len)) = opening_quote(&self.src[at..]) else {
-            return false;
-        };
-        let mut i = at + len;
-        while i < self.src.len() {
-            self.steps += 1;
-            if let Some(close) = quote.closing_len(&self.src[i..]) {
-                i += close;
-                while self.src.get(i).is_some_and(|&b| b == b' ' || b == b'\t') {
-                    self.steps += 1;
-                    i += 1;
-                }
-                return matches!(self.src.get(i), None | Some(b',' | b']'));
-            }
-            if matches!(
-                self.src[i],
-                b'\n' | b',' | b'{' | b'}' | b'[' | b']' | b':' | b'\\'
-            ) {
-                return false;
-            }
-            i += 1;
-        }
-        false
+        self.after_short_string(at)
+            .is_some_and(|rest| matches!(rest.first(), None | Some(b',' | b']')))
     }
 
     /// Whether the quote at `at` opens a key: a quoted string on one line followed by `:`.
     fn key_follows(&mut self, at: usize) -> bool {
-        let Some((quote, len)) = opening_quote(&self.src[at..]) else {
-            return false;
-        };
+        self.after_short_string(at)
+            .is_some_and(|rest| rest.first() == Some(&b':'))
+    }
+
+    /// The text after the quoted string that the quote at `at` opens and the
+    /// spaces after it (empty at the end of the text), when that string ends on
+    /// its line before any comma, bracket, colon or backslash; `None` otherwise.
+    fn after_short_string(&mut self, at: usize) -> Option<&'a [u8]> {
+        let (quote, len) = opening_quote(&self.src[at..])?;
         let mut i = at + len;
         while i < self.src.len() {
             self.steps += 1;
@@ -1136,17 +1121,17 @@ impl<'a> Rewriter<'a> {
                     self.steps += 1;
                     i += 1;
                 }
-                return self.src.get(i) == Some(&b':');
+                return Some(&self.src[i.min(self.src.len())..]);
             }
             if matches!(
                 self.src[i],
                 b'\n' | b',' | b'{' | b'}' | b'[' | b']' | b':' | b'\\'
             ) {
-                return false;
+                return None;
             }
             i += 1;
         }
-        false
+        None
     }
 
     /// Copies a string opened by `quote` (at the current position) as a JSON string.
