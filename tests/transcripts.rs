@@ -196,3 +196,93 @@ fn a_transcript_record_is_read_from_jsonl_and_its_problems_are_issues() {
     assert_eq!(records[6]["status"], "ERROR");
     assert_eq!(records[6]["error"], "line 7: record has no `output` field");
 }
+
+/// `text` with every JSON Pointer into the record (`/messages/…`) written as
+/// `<path>`: the one thing a format changes in an issue's message.
+fn paths_hidden(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("/messages/") {
+        out.push_str(&rest[..at]);
+        out.push_str("<path>");
+        let tail = &rest[at..];
+        let end = tail
+            .find(|c: char| c.is_whitespace() || c == ')' || c == ',' || c == ';')
+            .unwrap_or(tail.len());
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The generated data set (examples/data/generate_travel_agent.py): at least
+/// 200 records, each run in every format it can be written in; the formats of a
+/// run get the same status, score, metrics and issues (their paths apart), and
+/// the runs hold every kind of damage the generator makes.
+#[test]
+fn the_generated_runs_get_the_same_verdict_in_every_format() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let pack = Pack::load(repo.join("examples/packs/travel-agent")).unwrap();
+    let text =
+        std::fs::read_to_string(repo.join("examples/data/travel-agent-generated.jsonl")).unwrap();
+    let mut runs: std::collections::BTreeMap<String, Vec<(String, Value)>> =
+        std::collections::BTreeMap::new();
+    let mut codes = std::collections::BTreeSet::new();
+    let mut statuses = std::collections::BTreeSet::new();
+    let mut records = 0;
+    for (line, text) in text.lines().enumerate() {
+        let (input, note) = tribunal::jsonl::read_line(text, line as u64 + 1).unwrap();
+        assert!(note.is_none());
+        let mut record = pack.evaluate(&input).to_value();
+        for issue in record["issues"].as_array_mut().unwrap() {
+            codes.insert(issue["code"].as_str().unwrap().to_owned());
+            let message = paths_hidden(issue["message"].as_str().unwrap());
+            issue["message"] = Value::String(message);
+        }
+        if let Some(feedback) = record["feedback"].as_str() {
+            record["feedback"] = Value::String(paths_hidden(feedback));
+        }
+        statuses.insert(record["status"].as_str().unwrap().to_owned());
+        let id = record["id"].as_str().unwrap().to_owned();
+        let (run, format) = id.rsplit_once('-').unwrap();
+        runs.entry(run.to_owned())
+            .or_default()
+            .push((format.to_owned(), without_paths(record)));
+        records += 1;
+    }
+    assert!(records >= 200, "{records} records");
+    for (run, formats) in &runs {
+        assert!(formats.len() >= 2, "{run}: {formats:?}");
+        let (first_format, first) = &formats[0];
+        for (format, record) in &formats[1..] {
+            let strip = |r: &Value| {
+                let mut r = r.clone();
+                r.as_object_mut().unwrap().remove("id");
+                r
+            };
+            assert_eq!(
+                strip(record),
+                strip(first),
+                "{run}: {format} and {first_format} differ"
+            );
+        }
+    }
+    for code in [
+        "confirmed_first",
+        "tool.order",
+        "tool.too-many",
+        "tool.repeated",
+        "tool.forbidden",
+        "tool.not-allowed",
+        "tool.missing",
+        "transcript.arguments-not-json",
+    ] {
+        assert!(codes.contains(code), "no run has {code}: {codes:?}");
+    }
+    assert_eq!(
+        statuses,
+        ["FAIL", "NEEDS_IMPROVEMENT", "PASS"]
+            .map(str::to_owned)
+            .into()
+    );
+}

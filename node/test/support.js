@@ -47,6 +47,7 @@ const DATA_SETS = [
   ['examples/packs/tool-calls', 'examples/data/tool-calls.jsonl'],
   ['examples/packs/rag-citations', 'examples/data/rag-citations.jsonl'],
   ['examples/packs/travel-agent', 'examples/data/travel-agent.jsonl'],
+  ['examples/packs/travel-agent', 'examples/data/travel-agent-generated.jsonl'],
 ];
 
 module.exports = { root, target, pluginDir, cliPath, cli, tempDir, DATA_SETS };

@@ -18,6 +18,7 @@ DATA_SETS = [
     ("examples/packs/tool-calls", "examples/data/tool-calls.jsonl"),
     ("examples/packs/rag-citations", "examples/data/rag-citations.jsonl"),
     ("examples/packs/travel-agent", "examples/data/travel-agent.jsonl"),
+    ("examples/packs/travel-agent", "examples/data/travel-agent-generated.jsonl"),
 ]
 
 
