@@ -215,7 +215,7 @@ fn paths_hidden(text: &str) -> String {
     out
 }
 
-/// The generated data set (examples/data/generate_travel_agent.py): at least
+/// The generated data set (`examples/data/generate_travel_agent.py`): at least
 /// 200 records, each run in every format it can be written in; the formats of a
 /// run get the same status, score, metrics and issues (their paths apart), and
 /// the runs hold every kind of damage the generator makes.
