@@ -287,7 +287,7 @@ fn evaluate_one(pack: &tribunal::Pack, record: &str) -> String {
     }
 }
 
-/// [`NativePack::evaluate_async`]'s work.
+/// [`evaluate_async`]'s work.
 pub struct EvaluateOne {
     pack: Arc<tribunal::Pack>,
     record: String,
@@ -306,7 +306,7 @@ impl Task for EvaluateOne {
     }
 }
 
-/// [`NativePack::evaluate_many`]'s work.
+/// [`evaluate_many`]'s work.
 pub struct EvaluateMany {
     pack: Arc<tribunal::Pack>,
     lines: String,
