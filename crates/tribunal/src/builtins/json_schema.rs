@@ -175,14 +175,11 @@ pub const BUILTIN: Builtin = Builtin {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::builtins::test_support::{build_ctx, Fixture};
+    use crate::builtins::test_support::Fixture;
     use serde_json::json;
 
     fn post(config: &Value) -> Arc<dyn Postprocessor> {
-        match build(config, &build_ctx("json_schema")).expect("builds") {
-            Compiled::Postprocessor(p) => p,
-            other => panic!("{:?}", other.kind()),
-        }
+        crate::builtins::test_support::postprocessor(build, "json_schema", config)
     }
 
     fn schema() -> Value {

@@ -180,6 +180,22 @@ pub(crate) mod test_support {
         }
     }
 
+    /// The postprocessor a rule's `build` makes of `config` (named `name`);
+    /// panics when it makes something else.
+    pub fn postprocessor(
+        build: fn(
+            &serde_json::Value,
+            &BuildCtx<'_>,
+        ) -> Result<crate::component::Compiled, crate::component::BuildError>,
+        name: &str,
+        config: &serde_json::Value,
+    ) -> Arc<dyn crate::component::Postprocessor> {
+        match build(config, &build_ctx(name)).expect("builds") {
+            crate::component::Compiled::Postprocessor(p) => p,
+            other => panic!("expected a postprocessor, got {:?}", other.kind()),
+        }
+    }
+
     /// The models of the unit tests' components.
     pub fn models() -> &'static crate::semantic::Models {
         static MODELS: OnceLock<crate::semantic::Models> = OnceLock::new();

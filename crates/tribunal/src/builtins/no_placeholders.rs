@@ -443,10 +443,7 @@ mod tests {
     use serde_json::json;
 
     fn compile(config: &Value) -> Arc<dyn Postprocessor> {
-        match build(config, &build_ctx("no_placeholders")).expect("builds") {
-            Compiled::Postprocessor(p) => p,
-            other => panic!("expected a postprocessor, got {:?}", other.kind()),
-        }
+        crate::builtins::test_support::postprocessor(build, "no_placeholders", config)
     }
 
     fn run(

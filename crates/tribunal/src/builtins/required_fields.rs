@@ -564,10 +564,7 @@ mod tests {
     use serde_json::json;
 
     fn compile(config: &Value) -> Arc<dyn Postprocessor> {
-        match build(config, &build_ctx("required_fields")).expect("builds") {
-            Compiled::Postprocessor(p) => p,
-            other => panic!("expected a postprocessor, got {:?}", other.kind()),
-        }
+        crate::builtins::test_support::postprocessor(build, "required_fields", config)
     }
 
     fn messages(rule: &Arc<dyn Postprocessor>, json: Value) -> Vec<String> {

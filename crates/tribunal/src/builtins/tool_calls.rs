@@ -326,10 +326,7 @@ mod tests {
     use serde_json::json;
 
     fn compile(config: &Value) -> Arc<dyn Postprocessor> {
-        match build(config, &build_ctx("tool_calls")).expect("builds") {
-            Compiled::Postprocessor(p) => p,
-            other => panic!("expected a postprocessor, got {:?}", other.kind()),
-        }
+        crate::builtins::test_support::postprocessor(build, "tool_calls", config)
     }
 
     fn run(config: &Value, messages: &Value) -> Vec<(String, String, String)> {
