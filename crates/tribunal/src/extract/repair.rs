@@ -390,6 +390,22 @@ fn placeholder_len(rest: &[u8]) -> Option<usize> {
 }
 
 /// Whether a byte may appear in a bare word (an unquoted key or a literal).
+/// The length of the number-like token at the start of `rest` (digits, signs,
+/// points and exponents, as models write numbers).
+fn number_token_len(rest: &[u8]) -> usize {
+    rest.iter()
+        .take_while(|b| matches!(b, b'0'..=b'9' | b'+' | b'-' | b'.' | b'e' | b'E'))
+        .count()
+}
+
+/// `at` moved past the spaces and tabs there (not past a line end).
+fn past_blanks(src: &[u8], mut at: usize) -> usize {
+    while src.get(at).is_some_and(|&b| b == b' ' || b == b'\t') {
+        at += 1;
+    }
+    at
+}
+
 fn is_word_byte(byte: u8) -> bool {
     byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'$' || byte >= 0x80
 }
@@ -908,12 +924,7 @@ impl<'a> Rewriter<'a> {
 
     fn number(&mut self) -> Result<(), Fail> {
         let start = self.pos;
-        while self
-            .peek()
-            .is_some_and(|byte| matches!(byte, b'0'..=b'9' | b'+' | b'-' | b'.' | b'e' | b'E'))
-        {
-            self.pos += 1;
-        }
+        self.pos += number_token_len(&self.src[start..]);
         self.steps += self.pos - start;
         if !self.token_ends(self.pos) {
             // Glued to more text: `1/3`, `10:30`, `-Infinity`, `3rd`.
@@ -997,17 +1008,11 @@ impl<'a> Rewriter<'a> {
             b"Double",
             b"Decimal128",
         ];
-        let spaces = |src: &[u8], mut at: usize| {
-            while src.get(at).is_some_and(|&b| b == b' ' || b == b'\t') {
-                at += 1;
-            }
-            at
-        };
         let src = self.src;
         let mut name = &src[start..self.pos];
         let mut at = self.pos;
         if name == b"new" {
-            let from = spaces(src, at);
+            let from = past_blanks(src, at);
             let end = from + src[from..].iter().take_while(|&&b| is_word_byte(b)).count();
             name = &src[from..end];
             at = end;
@@ -1016,7 +1021,7 @@ impl<'a> Rewriter<'a> {
         if !is_string && !NUMBERS.contains(&name) || src.get(at) != Some(&b'(') {
             return false;
         }
-        at = spaces(src, at + 1);
+        at = past_blanks(src, at + 1);
         // The argument: a quoted text without escapes on one line, or a number.
         let (text, quoted, end) = match src.get(at) {
             Some(&quote @ (b'"' | b'\'')) => {
@@ -1033,15 +1038,12 @@ impl<'a> Rewriter<'a> {
                 (&src[body..body + len], true, body + len + 1)
             }
             Some(b'-' | b'+' | b'.' | b'0'..=b'9') => {
-                let len = src[at..]
-                    .iter()
-                    .take_while(|b| matches!(b, b'0'..=b'9' | b'+' | b'-' | b'.' | b'e' | b'E'))
-                    .count();
+                let len = number_token_len(&src[at..]);
                 (&src[at..at + len], false, at + len)
             }
             _ => return false,
         };
-        let close = spaces(src, end);
+        let close = past_blanks(src, end);
         if src.get(close) != Some(&b')') {
             return false;
         }
@@ -1116,12 +1118,9 @@ impl<'a> Rewriter<'a> {
         while i < self.src.len() {
             self.steps += 1;
             if let Some(close) = quote.closing_len(&self.src[i..]) {
-                i += close;
-                while self.src.get(i).is_some_and(|&b| b == b' ' || b == b'\t') {
-                    self.steps += 1;
-                    i += 1;
-                }
-                return Some(&self.src[i.min(self.src.len())..]);
+                let after = past_blanks(self.src, i + close);
+                self.steps += after - i;
+                return Some(&self.src[after.min(self.src.len())..]);
             }
             if matches!(
                 self.src[i],
@@ -1233,10 +1232,7 @@ impl<'a> Rewriter<'a> {
             if self.closed_before_final_closers(string_start, content_start, had_control) {
                 return Ok(StringEnd::Closed);
             }
-            // A string cut short loses its trailing spaces, as the common repairers do.
-            while self.out.len() > content_start && self.out.last() == Some(&b' ') {
-                self.out.pop();
-            }
+            self.trim_cut_string(content_start);
         }
         Ok(StringEnd::EndOfText)
     }
@@ -1273,13 +1269,19 @@ impl<'a> Rewriter<'a> {
         if !had_control && !own.iter().any(|&b| b < 0x20) {
             self.repairs.remove(Repair::ControlCharacters);
         }
-        while self.out.len() > content_start && self.out.last() == Some(&b' ') {
-            self.out.pop();
-        }
+        self.trim_cut_string(content_start);
         self.out.push(b'"');
         self.pos = self.src.len() - run;
         self.note(Repair::UnterminatedString);
         true
+    }
+
+    /// A string cut short (its text written from `content_start`) loses its
+    /// trailing spaces, as the common repairers do.
+    fn trim_cut_string(&mut self, content_start: usize) {
+        while self.out.len() > content_start && self.out.last() == Some(&b' ') {
+            self.out.pop();
+        }
     }
 
     /// The bytes at the end of the text that close every open container from
