@@ -359,13 +359,6 @@ export class Stream {
     finish(): ResultRecord;
     /** The text pushed so far. */
     get text(): string;
-    /**
-     * @private
-     * @template T
-     * @param {() => T} f
-     * @returns {T}
-     */
-    private call;
 }
 /**
  * The base of every error Tribunal throws.

@@ -17,9 +17,8 @@ function loadNative() {
   try {
     return require(file);
   } catch (err) {
-    const reason = err instanceof Error ? err.message : String(err);
     throw new Error(
-      `tribunal: the compiled engine (${file}) did not load: ${reason}\n` +
+      `tribunal: the compiled engine (${file}) did not load: ${messageOf(err)}\n` +
         'It is built when the package is installed; build it again with `npm run build` in the package folder.',
     );
   }
@@ -183,7 +182,7 @@ function recordLine(record) {
     return { line: JSON.stringify(record) };
   } catch (err) {
     // V8's message on a cycle goes on to draw it, over several lines.
-    const reason = (err instanceof Error ? err.message : String(err)).split('\n')[0].trim();
+    const reason = messageOf(err).split('\n')[0].trim();
     let failed = `the record cannot be written as JSON: ${reason}`;
     for (const [name, value] of Object.entries(record)) {
       try {
@@ -354,12 +353,7 @@ class Pack {
    * @returns {Record<string, unknown> | null}
    */
   jsonSchema(options = {}) {
-    let schema;
-    try {
-      schema = native.jsonSchema(this.inner, Boolean(options.strict));
-    } catch (err) {
-      throw new TribunalError(err instanceof Error ? err.message : String(err));
-    }
+    const schema = engine(() => native.jsonSchema(this.inner, Boolean(options.strict)));
     return schema == null ? null : JSON.parse(schema);
   }
 
@@ -412,6 +406,7 @@ class Pack {
     if (fields !== undefined && !(Array.isArray(fields) && fields.every((f) => typeof f === 'string'))) {
       throw new TypeError(`evaluateMany: fields must be an array of result record member names, not ${describe(fields)}`);
     }
+    /** @type {string[]} */
     const lines = [];
     /** @type {Map<number, {failed: string, id: string | null}>} */
     const failed = new Map();
@@ -428,12 +423,9 @@ class Pack {
       index += 1;
     }
     if (lines.length === 0) return [];
-    let results;
-    try {
-      results = JSON.parse(await native.evaluateMany(this.inner, lines.join('\n'), jobs, (fields ?? []).join(',')));
-    } catch (err) {
-      throw new TribunalError(err instanceof Error ? err.message : String(err));
-    }
+    const results = JSON.parse(
+      await engine(() => native.evaluateMany(this.inner, lines.join('\n'), jobs, (fields ?? []).join(','))),
+    );
     for (const [at, { failed: reason, id }] of failed) {
       const full = JSON.parse(native.errored(this.inner, id, reason));
       const result = { ...results[at] };
@@ -458,13 +450,7 @@ class Pack {
     if ('failed' in written) {
       throw new TribunalError(written.failed);
     }
-    let session;
-    try {
-      session = native.stream(this.inner, written.line, Boolean(release));
-    } catch (err) {
-      throw new TribunalError(err instanceof Error ? err.message : String(err));
-    }
-    return streamOf(session);
+    return streamOf(engine(() => native.stream(this.inner, written.line, Boolean(release))));
   }
 }
 
@@ -491,8 +477,7 @@ class Stream {
     if (typeof chunk !== 'string') {
       throw new TypeError(`push: a chunk must be a string, not ${describe(chunk)}`);
     }
-    const inner = this.inner;
-    return JSON.parse(this.call(() => native.streamPush(inner, chunk)));
+    return JSON.parse(engine(() => native.streamPush(this.inner, chunk)));
   }
 
   /**
@@ -500,29 +485,46 @@ class Stream {
    * @returns {ResultRecord}
    */
   finish() {
-    const inner = this.inner;
-    return JSON.parse(this.call(() => native.streamFinish(inner)));
+    return JSON.parse(engine(() => native.streamFinish(this.inner)));
   }
 
   /** The text pushed so far. */
   get text() {
-    const inner = this.inner;
-    return this.call(() => native.streamText(inner));
+    return engine(() => native.streamText(this.inner));
   }
 
-  /**
-   * @private
-   * @template T
-   * @param {() => T} f
-   * @returns {T}
-   */
-  call(f) {
-    try {
-      return f();
-    } catch (err) {
-      throw new TribunalError(err instanceof Error ? err.message : String(err));
-    }
+}
+
+/**
+ * The message of a thrown value.
+ * @param {unknown} err
+ */
+function messageOf(err) {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * `f()`, the engine's errors thrown (or, for a promise, rejected) as
+ * `TribunalError`s.
+ * @template T
+ * @param {() => T} f
+ * @returns {T}
+ */
+function engine(f) {
+  let result;
+  try {
+    result = f();
+  } catch (err) {
+    throw new TribunalError(messageOf(err));
   }
+  if (result instanceof Promise) {
+    return /** @type {T} */ (
+      result.catch((err) => {
+        throw new TribunalError(messageOf(err));
+      })
+    );
+  }
+  return result;
 }
 
 /**
@@ -568,7 +570,7 @@ function checkLoadOptions(options) {
   try {
     written = JSON.parse(JSON.stringify(overrides));
   } catch (err) {
-    throw new TypeError(`Pack.load: overrides cannot be written as JSON: ${err instanceof Error ? err.message : err}`);
+    throw new TypeError(`Pack.load: overrides cannot be written as JSON: ${messageOf(err)}`);
   }
   return { overrides: written, allowPlugins, pluginDirs, allowPaths, cacheDir };
 }
