@@ -324,16 +324,23 @@ impl Task for EvaluateMany {
         options.max_record_bytes = NO_RECORD_LIMIT;
         options.result_fields = self.fields;
         let lines = std::mem::take(&mut self.lines);
+        // The JSONL written as one JSON array, in place: a result record is one
+        // line (JSON text escapes the line ends inside it), so each line end
+        // but the last becomes the comma between two records.
         let mut out = Vec::with_capacity(lines.len() * 3 + 2);
+        out.push(b'[');
         on_deep_stack(|| jsonl::run(&self.pack, Cursor::new(lines), &mut out, &options, |_| ()))
             .map_err(|err| Error::from_reason(format!("evaluateMany: {err}")))?;
-        // The JSONL written as one JSON array.
-        let mut array = String::from_utf8(out).expect("result records are UTF-8");
-        if array.ends_with('\n') {
-            array.pop();
+        if out.last() == Some(&b'\n') {
+            out.pop();
         }
-        let array = format!("[{}]", array.replace('\n', ","));
-        Ok(array)
+        for byte in &mut out[1..] {
+            if *byte == b'\n' {
+                *byte = b',';
+            }
+        }
+        out.push(b']');
+        Ok(String::from_utf8(out).expect("result records are UTF-8"))
     }
 
     fn resolve(&mut self, _env: Env, output: String) -> Result<String> {
