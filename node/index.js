@@ -110,7 +110,21 @@ class PackError extends TribunalError {
  * @property {'error' | 'warning' | 'info'} severity
  * @property {string} message
  * @property {string | null} path A JSON Pointer into the output's JSON, when
- *   the issue is about one value.
+ *   the issue is about one value (into the record, `/messages/3/tool_calls/0`,
+ *   for an issue about a transcript's message).
+ * @property {number} [turn] The index in the record's `turns` of the turn the
+ *   issue is about, when it is about one.
+ */
+
+/**
+ * @typedef {object} TurnResult One turn of a transcript record's result.
+ * @property {'system' | 'user' | 'assistant' | 'tool'} role Who wrote it.
+ * @property {string} path A JSON Pointer to its message in the record.
+ * @property {'PASS' | 'NEEDS_IMPROVEMENT' | 'FAIL'} status Its verdict, by the
+ *   pack's scoring over its own issues and score.
+ * @property {number | null} score The weighted score of the metrics run on it
+ *   (`scope: assistant_turns` or `last`); `null` when none ran on it.
+ * @property {Issue[]} issues The record's issues about this turn.
  */
 
 /**
@@ -139,7 +153,8 @@ class PackError extends TribunalError {
  * @property {string | null} error_kind `input`, `timeout`, `internal`...
  * @property {string} pack `name@version`.
  * @property {string} revision The pack's content revision.
- * @property {unknown[]} [turns]
+ * @property {TurnResult[]} [turns] A transcript record's turns, in order
+ *   (absent for a record without `messages`).
  */
 
 /**

@@ -85,12 +85,297 @@ fn booking() -> [Value; 3] {
     [chat, anthropic, responses]
 }
 
-/// The result record with the paths of its issues left out.
+/// The result record with the paths of its issues and turns left out.
 fn without_paths(mut record: Value) -> Value {
     for issue in record["issues"].as_array_mut().unwrap() {
         issue.as_object_mut().unwrap().remove("path");
     }
+    if let Some(turns) = record["turns"].as_array_mut() {
+        for turn in turns {
+            turn.as_object_mut().unwrap().remove("path");
+            for issue in turn["issues"].as_array_mut().unwrap() {
+                issue.as_object_mut().unwrap().remove("path");
+            }
+        }
+    }
     record
+}
+
+/// A pack of `pack_yaml` (its `name:` first) with Rhai components, each
+/// `(name, kind, script)`.
+fn scripted_pack(dir: &Path, pack_yaml: &str, scripts: &[(&str, &str, &str)]) -> Pack {
+    let names: Vec<String> = scripts
+        .iter()
+        .map(|(name, _, _)| format!("{name}.yaml"))
+        .collect();
+    std::fs::write(
+        dir.join("pack.yaml"),
+        format!(
+            "name: scoped\ncomponents: [{}]\n{pack_yaml}",
+            names.join(", ")
+        ),
+    )
+    .unwrap();
+    for (name, kind, script) in scripts {
+        std::fs::write(
+            dir.join(format!("{name}.yaml")),
+            format!("kind: {kind}\nname: {name}\nimplementation:\n  script: {name}.rhai\n"),
+        )
+        .unwrap();
+        std::fs::write(dir.join(format!("{name}.rhai")), script).unwrap();
+    }
+    Pack::load(dir).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A metric that scores a turn that says nothing 0 (with a warning), any
+/// other 1, and records which turn and text it saw.
+const SAYS_SOMETHING: &str = r#"fn evaluate(ctx) {
+    if ctx.output == "" {
+        return #{ score: 0.0, issues: [#{ message: "said nothing", severity: "warning" }],
+                  details: #{ turn: ctx.turn } };
+    }
+    #{ score: 1.0, details: #{ turn: ctx.turn, text: ctx.output } }
+}
+"#;
+
+#[test]
+fn a_metric_runs_on_each_assistant_turn_and_its_aggregate_is_the_score() {
+    // The booking's assistant turns are 2 ("Searching."), 4 (calls only, no
+    // text) and 6 ("Booked."): scores 1, 0, 1.
+    for (aggregate, score) in [
+        ("min", 0.0),
+        ("mean", 2.0 / 3.0),
+        ("all", 0.0),
+        ("last", 1.0),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let pack = scripted_pack(
+            dir.path(),
+            &format!("pipeline:\n  metrics:\n    - use: says\n      scope: assistant_turns\n      aggregate: {aggregate}\n"),
+            &[("says", "metric", SAYS_SOMETHING)],
+        );
+        let records: Vec<Value> = booking()
+            .into_iter()
+            .map(|messages| pack.evaluate(&Input::from_messages(messages)).to_value())
+            .collect();
+        let record = &records[0];
+        assert_eq!(record["score"], json!(score), "{aggregate}: {record}");
+        let metric = &record["metrics"]["says"];
+        assert_eq!(metric["details"]["aggregate"], aggregate);
+        assert_eq!(
+            metric["details"]["turns"],
+            json!([
+                {"turn": 2, "score": 1.0, "details": {"turn": 2, "text": "Searching."}},
+                {"turn": 4, "score": 0.0, "details": {"turn": 4}},
+                {"turn": 6, "score": 1.0, "details": {"turn": 6, "text": "Booked."}}
+            ])
+        );
+        // The warning is the record's, and its turn's.
+        assert_eq!(record["issues"][0]["message"], "said nothing");
+        assert_eq!(record["issues"][0]["turn"], 4);
+        let turns = record["turns"].as_array().unwrap();
+        let roles: Vec<&str> = turns.iter().map(|t| t["role"].as_str().unwrap()).collect();
+        assert_eq!(
+            roles,
+            [
+                "system",
+                "user",
+                "assistant",
+                "tool",
+                "assistant",
+                "tool",
+                "assistant"
+            ]
+        );
+        assert_eq!(turns[4]["score"], 0.0);
+        assert_eq!(turns[4]["status"], "PASS", "a warning only");
+        assert_eq!(turns[4]["issues"][0]["message"], "said nothing");
+        assert_eq!(turns[2]["score"], 1.0);
+        assert_eq!(turns[0]["score"], Value::Null);
+        assert_eq!(turns[0]["issues"], json!([]));
+        // The same in every format (the paths apart).
+        for other in &records[1..] {
+            assert_eq!(without_paths(other.clone()), without_paths(record.clone()));
+        }
+    }
+}
+
+#[test]
+fn a_step_with_scope_last_runs_once_on_the_last_assistant_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = scripted_pack(
+        dir.path(),
+        "pipeline:\n  postprocessors:\n    - use: reference\n      scope: last\n  metrics:\n    - use: seen\n      scope: last\n",
+        &[
+            (
+                "reference",
+                "postprocessor",
+                r#"fn evaluate(ctx) {
+    if !ctx.output.contains("reference") { [#{ message: `no reference in "${ctx.output}"` }] } else { [] }
+}
+"#,
+            ),
+            ("seen", "metric", SAYS_SOMETHING),
+        ],
+    );
+    for messages in booking() {
+        let record = pack.evaluate(&Input::from_messages(messages)).to_value();
+        assert_eq!(record["issues"].as_array().unwrap().len(), 1, "{record}");
+        assert_eq!(
+            record["issues"][0]["message"],
+            "no reference in \"Booked.\""
+        );
+        assert_eq!(record["issues"][0]["turn"], 6);
+        assert_eq!(record["issues"][0]["path"], Value::Null);
+        assert_eq!(record["status"], "NEEDS_IMPROVEMENT");
+        assert_eq!(record["turns"][6]["status"], "NEEDS_IMPROVEMENT");
+        assert_eq!(record["turns"][6]["score"], 1.0);
+        assert_eq!(record["turns"][2]["status"], "PASS");
+        assert_eq!(
+            record["metrics"]["seen"]["details"]["turns"],
+            json!([{"turn": 6, "score": 1.0, "details": {"turn": 6, "text": "Booked."}}])
+        );
+    }
+}
+
+#[test]
+fn the_contract_can_hold_every_assistant_turn_and_each_turn_is_extracted_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("pack.yaml"),
+        "name: replies\ncontract:\n  fields:\n    answer: { type: string, required: true }\npipeline:\n  postprocessors:\n    - use: contract\n      scope: assistant_turns\n",
+    )
+    .unwrap();
+    let pack = Pack::load(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    let messages = json!([
+        {"role": "user", "content": "Two questions."},
+        {"role": "assistant", "content": "{\"answer\": \"one\"}"},
+        {"role": "user", "content": "And the second?"},
+        {"role": "assistant", "content": "Sure: ```json\n{\"reply\": \"two\"}\n```"},
+        {"role": "assistant", "content": "{\"answer\": \"three\"}"}
+    ]);
+    let record = pack.evaluate(&Input::from_messages(messages)).to_value();
+    let issues = record["issues"].as_array().unwrap();
+    assert_eq!(issues.len(), 1, "{record}");
+    assert_eq!(issues[0]["code"], "contract.missing-field");
+    assert_eq!(issues[0]["turn"], 3);
+    assert_eq!(issues[0]["path"], "/answer");
+    assert_eq!(record["turns"][3]["status"], "NEEDS_IMPROVEMENT");
+    assert_eq!(record["turns"][1]["status"], "PASS");
+    assert_eq!(record["turns"][4]["status"], "PASS");
+    // The record's own JSON is its output's: the last assistant turn's.
+    assert_eq!(record["json"], json!({"answer": "three"}));
+}
+
+#[test]
+fn on_a_record_without_messages_every_scope_is_the_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = scripted_pack(
+        dir.path(),
+        "pipeline:\n  metrics:\n    - use: says\n      scope: assistant_turns\n      aggregate: min\n",
+        &[("says", "metric", SAYS_SOMETHING)],
+    );
+    let record = pack.evaluate(&Input::new("plain")).to_value();
+    assert_eq!(record["score"], 1.0);
+    assert_eq!(
+        record["metrics"]["says"]["details"],
+        json!({"turn": null, "text": "plain"})
+    );
+    assert!(record.get("turns").is_none(), "{record}");
+    // A transcript without an assistant turn has nothing for the metric.
+    let record = pack
+        .evaluate(&Input::from_messages(
+            json!([{"role": "user", "content": "hi"}]),
+        ))
+        .to_value();
+    assert_eq!(
+        record["metrics"]["says"]["skipped"],
+        "the transcript has no assistant turn"
+    );
+    assert_eq!(record["score"], Value::Null);
+    assert_eq!(record["turns"][0]["role"], "user");
+}
+
+#[test]
+fn a_script_places_its_issues_at_turns_and_a_turn_out_of_range_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = scripted_pack(
+        dir.path(),
+        "pipeline:\n  metrics: [calls]\n",
+        &[(
+            "calls",
+            "metric",
+            r#"fn evaluate(ctx) {
+    let issues = [];
+    for (turn, i) in ctx.turns ?? [] {
+        for tc in turn.tool_calls { issues.push(#{ message: tc.name, path: tc.path, turn: i }); }
+    }
+    if ctx.meta != () && ctx.meta.bad == true { issues.push(#{ message: "nowhere", turn: 99 }); }
+    #{ score: 1.0, issues: issues }
+}
+"#,
+        )],
+    );
+    let [chat, ..] = booking();
+    let record = pack
+        .evaluate(&Input::from_messages(chat.clone()))
+        .to_value();
+    assert_eq!(
+        record["turns"][2]["issues"][0]["message"], "search_flights",
+        "{record}"
+    );
+    assert_eq!(record["turns"][4]["issues"][0]["message"], "book_flight");
+    assert_eq!(record["turns"][4]["status"], "NEEDS_IMPROVEMENT");
+    let bad = Input::from_messages(chat).with_meta(json!({"bad": true}));
+    let record = pack.evaluate(&bad).to_value();
+    assert_eq!(record["status"], "ERROR");
+    let error = record["error"].as_str().unwrap();
+    assert!(
+        error.contains("`turn` is 99, but the record has 7 turns (0 to 6)"),
+        "{error}"
+    );
+}
+
+#[test]
+fn scope_and_aggregate_are_checked_when_the_pack_loads() {
+    for (step, expected) in [
+        (
+            "  postprocessors:\n    - use: says\n      aggregate: min\n",
+            "only metrics are scored per turn",
+        ),
+        (
+            "  metrics:\n    - use: says\n      scope: last\n      aggregate: min\n",
+            "only a metric with `scope: assistant_turns` has (its scope is `last`)",
+        ),
+        (
+            "  metrics:\n    - use: says\n      scope: assistant_turn\n",
+            "assistant_turns",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("pack.yaml"),
+            format!("name: bad\ncomponents: [says.yaml]\npipeline:\n{step}"),
+        )
+        .unwrap();
+        let kind = if step.contains("postprocessors") {
+            "postprocessor"
+        } else {
+            "metric"
+        };
+        std::fs::write(
+            dir.path().join("says.yaml"),
+            format!("kind: {kind}\nname: says\nimplementation:\n  script: says.rhai\n"),
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("says.rhai"), SAYS_SOMETHING).unwrap();
+        let err = Pack::load(dir.path()).unwrap_err().to_string();
+        assert!(err.contains(expected), "{step}: {err}");
+        assert!(
+            err.contains("pack.yaml:"),
+            "{step}: the error names its place: {err}"
+        );
+    }
 }
 
 #[test]
@@ -239,6 +524,12 @@ fn the_generated_runs_get_the_same_verdict_in_every_format() {
             let message = paths_hidden(issue["message"].as_str().unwrap());
             issue["message"] = Value::String(message);
         }
+        for turn in record["turns"].as_array_mut().unwrap() {
+            for issue in turn["issues"].as_array_mut().unwrap() {
+                let message = paths_hidden(issue["message"].as_str().unwrap());
+                issue["message"] = Value::String(message);
+            }
+        }
         if let Some(feedback) = record["feedback"].as_str() {
             record["feedback"] = Value::String(paths_hidden(feedback));
         }
@@ -269,6 +560,7 @@ fn the_generated_runs_get_the_same_verdict_in_every_format() {
     }
     for code in [
         "confirmed_first",
+        "claims_confirmed",
         "tool.order",
         "tool.too-many",
         "tool.repeated",

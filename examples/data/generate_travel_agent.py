@@ -7,7 +7,8 @@ Responses), ids `gen-NNN-chat`, `gen-NNN-anthropic`, `gen-NNN-responses`.
 Deterministic (fixed seed), standard library only. The runs mix what goes wrong
 in real agents: bookings without a confirmation, a booking before any search,
 too many searches, a search repeated unchanged, a forbidden or unknown tool, no
-booking at all, and arguments that are not JSON. A run whose arguments are not
+booking at all, arguments that are not JSON, and a booking that failed but that
+the agent tells the user is made (a false claim, judged turn by turn). A run whose arguments are not
 JSON has no Anthropic record: Anthropic's `tool_use.input` is an object, so that
 damage cannot be written there.
 
@@ -38,8 +39,8 @@ def run(n):
     ref = "".join(rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZ23456789") for _ in range(6))
     damage = rng.choices(
         ["none", "unconfirmed", "book_first", "too_many", "repeat", "forbidden", "unknown",
-         "no_booking", "broken_arguments"],
-        weights=[30, 10, 8, 8, 8, 8, 6, 6, 10])[0]
+         "no_booking", "broken_arguments", "false_claim"],
+        weights=[30, 10, 8, 8, 8, 8, 6, 6, 10, 8])[0]
     events = [("user", f"Book me a flight from {city_a} to {city_b} on {day} December.")]
     search = {"from": code_a, "to": code_b, "date": date}
 
@@ -52,10 +53,14 @@ def run(n):
                            [("search_flights", args)]))
             events.append(("result", f"{flight} 09:{10 + i:02d} £{100 + 10 * i}"))
 
+    # Unconfirmed: the agent says it is booking, and books in the same turn.
+    say = f"{flight} leaves at 09:10 for £100; booking it now." if damage == "unconfirmed" else None
     booking_args = {"flight": flight, "date": date}
     if damage == "broken_arguments":
         booking_args = '{"flight": "%s", "date": %s' % (flight, date)
-    booking = [("assistant", None, [("book_flight", booking_args)]), ("result", f"booked: {ref}")]
+    # A false claim: the booking fails, and the agent tells the user it is made.
+    outcome = f"error: {flight} is full" if damage == "false_claim" else f"booked: {ref}"
+    booking = [("assistant", say, [("book_flight", booking_args)]), ("result", outcome)]
     if damage == "book_first":
         events.extend(booking)
     searches(4 if damage == "too_many" else 2 if damage == "repeat" else rng.randint(1, 2),
@@ -63,8 +68,6 @@ def run(n):
     if damage != "unconfirmed":
         events.append(("assistant", f"{flight} leaves at 09:10 for £100. Shall I book it?", []))
         events.append(("user", rng.choice(["Yes please.", "Yes, book it.", "Go ahead."])))
-    else:
-        events.append(("assistant", f"{flight} leaves at 09:10 for £100; booking it now.", []))
     if damage == "no_booking":
         events.append(("assistant", "I could not complete the booking; please try again later.", []))
         return events

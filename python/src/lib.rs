@@ -624,13 +624,24 @@ impl PyRecord {
 
     /// A member of the record, from its parsed form (shared between calls).
     fn part(&self, py: Python<'_>, key: &str) -> PyResult<Py<PyAny>> {
-        let parsed = if let Some(parsed) = self.parsed.get() {
-            parsed
-        } else {
-            let parsed = json_loads(py, self.text())?;
-            self.parsed.get_or_init(|| parsed)
-        };
-        Ok(parsed.bind(py).get_item(key)?.unbind())
+        Ok(self.parsed(py)?.bind(py).get_item(key)?.unbind())
+    }
+
+    /// The record's member `key`, `None` when it has none.
+    fn part_if_any(&self, py: Python<'_>, key: &str) -> PyResult<Py<PyAny>> {
+        Ok(self
+            .parsed(py)?
+            .bind(py)
+            .call_method1("get", (key,))?
+            .unbind())
+    }
+
+    fn parsed(&self, py: Python<'_>) -> PyResult<&Py<PyAny>> {
+        if let Some(parsed) = self.parsed.get() {
+            return Ok(parsed);
+        }
+        let parsed = json_loads(py, self.text())?;
+        Ok(self.parsed.get_or_init(|| parsed))
     }
 }
 
@@ -678,6 +689,13 @@ impl PyRecord {
     #[getter]
     fn issues(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         self.part(py, "issues")
+    }
+
+    /// A transcript record's turns, in order, each a dict with `role`, `path`,
+    /// `status`, `score` and `issues`; `None` for a record without `messages`.
+    #[getter]
+    fn turns(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.part_if_any(py, "turns")
     }
 
     /// The extracted JSON value (after the postprocessors), `None` when there is none.
@@ -873,6 +891,7 @@ fn read_members(members: [Option<&Bound<'_, PyAny>>; 5]) -> ReadRecord {
         severity: Severity::Warning,
         message: "text with lone surrogates (not valid Unicode) in the record was read with U+FFFD in their place".into(),
         path: None,
+        turn: None,
     });
     Ok((input, note))
 }

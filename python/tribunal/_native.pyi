@@ -38,7 +38,12 @@ class Result:
         and ``skipped`` its reason for a metric that did not apply)."""
     @property
     def issues(self) -> list[dict[str, Any]]:
-        """Each issue's ``rule``, ``severity``, ``message`` and ``path``."""
+        """Each issue's ``rule``, ``code``, ``severity``, ``message`` and ``path`` (and
+        ``turn``, the index in ``turns`` of the turn it is about, when it has one)."""
+    @property
+    def turns(self) -> Optional[list[dict[str, Any]]]:
+        """A transcript record's turns, in order: each one's ``role``, ``path``,
+        ``status``, ``score`` and ``issues`` (``None`` for a record without ``messages``)."""
     @property
     def json(self) -> Any:
         """The extracted JSON value (``None`` when there is none)."""

@@ -69,6 +69,11 @@ pub struct Context<'a> {
     /// The record's transcript, turn by turn, when it has `messages`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub turns: Option<&'a [crate::transcript::Turn]>,
+    /// For a step run per turn (`scope: assistant_turns` or `last`) on a
+    /// transcript record: the index in `turns` of the turn whose text is
+    /// `output`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turn: Option<usize>,
     /// Field-matching strategies available to metrics.
     #[serde(skip)]
     pub strategies: &'a StrategyRegistry,

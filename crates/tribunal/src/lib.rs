@@ -75,7 +75,7 @@ pub use parallel::{on_deep_stack, STACK_SIZE};
 pub use pipeline::{Input, MissingOutput};
 pub use report::{
     Details, ErrorKind, ExtractionInfo, Field, Fields, Issue, MetricResult, Report, Severity,
-    Status,
+    Status, TurnResult,
 };
 pub use runtime::{Runtime, RuntimeBuilder};
 pub use semantic::{

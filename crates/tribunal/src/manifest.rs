@@ -237,6 +237,75 @@ impl Default for ScoringSpec {
     }
 }
 
+/// Where a pipeline step runs on a transcript record (a record with
+/// `messages`); on a record with `output` alone every scope is the record.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    /// Once, on the record: its output (the last assistant turn's text when it
+    /// has no `output`) and every turn.
+    #[default]
+    Conversation,
+    /// Once per assistant turn, on that turn's text (extracted on its own).
+    AssistantTurns,
+    /// Once, on the last assistant turn's text.
+    Last,
+}
+
+impl Scope {
+    /// `conversation`, `assistant_turns` or `last`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Conversation => "conversation",
+            Self::AssistantTurns => "assistant_turns",
+            Self::Last => "last",
+        }
+    }
+}
+
+/// How a metric run per assistant turn makes its one score from the turns'.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Aggregate {
+    /// The worst turn's score.
+    Min,
+    /// The turns' mean score.
+    #[default]
+    Mean,
+    /// 1 when every turn scores 1, else 0.
+    All,
+    /// The last turn's score.
+    Last,
+}
+
+impl Aggregate {
+    /// `min`, `mean`, `all` or `last`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Min => "min",
+            Self::Mean => "mean",
+            Self::All => "all",
+            Self::Last => "last",
+        }
+    }
+
+    /// The one score of the turns' `scores` (in turn order; not empty).
+    pub fn of(self, scores: &[f64]) -> f64 {
+        match self {
+            Self::Min => scores.iter().copied().fold(f64::INFINITY, f64::min),
+            Self::Mean => scores.iter().sum::<f64>() / scores.len() as f64,
+            Self::All => {
+                if scores.iter().all(|&s| s >= 1.0) {
+                    1.0
+                } else {
+                    0.0
+                }
+            }
+            Self::Last => scores.last().copied().unwrap_or(0.0),
+        }
+    }
+}
+
 /// One pipeline step: `name`, or `{ use: name, weight: 0.5, with: {...}, as: alias }`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UseSpec {
@@ -246,6 +315,10 @@ pub struct UseSpec {
     pub with: Option<Value>,
     /// The name the step's results are reported under (default: the component name).
     pub alias: Option<String>,
+    /// Where the step runs on a transcript record (default: the conversation).
+    pub scope: Option<Scope>,
+    /// How a metric run per assistant turn scores (default: the mean).
+    pub aggregate: Option<Aggregate>,
 }
 
 impl UseSpec {
@@ -276,6 +349,14 @@ struct UseMap {
     /// The name results are reported under (to use one component twice).
     #[serde(default, rename = "as")]
     alias: Option<String>,
+    /// On a transcript record: run once on the conversation (the default), on
+    /// each assistant turn, or on the last one.
+    #[serde(default)]
+    scope: Option<Scope>,
+    /// A metric with `scope: assistant_turns`: its score from the turns'
+    /// (default `mean`).
+    #[serde(default)]
+    aggregate: Option<Aggregate>,
 }
 
 /// A step is a component name, or the map [`UseMap`].
@@ -287,7 +368,7 @@ impl JsonSchema for UseSpec {
     fn json_schema(generator: &mut SchemaGenerator) -> Schema {
         let map = generator.subschema_for::<UseMap>();
         json_schema!({
-            "description": "A pipeline step: a component name, or `{use, weight, with, as}`.",
+            "description": "A pipeline step: a component name, or `{use, weight, with, as, scope, aggregate}`.",
             "anyOf": [{ "type": "string" }, map]
         })
     }
@@ -343,7 +424,9 @@ impl<'de> Deserialize<'de> for UseSpec {
         impl<'de> Visitor<'de> for UseVisitor {
             type Value = UseSpec;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a component name or a map with `use`, `weight`, `with`, `as`")
+                f.write_str(
+                    "a component name or a map with `use`, `weight`, `with`, `as`, `scope`, `aggregate`",
+                )
             }
             fn visit_str<E: de::Error>(self, name: &str) -> Result<UseSpec, E> {
                 Ok(UseSpec {
@@ -351,6 +434,8 @@ impl<'de> Deserialize<'de> for UseSpec {
                     weight: None,
                     with: None,
                     alias: None,
+                    scope: None,
+                    aggregate: None,
                 })
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<UseSpec, A::Error> {
@@ -360,6 +445,8 @@ impl<'de> Deserialize<'de> for UseSpec {
                     weight: spec.weight,
                     with: spec.with,
                     alias: spec.alias,
+                    scope: spec.scope,
+                    aggregate: spec.aggregate,
                 })
             }
         }

@@ -9,10 +9,11 @@ use crate::codes;
 use crate::component::{Context, EvalError};
 use crate::deadline::Steps;
 use crate::extract::{self, Document, Found, Tier, Written};
-use crate::manifest::NoJson;
-use crate::pack::Pack;
+use crate::manifest::{NoJson, Scope};
+use crate::pack::{Pack, Step};
 use crate::report::{ErrorKind, ExtractionInfo, Issue, MetricResult, Report, Severity, Status};
 use crate::text::{prefix_chars, short_number, write_python_repr_list};
+use serde_json::Value;
 
 /// Characters of the raw output quoted in the fallback warning.
 const FALLBACK_QUOTE_CHARS: usize = 200;
@@ -163,6 +164,34 @@ struct Staged {
     failure: Option<EvalError>,
     /// The record's transcript, read.
     turns: Option<Vec<crate::transcript::Turn>>,
+    /// The assistant turns steps run on by themselves.
+    runs: Vec<TurnRun>,
+}
+
+/// An assistant turn of a transcript record that steps run on by themselves
+/// (`scope: assistant_turns` or `last`): its text extracted on its own, and
+/// what those steps made of it.
+struct TurnRun {
+    /// Its index in the record's turns.
+    turn: usize,
+    json: Json,
+    extraction: ExtractionInfo,
+    /// The scores of the metrics run on it, each with its weight.
+    scores: Vec<(f64, f64)>,
+}
+
+/// The turns a step of `scope` runs on: `None` when it runs on the record (a
+/// conversation step, or any step on a record without a transcript).
+fn targets(scope: Scope, transcript: bool, runs: &mut [TurnRun]) -> Option<&mut [TurnRun]> {
+    match scope {
+        _ if !transcript => None,
+        Scope::Conversation => None,
+        Scope::AssistantTurns => Some(runs),
+        Scope::Last => {
+            let last = runs.len().saturating_sub(1);
+            Some(&mut runs[last..])
+        }
+    }
 }
 
 impl Pack {
@@ -226,7 +255,14 @@ impl Pack {
                 })
                 .collect();
             if !contexts.is_empty() {
-                for step in &self.pipeline.metrics {
+                // (A step run per turn prepares nothing: the records'
+                // contexts are not what it runs on.)
+                let whole = self
+                    .pipeline
+                    .metrics
+                    .iter()
+                    .filter(|step| step.scope == Scope::Conversation);
+                for step in whole {
                     // Work done ahead for the batch, which the metric does
                     // again per record if it panics here (and fails there).
                     let _ = caught(|| step.run.prepare(&contexts));
@@ -250,6 +286,7 @@ impl Pack {
             issues: Vec::new(),
             failure: Some(err.within("extraction")),
             turns: None,
+            runs: Vec::new(),
         })
     }
 
@@ -262,6 +299,10 @@ impl Pack {
             issues.extend(found);
             transcript.turns
         });
+        let mut runs = match (&turns, self.pipeline.turn_scope()) {
+            (Some(turns), Some(scope)) => self.turn_runs(turns, scope, &mut issues),
+            _ => Vec::new(),
+        };
         let (mut json, mut written, extraction) = match make {
             Make::Text => {
                 debug_assert!(
@@ -276,6 +317,7 @@ impl Pack {
                     issues,
                     failure: None,
                     turns,
+                    runs,
                 };
             }
             Make::Value => {
@@ -291,26 +333,41 @@ impl Pack {
         let scores: BTreeMap<String, f64> = BTreeMap::new();
         let mut failure = None;
         let mut steps = Steps::new(self.pipeline.step_timeout);
-        for step in &self.pipeline.postprocessors {
-            let ctx = self.context(
-                input,
-                &extraction,
-                turns.as_deref(),
-                &json,
-                &issues,
-                &scores,
-            );
-            match self.within_time(&mut steps, || step.run.process(&ctx)) {
-                Ok(out) => {
-                    issues.extend(out.issues.into_iter().map(|i| named(i, &step.name)));
-                    if let Some(new_json) = out.json {
-                        json = new_json;
-                        written = None;
+        let transcript = turns.as_deref();
+        'steps: for step in &self.pipeline.postprocessors {
+            let Some(runs) = targets(step.scope, transcript.is_some(), &mut runs) else {
+                let ctx = self.context(input, &extraction, transcript, &json, &issues, &scores);
+                match self.within_time(&mut steps, || step.run.process(&ctx)) {
+                    Ok(out) => {
+                        placed(out.issues, &step.name, None, &mut issues);
+                        if let Some(new_json) = out.json {
+                            json = new_json;
+                            written = None;
+                        }
+                    }
+                    Err(e) => {
+                        failure = Some(e.within(format_args!("postprocessor `{}`", step.name)));
+                        break;
                     }
                 }
-                Err(e) => {
-                    failure = Some(e.within(format_args!("postprocessor `{}`", step.name)));
-                    break;
+                continue;
+            };
+            for run in runs {
+                let ctx = self.turn_context(input, run, transcript, &issues, &scores);
+                match self.within_time(&mut steps, || step.run.process(&ctx)) {
+                    Ok(out) => {
+                        placed(out.issues, &step.name, Some(run.turn), &mut issues);
+                        if let Some(new_json) = out.json {
+                            run.json = new_json;
+                        }
+                    }
+                    Err(e) => {
+                        failure = Some(e.within(format_args!(
+                            "postprocessor `{}` (turn {})",
+                            step.name, run.turn
+                        )));
+                        break 'steps;
+                    }
                 }
             }
         }
@@ -321,7 +378,41 @@ impl Pack {
             issues,
             failure,
             turns,
+            runs,
         }
+    }
+
+    /// The assistant turns of `turns` that steps of `scope` run on, each
+    /// extracted on its own (what the extraction finds is an issue of the
+    /// turn's).
+    fn turn_runs(
+        &self,
+        turns: &[crate::transcript::Turn],
+        scope: Scope,
+        issues: &mut Vec<Issue>,
+    ) -> Vec<TurnRun> {
+        let mut assistant = turns
+            .iter()
+            .enumerate()
+            .filter(|(_, turn)| turn.role == crate::transcript::Role::Assistant);
+        let chosen: Vec<(usize, &crate::transcript::Turn)> = match scope {
+            Scope::Last => assistant.next_back().into_iter().collect(),
+            _ => assistant.collect(),
+        };
+        chosen
+            .into_iter()
+            .map(|(index, turn)| {
+                let mut found = Vec::new();
+                let (json, extraction) = self.extract::<Json>(&turn.text, &mut found);
+                issues.extend(found.into_iter().map(|issue| issue.in_turn(index)));
+                TurnRun {
+                    turn: index,
+                    json: json.unwrap_or(Json::Null),
+                    extraction,
+                    scores: Vec::new(),
+                }
+            })
+            .collect()
     }
 
     /// The metrics in order, then score, status and feedback.
@@ -332,45 +423,32 @@ impl Pack {
             mut issues,
             failure,
             turns,
+            mut runs,
             ..
         } = staged;
         let mut scores: BTreeMap<String, f64> = BTreeMap::new();
         let mut metrics: BTreeMap<String, MetricResult> = BTreeMap::new();
+        let transcript = turns.as_deref();
 
         let failure = failure.map_or_else(
-            || {
-                (|| -> Result<(), EvalError> {
-                    let mut steps = Steps::new(self.pipeline.step_timeout);
-                    for (index, step) in self.pipeline.metrics.iter().enumerate() {
-                        let ctx = self.context(
-                            input,
-                            &extraction,
-                            turns.as_deref(),
-                            &json,
-                            &issues,
-                            &scores,
-                        );
-                        let out = self
-                            .within_time(&mut steps, || step.run.evaluate(&ctx))
-                            .map_err(|e| e.within(format_args!("metric `{}`", step.name)))?;
-                        if out.skipped.is_none() && !(0.0..=1.0).contains(&out.score) {
-                            return Err(EvalError::new(
-                                ErrorKind::Internal,
-                                format!(
-                                    "metric `{}` returned a score of {}, outside [0, 1]",
-                                    step.name, out.score
-                                ),
-                            ));
-                        }
-                        issues.extend(out.issues.into_iter().map(|i| named(i, &step.name)));
-                        // Later metrics read the scores so far; after the last
-                        // one, nothing does.
-                        // ... a skipped metric has no score for them to read.
-                        if index + 1 < self.pipeline.metrics.len() && out.skipped.is_none() {
-                            scores.insert(step.name.clone(), out.score);
-                        }
-                        metrics.insert(
-                            step.name.clone(),
+            || -> Result<(), EvalError> {
+                let mut steps = Steps::new(self.pipeline.step_timeout);
+                for (index, step) in self.pipeline.metrics.iter().enumerate() {
+                    let result = match targets(step.scope, transcript.is_some(), &mut runs) {
+                        None => {
+                            let ctx = self.context(
+                                input,
+                                &extraction,
+                                transcript,
+                                &json,
+                                &issues,
+                                &scores,
+                            );
+                            let out = self
+                                .within_time(&mut steps, || step.run.evaluate(&ctx))
+                                .map_err(|e| e.within(format_args!("metric `{}`", step.name)))?;
+                            let out = in_range(&step.name, None, out)?;
+                            placed(out.issues, &step.name, None, &mut issues);
                             MetricResult {
                                 score: if out.skipped.is_some() {
                                     0.0
@@ -380,11 +458,26 @@ impl Pack {
                                 weight: step.weight,
                                 details: out.details,
                                 skipped: out.skipped,
-                            },
-                        );
+                            }
+                        }
+                        Some(runs) => {
+                            let on = TurnMetric {
+                                input,
+                                transcript,
+                                scores: &scores,
+                            };
+                            self.per_turn(step, runs, &on, &mut steps, &mut issues)?
+                        }
+                    };
+                    // Later metrics read the scores so far; after the last
+                    // one, nothing does.
+                    // ... a skipped metric has no score for them to read.
+                    if index + 1 < self.pipeline.metrics.len() && result.skipped.is_none() {
+                        scores.insert(step.name.clone(), result.score);
                     }
-                    Ok(())
-                })()
+                    metrics.insert(step.name.clone(), result);
+                }
+                Ok(())
             },
             Err,
         );
@@ -401,6 +494,7 @@ impl Pack {
             &self.info.revision,
         );
         report.metrics = metrics;
+        report.turns = turns.map(|turns| self.turn_results(&turns, &runs, &issues));
         report.issues = issues;
         if let Err(err) = failure {
             report.set_failed(err.kind, err.message);
@@ -421,6 +515,112 @@ impl Pack {
         report.set_verdict(status);
         report.feedback = self.feedback(&report.issues);
         report
+    }
+
+    /// A metric run on each of `runs` (the turns its scope takes): each
+    /// turn's score (kept for the turn's own), and the step's result, the
+    /// turns' scores made one by its `aggregate`, with each turn's in its
+    /// details. Skipped on every turn (or with no assistant turn), it is
+    /// skipped.
+    fn per_turn(
+        &self,
+        step: &Step<dyn crate::component::Metric>,
+        runs: &mut [TurnRun],
+        on: &TurnMetric<'_>,
+        steps: &mut Steps,
+        issues: &mut Vec<Issue>,
+    ) -> Result<MetricResult, EvalError> {
+        let mut scored = Vec::with_capacity(runs.len());
+        let mut each = Vec::with_capacity(runs.len());
+        let mut skipped = None;
+        for run in runs {
+            let ctx = self.turn_context(on.input, run, on.transcript, issues, on.scores);
+            let out = self
+                .within_time(steps, || step.run.evaluate(&ctx))
+                .map_err(|e| {
+                    e.within(format_args!("metric `{}` (turn {})", step.name, run.turn))
+                })?;
+            let out = in_range(&step.name, Some(run.turn), out)?;
+            placed(out.issues, &step.name, Some(run.turn), issues);
+            let mut entry = serde_json::Map::new();
+            entry.insert("turn".into(), run.turn.into());
+            if let Some(reason) = &out.skipped {
+                entry.insert("score".into(), Value::Null);
+                entry.insert("skipped".into(), reason.as_str().into());
+                skipped.get_or_insert_with(|| reason.clone());
+            } else {
+                entry.insert("score".into(), out.score.into());
+                scored.push(out.score);
+                run.scores.push((out.score, step.weight));
+            }
+            if !out.details.is_null() {
+                entry.insert("details".into(), out.details.to_value());
+            }
+            each.push(Value::Object(entry));
+        }
+        let details = serde_json::json!({
+            "scope": step.scope.as_str(),
+            "aggregate": step.aggregate.as_str(),
+            "turns": each,
+        });
+        if scored.is_empty() {
+            let reason =
+                skipped.unwrap_or_else(|| "the transcript has no assistant turn".to_owned());
+            return Ok(MetricResult {
+                score: 0.0,
+                weight: step.weight,
+                details: details.into(),
+                skipped: Some(reason),
+            });
+        }
+        Ok(MetricResult {
+            score: step.aggregate.of(&scored),
+            weight: step.weight,
+            details: details.into(),
+            skipped: None,
+        })
+    }
+
+    /// The record's `turns`: for each turn, the issues about it, its score
+    /// (the weighted mean of the metrics run on it) and its verdict by the
+    /// pack's scoring.
+    fn turn_results(
+        &self,
+        turns: &[crate::transcript::Turn],
+        runs: &[TurnRun],
+        issues: &[Issue],
+    ) -> Vec<crate::report::TurnResult> {
+        let mut results: Vec<crate::report::TurnResult> = turns
+            .iter()
+            .map(|turn| crate::report::TurnResult {
+                role: turn.role,
+                path: turn.path.clone(),
+                status: Status::Pass,
+                score: None,
+                issues: Vec::new(),
+            })
+            .collect();
+        for issue in issues {
+            if let Some(result) = issue.turn.and_then(|turn| results.get_mut(turn)) {
+                result.issues.push(issue.clone());
+            }
+        }
+        for run in runs {
+            let weights: f64 = run.scores.iter().map(|(_, w)| w).sum();
+            if !run.scores.is_empty() && weights > 0.0 {
+                let total: f64 = run.scores.iter().map(|(s, w)| s * w).sum();
+                results[run.turn].score = Some((total / weights).clamp(0.0, 1.0));
+            }
+        }
+        for result in &mut results {
+            let errors = result
+                .issues
+                .iter()
+                .filter(|i| i.severity == Severity::Error)
+                .count();
+            result.status = self.status(errors, result.score);
+        }
+        results
     }
 
     /// Evaluates many records on `jobs` threads (0 = all cores), handing each
@@ -497,9 +697,36 @@ impl Pack {
     ) -> Context<'a> {
         Context {
             turns,
+            turn: None,
             output: &input.output,
             json,
             extraction,
+            expected: &input.expected,
+            meta: &input.meta,
+            issues,
+            scores,
+            strategies: &self.pipeline.strategies,
+        }
+    }
+
+    /// The context a step run on one assistant turn (`run`) sees: the turn's
+    /// text as the output, its JSON and extraction, and the record's issues
+    /// and scores so far.
+    fn turn_context<'a>(
+        &'a self,
+        input: &'a Input,
+        run: &'a TurnRun,
+        turns: Option<&'a [crate::transcript::Turn]>,
+        issues: &'a [Issue],
+        scores: &'a BTreeMap<String, f64>,
+    ) -> Context<'a> {
+        let output = turns.map_or("", |turns| turns[run.turn].text.as_str());
+        Context {
+            turns,
+            turn: Some(run.turn),
+            output,
+            json: &run.json,
+            extraction: &run.extraction,
             expected: &input.expected,
             meta: &input.meta,
             issues,
@@ -661,6 +888,45 @@ fn panicked(panic: &(dyn std::any::Any + Send)) -> EvalError {
     EvalError::new(ErrorKind::Internal, format!("panicked: {message}"))
 }
 
+/// What a metric run per turn reads of the record.
+struct TurnMetric<'a> {
+    input: &'a Input,
+    transcript: Option<&'a [crate::transcript::Turn]>,
+    scores: &'a BTreeMap<String, f64>,
+}
+
+/// A metric's output (on `turn`, for a metric run per turn), unless its
+/// score is outside [0, 1].
+fn in_range(
+    step: &str,
+    turn: Option<usize>,
+    out: crate::component::MetricOutput,
+) -> Result<crate::component::MetricOutput, EvalError> {
+    if out.skipped.is_none() && !(0.0..=1.0).contains(&out.score) {
+        let on = turn.map_or_else(String::new, |turn| format!(" on turn {turn}"));
+        return Err(EvalError::new(
+            ErrorKind::Internal,
+            format!(
+                "metric `{step}` returned a score of {}{on}, outside [0, 1]",
+                out.score
+            ),
+        ));
+    }
+    Ok(out)
+}
+
+/// A step's issues, named after it ([`named`]) and, for a step run on a
+/// turn, placed at that turn, added to the record's.
+fn placed(found: Vec<Issue>, step: &str, turn: Option<usize>, issues: &mut Vec<Issue>) {
+    issues.extend(found.into_iter().map(|issue| {
+        let mut issue = named(issue, step);
+        if turn.is_some() {
+            issue.turn = turn;
+        }
+        issue
+    }));
+}
+
 fn named(mut issue: Issue, step: &str) -> Issue {
     if issue.rule.is_empty() {
         step.clone_into(&mut issue.rule);
@@ -707,6 +973,8 @@ mod tests {
             name: "buggy".into(),
             run: Arc::new(Panics),
             weight: 0.0,
+            scope: crate::manifest::Scope::Conversation,
+            aggregate: crate::manifest::Aggregate::Mean,
         });
         pack
     }

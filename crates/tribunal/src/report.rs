@@ -32,8 +32,14 @@ pub struct Issue {
     /// What is wrong, for a person (and for the re-ask `feedback`).
     pub message: String,
     /// JSON pointer into the extracted JSON (`""` is the whole document), if the issue has a place.
+    /// An issue about a transcript points into the record (`/messages/3/tool_calls/0`).
     #[serde(default)]
     pub path: Option<String>,
+    /// The turn of a transcript record the issue is about (an index into the
+    /// record's `turns`); its `path` is then into that turn (into its message,
+    /// or into the JSON of its text for a step run per turn).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<usize>,
 }
 
 impl Issue {
@@ -44,6 +50,7 @@ impl Issue {
             severity: Severity::Error,
             message: message.into(),
             path: None,
+            turn: None,
         }
     }
 
@@ -66,6 +73,68 @@ impl Issue {
         self.path = Some(path.into());
         self
     }
+
+    /// Places the issue at turn `turn` of the record's transcript.
+    #[must_use]
+    pub(crate) fn in_turn(mut self, turn: usize) -> Self {
+        self.turn = Some(turn);
+        self
+    }
+}
+
+/// Who wrote a turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// System or developer instructions.
+    System,
+    /// The user.
+    User,
+    /// The agent.
+    Assistant,
+    /// A tool's result.
+    Tool,
+}
+
+impl Role {
+    /// `system`, `user`, `assistant` or `tool`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::System => "system",
+            Self::User => "user",
+            Self::Assistant => "assistant",
+            Self::Tool => "tool",
+        }
+    }
+
+    pub(crate) fn parse(role: &str) -> Option<Self> {
+        match role {
+            "system" | "developer" => Some(Self::System),
+            "user" => Some(Self::User),
+            "assistant" => Some(Self::Assistant),
+            "tool" | "function" => Some(Self::Tool),
+            _ => None,
+        }
+    }
+}
+
+/// One turn of a transcript record's result (the record's `turns`): what was
+/// found at it, and its verdict by the pack's scoring.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnResult {
+    /// Who wrote it: `system`, `user`, `assistant` or `tool`.
+    pub role: Role,
+    /// JSON pointer of its message (or item) in the record.
+    pub path: String,
+    /// `PASS`, `NEEDS_IMPROVEMENT` or `FAIL`, by the pack's issue limits and
+    /// `min_score` over this turn's issues and score alone.
+    pub status: Status,
+    /// The weighted mean of the scores of the metrics run on this turn
+    /// (`scope: assistant_turns` or `last`); `null` when none ran on it.
+    pub score: Option<f64>,
+    /// The record's issues that are about this turn (each also in the
+    /// record's `issues`, with its `turn`).
+    pub issues: Vec<Issue>,
 }
 
 /// What kind of failure made a record `ERROR` (its `error_kind`): stable, for
@@ -383,6 +452,10 @@ pub struct Report {
     pub metrics: BTreeMap<String, MetricResult>,
     /// Every finding, in pipeline order.
     pub issues: Vec<Issue>,
+    /// A transcript record's turns, in order, each with its verdict and the
+    /// issues about it; `None` for a record without `messages`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turns: Option<Vec<TurnResult>>,
     /// How the JSON was found (`None` when evaluation failed before extraction).
     pub extraction: Option<ExtractionInfo>,
     /// The extracted (and postprocessed) JSON, `null` when none was found.
@@ -415,6 +488,7 @@ impl Report {
             score: None,
             metrics: BTreeMap::new(),
             issues: Vec::new(),
+            turns: None,
             extraction: None,
             json: Json::Null,
             feedback: None,
@@ -442,6 +516,7 @@ impl Report {
             score: None,
             metrics: BTreeMap::new(),
             issues: Vec::new(),
+            turns: None,
             extraction,
             json,
             feedback: None,
@@ -566,21 +641,21 @@ impl Report {
             metrics.close();
         }
         if fields.has(Field::Issues) {
-            let out = record.field("issues");
+            write_issues(record.field("issues"), &self.issues);
+        }
+        if let (true, Some(turns)) = (fields.has(Field::Turns), &self.turns) {
+            let out = record.field("turns");
             out.push(b'[');
-            for (i, issue) in self.issues.iter().enumerate() {
+            for (i, turn) in turns.iter().enumerate() {
                 if i > 0 {
                     out.push(b',');
                 }
                 let mut entry = Object::open(out);
-                json_write::write_str(entry.field("rule"), &issue.rule);
-                json_write::write_str(entry.field("code"), &issue.code);
-                json_write::write_str(entry.field("severity"), issue.severity.as_str());
-                json_write::write_str(entry.field("message"), &issue.message);
-                match &issue.path {
-                    Some(path) => json_write::write_str(entry.field("path"), path),
-                    None => json_write::write_null(entry.field("path")),
-                }
+                json_write::write_str(entry.field("role"), turn.role.as_str());
+                json_write::write_str(entry.field("path"), &turn.path);
+                json_write::write_str(entry.field("status"), turn.status.as_str());
+                write_option_f64(entry.field("score"), turn.score);
+                write_issues(entry.field("issues"), &turn.issues);
                 entry.close();
             }
             out.push(b']');
@@ -637,6 +712,30 @@ impl Report {
     }
 }
 
+/// A list of issues, as the record writes them.
+fn write_issues(out: &mut Vec<u8>, issues: &[Issue]) {
+    out.push(b'[');
+    for (i, issue) in issues.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        let mut entry = Object::open(out);
+        json_write::write_str(entry.field("rule"), &issue.rule);
+        json_write::write_str(entry.field("code"), &issue.code);
+        json_write::write_str(entry.field("severity"), issue.severity.as_str());
+        json_write::write_str(entry.field("message"), &issue.message);
+        match &issue.path {
+            Some(path) => json_write::write_str(entry.field("path"), path),
+            None => json_write::write_null(entry.field("path")),
+        }
+        if let Some(turn) = issue.turn {
+            json_write::write_u64(entry.field("turn"), turn as u64);
+        }
+        entry.close();
+    }
+    out.push(b']');
+}
+
 fn write_option_f64(out: &mut Vec<u8>, value: Option<f64>) {
     match value {
         Some(value) => json_write::write_f64(out, value),
@@ -668,6 +767,8 @@ pub enum Field {
     Metrics,
     /// `issues`: every finding.
     Issues,
+    /// `turns`: a transcript record's turns, with their verdicts.
+    Turns,
     /// `extraction`: how the JSON was found.
     Extraction,
     /// `json`: the extracted JSON.
@@ -686,7 +787,7 @@ pub enum Field {
 
 impl Field {
     /// Every field, in the record's order.
-    pub const ALL: [Field; 14] = [
+    pub const ALL: [Field; 15] = [
         Field::Id,
         Field::Line,
         Field::Status,
@@ -694,6 +795,7 @@ impl Field {
         Field::Score,
         Field::Metrics,
         Field::Issues,
+        Field::Turns,
         Field::Extraction,
         Field::Json,
         Field::Feedback,
@@ -713,6 +815,7 @@ impl Field {
             Field::Score => "score",
             Field::Metrics => "metrics",
             Field::Issues => "issues",
+            Field::Turns => "turns",
             Field::Extraction => "extraction",
             Field::Json => "json",
             Field::Feedback => "feedback",

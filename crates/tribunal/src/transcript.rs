@@ -28,41 +28,7 @@ use crate::codes;
 use crate::json::Json;
 use crate::report::Issue;
 
-/// Who wrote a turn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    /// System or developer instructions.
-    System,
-    /// The user.
-    User,
-    /// The agent.
-    Assistant,
-    /// A tool's result.
-    Tool,
-}
-
-impl Role {
-    /// `system`, `user`, `assistant` or `tool`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::System => "system",
-            Self::User => "user",
-            Self::Assistant => "assistant",
-            Self::Tool => "tool",
-        }
-    }
-
-    fn parse(role: &str) -> Option<Self> {
-        match role {
-            "system" | "developer" => Some(Self::System),
-            "user" => Some(Self::User),
-            "assistant" => Some(Self::Assistant),
-            "tool" | "function" => Some(Self::Tool),
-            _ => None,
-        }
-    }
-}
+pub use crate::report::Role;
 
 /// One turn of a conversation.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -175,8 +141,34 @@ impl Reader {
         self.issues.push(issue);
     }
 
+    /// The transcript, and the issues, each placed at the turn it is about
+    /// (the turn whose message, or one of whose calls, holds its path).
     fn finish(self) -> (Transcript, Vec<Issue>) {
-        (Transcript { turns: self.turns }, self.issues)
+        let Self {
+            turns, mut issues, ..
+        } = self;
+        if !issues.is_empty() {
+            let mut at: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+            for (index, turn) in turns.iter().enumerate() {
+                at.entry(turn.path.as_str()).or_insert(index);
+                for call in &turn.tool_calls {
+                    at.entry(call.path.as_str()).or_insert(index);
+                }
+            }
+            for issue in &mut issues {
+                let mut path = issue.path.as_deref().unwrap_or_default();
+                issue.turn = loop {
+                    if let Some(&index) = at.get(path) {
+                        break Some(index);
+                    }
+                    match path.rfind('/') {
+                        Some(cut) if cut > 0 => path = &path[..cut],
+                        _ => break None,
+                    }
+                };
+            }
+        }
+        (Transcript { turns }, issues)
     }
 
     /// Notes the format a message shows; a second one is an issue.

@@ -160,6 +160,35 @@ pub fn check_score(who: &str, what: &str, score: f64) -> Result<f64, EvalError> 
     Ok(score)
 }
 
+/// Checks that each issue that names a turn (`turn`) names one of the
+/// record's (`ctx.turns`).
+pub fn turns_in_range(
+    who: &str,
+    issues: &[Issue],
+    ctx: &crate::component::Context<'_>,
+) -> Result<(), EvalError> {
+    let count = ctx.turns.map_or(0, <[_]>::len);
+    match issues
+        .iter()
+        .enumerate()
+        .find(|(_, i)| i.turn.is_some_and(|t| t >= count))
+    {
+        None => Ok(()),
+        Some((index, issue)) => Err(EvalError::new(
+            ErrorKind::PluginReply,
+            format!(
+                "{who}: issue {index}: `turn` is {}, but the record has {}",
+                issue.turn.unwrap_or_default(),
+                match count {
+                    0 => "no transcript (`messages`)".to_owned(),
+                    1 => "1 turn (0)".to_owned(),
+                    n => format!("{n} turns (0 to {})", n - 1),
+                }
+            ),
+        )),
+    }
+}
+
 /// An array of issues (strings or objects).
 pub fn issue_list(who: &str, rule: &str, value: Value) -> Result<Vec<Issue>, EvalError> {
     let Value::Array(items) = value else {
@@ -183,7 +212,12 @@ fn issue(who: &str, rule: &str, index: usize, value: Value) -> Result<Issue, Eva
         Value::String(message) => Ok(Issue::error(rule, message).code(component.to_owned())),
         Value::Object(mut map) => {
             let at = format!("issue {index}");
-            check_keys(who, &at, &map, &["message", "severity", "path", "rule", "code"])?;
+            check_keys(
+                who,
+                &at,
+                &map,
+                &["message", "severity", "path", "rule", "code", "turn"],
+            )?;
             let message = match map.remove("message") {
                 Some(Value::String(m)) => m,
                 Some(other) => {
@@ -217,21 +251,7 @@ fn issue(who: &str, rule: &str, index: usize, value: Value) -> Result<Issue, Eva
                     )))
                 }
             };
-            let path = match map.remove("path") {
-                None | Some(Value::Null) => None,
-                Some(Value::String(p)) if p.is_empty() || p.starts_with('/') => Some(p),
-                Some(Value::String(p)) => {
-                    return Err(EvalError::new(ErrorKind::PluginReply, format!(
-                        "{who}: {at}: `path` must be a JSON pointer (\"\" or starting with `/`), got \"{p}\""
-                    )))
-                }
-                Some(other) => {
-                    return Err(EvalError::new(ErrorKind::PluginReply, format!(
-                        "{who}: {at}: `path` must be a string, got {}",
-                        describe(&other)
-                    )))
-                }
-            };
+            let path = path_of(who, &at, map.remove("path"))?;
             let rule = match map.remove("rule") {
                 None | Some(Value::Null) => rule,
                 Some(Value::String(r)) => r,
@@ -260,18 +280,55 @@ fn issue(who: &str, rule: &str, index: usize, value: Value) -> Result<Issue, Eva
                     )))
                 }
             };
+            let turn = turn_of(who, &at, map.remove("turn"))?;
             Ok(Issue {
                 rule,
                 code: code.into(),
                 severity,
                 message,
                 path,
+                turn,
             })
         }
         other => Err(EvalError::new(ErrorKind::PluginReply, format!(
             "{who}: issue {index} must be a string or an object {{ message, severity, path }}, got {}",
             describe(&other)
         ))),
+    }
+}
+
+/// An issue's `path`: a JSON pointer, or none.
+fn path_of(who: &str, at: &str, path: Option<Value>) -> Result<Option<String>, EvalError> {
+    match path {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(p)) if p.is_empty() || p.starts_with('/') => Ok(Some(p)),
+        Some(Value::String(p)) => Err(EvalError::new(
+            ErrorKind::PluginReply,
+            format!(
+                "{who}: {at}: `path` must be a JSON pointer (\"\" or starting with `/`), got \"{p}\""
+            ),
+        )),
+        Some(other) => Err(EvalError::new(
+            ErrorKind::PluginReply,
+            format!("{who}: {at}: `path` must be a string, got {}", describe(&other)),
+        )),
+    }
+}
+
+/// An issue's `turn`: the index of a turn in `ctx.turns`, or none.
+fn turn_of(who: &str, at: &str, turn: Option<Value>) -> Result<Option<usize>, EvalError> {
+    match turn {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) if n.as_u64().is_some() => Ok(Some(
+            usize::try_from(n.as_u64().unwrap_or_default()).unwrap_or(usize::MAX),
+        )),
+        Some(other) => Err(EvalError::new(
+            ErrorKind::PluginReply,
+            format!(
+                "{who}: {at}: `turn` must be the index of a turn in `ctx.turns` (an integer ≥ 0), got {}",
+                describe(&other)
+            ),
+        )),
     }
 }
 

@@ -172,6 +172,10 @@ pub struct Context {
     /// (OpenAI Chat, Anthropic Messages or OpenAI Responses, read into one
     /// shape); empty otherwise.
     pub turns: Vec<Turn>,
+    /// For a step run per turn (`scope: assistant_turns` or `last`) on a
+    /// transcript record: the index in `turns` of the turn whose text is
+    /// `output`; `None` otherwise.
+    pub turn: Option<usize>,
 }
 
 /// One turn of a transcript (`ctx.turns`).

@@ -78,6 +78,7 @@ impl Postprocessor for JsonSchema {
             severity: self.severity,
             message,
             path: Some(path.to_owned()),
+            turn: None,
         };
         if ctx.json.is_null() {
             return Ok(PostOutput {

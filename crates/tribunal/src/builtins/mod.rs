@@ -235,6 +235,7 @@ pub(crate) mod test_support {
         pub fn ctx(&self) -> Context<'_> {
             Context {
                 turns: None,
+                turn: None,
                 output: &self.output,
                 json: &self.json,
                 extraction: &self.extraction,

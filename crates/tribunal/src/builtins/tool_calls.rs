@@ -291,16 +291,21 @@ fn canonical(value: &Json, out: &mut String) {
 
 impl Postprocessor for ToolCalls {
     fn process(&self, ctx: &Context<'_>) -> Result<PostOutput, EvalError> {
-        let calls: Vec<&ToolCall> = ctx
+        let calls = ctx
             .turns
             .unwrap_or_default()
             .iter()
-            .flat_map(|turn| &turn.tool_calls)
-            .collect();
+            .enumerate()
+            .flat_map(|(turn, t)| t.tool_calls.iter().map(move |call| (turn, call)));
         let mut issues = Vec::new();
         let mut seen = Seen::default();
-        for (index, call) in calls.iter().enumerate() {
+        for (index, (turn, call)) in calls.enumerate() {
+            let before = issues.len();
             self.check_call(index, call, &mut seen, &mut issues);
+            // Each of a call's issues is about the turn that makes it.
+            for issue in &mut issues[before..] {
+                issue.turn = Some(turn);
+            }
         }
         for tool in &self.required {
             if !seen.counts.contains_key(tool.as_str()) {

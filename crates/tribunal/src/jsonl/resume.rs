@@ -236,9 +236,11 @@ pub(super) fn skip_kept<R: BufRead>(
 /// The kept records must have the fields this run writes (`--fields`), and
 /// what resuming checks: `revision`, and `line` or `id`.
 fn check_fields(record: &Map<String, Value>, options: &Options) -> Result<(), String> {
+    // `turns` is there only for a record with a transcript.
     let wanted: Vec<&str> = Field::ALL
         .iter()
         .filter(|f| options.result_fields.has(**f))
+        .filter(|f| **f != Field::Turns || record.contains_key("turns"))
         .map(|f| f.as_str())
         .collect();
     let found: Vec<&str> = record.keys().map(String::as_str).collect();
@@ -310,6 +312,7 @@ fn report_of(mut record: Map<String, Value>, line: u64, id: Json) -> Report {
     report.metrics = serde_json::from_value::<BTreeMap<String, MetricResult>>(take("metrics"))
         .unwrap_or_default();
     report.issues = serde_json::from_value::<Vec<Issue>>(take("issues")).unwrap_or_default();
+    report.turns = serde_json::from_value(take("turns")).unwrap_or_default();
     report.feedback = text(take("feedback"));
     if status == Status::Error {
         let kind = serde_json::from_value(take("error_kind")).unwrap_or(ErrorKind::Internal);

@@ -16,7 +16,7 @@ use crate::build::BuildCtx;
 use crate::builtins;
 use crate::component::{BuildError, Compiled, Kind, Metric, Postprocessor};
 use crate::contract::{Contract, DEFAULT_LADDER};
-use crate::manifest::{PackManifest, UseSpec};
+use crate::manifest::{Aggregate, PackManifest, Scope, UseSpec};
 use crate::plugin::{PluginAccess, PluginPlaces};
 use crate::source::{Resolved, Sources};
 use crate::strategy::StrategyRegistry;
@@ -164,6 +164,16 @@ impl PackLoader {
                     ),
                 );
             }
+            if spec.aggregate.is_some() {
+                self.error_at(
+                    &["pipeline", "postprocessors", &spec.component, "aggregate"],
+                    None,
+                    format!(
+                        "postprocessor `{}` has an `aggregate`, but only metrics are scored per turn",
+                        spec.step_name()
+                    ),
+                );
+            }
             if spec.component == "contract" && steps.contract_failed {
                 continue; // the contract's own error is already reported
             }
@@ -174,6 +184,8 @@ impl PackLoader {
                     name: spec.step_name().to_owned(),
                     run,
                     weight: 1.0,
+                    scope: spec.scope.unwrap_or_default(),
+                    aggregate: Aggregate::default(),
                 });
             }
         }
@@ -200,6 +212,18 @@ impl PackLoader {
                     ),
                 );
             }
+            let scope = spec.scope.unwrap_or_default();
+            if spec.aggregate.is_some() && scope != Scope::AssistantTurns {
+                self.error_at(
+                    &["pipeline", "metrics", &spec.component, "aggregate"],
+                    None,
+                    format!(
+                        "metric `{}` has an `aggregate`, which only a metric with `scope: assistant_turns` has (its scope is `{}`)",
+                        spec.step_name(),
+                        scope.as_str()
+                    ),
+                );
+            }
             if let Some(Compiled::Metric(run)) =
                 self.build_step(spec, "metrics", Kind::Metric, steps)
             {
@@ -207,6 +231,8 @@ impl PackLoader {
                     name: spec.step_name().to_owned(),
                     run,
                     weight: spec.weight(),
+                    scope,
+                    aggregate: spec.aggregate.unwrap_or_default(),
                 });
             }
         }
@@ -507,6 +533,8 @@ fn postprocessor_uses(manifest: &PackManifest, has_contract: bool) -> Vec<UseSpe
                 weight: None,
                 with: None,
                 alias: None,
+                scope: None,
+                aggregate: None,
             },
         );
     }

@@ -26,7 +26,9 @@ use crate::component::{Kind, Metric, Postprocessor};
 use crate::contract::Contract;
 use crate::extract::Tier;
 use crate::files::PackFiles;
-use crate::manifest::{ComponentManifest, Implementation, PackManifest, ScoringSpec};
+use crate::manifest::{
+    Aggregate, ComponentManifest, Implementation, PackManifest, Scope, ScoringSpec,
+};
 use crate::runtime::Runtime;
 use crate::strategy::StrategyRegistry;
 use crate::yaml::{LoadError, LoadErrors, Source};
@@ -120,6 +122,10 @@ pub(crate) struct Step<T: ?Sized> {
     pub name: String,
     pub run: Arc<T>,
     pub weight: f64,
+    /// Where it runs on a transcript record.
+    pub scope: Scope,
+    /// How a metric run per assistant turn scores.
+    pub aggregate: Aggregate,
 }
 
 /// A loaded, compiled rule pack: load it once, then evaluate any number of
@@ -199,6 +205,26 @@ pub(crate) struct Pipeline {
     pub strategies: Arc<StrategyRegistry>,
     /// How long one step may take on one record (`limits.timeout_ms`).
     pub step_timeout: Option<std::time::Duration>,
+}
+
+impl Pipeline {
+    /// The assistant turns of a transcript record that steps run on by
+    /// themselves: every one when a step has `scope: assistant_turns`, the
+    /// last when a step has `scope: last`, none otherwise.
+    pub fn turn_scope(&self) -> Option<Scope> {
+        let scopes = self
+            .postprocessors
+            .iter()
+            .map(|s| s.scope)
+            .chain(self.metrics.iter().map(|s| s.scope));
+        scopes.fold(None, |widest, scope| match (widest, scope) {
+            (_, Scope::AssistantTurns) | (Some(Scope::AssistantTurns), _) => {
+                Some(Scope::AssistantTurns)
+            }
+            (_, Scope::Last) | (Some(Scope::Last), _) => Some(Scope::Last),
+            _ => None,
+        })
+    }
 }
 
 /// The sub-folders of `dir` that hold a `pack.yaml`, sorted (none when `dir` cannot

@@ -550,7 +550,9 @@ impl Metric for PluginMetric {
         let value = self.0.call(&EvaluateInput {
             context: ctx.with_config(&self.0.config),
         })?;
-        crate::wire::metric_output(&self.0.who, &self.0.name, value)
+        let out = crate::wire::metric_output(&self.0.who, &self.0.name, value)?;
+        crate::wire::turns_in_range(&self.0.who, &out.issues, ctx)?;
+        Ok(out)
     }
 }
 
@@ -567,7 +569,9 @@ impl Postprocessor for PluginPostprocessor {
         let value = self.0.call(&EvaluateInput {
             context: ctx.with_config(&self.0.config),
         })?;
-        crate::wire::post_output(&self.0.who, &self.0.name, value)
+        let out = crate::wire::post_output(&self.0.who, &self.0.name, value)?;
+        crate::wire::turns_in_range(&self.0.who, &out.issues, ctx)?;
+        Ok(out)
     }
 }
 
@@ -662,6 +666,7 @@ mod tests {
         let meta = json!({"m": true});
         let ctx = Context {
             turns: None,
+            turn: None,
             output: "raw",
             json: &json,
             extraction: &extraction,

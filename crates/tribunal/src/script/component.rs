@@ -215,14 +215,18 @@ impl ScriptComponent {
 impl Metric for ScriptComponent {
     fn evaluate(&self, ctx: &Context<'_>) -> Result<MetricOutput, EvalError> {
         let value = self.call("evaluate", (self.context(ctx),), ctx)?;
-        crate::wire::metric_output(&self.who, &self.name, value).map_err(as_script)
+        let out = crate::wire::metric_output(&self.who, &self.name, value).map_err(as_script)?;
+        crate::wire::turns_in_range(&self.who, &out.issues, ctx).map_err(as_script)?;
+        Ok(out)
     }
 }
 
 impl Postprocessor for ScriptComponent {
     fn process(&self, ctx: &Context<'_>) -> Result<PostOutput, EvalError> {
         let value = self.call("evaluate", (self.context(ctx),), ctx)?;
-        crate::wire::post_output(&self.who, &self.name, value).map_err(as_script)
+        let out = crate::wire::post_output(&self.who, &self.name, value).map_err(as_script)?;
+        crate::wire::turns_in_range(&self.who, &out.issues, ctx).map_err(as_script)?;
+        Ok(out)
     }
 }
 

@@ -80,6 +80,9 @@ pub fn context(ctx: &Context<'_>, config: Dynamic) -> Dynamic {
             Dynamic::from_array(turns.iter().map(turn).collect()),
         );
     }
+    if let Some(index) = ctx.turn {
+        map.insert("turn".into(), Dynamic::from_int(index_int(index)));
+    }
     map.insert(
         "issues".into(),
         Dynamic::from_array(ctx.issues.iter().map(issue).collect()),
@@ -134,7 +137,15 @@ fn issue(issue: &Issue) -> Dynamic {
         "path".into(),
         issue.path.as_deref().map_or(Dynamic::UNIT, text),
     );
+    if let Some(index) = issue.turn {
+        map.insert("turn".into(), Dynamic::from_int(index_int(index)));
+    }
     Dynamic::from_map(map)
+}
+
+/// A turn's index as a Rhai integer (a transcript has fewer turns than that).
+fn index_int(index: usize) -> INT {
+    INT::try_from(index).unwrap_or(INT::MAX)
 }
 
 /// A Rhai value as JSON. Fails on values JSON cannot hold (NaN, functions,
@@ -282,12 +293,13 @@ mod tests {
         };
         let issues = [
             Issue::error("a", "first").at("/x"),
-            Issue::warning("b", "second"),
+            Issue::warning("b", "second").in_turn(1),
         ];
         let scores = [("m".to_owned(), 0.5)].into_iter().collect();
         let strategies = StrategyRegistry::with_builtins(&crate::semantic::Models::default());
         let ctx = Context {
             turns: None,
+            turn: Some(3),
             output: "raw text",
             json: &json!({"k": [1, 2.5, null]}),
             extraction: &extraction,
