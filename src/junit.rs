@@ -116,14 +116,18 @@ pub fn write_report_case(out: &mut Vec<u8>, report: &Report, classname: &str) {
             if let Some(score) = report.score {
                 let _ = writeln!(text, "score {score}");
             }
+            write_failing_turns(&mut text, report);
             for issue in &report.issues {
                 let at = issue
                     .path
                     .as_deref()
                     .map_or_else(String::new, |p| format!(" at {p}"));
+                let turn = issue
+                    .turn
+                    .map_or_else(String::new, |turn| format!(" (turn {turn})"));
                 let _ = writeln!(
                     text,
-                    "{} {} [{}]{at}: {}",
+                    "{} {} [{}]{at}{turn}: {}",
                     issue.severity.as_str(),
                     issue.rule,
                     issue.code,
@@ -143,6 +147,33 @@ pub fn write_report_case(out: &mut Vec<u8>, report: &Report, classname: &str) {
         }
     };
     write_case(out, &name, classname, &properties, &verdict);
+}
+
+/// A transcript record's turns that did not pass, a line each (its index,
+/// role, status, score and place), before the issues.
+fn write_failing_turns(text: &mut String, report: &Report) {
+    let Some(turns) = &report.turns else {
+        return;
+    };
+    let failing = turns
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.status != Status::Pass);
+    for (count, (index, turn)) in failing.enumerate() {
+        if count == 0 {
+            text.push_str("failing turns:\n");
+        }
+        let score = turn
+            .score
+            .map_or_else(String::new, |score| format!(", score {score}"));
+        let _ = writeln!(
+            text,
+            "  turn {index} ({}) {}{score} at {}",
+            turn.role.as_str(),
+            turn.status,
+            turn.path
+        );
+    }
 }
 
 /// A `<testsuite>`'s attributes and properties.

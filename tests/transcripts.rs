@@ -578,3 +578,107 @@ fn the_generated_runs_get_the_same_verdict_in_every_format() {
             .into()
     );
 }
+
+/// `eval --junit`: a transcript record's failure text names the turns that
+/// did not pass, and each issue its turn.
+#[test]
+fn junit_names_the_failing_turns() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("runs.jsonl");
+    let text =
+        std::fs::read_to_string(repo.join("examples/data/travel-agent-generated.jsonl")).unwrap();
+    let run: Vec<&str> = text
+        .lines()
+        .filter(|line| line.starts_with(r#"{"id": "gen-003-"#))
+        .collect();
+    let run = run.join("\n") + "\n";
+    std::fs::write(&data, run).unwrap();
+    let junit = dir.path().join("eval.xml");
+    let out = Command::new(env!("CARGO_BIN_EXE_tribunal"))
+        .arg("eval")
+        .arg(repo.join("examples/packs/travel-agent"))
+        .arg("--input")
+        .arg(&data)
+        .arg("--junit")
+        .arg(&junit)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() || out.status.code() == Some(1),
+        "{out:?}"
+    );
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert_eq!(xml.matches("<testcase").count(), 3, "{xml}");
+    for (format, at) in [
+        ("chat", "/messages/9"),
+        ("anthropic", "/messages/9"),
+        ("responses", "/messages/10"),
+    ] {
+        let case = xml
+            .split("<testcase")
+            .find(|case| case.contains(&format!("gen-003-{format}")))
+            .unwrap();
+        assert!(
+            case.contains(&format!(
+                "failing turns:\n  turn 9 (assistant) NEEDS_IMPROVEMENT, score 0 at {at}\n"
+            )),
+            "{case}"
+        );
+        assert!(
+            case.contains("error claims_confirmed [claims_confirmed] (turn 9): told the user"),
+            "{case}"
+        );
+    }
+}
+
+/// `ctx.turns` is converted once per record and shared by the steps run on it:
+/// read-only, so a step cannot change what the next one reads (a copy, `let
+/// turns = ctx.turns;`, can be changed).
+#[test]
+fn a_step_cannot_change_the_turns_the_next_step_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = scripted_pack(
+        dir.path(),
+        "pipeline:\n  postprocessors:\n    - use: copy\n      scope: assistant_turns\n  metrics:\n    - use: read\n      scope: assistant_turns\n",
+        &[
+            (
+                "copy",
+                "postprocessor",
+                r#"fn evaluate(ctx) {
+    let turns = ctx.turns;
+    turns[0].text = "changed";
+    turns.push(#{ role: "user" });
+    if ctx.meta != () && ctx.meta.write { ctx.turns[0].text = "changed"; }
+    []
+}
+"#,
+            ),
+            (
+                "read",
+                "metric",
+                "fn evaluate(ctx) { #{ score: 1.0, details: [ctx.turns[0].text, ctx.turns.len()] } }\n",
+            ),
+        ],
+    );
+    let [chat, ..] = booking();
+    let record = pack
+        .evaluate(&Input::from_messages(chat.clone()))
+        .to_value();
+    for turn in record["metrics"]["read"]["details"]["turns"]
+        .as_array()
+        .unwrap()
+    {
+        assert_eq!(turn["details"], json!(["You book flights.", 7]), "{record}");
+    }
+    let record = pack
+        .evaluate(&Input::from_messages(chat).with_meta(json!({"write": true})))
+        .to_value();
+    assert_eq!(record["status"], "ERROR");
+    let error = record["error"].as_str().unwrap();
+    assert!(
+        error.starts_with("postprocessor `copy` (turn 2): script `copy`")
+            && error.contains("constant"),
+        "{error}"
+    );
+}

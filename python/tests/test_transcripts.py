@@ -28,6 +28,30 @@ def test_a_transcript_is_judged_as_the_cli_judges_it(root, cli):
         assert len(verdicts) == 1, (run, verdicts)
 
 
+def test_a_transcript_result_has_its_turns(root):
+    pack = tribunal.Pack.load(root / "examples/packs/travel-agent")
+    messages = [
+        {"role": "user", "content": "Book SK1."},
+        {"role": "assistant", "content": "Shall I book SK1?"},
+        {"role": "user", "content": "Yes."},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "book_flight", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "error: SK1 is full"},
+        {"role": "assistant", "content": "Booked SK1; your reference is QX7P2K."},
+    ]
+    result = pack.evaluate(messages=messages)
+    assert [t["role"] for t in result.turns] == [
+        "user", "assistant", "user", "assistant", "tool", "assistant"]
+    last = result.turns[5]
+    assert (last["status"], last["score"], last["path"]) == ("NEEDS_IMPROVEMENT", 0.0, "/messages/5")
+    assert [i["code"] for i in last["issues"]] == ["claims_confirmed"]
+    # The record's issues say which turn each is about.
+    turns = {i["code"]: i.get("turn") for i in result.issues}
+    assert turns["claims_confirmed"] == 5
+    assert turns["tool.order"] == 3
+    assert pack.evaluate("plain text").turns is None
+
+
 def test_without_output_or_messages_a_record_is_an_error_result(root):
     pack = tribunal.Pack.load(root / "examples/packs/travel-agent")
     result = pack.evaluate()

@@ -77,6 +77,45 @@ pub struct Context<'a> {
     /// Field-matching strategies available to metrics.
     #[serde(skip)]
     pub strategies: &'a StrategyRegistry,
+    /// What extensions build once per record and share between the steps
+    /// that read it (see [`RecordMemo`]); `None` outside a pipeline.
+    #[serde(skip)]
+    pub memo: Option<&'a RecordMemo>,
+}
+
+/// What an extension host builds from a record once and shares between the
+/// steps run on it: a script's `ctx.turns`, converted once per record rather
+/// than once per step and turn, so that a step run on each of a transcript's
+/// turns costs time linear in its length.
+#[derive(Default)]
+pub struct RecordMemo {
+    turns: std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>,
+}
+
+impl RecordMemo {
+    /// The record's turns as `make` builds them, built on the first call
+    /// (later calls with another `T` build it anew, unshared).
+    pub fn turns<T: Clone + Send + Sync + 'static>(&self, make: impl FnOnce() -> T) -> T {
+        let mut made = None;
+        let stored = self.turns.get_or_init(|| {
+            let value = make();
+            made = Some(value.clone());
+            Box::new(value)
+        });
+        match (made, stored.downcast_ref::<T>()) {
+            (Some(value), _) => value,
+            (None, Some(value)) => value.clone(),
+            (None, None) => unreachable!("one host memoises the turns"),
+        }
+    }
+}
+
+impl fmt::Debug for RecordMemo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RecordMemo")
+            .field("turns", &self.turns.get().is_some())
+            .finish()
+    }
 }
 
 /// A context with one component's config: what crosses an extension boundary.

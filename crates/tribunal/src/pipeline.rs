@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use crate::json::Json;
 
 use crate::codes;
-use crate::component::{Context, EvalError};
+use crate::component::{Context, EvalError, RecordMemo};
 use crate::deadline::Steps;
 use crate::extract::{self, Document, Found, Tier, Written};
 use crate::manifest::{NoJson, Scope};
@@ -166,6 +166,17 @@ struct Staged {
     turns: Option<Vec<crate::transcript::Turn>>,
     /// The assistant turns steps run on by themselves.
     runs: Vec<TurnRun>,
+    /// What extensions build once for the record.
+    memo: RecordMemo,
+}
+
+/// A record as the steps see it, apart from what they change: the input, its
+/// turns, and what extensions build once for it.
+#[derive(Clone, Copy)]
+struct Record<'a> {
+    input: &'a Input,
+    turns: Option<&'a [crate::transcript::Turn]>,
+    memo: &'a RecordMemo,
 }
 
 /// An assistant turn of a transcript record that steps run on by themselves
@@ -250,8 +261,12 @@ impl Pack {
                 .zip(&staged)
                 .filter(|(_, s)| s.failure.is_none())
                 .map(|(input, s)| {
-                    let turns = s.turns.as_deref();
-                    self.context(input, &s.extraction, turns, &s.json, &s.issues, &scores)
+                    let record = Record {
+                        input,
+                        turns: s.turns.as_deref(),
+                        memo: &s.memo,
+                    };
+                    self.context(record, &s.extraction, &s.json, &s.issues, &scores)
                 })
                 .collect();
             if !contexts.is_empty() {
@@ -287,6 +302,7 @@ impl Pack {
             failure: Some(err.within("extraction")),
             turns: None,
             runs: Vec::new(),
+            memo: RecordMemo::default(),
         })
     }
 
@@ -299,6 +315,7 @@ impl Pack {
             issues.extend(found);
             transcript.turns
         });
+        let memo = RecordMemo::default();
         let mut runs = match (&turns, self.pipeline.turn_scope()) {
             (Some(turns), Some(scope)) => self.turn_runs(turns, scope, &mut issues),
             _ => Vec::new(),
@@ -318,6 +335,7 @@ impl Pack {
                     failure: None,
                     turns,
                     runs,
+                    memo: RecordMemo::default(),
                 };
             }
             Make::Value => {
@@ -333,10 +351,14 @@ impl Pack {
         let scores: BTreeMap<String, f64> = BTreeMap::new();
         let mut failure = None;
         let mut steps = Steps::new(self.pipeline.step_timeout);
-        let transcript = turns.as_deref();
+        let record = Record {
+            input,
+            turns: turns.as_deref(),
+            memo: &memo,
+        };
         'steps: for step in &self.pipeline.postprocessors {
-            let Some(runs) = targets(step.scope, transcript.is_some(), &mut runs) else {
-                let ctx = self.context(input, &extraction, transcript, &json, &issues, &scores);
+            let Some(runs) = targets(step.scope, record.turns.is_some(), &mut runs) else {
+                let ctx = self.context(record, &extraction, &json, &issues, &scores);
                 match self.within_time(&mut steps, || step.run.process(&ctx)) {
                     Ok(out) => {
                         placed(out.issues, &step.name, None, &mut issues);
@@ -353,7 +375,7 @@ impl Pack {
                 continue;
             };
             for run in runs {
-                let ctx = self.turn_context(input, run, transcript, &issues, &scores);
+                let ctx = self.turn_context(record, run, &issues, &scores);
                 match self.within_time(&mut steps, || step.run.process(&ctx)) {
                     Ok(out) => {
                         placed(out.issues, &step.name, Some(run.turn), &mut issues);
@@ -379,6 +401,7 @@ impl Pack {
             failure,
             turns,
             runs,
+            memo,
         }
     }
 
@@ -424,26 +447,24 @@ impl Pack {
             failure,
             turns,
             mut runs,
+            memo,
             ..
         } = staged;
         let mut scores: BTreeMap<String, f64> = BTreeMap::new();
         let mut metrics: BTreeMap<String, MetricResult> = BTreeMap::new();
-        let transcript = turns.as_deref();
+        let record = Record {
+            input,
+            turns: turns.as_deref(),
+            memo: &memo,
+        };
 
         let failure = failure.map_or_else(
             || -> Result<(), EvalError> {
                 let mut steps = Steps::new(self.pipeline.step_timeout);
                 for (index, step) in self.pipeline.metrics.iter().enumerate() {
-                    let result = match targets(step.scope, transcript.is_some(), &mut runs) {
+                    let result = match targets(step.scope, record.turns.is_some(), &mut runs) {
                         None => {
-                            let ctx = self.context(
-                                input,
-                                &extraction,
-                                transcript,
-                                &json,
-                                &issues,
-                                &scores,
-                            );
+                            let ctx = self.context(record, &extraction, &json, &issues, &scores);
                             let out = self
                                 .within_time(&mut steps, || step.run.evaluate(&ctx))
                                 .map_err(|e| e.within(format_args!("metric `{}`", step.name)))?;
@@ -461,12 +482,7 @@ impl Pack {
                             }
                         }
                         Some(runs) => {
-                            let on = TurnMetric {
-                                input,
-                                transcript,
-                                scores: &scores,
-                            };
-                            self.per_turn(step, runs, &on, &mut steps, &mut issues)?
+                            self.per_turn(step, runs, record, &scores, &mut steps, &mut issues)?
                         }
                     };
                     // Later metrics read the scores so far; after the last
@@ -526,7 +542,8 @@ impl Pack {
         &self,
         step: &Step<dyn crate::component::Metric>,
         runs: &mut [TurnRun],
-        on: &TurnMetric<'_>,
+        record: Record<'_>,
+        scores: &BTreeMap<String, f64>,
         steps: &mut Steps,
         issues: &mut Vec<Issue>,
     ) -> Result<MetricResult, EvalError> {
@@ -534,7 +551,7 @@ impl Pack {
         let mut each = Vec::with_capacity(runs.len());
         let mut skipped = None;
         for run in runs {
-            let ctx = self.turn_context(on.input, run, on.transcript, issues, on.scores);
+            let ctx = self.turn_context(record, run, issues, scores);
             let out = self
                 .within_time(steps, || step.run.evaluate(&ctx))
                 .map_err(|e| {
@@ -688,24 +705,24 @@ impl Pack {
     /// The context a component sees at this point of the pipeline.
     fn context<'a>(
         &'a self,
-        input: &'a Input,
+        record: Record<'a>,
         extraction: &'a ExtractionInfo,
-        turns: Option<&'a [crate::transcript::Turn]>,
         json: &'a Json,
         issues: &'a [Issue],
         scores: &'a BTreeMap<String, f64>,
     ) -> Context<'a> {
         Context {
-            turns,
+            turns: record.turns,
             turn: None,
-            output: &input.output,
+            output: &record.input.output,
             json,
             extraction,
-            expected: &input.expected,
-            meta: &input.meta,
+            expected: &record.input.expected,
+            meta: &record.input.meta,
             issues,
             scores,
             strategies: &self.pipeline.strategies,
+            memo: Some(record.memo),
         }
     }
 
@@ -714,24 +731,26 @@ impl Pack {
     /// and scores so far.
     fn turn_context<'a>(
         &'a self,
-        input: &'a Input,
+        record: Record<'a>,
         run: &'a TurnRun,
-        turns: Option<&'a [crate::transcript::Turn]>,
         issues: &'a [Issue],
         scores: &'a BTreeMap<String, f64>,
     ) -> Context<'a> {
-        let output = turns.map_or("", |turns| turns[run.turn].text.as_str());
+        let output = record
+            .turns
+            .map_or("", |turns| turns[run.turn].text.as_str());
         Context {
-            turns,
+            turns: record.turns,
             turn: Some(run.turn),
             output,
             json: &run.json,
             extraction: &run.extraction,
-            expected: &input.expected,
-            meta: &input.meta,
+            expected: &record.input.expected,
+            meta: &record.input.meta,
             issues,
             scores,
             strategies: &self.pipeline.strategies,
+            memo: Some(record.memo),
         }
     }
 
@@ -886,13 +905,6 @@ fn panicked(panic: &(dyn std::any::Any + Send)) -> EvalError {
         .or_else(|| panic.downcast_ref::<&str>().copied())
         .unwrap_or("a panic");
     EvalError::new(ErrorKind::Internal, format!("panicked: {message}"))
-}
-
-/// What a metric run per turn reads of the record.
-struct TurnMetric<'a> {
-    input: &'a Input,
-    transcript: Option<&'a [crate::transcript::Turn]>,
-    scores: &'a BTreeMap<String, f64>,
 }
 
 /// A metric's output (on `turn`, for a metric run per turn), unless its

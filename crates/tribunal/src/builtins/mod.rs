@@ -244,6 +244,7 @@ pub(crate) mod test_support {
                 issues: &self.issues,
                 scores: &self.scores,
                 strategies: strategies(),
+                memo: None,
             }
         }
     }

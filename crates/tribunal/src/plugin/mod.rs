@@ -675,6 +675,7 @@ mod tests {
             issues: &issues,
             scores: &scores,
             strategies: &strategies,
+            memo: None,
         };
         let config = serde_json::json!({"k": [1, 2]});
         // What a plugin reads, through the SDK's own type: every field arrives.

@@ -75,10 +75,19 @@ pub fn context(ctx: &Context<'_>, config: Dynamic) -> Dynamic {
     // Only a transcript record has turns (as in what plugins get); a missing
     // key reads as `()`.
     if let Some(turns) = ctx.turns {
-        map.insert(
-            "turns".into(),
-            Dynamic::from_array(turns.iter().map(turn).collect()),
-        );
+        // Built once per record and shared (read-only: a script cannot change
+        // what the next step reads), so a step run on each turn does not
+        // convert every turn again for each one.
+        let convert = || {
+            Dynamic::from_array(turns.iter().map(turn).collect())
+                .into_read_only()
+                .into_shared()
+        };
+        let turns = match ctx.memo {
+            Some(memo) => memo.turns(convert),
+            None => convert(),
+        };
+        map.insert("turns".into(), turns);
     }
     if let Some(index) = ctx.turn {
         map.insert("turn".into(), Dynamic::from_int(index_int(index)));
@@ -308,6 +317,7 @@ mod tests {
             issues: &issues,
             scores: &scores,
             strategies: &strategies,
+            memo: None,
         };
         let config = serde_json::json!({"threshold": 0.7, "list": ["a"]});
         let ours = to_value(&context(&ctx, to_dynamic(&Json::from(&config)))).unwrap();
