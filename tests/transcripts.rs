@@ -682,3 +682,177 @@ fn a_step_cannot_change_the_turns_the_next_step_reads() {
         "{error}"
     );
 }
+
+/// A pack whose `tool_calls` compares the calls with `expected.tool_calls`,
+/// with `with` (YAML lines under `with:`).
+fn trajectory_check(dir: &Path, with: &str) -> Pack {
+    std::fs::write(
+        dir.join("pack.yaml"),
+        format!("name: expected\npipeline:\n  postprocessors:\n    - use: tool_calls\n      with:\n{with}"),
+    )
+    .unwrap();
+    Pack::load(dir).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The (code, turn, path, message) of each issue of the booking judged
+/// against `expected` in every format, the paths of the Chat one.
+fn against(pack: &Pack, expected: &Value) -> Vec<(String, Value, Value, String)> {
+    let records: Vec<Value> = booking()
+        .into_iter()
+        .map(|messages| {
+            let input = Input::from_messages(messages).with_expected(expected.clone());
+            pack.evaluate(&input).to_value()
+        })
+        .collect();
+    for other in &records[1..] {
+        assert_eq!(
+            without_paths(other.clone()),
+            without_paths(records[0].clone())
+        );
+    }
+    assert_ne!(records[0]["status"], "ERROR", "{}", records[0]);
+    records[0]["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (
+                i["code"].as_str().unwrap().to_owned(),
+                i["turn"].clone(),
+                i["path"].clone(),
+                i["message"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_calls_are_compared_with_the_expected_trajectory_in_each_match_mode() {
+    let search = json!({"name": "search_flights", "arguments": {"to": "OSL"}});
+    let book = json!({"name": "book_flight", "arguments": {"seat": "12A"}});
+    let dir = tempfile::tempdir().unwrap();
+    // in_order (the default): the expected calls in their order, others allowed.
+    let pack = trajectory_check(dir.path(), "        no_repeat: true\n");
+    assert_eq!(against(&pack, &json!({"tool_calls": [search, book]})), []);
+    assert_eq!(against(&pack, &json!({"tool_calls": [book]})), []);
+    assert_eq!(
+        against(&pack, &json!({"other": 1})),
+        [],
+        "no trajectory, no check"
+    );
+    let issues = against(&pack, &json!({"tool_calls": [book, search]}));
+    assert_eq!(
+        issues,
+        [(
+            "tool.expected-missing".to_owned(),
+            Value::Null,
+            json!("/messages"),
+            "the expected call `search_flights` (expected.tool_calls/1) is not made in its order"
+                .to_owned()
+        )]
+    );
+    let seat = json!({"name": "book_flight", "arguments": {"seat": "14C", "meal": "veg"}});
+    let issues = against(&pack, &json!({"tool_calls": [search, seat]}));
+    assert_eq!(
+        issues,
+        [
+            (
+                "tool.argument-mismatch".to_owned(),
+                json!(4),
+                json!("/messages/4/tool_calls/0/function/arguments/seat"),
+                r#"`book_flight`'s argument `seat` is "12A", expected "14C" (exact 0 < 1)"#
+                    .to_owned()
+            ),
+            (
+                "tool.argument-mismatch".to_owned(),
+                json!(4),
+                json!("/messages/4/tool_calls/0/function/arguments/meal"),
+                r#"`book_flight` is called without the argument `meal`, expected "veg""#.to_owned()
+            ),
+        ]
+    );
+    // any_order: each expected call made, in any order.
+    let dir = tempfile::tempdir().unwrap();
+    let pack = trajectory_check(dir.path(), "        match: any_order\n");
+    assert_eq!(against(&pack, &json!({"tool_calls": [book, search]})), []);
+    let twice = against(&pack, &json!({"tool_calls": [book, book]}));
+    assert_eq!(twice.len(), 1, "{twice:?}");
+    assert_eq!(twice[0].0, "tool.expected-missing");
+    // exact: these calls, in this order, and no others.
+    let dir = tempfile::tempdir().unwrap();
+    let pack = trajectory_check(dir.path(), "        match: exact\n");
+    assert_eq!(against(&pack, &json!({"tool_calls": [search, book]})), []);
+    let issues = against(&pack, &json!({"tool_calls": [search]}));
+    assert_eq!(
+        issues,
+        [(
+            "tool.unexpected".to_owned(),
+            json!(4),
+            json!("/messages/4/tool_calls/0"),
+            "`book_flight` is call 1, past the 1 call of the expected trajectory".to_owned()
+        )]
+    );
+    let issues = against(&pack, &json!({"tool_calls": [book, search]}));
+    let codes: Vec<&str> = issues.iter().map(|i| i.0.as_str()).collect();
+    assert_eq!(codes, ["tool.unexpected", "tool.unexpected"], "{issues:?}");
+}
+
+#[test]
+fn each_argument_is_compared_by_its_strategy() {
+    let expected = json!({"tool_calls": [
+        {"name": "search_flights", "arguments": {"to": "OSLO"}},
+        {"name": "book_flight", "arguments": {"seat": "99Z"}}
+    ]});
+    let dir = tempfile::tempdir().unwrap();
+    // FUZZY at its default threshold: "OSL" is 0.75 like "OSLO".
+    let pack = trajectory_check(
+        dir.path(),
+        "        argument_strategies: { to: FUZZY, book_flight.seat: IGNORE }\n",
+    );
+    let issues = against(&pack, &expected);
+    assert_eq!(issues.len(), 1, "{issues:?}");
+    assert!(issues[0].3.ends_with("(fuzzy 0.75 < 0.85)"), "{issues:?}");
+    // A lower threshold lets it match.
+    let dir = tempfile::tempdir().unwrap();
+    let pack = trajectory_check(
+        dir.path(),
+        "        argument_strategies: { search_flights.to: fuzzy, seat: IGNORE }\n        thresholds: { FUZZY: 0.7 }\n",
+    );
+    assert_eq!(against(&pack, &expected), []);
+    // Names are checked when the pack loads.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("pack.yaml"),
+        "name: bad\npipeline:\n  postprocessors:\n    - use: tool_calls\n      with:\n        argument_strategies: { to: FUZY }\n",
+    )
+    .unwrap();
+    let err = Pack::load(dir.path()).unwrap_err().to_string();
+    assert!(
+        err.contains("unknown strategy `FUZY`") && err.contains("FUZZY"),
+        "{err}"
+    );
+    // An expected trajectory that is not one is the record's input error.
+    let dir = tempfile::tempdir().unwrap();
+    let pack = trajectory_check(dir.path(), "        match: exact\n");
+    let [chat, ..] = booking();
+    for (bad, says) in [
+        (
+            json!({"tool_calls": "search"}),
+            "`expected.tool_calls` is a string",
+        ),
+        (
+            json!({"tool_calls": [{"arguments": {}}]}),
+            "`expected.tool_calls` 0 has no `name`",
+        ),
+        (
+            json!({"tool_calls": [{"name": "x", "arguments": "{}"}]}),
+            "`expected.tool_calls` 0's `arguments` is not an object",
+        ),
+    ] {
+        let input = Input::from_messages(chat.clone()).with_expected(bad);
+        let record = pack.evaluate(&input).to_value();
+        assert_eq!(record["status"], "ERROR");
+        assert_eq!(record["error_kind"], "input");
+        assert!(record["error"].as_str().unwrap().contains(says), "{record}");
+    }
+}

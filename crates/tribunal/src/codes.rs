@@ -55,6 +55,9 @@ codes! {
     TOOL_CALLS_ORDER = "tool.order": "a tool called before the one an `order` pair puts first (`tool_calls`)";
     TOOL_CALLS_TOO_MANY = "tool.too-many": "a call past a `max_calls` limit (`tool_calls`)";
     TOOL_CALLS_REPEATED = "tool.repeated": "the same tool called again with equal arguments, under `no_repeat` (`tool_calls`)";
+    TOOL_CALLS_EXPECTED_MISSING = "tool.expected-missing": "a call of the expected trajectory (`expected.tool_calls`) the agent did not make (`tool_calls`)";
+    TOOL_CALLS_UNEXPECTED = "tool.unexpected": "a call the expected trajectory does not have at its place, under `match: exact` (`tool_calls`)";
+    TOOL_CALLS_ARGUMENT_MISMATCH = "tool.argument-mismatch": "an argument of a call that does not match the expected trajectory's, by its strategy (`tool_calls`)";
     TRANSCRIPT_MIXED_FORMATS = "transcript.mixed-formats": "one transcript written in two formats (OpenAI Chat, Anthropic Messages, OpenAI Responses)";
 }
 

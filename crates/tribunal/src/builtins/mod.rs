@@ -16,6 +16,7 @@ pub mod json_schema;
 pub mod no_placeholders;
 pub mod required_fields;
 pub mod tool_calls;
+mod trajectory;
 
 /// A built-in rule's entry in the registry.
 #[derive(Debug, Clone, Copy)]

@@ -1,6 +1,6 @@
 //! `tool_calls` (postprocessor): the trajectory rules of an agent's
 //! transcript: which tools it may, must and must not call, in which order, how
-//! often, and never the same call twice.
+//! often, never the same call twice, and the calls of an expected trajectory.
 
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
@@ -18,6 +18,8 @@ use crate::component::{
 use crate::json::Json;
 use crate::report::{Issue, Severity};
 use crate::transcript::ToolCall;
+
+use super::trajectory::{Match, Trajectory};
 
 pub const BUILTIN: Builtin = Builtin {
     name: "tool_calls",
@@ -48,6 +50,26 @@ without `messages` has no calls.
 | `max_calls` | no limit | a number (calls in all), or a map of limits by tool, `"*"` for all calls (`tool.too-many`, at the first call past the limit) |
 | `no_repeat` | `false` | `true`: the same tool called again with equal arguments is an issue (`tool.repeated`, at the repeat) |
 | `severity` | `error` | `error`, `warning` or `info` |
+| `match` | `in_order` | with a record's `expected.tool_calls` (a list of `{name, arguments}`): `in_order` (those calls in that order, others between them allowed), `any_order` (each made, in any order) or `exact` (those calls, in that order, and no others) |
+| `argument_strategies` | `{}` | the strategy of an expected argument, by `argument` or `tool.argument` (`EXACT` by default; `FUZZY`, `SEMANTIC`, `IGNORE` or any strategy of the pack) |
+| `thresholds` | `{}` | the similarity an argument needs, by strategy (else the strategy's own: `FUZZY` 0.85, `SEMANTIC` 0.80) |
+
+## Expected trajectory
+
+A record whose `expected` has `tool_calls` is also compared with them: a call that
+is not made is `tool.expected-missing` (at `/messages`), a call `match: exact` does
+not expect at its place is `tool.unexpected`, and each expected argument the matching
+call does not have, or has with too low a similarity, is `tool.argument-mismatch` at
+the argument's path. Arguments the expected call does not name are not compared.
+Under `any_order`, of several calls of one tool the one that matches most expected
+arguments is taken. An `expected.tool_calls` that is not a list of `{name,
+arguments}` makes the record `ERROR` (`input`).
+
+```json
+{"messages": [...], "expected": {"tool_calls": [
+  {"name": "search_flights", "arguments": {"to": "OSL"}},
+  {"name": "book_flight", "arguments": {"flight": "SK1", "date": "2026-12-05"}}]}}
+```
 
 ## Example
 
@@ -62,6 +84,8 @@ pipeline:
         order: [[search_flights, book_flight]]
         max_calls: { "*": 8, search_flights: 3 }
         no_repeat: true
+        match: in_order
+        argument_strategies: { note: FUZZY, search_flights.request_id: IGNORE }
 ```
 "#;
 
@@ -75,6 +99,13 @@ struct Config {
     max_calls: Option<MaxCalls>,
     no_repeat: bool,
     severity: Severity,
+    /// How the calls must match `expected.tool_calls`.
+    #[serde(rename = "match")]
+    matching: Match,
+    /// Strategies of arguments, by `argument` or `tool.argument`.
+    argument_strategies: BTreeMap<String, String>,
+    /// Thresholds of strategies, by name.
+    thresholds: BTreeMap<String, f64>,
 }
 
 impl Default for Config {
@@ -87,6 +118,9 @@ impl Default for Config {
             max_calls: None,
             no_repeat: false,
             severity: Severity::Error,
+            matching: Match::default(),
+            argument_strategies: BTreeMap::new(),
+            thresholds: BTreeMap::new(),
         }
     }
 }
@@ -109,6 +143,7 @@ struct ToolCalls {
     max_by_tool: BTreeMap<String, usize>,
     no_repeat: bool,
     severity: Severity,
+    trajectory: Trajectory,
 }
 
 fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
@@ -149,6 +184,13 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
         Some(MaxCalls::All(limit)) => (Some(limit), BTreeMap::new()),
         Some(MaxCalls::ByTool(mut limits)) => (limits.remove("*"), limits),
     };
+    let trajectory = Trajectory::build(
+        config.matching,
+        &config.argument_strategies,
+        &config.thresholds,
+        ctx.strategies,
+        name,
+    )?;
     Ok(Compiled::Postprocessor(Arc::new(ToolCalls {
         allowed: config.allowed,
         forbidden: config.forbidden,
@@ -158,6 +200,7 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
         max_by_tool,
         no_repeat: config.no_repeat,
         severity: config.severity,
+        trajectory,
     })))
 }
 
@@ -291,15 +334,16 @@ fn canonical(value: &Json, out: &mut String) {
 
 impl Postprocessor for ToolCalls {
     fn process(&self, ctx: &Context<'_>) -> Result<PostOutput, EvalError> {
-        let calls = ctx
+        let calls: Vec<(usize, &ToolCall)> = ctx
             .turns
             .unwrap_or_default()
             .iter()
             .enumerate()
-            .flat_map(|(turn, t)| t.tool_calls.iter().map(move |call| (turn, call)));
+            .flat_map(|(turn, t)| t.tool_calls.iter().map(move |call| (turn, call)))
+            .collect();
         let mut issues = Vec::new();
         let mut seen = Seen::default();
-        for (index, (turn, call)) in calls.enumerate() {
+        for (index, &(turn, call)) in calls.iter().enumerate() {
             let before = issues.len();
             self.check_call(index, call, &mut seen, &mut issues);
             // Each of a call's issues is about the turn that makes it.
@@ -316,6 +360,8 @@ impl Postprocessor for ToolCalls {
                 ));
             }
         }
+        let issue = |code, message, path: &str| self.issue(code, message, path);
+        issues.extend(self.trajectory.check(&calls, ctx, &issue)?);
         Ok(PostOutput { issues, json: None })
     }
 
