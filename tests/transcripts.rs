@@ -561,6 +561,7 @@ fn the_generated_runs_get_the_same_verdict_in_every_format() {
     for code in [
         "confirmed_first",
         "claims_confirmed",
+        "contract.length",
         "tool.order",
         "tool.too-many",
         "tool.repeated",
@@ -855,4 +856,36 @@ fn each_argument_is_compared_by_its_strategy() {
         assert_eq!(record["error_kind"], "input");
         assert!(record["error"].as_str().unwrap().contains(says), "{record}");
     }
+}
+
+#[test]
+fn each_tool_s_arguments_are_held_to_their_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = trajectory_check(
+        dir.path(),
+        "        additional_arguments: false\n        arguments:\n          search_flights:\n            to: { type: string, required: true, min_length: 3, max_length: 3 }\n            date: { type: string, required: true }\n          book_flight:\n            seat: { type: string, enum: [12A, 12B] }\n",
+    );
+    let issues = against(&pack, &Value::Null);
+    assert_eq!(
+        issues,
+        [(
+            "contract.missing-field".to_owned(),
+            json!(2),
+            json!("/messages/2/tool_calls/0/function/arguments/date"),
+            "`search_flights` arguments: missing required field `date`".to_owned()
+        )]
+    );
+    // The rules' own mistakes are load errors at their key.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("pack.yaml"),
+        "name: bad\npipeline:\n  postprocessors:\n    - use: tool_calls\n      with:\n        arguments:\n          search_flights:\n            to: { type: strnig }\n",
+    )
+    .unwrap();
+    let err = Pack::load(dir.path()).unwrap_err().to_string();
+    assert!(
+        err.contains("`arguments.search_flights`") && err.contains("strnig"),
+        "{err}"
+    );
+    assert!(err.contains("pack.yaml:7:"), "the tool's line: {err}");
 }

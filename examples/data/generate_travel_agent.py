@@ -7,8 +7,9 @@ Responses), ids `gen-NNN-chat`, `gen-NNN-anthropic`, `gen-NNN-responses`.
 Deterministic (fixed seed), standard library only. The runs mix what goes wrong
 in real agents: bookings without a confirmation, a booking before any search,
 too many searches, a search repeated unchanged, a forbidden or unknown tool, no
-booking at all, arguments that are not JSON, and a booking that failed but that
-the agent tells the user is made (a false claim, judged turn by turn). A run whose arguments are not
+booking at all, arguments that are not JSON or that break the tool's rules (a
+city's name for its airport code), and a booking that failed but that the agent
+tells the user is made (a false claim, judged turn by turn). A run whose arguments are not
 JSON has no Anthropic record: Anthropic's `tool_use.input` is an object, so that
 damage cannot be written there.
 
@@ -39,10 +40,11 @@ def run(n):
     ref = "".join(rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZ23456789") for _ in range(6))
     damage = rng.choices(
         ["none", "unconfirmed", "book_first", "too_many", "repeat", "forbidden", "unknown",
-         "no_booking", "broken_arguments", "false_claim"],
-        weights=[30, 10, 8, 8, 8, 8, 6, 6, 10, 8])[0]
+         "no_booking", "broken_arguments", "false_claim", "city_not_code"],
+        weights=[30, 10, 8, 8, 8, 8, 6, 6, 10, 8, 6])[0]
     events = [("user", f"Book me a flight from {city_a} to {city_b} on {day} December.")]
-    search = {"from": code_a, "to": code_b, "date": date}
+    # A city's name where its airport code belongs: the arguments' rules catch it.
+    search = {"from": code_a, "to": city_b if damage == "city_not_code" else code_b, "date": date}
 
     def searches(count, repeat):
         for i in range(count):

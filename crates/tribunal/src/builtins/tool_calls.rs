@@ -19,6 +19,7 @@ use crate::json::Json;
 use crate::report::{Issue, Severity};
 use crate::transcript::ToolCall;
 
+use super::tool_arguments::Arguments;
 use super::trajectory::{Match, Trajectory};
 
 pub const BUILTIN: Builtin = Builtin {
@@ -50,6 +51,8 @@ without `messages` has no calls.
 | `max_calls` | no limit | a number (calls in all), or a map of limits by tool, `"*"` for all calls (`tool.too-many`, at the first call past the limit) |
 | `no_repeat` | `false` | `true`: the same tool called again with equal arguments is an issue (`tool.repeated`, at the repeat) |
 | `severity` | `error` | `error`, `warning` or `info` |
+| `arguments` | none | each tool's arguments, by tool, with the contract's field rules (`type`, `required`, `min`/`max`, `enum`, `min_length`/`max_length`, `items`, nested `fields`, ...): each finding is the contract's code (`contract.missing-field`, `contract.length`, ...) at the argument's path; a tool without rules is not checked, nor arguments that are not JSON (`transcript.arguments-not-json` says so) |
+| `additional_arguments` | `true` | `false`: an argument the tool's rules do not name is an issue |
 | `match` | `in_order` | with a record's `expected.tool_calls` (a list of `{name, arguments}`): `in_order` (those calls in that order, others between them allowed), `any_order` (each made, in any order) or `exact` (those calls, in that order, and no others) |
 | `argument_strategies` | `{}` | the strategy of an expected argument, by `argument` or `tool.argument` (`EXACT` by default; `FUZZY`, `SEMANTIC`, `IGNORE` or any strategy of the pack) |
 | `thresholds` | `{}` | the similarity an argument needs, by strategy (else the strategy's own: `FUZZY` 0.85, `SEMANTIC` 0.80) |
@@ -84,6 +87,10 @@ pipeline:
         order: [[search_flights, book_flight]]
         max_calls: { "*": 8, search_flights: 3 }
         no_repeat: true
+        arguments:
+          search_flights:
+            to: { type: string, required: true, min_length: 3, max_length: 3 }
+            passengers: { type: integer, min: 1, max: 9 }
         match: in_order
         argument_strategies: { note: FUZZY, search_flights.request_id: IGNORE }
 ```
@@ -106,6 +113,10 @@ struct Config {
     argument_strategies: BTreeMap<String, String>,
     /// Thresholds of strategies, by name.
     thresholds: BTreeMap<String, f64>,
+    /// Each tool's arguments, as a contract's `fields:`.
+    arguments: BTreeMap<String, Value>,
+    /// Whether arguments `arguments` does not name are allowed.
+    additional_arguments: bool,
 }
 
 impl Default for Config {
@@ -121,6 +132,8 @@ impl Default for Config {
             matching: Match::default(),
             argument_strategies: BTreeMap::new(),
             thresholds: BTreeMap::new(),
+            arguments: BTreeMap::new(),
+            additional_arguments: true,
         }
     }
 }
@@ -144,6 +157,7 @@ struct ToolCalls {
     no_repeat: bool,
     severity: Severity,
     trajectory: Trajectory,
+    arguments: Arguments,
 }
 
 fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
@@ -191,6 +205,7 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
         ctx.strategies,
         name,
     )?;
+    let arguments = Arguments::build(&config.arguments, config.additional_arguments, name)?;
     Ok(Compiled::Postprocessor(Arc::new(ToolCalls {
         allowed: config.allowed,
         forbidden: config.forbidden,
@@ -201,6 +216,7 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
         no_repeat: config.no_repeat,
         severity: config.severity,
         trajectory,
+        arguments,
     })))
 }
 
@@ -346,6 +362,11 @@ impl Postprocessor for ToolCalls {
         for (index, &(turn, call)) in calls.iter().enumerate() {
             let before = issues.len();
             self.check_call(index, call, &mut seen, &mut issues);
+            let unreadable = ctx.issues.iter().any(|issue| {
+                issue.code == codes::TRANSCRIPT_ARGUMENTS_NOT_JSON
+                    && issue.path.as_deref() == Some(call.arguments_path.as_str())
+            });
+            issues.extend(self.arguments.check(call, unreadable));
             // Each of a call's issues is about the turn that makes it.
             for issue in &mut issues[before..] {
                 issue.turn = Some(turn);

@@ -446,24 +446,19 @@ impl PackLoader {
                 let help = err
                     .help()
                     .or_else(|| self.overrides_note(&[&spec.component, step]));
-                let keys = [
-                    "pipeline",
-                    section,
-                    spec.component.as_str(),
-                    "with",
-                    key.as_str(),
-                ];
-                let keys = if key.is_empty() {
-                    &keys[..3]
-                } else {
-                    &keys[..]
-                };
+                // A dotted key (`arguments.search_flights.to`) is found one
+                // level at a time.
+                let mut keys = vec!["pipeline", section, spec.component.as_str()];
+                if !key.is_empty() {
+                    keys.push("with");
+                    keys.extend(key.split('.'));
+                }
                 let value = if key.is_empty() {
                     Some(spec.component.as_str())
                 } else {
                     None
                 };
-                self.error_at(keys, value, err.message).help = help;
+                self.error_at(&keys, value, err.message).help = help;
                 None
             }
         }
