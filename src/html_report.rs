@@ -36,6 +36,25 @@ const MAX_NAMES: usize = 256;
 /// What counts the names past [`MAX_NAMES`].
 const OTHER: &str = "(other)";
 
+/// Turns of one transcript record the table lists: all of a short
+/// transcript, else those with issues or a verdict other than PASS.
+const MAX_ROW_TURNS: usize = 60;
+
+/// A turn of a transcript record, as the table shows it.
+#[derive(Debug)]
+struct TurnRow {
+    /// Its index in the record's turns.
+    index: usize,
+    role: String,
+    path: String,
+    status: String,
+    score: Option<f64>,
+    /// (severity, rule, code, message).
+    issues: Vec<(String, String, String, String)>,
+    /// What was said (and called), when the data set was given (`--input`).
+    text: String,
+}
+
 /// A record of the sample, as the table shows it.
 #[derive(Debug)]
 struct Row {
@@ -52,6 +71,9 @@ struct Row {
     /// Whether `line` is the record's input line (from the record), not its
     /// place in the result file: only then can its raw output be found.
     input_line: bool,
+    /// A transcript record's turns (see [`MAX_ROW_TURNS`]), and how many it has.
+    turns: Vec<TurnRow>,
+    turn_count: usize,
 }
 
 /// The figures of one result file.
@@ -208,24 +230,14 @@ impl Page {
                 line: record["line"].as_u64().unwrap_or(number),
                 status,
                 score,
-                issues: listed
-                    .iter()
-                    .take(MAX_ROW_ISSUES)
-                    .map(|i| {
-                        (
-                            clip_chars(&text_of(&i["severity"]), MAX_NAME_CHARS).into_owned(),
-                            clip_chars(&text_of(&i["rule"]), MAX_NAME_CHARS).into_owned(),
-                            clip_chars(&text_of(&i["code"]), MAX_NAME_CHARS).into_owned(),
-                            clip_chars(&text_of(&i["path"]), MAX_PATH_CHARS).into_owned(),
-                            clip_chars(&text_of(&i["message"]), MAX_MESSAGE_CHARS).into_owned(),
-                        )
-                    })
-                    .collect(),
+                issues: listed.iter().take(MAX_ROW_ISSUES).map(issue_row).collect(),
                 feedback: clip(text_of(&record["feedback"])),
                 json: clip(json),
                 error: clip(text_of(&record["error"])),
                 output: String::new(),
                 input_line: record["line"].is_u64(),
+                turns: turn_rows(&record["turns"]),
+                turn_count: record["turns"].as_array().map_or(0, Vec::len),
             };
             if status == Status::Pass {
                 self.passed.push(row);
@@ -279,6 +291,15 @@ impl Page {
             };
             let output = text_of(&record[output_field]);
             rows[at].output = clip_chars(&output, MAX_TEXT_CHARS).into_owned();
+            if !rows[at].turns.is_empty() {
+                let messages = tribunal::Json::from(record["messages"].clone());
+                let transcript = tribunal::Transcript::from_messages(&messages);
+                for turn in &mut rows[at].turns {
+                    if let Some(read) = transcript.turns.get(turn.index) {
+                        turn.text = clip_chars(&turn_text(read), MAX_MESSAGE_CHARS).into_owned();
+                    }
+                }
+            }
             found += 1;
             if found == wanted.len() {
                 break;
@@ -438,6 +459,114 @@ impl Page {
 }
 
 /// One record's row, its details folded.
+/// An issue as the table lists it: (severity, rule, code, path, message), clipped.
+fn issue_row(issue: &Value) -> (String, String, String, String, String) {
+    let clip = |key: &str, chars: usize| clip_chars(&text_of(&issue[key]), chars).into_owned();
+    (
+        clip("severity", MAX_NAME_CHARS),
+        clip("rule", MAX_NAME_CHARS),
+        clip("code", MAX_NAME_CHARS),
+        clip("path", MAX_PATH_CHARS),
+        clip("message", MAX_MESSAGE_CHARS),
+    )
+}
+
+/// The turns of a record's `turns` the table lists (see [`MAX_ROW_TURNS`]).
+fn turn_rows(turns: &Value) -> Vec<TurnRow> {
+    let Some(turns) = turns.as_array() else {
+        return Vec::new();
+    };
+    let all = turns.len() <= MAX_ROW_TURNS;
+    turns
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| {
+            all || t["status"] != "PASS" || t["issues"].as_array().is_some_and(|i| !i.is_empty())
+        })
+        .take(MAX_ROW_TURNS)
+        .map(|(index, t)| TurnRow {
+            index,
+            role: clip_chars(&text_of(&t["role"]), MAX_NAME_CHARS).into_owned(),
+            path: clip_chars(&text_of(&t["path"]), MAX_PATH_CHARS).into_owned(),
+            status: clip_chars(&text_of(&t["status"]), MAX_NAME_CHARS).into_owned(),
+            score: t["score"].as_f64(),
+            issues: t["issues"]
+                .as_array()
+                .map_or(&[][..], Vec::as_slice)
+                .iter()
+                .take(MAX_ROW_ISSUES)
+                .map(|i| {
+                    let (severity, rule, code, _, message) = issue_row(i);
+                    (severity, rule, code, message)
+                })
+                .collect(),
+            text: String::new(),
+        })
+        .collect()
+}
+
+/// A turn's text, then each call it makes (`→ tool {arguments}`).
+fn turn_text(turn: &tribunal::Turn) -> String {
+    let mut text = turn.text.clone();
+    for call in &turn.tool_calls {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        let _ = write!(text, "→ {} {}", call.name, call.arguments);
+    }
+    text
+}
+
+/// A transcript record's turns, each with its verdict, its issues beside it,
+/// and what was said when the data set was given.
+fn write_turns(out: &mut String, row: &Row) {
+    if row.turns.is_empty() {
+        return;
+    }
+    let shown = if row.turns.len() < row.turn_count {
+        format!(
+            " ({} of {}: those with issues)",
+            row.turns.len(),
+            row.turn_count
+        )
+    } else {
+        String::new()
+    };
+    let _ = write!(out, "<h4>turns{}</h4><ol class=\"turns\">", esc(&shown));
+    for turn in &row.turns {
+        let score = turn.score.map_or_else(String::new, |s| format!(" {s:.4}"));
+        let _ = write!(
+            out,
+            "<li value=\"{}\"><b>{}</b> <code>{}</code> <span class=\"s-{}\">{}</span>{}",
+            turn.index,
+            esc(&turn.role),
+            esc(&turn.path),
+            esc(&turn.status),
+            esc(&turn.status),
+            esc(&score)
+        );
+        if !turn.text.is_empty() {
+            let _ = write!(out, "<pre>{}</pre>", esc(&turn.text));
+        }
+        if !turn.issues.is_empty() {
+            out.push_str("<ul>");
+            for (severity, rule, code, message) in &turn.issues {
+                let _ = write!(
+                    out,
+                    "<li><b>{}</b> {} <small>[{}]</small>: {}</li>",
+                    esc(severity),
+                    esc(rule),
+                    esc(code),
+                    esc(message)
+                );
+            }
+            out.push_str("</ul>");
+        }
+        out.push_str("</li>");
+    }
+    out.push_str("</ol>");
+}
+
 fn write_row(out: &mut String, row: &Row) {
     let text = format!(
         "{} {} {} {}",
@@ -502,6 +631,7 @@ fn write_row(out: &mut String, row: &Row) {
         }
         out.push_str("</ul>");
     }
+    write_turns(out, row);
     if !row.feedback.is_empty() {
         let _ = write!(out, "<h4>feedback</h4><pre>{}</pre>", esc(&row.feedback));
     }

@@ -322,3 +322,53 @@ fn diff_and_report_read_past_an_endless_line_and_refuse_devices() {
         "{diff}"
     );
 }
+
+/// A transcript record expands to its turns: each with its verdict, the issues
+/// beside it, and, with the data set, what was said and called.
+#[test]
+fn a_transcript_record_shows_its_turns_with_their_issues() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = root().join("examples/data/travel-agent-generated.jsonl");
+    let results = dir.path().join("results.jsonl");
+    tribunal()
+        .arg("eval")
+        .arg(root().join("examples/packs/travel-agent"))
+        .arg("--input")
+        .arg(&data)
+        .arg("--output")
+        .arg(&results)
+        .assert()
+        .code(predicate::in_iter([0, 1]));
+    let page = dir.path().join("report.html");
+    tribunal()
+        .arg("report")
+        .arg(&results)
+        .arg("-o")
+        .arg(&page)
+        .arg("--input")
+        .arg(&data)
+        .assert()
+        .success();
+    let html = fs::read_to_string(&page).unwrap();
+    let row = html
+        .split("<tr class=\"rec\"")
+        .find(|row| row.contains("<td>gen-003-chat</td>"))
+        .expect("the record is in the table");
+    let turns = row.split("<ol class=\"turns\">").nth(1).expect("its turns");
+    let last = turns
+        .split("<li value=\"9\">")
+        .nth(1)
+        .expect("its last turn");
+    assert!(
+        last.starts_with("<b>assistant</b> <code>/messages/9</code> <span class=\"s-NEEDS_IMPROVEMENT\">NEEDS_IMPROVEMENT</span> 0.0000<pre>Booked "),
+        "{last}"
+    );
+    assert!(
+        last.contains("[claims_confirmed]</small>: told the user the booking"),
+        "{last}"
+    );
+    assert!(
+        turns.contains("<pre>→ book_flight {&quot;flight&quot;:"),
+        "{turns}"
+    );
+}

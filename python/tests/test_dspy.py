@@ -208,3 +208,65 @@ def test_the_rag_citations_pack_through_dspy_with_meta(root):
     # Grounded, and close to the reference; then nothing grounded at all.
     assert scores[0] > 0.8 and scores[1] < 0.5, scores
     assert metric.errors == 0
+
+
+def search_flights(to: str, date: str) -> str:
+    """Find flights to an airport on a date."""
+    return "SK1 09:40"
+
+
+def book_flight(flight: str) -> str:
+    """Book a flight."""
+    if flight != "SK1":
+        raise ValueError(f"no flight {flight}")
+    return "booked: QX7P2K"
+
+
+def react(steps):
+    """A real dspy.ReAct run over the two tools, DummyLM answering `steps`
+    (each a thought, a tool and its arguments) then the answer."""
+    answers = [
+        {"next_thought": thought, "next_tool_name": tool, "next_tool_args": args}
+        for thought, tool, args in steps
+    ]
+    answers.append({"reasoning": "Done.", "answer": "Booked SK1; your reference is QX7P2K."})
+    dspy.configure(lm=dspy.utils.DummyLM(answers))
+    try:
+        agent = dspy.ReAct("question -> answer", tools=[search_flights, book_flight])
+        return agent(question="Book me a flight to Oslo on 5 December.")
+    finally:
+        dspy.configure(lm=None)
+
+
+def test_a_react_trajectory_is_judged_step_by_step(root):
+    pack = root / "examples/packs/travel-agent"
+    pred = react([
+        ("Search first.", "search_flights", {"to": "OSL", "date": "2026-12-05"}),
+        ("Book it.", "book_flight", {"flight": "SK1"}),
+        ("Done.", "finish", {}),
+    ])
+    result = tribunal.dspy.evaluate(pack, dspy.Example(), pred, trajectory_field="trajectory")
+    # The agent booked without asking the user: the booking's turn says so.
+    assert [i["code"] for i in result.issues] == ["confirmed_first"]
+    roles = [t["role"] for t in result.turns]
+    assert roles == ["assistant", "tool", "assistant", "tool", "assistant", "assistant"]
+    assert result.turns[2]["status"] == "NEEDS_IMPROVEMENT"
+    # The last turn, the answer, gives the reference the booking's result confirmed.
+    assert result.metrics["claims_confirmed"]["score"] == 1.0
+    assert result.turns[5]["score"] == 1.0
+    metric = tribunal.dspy.metric(pack, trajectory_field="trajectory")
+    assert metric(dspy.Example(), pred) == result.score
+    assert "trajectory_field='trajectory'" in repr(metric)
+    # A step whose tool raised is an error result; a wrong booking claim fails its turn.
+    failed = react([
+        ("Book SK2.", "book_flight", {"flight": "SK2"}),
+        ("Done.", "finish", {}),
+    ])
+    messages = tribunal.dspy.messages_from_trajectory(failed.trajectory, failed.answer)
+    assert messages[1]["content"][0]["is_error"] is True
+    result = tribunal.dspy.evaluate(pack, dspy.Example(), failed, trajectory_field="trajectory")
+    codes = [i["code"] for i in result.issues]
+    assert "claims_confirmed" in codes and "tool.order" in codes, codes
+    assert result.turns[-1]["status"] != "PASS"
+    with pytest.raises(ValueError, match="trajectory_field"):
+        tribunal.dspy.metric(pack, record=lambda e, p: "x", trajectory_field="trajectory")

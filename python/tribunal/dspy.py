@@ -9,6 +9,13 @@ the record's score (a float) when evaluating, whether it passed (a bool) when
     metric = tribunal.dspy.metric("rules/ksi-emission", output_field="answer")
     dspy.Evaluate(devset=devset, metric=metric)(program)
 
+An agent's run is judged with its trajectory: ``trajectory_field="trajectory"``
+reads ``dspy.ReAct``'s (thoughts, tool calls, observations) into the record's
+``messages``, with the output as the last assistant turn, so the pack's transcript
+rules (``tool_calls``, steps per turn) judge every step of it
+(``messages_from_trajectory`` does the conversion; a field that already holds a
+list of messages is taken as it is).
+
 ``feedback`` gives the same score with the pack's re-ask feedback, as the
 ``dspy.Prediction(score=..., feedback=...)`` that feedback-driven optimizers such
 as GEPA take; ``reward`` is a ``reward_fn(args, pred)`` for ``dspy.Refine`` and
@@ -42,6 +49,7 @@ __all__ = [
     "feedback",
     "reward",
     "evaluate",
+    "messages_from_trajectory",
 ]
 
 
@@ -101,10 +109,60 @@ def _meta(example: Any, pred: Any, name: Optional[str]) -> Any:
 
 
 #: What a ``record=`` hook returns: a record (``{"output": ..., "expected": ...,
-#: "meta": ..., "id": ...}``, only ``output`` required) or the output alone.
+#: "meta": ..., "id": ..., "messages": ...}``, ``output`` or ``messages``
+#: required) or the output alone.
 RecordHook = Callable[[Any, Any], Union[Mapping[str, Any], str]]
 
-_RECORD_KEYS = frozenset(("output", "expected", "meta", "id"))
+_RECORD_KEYS = frozenset(("output", "expected", "meta", "id", "messages"))
+
+#: The tool ``dspy.ReAct`` calls to end its loop: not a call of the agent's.
+_FINISH = "finish"
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False)
+
+
+def messages_from_trajectory(trajectory: Any, answer: Any = None) -> list[dict[str, Any]]:
+    """A ``dspy.ReAct`` trajectory (``thought_N``, ``tool_name_N``, ``tool_args_N``,
+    ``observation_N``) as a transcript in the Anthropic Messages format: each
+    step an assistant turn (its thought, and its call) followed by the call's
+    result (``is_error`` when the tool raised, "Execution error in ..."), then
+    ``answer``, when given, as the last assistant turn. ReAct's closing
+    ``finish`` call is left out (its thought stays). A list (messages already)
+    is returned as it is."""
+    if isinstance(trajectory, list):
+        return list(trajectory)
+    if not isinstance(trajectory, Mapping):
+        raise TypeError(
+            f"a trajectory is dspy.ReAct's dict (thought_0, tool_name_0, ...) or a list of "
+            f"messages, not {type(trajectory).__name__}"
+        )
+    messages: list[dict[str, Any]] = []
+    step = 0
+    while any(f"{key}_{step}" in trajectory for key in ("thought", "tool_name")):
+        blocks: list[dict[str, Any]] = []
+        thought = trajectory.get(f"thought_{step}")
+        if thought:
+            blocks.append({"type": "text", "text": _text(thought)})
+        name = trajectory.get(f"tool_name_{step}")
+        called = bool(name) and name != _FINISH
+        if called:
+            args = trajectory.get(f"tool_args_{step}") or {}
+            blocks.append({"type": "tool_use", "id": f"step_{step}", "name": _text(name),
+                           "input": args if isinstance(args, Mapping) else {"args": args}})
+        if blocks:
+            messages.append({"role": "assistant", "content": blocks})
+        if called:
+            observation = _text(trajectory.get(f"observation_{step}", ""))
+            result = {"type": "tool_result", "tool_use_id": f"step_{step}", "content": observation}
+            if observation.startswith(f"Execution error in {name}"):
+                result["is_error"] = True
+            messages.append({"role": "user", "content": [result]})
+        step += 1
+    if answer is not None:
+        messages.append({"role": "assistant", "content": [{"type": "text", "text": _text(answer)}]})
+    return messages
 
 
 def _from_hook(pack: Pack, hook: RecordHook, example: Any, pred: Any) -> Result:
@@ -117,14 +175,18 @@ def _from_hook(pack: Pack, hook: RecordHook, example: Any, pred: Any) -> Result:
             "with `output` (and `expected`, `meta`, `id` if wanted) or the output as a str"
         )
     unknown = sorted(set(record) - _RECORD_KEYS)
-    if unknown or "output" not in record:
-        problem = f"unknown keys {unknown}" if unknown else "no `output`"
+    if unknown or ("output" not in record and "messages" not in record):
+        problem = f"unknown keys {unknown}" if unknown else "no `output` (nor `messages`)"
         raise ValueError(
             f"the record= hook returned a dict with {problem}; a record has "
-            "`output` and optionally `expected`, `meta` and `id`"
+            "`output` or `messages` (or both), and optionally `expected`, `meta` and `id`"
         )
     return pack.evaluate(
-        record["output"], expected=record.get("expected"), meta=record.get("meta"), id=record.get("id")
+        record.get("output"),
+        expected=record.get("expected"),
+        meta=record.get("meta"),
+        id=record.get("id"),
+        messages=record.get("messages"),
     )
 
 
@@ -137,18 +199,28 @@ def evaluate(
     meta_field: Optional[str] = None,
     *,
     record: Optional[RecordHook] = None,
+    trajectory_field: Optional[str] = None,
 ) -> Result:
     """The full ``tribunal.Result`` of the prediction's ``output_field`` (its raw
     output), against the example's ``expected_field`` (the expected JSON, as a
     value or as JSON text) when given, with ``meta_field`` (the example's, else
-    the prediction's; an object or JSON text) as the record's ``meta``.
+    the prediction's; an object or JSON text) as the record's ``meta``, and the
+    prediction's ``trajectory_field`` (``dspy.ReAct``'s ``trajectory``, or a list
+    of messages) as its ``messages`` (see ``messages_from_trajectory``).
     ``record(example, pred)``, when given, builds the record instead."""
     pack = _pack(pack)
     if record is not None:
         return _from_hook(pack, record, example, pred)
     output = _field(pred, output_field, "prediction")
+    messages = None
+    if trajectory_field is not None:
+        trajectory = _field(pred, trajectory_field, "prediction")
+        messages = messages_from_trajectory(trajectory, answer=output)
     return pack.evaluate(
-        output, expected=_expected(example, expected_field), meta=_meta(example, pred, meta_field)
+        output,
+        expected=_expected(example, expected_field),
+        meta=_meta(example, pred, meta_field),
+        messages=messages,
     )
 
 
@@ -172,18 +244,23 @@ class _Records:
         meta_field: Optional[str],
         record: Optional[RecordHook],
         on_error: str,
+        trajectory_field: Optional[str] = None,
     ) -> None:
         if on_error not in _ON_ERROR:
             raise ValueError(f"on_error must be 'warn' or 'raise', not {on_error!r}")
-        if record is not None and (expected_field is not None or meta_field is not None):
+        if record is not None and (
+            expected_field is not None or meta_field is not None or trajectory_field is not None
+        ):
             raise ValueError(
-                "give either record= or expected_field/meta_field: the hook builds the whole record"
+                "give either record= or expected_field/meta_field/trajectory_field: "
+                "the hook builds the whole record"
             )
         self.pack = _pack(pack)
         self.output_field = output_field
         self.expected_field = expected_field
         self.meta_field = meta_field
         self.record = record
+        self.trajectory_field = trajectory_field
         self.on_error = on_error
         #: ERROR results met so far (each scored 0.0).
         self.errors = 0
@@ -198,6 +275,7 @@ class _Records:
             self.expected_field,
             self.meta_field,
             record=self.record,
+            trajectory_field=self.trajectory_field,
         )
         if result.error is not None:
             self._errored(result)
@@ -221,10 +299,13 @@ class _Records:
     def _fields(self) -> str:
         if self.record is not None:
             return f"record={self.record!r}"
-        return (
+        fields = (
             f"output_field={self.output_field!r}, expected_field={self.expected_field!r}, "
             f"meta_field={self.meta_field!r}"
         )
+        if self.trajectory_field is not None:
+            fields += f", trajectory_field={self.trajectory_field!r}"
+        return fields
 
 
 class TribunalMetricError(RuntimeError):
@@ -252,8 +333,11 @@ class Metric(_Records):
         *,
         record: Optional[RecordHook] = None,
         on_error: str = "warn",
+        trajectory_field: Optional[str] = None,
     ) -> None:
-        super().__init__(pack, output_field, expected_field, meta_field, record, on_error)
+        super().__init__(
+            pack, output_field, expected_field, meta_field, record, on_error, trajectory_field
+        )
 
     def __call__(self, example: Any, pred: Any, trace: Any = None) -> Union[float, bool]:
         result = self.result(example, pred)
@@ -273,10 +357,19 @@ def metric(
     *,
     record: Optional[RecordHook] = None,
     on_error: str = "warn",
+    trajectory_field: Optional[str] = None,
 ) -> Metric:
     """A DSPy metric scoring the prediction's ``output_field`` with ``pack``
-    (see ``evaluate`` for the fields and ``record=``)."""
-    return Metric(pack, output_field, expected_field, meta_field, record=record, on_error=on_error)
+    (see ``evaluate`` for the fields, ``trajectory_field`` and ``record=``)."""
+    return Metric(
+        pack,
+        output_field,
+        expected_field,
+        meta_field,
+        record=record,
+        on_error=on_error,
+        trajectory_field=trajectory_field,
+    )
 
 
 class FeedbackMetric(Metric):
@@ -313,11 +406,18 @@ def feedback(
     *,
     record: Optional[RecordHook] = None,
     on_error: str = "warn",
+    trajectory_field: Optional[str] = None,
 ) -> FeedbackMetric:
     """A feedback metric (score and re-ask feedback) for feedback-driven
     optimizers such as ``dspy.GEPA``."""
     return FeedbackMetric(
-        pack, output_field, expected_field, meta_field, record=record, on_error=on_error
+        pack,
+        output_field,
+        expected_field,
+        meta_field,
+        record=record,
+        on_error=on_error,
+        trajectory_field=trajectory_field,
     )
 
 
@@ -336,8 +436,9 @@ class Reward(_Records):
         *,
         record: Optional[RecordHook] = None,
         on_error: str = "warn",
+        trajectory_field: Optional[str] = None,
     ) -> None:
-        super().__init__(pack, output_field, None, meta_field, record, on_error)
+        super().__init__(pack, output_field, None, meta_field, record, on_error, trajectory_field)
         self.last_feedback: Optional[str] = None
 
     def __call__(self, args: Any, pred: Any) -> float:
@@ -356,6 +457,14 @@ def reward(
     *,
     record: Optional[RecordHook] = None,
     on_error: str = "warn",
+    trajectory_field: Optional[str] = None,
 ) -> Reward:
     """A ``reward_fn`` for ``dspy.Refine`` and ``dspy.BestOfN``."""
-    return Reward(pack, output_field, meta_field, record=record, on_error=on_error)
+    return Reward(
+        pack,
+        output_field,
+        meta_field,
+        record=record,
+        on_error=on_error,
+        trajectory_field=trajectory_field,
+    )

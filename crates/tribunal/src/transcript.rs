@@ -88,6 +88,13 @@ pub struct Transcript {
 }
 
 impl Transcript {
+    /// Reads a record's `messages` (OpenAI Chat, Anthropic Messages or OpenAI
+    /// Responses) into turns, as evaluation does; what cannot be read is left
+    /// out (evaluation reports it as issues).
+    pub fn from_messages(messages: &Json) -> Self {
+        read(messages, "/messages").0
+    }
+
     /// The text of the last assistant turn: what a transcript record is judged
     /// on when it has no `output`.
     pub fn last_assistant_text(&self) -> Option<&str> {
