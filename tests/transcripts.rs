@@ -889,3 +889,64 @@ fn each_tool_s_arguments_are_held_to_their_rules() {
     );
     assert!(err.contains("pack.yaml:7:"), "the tool's line: {err}");
 }
+
+/// `tool_calls(ctx.turns)`: each call with its turn and the result that
+/// answers it, for rules across turns such as "never repeat a failed call
+/// unchanged".
+#[test]
+fn the_tool_calls_helper_pairs_each_call_with_its_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = scripted_pack(
+        dir.path(),
+        "pipeline:\n  metrics: [retries]\n",
+        &[(
+            "retries",
+            "metric",
+            r#"fn evaluate(ctx) {
+    let issues = [];
+    let failed = [];
+    let seen = [];
+    for tc in tool_calls(ctx.turns) {
+        let key = tc.name + " " + to_json(tc.arguments);
+        if failed.contains(key) {
+            issues.push(#{ message: `repeated the failed call ${key} unchanged`, path: tc.path, turn: tc.turn });
+        }
+        if tc.is_error { failed.push(key); }
+        seen.push([tc.turn, tc.name, tc.result]);
+    }
+    #{ score: if issues.is_empty() { 1.0 } else { 0.0 }, issues: issues, details: seen }
+}
+"#,
+        )],
+    );
+    let search = |id: &str, to: &str| json!({"type": "tool_use", "id": id, "name": "search", "input": {"to": to}});
+    let result = |id: &str, text: &str, error: bool| json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": text, "is_error": error}]});
+    let messages = json!([
+        {"role": "user", "content": "Flights to Oslo?"},
+        {"role": "assistant", "content": [search("a", "Oslo")]},
+        result("a", "unknown airport", true),
+        {"role": "assistant", "content": [search("b", "Oslo")]},
+        result("b", "unknown airport", true),
+        {"role": "assistant", "content": [search("c", "OSL")]},
+        result("c", "SK1", false),
+        {"role": "assistant", "content": [search("d", "OSL")]}
+    ]);
+    let record = pack.evaluate(&Input::from_messages(messages)).to_value();
+    assert_eq!(
+        record["metrics"]["retries"]["details"],
+        json!([
+            [1, "search", "unknown airport"],
+            [3, "search", "unknown airport"],
+            [5, "search", "SK1"],
+            [7, "search", null]
+        ])
+    );
+    let issues = record["issues"].as_array().unwrap();
+    assert_eq!(issues.len(), 1, "{record}");
+    assert_eq!(issues[0]["turn"], 3);
+    assert_eq!(issues[0]["path"], "/messages/3/content/0");
+    assert_eq!(record["turns"][3]["status"], "NEEDS_IMPROVEMENT");
+    // A record without a transcript has no calls.
+    let record = pack.evaluate(&Input::new("text")).to_value();
+    assert_eq!(record["metrics"]["retries"]["details"], json!([]));
+}

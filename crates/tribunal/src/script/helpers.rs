@@ -42,6 +42,7 @@ pub const NAMES: &[&str] = &[
     "split",
     "split_rev",
     "to_chars",
+    "tool_calls",
 ];
 
 /// Whether a runtime error's text was raised by a helper.
@@ -67,6 +68,7 @@ pub fn register(engine: &mut Engine, limits: &super::ScriptLimits) {
     register_regex(engine, limits.max_array_size);
     register_text(engine);
     register_json(engine);
+    engine.register_fn("tool_calls", tool_calls);
     // `compare_with` is the same helper under a name a strategy script's own
     // `fn compare(expected, actual, ctx)` does not shadow.
     engine.register_fn("compare", compare_strategy);
@@ -186,6 +188,71 @@ fn register_text(engine: &mut Engine) {
     engine.register_fn("word_count", |text: &str| -> INT {
         int(text.split_whitespace().count())
     });
+}
+
+/// `tool_calls(ctx.turns)`: every call of a transcript, in order, each the
+/// call's map (`id`, `name`, `arguments`, `path`) with `turn` (its turn's
+/// index), `result` (the text of the tool turn that answers it, `()` when none
+/// does) and `is_error` (that turn's). `()` (a record without a transcript)
+/// has none.
+fn tool_calls(turns: &mut Dynamic) -> HelperResult<Array> {
+    if turns.is_unit() {
+        return Ok(Array::new());
+    }
+    let Some(turns) = turns.read_lock::<Array>() else {
+        return fail(
+            "tool_calls",
+            format!(
+                "takes `ctx.turns`, an array of turns, got {}",
+                turns.type_name()
+            ),
+        );
+    };
+    let field = |map: &Map, key: &str| map.get(key).cloned().unwrap_or(Dynamic::UNIT);
+    // The results, by the id of the call each answers (the first for an id).
+    let mut results: HashMap<String, (Dynamic, Dynamic)> = HashMap::new();
+    for turn in turns.iter() {
+        let Some(turn) = turn.read_lock::<Map>() else {
+            continue;
+        };
+        if field(&turn, "role").into_immutable_string().ok().as_deref() == Some("tool") {
+            if let Ok(id) = field(&turn, "tool_call_id").into_immutable_string() {
+                results
+                    .entry(id.to_string())
+                    .or_insert_with(|| (field(&turn, "text"), field(&turn, "is_error")));
+            }
+        }
+    }
+    let mut calls = Array::new();
+    for (index, turn) in turns.iter().enumerate() {
+        let Some(turn) = turn.read_lock::<Map>() else {
+            continue;
+        };
+        let Some(list) = turn.get("tool_calls") else {
+            continue;
+        };
+        let Some(list) = list.read_lock::<Array>() else {
+            continue;
+        };
+        for call in list.iter() {
+            let Some(call) = call.read_lock::<Map>() else {
+                continue;
+            };
+            let mut out = call.clone();
+            let id = field(&call, "id")
+                .into_immutable_string()
+                .unwrap_or_default();
+            let (result, is_error) = results
+                .get(id.as_str())
+                .cloned()
+                .unwrap_or((Dynamic::UNIT, Dynamic::FALSE));
+            out.insert("turn".into(), Dynamic::from_int(int(index)));
+            out.insert("result".into(), result);
+            out.insert("is_error".into(), is_error);
+            calls.push(Dynamic::from_map(out));
+        }
+    }
+    Ok(calls)
 }
 
 /// `json_pointer`, `parse_json`, `to_json`.
