@@ -950,3 +950,86 @@ fn the_tool_calls_helper_pairs_each_call_with_its_result() {
     let record = pack.evaluate(&Input::new("text")).to_value();
     assert_eq!(record["metrics"]["retries"]["details"], json!([]));
 }
+
+/// `arguments: contract`: each call is held to the pack contract's variant
+/// for its tool, the variant's `args` describing the arguments.
+#[test]
+fn the_arguments_can_be_held_to_the_contract_s_variants() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("pack.yaml"),
+        r"name: variants
+contract:
+  kind_field: tool
+  variants:
+    search_flights:
+      fields:
+        args:
+          type: object
+          required: true
+          additional_fields: false
+          fields:
+            to: { type: string, required: true, min_length: 3, max_length: 3 }
+    ask_user:
+pipeline:
+  postprocessors:
+    - use: tool_calls
+      with:
+        arguments: contract
+",
+    )
+    .unwrap();
+    let pack = Pack::load(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    let search = |to: &str| {
+        json!({"role": "assistant", "content": null, "tool_calls": [{"id": to, "type": "function",
+            "function": {"name": "search_flights", "arguments": json!({"to": to, "day": 5}).to_string()}}]})
+    };
+    let messages = json!([{"role": "user", "content": "Oslo?"}, search("OSL"), search("Oslo")]);
+    let record = pack.evaluate(&Input::from_messages(messages)).to_value();
+    let mine: Vec<(String, String, Value)> = record["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["rule"] == "tool_calls")
+        .map(|i| {
+            (
+                i["code"].as_str().unwrap().to_owned(),
+                i["path"].as_str().unwrap().to_owned(),
+                i["turn"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        mine,
+        [
+            (
+                "contract.unexpected-field".to_owned(),
+                "/messages/1/tool_calls/0/function/arguments/day".to_owned(),
+                json!(1)
+            ),
+            (
+                "contract.length".to_owned(),
+                "/messages/2/tool_calls/0/function/arguments/to".to_owned(),
+                json!(2)
+            ),
+            (
+                "contract.unexpected-field".to_owned(),
+                "/messages/2/tool_calls/0/function/arguments/day".to_owned(),
+                json!(2)
+            ),
+        ],
+        "{record}"
+    );
+    // Without a contract with variants, `arguments: contract` is a load error.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("pack.yaml"),
+        "name: bare\npipeline:\n  postprocessors:\n    - use: tool_calls\n      with:\n        arguments: contract\n",
+    )
+    .unwrap();
+    let err = Pack::load(dir.path()).unwrap_err().to_string();
+    assert!(
+        err.contains("the pack has no contract") && err.contains("pack.yaml:6:"),
+        "{err}"
+    );
+}

@@ -1,61 +1,103 @@
 //! `tool_calls`' `arguments`: each tool's arguments described with the
 //! contract's field rules (types, required, ranges, lengths, allowed values,
-//! nested objects and arrays), compiled once per tool and checked on every
-//! call of that tool, each issue at its path in the record.
+//! nested objects and arrays), by tool or by the pack contract's `variants:`,
+//! compiled once and checked on every call of that tool, each issue at its
+//! path in the record.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
+use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::build::BuildCtx;
 use crate::component::BuildError;
 use crate::contract::{Contract, ContractSpec};
-use crate::json::{Json, Object};
+use crate::json::{Json, Object, Seg};
 use crate::report::Issue;
 use crate::transcript::ToolCall;
 
-/// The argument rules of each tool that has them.
+/// Where the argument rules come from: each tool's own, or the variants of
+/// the pack's contract.
 #[derive(Debug, Default)]
-pub struct Arguments {
-    by_tool: BTreeMap<String, Contract>,
+pub enum Arguments {
+    /// No rules.
+    #[default]
+    None,
+    /// Rules of each tool that has them.
+    ByTool(BTreeMap<String, Contract>),
+    /// The pack contract's variant of each tool (its kind): the rule of its
+    /// member `field` describes the arguments.
+    FromContract {
+        contract: Arc<Contract>,
+        field: String,
+    },
+}
+
+/// `arguments:` as written: `contract`, or rules by tool.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum ArgumentsSpec {
+    Contract(String),
+    ByTool(BTreeMap<String, Value>),
 }
 
 impl Arguments {
-    /// Compiles `arguments` (tool → its fields, as a contract's `fields:`),
-    /// with `additional` saying whether arguments no rule names are allowed.
+    /// Compiles `arguments`: `contract` (the pack contract's `variants:`, the
+    /// arguments under each variant's `field`), or rules by tool (each a
+    /// contract's `fields:`), `additional` saying whether arguments no rule
+    /// names are allowed.
     pub fn build(
-        arguments: &BTreeMap<String, Value>,
+        arguments: Option<&ArgumentsSpec>,
         additional: bool,
-        name: &str,
+        field: &str,
+        ctx: &BuildCtx<'_>,
     ) -> Result<Self, BuildError> {
-        let mut by_tool = BTreeMap::new();
-        for (tool, fields) in arguments {
-            let at = format!("arguments.{tool}");
-            let spec = json!({"fields": fields, "additional_fields": additional});
-            let spec: ContractSpec = serde_json::from_value(spec)
-                .map_err(|err| BuildError::new(format!("{name}: `{at}`: {err}")).at_key(&at))?;
-            let contract = Contract::compile(&spec).map_err(|err| {
-                let key = err.key.as_deref().map_or_else(
-                    || at.clone(),
-                    |key| format!("{at}.{}", key.strip_prefix("fields.").unwrap_or(key)),
-                );
-                BuildError {
-                    message: format!("{name}: `{at}`: {}", err.message),
-                    key: Some(key),
-                    suggestion: err.suggestion,
+        let name = ctx.name;
+        match arguments {
+            None => Ok(Self::None),
+            Some(ArgumentsSpec::Contract(word)) if word == "contract" => {
+                let Some(contract) = ctx.contract.filter(|c| !c.variants.is_empty()) else {
+                    return Err(BuildError::new(format!(
+                        "{name}: `arguments: contract` checks each call against the pack contract's `variants:` (one per tool), and the pack has {}",
+                        if ctx.contract.is_some() { "a contract without variants" } else { "no contract" }
+                    ))
+                    .at_key("arguments"));
+                };
+                if let Some(variant) = contract
+                    .variants
+                    .iter()
+                    .find(|v| !v.fields.is_empty() && !v.fields.iter().any(|f| f.name == field))
+                {
+                    return Err(BuildError::new(format!(
+                        "{name}: the contract's variant `{}` has no field `{field}` for the arguments (`arguments_field`)",
+                        variant.kind
+                    ))
+                    .at_key("arguments_field"));
                 }
-            })?;
-            by_tool.insert(tool.clone(), contract);
+                Ok(Self::FromContract {
+                    contract: Arc::clone(contract),
+                    field: field.to_owned(),
+                })
+            }
+            Some(ArgumentsSpec::Contract(other)) => Err(BuildError::new(format!(
+                "{name}: `arguments` is `contract` or the rules of each tool, got `{other}`"
+            ))
+            .at_key("arguments")),
+            Some(ArgumentsSpec::ByTool(by_tool)) => {
+                let mut compiled = BTreeMap::new();
+                for (tool, fields) in by_tool {
+                    compiled.insert(tool.clone(), compile(tool, fields, additional, name)?);
+                }
+                Ok(Self::ByTool(compiled))
+            }
         }
-        Ok(Self { by_tool })
     }
 
     /// The issues of `call`'s arguments under its tool's rules (none for a
     /// tool without rules, or arguments that are not JSON: the transcript
     /// says so already), each at its path into the record.
     pub fn check(&self, call: &ToolCall, unreadable: bool) -> Vec<Issue> {
-        let Some(contract) = self.by_tool.get(&call.name) else {
-            return Vec::new();
-        };
         if unreadable {
             return Vec::new();
         }
@@ -66,15 +108,59 @@ impl Arguments {
         } else {
             &call.arguments
         };
-        let (issues, _) = contract.validate(arguments, "");
+        let (issues, inside) = match self {
+            Self::None => return Vec::new(),
+            Self::ByTool(by_tool) => match by_tool.get(&call.name) {
+                Some(contract) => (contract.validate(arguments, "").0, String::new()),
+                None => return Vec::new(),
+            },
+            Self::FromContract { contract, field } => {
+                let rule = contract
+                    .variants
+                    .iter()
+                    .find(|v| v.kind == call.name)
+                    .and_then(|v| v.fields.iter().find(|f| f.name == *field));
+                let Some(rule) = rule else {
+                    return Vec::new();
+                };
+                let at = [Seg::Member(field.clone())];
+                let prefix = format!("/{}", crate::json::escape_pointer(field));
+                (contract.check_value_at(rule, arguments, &at), prefix)
+            }
+        };
         issues
             .into_iter()
             .map(|mut issue| {
-                let inner = issue.path.take().unwrap_or_default();
+                let path = issue.path.take().unwrap_or_default();
+                let inner = path.strip_prefix(&inside).unwrap_or(&path);
                 issue.path = Some(format!("{}{inner}", call.arguments_path));
                 issue.message = format!("`{}` arguments: {}", call.name, issue.message);
                 issue
             })
             .collect()
     }
+}
+
+/// One tool's rules (a contract's `fields:`), compiled.
+fn compile(
+    tool: &str,
+    fields: &Value,
+    additional: bool,
+    name: &str,
+) -> Result<Contract, BuildError> {
+    let at = format!("arguments.{tool}");
+    let spec = json!({"fields": fields, "additional_fields": additional});
+    let spec: ContractSpec = serde_json::from_value(spec)
+        .map_err(|err| BuildError::new(format!("{name}: `{at}`: {err}")).at_key(&at))?;
+    Contract::compile(&spec).map_err(|err| {
+        let key = err.key.as_deref().map_or_else(
+            || at.clone(),
+            |key| format!("{at}.{}", key.strip_prefix("fields.").unwrap_or(key)),
+        );
+        BuildError {
+            message: format!("{name}: `{at}`: {}", err.message),
+            key: Some(key),
+            suggestion: err.suggestion,
+        }
+    })
 }

@@ -19,7 +19,7 @@ use crate::json::Json;
 use crate::report::{Issue, Severity};
 use crate::transcript::ToolCall;
 
-use super::tool_arguments::Arguments;
+use super::tool_arguments::{Arguments, ArgumentsSpec};
 use super::trajectory::{Match, Trajectory};
 
 pub const BUILTIN: Builtin = Builtin {
@@ -53,6 +53,7 @@ without `messages` has no calls.
 | `severity` | `error` | `error`, `warning` or `info` |
 | `arguments` | none | each tool's arguments, by tool, with the contract's field rules (`type`, `required`, `min`/`max`, `enum`, `min_length`/`max_length`, `items`, nested `fields`, ...): each finding is the contract's code (`contract.missing-field`, `contract.length`, ...) at the argument's path; a tool without rules is not checked, nor arguments that are not JSON (`transcript.arguments-not-json` says so) |
 | `additional_arguments` | `true` | `false`: an argument the tool's rules do not name is an issue |
+| `arguments: contract` | | instead of rules by tool: each call is held to the pack contract's variant for its tool (`variants:`, one per tool, `kind_field` the tool), the rule of the variant's member `arguments_field` (default `args`) describing the arguments; a tool without a variant is not checked |
 | `match` | `in_order` | with a record's `expected.tool_calls` (a list of `{name, arguments}`): `in_order` (those calls in that order, others between them allowed), `any_order` (each made, in any order) or `exact` (those calls, in that order, and no others) |
 | `argument_strategies` | `{}` | the strategy of an expected argument, by `argument` or `tool.argument` (`EXACT` by default; `FUZZY`, `SEMANTIC`, `IGNORE` or any strategy of the pack) |
 | `thresholds` | `{}` | the similarity an argument needs, by strategy (else the strategy's own: `FUZZY` 0.85, `SEMANTIC` 0.80) |
@@ -113,8 +114,11 @@ struct Config {
     argument_strategies: BTreeMap<String, String>,
     /// Thresholds of strategies, by name.
     thresholds: BTreeMap<String, f64>,
-    /// Each tool's arguments, as a contract's `fields:`.
-    arguments: BTreeMap<String, Value>,
+    /// Each tool's arguments, as a contract's `fields:`, or `contract`.
+    arguments: Option<ArgumentsSpec>,
+    /// With `arguments: contract`: the member of each variant that holds the
+    /// arguments.
+    arguments_field: String,
     /// Whether arguments `arguments` does not name are allowed.
     additional_arguments: bool,
 }
@@ -132,7 +136,8 @@ impl Default for Config {
             matching: Match::default(),
             argument_strategies: BTreeMap::new(),
             thresholds: BTreeMap::new(),
-            arguments: BTreeMap::new(),
+            arguments: None,
+            arguments_field: "args".to_owned(),
             additional_arguments: true,
         }
     }
@@ -205,7 +210,12 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
         ctx.strategies,
         name,
     )?;
-    let arguments = Arguments::build(&config.arguments, config.additional_arguments, name)?;
+    let arguments = Arguments::build(
+        config.arguments.as_ref(),
+        config.additional_arguments,
+        &config.arguments_field,
+        ctx,
+    )?;
     Ok(Compiled::Postprocessor(Arc::new(ToolCalls {
         allowed: config.allowed,
         forbidden: config.forbidden,
