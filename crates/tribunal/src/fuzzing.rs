@@ -659,6 +659,9 @@ pub fn no_inner_value(whole: &Value, damaged: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The pack [`transcript`] judges each input with, loaded once.
+static TRAVEL_AGENT: std::sync::OnceLock<Pack> = std::sync::OnceLock::new();
+
 /// Transcripts: the input, read as JSON, is a record's `messages`. Reading it
 /// never panics; every issue, turn and call has a path that points into the
 /// value (an issue at its member or message, a call at its block or item, its
@@ -679,12 +682,22 @@ pub fn transcript(data: &[u8]) {
         );
     };
     for issue in &issues {
-        resolves(
-            issue
-                .path
-                .as_deref()
-                .expect("a transcript issue has a path"),
-        );
+        let path = issue
+            .path
+            .as_deref()
+            .expect("a transcript issue has a path");
+        resolves(path);
+        // An issue placed at a turn is inside that turn's message or a call of it.
+        if let Some(turn) = issue.turn {
+            let turn = &transcript.turns[turn];
+            let under = |prefix: &str| {
+                path == prefix || path.starts_with(prefix) && path[prefix.len()..].starts_with('/')
+            };
+            assert!(
+                under(&turn.path) || turn.tool_calls.iter().any(|c| under(&c.path)),
+                "{path} is not in its turn {turn:?}"
+            );
+        }
     }
     for turn in &transcript.turns {
         resolves(&turn.path);
@@ -705,4 +718,20 @@ pub fn transcript(data: &[u8]) {
         input.output,
         transcript.last_assistant_text().unwrap_or_default()
     );
+    // Judged by the travel-agent pack (tool_calls with every key and argument
+    // rules, a cross-turn script, a metric per assistant turn): a result, with
+    // one entry per turn, each issue's turn one of them.
+    let pack = TRAVEL_AGENT.get_or_init(|| {
+        let dir = crate::files::built_in_repository().join("examples/packs/travel-agent");
+        Pack::load(dir).expect("the example pack loads")
+    });
+    let report = pack.evaluate(&input);
+    let turns = report.turns.as_ref().expect("a transcript record has turns");
+    assert_eq!(turns.len(), transcript.turns.len());
+    for issue in &report.issues {
+        if let Some(turn) = issue.turn {
+            assert!(turn < turns.len(), "{issue:?}");
+            assert!(turns[turn].issues.contains(issue), "{issue:?} is in its turn");
+        }
+    }
 }
