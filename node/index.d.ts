@@ -102,9 +102,42 @@ export type Issue = {
     message: string;
     /**
      * A JSON Pointer into the output's JSON, when
-     * the issue is about one value.
+     * the issue is about one value (into the record, `/messages/3/tool_calls/0`,
+     * for an issue about a transcript's message).
      */
     path: string | null;
+    /**
+     * The index in the record's `turns` of the turn the
+     * issue is about, when it is about one.
+     */
+    turn?: number | undefined;
+};
+/**
+ * One turn of a transcript record's result.
+ */
+export type TurnResult = {
+    /**
+     * Who wrote it.
+     */
+    role: "system" | "user" | "assistant" | "tool";
+    /**
+     * A JSON Pointer to its message in the record.
+     */
+    path: string;
+    /**
+     * Its verdict, by the
+     * pack's scoring over its own issues and score.
+     */
+    status: "PASS" | "NEEDS_IMPROVEMENT" | "FAIL";
+    /**
+     * The weighted score of the metrics run on it
+     * (`scope: assistant_turns` or `last`); `null` when none ran on it.
+     */
+    score: number | null;
+    /**
+     * The record's issues about this turn.
+     */
+    issues: Issue[];
 };
 export type MetricResult = {
     /**
@@ -177,7 +210,11 @@ export type ResultRecord = {
      * The pack's content revision.
      */
     revision: string;
-    turns?: unknown[] | undefined;
+    /**
+     * A transcript record's turns, in order
+     * (absent for a record without `messages`).
+     */
+    turns?: TurnResult[] | undefined;
 };
 /**
  * An issue that was certain before the
