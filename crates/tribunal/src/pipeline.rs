@@ -335,7 +335,7 @@ impl Pack {
                     failure: None,
                     turns,
                     runs,
-                    memo: RecordMemo::default(),
+                    memo,
                 };
             }
             Make::Value => {
