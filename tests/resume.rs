@@ -796,3 +796,66 @@ fn the_junit_cases_file_is_new_and_unpredictable() {
         .collect();
     assert!(left.is_empty(), "cases files left: {left:?}");
 }
+
+/// A data set of transcripts, with plain outputs among them: the kept records
+/// with `turns` and those without both resume, and the JUnit cases of the kept
+/// ones name their failing turns as a whole run's do.
+#[test]
+fn resume_keeps_transcript_records_and_their_turns() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::new();
+    let data =
+        fs::read_to_string(root().join("examples/data/travel-agent-generated.jsonl")).unwrap();
+    for (i, line) in data.lines().take(60).enumerate() {
+        text.push_str(line);
+        text.push('\n');
+        if i % 7 == 0 {
+            text.push_str(&format!(
+                "{{\"id\": \"plain-{i}\", \"output\": \"Booked.\"}}\n"
+            ));
+        }
+    }
+    let input = dir.path().join("runs.jsonl");
+    fs::write(&input, &text).unwrap();
+    let pack = root().join("examples/packs/travel-agent");
+    let run = |output: &str, extra: &[&str]| {
+        StdCommand::new(binary())
+            .current_dir(dir.path())
+            .arg("eval")
+            .arg(&pack)
+            .arg("--input")
+            .arg(&input)
+            .args(["--output", output])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let full = run("full.jsonl", &["--junit", "full.xml"]);
+    assert_eq!(full.status.code(), Some(0), "{}", stderr(&full));
+    let whole = fs::read_to_string(dir.path().join("full.jsonl")).unwrap();
+    assert!(whole.lines().any(|l| !l.contains("\"turns\":")));
+    let kept = first_lines(&whole, 30);
+    plant_partial(dir.path(), "out.jsonl", &kept, &input);
+    let out = run("out.jsonl", &["--resume", "--junit", "out.xml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("resumed: 30 records kept"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        fs::read_to_string(dir.path().join("out.jsonl")).unwrap(),
+        whole
+    );
+    let junit = |name: &str| {
+        let text = fs::read_to_string(dir.path().join(name)).unwrap();
+        // The suite's time differs between the runs; the cases do not.
+        text.split("<testcase")
+            .skip(1)
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    let cases = junit("out.xml");
+    assert_eq!(cases, junit("full.xml"));
+    assert!(cases.iter().take(30).any(|c| c.contains("failing turns:")));
+}
