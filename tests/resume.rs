@@ -810,9 +810,10 @@ fn resume_keeps_transcript_records_and_their_turns() {
         text.push_str(line);
         text.push('\n');
         if i % 7 == 0 {
-            text.push_str(&format!(
-                "{{\"id\": \"plain-{i}\", \"output\": \"Booked.\"}}\n"
-            ));
+            text.push_str(
+                &serde_json::json!({"id": format!("plain-{i}"), "output": "Booked."}).to_string(),
+            );
+            text.push('\n');
         }
     }
     let input = dir.path().join("runs.jsonl");
