@@ -726,12 +726,18 @@ pub fn transcript(data: &[u8]) {
         Pack::load(dir).expect("the example pack loads")
     });
     let report = pack.evaluate(&input);
-    let turns = report.turns.as_ref().expect("a transcript record has turns");
+    let turns = report
+        .turns
+        .as_ref()
+        .expect("a transcript record has turns");
     assert_eq!(turns.len(), transcript.turns.len());
     for issue in &report.issues {
         if let Some(turn) = issue.turn {
             assert!(turn < turns.len(), "{issue:?}");
-            assert!(turns[turn].issues.contains(issue), "{issue:?} is in its turn");
+            assert!(
+                turns[turn].issues.contains(issue),
+                "{issue:?} is in its turn"
+            );
         }
     }
 }
