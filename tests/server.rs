@@ -1084,6 +1084,13 @@ fn the_openapi_document_describes_the_running_server() {
     let server = Server::start(&["rules/ksi-emission", "rules/structured-output"]);
     let json_type = [("content-type", "application/json")];
     let record = json!({"id": 1, "output": "{\"event\": \"a:b\", \"data\": {}}"}).to_string();
+    // A transcript: its result has `turns`, and an issue its `turn`.
+    let transcript = json!({"id": 2, "messages": [
+        {"role": "user", "content": "Report."},
+        {"role": "assistant", "content": "{\"event\": \"a:b\", \"data\": {}}"},
+        {"role": "tool", "tool_call_id": "none", "content": "?"}
+    ]})
+    .to_string();
     // (route as documented, method, path, headers, body)
     let requests: Vec<Probe> = vec![
         (
@@ -1092,6 +1099,13 @@ fn the_openapi_document_describes_the_running_server() {
             "/v1/packs/ksi-emission/check".into(),
             &json_type,
             record.clone().into_bytes(),
+        ),
+        (
+            "/v1/packs/{name}/check",
+            "post",
+            "/v1/packs/ksi-emission/check".into(),
+            &json_type,
+            transcript.into_bytes(),
         ),
         (
             "/v1/packs/{name}/check",

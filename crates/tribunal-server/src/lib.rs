@@ -11,7 +11,7 @@
 //!
 //! | route | what |
 //! |---|---|
-//! | `POST /v1/packs/{name}/check` | one record (`{"output", "expected", "meta", "id"}`) in, its result record out |
+//! | `POST /v1/packs/{name}/check` | one record (`{"output", "expected", "meta", "id", "messages"}`) in, its result record out |
 //! | `POST /v1/packs/{name}/eval` | NDJSON records in, NDJSON result records out, streamed, in input order |
 //! | `GET /v1/packs`, `/v1/packs/{name}` | the packs: name, version, revision, metrics, reload state |
 //! | `GET /v1/packs/{name}/prompt`, `/schema` | the contract's prompt block and JSON Schema |
