@@ -740,17 +740,9 @@ impl Pack {
             .turns
             .map_or("", |turns| turns[run.turn].text.as_str());
         Context {
-            turns: record.turns,
             turn: Some(run.turn),
             output,
-            json: &run.json,
-            extraction: &run.extraction,
-            expected: &record.input.expected,
-            meta: &record.input.meta,
-            issues,
-            scores,
-            strategies: &self.pipeline.strategies,
-            memo: Some(record.memo),
+            ..self.context(record, &run.extraction, &run.json, issues, scores)
         }
     }
 
