@@ -146,29 +146,31 @@ impl Trajectory {
                             self.arguments(want, call, turn, ctx, issue, &mut issues)?;
                         }
                         (Some(want), Some(&(turn, call))) => {
-                            let mut found = issue(
-                                codes::TOOL_CALLS_UNEXPECTED,
-                                format!(
+                            issues.push(
+                                issue(
+                                    codes::TOOL_CALLS_UNEXPECTED,
+                                    format!(
                                     "`{}` is call {index}, where the expected trajectory has `{}`",
                                     call.name, want.name
                                 ),
-                                &call.path,
+                                    &call.path,
+                                )
+                                .in_turn(turn),
                             );
-                            found.turn = Some(turn);
-                            issues.push(found);
                         }
                         (None, Some(&(turn, call))) => {
-                            let mut found = issue(
-                                codes::TOOL_CALLS_UNEXPECTED,
-                                format!(
+                            issues.push(
+                                issue(
+                                    codes::TOOL_CALLS_UNEXPECTED,
+                                    format!(
                                     "`{}` is call {index}, past the {} of the expected trajectory",
                                     call.name,
                                     plural(expected.len(), "call")
                                 ),
-                                &call.path,
+                                    &call.path,
+                                )
+                                .in_turn(turn),
                             );
-                            found.turn = Some(turn);
-                            issues.push(found);
                         }
                         (Some(want), None) => issues.push(missing(index, want, "")),
                         (None, None) => {}
@@ -290,9 +292,7 @@ impl Trajectory {
                     )
                 }
             };
-            let mut found = issue(codes::TOOL_CALLS_ARGUMENT_MISMATCH, message, &at);
-            found.turn = Some(turn);
-            issues.push(found);
+            issues.push(issue(codes::TOOL_CALLS_ARGUMENT_MISMATCH, message, &at).in_turn(turn));
         }
         Ok(())
     }
