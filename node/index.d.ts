@@ -179,12 +179,17 @@ export type ResultRecord = {
     metrics: Record<string, MetricResult>;
     issues: Issue[];
     /**
-     *   How the JSON was found in the output.
+     *   How the JSON was found in the output (`schema_repairs`: what a contract's
+     *   `repair: schema` changed, each at its path, when it changed something).
      */
     extraction: {
         tier: string | null;
         repairs: string[];
         raw_fallback: boolean;
+        schema_repairs?: {
+            repair: string;
+            path: string;
+        }[];
     };
     /**
      * The JSON extracted from the output, or `null`.

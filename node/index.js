@@ -145,8 +145,9 @@ class PackError extends TribunalError {
  * @property {number | null} score The weighted score in [0, 1] (`null` for ERROR).
  * @property {Record<string, MetricResult>} metrics Each metric, by name.
  * @property {Issue[]} issues
- * @property {{tier: string | null, repairs: string[], raw_fallback: boolean}} extraction
- *   How the JSON was found in the output.
+ * @property {{tier: string | null, repairs: string[], raw_fallback: boolean, schema_repairs?: {repair: string, path: string}[]}} extraction
+ *   How the JSON was found in the output (`schema_repairs`: what a contract's
+ *   `repair: schema` changed, each at its path, when it changed something).
  * @property {unknown} json The JSON extracted from the output, or `null`.
  * @property {string | null} feedback A retry prompt built from the issues.
  * @property {string | null} error Why the record could not be evaluated (ERROR).

@@ -704,7 +704,9 @@ impl PyRecord {
         self.part(py, "json")
     }
 
-    /// How the JSON was found: `tier`, `repairs`, `raw_fallback` (`None` for `ERROR`).
+    /// How the JSON was found: `tier`, `repairs`, `raw_fallback`, and
+    /// `schema_repairs` when a contract's `repair: schema` changed the document
+    /// (`None` for `ERROR`).
     #[getter]
     fn extraction(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         self.part(py, "extraction")

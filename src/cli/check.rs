@@ -207,7 +207,19 @@ pub(crate) fn render_report(report: &Report) -> String {
     );
     if let Some(extraction) = &report.extraction {
         if !extraction.repairs.is_empty() {
-            let repairs: Vec<&str> = extraction.repairs.iter().map(|r| r.as_str()).collect();
+            // The tier's repairs by kind, then each of the contract's at its path.
+            let changes = &extraction.schema_repairs;
+            let mut repairs: Vec<String> = extraction
+                .repairs
+                .iter()
+                .filter(|kind| !changes.iter().any(|change| change.repair == **kind))
+                .map(|kind| kind.as_str().to_owned())
+                .collect();
+            repairs.extend(
+                changes
+                    .iter()
+                    .map(|change| format!("{} at {}", change.repair, one_line(&change.path))),
+            );
             let _ = writeln!(out, "repairs: {}", repairs.join(", "));
         }
     }

@@ -241,12 +241,37 @@ pub fn contract(data: &[u8]) {
         let _ = contract.validate(&coerced, &output);
     }
     let _ = contract.validate(&Json::Null, &output);
+    conform_once(&contract, &json);
     let _ = contract.format_block();
     let _ = contract.fallback_json(&output);
     let schema = contract.json_schema("fuzz");
     if let Err(err) = jsonschema::validator_for(&schema) {
         panic!("the contract's JSON Schema does not compile: {err}\n{schema}");
     }
+}
+
+/// `repair: schema` on `json`: every change but a drop is at a path that
+/// holds a value afterwards (a drop's path holds none), and a second pass
+/// changes nothing.
+fn conform_once(contract: &Contract, json: &Json) {
+    let mut contract = contract.clone();
+    contract.repair = crate::contract::RepairMode::Schema;
+    let mut conformed = json.clone();
+    let changes = contract.conform(&mut conformed);
+    for change in &changes {
+        let dropped = change.repair == crate::extract::Repair::DroppedUnexpectedField;
+        assert_eq!(
+            conformed.pointer(&change.path).is_none(),
+            dropped,
+            "{change:?} in {conformed:?}, from {json:?}"
+        );
+    }
+    let mut again = conformed.clone();
+    let more = contract.conform(&mut again);
+    assert!(
+        more.is_empty() && again == conformed,
+        "a second pass changed {more:?}: {conformed:?} from {json:?}"
+    );
 }
 
 /// The Rhai host: the input (after its first byte, which picks the kind) is a

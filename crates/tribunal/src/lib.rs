@@ -74,8 +74,8 @@ pub use pack::{LoadOptions, Override, OverrideError, Pack};
 pub use parallel::{on_deep_stack, STACK_SIZE};
 pub use pipeline::{Input, MissingOutput};
 pub use report::{
-    Details, ErrorKind, ExtractionInfo, Field, Fields, Issue, MetricResult, Report, Severity,
-    Status, TurnResult,
+    Details, ErrorKind, ExtractionInfo, Field, Fields, Issue, MetricResult, Report, SchemaRepair,
+    Severity, Status, TurnResult,
 };
 pub use runtime::{Runtime, RuntimeBuilder};
 pub use semantic::{

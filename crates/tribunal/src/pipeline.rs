@@ -759,13 +759,26 @@ impl Pack {
             .as_ref()
             .map(|contract| contract.multiple_values)
             .unwrap_or_default();
-        if let Some((document, tier, repairs)) =
-            extract::extract_as(output, &self.pipeline.ladder, multiple)
+        if let Some((mut document, tier, mut repairs)) =
+            extract::extract_as::<D>(output, &self.pipeline.ladder, multiple)
         {
+            let mut schema_repairs = Vec::new();
+            if let Some(contract) = self.pipeline.contract.as_ref() {
+                if contract.repairs_schema() {
+                    document.change(|json| {
+                        schema_repairs = contract.conform(json);
+                        !schema_repairs.is_empty()
+                    });
+                    repairs.extend(schema_repairs.iter().map(|change| change.repair));
+                    repairs.sort_unstable();
+                    repairs.dedup();
+                }
+            }
             let info = ExtractionInfo {
                 tier: Some(tier),
                 repairs,
                 raw_fallback: false,
+                schema_repairs,
             };
             return (Some(document), info);
         }
@@ -794,8 +807,8 @@ impl Pack {
             );
             let info = ExtractionInfo {
                 tier: Some(Tier::Fallback),
-                repairs: Vec::new(),
                 raw_fallback: true,
+                ..ExtractionInfo::none()
             };
             return (Some(D::from_json(fallback)), info);
         }

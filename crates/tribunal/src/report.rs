@@ -263,6 +263,19 @@ pub struct ExtractionInfo {
     /// No tier found JSON and the contract's fallback wrapped the raw text.
     #[serde(default)]
     pub raw_fallback: bool,
+    /// What the contract's `repair: schema` changed in the document, each change
+    /// at its path, in document order (their kinds are in `repairs` too).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub schema_repairs: Vec<SchemaRepair>,
+}
+
+/// One change `repair: schema` made to a document: its kind, and where.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SchemaRepair {
+    /// The kind of change (`coerced_number`).
+    pub repair: Repair,
+    /// The JSON Pointer of the value changed, added or dropped (`/age`).
+    pub path: String,
 }
 
 impl ExtractionInfo {
@@ -272,7 +285,36 @@ impl ExtractionInfo {
             tier: None,
             repairs: Vec::new(),
             raw_fallback: false,
+            schema_repairs: Vec::new(),
         }
+    }
+
+    /// Writes the record's `extraction` object.
+    fn write(&self, out: &mut Vec<u8>) {
+        let mut entry = Object::open(out);
+        match self.tier {
+            Some(tier) => json_write::write_str(entry.field("tier"), tier.as_str()),
+            None => json_write::write_null(entry.field("tier")),
+        }
+        json_write::write_array(
+            entry.field("repairs"),
+            self.repairs.iter().map(|r| r.as_str()),
+            json_write::write_str,
+        );
+        json_write::write_bool(entry.field("raw_fallback"), self.raw_fallback);
+        if !self.schema_repairs.is_empty() {
+            json_write::write_array(
+                entry.field("schema_repairs"),
+                &self.schema_repairs,
+                |out, change| {
+                    let mut one = Object::open(out);
+                    json_write::write_str(one.field("repair"), change.repair.as_str());
+                    json_write::write_str(one.field("path"), &change.path);
+                    one.close();
+                },
+            );
+        }
+        entry.close();
     }
 
     /// The tier's name, `none` when no tier succeeded.
@@ -663,20 +705,7 @@ impl Report {
         if fields.has(Field::Extraction) {
             match &self.extraction {
                 None => json_write::write_null(record.field("extraction")),
-                Some(extraction) => {
-                    let mut entry = Object::open(record.field("extraction"));
-                    match extraction.tier {
-                        Some(tier) => json_write::write_str(entry.field("tier"), tier.as_str()),
-                        None => json_write::write_null(entry.field("tier")),
-                    }
-                    json_write::write_array(
-                        entry.field("repairs"),
-                        extraction.repairs.iter().map(|r| r.as_str()),
-                        json_write::write_str,
-                    );
-                    json_write::write_bool(entry.field("raw_fallback"), extraction.raw_fallback);
-                    entry.close();
-                }
+                Some(extraction) => extraction.write(record.field("extraction")),
             }
         }
         if fields.has(Field::Json) {

@@ -19,6 +19,7 @@ use crate::component::BuildError;
 use crate::extract::{MultipleValues, Tier};
 use crate::json::{Json, Object};
 
+mod conform;
 mod prompt;
 mod schema;
 pub use schema::{openai_strict, StrictSchemaError};
@@ -48,6 +49,13 @@ pub struct ContractSpec {
     /// array. The `repair` tier lists `multiple_values` when it saw more than one.
     #[serde(default)]
     pub multiple_values: Option<MultipleValues>,
+    /// `schema`: after extraction, bring the document to the contract where the
+    /// change is safe (a number or boolean in a string, a single value for an
+    /// array, a member `additional_fields: false` forbids, a missing field's
+    /// `default`), each change listed in `extraction.schema_repairs` with its
+    /// path. `none` (the default): the document is judged as the model wrote it.
+    #[serde(default)]
+    pub repair: Option<RepairMode>,
     #[serde(default)]
     pub may_emit: Option<Vec<String>>,
     /// What a kind outside `may_emit` does: `coerce` (the default, seed 001's
@@ -97,6 +105,17 @@ fn default_true() -> bool {
     true
 }
 
+/// `repair:` — whether the contract may bring a document to its shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RepairMode {
+    /// The document is judged as the model wrote it.
+    #[default]
+    None,
+    /// Safe changes toward the contract, each listed with its path.
+    Schema,
+}
+
 /// `on_violation:` — what a kind outside `may_emit` does to the result's JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -116,6 +135,11 @@ pub struct FieldSpec {
     pub types: Option<TypeSpec>,
     #[serde(default)]
     pub required: bool,
+    /// The value of an optional field the model left out (or wrote `null` for,
+    /// where its type takes no null): filled in under `repair: schema`, and
+    /// shown in the JSON Schema.
+    #[serde(default)]
+    pub default: Option<Value>,
     #[serde(default)]
     pub min: Option<f64>,
     #[serde(default)]
@@ -442,6 +466,8 @@ pub struct FieldRule {
     /// member `kind_field`.
     pub variants: Vec<Variant>,
     pub kind_field: String,
+    /// `default:`, as the value filled in.
+    pub default: Option<Json>,
 }
 
 impl FieldRule {
@@ -467,6 +493,8 @@ pub struct Contract {
     pub ladder: Vec<Tier>,
     /// What the ladder does with several top-level documents.
     pub multiple_values: MultipleValues,
+    /// Whether the document is brought to the contract after extraction.
+    pub repair: RepairMode,
     pub kind_field: String,
     pub may_emit: Option<Vec<String>>,
     pub on_violation: OnViolation,
@@ -500,6 +528,7 @@ impl Contract {
         Ok(Self {
             ladder,
             multiple_values: spec.multiple_values.unwrap_or_default(),
+            repair: spec.repair.unwrap_or_default(),
             kind_field,
             may_emit,
             on_violation: spec.on_violation.unwrap_or(if has_variants {
@@ -843,24 +872,8 @@ fn compile_field(
         .unwrap_or_else(|| "kind".to_owned());
     let mut children = compile_fields(&field.fields, &label, &format!("{at}.fields"))?;
     let variants = compile_field_variants(field, &kind_field, &mut children, &label, at)?;
-    let item = match &field.items {
-        None => None,
-        Some(ItemSpec(spec)) => {
-            let at = format!("{at}.items");
-            if spec.required {
-                return Err(BuildError::new(format!(
-                    "the items of `{label}` have `required`: an item is there or not by the array's length (`min_items`)"
-                ))
-                .at_key(at));
-            }
-            Some(Box::new(compile_field(
-                "",
-                spec,
-                format!("{label}[]"),
-                &at,
-            )?))
-        }
-    };
+    let item = compile_item(field, &label, at)?;
+    let default = compile_default(field, &types, &label, at)?;
     Ok(FieldRule {
         name: name.to_owned(),
         label,
@@ -871,7 +884,75 @@ fn compile_field(
         item,
         variants,
         kind_field,
+        default,
     })
+}
+
+/// The rule every item of an array field follows (`items:`), if it has one.
+fn compile_item(
+    field: &FieldSpec,
+    label: &str,
+    at: &str,
+) -> Result<Option<Box<FieldRule>>, BuildError> {
+    let Some(ItemSpec(spec)) = &field.items else {
+        return Ok(None);
+    };
+    let at = format!("{at}.items");
+    if spec.required {
+        return Err(BuildError::new(format!(
+            "the items of `{label}` have `required`: an item is there or not by the array's length (`min_items`)"
+        ))
+        .at_key(at));
+    }
+    if spec.default.is_some() {
+        return Err(BuildError::new(format!(
+            "the items of `{label}` have `default`: only a member of an object can be missing"
+        ))
+        .at_key(at));
+    }
+    Ok(Some(Box::new(compile_field(
+        "",
+        spec,
+        format!("{label}[]"),
+        &at,
+    )?)))
+}
+
+/// A field's `default:`: only for an optional field, and of its type and
+/// `enum`.
+fn compile_default(
+    field: &FieldSpec,
+    types: &[JsonType],
+    label: &str,
+    at: &str,
+) -> Result<Option<Json>, BuildError> {
+    let Some(default) = &field.default else {
+        return Ok(None);
+    };
+    let fail = |message: String| Err(BuildError::new(message).at_key(format!("{at}.default")));
+    if field.required {
+        return fail(format!(
+            "field `{label}` is required and has a `default`: a missing required field is an error, so drop one of them"
+        ));
+    }
+    let value = Json::from(default);
+    if !types.is_empty() && !types.iter().any(|t| t.accepts(&value)) {
+        return fail(format!(
+            "the default of `{label}` is {}, but the field must be {}",
+            crate::text::json_type_name(&value),
+            types_phrase(types)
+        ));
+    }
+    if let Some(allowed) = &field.one_of {
+        if !allowed.contains(default) {
+            let list: Vec<String> = allowed.iter().map(display_value).collect();
+            return fail(format!(
+                "the default of `{label}` is {default}, not one of its `enum` ({})",
+                list.join(" | ")
+            ));
+        }
+    }
+    Ok(Some(value))
 }
 
 fn display_value(value: &Value) -> String {

@@ -91,6 +91,9 @@ impl Contract {
             }
         }
         let spec = &field.spec;
+        if let Some(default) = &spec.default {
+            schema.insert("default".into(), default.clone());
+        }
         if let Some(one_of) = &spec.one_of {
             schema.insert("enum".into(), json!(one_of));
         }
@@ -211,13 +214,15 @@ pub struct StrictSchemaError {
 
 /// Keywords strict mode refuses, and the sentence kept in the description
 /// instead (the pack still checks them).
-const STRICT_DROPPED: [(&str, &str); 6] = [
+const STRICT_DROPPED: [(&str, &str); 7] = [
     ("minLength", "at least {} characters"),
     ("maxLength", "at most {} characters"),
     ("minProperties", "at least {} members"),
     ("maxProperties", "at most {} members"),
     ("uniqueItems", "no item twice"),
     ("$schema", ""),
+    // Every member is written in strict mode (an optional one may be null).
+    ("default", ""),
 ];
 
 /// The schema in the subset OpenAI's Structured Outputs take with

@@ -9,7 +9,7 @@ use crate::text::{count_sentences_with, json_type_name as type_name};
 
 use super::{
     article, display_value, items_phrase, sentences_phrase, types_phrase, Contract, FieldRule,
-    OnViolation, RAW_FALLBACK_KEY,
+    OnViolation, Variant, RAW_FALLBACK_KEY,
 };
 
 impl Contract {
@@ -34,20 +34,10 @@ impl Contract {
             );
             return (issues, None);
         };
-        let variant = self.variant_of(object);
-        let variant_fields = variant.map_or(&[][..], |v| v.fields.as_slice());
-        let fields: Vec<&FieldRule> = self.fields.iter().chain(variant_fields).collect();
-        self.check_members(&fields, object, Place::Root, &mut issues);
+        let shape = Shape::of(&self.fields, &self.variants, &self.kind_field, object);
+        self.check_members(&shape.rules, object, Place::Root, &mut issues);
         if !self.additional_fields {
-            // A kind outside the variants is reported once, at the kind: the
-            // members some variant has are not "unexpected" on top of it.
-            let known: Vec<&FieldRule> = if variant.is_none() && !self.variants.is_empty() {
-                let every = self.variants.iter().flat_map(|v| &v.fields);
-                self.fields.iter().chain(every).collect()
-            } else {
-                fields
-            };
-            check_no_other_members(&known, object, Place::Root, &mut issues);
+            check_no_other_members(&shape.known(), object, Place::Root, &mut issues);
         }
         let coerced = self.coerce_kind(object, &mut issues);
         (issues, coerced)
@@ -211,19 +201,10 @@ impl Contract {
                 }
             }
         }
-        let variant = super::variant_of(&field.variants, &field.kind_field, members);
-        let own = variant.map_or(&[][..], |v| v.fields.as_slice());
-        let rules: Vec<&FieldRule> = field.children.iter().chain(own).collect();
-        self.check_members(&rules, members, place, issues);
+        let shape = Shape::of(&field.children, &field.variants, &field.kind_field, members);
+        self.check_members(&shape.rules, members, place, issues);
         if field.spec.additional_fields == Some(false) {
-            // A kind outside the variants is reported once, at the kind.
-            let known: Vec<&FieldRule> = if variant.is_none() && !field.variants.is_empty() {
-                let every = field.variants.iter().flat_map(|v| &v.fields);
-                field.children.iter().chain(every).collect()
-            } else {
-                rules
-            };
-            check_no_other_members(&known, members, place, issues);
+            check_no_other_members(&shape.known(), members, place, issues);
         }
     }
 
@@ -368,18 +349,64 @@ fn check_no_other_members(
     }
 }
 
+/// The rules for the members of one object: the common fields and those of
+/// the variant its kind selects.
+pub(super) struct Shape<'r> {
+    /// The common fields, then the variant's own.
+    pub rules: Vec<&'r FieldRule>,
+    common: &'r [FieldRule],
+    variants: &'r [Variant],
+    variant: Option<&'r Variant>,
+}
+
+impl<'r> Shape<'r> {
+    pub fn of(
+        common: &'r [FieldRule],
+        variants: &'r [Variant],
+        kind_field: &str,
+        object: &Object,
+    ) -> Self {
+        let variant = super::variant_of(variants, kind_field, object);
+        let own = variant.map_or(&[][..], |v| v.fields.as_slice());
+        Self {
+            rules: common.iter().chain(own).collect(),
+            common,
+            variants,
+            variant,
+        }
+    }
+
+    /// The variant the object's kind selects.
+    pub fn variant(&self) -> Option<&'r Variant> {
+        self.variant
+    }
+
+    /// The members `additional_fields: false` allows: the rules' names, or,
+    /// for a kind outside the variants, those of every variant (the kind is
+    /// reported once, at the kind, not every member some variant has as
+    /// "unexpected" on top of it).
+    pub fn known(&self) -> Vec<&'r FieldRule> {
+        if self.variant.is_none() && !self.variants.is_empty() {
+            let every = self.variants.iter().flat_map(|v| &v.fields);
+            self.common.iter().chain(every).collect()
+        } else {
+            self.rules.clone()
+        }
+    }
+}
+
 /// Where a value is in the extracted JSON, built as validation descends and
 /// written out only for an issue: its JSON pointer (`/citations/2/doc_id`)
 /// and the name messages use (`citations[2].doc_id`).
 #[derive(Clone, Copy)]
-enum Place<'a> {
+pub(super) enum Place<'a> {
     Root,
     Member(&'a Place<'a>, &'a str),
     Item(&'a Place<'a>, usize),
 }
 
 impl Place<'_> {
-    fn pointer(&self) -> String {
+    pub fn pointer(&self) -> String {
         let mut out = String::new();
         self.write_pointer(&mut out);
         out

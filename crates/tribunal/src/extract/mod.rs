@@ -152,11 +152,24 @@ pub enum Repair {
     /// Several top-level documents followed one another (`{...}{...}`, or with prose
     /// between them); the contract's `multiple_values` chose the first, the last or all.
     MultipleValues,
+    /// `repair: schema`: a string holding a number (`"12"`) became the number, for a
+    /// field that takes numbers and no strings.
+    CoercedNumber,
+    /// `repair: schema`: a string `"true"` or `"false"` became the boolean, for a field
+    /// that takes booleans and no strings.
+    CoercedBoolean,
+    /// `repair: schema`: a single value of an array field was wrapped in an array.
+    WrappedInArray,
+    /// `repair: schema`: a member that `additional_fields: false` forbids was dropped.
+    DroppedUnexpectedField,
+    /// `repair: schema`: a missing optional field (or its `null`, where its type takes
+    /// none) was given its declared `default`.
+    FilledDefault,
 }
 
 impl Repair {
     /// Every repair kind, in listing order.
-    pub const ALL: [Repair; 24] = [
+    pub const ALL: [Repair; 29] = [
         Repair::TrailingComma,
         Repair::SingleQuotes,
         Repair::UnquotedKeys,
@@ -181,6 +194,11 @@ impl Repair {
         Repair::MongoShellTypes,
         Repair::JsonInString,
         Repair::MultipleValues,
+        Repair::CoercedNumber,
+        Repair::CoercedBoolean,
+        Repair::WrappedInArray,
+        Repair::DroppedUnexpectedField,
+        Repair::FilledDefault,
     ];
 
     /// The `snake_case` name, as serialized.
@@ -210,6 +228,11 @@ impl Repair {
             Repair::MongoShellTypes => "mongo_shell_types",
             Repair::JsonInString => "json_in_string",
             Repair::MultipleValues => "multiple_values",
+            Repair::CoercedNumber => "coerced_number",
+            Repair::CoercedBoolean => "coerced_boolean",
+            Repair::WrappedInArray => "wrapped_in_array",
+            Repair::DroppedUnexpectedField => "dropped_unexpected_field",
+            Repair::FilledDefault => "filled_default",
         }
     }
 
@@ -319,6 +342,9 @@ pub(crate) trait Document: Sized {
     fn read(text: &str) -> Option<Self>;
     /// The document that holds `value` (found by a tier that builds it).
     fn from_json(value: Json) -> Self;
+    /// Calls `change` on the document's value, and keeps what it did (it
+    /// returns whether it changed the value).
+    fn change(&mut self, change: impl FnOnce(&mut Json) -> bool);
 }
 
 impl Document for Json {
@@ -329,6 +355,10 @@ impl Document for Json {
 
     fn from_json(value: Json) -> Self {
         value
+    }
+
+    fn change(&mut self, change: impl FnOnce(&mut Json) -> bool) {
+        change(self);
     }
 }
 
@@ -348,6 +378,20 @@ impl Document for Written {
         let mut out = Vec::new();
         crate::json_write::write_json(&mut out, &value);
         Self(out)
+    }
+
+    /// Reads the value from the text, and writes it again when `change`
+    /// changed it.
+    fn change(&mut self, change: impl FnOnce(&mut Json) -> bool) {
+        let Some(mut value) = std::str::from_utf8(&self.0)
+            .ok()
+            .and_then(crate::json_read::parse)
+        else {
+            return;
+        };
+        if change(&mut value) {
+            *self = Self::from_json(value);
+        }
     }
 }
 
@@ -378,6 +422,13 @@ impl Document for Found {
         Self {
             json,
             written: None,
+        }
+    }
+
+    /// The text, when the value changes, is no longer the value's.
+    fn change(&mut self, change: impl FnOnce(&mut Json) -> bool) {
+        if change(&mut self.json) {
+            self.written = None;
         }
     }
 }

@@ -655,8 +655,8 @@ mod tests {
     fn the_wire_context_is_what_the_sdk_context_reads() {
         let extraction = ExtractionInfo {
             tier: Some(crate::extract::Tier::Fence),
-            repairs: Vec::new(),
             raw_fallback: false,
+            ..ExtractionInfo::none()
         };
         let issues = [Issue::warning("x", "careful").at("/a")];
         let scores = BTreeMap::from([("m".to_owned(), 0.5)]);

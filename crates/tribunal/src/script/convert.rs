@@ -64,6 +64,11 @@ pub fn context(ctx: &Context<'_>, config: Dynamic) -> Dynamic {
             .map_or(Dynamic::UNIT, |v| to_dynamic(&Json::from(v)))
     };
     extraction.insert("repairs".into(), repairs);
+    if !ctx.extraction.schema_repairs.is_empty() {
+        let changes = serde_json::to_value(&ctx.extraction.schema_repairs)
+            .map_or(Dynamic::UNIT, |v| to_dynamic(&Json::from(v)));
+        extraction.insert("schema_repairs".into(), changes);
+    }
     extraction.insert(
         "raw_fallback".into(),
         Dynamic::from_bool(ctx.extraction.raw_fallback),
@@ -297,8 +302,8 @@ mod tests {
         use crate::strategy::StrategyRegistry;
         let extraction = ExtractionInfo {
             tier: Some(Tier::Repair),
-            repairs: Vec::new(),
             raw_fallback: true,
+            ..ExtractionInfo::none()
         };
         let issues = [
             Issue::error("a", "first").at("/x"),

@@ -232,7 +232,13 @@ impl StreamEvent {
 /// written (the contract rewrites only a top-level kind it replaces).
 fn plan(pack: &Pack) -> Plan {
     let mut plan = Plan::default();
-    let mut intact = true;
+    // `repair: schema` may change the document before any step sees it: what
+    // the text holds so far is not what the steps will judge.
+    let mut intact = !pack
+        .pipeline
+        .contract
+        .as_ref()
+        .is_some_and(|contract| contract.repairs_schema());
     for step in &pack.pipeline.postprocessors {
         if !intact {
             break;
