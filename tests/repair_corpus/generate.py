@@ -28,6 +28,8 @@ Categories (the damage models emit, issue 15):
   missing_quote_in_array  an array item's closing quote missing before the next item
                        (these five: issue 46; drawn from a random stream of their
                        own, so the categories above are the same inputs as before)
+  jsonp                `callback({...});`, `/**/ jQuery3_1.cb([...])`, some damaged
+                       inside (a stream of its own too)
 
 Run from the repository root:
   python3 tests/repair_corpus/generate.py > target/repair-corpus-inputs.jsonl
@@ -273,6 +275,18 @@ for _ in range(60):
     cut = mongo.randrange(len(items) - 1)
     text = ", ".join(('"' + w) if i == cut else jstr(w) for i, w in enumerate(items))
     add("missing_quote_in_array", "[" + text + "]" if mongo.random() < 0.5 else '{"tags": [' + text + "]}")
+
+jsonp = random.Random(46006)
+CALLEES = ["callback", "cb", "jQuery3_1_1_1700000000", "window.handle", "$jsonp_7", "parseResponse"]
+for _ in range(60):
+    doc = obj(members(jsonp.randint(1, 3)), sep=jsonp.choice([", ", ",", ",\n  "]))
+    if jsonp.random() < 0.3:
+        doc = "[" + doc + "]"
+    if jsonp.random() < 0.3:
+        # Damaged inside: a trailing comma before the last closer.
+        doc = doc[:-1] + "," + doc[-1]
+    text = jsonp.choice(CALLEES) + jsonp.choice(["(", " ("]) + doc + ")" + jsonp.choice(["", ";", ";\n", " ;"])
+    add("jsonp", ("/**/ " if jsonp.random() < 0.2 else "") + text)
 
 for case in cases:
     print(json.dumps(case, ensure_ascii=False))

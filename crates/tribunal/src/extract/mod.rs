@@ -149,6 +149,9 @@ pub enum Repair {
     /// The whole output was a JSON string holding the document (`"{\"a\": 1}"`):
     /// the document was read from the string.
     JsonInString,
+    /// The whole output was a JSONP call (`callback({...});`): the document was
+    /// read from its arguments.
+    Jsonp,
     /// Several top-level documents followed one another (`{...}{...}`, or with prose
     /// between them); the contract's `multiple_values` chose the first, the last or all.
     MultipleValues,
@@ -169,7 +172,7 @@ pub enum Repair {
 
 impl Repair {
     /// Every repair kind, in listing order.
-    pub const ALL: [Repair; 29] = [
+    pub const ALL: [Repair; 30] = [
         Repair::TrailingComma,
         Repair::SingleQuotes,
         Repair::UnquotedKeys,
@@ -193,6 +196,7 @@ impl Repair {
         Repair::StringConcatenation,
         Repair::MongoShellTypes,
         Repair::JsonInString,
+        Repair::Jsonp,
         Repair::MultipleValues,
         Repair::CoercedNumber,
         Repair::CoercedBoolean,
@@ -227,6 +231,7 @@ impl Repair {
             Repair::StringConcatenation => "string_concatenation",
             Repair::MongoShellTypes => "mongo_shell_types",
             Repair::JsonInString => "json_in_string",
+            Repair::Jsonp => "jsonp",
             Repair::MultipleValues => "multiple_values",
             Repair::CoercedNumber => "coerced_number",
             Repair::CoercedBoolean => "coerced_boolean",
@@ -319,10 +324,17 @@ pub(crate) fn extract_as<D: Document>(
     tiers: &[Tier],
     multiple: MultipleValues,
 ) -> Option<(D, Tier, Vec<Repair>)> {
-    tiers.iter().find_map(|&tier| {
+    tiers.iter().enumerate().find_map(|(at, &tier)| {
         let (document, repairs) = match tier {
             Tier::Strict => (strict::parse(text)?, Vec::new()),
             Tier::Fence => (fence::extract(text)?, Vec::new()),
+            // A JSONP call is a dialect the repair tier names, not prose
+            // around a document, when the ladder goes on to that tier.
+            Tier::Embedded
+                if tiers[at..].contains(&Tier::Repair) && repair::jsonp_body(text).is_some() =>
+            {
+                return None
+            }
             Tier::Embedded => (embedded::extract_with(text, multiple)?, Vec::new()),
             Tier::Repair => {
                 let (value, repairs) = repair::repair_with(text, multiple)?;
@@ -744,6 +756,26 @@ mod tests {
                 assert_eq!(extract(text, &[tier]), None, "{tier:?} on {text}");
             }
         }
+    }
+
+    #[test]
+    fn a_jsonp_call_is_left_to_the_repair_tier_which_names_it() {
+        let text = r#"callback({"a": [1, 2]});"#;
+        let found = extract(text, &LADDER).unwrap();
+        assert_eq!(
+            (found.tier, found.repairs),
+            (Tier::Repair, vec![Repair::Jsonp])
+        );
+        assert_eq!(found.value, json!({"a": [1, 2]}));
+        // A ladder without the repair tier keeps finding it as before.
+        let found = extract(text, &[Tier::Strict, Tier::Embedded]).unwrap();
+        assert_eq!(
+            (found.tier, found.value),
+            (Tier::Embedded, json!({"a": [1, 2]}))
+        );
+        // A call in prose is prose around a document.
+        let found = extract(r#"Run search({"q": "x"}) now."#, &LADDER).unwrap();
+        assert_eq!((found.tier, found.repairs), (Tier::Embedded, vec![]));
     }
 
     #[test]

@@ -81,17 +81,14 @@ fn repair_counted(
 ) -> Option<(Json, Vec<Repair>)> {
     if let Some(inner) = json_in_string(text) {
         *steps += text.len();
-        let found = match parse_container::<Json>(inner.trim()) {
-            Some(value) => Some((value, Vec::new())),
-            None => repair_counted(&inner, multiple, steps),
-        };
-        if let Some((value, repairs)) = found {
-            let mut set = RepairSet::default();
-            for repair in repairs {
-                set.insert(repair);
-            }
-            set.insert(Repair::JsonInString);
-            return Some((value, set.to_vec()));
+        if let Some(found) = unwrapped(&inner, Repair::JsonInString, multiple, steps) {
+            return Some(found);
+        }
+    }
+    if let Some(body) = jsonp_body(text) {
+        *steps += text.len() - body.len();
+        if let Some(found) = unwrapped(body, Repair::Jsonp, multiple, steps) {
+            return Some(found);
         }
     }
     if let Some(block) = fence::blocks(text).find(|block| fence::is_json_info(block.info)) {
@@ -101,6 +98,58 @@ fn repair_counted(
         }
     }
     documents(text, multiple, steps)
+}
+
+/// The document in `inner`, the text a wrapper (`kind`) held: read as it is, or
+/// repaired; `kind` is listed with the repairs.
+fn unwrapped(
+    inner: &str,
+    kind: Repair,
+    multiple: MultipleValues,
+    steps: &mut usize,
+) -> Option<(Json, Vec<Repair>)> {
+    let (value, repairs) = match parse_container::<Json>(inner.trim()) {
+        Some(value) => (value, Vec::new()),
+        None => repair_counted(inner, multiple, steps)?,
+    };
+    let mut set = RepairSet::default();
+    for repair in repairs {
+        set.insert(repair);
+    }
+    set.insert(kind);
+    Some((value, set.to_vec()))
+}
+
+/// The arguments of a whole output that is a JSONP call whose first argument
+/// starts like a JSON object or array: `callback({...})`, `jQuery3_1.cb([...]);`,
+/// with the `/**/` some servers put first. The whole text must end the call
+/// (a `)`, then perhaps `;`): a call in prose, or cut off, is not one.
+pub(super) fn jsonp_body(text: &str) -> Option<&str> {
+    let text = text.trim();
+    let text = text.strip_prefix("/**/").map_or(text, str::trim_start);
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    // The callee: identifiers joined by dots.
+    loop {
+        let start = at;
+        while bytes
+            .get(at)
+            .is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$'))
+        {
+            at += 1;
+        }
+        if at == start || bytes[start].is_ascii_digit() {
+            return None;
+        }
+        if bytes.get(at) != Some(&b'.') {
+            break;
+        }
+        at += 1;
+    }
+    let arguments = text[at..].trim_start().strip_prefix('(')?;
+    let arguments = arguments.strip_suffix(';').unwrap_or(arguments).trim_end();
+    let body = arguments.strip_suffix(')')?;
+    body.trim_start().starts_with(['{', '[']).then_some(body)
 }
 
 /// The text of a whole output that is one JSON string whose text starts like a
@@ -1465,10 +1514,10 @@ mod tests {
 
     use Repair::{
         ClosedBrackets, ClosedString, Comments, ControlCharacters, DoubledQuotes,
-        DroppedIncompleteMember, InvalidEscapes, JsonInString, MismatchedBrackets, MissingComma,
-        MissingQuote, MongoShellTypes, NumberFormat, Placeholders, PythonLiterals, SingleQuotes,
-        StringConcatenation, TrailingComma, TypographicQuotes, UnescapedQuotes, UnquotedKeys,
-        UnquotedValues, UnterminatedString,
+        DroppedIncompleteMember, InvalidEscapes, JsonInString, Jsonp, MismatchedBrackets,
+        MissingComma, MissingQuote, MongoShellTypes, NumberFormat, Placeholders, PythonLiterals,
+        SingleQuotes, StringConcatenation, TrailingComma, TypographicQuotes, UnescapedQuotes,
+        UnquotedKeys, UnquotedValues, UnterminatedString,
     };
     #[allow(non_upper_case_globals)]
     const MultipleValuesRepair: Repair = Repair::MultipleValues;
@@ -1736,6 +1785,28 @@ mod tests {
             &[UnquotedValues],
         );
         assert!(repair("[ObjectId(x)]").is_none());
+    }
+
+    #[test]
+    fn a_jsonp_call_is_read_from_its_arguments() {
+        check(r#"callback({"a": 1});"#, &json!({"a": 1}), &[Jsonp]);
+        check(
+            "/**/ jQuery3_1.cb_2( [{\"a\": [1, 2]}] ) ;\n",
+            &json!([{"a": [1, 2]}]),
+            &[Jsonp],
+        );
+        // Damaged inside: its repairs are listed with it.
+        check(
+            "cb({'a': True, })",
+            &json!({"a": true}),
+            &[TrailingComma, SingleQuotes, PythonLiterals, Jsonp],
+        );
+        // A call in prose, cut off, or of something else is not JSONP.
+        check(r#"search({"q": "x"}) is the call"#, &json!({"q": "x"}), &[]);
+        check(r#"cb({"a": 1"#, &json!({"a": 1}), &[ClosedBrackets]);
+        for text in [r#"1cb({"a": 1})"#, r#"cb("a")"#, r#"a b({"a": 1})"#, "cb()"] {
+            assert!(super::jsonp_body(text).is_none(), "{text}");
+        }
     }
 
     #[test]
