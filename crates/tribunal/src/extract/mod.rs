@@ -250,6 +250,9 @@ impl Repair {
     }
 }
 
+// The repair tier's and the summary's sets of kinds are the bits of a `u32`.
+const _: () = assert!(Repair::ALL.len() <= 32);
+
 impl std::fmt::Display for Repair {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
