@@ -265,6 +265,12 @@ fn the_contract_can_hold_every_assistant_turn_and_each_turn_is_extracted_alone()
     assert_eq!(record["turns"][4]["status"], "PASS");
     // The record's own JSON is its output's: the last assistant turn's.
     assert_eq!(record["json"], json!({"answer": "three"}));
+    // The re-ask text says which turn an issue is about.
+    let feedback = record["feedback"].as_str().unwrap();
+    assert!(
+        feedback.starts_with("Previous issues: ['turn 3: missing required field `answer`']"),
+        "{feedback}"
+    );
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Evaluating one record with a compiled pack: extraction ladder, then the
 //! postprocessors in order, then the metrics; then score, status and feedback.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use crate::json::Json;
@@ -874,11 +875,16 @@ impl Pack {
 
     /// Re-ask text: the issues (each message once) in the seeds' `Previous issues: [...]` form, then
     /// the contract's OUTPUT FORMAT block. `None` when there is nothing to fix.
+    /// An issue about one turn of a transcript says which (`turn 3: ...`).
     fn feedback(&self, issues: &[Issue]) -> Option<String> {
-        let mut messages: Vec<&str> = Vec::new();
+        let mut messages: Vec<Cow<'_, str>> = Vec::new();
         for issue in issues.iter().filter(|i| i.severity != Severity::Info) {
-            if !messages.contains(&issue.message.as_str()) {
-                messages.push(&issue.message);
+            let message = match issue.turn {
+                Some(turn) => Cow::Owned(format!("turn {turn}: {}", issue.message)),
+                None => Cow::Borrowed(issue.message.as_str()),
+            };
+            if !messages.contains(&message) {
+                messages.push(message);
             }
         }
         if messages.is_empty() {
@@ -886,7 +892,7 @@ impl Pack {
         }
         let mut text = String::with_capacity(128);
         text.push_str("Previous issues: ");
-        write_python_repr_list(&mut text, messages);
+        write_python_repr_list(&mut text, messages.iter().map(AsRef::as_ref));
         if let Some(contract) = &self.pipeline.contract {
             text.push_str("\n\n");
             text.push_str(contract.format_block());
