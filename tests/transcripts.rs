@@ -835,9 +835,36 @@ fn each_argument_is_compared_by_its_strategy() {
     .unwrap();
     let err = Pack::load(dir.path()).unwrap_err().to_string();
     assert!(
-        err.contains("unknown strategy `FUZY`") && err.contains("FUZZY"),
+        err.contains("argument_strategies: argument `to`: unknown strategy `FUZY`")
+            && err.contains("FUZZY"),
         "{err}"
     );
+    // SEMANTIC arguments take the rule's own `model:` folder, as json_compare's
+    // fields do: one that is not a model is a load error at `model`.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("empty")).unwrap();
+    std::fs::write(
+        dir.path().join("pack.yaml"),
+        "name: bad\npipeline:\n  postprocessors:\n    - use: tool_calls\n      with:\n        argument_strategies: { note: SEMANTIC }\n        model: empty\n",
+    )
+    .unwrap();
+    let err = Pack::load(dir.path()).unwrap_err().to_string();
+    assert!(err.contains("tool_calls: `model`: "), "{err}");
+    // With the default model it loads and compares by meaning; the model's
+    // load on the first record is not the step's time (the step's limit is
+    // 1 s, about what the load takes in a debug build).
+    let dir = tempfile::tempdir().unwrap();
+    let pack = trajectory_check(
+        dir.path(),
+        "        argument_strategies: { to: SEMANTIC, seat: IGNORE }\n",
+    );
+    let same = json!({"tool_calls": [{"name": "search_flights", "arguments": {"to": "OSL"}}]});
+    assert_eq!(against(&pack, &same), []);
+    let far =
+        json!({"tool_calls": [{"name": "search_flights", "arguments": {"to": "a red bicycle"}}]});
+    let issues = against(&pack, &far);
+    assert_eq!(issues.len(), 1, "{issues:?}");
+    assert!(issues[0].3.contains("(semantic "), "{issues:?}");
     // An expected trajectory that is not one is the record's input error.
     let dir = tempfile::tempdir().unwrap();
     let pack = trajectory_check(dir.path(), "        match: exact\n");

@@ -12,18 +12,17 @@ use serde_json::Value;
 
 use crate::json::{escape_pointer, Json, Object as Members};
 
+use super::strategy_names::{Resolved, Resolver};
 use super::Builtin;
 use crate::build::BuildCtx;
 use crate::codes;
 use crate::component::{
-    self, BuildError, Compiled, Context, EvalError, Kind, Metric, MetricOutput, Strategy,
+    self, BuildError, Compiled, Context, EvalError, Kind, Metric, MetricOutput,
 };
 use crate::contract::RAW_FALLBACK_KEY;
 use crate::json_write::{self, Object};
 use crate::report::{Details, ErrorKind, Issue};
-use crate::strategy::{
-    Exact, Semantic, StrategyRegistry, DEFAULT_FUZZY_THRESHOLD, DEFAULT_SEMANTIC_THRESHOLD,
-};
+use crate::strategy::{Exact, Semantic};
 use crate::text::{is_python_space, json_type_name as type_name, short_number};
 
 pub const BUILTIN: Builtin = Builtin {
@@ -174,21 +173,6 @@ impl Default for Weights {
 /// (expected, actual) value pairs a strategy is prepared for.
 type Pairs<'v> = Vec<(&'v Json, &'v Json)>;
 
-/// A strategy looked up once, with the threshold it is held to.
-#[derive(Debug, Clone)]
-struct Resolved {
-    /// Lower-case registry name.
-    name: String,
-    strategy: Arc<dyn Strategy>,
-    threshold: f64,
-}
-
-impl Resolved {
-    fn is_ignore(&self) -> bool {
-        self.name == "ignore"
-    }
-}
-
 #[derive(Debug)]
 struct JsonCompare {
     component: String,
@@ -202,150 +186,15 @@ struct JsonCompare {
     when_no_expected: WhenNoExpected,
 }
 
-/// Resolves strategy names against the pack's registry at load.
-struct Resolver<'a> {
-    component: &'a str,
-    registry: &'a StrategyRegistry,
-    thresholds: BTreeMap<String, f64>,
-    /// `semantic` on the model folder of this metric's `model:` config.
-    semantic: Option<Arc<dyn Strategy>>,
-}
-
-impl Resolver<'_> {
-    fn resolve(&self, name: &str) -> Result<Resolved, (String, Option<String>)> {
-        let lower = name.trim().to_lowercase();
-        if let (Some(semantic), "semantic") = (&self.semantic, lower.as_str()) {
-            return Ok(self.resolved(lower, Arc::clone(semantic)));
-        }
-        let Some(strategy) = self.registry.get(&lower) else {
-            let suggestion = crate::suggest::nearest(&lower, self.registry.names()).map(|s| {
-                if name.chars().any(char::is_lowercase) {
-                    s
-                } else {
-                    s.to_uppercase()
-                }
-            });
-            let known: Vec<String> = self.registry.names().map(str::to_uppercase).collect();
-            return Err((
-                format!("unknown strategy `{name}` (known: {})", known.join(", ")),
-                suggestion,
-            ));
-        };
-        Ok(self.resolved(lower, Arc::clone(strategy)))
-    }
-
-    fn resolved(&self, name: String, strategy: Arc<dyn Strategy>) -> Resolved {
-        let threshold =
-            self.thresholds
-                .get(&name)
-                .copied()
-                .unwrap_or_else(|| match name.as_str() {
-                    "fuzzy" => DEFAULT_FUZZY_THRESHOLD,
-                    "semantic" => DEFAULT_SEMANTIC_THRESHOLD,
-                    _ => strategy.default_threshold(),
-                });
-        Resolved {
-            name,
-            strategy,
-            threshold,
-        }
-    }
-
-    /// A built-in the auto-detection needs, from the registry when it has one.
-    fn builtin(&self, name: &str, fallback: Arc<dyn Strategy>) -> Resolved {
-        if let (Some(semantic), "semantic") = (&self.semantic, name) {
-            return self.resolved(name.to_owned(), Arc::clone(semantic));
-        }
-        let strategy = self.registry.get(name).map_or(fallback, Arc::clone);
-        self.resolved(name.to_owned(), strategy)
-    }
-
-    fn error(&self, message: impl std::fmt::Display, key: &str) -> BuildError {
-        BuildError::new(format!("{}: {message}", self.component)).at_key(key)
-    }
-}
-
-/// The `model:` folder, confined like every file a pack names: where it really
-/// is, inside the pack or an `--allow-path`; in the pack, so is every file in it
-/// (a link out of the folder is refused, as an absolute path elsewhere is). What the
-/// error says names the path as the pack wrote it, never what is there.
-fn confined_model(ctx: &BuildCtx<'_>, model: &str) -> Result<std::path::PathBuf, String> {
-    let path = ctx.resolve(model);
-    // A folder that is not there is the model locator's to explain, when it
-    // would be inside what the pack may read; elsewhere it is refused as if it
-    // were there (an error never tells what exists outside the pack).
-    if std::fs::symlink_metadata(&path).is_err_and(|err| err.kind() == std::io::ErrorKind::NotFound)
-    {
-        // Where it would be: its nearest existing folder's real path, and the
-        // rest as written (`..` folded).
-        let whole =
-            crate::files::lexical_normalise(&std::path::absolute(&path).unwrap_or(path.clone()));
-        let inside = whole
-            .ancestors()
-            .find_map(|dir| {
-                let real = std::fs::canonicalize(dir).ok()?;
-                Some(real.join(whole.strip_prefix(dir).ok()?))
-            })
-            .is_some_and(|real| ctx.files.may_contain(&real));
-        if inside {
-            return Ok(path);
-        }
-        return Err(ctx.files.outside(model).to_string());
-    }
-    let resolved = ctx
-        .files
-        .resolve(&path, model)
-        .map_err(|err| err.to_string())?;
-    let folder = resolved.canonical;
-    // A folder the user allowed (`--allow-path`, or named with `--set`) is the
-    // user's, links and all; one in the pack may not link out of it.
-    if !resolved.inside_pack {
-        return Ok(folder);
-    }
-    // The model's files, a level or two down (`1_Pooling/config.json`).
-    let mut pending = vec![(folder.clone(), 0)];
-    while let Some((dir, depth)) = pending.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            let shown = format!(
-                "{model}/{}",
-                path.strip_prefix(&folder).unwrap_or(&path).display()
-            );
-            let real = ctx
-                .files
-                .resolve(&path, &shown)
-                .map_err(|err| err.to_string())?;
-            if depth < 2 && real.canonical.is_dir() && real.canonical.starts_with(&folder) {
-                pending.push((real.canonical, depth + 1));
-            }
-        }
-    }
-    Ok(folder)
-}
-
 fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
     let config: Config = component::parse_config(ctx.name, config)?;
-    let mut resolver = Resolver {
-        component: ctx.name,
-        registry: ctx.strategies,
-        thresholds: BTreeMap::new(),
-        semantic: None,
-    };
-    if let Some(model) = &config.model {
-        let folder = confined_model(ctx, model)
-            .map_err(|why| resolver.error(format_args!("`model`: {why}"), "model"))?;
-        let semantic = Semantic::new(ctx.models.model(Some(folder)));
-        semantic
-            .model()
-            .locate()
-            .map_err(|why| resolver.error(format_args!("`model`: {why}"), "model"))?;
-        resolver.semantic = Some(Arc::new(semantic));
-    }
-
-    resolver.thresholds = thresholds(&config, ctx, &resolver)?;
+    let resolver = Resolver::new(ctx, ctx.name, config.model.as_deref())?.with_thresholds(
+        &config.thresholds,
+        &[
+            ("fuzzy", "fuzzy_threshold", config.fuzzy_threshold),
+            ("semantic", "semantic_threshold", config.semantic_threshold),
+        ],
+    )?;
     let weights = config.weights;
     check_weights(&weights, &resolver)?;
     let field_strategies = field_strategies(config.field_strategies, ctx, &resolver)?;
@@ -385,61 +234,6 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
         prepares,
         when_no_expected: config.when_no_expected,
     })))
-}
-
-/// `thresholds`, `fuzzy_threshold` and `semantic_threshold`, by lower-case
-/// strategy name, each within [0, 1] and given once.
-fn thresholds(
-    config: &Config,
-    ctx: &BuildCtx<'_>,
-    resolver: &Resolver<'_>,
-) -> Result<BTreeMap<String, f64>, BuildError> {
-    let check = |value: f64, key: &str| {
-        if value.is_finite() && (0.0..=1.0).contains(&value) {
-            Ok(value)
-        } else {
-            Err(resolver.error(
-                format_args!("`{key}` must be within [0, 1], got {value}"),
-                key,
-            ))
-        }
-    };
-    let mut thresholds = BTreeMap::new();
-    for (name, &value) in &config.thresholds {
-        let key = format!("thresholds.{name}");
-        let lower = name.to_lowercase();
-        if ctx.strategies.get(&lower).is_none() {
-            let mut error = resolver.error(
-                format_args!("`thresholds`: unknown strategy `{name}`"),
-                &key,
-            );
-            error.suggestion = crate::suggest::nearest(&lower, ctx.strategies.names());
-            return Err(error);
-        }
-        if thresholds.insert(lower, check(value, &key)?).is_some() {
-            return Err(resolver.error(
-                format_args!("`thresholds` names `{name}` twice"),
-                "thresholds",
-            ));
-        }
-    }
-    for (name, key, value) in [
-        ("fuzzy", "fuzzy_threshold", config.fuzzy_threshold),
-        ("semantic", "semantic_threshold", config.semantic_threshold),
-    ] {
-        if let Some(value) = value {
-            if thresholds
-                .insert(name.to_owned(), check(value, key)?)
-                .is_some()
-            {
-                return Err(resolver.error(
-                    format_args!("set either `{key}` or `thresholds.{name}`, not both"),
-                    key,
-                ));
-            }
-        }
-    }
-    Ok(thresholds)
 }
 
 /// Every weight is a finite number >= 0.
@@ -519,22 +313,8 @@ fn field_strategies(
                 &key,
             ));
         };
-        match resolver.resolve(&name) {
-            Ok(strategy) => {
-                // A strategy named explicitly must be usable now (e.g. `semantic`
-                // needs a model): say so at load, not once per record.
-                if let Err(why) = strategy.strategy.ready() {
-                    return Err(resolver.error(format_args!("{place}: {why}"), &key));
-                }
-                resolved.insert(field, strategy);
-            }
-            Err((message, suggestion)) => {
-                let message = crate::files::redact_quotes(&message, quotable);
-                let mut error = resolver.error(format_args!("{place}: {message}"), &key);
-                error.suggestion = suggestion;
-                return Err(error);
-            }
-        }
+        let strategy = resolver.named(&name, (&place, &key), quotable)?;
+        resolved.insert(field, strategy);
     }
     Ok(resolved)
 }
@@ -902,7 +682,9 @@ impl JsonCompare {
 mod tests {
     use super::*;
     use crate::builtins::test_support::Fixture;
+    use crate::component::Strategy;
     use crate::report::Severity;
+    use crate::strategy::StrategyRegistry;
     use serde_json::json;
     use std::path::Path;
 

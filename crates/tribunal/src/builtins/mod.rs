@@ -15,6 +15,7 @@ pub mod json_emission;
 pub mod json_schema;
 pub mod no_placeholders;
 pub mod required_fields;
+mod strategy_names;
 mod tool_arguments;
 pub mod tool_calls;
 mod trajectory;

@@ -19,6 +19,7 @@ use crate::json::Json;
 use crate::report::{Issue, Severity};
 use crate::transcript::ToolCall;
 
+use super::strategy_names::Resolver;
 use super::tool_arguments::{Arguments, ArgumentsSpec};
 use super::trajectory::{Match, Trajectory};
 
@@ -57,6 +58,7 @@ without `messages` has no calls.
 | `match` | `in_order` | with a record's `expected.tool_calls` (a list of `{name, arguments}`): `in_order` (those calls in that order, others between them allowed), `any_order` (each made, in any order) or `exact` (those calls, in that order, and no others) |
 | `argument_strategies` | `{}` | the strategy of an expected argument, by `argument` or `tool.argument` (`EXACT` by default; `FUZZY`, `SEMANTIC`, `IGNORE` or any strategy of the pack) |
 | `thresholds` | `{}` | the similarity an argument needs, by strategy (else the strategy's own: `FUZZY` 0.85, `SEMANTIC` 0.80) |
+| `model` | the default model | the sentence-embedding model folder `SEMANTIC` arguments use, as `json_compare`'s `model` |
 
 ## Expected trajectory
 
@@ -114,6 +116,8 @@ struct Config {
     argument_strategies: BTreeMap<String, String>,
     /// Thresholds of strategies, by name.
     thresholds: BTreeMap<String, f64>,
+    /// The sentence-embedding model folder of `SEMANTIC` arguments.
+    model: Option<String>,
     /// Each tool's arguments, as a contract's `fields:`, or `contract`.
     arguments: Option<ArgumentsSpec>,
     /// With `arguments: contract`: the member of each variant that holds the
@@ -136,6 +140,7 @@ impl Default for Config {
             matching: Match::default(),
             argument_strategies: BTreeMap::new(),
             thresholds: BTreeMap::new(),
+            model: None,
             arguments: None,
             arguments_field: "args".to_owned(),
             additional_arguments: true,
@@ -203,13 +208,9 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
         Some(MaxCalls::All(limit)) => (Some(limit), BTreeMap::new()),
         Some(MaxCalls::ByTool(mut limits)) => (limits.remove("*"), limits),
     };
-    let trajectory = Trajectory::build(
-        config.matching,
-        &config.argument_strategies,
-        &config.thresholds,
-        ctx.strategies,
-        name,
-    )?;
+    let resolver = Resolver::new(ctx, name, config.model.as_deref())?
+        .with_thresholds(&config.thresholds, &[])?;
+    let trajectory = Trajectory::build(config.matching, &config.argument_strategies, &resolver)?;
     let arguments = Arguments::build(
         config.arguments.as_ref(),
         config.additional_arguments,

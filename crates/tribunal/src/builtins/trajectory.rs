@@ -8,10 +8,12 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
+use super::strategy_names::{Resolved, Resolver};
 use crate::codes;
-use crate::component::{BuildError, Context, EvalError, Strategy, StrategyRegistry};
+use crate::component::{BuildError, Context, EvalError};
 use crate::json::{escape_pointer, Json};
 use crate::report::{ErrorKind, Issue};
+use crate::strategy::Exact;
 use crate::transcript::ToolCall;
 
 /// How the calls must match the expected ones.
@@ -25,14 +27,6 @@ pub enum Match {
     InOrder,
     /// Each expected call made, in any order, other calls allowed.
     AnyOrder,
-}
-
-/// A strategy, with the similarity an argument needs under it.
-#[derive(Debug, Clone)]
-struct Resolved {
-    name: String,
-    strategy: Arc<dyn Strategy>,
-    threshold: f64,
 }
 
 /// The expected trajectory's rules, compiled.
@@ -51,67 +45,26 @@ struct Expected<'e> {
 }
 
 impl Trajectory {
-    /// Resolves `argument_strategies` (by `argument` or `tool.argument`) and
-    /// `thresholds` (by strategy) against the pack's strategies.
+    /// Resolves `argument_strategies` (by `argument` or `tool.argument`)
+    /// with the component's strategy resolver (its `thresholds` and `model:`).
     pub fn build(
         mode: Match,
         argument_strategies: &BTreeMap<String, String>,
-        thresholds: &BTreeMap<String, f64>,
-        registry: &StrategyRegistry,
-        name: &str,
+        resolver: &Resolver<'_>,
     ) -> Result<Self, BuildError> {
-        let mut limits = BTreeMap::new();
-        for (strategy, &threshold) in thresholds {
-            let key = format!("thresholds.{strategy}");
-            let lower = strategy.to_lowercase();
-            if registry.get(&lower).is_none() {
-                let mut error = BuildError::new(format!(
-                    "{name}: `thresholds`: unknown strategy `{strategy}`"
-                ))
-                .at_key(&key);
-                error.suggestion = crate::suggest::nearest(&lower, registry.names());
-                return Err(error);
-            }
-            if !(threshold.is_finite() && (0.0..=1.0).contains(&threshold)) {
-                return Err(BuildError::new(format!(
-                    "{name}: `{key}` must be within [0, 1], got {threshold}"
-                ))
-                .at_key(&key));
-            }
-            limits.insert(lower, threshold);
-        }
-        let resolve = |strategy: &str, key: &str| -> Result<Resolved, BuildError> {
-            let lower = strategy.trim().to_lowercase();
-            let Some(found) = registry.get(&lower) else {
-                let known: Vec<String> = registry.names().map(str::to_uppercase).collect();
-                let mut error = BuildError::new(format!(
-                    "{name}: unknown strategy `{strategy}` (known: {})",
-                    known.join(", ")
-                ))
-                .at_key(key);
-                error.suggestion =
-                    crate::suggest::nearest(&lower, registry.names()).map(|s| s.to_uppercase());
-                return Err(error);
-            };
-            found.ready().map_err(|err| err.at_key(key))?;
-            Ok(Resolved {
-                threshold: limits
-                    .get(&lower)
-                    .copied()
-                    .unwrap_or_else(|| found.default_threshold()),
-                strategy: Arc::clone(found),
-                name: lower,
-            })
-        };
         let mut strategies = BTreeMap::new();
         for (argument, strategy) in argument_strategies {
             let key = format!("argument_strategies.{argument}");
-            strategies.insert(argument.clone(), resolve(strategy, &key)?);
+            let place = format!("argument_strategies: argument `{argument}`");
+            strategies.insert(
+                argument.clone(),
+                resolver.named(strategy, (&place, &key), true)?,
+            );
         }
         Ok(Self {
             mode,
             strategies,
-            exact: resolve("exact", "argument_strategies")?,
+            exact: resolver.builtin("exact", Arc::new(Exact)),
         })
     }
 
@@ -243,7 +196,7 @@ impl Trajectory {
             let resolved = self.strategy(&call.name, argument.as_str());
             let actual = call.arguments.get(argument.as_str()).unwrap_or(&Json::Null);
             if resolved.name == "ignore"
-                || resolved.strategy.compare(value, actual, ctx)? >= resolved.threshold
+                || resolved.similarity(value, actual, ctx)? >= resolved.threshold
             {
                 count += 1;
             }
@@ -280,7 +233,7 @@ impl Trajectory {
                 }
                 actual => {
                     let actual = actual.unwrap_or(&Json::Null);
-                    let similarity = resolved.strategy.compare(value, actual, ctx)?;
+                    let similarity = resolved.similarity(value, actual, ctx)?;
                     if similarity >= resolved.threshold {
                         continue;
                     }
