@@ -87,9 +87,18 @@ fn main() {
         small.len(),
         micros(whole)
     );
+    // `STREAMING_CHUNK=64`: that chunk size alone, ten times as long (for a
+    // profiler); nothing else.
+    let only: Option<usize> = std::env::var("STREAMING_CHUNK")
+        .ok()
+        .and_then(|n| n.parse().ok());
     println!("chunk      per output     ratio    per push");
-    for chunk in [1usize, 4, 64, 4096] {
-        let n = if chunk == 1 { 300 } else { 1000 };
+    for chunk in only.map_or(vec![1usize, 4, 64, 4096], |n| vec![n]) {
+        let n = match (only, chunk) {
+            (Some(_), _) => 10_000,
+            (None, 1) => 300,
+            (None, _) => 1000,
+        };
         let per = time(5, n, || {
             streamed(&pack, &small, chunk);
         });
@@ -100,6 +109,9 @@ fn main() {
             micros(per),
             per.as_secs_f64() / whole.as_secs_f64()
         );
+    }
+    if only.is_some() {
+        return;
     }
     println!("large outputs: ns per byte (streaming, finish included)");
     for size in [256 << 10, 1 << 20] {
