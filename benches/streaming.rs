@@ -136,6 +136,33 @@ fn main() {
         }
         println!("{line}");
     }
+    // An array of `unique_items`: each item is compared with the ones before
+    // it through an index, so the cost stays linear in the array's length.
+    let tags_dir = dir.path().join("tags");
+    std::fs::create_dir(&tags_dir).expect("a folder");
+    std::fs::write(
+        tags_dir.join("pack.yaml"),
+        "name: tags\ncontract:\n  fields:\n    tags: { type: array, items: string, unique_items: true }\n",
+    )
+    .expect("pack.yaml");
+    let unique = Pack::load(&tags_dir).expect("the pack loads");
+    println!("unique items: ns per byte");
+    for count in [2_000usize, 20_000] {
+        let tags: Vec<String> = (0..count).map(|i| format!("\"tag-{i}\"")).collect();
+        let text = format!("{{\"tags\": [{}]}}", tags.join(", "));
+        let whole = time(3, 3, || {
+            std::hint::black_box(unique.evaluate(&Input::new(text.clone())));
+        });
+        let per = time(3, 3, || {
+            streamed(&unique, &text, 64);
+        });
+        println!(
+            "  {count:>6} items ({:>4} KB)  whole {:>6.1} ns/B   64-byte chunks {:>6.1} ns/B",
+            text.len() >> 10,
+            ns_per_byte(whole, &text),
+            ns_per_byte(per, &text)
+        );
+    }
 }
 
 fn micros(d: Duration) -> f64 {

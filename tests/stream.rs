@@ -270,6 +270,46 @@ fn generated_records_stream_with_violations_in_the_report_and_never_released() {
     assert!(violations > 40, "{violations} violations");
 }
 
+#[test]
+fn a_long_array_of_unique_items_streams_its_repeats_as_evaluate_finds_them() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("pack.yaml"),
+        "name: many\ncontract:\n  fields:\n    items: { type: array, unique_items: true }\n",
+    )
+    .unwrap();
+    let pack = Pack::load(dir.path()).unwrap();
+    let mut rng = Rng(7);
+    // Hundreds of items (past the short arrays compared one by one): objects
+    // whose members come in either order, numbers written two ways, strings.
+    let items: Vec<String> = (0..400)
+        .map(|_| match rng.below(4) {
+            0 => format!(r#"{{"a": {}, "b": "x"}}"#, rng.below(30)),
+            1 => format!(r#"{{"b": "x", "a": {}}}"#, rng.below(30)),
+            2 => format!("{}.0", rng.below(30)),
+            _ => format!(r#""s{}""#, rng.below(200)),
+        })
+        .collect();
+    let record = Input::new(format!(r#"{{"items": [{}]}}"#, items.join(", ")));
+    let report = pack.evaluate(&record).to_value();
+    let repeats = report["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["code"] == "contract.unique-items")
+        .count();
+    assert!(repeats > 100, "{repeats} repeats in {report}");
+    check_stream(&pack, &record, &mut rng);
+    // Every repeat is reported while streaming, with the item that repeats.
+    let (events, _, document) = stream(&pack, &record, std::slice::from_ref(&record.output));
+    assert_eq!(document, Some("strict"));
+    let violations = events
+        .iter()
+        .filter(|(e, _)| matches!(e, StreamEvent::Violation(_)))
+        .count();
+    assert_eq!(violations, repeats);
+}
+
 /// The offset just past the first occurrence of `needle` in `text`.
 fn end_of(text: &str, needle: &str) -> usize {
     text.find(needle).unwrap() + needle.len()

@@ -24,7 +24,7 @@ mod prompt;
 mod schema;
 pub use schema::{openai_strict, StrictSchemaError};
 mod validate;
-pub(crate) use validate::{pointer_of, Seg};
+pub(crate) use validate::{pointer_of, Seg, Uniques};
 
 /// The ladder used when a pack does not configure one.
 pub const DEFAULT_LADDER: [Tier; 4] = [Tier::Strict, Tier::Fence, Tier::Embedded, Tier::Repair];

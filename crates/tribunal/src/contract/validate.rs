@@ -1,6 +1,9 @@
 //! Checking extracted JSON against the contract: required fields, types,
 //! allowed values, sentence counts, the kind field and its coercion.
 
+use std::borrow::Cow;
+use std::collections::hash_map::{Entry, HashMap};
+
 use crate::json::{escape_pointer, Json, Object};
 
 use crate::codes;
@@ -155,21 +158,10 @@ impl Contract {
             issues.push(Issue::error("", message).at(place.pointer()).code(code));
         });
         if spec.unique_items {
+            let mut uniques = Uniques::default();
             for (later, item) in items.iter().enumerate() {
-                if let Some(first) = items[..later].iter().position(|earlier| earlier == item) {
-                    let at = Place::Item(&place, later);
-                    issues.push(
-                        Issue::error(
-                            "",
-                            format!(
-                                "`{}` repeats `{}` (unique_items)",
-                                at.label(),
-                                Place::Item(&place, first).label()
-                            ),
-                        )
-                        .at(at.pointer())
-                        .code(codes::CONTRACT_UNIQUE_ITEMS),
-                    );
+                if let Some(first) = uniques.add(Cow::Borrowed(item)) {
+                    issues.push(repeated_item(place, later, first));
                 }
             }
         }
@@ -252,6 +244,101 @@ impl Contract {
         fixed.insert(self.kind_field.as_str(), Json::from(replacement));
         Some(Json::Object(fixed))
     }
+}
+
+/// The issue of an array's item `later` (in the array at `place`) that
+/// equals its item `first`.
+fn repeated_item(place: Place<'_>, later: usize, first: usize) -> Issue {
+    let at = Place::Item(&place, later);
+    Issue::error(
+        "",
+        format!(
+            "`{}` repeats `{}` (unique_items)",
+            at.label(),
+            Place::Item(&place, first).label()
+        ),
+    )
+    .at(at.pointer())
+    .code(codes::CONTRACT_UNIQUE_ITEMS)
+}
+
+/// The items of an array so far, to find each that equals an earlier one
+/// (`unique_items`): compared one by one while the array is short, then
+/// through an index of their canonical text (an object's members in name
+/// order, as objects are equal whatever their order), so that a long array
+/// costs time linear in its length, read whole or streamed item by item.
+#[derive(Debug, Default)]
+pub(crate) struct Uniques<'v> {
+    /// The items, while there are at most [`Uniques::SHORT`].
+    short: Vec<Cow<'v, Json>>,
+    /// The first index of each item's canonical text, from then on.
+    index: HashMap<Vec<u8>, usize>,
+    count: usize,
+}
+
+impl<'v> Uniques<'v> {
+    const SHORT: usize = 16;
+
+    /// Adds the next item: the index of the first earlier item equal to it,
+    /// if there is one.
+    pub fn add(&mut self, item: Cow<'v, Json>) -> Option<usize> {
+        let at = self.count;
+        self.count += 1;
+        if at < Self::SHORT {
+            let first = self.short.iter().position(|earlier| **earlier == *item);
+            self.short.push(item);
+            return first;
+        }
+        if at == Self::SHORT {
+            for (i, earlier) in std::mem::take(&mut self.short).iter().enumerate() {
+                self.index.entry(canonical(earlier)).or_insert(i);
+            }
+        }
+        match self.index.entry(canonical(&item)) {
+            Entry::Occupied(first) => Some(*first.get()),
+            Entry::Vacant(slot) => {
+                slot.insert(at);
+                None
+            }
+        }
+    }
+}
+
+/// `value`'s text with every object's members in name order: two values are
+/// equal exactly when their canonical texts are (numbers compare as written).
+fn canonical(value: &Json) -> Vec<u8> {
+    fn write(value: &Json, out: &mut Vec<u8>) {
+        match value {
+            Json::Array(items) => {
+                out.push(b'[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    write(item, out);
+                }
+                out.push(b']');
+            }
+            Json::Object(members) => {
+                let mut sorted: Vec<_> = members.iter().collect();
+                sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                out.push(b'{');
+                for (i, (name, member)) in sorted.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    crate::json_write::write_str(out, name);
+                    out.push(b':');
+                    write(member, out);
+                }
+                out.push(b'}');
+            }
+            scalar => crate::json_write::write_json(out, scalar),
+        }
+    }
+    let mut out = Vec::new();
+    write(value, &mut out);
+    out
 }
 
 /// Equality for `enum`: JSON equality, except that numbers compare by value (2 == 2.0).
@@ -515,6 +602,12 @@ impl Contract {
 
     /// `key`, a member of the object at `path` whose members `known` are, when
     /// the object takes no other members.
+    /// The issue of the item `later` of the array at `path` that equals its
+    /// item `first` (`unique_items`).
+    pub(crate) fn repeated_item_at(&self, path: &[Seg], later: usize, first: usize) -> Issue {
+        with_place(path, &mut |place| repeated_item(place, later, first))
+    }
+
     pub(crate) fn unexpected_member_at(&self, key: &str, path: &[Seg]) -> Issue {
         let mut member = path.to_vec();
         member.push(Seg::Member(key.to_owned()));
@@ -577,5 +670,71 @@ impl Contract {
         let mut issues = Vec::new();
         let _ = self.coerce_kind(&object, &mut issues);
         issues
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::borrow::Cow;
+
+    use super::Uniques;
+    use crate::json::Json;
+
+    /// The first earlier equal item of each item, compared one by one.
+    fn by_hand(items: &[Json]) -> Vec<Option<usize>> {
+        (0..items.len())
+            .map(|later| items[..later].iter().position(|e| *e == items[later]))
+            .collect()
+    }
+
+    fn by_uniques(items: &[Json]) -> Vec<Option<usize>> {
+        let mut uniques = Uniques::default();
+        items
+            .iter()
+            .map(|item| uniques.add(Cow::Borrowed(item)))
+            .collect()
+    }
+
+    #[test]
+    fn repeats_are_found_as_json_equality_finds_them_short_or_long() {
+        // Values that are equal or not in the ways JSON equality decides:
+        // member order does not count, number text and item order do.
+        let pool: Vec<Json> = [
+            r#"{"a": 1, "b": [1, 2]}"#,
+            r#"{"b": [1, 2], "a": 1}"#,
+            r#"{"b": [2, 1], "a": 1}"#,
+            r#"{"a": 1.0, "b": [1, 2]}"#,
+            r#""1""#,
+            "1",
+            "1.0",
+            "null",
+            "true",
+            r#"{"a": {"y": "x", "z": null}}"#,
+            r#"{"a": {"z": null, "y": "x"}}"#,
+            r#"["a\"b", {}]"#,
+            r#"["a\"b", []]"#,
+        ]
+        .iter()
+        .map(|text| Json::from(serde_json::from_str::<serde_json::Value>(text).unwrap()))
+        .collect();
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        for length in [0, 1, 5, 16, 17, 40, 300] {
+            for _ in 0..20 {
+                let items: Vec<Json> = (0..length)
+                    .map(|i: i32| {
+                        state ^= state << 13;
+                        state ^= state >> 7;
+                        state ^= state << 17;
+                        // Mostly distinct numbers, with pool values mixed in.
+                        if state.is_multiple_of(4) {
+                            pool[usize::try_from(state % 13).unwrap()].clone()
+                        } else {
+                            Json::from(i64::from(i % 97))
+                        }
+                    })
+                    .collect();
+                assert_eq!(by_uniques(&items), by_hand(&items), "{items:?}");
+            }
+        }
     }
 }

@@ -5,11 +5,11 @@
 //! costs work proportional to its length; a container is parsed again (for
 //! its own checks) only when the contract has a rule for it.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
-use crate::codes;
 use crate::component::EarlyStrings;
-use crate::contract::{pointer_of, Contract, FieldRule, Seg, Variant, RAW_FALLBACK_KEY};
+use crate::contract::{Contract, FieldRule, Seg, Uniques, Variant, RAW_FALLBACK_KEY};
 use crate::extract::{fence::is_json_info, Tier};
 use crate::json::Json;
 use crate::report::Issue;
@@ -59,7 +59,7 @@ struct Frame {
     /// Items read (arrays).
     count: usize,
     /// Items read, for `unique_items`.
-    items: Vec<Json>,
+    uniques: Uniques<'static>,
     /// Where the current member's or item's value starts.
     value_start: usize,
     /// From here on, its bytes may still be flagged when it closes.
@@ -578,7 +578,7 @@ impl Scanner {
             waits: false,
             kind: None,
             count: 0,
-            items: Vec::new(),
+            uniques: Uniques::default(),
             value_start: at,
             hold,
             seen: Vec::new(),
@@ -738,18 +738,10 @@ impl Scanner {
             return;
         }
         if let Shape::Field(at_rule) = &frame.shape {
-            if let Some(field) = rule(&contract, at_rule).filter(|r| r.spec.unique_items) {
-                frame.items.push(value);
-                let so_far = Json::Array(frame.items.clone());
-                let mut item = self.path.clone();
-                item.push(Seg::Item(frame.count));
-                let item = pointer_of(&item);
-                for issue in contract.check_value_at(field, &so_far, &self.path) {
-                    let this_item = issue.code == codes::CONTRACT_UNIQUE_ITEMS
-                        && issue.path.as_deref() == Some(item.as_str());
-                    if this_item {
-                        found.push((issue, frame.value_start, end));
-                    }
+            if rule(&contract, at_rule).is_some_and(|r| r.spec.unique_items) {
+                if let Some(first) = frame.uniques.add(Cow::Owned(value)) {
+                    let issue = contract.repeated_item_at(&self.path, frame.count, first);
+                    found.push((issue, frame.value_start, end));
                 }
             }
         }
