@@ -257,7 +257,10 @@ pub struct ExtractionInfo {
     /// The tier that produced `json`, or `None` when no tier succeeded.
     #[serde(default)]
     pub tier: Option<Tier>,
-    /// What the `repair` tier changed in the text (empty for other tiers).
+    /// What the `repair` tier changed in the text, then the kinds of what the
+    /// contract's `repair: schema` changed in the document (on any tier; each
+    /// change with its path is in `schema_repairs`). Each kind once, in
+    /// [`Repair`] order.
     #[serde(default)]
     pub repairs: Vec<Repair>,
     /// No tier found JSON and the contract's fallback wrapped the raw text.
