@@ -1310,6 +1310,10 @@ fn eval_records_are_logged_with_their_outputs_when_asked() {
     assert_eq!(entries[1]["decision_id"], format!("{request_id}-2"));
     assert_eq!(entries[1]["status"], "ERROR");
     assert_eq!(entries[1]["error_kind"], "input");
+    // Each record's latency, from the request's headers to its decision.
+    for entry in &entries {
+        assert!(entry["latency_us"].as_u64().is_some(), "{entry}");
+    }
     assert!(
         entries[1].get("output").is_none(),
         "an unread line has no output"

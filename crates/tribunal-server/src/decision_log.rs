@@ -66,9 +66,9 @@ pub struct Entry<'a> {
     pub decision_id: &'a str,
     pub pack: &'a str,
     pub report: &'a Report,
-    /// Time from the request's headers to the decision, when it is the
-    /// request's alone (`check`).
-    pub latency: Option<std::time::Duration>,
+    /// Time from the request's headers to the decision (for an `eval`
+    /// record, to that record's).
+    pub latency: std::time::Duration,
     /// The output judged (logged only with `log_outputs`; `None` for a line
     /// that could not be read).
     pub output: Option<&'a str>,
@@ -113,7 +113,7 @@ impl DecisionLog {
             "score": report.score,
             "codes": codes,
             "error_kind": report.error_kind().map(tribunal::ErrorKind::as_str),
-            "latency_us": entry.latency.map(|l| u64::try_from(l.as_micros()).unwrap_or(u64::MAX)),
+            "latency_us": u64::try_from(entry.latency.as_micros()).unwrap_or(u64::MAX),
         });
         if self.log_outputs {
             if let (Some(output), Some(fields)) = (entry.output, line.as_object_mut()) {

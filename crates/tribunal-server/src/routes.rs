@@ -85,7 +85,7 @@ impl State {
                 decision_id,
                 pack,
                 report,
-                latency: Some(latency),
+                latency,
                 output,
             });
         }
@@ -208,7 +208,7 @@ async fn route(
                 Route::Schema => schema(&served),
                 Route::Check => check(state, request, served, started).await,
                 Route::Stream => stream::stream(state, request, served, started),
-                _ => eval(state, request, served),
+                _ => eval(state, request, served, started),
             },
         },
     };
@@ -550,6 +550,7 @@ fn eval(
     state: &Arc<State>,
     request: Request<Incoming>,
     served: Arc<Served>,
+    started: Instant,
 ) -> Response<ResponseBody> {
     const NDJSON: [&str; 5] = [
         "application/x-ndjson",
@@ -570,7 +571,8 @@ fn eval(
     let (mut sink, response_body) = body::result_channel();
     let request_id = state.ids.next();
     let id = request_id.clone();
-    // Each record's decision is counted and logged on the worker that judged it.
+    // Each record's decision is counted and logged on the worker that judged
+    // it, with the time from the request's headers to that decision.
     let decided = {
         let state = Arc::clone(state);
         let served = Arc::clone(&served);
@@ -582,7 +584,7 @@ fn eval(
                     decision_id: &decision_id,
                     pack: served.pack.name(),
                     report,
-                    latency: None,
+                    latency: started.elapsed(),
                     output: input.map(|input| input.output.as_str()),
                 });
             }
