@@ -372,6 +372,8 @@ variants:
             not_listed.contains("not one of its `enum` (a | b)"),
             "{not_listed}"
         );
+        // `enum` compares numbers by value, for a default too.
+        contract("fields:\n  n: { type: number, enum: [2, 3], default: 2.0 }\n");
         let item = fails("fields:\n  n: { type: array, items: { type: string, default: x } }\n");
         assert!(
             item.contains("only a member of an object can be missing"),

@@ -944,7 +944,7 @@ fn compile_default(
         ));
     }
     if let Some(allowed) = &field.one_of {
-        if !allowed.contains(default) {
+        if !allowed.iter().any(|a| validate::same_value(a, &value)) {
             let list: Vec<String> = allowed.iter().map(display_value).collect();
             return fail(format!(
                 "the default of `{label}` is {default}, not one of its `enum` ({})",

@@ -342,7 +342,7 @@ fn canonical(value: &Json) -> Vec<u8> {
 }
 
 /// Equality for `enum`: JSON equality, except that numbers compare by value (2 == 2.0).
-fn same_value(a: &serde_json::Value, b: &Json) -> bool {
+pub(super) fn same_value(a: &serde_json::Value, b: &Json) -> bool {
     match (a.as_f64(), b.as_f64()) {
         (Some(x), Some(y)) if a.is_number() && b.is_number() => {
             (x - y).abs() <= f64::EPSILON * x.abs().max(y.abs())
