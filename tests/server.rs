@@ -843,13 +843,16 @@ fn a_reload_under_load_fails_no_request_and_a_broken_pack_keeps_the_old_revision
     let stop = Arc::new(AtomicBool::new(false));
     let workers = load(&server, 4, &stop);
     std::thread::sleep(Duration::from_millis(300));
+    // Each edit replaces the file whole, as an editor saves it: a poll never
+    // reads it half written (which would be one more failed reload).
+    let save = |text: String| {
+        let staged = dir.path().join("pack.yaml.new");
+        fs::write(&staged, text).unwrap();
+        fs::rename(&staged, pack.join("pack.yaml")).unwrap();
+    };
     // A broken edit: the old revision goes on serving, the error is shown.
     let manifest = fs::read_to_string(pack.join("pack.yaml")).unwrap();
-    fs::write(
-        pack.join("pack.yaml"),
-        format!("{manifest}\nunknown_key: 1\n"),
-    )
-    .unwrap();
+    save(format!("{manifest}\nunknown_key: 1\n"));
     let shown = wait_for(|| {
         let pack = server.get("/v1/packs/ksi-emission").json();
         (pack["reload_error"] != Value::Null).then_some(pack)
@@ -861,11 +864,7 @@ fn a_reload_under_load_fails_no_request_and_a_broken_pack_keeps_the_old_revision
         "{message}"
     );
     // A good edit: swapped in, the error gone.
-    fs::write(
-        pack.join("pack.yaml"),
-        manifest.replace("version: 1.0.0", "version: 1.0.1"),
-    )
-    .unwrap();
+    save(manifest.replace("version: 1.0.0", "version: 1.0.1"));
     let after = wait_for(|| {
         let pack = server.get("/v1/packs/ksi-emission").json();
         (pack["version"] == "1.0.1").then_some(pack)
