@@ -114,7 +114,7 @@ impl<'a> Resolver<'a> {
         }
     }
 
-    pub fn resolve(&self, name: &str) -> Result<Resolved, (String, Option<String>)> {
+    fn resolve(&self, name: &str) -> Result<Resolved, (String, Option<String>)> {
         let lower = name.trim().to_lowercase();
         if let (Some(semantic), "semantic") = (&self.semantic, lower.as_str()) {
             return Ok(self.resolved(lower, Arc::clone(semantic)));

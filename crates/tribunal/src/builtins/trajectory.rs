@@ -195,7 +195,7 @@ impl Trajectory {
         {
             let resolved = self.strategy(&call.name, argument.as_str());
             let actual = call.arguments.get(argument.as_str()).unwrap_or(&Json::Null);
-            if resolved.name == "ignore"
+            if resolved.is_ignore()
                 || resolved.similarity(value, actual, ctx)? >= resolved.threshold
             {
                 count += 1;
@@ -221,7 +221,7 @@ impl Trajectory {
         for (argument, value) in arguments.iter() {
             let argument = argument.as_str();
             let resolved = self.strategy(tool, argument);
-            if resolved.name == "ignore" {
+            if resolved.is_ignore() {
                 continue;
             }
             let at = format!("{}/{}", call.arguments_path, escape_pointer(argument));

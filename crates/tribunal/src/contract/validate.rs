@@ -307,37 +307,23 @@ impl<'v> Uniques<'v> {
 /// `value`'s text with every object's members in name order: two values are
 /// equal exactly when their canonical texts are (numbers compare as written).
 fn canonical(value: &Json) -> Vec<u8> {
-    fn write(value: &Json, out: &mut Vec<u8>) {
+    fn write(out: &mut Vec<u8>, value: &Json) {
         match value {
-            Json::Array(items) => {
-                out.push(b'[');
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push(b',');
-                    }
-                    write(item, out);
-                }
-                out.push(b']');
-            }
+            Json::Array(items) => crate::json_write::write_array(out, items, write),
             Json::Object(members) => {
                 let mut sorted: Vec<_> = members.iter().collect();
                 sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
-                out.push(b'{');
-                for (i, (name, member)) in sorted.into_iter().enumerate() {
-                    if i > 0 {
-                        out.push(b',');
-                    }
-                    crate::json_write::write_str(out, name);
-                    out.push(b':');
-                    write(member, out);
+                let mut object = crate::json_write::Object::open(out);
+                for (name, member) in sorted {
+                    write(object.key(name), member);
                 }
-                out.push(b'}');
+                object.close();
             }
             scalar => crate::json_write::write_json(out, scalar),
         }
     }
     let mut out = Vec::new();
-    write(value, &mut out);
+    write(&mut out, value);
     out
 }
 
