@@ -125,7 +125,7 @@ impl Arguments {
                 };
                 let at = [Seg::Member(field.clone())];
                 let prefix = format!("/{}", crate::json::escape_pointer(field));
-                (contract.check_value_at(rule, arguments, &at), prefix)
+                (contract.check_value_at(rule, arguments, &at, None), prefix)
             }
         };
         issues

@@ -20,11 +20,13 @@ use crate::extract::{MultipleValues, Tier};
 use crate::json::{Json, Object};
 
 mod conform;
+mod index;
+pub(crate) use index::RuleId;
 mod prompt;
 mod schema;
 pub use schema::{openai_strict, StrictSchemaError};
 mod validate;
-pub(crate) use validate::{pointer_of, Seg, Uniques};
+pub(crate) use validate::{pointer_of, Last, Seg, Uniques};
 
 /// The ladder used when a pack does not configure one.
 pub const DEFAULT_LADDER: [Tier; 4] = [Tier::Strict, Tier::Fence, Tier::Embedded, Tier::Repair];
@@ -511,6 +513,8 @@ pub struct Contract {
     /// The OUTPUT FORMAT block, made the first time it is asked for (every
     /// record with feedback ends with it).
     format_block: std::sync::OnceLock<String>,
+    /// Its rules by number, made the first time a streaming session asks.
+    index: std::sync::OnceLock<index::RuleIndex>,
 }
 
 impl Contract {
@@ -551,6 +555,7 @@ impl Contract {
                 .collect(),
             variants,
             format_block: std::sync::OnceLock::new(),
+            index: std::sync::OnceLock::new(),
         })
     }
 

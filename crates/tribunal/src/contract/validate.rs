@@ -529,21 +529,39 @@ impl Place<'_> {
 
 pub use crate::json::Seg;
 
-/// Calls `then` with the [`Place`] of `path`.
-fn with_place<R>(path: &[Seg], then: &mut dyn FnMut(Place<'_>) -> R) -> R {
-    fn go<R>(place: Place<'_>, rest: &[Seg], then: &mut dyn FnMut(Place<'_>) -> R) -> R {
-        match rest.split_first() {
-            None => then(place),
-            Some((Seg::Member(key), tail)) => go(Place::Member(&place, key), tail, then),
-            Some((Seg::Item(index), tail)) => go(Place::Item(&place, *index), tail, then),
+/// The last step of a path, kept apart from the path (so that a reader need
+/// not copy a key into it to check the key's value): a member, by its key, or
+/// an item, by its index.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Last<'a> {
+    Member(&'a str),
+    Item(usize),
+}
+
+/// Calls `then` with the [`Place`] of `path`, then `last` when given.
+fn with_place<R>(path: &[Seg], last: Option<Last<'_>>, then: &mut dyn FnMut(Place<'_>) -> R) -> R {
+    fn go<R>(
+        place: Place<'_>,
+        rest: &[Seg],
+        last: Option<Last<'_>>,
+        then: &mut dyn FnMut(Place<'_>) -> R,
+    ) -> R {
+        match (rest.split_first(), last) {
+            (None, None) => then(place),
+            (None, Some(Last::Member(key))) => then(Place::Member(&place, key)),
+            (None, Some(Last::Item(index))) => then(Place::Item(&place, index)),
+            (Some((Seg::Member(key), tail)), _) => go(Place::Member(&place, key), tail, last, then),
+            (Some((Seg::Item(index), tail)), _) => {
+                go(Place::Item(&place, *index), tail, last, then)
+            }
         }
     }
-    go(Place::Root, path, then)
+    go(Place::Root, path, last, then)
 }
 
 /// The JSON pointer of `path` (`/citations/2/doc_id`), as issues give it.
 pub(crate) fn pointer_of(path: &[Seg]) -> String {
-    with_place(path, &mut |place| place.pointer())
+    with_place(path, None, &mut |place| place.pointer())
 }
 
 /// The checks a streaming session runs as values complete: the same checks,
@@ -557,9 +575,10 @@ impl Contract {
         rule: &FieldRule,
         value: &Json,
         path: &[Seg],
+        last: Option<Last<'_>>,
     ) -> Vec<Issue> {
         let mut issues = Vec::new();
-        with_place(path, &mut |place| {
+        with_place(path, last, &mut |place| {
             self.check_field(rule, value, place, &mut issues);
         });
         issues
@@ -572,6 +591,7 @@ impl Contract {
         rule: &FieldRule,
         object: bool,
         path: &[Seg],
+        last: Option<Last<'_>>,
     ) -> Option<Issue> {
         let empty = if object {
             Json::Object(Object::new())
@@ -582,7 +602,7 @@ impl Contract {
             return None;
         }
         // The type check comes first and ends `check_field` when it fails.
-        let issues = self.check_value_at(rule, &empty, path);
+        let issues = self.check_value_at(rule, &empty, path, last);
         issues.into_iter().next()
     }
 
@@ -591,13 +611,11 @@ impl Contract {
     /// The issue of the item `later` of the array at `path` that equals its
     /// item `first` (`unique_items`).
     pub(crate) fn repeated_item_at(&self, path: &[Seg], later: usize, first: usize) -> Issue {
-        with_place(path, &mut |place| repeated_item(place, later, first))
+        with_place(path, None, &mut |place| repeated_item(place, later, first))
     }
 
     pub(crate) fn unexpected_member_at(&self, key: &str, path: &[Seg]) -> Issue {
-        let mut member = path.to_vec();
-        member.push(Seg::Member(key.to_owned()));
-        with_place(&member, &mut |at| {
+        with_place(path, Some(Last::Member(key)), &mut |at| {
             Issue::error("", format!("unexpected field `{}`", at.label()))
                 .at(at.pointer())
                 .code(codes::CONTRACT_UNEXPECTED_FIELD)
@@ -614,7 +632,7 @@ impl Contract {
         array: bool,
         path: &[Seg],
     ) -> Vec<Issue> {
-        with_place(path, &mut |place| {
+        with_place(path, None, &mut |place| {
             let mut issues = Vec::new();
             let mut fail = |code: &'static str, message: String| {
                 issues.push(Issue::error("", message).at(place.pointer()).code(code));
@@ -629,9 +647,7 @@ impl Contract {
 
     /// A required member `name` the object at `path` does not have.
     pub(crate) fn missing_member_at(&self, name: &str, path: &[Seg]) -> Issue {
-        let mut member = path.to_vec();
-        member.push(Seg::Member(name.to_owned()));
-        with_place(&member, &mut |at| {
+        with_place(path, Some(Last::Member(name)), &mut |at| {
             Issue::error("", format!("missing required field `{}`", at.label()))
                 .at(at.pointer())
                 .code(codes::CONTRACT_MISSING_FIELD)

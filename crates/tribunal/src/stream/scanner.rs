@@ -9,9 +9,9 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use crate::component::EarlyStrings;
-use crate::contract::{Contract, FieldRule, Seg, Uniques, Variant, RAW_FALLBACK_KEY};
+use crate::contract::{Contract, FieldRule, Last, RuleId, Seg, Uniques, Variant, RAW_FALLBACK_KEY};
 use crate::extract::{fence::is_json_info, Tier};
-use crate::json::Json;
+use crate::json::{Json, Number, Str};
 use crate::report::Issue;
 
 /// What the scanner is reading.
@@ -45,17 +45,23 @@ struct Frame {
     shape: Shape,
     /// Its own rule, checked when it closes.
     own: Own,
+    /// An object that takes no members but those it lists.
+    closed: bool,
+    /// An array that takes no item twice.
+    unique: bool,
+    /// An object with a kind member (variants, or the top-level `may_emit`).
+    has_kind: bool,
     state: State,
     /// The member being read (objects).
-    key: Option<String>,
-    /// Where the rule of the member being read is (found once, when its key
+    key: Option<Str>,
+    /// The rule of the member being read (found once, when its key
     /// completes), or of every item (arrays).
-    member: Option<RuleAt>,
+    member: Option<RuleId>,
     /// Whether the member being read has a rule only some variants give, and
     /// the kind is not read yet: it is checked when the object closes.
     waits: bool,
     /// The value of its kind member, once read (objects with variants).
-    kind: Option<String>,
+    kind: Option<Str>,
     /// Items read (arrays).
     count: usize,
     /// Items read, for `unique_items`.
@@ -64,60 +70,101 @@ struct Frame {
     value_start: usize,
     /// From here on, its bytes may still be flagged when it closes.
     hold: Option<usize>,
-    /// Its members' keys so far (objects).
-    seen: Vec<String>,
+    /// Its members' keys so far (objects with a shape), repeats included.
+    seen: Vec<Str>,
+    /// How many of `seen` repeat an earlier key.
+    repeats: usize,
     /// Members whose rule waited for a kind not read yet: key and value span,
     /// checked when the object closes.
-    deferred: Vec<(String, usize, usize)>,
+    deferred: Vec<(Str, usize, usize)>,
 }
 
-/// Where a field rule is in the contract: the steps from its top-level
-/// fields. (A session owns its scanner and may own its pack: the scanner keeps
-/// addresses, not references.)
-type RuleAt = Vec<Step>;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Step {
-    /// The `i`th of the fields (the contract's, or a field's members).
-    Field(usize),
-    /// The `i`th field of the `v`th variant.
-    Variant(usize, usize),
-    /// The items' rule of an array field.
-    Item,
-}
-
-/// The rule at `at` in `contract`.
-fn rule<'c>(contract: &'c Contract, at: &[Step]) -> Option<&'c FieldRule> {
-    let mut steps = at.iter();
-    let mut current = match steps.next()? {
-        Step::Field(i) => contract.fields.get(*i)?,
-        Step::Variant(v, i) => contract.variants.get(*v)?.fields.get(*i)?,
-        Step::Item => return None,
-    };
-    for step in steps {
-        current = match step {
-            Step::Field(i) => current.children.get(*i)?,
-            Step::Variant(v, i) => current.variants.get(*v)?.fields.get(*i)?,
-            Step::Item => current.item.as_deref()?,
-        };
+impl Frame {
+    fn new() -> Self {
+        Self {
+            object: false,
+            start: 0,
+            shape: Shape::Free,
+            own: Own::None,
+            closed: false,
+            unique: false,
+            has_kind: false,
+            state: State::Comma,
+            key: None,
+            member: None,
+            waits: false,
+            kind: None,
+            count: 0,
+            uniques: Uniques::default(),
+            value_start: 0,
+            hold: None,
+            seen: Vec::new(),
+            repeats: 0,
+            deferred: Vec::new(),
+        }
     }
-    Some(current)
+
+    /// The frame of a container opening at `at`, from a closed one (keeping
+    /// what its lists hold room for).
+    fn reset(&mut self, object: bool, at: usize, shape: Shape, own: Own, hold: Option<usize>) {
+        self.object = object;
+        self.start = at;
+        self.shape = shape;
+        self.own = own;
+        self.closed = false;
+        self.unique = false;
+        self.has_kind = false;
+        self.state = if object {
+            State::ObjectFirst
+        } else {
+            State::Value { first: true }
+        };
+        self.key = None;
+        self.member = None;
+        self.waits = false;
+        self.kind = None;
+        self.count = 0;
+        self.uniques = Uniques::default();
+        self.value_start = at;
+        self.hold = hold;
+        self.seen.clear();
+        self.repeats = 0;
+        self.deferred.clear();
+    }
+
+    /// The last step of the path of the value being read in it.
+    fn last(&self) -> Last<'_> {
+        if self.object {
+            Last::Member(self.key.as_deref().unwrap_or_default())
+        } else {
+            Last::Item(self.count)
+        }
+    }
+
+    /// The path segment of the value being read in it.
+    fn seg(&self) -> Seg {
+        if self.object {
+            Seg::Member(self.key.as_deref().unwrap_or_default().to_owned())
+        } else {
+            Seg::Item(self.count)
+        }
+    }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 enum Shape {
     /// The top-level object of a pack with a contract.
     Top,
     /// A value with a field rule: its members (`fields`, `variants`) or items.
-    Field(RuleAt),
+    Field(RuleId),
     /// Nothing to check inside.
     Free,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 enum Own {
     Top,
-    Field(RuleAt),
+    Field(RuleId),
     None,
 }
 
@@ -138,15 +185,20 @@ enum State {
 /// A token being read.
 #[derive(Debug, Clone, Copy)]
 enum Token {
-    /// A string (a key when `key`).
+    /// A string (a key when `key`); `escape`: the last byte began an
+    /// escape; `escaped`: it has one.
     Str {
         start: usize,
         escape: bool,
+        escaped: bool,
         key: bool,
     },
     /// A number, `true`, `false` or `null`.
     Bare { start: usize },
 }
+
+/// A token's bytes, `start..end`, and whether it has an escape (strings).
+type Span = (usize, usize, bool);
 
 /// An issue the text made certain, and the bytes that did: `start..end`.
 pub(super) type Found = (Issue, usize, usize);
@@ -183,7 +235,10 @@ pub(super) struct Scanner {
     /// Whether the ladder reads fences.
     fences: bool,
     mode: Mode,
+    /// The open containers, innermost last: the first `depth` frames (those
+    /// past it are closed ones', kept for the next containers to open).
     stack: Vec<Frame>,
+    depth: usize,
     /// The tier whose document the session reads: `Strict` at the start,
     /// `Fence` in a fence.
     committed: Option<Tier>,
@@ -226,6 +281,7 @@ impl Scanner {
             fences: has(Tier::Fence),
             mode,
             stack: Vec::new(),
+            depth: 0,
             committed: None,
             whole: false,
             repeated: false,
@@ -239,6 +295,11 @@ impl Scanner {
     pub(super) fn scan(&mut self, text: &str, from: usize) -> Vec<Found> {
         let mut found: Vec<Found> = Vec::new();
         let bytes = text.as_bytes();
+        // The contract, held apart for the chunk (its checks borrow it while
+        // the scanner changes; moved out and back, not cloned: no count to
+        // keep for each chunk).
+        let held = self.contract.take();
+        let contract = held.as_deref();
         let mut at = from;
         while at < bytes.len() && self.mode != Mode::Done {
             if self.mode == Mode::After {
@@ -253,12 +314,13 @@ impl Scanner {
                         break;
                     }
                 }
-                self.doc_byte(text, at, &mut found);
+                self.doc_byte(contract, text, at, &mut found);
             } else {
-                self.outside_byte(text, at);
+                self.outside_byte(contract, text, at);
             }
             at += 1;
         }
+        self.contract = held;
         // The contract's issues come without their step's name.
         for (issue, ..) in &mut found {
             if issue.rule.is_empty() {
@@ -295,7 +357,7 @@ impl Scanner {
             return len;
         }
         let mut safe = len;
-        for frame in &self.stack {
+        for frame in &self.stack[..self.depth] {
             if let Some(hold) = frame.hold {
                 safe = safe.min(hold);
             }
@@ -306,10 +368,7 @@ impl Scanner {
                 Token::Bare { start } => (start, false, false),
             };
             let flaggable = if key {
-                let contract = self.contract.as_deref();
-                self.stack
-                    .last()
-                    .is_some_and(|f| contract.is_some_and(|c| closed(c, &f.shape)))
+                self.top().is_some_and(|f| f.closed)
             } else {
                 self.value_rule().is_some() || (string && !self.strings.is_empty())
             };
@@ -321,7 +380,7 @@ impl Scanner {
     }
 
     /// Before the document: whitespace, prose and fences.
-    fn outside_byte(&mut self, text: &str, at: usize) {
+    fn outside_byte(&mut self, contract: Option<&Contract>, text: &str, at: usize) {
         let b = text.as_bytes()[at];
         match self.mode {
             Mode::Start => {
@@ -331,14 +390,14 @@ impl Scanner {
                 if (b == b'{' || b == b'[') && self.doc_at_start {
                     self.mode = Mode::Doc;
                     self.committed = Some(Tier::Strict);
-                    self.open(at, b == b'{', &mut Vec::new());
+                    self.open(contract, at, b == b'{', &mut Vec::new());
                 } else {
                     self.mode = Mode::Prose {
                         run: 0,
                         ch: 0,
                         line_start: true,
                     };
-                    self.outside_byte(text, at);
+                    self.outside_byte(contract, text, at);
                 }
             }
             Mode::Prose {
@@ -361,7 +420,7 @@ impl Scanner {
                 }
                 if run >= 3 && self.fences {
                     self.mode = Mode::FenceInfo { from: at, ch };
-                    self.outside_byte(text, at);
+                    self.outside_byte(contract, text, at);
                     return;
                 }
                 self.mode = Mode::Prose {
@@ -395,7 +454,7 @@ impl Scanner {
                 if b == b'{' || b == b'[' {
                     self.mode = Mode::Doc;
                     self.committed = Some(Tier::Fence);
-                    self.open(at, b == b'{', &mut Vec::new());
+                    self.open(contract, at, b == b'{', &mut Vec::new());
                 } else {
                     self.mode = Mode::Done;
                 }
@@ -405,28 +464,35 @@ impl Scanner {
     }
 
     /// One byte of the document.
-    fn doc_byte(&mut self, text: &str, at: usize, found: &mut Vec<Found>) {
+    fn doc_byte(
+        &mut self,
+        contract: Option<&Contract>,
+        text: &str,
+        at: usize,
+        found: &mut Vec<Found>,
+    ) {
         let b = text.as_bytes()[at];
         match self.token {
-            Some(Token::Str { start, escape, key }) => {
-                if escape {
+            Some(Token::Str {
+                start,
+                escape,
+                escaped,
+                key,
+            }) => {
+                if escape || b == b'\\' {
                     self.token = Some(Token::Str {
                         start,
-                        escape: false,
-                        key,
-                    });
-                } else if b == b'\\' {
-                    self.token = Some(Token::Str {
-                        start,
-                        escape: true,
+                        escape: !escape,
+                        escaped: true,
                         key,
                     });
                 } else if b == b'"' {
                     self.token = None;
+                    let span = (start, at + 1, escaped);
                     if key {
-                        self.key_done(text, start, at + 1, found);
+                        self.key_done(contract, text, span, found);
                     } else {
-                        self.scalar_done(text, start, at + 1, found);
+                        self.scalar_done(contract, text, span, found);
                     }
                 }
                 return;
@@ -436,7 +502,7 @@ impl Scanner {
                     return;
                 }
                 self.token = None;
-                self.scalar_done(text, start, at, found);
+                self.scalar_done(contract, text, (start, at, false), found);
                 if self.mode != Mode::Doc {
                     return;
                 }
@@ -446,7 +512,7 @@ impl Scanner {
         if b.is_ascii_whitespace() {
             return;
         }
-        let Some(frame) = self.stack.last_mut() else {
+        let Some(frame) = self.stack[..self.depth].last_mut() else {
             self.mode = Mode::Done;
             return;
         };
@@ -455,6 +521,7 @@ impl Scanner {
                 self.token = Some(Token::Str {
                     start: at,
                     escape: false,
+                    escaped: false,
                     key: true,
                 });
             }
@@ -462,7 +529,7 @@ impl Scanner {
             (State::Value { .. }, b'{' | b'[') => {
                 frame.value_start = at;
                 self.note_value_start(at);
-                self.open(at, b == b'{', found);
+                self.open(contract, at, b == b'{', found);
             }
             (State::Value { .. }, b'"') => {
                 frame.value_start = at;
@@ -470,6 +537,7 @@ impl Scanner {
                 self.token = Some(Token::Str {
                     start: at,
                     escape: false,
+                    escaped: false,
                     key: false,
                 });
             }
@@ -486,10 +554,10 @@ impl Scanner {
                 };
             }
             (State::ObjectFirst | State::Comma, b'}') if frame.object => {
-                self.close(text, at, found);
+                self.close(contract, text, at, found);
             }
             (State::Value { first: true } | State::Comma, b']') if !frame.object => {
-                self.close(text, at, found);
+                self.close(contract, text, at, found);
             }
             // Not JSON the strict reader takes (a trailing comma, a quote
             // of the wrong kind): the repair tier may read it otherwise.
@@ -497,137 +565,122 @@ impl Scanner {
         }
     }
 
+    /// The innermost open container.
+    fn top(&self) -> Option<&Frame> {
+        self.stack[..self.depth].last()
+    }
+
     /// The rule of the value being read in the innermost container.
-    fn value_rule(&self) -> Option<RuleAt> {
-        self.stack.last()?.member.clone()
+    fn value_rule(&self) -> Option<RuleId> {
+        self.top()?.member
     }
 
     /// A member or item starts at `at`: when its rule depends on a kind not
     /// read yet, or it is an item that may repeat an earlier one, its
     /// container holds the release from here until it closes.
     fn note_value_start(&mut self, at: usize) {
-        let Some(contract) = self.contract.as_deref() else {
+        let Some(frame) = self.stack[..self.depth].last_mut() else {
             return;
         };
-        let Some(frame) = self.stack.last_mut() else {
-            return;
-        };
-        let repeatable = !frame.object && unique(contract, &frame.shape);
-        if (frame.object && frame.waits) || repeatable {
+        if (frame.object && frame.waits) || frame.unique {
             frame.hold = Some(frame.hold.map_or(at, |h| h.min(at)));
         }
     }
 
     /// A container opens at `at`.
-    fn open(&mut self, at: usize, object: bool, found: &mut Vec<Found>) {
-        let contract = self.contract.clone();
-        let (shape, own) = match (self.stack.last(), contract.as_deref()) {
+    fn open(
+        &mut self,
+        contract: Option<&Contract>,
+        at: usize,
+        object: bool,
+        found: &mut Vec<Found>,
+    ) {
+        let (shape, own) = match (self.top(), contract) {
             (_, None) => (Shape::Free, Own::None),
             // The document itself.
             (None, Some(_)) if object => (Shape::Top, Own::Top),
             // The contract wants an object: an array is judged at its end.
             (None, Some(_)) => (Shape::Free, Own::Top),
-            (Some(_), Some(contract)) => match self.value_rule() {
+            (Some(parent), Some(contract)) => match parent.member {
                 None => (Shape::Free, Own::None),
-                Some(at_rule) => {
-                    let path = self.child_path();
-                    let issue = rule(contract, &at_rule)
-                        .and_then(|r| contract.container_type_at(r, object, &path));
+                Some(id) => {
+                    let issue = contract.container_type_at(
+                        contract.rule(id),
+                        object,
+                        &self.path,
+                        Some(parent.last()),
+                    );
                     match issue {
                         Some(issue) => {
                             found.push((issue, at, at + 1));
-                            (Shape::Free, Own::Field(at_rule))
+                            (Shape::Free, Own::Field(id))
                         }
-                        None => (Shape::Field(at_rule.clone()), Own::Field(at_rule)),
+                        None => (Shape::Field(id), Own::Field(id)),
                     }
                 }
             },
         };
         // A whole value that may still be flagged when it closes: an allowed
         // value (`enum`) or a map whose values are checked then.
-        let hold = match (&own, contract.as_deref()) {
-            (Own::Field(at_rule), Some(contract)) => rule(contract, at_rule)
-                .filter(|r| r.spec.one_of.is_some() || r.spec.values.is_some())
-                .map(|_| at),
+        let hold = match (own, contract) {
+            (Own::Field(id), Some(contract)) => Some(at).filter(|_| whole_rule(contract, id)),
             (Own::Top, _) if !object => Some(at),
             _ => None,
         };
-        if let Some(parent) = self.stack.last() {
-            let seg = self.child_seg(parent);
-            self.path.push(seg);
+        if let Some(parent) = self.top() {
+            self.path.push(parent.seg());
+        }
+        if self.depth == self.stack.len() {
+            self.stack.push(Frame::new());
+        }
+        let frame = &mut self.stack[self.depth];
+        self.depth += 1;
+        frame.reset(object, at, shape, own, hold);
+        if let Some(contract) = contract {
+            frame.closed = object && closed(contract, shape);
+            frame.unique = !object && unique(contract, shape);
+            frame.has_kind = object && kind_field(contract, shape).is_some();
         }
         // An array's items all have its items' rule.
-        let member = match (&shape, contract.as_deref()) {
-            (Shape::Field(at), Some(contract)) if !object => rule(contract, at)
-                .and_then(|r| r.item.as_ref())
-                .map(|_| extend(at, Step::Item)),
-            _ => None,
-        };
-        self.stack.push(Frame {
-            object,
-            start: at,
-            shape,
-            own,
-            state: if object {
-                State::ObjectFirst
-            } else {
-                State::Value { first: true }
-            },
-            key: None,
-            member,
-            waits: false,
-            kind: None,
-            count: 0,
-            uniques: Uniques::default(),
-            value_start: at,
-            hold,
-            seen: Vec::new(),
-            deferred: Vec::new(),
-        });
-    }
-
-    /// The path segment of the value being read in `parent`.
-    fn child_seg(&self, parent: &Frame) -> Seg {
-        if parent.object {
-            Seg::Member(parent.key.clone().unwrap_or_default())
-        } else {
-            Seg::Item(parent.count)
+        if let (Shape::Field(id), Some(contract), false) = (shape, contract, object) {
+            frame.member = contract.item_id(id);
         }
-    }
-
-    /// The path of the value being read in the innermost container.
-    fn child_path(&self) -> Vec<Seg> {
-        let mut path = self.path.clone();
-        if let Some(parent) = self.stack.last() {
-            path.push(self.child_seg(parent));
-        }
-        path
     }
 
     /// A key is complete (`text[start..end]`): an unknown member of an object
     /// that takes no other members is reported now.
-    fn key_done(&mut self, text: &str, start: usize, end: usize, found: &mut Vec<Found>) {
-        let Some(key) = string_at(text, start, end) else {
+    fn key_done(
+        &mut self,
+        contract: Option<&Contract>,
+        text: &str,
+        (start, end, escaped): Span,
+        found: &mut Vec<Found>,
+    ) {
+        let Some(key) = string_at(text, start, end, escaped) else {
             self.mode = Mode::Done;
             return;
         };
-        let Some(frame) = self.stack.last_mut() else {
+        let key = Str::from(key);
+        let Some(frame) = self.stack[..self.depth].last_mut() else {
             return;
         };
         frame.state = State::Colon;
-        let Some(contract) = self.contract.clone() else {
+        let Some(contract) = contract else {
             frame.key = Some(key);
             return;
         };
-        frame.member = member_rule(&contract, frame, &key);
+        frame.member = member_rule(contract, frame, &key);
         frame.waits = frame.kind.is_none()
             && frame.member.is_none()
-            && in_some_variant(&contract, &frame.shape, &key);
-        let closed = closed(&contract, &frame.shape);
-        let unexpected = closed && key != RAW_FALLBACK_KEY && !may_hold(&contract, frame, &key);
+            && in_some_variant(contract, frame.shape, &key);
+        // A member with a rule is one the object may hold.
+        let unexpected = frame.closed
+            && frame.member.is_none()
+            && key != RAW_FALLBACK_KEY
+            && !may_hold(contract, frame, &key);
         // A member only some variants have, before the kind is read: judged
         // when the object closes, so held from its key.
-        if closed && frame.waits {
+        if frame.closed && frame.waits {
             frame.hold = Some(frame.hold.map_or(start, |h| h.min(start)));
         }
         if unexpected {
@@ -636,6 +689,7 @@ impl Scanner {
         if !matches!(frame.shape, Shape::Free) {
             if frame.seen.contains(&key) {
                 self.repeated = true;
+                frame.repeats += 1;
             }
             frame.seen.push(key.clone());
         }
@@ -643,55 +697,57 @@ impl Scanner {
     }
 
     /// A string, number, `true`, `false` or `null` is complete.
-    fn scalar_done(&mut self, text: &str, start: usize, end: usize, found: &mut Vec<Found>) {
-        let value = if text.as_bytes()[start] == b'"' {
-            string_at(text, start, end).map(Json::from)
-        } else {
-            serde_json::from_str::<serde_json::Value>(&text[start..end])
-                .ok()
-                .map(Json::from)
-        };
-        let Some(value) = value else {
+    fn scalar_done(
+        &mut self,
+        contract: Option<&Contract>,
+        text: &str,
+        (start, end, escaped): Span,
+        found: &mut Vec<Found>,
+    ) {
+        let Some(value) = scalar_at(text, start, end, escaped) else {
             self.mode = Mode::Done;
             return;
         };
-        let contract = self.contract.clone();
-        if let (Some(at_rule), Some(contract)) = (self.value_rule(), contract.as_deref()) {
-            if let (Some(field), Some(parent)) = (rule(contract, &at_rule), self.stack.last()) {
-                let seg = self.child_seg(parent);
-                self.path.push(seg);
-                for issue in contract.check_value_at(field, &value, &self.path) {
+        if let (Some(contract), Some(parent)) = (contract, self.top()) {
+            if let Some(id) = parent.member {
+                let last = Some(parent.last());
+                for issue in contract.check_value_at(contract.rule(id), &value, &self.path, last) {
                     found.push((issue, start, end));
                 }
-                self.path.pop();
             }
         }
         if let Json::String(string) = &value {
-            self.string_done(string, start, end, found);
+            self.string_done(contract, string, start, end, found);
         }
-        self.value_done(value, start, end, found);
+        self.value_done(contract, value, start, end, found);
     }
 
     /// A string value is complete: the steps that check strings check it, as
     /// the value they will see (a top-level kind the contract replaces is the
     /// replacement for the steps after the contract's).
-    fn string_done(&mut self, string: &str, start: usize, end: usize, found: &mut Vec<Found>) {
-        let Some(parent) = self.stack.last() else {
+    fn string_done(
+        &mut self,
+        contract: Option<&Contract>,
+        string: &str,
+        start: usize,
+        end: usize,
+        found: &mut Vec<Found>,
+    ) {
+        let Some(parent) = self.top() else {
             return;
         };
         if self.strings.is_empty() {
             return;
         }
-        let replaced = match (&self.contract, parent.key.as_deref()) {
+        let replaced = match (contract, parent.key.as_deref()) {
             (Some(contract), Some(key))
-                if self.stack.len() == 1 && parent.object && key == contract.kind_field =>
+                if self.depth == 1 && parent.object && key == contract.kind_field =>
             {
                 contract.replaced_kind(string)
             }
             _ => None,
         };
-        let seg = self.child_seg(parent);
-        self.path.push(seg);
+        self.path.push(parent.seg());
         let mut issues = Vec::new();
         for check in &mut self.strings {
             let seen = match &replaced {
@@ -712,37 +768,42 @@ impl Scanner {
 
     /// A member's or item's value is complete: its container notes it (the
     /// kind, an item that repeats an earlier one).
-    fn value_done(&mut self, value: Json, start: usize, end: usize, found: &mut Vec<Found>) {
-        let Some(frame) = self.stack.last_mut() else {
+    fn value_done(
+        &mut self,
+        contract: Option<&Contract>,
+        value: Json,
+        start: usize,
+        end: usize,
+        found: &mut Vec<Found>,
+    ) {
+        let Some(frame) = self.stack[..self.depth].last_mut() else {
             return;
         };
         frame.state = State::Comma;
-        let Some(contract) = self.contract.clone() else {
+        let Some(contract) = contract else {
             frame.count += 1;
             return;
         };
         if frame.object {
-            if let (true, Some(key)) = (frame.waits, frame.key.as_deref()) {
-                frame.deferred.push((key.to_owned(), start, end));
+            if let (true, Some(key)) = (frame.waits, &frame.key) {
+                frame.deferred.push((key.clone(), start, end));
             }
-            let kind_member = kind_field(&contract, &frame.shape);
-            let is_kind = kind_member.is_some() && frame.key.as_deref() == kind_member;
+            let is_kind =
+                frame.has_kind && frame.key.as_deref() == kind_field(contract, frame.shape);
             if let (true, Json::String(kind)) = (is_kind, &value) {
-                frame.kind = Some(kind.to_string());
                 if matches!(frame.shape, Shape::Top) {
                     for issue in contract.kind_issues(kind) {
                         found.push((issue, start, end));
                     }
                 }
+                frame.kind = Some(kind.clone());
             }
             return;
         }
-        if let Shape::Field(at_rule) = &frame.shape {
-            if rule(&contract, at_rule).is_some_and(|r| r.spec.unique_items) {
-                if let Some(first) = frame.uniques.add(Cow::Owned(value)) {
-                    let issue = contract.repeated_item_at(&self.path, frame.count, first);
-                    found.push((issue, frame.value_start, end));
-                }
+        if frame.unique {
+            if let Some(first) = frame.uniques.add(Cow::Owned(value)) {
+                let issue = contract.repeated_item_at(&self.path, frame.count, first);
+                found.push((issue, frame.value_start, end));
             }
         }
         frame.count += 1;
@@ -750,55 +811,57 @@ impl Scanner {
 
     /// The innermost container closes at `at`: its own checks, then it is a
     /// completed value of its parent.
-    fn close(&mut self, text: &str, at: usize, found: &mut Vec<Found>) {
-        let Some(frame) = self.stack.pop() else {
+    fn close(
+        &mut self,
+        contract: Option<&Contract>,
+        text: &str,
+        at: usize,
+        found: &mut Vec<Found>,
+    ) {
+        let Some(depth) = self.depth.checked_sub(1) else {
             return;
         };
+        self.depth = depth;
+        let frame = &self.stack[depth];
         let end = at + 1;
         let span = &text[frame.start..end];
-        let contract = self.contract.clone();
-        let parent_unique = contract.as_deref().is_some_and(|c| {
-            self.stack
-                .last()
-                .is_some_and(|p| !p.object && unique(c, &p.shape))
-        });
+        let parent_unique = self.top().is_some_and(|p| p.unique);
         // A container's own checks are its counts, its required members and
         // its members that waited for the kind; a value rule on the whole
         // container (`enum`, `values`) or an array where the contract wants an
         // object needs the value itself.
-        let whole = contract.as_deref().is_some_and(|c| match &frame.own {
+        let whole = contract.is_some_and(|c| match frame.own {
             Own::Top => !frame.object,
-            Own::Field(at_rule) => {
-                rule(c, at_rule).is_some_and(|r| r.spec.one_of.is_some() || r.spec.values.is_some())
-            }
+            Own::Field(id) => whole_rule(c, id),
             Own::None => false,
         });
         let value = if whole || parent_unique {
-            let Ok(value) = serde_json::from_str::<serde_json::Value>(span) else {
+            let Some(value) = crate::json_read::parse(span) else {
                 self.mode = Mode::Done;
                 return;
             };
-            Some(Json::from(value))
+            Some(value)
         } else {
             None
         };
-        if let Some(contract) = contract.as_deref() {
+        if let Some(contract) = contract {
             let issues = match (&value, whole) {
-                (Some(value), true) => match &frame.own {
+                (Some(value), true) => match frame.own {
                     Own::Top => contract.validate(value, span).0,
-                    Own::Field(at_rule) => rule(contract, at_rule)
-                        .map(|field| contract.check_value_at(field, value, &self.path))
-                        .unwrap_or_default(),
+                    Own::Field(id) => {
+                        contract.check_value_at(contract.rule(id), value, &self.path, None)
+                    }
                     Own::None => Vec::new(),
                 },
-                _ => self.own_checks(contract, &frame, text),
+                _ => self.own_checks(contract, frame, text),
             };
             // Flagged from the first byte the container held back, else its
             // closing bracket.
             let from = frame.hold.unwrap_or(at);
             found.extend(issues.into_iter().map(|issue| (issue, from, end)));
         }
-        if self.stack.is_empty() {
+        let start = frame.start;
+        if depth == 0 {
             // The document is complete: what follows is not checked early,
             // only whether the tier still reads this document whole.
             self.mode = Mode::After;
@@ -806,20 +869,20 @@ impl Scanner {
             return;
         }
         self.path.pop();
-        self.value_done(value.unwrap_or(Json::Null), frame.start, end, found);
+        self.value_done(contract, value.unwrap_or(Json::Null), start, end, found);
     }
 
     /// The checks of a closing container (at `self.path`) that its members'
     /// own checks did not make: required members missing, members that
     /// waited for the kind, item and member counts.
-    fn own_checks(&mut self, contract: &Contract, frame: &Frame, text: &str) -> Vec<Issue> {
+    fn own_checks(&self, contract: &Contract, frame: &Frame, text: &str) -> Vec<Issue> {
         let mut issues = Vec::new();
-        if matches!(frame.shape, Shape::Free) {
-            return issues;
-        }
-        let own = match &frame.own {
-            Own::Field(at_rule) => rule(contract, at_rule),
+        let own = match frame.own {
+            Own::Field(id) => Some(contract.rule(id)),
             Own::Top | Own::None => None,
+        };
+        let Some((common, variants, _)) = members(contract, frame.shape) else {
+            return issues;
         };
         if !frame.object {
             if let Some(field) = own {
@@ -827,9 +890,6 @@ impl Scanner {
             }
             return issues;
         }
-        let Some((common, variants, _)) = members(contract, &frame.shape) else {
-            return issues;
-        };
         let chosen = frame
             .kind
             .as_deref()
@@ -838,81 +898,101 @@ impl Scanner {
             .iter()
             .chain(chosen.map_or(&[][..], |v| &v.fields[..]));
         for field in fields {
-            if field.spec.required && !frame.seen.contains(&field.name) {
+            if field.spec.required && !frame.seen.iter().any(|key| *key == field.name) {
                 issues.push(contract.missing_member_at(&field.name, &self.path));
             }
         }
         for (key, start, end) in &frame.deferred {
-            match member_rule(contract, frame, key).and_then(|at| rule(contract, &at)) {
-                Some(field) => {
-                    let Ok(value) = serde_json::from_str::<serde_json::Value>(&text[*start..*end])
-                    else {
+            match member_rule(contract, frame, key) {
+                Some(id) => {
+                    let Some(value) = crate::json_read::parse(&text[*start..*end]) else {
                         continue;
                     };
-                    self.path.push(Seg::Member(key.clone()));
-                    issues.extend(contract.check_value_at(field, &Json::from(value), &self.path));
-                    self.path.pop();
+                    let last = Some(Last::Member(key));
+                    issues.extend(contract.check_value_at(
+                        contract.rule(id),
+                        &value,
+                        &self.path,
+                        last,
+                    ));
                 }
-                None if closed(contract, &frame.shape) && !may_hold(contract, frame, key) => {
+                None if frame.closed && !may_hold(contract, frame, key) => {
                     issues.push(contract.unexpected_member_at(key, &self.path));
                 }
                 None => {}
             }
         }
         if let Some(field) = own {
-            let mut distinct: Vec<&String> = frame.seen.iter().collect();
-            distinct.sort_unstable();
-            distinct.dedup();
-            issues.extend(contract.counts_at(field, distinct.len(), false, &self.path));
+            let distinct = frame.seen.len() - frame.repeats;
+            issues.extend(contract.counts_at(field, distinct, false, &self.path));
         }
         issues
     }
 }
 
 /// The string whose JSON text (quotes included) is `text[start..end]`: read
-/// in place when it has no escape, else by the JSON reader. `None` when it is
-/// not a JSON string (a control character in it).
-fn string_at(text: &str, start: usize, end: usize) -> Option<String> {
+/// in place when it has no escape (`escaped`), else by the JSON reader. `None`
+/// when it is not a JSON string (a control character in it).
+fn string_at(text: &str, start: usize, end: usize, escaped: bool) -> Option<Cow<'_, str>> {
     let inner = &text[start + 1..end - 1];
-    if !inner.contains('\\') && !inner.bytes().any(|b| b < 0x20) {
-        return Some(inner.to_owned());
+    if !escaped && !has_control(inner.as_bytes()) {
+        return Some(Cow::Borrowed(inner));
     }
-    serde_json::from_str::<String>(&text[start..end]).ok()
+    serde_json::from_str::<String>(&text[start..end])
+        .ok()
+        .map(Cow::Owned)
 }
 
-/// `at` and one more step.
-fn extend(at: &[Step], step: Step) -> RuleAt {
-    let mut out = Vec::with_capacity(at.len() + 1);
-    out.extend_from_slice(at);
-    out.push(step);
-    out
+/// Whether `bytes` hold a control character (which no JSON string holds as
+/// it stands): 16 bytes at a time, which the compiler turns into vector
+/// compares.
+fn has_control(bytes: &[u8]) -> bool {
+    bytes
+        .chunks(16)
+        .any(|chunk| chunk.iter().fold(0u8, |any, &b| any | u8::from(b < 0x20)) != 0)
+}
+
+/// The string, number, `true`, `false` or `null` whose JSON text is
+/// `text[start..end]`, as the JSON reader reads it; `None` when it is not one.
+fn scalar_at(text: &str, start: usize, end: usize, escaped: bool) -> Option<Json> {
+    let bytes = &text.as_bytes()[..end];
+    match &bytes[start..] {
+        [b'"', ..] => string_at(text, start, end, escaped).map(|s| Json::String(Str::from(s))),
+        b"true" => Some(Json::Bool(true)),
+        b"false" => Some(Json::Bool(false)),
+        b"null" => Some(Json::Null),
+        _ => (crate::json::number_end(bytes, start) == Some(end))
+            .then(|| Json::Number(Number::from_json_text(&text[start..end]))),
+    }
+}
+
+/// Whether values of rule `id` are judged whole when they close: an allowed
+/// value (`enum`) or a map whose values are checked then.
+fn whole_rule(contract: &Contract, id: RuleId) -> bool {
+    let spec = &contract.rule(id).spec;
+    spec.one_of.is_some() || spec.values.is_some()
 }
 
 /// Whether an array of this shape takes no item twice.
-fn unique(contract: &Contract, shape: &Shape) -> bool {
-    matches!(shape, Shape::Field(at) if rule(contract, at).is_some_and(|r| r.spec.unique_items))
+fn unique(contract: &Contract, shape: Shape) -> bool {
+    matches!(shape, Shape::Field(id) if contract.rule(id).spec.unique_items)
 }
 
 /// Whether an object of this shape takes no members but those it lists.
-fn closed(contract: &Contract, shape: &Shape) -> bool {
+fn closed(contract: &Contract, shape: Shape) -> bool {
     match shape {
         Shape::Top => !contract.additional_fields,
-        Shape::Field(at) => {
-            rule(contract, at).is_some_and(|r| r.spec.additional_fields == Some(false))
-        }
+        Shape::Field(id) => contract.rule(id).spec.additional_fields == Some(false),
         Shape::Free => false,
     }
 }
 
 /// The common fields and variants of an object of this shape, and its kind member.
-fn members<'c>(
-    contract: &'c Contract,
-    shape: &Shape,
-) -> Option<(&'c [FieldRule], &'c [Variant], &'c str)> {
+fn members(contract: &Contract, shape: Shape) -> Option<(&[FieldRule], &[Variant], &str)> {
     match shape {
         Shape::Top => Some((&contract.fields, &contract.variants, &contract.kind_field)),
-        Shape::Field(at) => {
-            let field = rule(contract, at)?;
+        Shape::Field(id) => {
+            let field = contract.rule(id);
             Some((&field.children, &field.variants, &field.kind_field))
         }
         Shape::Free => None,
@@ -921,37 +1001,38 @@ fn members<'c>(
 
 /// The member that holds an object's kind: the contract's kind field when it
 /// has `may_emit` or variants, a field's when it has variants.
-fn kind_field<'c>(contract: &'c Contract, shape: &Shape) -> Option<&'c str> {
+fn kind_field(contract: &Contract, shape: Shape) -> Option<&str> {
     match shape {
         Shape::Top if contract.may_emit.is_some() || !contract.variants.is_empty() => {
             Some(&contract.kind_field)
         }
-        Shape::Field(at) => rule(contract, at)
-            .filter(|r| !r.variants.is_empty())
-            .map(|r| r.kind_field.as_str()),
+        Shape::Field(id) => {
+            let field = contract.rule(id);
+            Some(field.kind_field.as_str()).filter(|_| !field.variants.is_empty())
+        }
         _ => None,
     }
 }
 
-/// Where the rule of member `key` of `frame` is, when it is certain: a common
-/// field, or a field of the variant its kind (already read) selects.
-fn member_rule(contract: &Contract, frame: &Frame, key: &str) -> Option<RuleAt> {
-    let (common, variants, _) = members(contract, &frame.shape)?;
-    let base: &[Step] = match &frame.shape {
-        Shape::Field(at) => at,
-        Shape::Top | Shape::Free => &[],
-    };
+/// The rule of member `key` of `frame`, when it is certain: a common field,
+/// or a field of the variant its kind (already read) selects.
+fn member_rule(contract: &Contract, frame: &Frame, key: &str) -> Option<RuleId> {
+    let (common, variants, _) = members(contract, frame.shape)?;
+    let ids = contract.member_ids(match frame.shape {
+        Shape::Field(id) => Some(id),
+        Shape::Top | Shape::Free => None,
+    });
     if let Some(i) = common.iter().position(|f| f.name == key) {
-        return Some(extend(base, Step::Field(i)));
+        return Some(ids.fields[i]);
     }
     let kind = frame.kind.as_deref()?;
     let v = variants.iter().position(|v| v.kind == kind)?;
     let i = variants[v].fields.iter().position(|f| f.name == key)?;
-    Some(extend(base, Step::Variant(v, i)))
+    Some(ids.variants[v][i])
 }
 
 /// Whether some variant of this shape has a member `key`.
-fn in_some_variant(contract: &Contract, shape: &Shape, key: &str) -> bool {
+fn in_some_variant(contract: &Contract, shape: Shape, key: &str) -> bool {
     members(contract, shape).is_some_and(|(_, variants, _)| {
         variants
             .iter()
@@ -962,7 +1043,7 @@ fn in_some_variant(contract: &Contract, shape: &Shape, key: &str) -> bool {
 /// Whether `key` may be a member of `frame`'s object: a common field, a field
 /// of its kind's variant, or (kind not read yet, or not a variant) of any.
 fn may_hold(contract: &Contract, frame: &Frame, key: &str) -> bool {
-    let Some((common, variants, _)) = members(contract, &frame.shape) else {
+    let Some((common, variants, _)) = members(contract, frame.shape) else {
         return true;
     };
     if common.iter().any(|f| f.name == key) {
@@ -974,6 +1055,6 @@ fn may_hold(contract: &Contract, frame: &Frame, key: &str) -> bool {
         .and_then(|kind| variants.iter().find(|v| v.kind == kind));
     match chosen {
         Some(variant) => variant.fields.iter().any(|f| f.name == key),
-        None => in_some_variant(contract, &frame.shape, key),
+        None => in_some_variant(contract, frame.shape, key),
     }
 }
