@@ -163,6 +163,10 @@ impl<P: Deref<Target = Pack>> Stream<P> {
         self.record.output.push_str(chunk);
         let found = self.scanner.scan(&self.record.output, start);
         let mut events = Vec::new();
+        if found.is_empty() && !self.release {
+            // Most chunks: nothing to say.
+            return events;
+        }
         for (issue, start, offset) in found {
             let key = (
                 issue.code.to_string(),

@@ -308,7 +308,14 @@ impl Scanner {
                 // Runs of plain string content are skipped in one step.
                 if let Some(Token::Str { escape: false, .. }) = self.token {
                     let rest = &bytes[at..];
-                    let skip = memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len());
+                    let plain = |b: &u8| *b != b'"' && *b != b'\\';
+                    // (A few bytes, as a token-sized chunk brings, are
+                    // looked at one by one: the search's set-up costs more.)
+                    let skip = if rest.len() < 16 {
+                        rest.iter().take_while(|b| plain(b)).count()
+                    } else {
+                        memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len())
+                    };
                     at += skip;
                     if at == bytes.len() {
                         break;
