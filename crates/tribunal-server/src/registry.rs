@@ -2,9 +2,11 @@
 //!
 //! Every pack loads on the service's one engine runtime. A reload thread looks
 //! at each pack's files every `reload_every`: when they changed (a file's
-//! size or modification time, a file added or removed), the pack loads again
-//! in the background and the new revision is swapped in at once; requests in
-//! flight finish on the revision they started with. A pack that fails to load
+//! size or modification time, a file added or removed) and then stayed as they
+//! are until the next look (an editor saving several files, or one file in
+//! several writes, is loaded once it is done), the pack loads again in the
+//! background and the new revision is swapped in at once; requests in flight
+//! finish on the revision they started with. A pack that fails to load
 //! keeps its old revision serving, and the failure is shown in `/v1/packs`
 //! and the log until a later change loads.
 
@@ -48,6 +50,9 @@ pub struct Registry {
     packs: RwLock<BTreeMap<String, Arc<Served>>>,
     /// Failed reloads, by pack folder.
     failures: Mutex<BTreeMap<PathBuf, Failure>>,
+    /// Pack folders whose files changed at the last look, and how they were
+    /// then: loaded when the next look finds them the same.
+    settling: Mutex<BTreeMap<PathBuf, u64>>,
     metrics: Arc<Metrics>,
 }
 
@@ -89,6 +94,7 @@ impl Registry {
             sources,
             packs: RwLock::new(packs),
             failures: Mutex::default(),
+            settling: Mutex::default(),
             metrics,
         })
     }
@@ -174,6 +180,11 @@ impl Registry {
             let served = current.iter().find(|s| &s.dir == dir);
             let fingerprint = fingerprint(dir, served.map(|s| &s.pack));
             if served.is_some_and(|s| s.fingerprint == fingerprint) {
+                // (Back as served: a change seen before is no longer waiting.)
+                self.settling
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .remove(dir);
                 continue;
             }
             let failed_before = self
@@ -182,7 +193,7 @@ impl Registry {
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .get(dir)
                 .is_some_and(|f| f.fingerprint == fingerprint);
-            if failed_before {
+            if failed_before || !self.settled(dir, fingerprint) {
                 continue;
             }
             if self.reload_one(dir, served, fingerprint) {
@@ -204,6 +215,22 @@ impl Registry {
             }
         }
         swapped
+    }
+
+    /// Whether the files of `dir`, changed, are as they were at the last look
+    /// (`fingerprint`): else they are noted, to be loaded at the next look
+    /// if they stay so.
+    fn settled(&self, dir: &Path, fingerprint: u64) -> bool {
+        let mut settling = self
+            .settling
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if settling.get(dir) == Some(&fingerprint) {
+            settling.remove(dir);
+            return true;
+        }
+        settling.insert(dir.to_path_buf(), fingerprint);
+        false
     }
 
     /// Loads `dir` again (or for the first time); swaps it in when it loads.
@@ -399,5 +426,54 @@ fn hash_file(hasher: &mut DefaultHasher, path: &Path, meta: &std::fs::Metadata) 
     meta.len().hash(hasher);
     if let Ok(modified) = meta.modified() {
         modified.hash(hasher);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use super::Registry;
+    use crate::metrics::Metrics;
+
+    fn write(dir: &Path, version: &str) {
+        std::fs::write(
+            dir.join("pack.yaml"),
+            format!("name: p\nversion: {version}\n"),
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn a_change_loads_once_the_files_stay_as_they_are_for_one_look() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "1.0.0");
+        let registry = Registry::load(
+            vec![dir.path().to_path_buf()],
+            tribunal::Runtime::new(),
+            tribunal::LoadOptions::default(),
+            Arc::new(Metrics::default()),
+        )
+        .unwrap();
+        let version = || registry.get("p").unwrap().pack.version().to_owned();
+        // Nothing changed: nothing loads.
+        assert_eq!(registry.reload_changed(), 0);
+        // Written (the sizes differ, so the change is seen whatever the clock).
+        write(dir.path(), "1.0.10");
+        assert_eq!(
+            registry.reload_changed(),
+            0,
+            "seen once: it may still be being written"
+        );
+        assert_eq!(version(), "1.0.0");
+        // Written again before the next look: still settling.
+        write(dir.path(), "1.0.100");
+        assert_eq!(registry.reload_changed(), 0);
+        assert_eq!(version(), "1.0.0");
+        // The same at the next look: loaded.
+        assert_eq!(registry.reload_changed(), 1);
+        assert_eq!(version(), "1.0.100");
+        assert_eq!(registry.reload_changed(), 0);
     }
 }
