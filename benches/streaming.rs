@@ -6,7 +6,9 @@
 //! with citations (an array of objects) and a confidence; the outputs are
 //! generated so every value is checked as it completes. Prints, for each
 //! chunk size, the time per output, its ratio to evaluating whole, and the
-//! cost per push in ns; for the large outputs, ns per byte.
+//! cost per push in ns; then the same output with one violation and in a
+//! fence (which `finish()` judges and reads again); for the large outputs, ns
+//! per byte.
 
 use std::fmt::Write as _;
 #[path = "support/timing.rs"]
@@ -113,6 +115,7 @@ fn main() {
     if only.is_some() {
         return;
     }
+    retold(&pack, &small);
     println!("large outputs: ns per byte (streaming, finish included)");
     for size in [256 << 10, 1 << 20] {
         let text = output(size);
@@ -161,6 +164,34 @@ fn main() {
             text.len() >> 10,
             ns_per_byte(whole, &text),
             ns_per_byte(per, &text)
+        );
+    }
+}
+
+/// The same output with one violation (a page of 0), which `finish()` checks
+/// again, and in a fence after a line of prose, which it reads again: in
+/// 64-byte chunks, against evaluating each whole.
+fn retold(pack: &Pack, small: &str) {
+    let broken = small.replacen("\"page\": 1,", "\"page\": 0,", 1);
+    let broken = if broken == small {
+        small.replacen("\"page\": 1}", "\"page\": 0}", 1)
+    } else {
+        broken
+    };
+    assert!(!pack.evaluate(&Input::new(broken.clone())).issues.is_empty());
+    let fenced = format!("Here it is:\n```json\n{small}\n```\n");
+    for (what, text) in [("one violation", &broken), ("in a fence", &fenced)] {
+        let whole = time(5, 2000, || {
+            std::hint::black_box(pack.evaluate(&Input::new(text.clone())));
+        });
+        let per = time(5, 1000, || {
+            streamed(pack, text, 64);
+        });
+        println!(
+            "{what:<14} 64-byte chunks {:>6.1} µs   whole {:>5.1} µs   {:>5.2}x",
+            micros(per),
+            micros(whole),
+            per.as_secs_f64() / whole.as_secs_f64()
         );
     }
 }

@@ -90,9 +90,28 @@ pub struct Context<'a> {
 #[derive(Default)]
 pub struct RecordMemo {
     turns: std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>,
+    /// The contract's checks already ran on the record's document, as a
+    /// streaming session read it, and found nothing (see
+    /// [`RecordMemo::take_contract_judged`]).
+    contract_judged: std::sync::atomic::AtomicBool,
 }
 
 impl RecordMemo {
+    /// Notes that the contract's checks ran on the record's document and
+    /// found nothing.
+    pub(crate) fn contract_judged(&self) {
+        self.contract_judged
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether the contract's checks already found nothing in the record's
+    /// document: true once (for the first contract step, the one that sees
+    /// the document as extracted), then false.
+    pub(crate) fn take_contract_judged(&self) -> bool {
+        self.contract_judged
+            .swap(false, std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// The record's turns as `make` builds them, built on the first call
     /// (later calls with another `T` build it anew, unshared).
     pub fn turns<T: Clone + Send + Sync + 'static>(&self, make: impl FnOnce() -> T) -> T {
@@ -114,6 +133,7 @@ impl fmt::Debug for RecordMemo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RecordMemo")
             .field("turns", &self.turns.get().is_some())
+            .field("contract_judged", &self.contract_judged)
             .finish()
     }
 }

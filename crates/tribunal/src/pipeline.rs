@@ -154,6 +154,16 @@ enum Make {
     Both,
 }
 
+/// A document a streaming session read whole, as the strict tier reads it
+/// (see [`Pack::evaluate_prepared`]).
+#[derive(Debug)]
+pub(crate) struct Prepared {
+    /// The document's value.
+    pub json: Json,
+    /// Whether the contract's checks ran on it and found nothing.
+    pub contract_clean: bool,
+}
+
 /// A record between the postprocessors and the metrics.
 struct Staged {
     json: Json,
@@ -223,8 +233,20 @@ impl Pack {
     pub fn evaluate_many(&self, inputs: &[Input]) -> Vec<Report> {
         let inputs: Vec<&Input> = inputs.iter().collect();
         let mut reports = Vec::with_capacity(inputs.len());
-        self.evaluate_staged(&inputs, Make::Value, |report, _| reports.push(report));
+        self.evaluate_staged(&inputs, Make::Value, None, |report, _| reports.push(report));
         reports
+    }
+
+    /// [`evaluate`](Self::evaluate) of a record whose document a streaming
+    /// session has read: the report is the same, without reading the
+    /// document again (nor, when they found nothing, running the contract's
+    /// checks again).
+    pub(crate) fn evaluate_prepared(&self, input: &Input, prepared: Prepared) -> Report {
+        let mut report = None;
+        self.evaluate_staged(&[input], Make::Value, Some(prepared), |made, _| {
+            report = Some(made);
+        });
+        report.expect("one report per input")
     }
 
     /// [`evaluate_many`](Self::evaluate_many), for results written as records,
@@ -240,21 +262,28 @@ impl Pack {
         } else {
             Make::Both
         };
-        self.evaluate_staged(inputs, make, each);
+        self.evaluate_staged(inputs, make, None, each);
     }
 
+    /// (`prepared`: the document of the first input, already read.)
     fn evaluate_staged(
         &self,
         inputs: &[&Input],
         make: Make,
+        mut prepared: Option<Prepared>,
         mut each: impl FnMut(Report, Option<Written>),
     ) {
         // Extraction is the engine's own code, not a component's: a panic in
         // it (a bug) is caught for the batch, which is then staged record by
         // record, so that only the record it panics on fails. (Caught per
         // record, the staged records would be moved once more each.)
-        let staged: Vec<Staged> = caught(|| inputs.iter().map(|i| self.stage(i, make)).collect())
-            .unwrap_or_else(|_| inputs.iter().map(|i| self.stage_caught(i, make)).collect());
+        let staged: Vec<Staged> = caught(|| {
+            inputs
+                .iter()
+                .map(|i| self.stage(i, make, prepared.take()))
+                .collect()
+        })
+        .unwrap_or_else(|_| inputs.iter().map(|i| self.stage_caught(i, make)).collect());
         if !self.pipeline.metrics.is_empty() {
             let scores = BTreeMap::new();
             let contexts: Vec<Context<'_>> = inputs
@@ -295,7 +324,7 @@ impl Pack {
     /// own are caught in [`within_time`](Self::within_time)) is the record's
     /// failure.
     fn stage_caught(&self, input: &Input, make: Make) -> Staged {
-        caught(|| self.stage(input, make)).unwrap_or_else(|err| Staged {
+        caught(|| self.stage(input, make, None)).unwrap_or_else(|err| Staged {
             json: Json::Null,
             written: None,
             extraction: ExtractionInfo::none(),
@@ -307,8 +336,8 @@ impl Pack {
         })
     }
 
-    /// Extraction, then the postprocessors in order.
-    fn stage(&self, input: &Input, make: Make) -> Staged {
+    /// Extraction (or the `prepared` document), then the postprocessors in order.
+    fn stage(&self, input: &Input, make: Make, prepared: Option<Prepared>) -> Staged {
         let mut issues: Vec<Issue> = Vec::new();
         // A transcript's problems come first, as the record's own.
         let turns = (!input.messages.is_null()).then(|| {
@@ -340,7 +369,9 @@ impl Pack {
                 };
             }
             Make::Value => {
-                let (json, extraction) = self.extract(&input.output, &mut issues);
+                // (A transcript's steps run on its turns, not on this document.)
+                let prepared = prepared.filter(|_| turns.is_none());
+                let (json, extraction) = self.extract_value(input, prepared, &memo, &mut issues);
                 (json.unwrap_or(Json::Null), None, extraction)
             }
             Make::Both => {
@@ -760,9 +791,39 @@ impl Pack {
             .as_ref()
             .map(|contract| contract.multiple_values)
             .unwrap_or_default();
-        if let Some((mut document, tier, mut repairs)) =
-            extract::extract_as::<D>(output, &self.pipeline.ladder, multiple)
-        {
+        let found = extract::extract_as::<D>(output, &self.pipeline.ladder, multiple);
+        self.extracted(found, output, issues)
+    }
+
+    /// [`extract`](Self::extract) of the record's output, or the `prepared`
+    /// document as the strict tier would have read it (then noting in `memo`
+    /// when the contract's checks already found nothing in it).
+    fn extract_value(
+        &self,
+        input: &Input,
+        prepared: Option<Prepared>,
+        memo: &RecordMemo,
+        issues: &mut Vec<Issue>,
+    ) -> (Option<Json>, ExtractionInfo) {
+        let Some(prepared) = prepared else {
+            return self.extract(&input.output, issues);
+        };
+        if prepared.contract_clean {
+            memo.contract_judged();
+        }
+        let found = (prepared.json, Tier::Strict, Vec::new());
+        self.extracted(Some(found), &input.output, issues)
+    }
+
+    /// What [`extract`](Self::extract) makes of what the ladder `found` in
+    /// `output`.
+    fn extracted<D: Document>(
+        &self,
+        found: Option<(D, Tier, Vec<extract::Repair>)>,
+        output: &str,
+        issues: &mut Vec<Issue>,
+    ) -> (Option<D>, ExtractionInfo) {
+        if let Some((mut document, tier, mut repairs)) = found {
             let mut schema_repairs = Vec::new();
             if let Some(contract) = self.pipeline.contract.as_ref() {
                 if contract.repairs_schema() {

@@ -279,6 +279,11 @@ pub(crate) struct Uniques<'v> {
 impl<'v> Uniques<'v> {
     const SHORT: usize = 16;
 
+    /// Whether no item was added.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
     /// Adds the next item: the index of the first earlier item equal to it,
     /// if there is one.
     pub fn add(&mut self, item: Cow<'v, Json>) -> Option<usize> {

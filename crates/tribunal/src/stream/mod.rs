@@ -3,7 +3,10 @@
 //! [`Pack::stream`] opens a session. [`Stream::push`] takes the next chunk of
 //! text and returns the [`StreamEvent`]s it made certain; [`Stream::finish`] returns
 //! the record's [`Report`], which is exactly the one [`Pack::evaluate`] gives
-//! for the whole text (it *is* that evaluation), whatever the chunking.
+//! for the whole text (it *is* that evaluation), whatever the chunking. (A
+//! document the session read whole as the `strict` tier reads it is not read
+//! again, and the contract's checks, when they found nothing in it as it
+//! streamed, do not run again.)
 //!
 //! Early events come from an incremental scanner that follows the extraction
 //! ladder's view of the stream: leading whitespace then a JSON document, or
@@ -39,7 +42,7 @@ use std::collections::HashSet;
 use std::ops::Deref;
 
 use crate::pack::Pack;
-use crate::pipeline::Input;
+use crate::pipeline::{Input, Prepared};
 use crate::report::{Issue, Report, Severity};
 
 use crate::component::Early;
@@ -203,8 +206,20 @@ impl<P: Deref<Target = Pack>> Stream<P> {
     }
 
     /// The record's report: exactly [`Pack::evaluate`] of the whole text.
-    pub fn finish(self) -> Report {
-        self.pack.evaluate(&self.record)
+    /// (When the session read the text whole as one document, that document
+    /// is not read again, and when the contract's checks found nothing in it
+    /// as it streamed, they do not run again.)
+    pub fn finish(mut self) -> Report {
+        match self.scanner.take_document() {
+            Some((json, contract_clean)) => self.pack.evaluate_prepared(
+                &self.record,
+                Prepared {
+                    json,
+                    contract_clean,
+                },
+            ),
+            None => self.pack.evaluate(&self.record),
+        }
     }
 
     /// The record with the whole text as its output: what [`finish`](Self::finish)
@@ -277,5 +292,71 @@ fn violation(issue: Issue, start: usize, offset: usize) -> Violation {
         path: issue.path,
         start,
         offset,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::pack::Pack;
+
+    fn pack(extract: &str) -> (tempfile::TempDir, Pack) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("pack.yaml"),
+            format!(
+                "name: t\ncontract:\n  extract: {extract}\n  fields:\n    n: {{ type: integer, min: 1 }}\n    tags: {{ type: array, items: string }}\npipeline:\n  postprocessors: [contract]\n"
+            ),
+        )
+        .unwrap();
+        let pack = Pack::load(dir.path()).unwrap();
+        (dir, pack)
+    }
+
+    /// What `finish()` takes from the session for `text`: the document, and
+    /// whether the contract's checks found nothing in it.
+    fn handed_on(pack: &Pack, text: &str) -> Option<bool> {
+        let mut session = pack.stream();
+        for chunk in text.as_bytes().chunks(3) {
+            session.push(std::str::from_utf8(chunk).unwrap());
+        }
+        let handed = session.scanner.take_document().map(|(json, clean)| {
+            assert_eq!(Some(json), crate::json_read::parse(text.trim()));
+            clean
+        });
+        let report = session.finish();
+        assert_eq!(report, pack.evaluate(&super::Input::new(text)));
+        handed
+    }
+
+    #[test]
+    fn finish_takes_the_document_only_when_the_strict_tier_reads_that_one() {
+        let (_dir, strict_first) = pack("[strict, fence, repair]");
+        // The text is the document: handed on, checked or not.
+        assert_eq!(
+            handed_on(&strict_first, " {\"n\": 2, \"tags\": [\"a\"]}\n"),
+            Some(true)
+        );
+        assert_eq!(
+            handed_on(&strict_first, "{\"n\": 0, \"tags\": [\"a\", {}]}"),
+            Some(false)
+        );
+        // Anything else is read by `finish()` itself.
+        for text in [
+            "{\"n\": 2, \"n\": 3}",
+            "{\"n\": 2, \"x\": {\"a\": 1, \"a\": 2}}",
+            "{\"n\": 2} and more",
+            "Here:\n```json\n{\"n\": 2}\n```\n",
+            "{\"n\": 2,}",
+            "\u{feff}{\"n\": 2}",
+        ] {
+            assert_eq!(handed_on(&strict_first, text), None, "{text:?}");
+        }
+        let deep = format!("{{\"x\": {}{}}}", "[".repeat(127), "]".repeat(127));
+        assert_eq!(handed_on(&strict_first, &deep), None);
+        let deep_enough = format!("{{\"x\": {}{}}}", "[".repeat(125), "]".repeat(125));
+        assert_eq!(handed_on(&strict_first, &deep_enough), Some(true));
+        // A ladder that does not start with `strict` may read the text otherwise.
+        let (_dir, fence_first) = pack("[fence, strict]");
+        assert_eq!(handed_on(&fence_first, "{\"n\": 2}"), None);
     }
 }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use crate::component::EarlyStrings;
 use crate::contract::{Contract, FieldRule, Last, RuleId, Seg, Uniques, Variant, RAW_FALLBACK_KEY};
 use crate::extract::{fence::is_json_info, Tier};
-use crate::json::{Json, Number, Str};
+use crate::json::{Json, Number, Object, Str};
 use crate::report::Issue;
 
 /// What the scanner is reading.
@@ -70,13 +70,19 @@ struct Frame {
     value_start: usize,
     /// From here on, its bytes may still be flagged when it closes.
     hold: Option<usize>,
-    /// Its members' keys so far (objects with a shape), repeats included.
+    /// Which of its common fields it has (objects with a shape).
+    common_seen: Vec<bool>,
+    /// Its other members' keys so far (objects with a shape), repeats
+    /// included.
     seen: Vec<Str>,
     /// How many of `seen` repeat an earlier key.
     repeats: usize,
     /// Members whose rule waited for a kind not read yet: key and value span,
     /// checked when the object closes.
     deferred: Vec<(Str, usize, usize)>,
+    /// Its values so far, while the scanner builds the document.
+    items: Vec<Json>,
+    members: Object,
 }
 
 impl Frame {
@@ -98,9 +104,12 @@ impl Frame {
             uniques: Uniques::default(),
             value_start: 0,
             hold: None,
+            common_seen: Vec::new(),
             seen: Vec::new(),
             repeats: 0,
             deferred: Vec::new(),
+            items: Vec::new(),
+            members: Object::new(),
         }
     }
 
@@ -124,12 +133,26 @@ impl Frame {
         self.waits = false;
         self.kind = None;
         self.count = 0;
-        self.uniques = Uniques::default();
+        if !self.uniques.is_empty() {
+            self.uniques = Uniques::default();
+        }
         self.value_start = at;
         self.hold = hold;
+        self.common_seen.clear();
         self.seen.clear();
         self.repeats = 0;
         self.deferred.clear();
+        self.items.clear();
+        self.members = Object::new();
+    }
+
+    /// The container it built (and it holds nothing more).
+    fn take_built(&mut self) -> Json {
+        if self.object {
+            Json::Object(std::mem::take(&mut self.members))
+        } else {
+            Json::Array(std::mem::take(&mut self.items))
+        }
     }
 
     /// The last step of the path of the value being read in it.
@@ -251,6 +274,14 @@ pub(super) struct Scanner {
     /// Path of the innermost open container.
     path: Vec<Seg>,
     token: Option<Token>,
+    /// Whether it builds the document's value as it reads it: while the
+    /// value can be the one the ladder's first tier, `strict`, reads (no
+    /// fence, no name given twice, not too deep).
+    build: bool,
+    /// The document's value, once read whole.
+    tree: Option<Json>,
+    /// How many issues of the contract's it found.
+    contract_issues: usize,
 }
 
 impl Scanner {
@@ -287,6 +318,9 @@ impl Scanner {
             repeated: false,
             path: Vec::new(),
             token: None,
+            build: mode != Mode::Done && ladder.first() == Some(&Tier::Strict),
+            tree: None,
+            contract_issues: 0,
         }
     }
 
@@ -331,10 +365,21 @@ impl Scanner {
         // The contract's issues come without their step's name.
         for (issue, ..) in &mut found {
             if issue.rule.is_empty() {
+                self.contract_issues += 1;
                 issue.rule.clone_from(&self.contract_rule);
             }
         }
         found
+    }
+
+    /// The document, when the session has read it whole as the strict tier
+    /// reads it (the text is that document, with only whitespace around it):
+    /// its value, and whether the contract's checks ran on it and found
+    /// nothing.
+    pub(super) fn take_document(&mut self) -> Option<(Json, bool)> {
+        let read = self.build && self.document() == Some(Tier::Strict);
+        let json = self.tree.take().filter(|_| read)?;
+        Some((json, self.contract.is_some() && self.contract_issues == 0))
     }
 
     /// The tier whose document the early events are about, once the session
@@ -461,6 +506,7 @@ impl Scanner {
                 if b == b'{' || b == b'[' {
                     self.mode = Mode::Doc;
                     self.committed = Some(Tier::Fence);
+                    self.build = false;
                     self.open(contract, at, b == b'{', &mut Vec::new());
                 } else {
                     self.mode = Mode::Done;
@@ -642,8 +688,15 @@ impl Scanner {
         }
         let frame = &mut self.stack[self.depth];
         self.depth += 1;
+        // (The JSON reader refuses the level past its limit.)
+        if self.depth >= crate::json::NESTING_LIMIT {
+            self.build = false;
+        }
         frame.reset(object, at, shape, own, hold);
         if let Some(contract) = contract {
+            if let (true, Some((common, ..))) = (object, members(contract, shape)) {
+                frame.common_seen.resize(common.len(), false);
+            }
             frame.closed = object && closed(contract, shape);
             frame.unique = !object && unique(contract, shape);
             frame.has_kind = object && kind_field(contract, shape).is_some();
@@ -676,7 +729,12 @@ impl Scanner {
             frame.key = Some(key);
             return;
         };
-        frame.member = member_rule(contract, frame, &key);
+        let common_at = members(contract, frame.shape)
+            .and_then(|(common, ..)| common.iter().position(|f| f.name == key));
+        frame.member = match common_at {
+            Some(i) => Some(common_id(contract, frame.shape, i)),
+            None => member_rule(contract, frame, &key),
+        };
         frame.waits = frame.kind.is_none()
             && frame.member.is_none()
             && in_some_variant(contract, frame.shape, &key);
@@ -693,7 +751,11 @@ impl Scanner {
         if unexpected {
             found.push((contract.unexpected_member_at(&key, &self.path), start, end));
         }
-        if !matches!(frame.shape, Shape::Free) {
+        if let Some(i) = common_at {
+            if std::mem::replace(&mut frame.common_seen[i], true) {
+                self.repeated = true;
+            }
+        } else if !matches!(frame.shape, Shape::Free) {
             if frame.seen.contains(&key) {
                 self.repeated = true;
                 frame.repeats += 1;
@@ -726,7 +788,36 @@ impl Scanner {
         if let Json::String(string) = &value {
             self.string_done(contract, string, start, end, found);
         }
-        self.value_done(contract, value, start, end, found);
+        self.value_done(contract, &value, start, end, found);
+        self.attach(value);
+    }
+
+    /// A member's or item's value is complete: it goes into its container,
+    /// while the scanner builds the document.
+    fn attach(&mut self, value: Json) {
+        if !self.build {
+            return;
+        }
+        let Some(frame) = self.stack[..self.depth].last_mut() else {
+            return;
+        };
+        if frame.object {
+            // (The value's key is not needed once it is complete.)
+            let key = frame.key.take().unwrap_or_default();
+            if matches!(frame.shape, Shape::Free) {
+                if frame.members.insert(key, value).is_some() {
+                    // A name given twice: `finish()` reads the text itself.
+                    self.build = false;
+                }
+            } else if self.repeated {
+                // Found by the key's own checks.
+                self.build = false;
+            } else {
+                frame.members.push_new(key, value);
+            }
+        } else {
+            frame.items.push(value);
+        }
     }
 
     /// A string value is complete: the steps that check strings check it, as
@@ -778,7 +869,7 @@ impl Scanner {
     fn value_done(
         &mut self,
         contract: Option<&Contract>,
-        value: Json,
+        value: &Json,
         start: usize,
         end: usize,
         found: &mut Vec<Found>,
@@ -797,7 +888,7 @@ impl Scanner {
             }
             let is_kind =
                 frame.has_kind && frame.key.as_deref() == kind_field(contract, frame.shape);
-            if let (true, Json::String(kind)) = (is_kind, &value) {
+            if let (true, Json::String(kind)) = (is_kind, value) {
                 if matches!(frame.shape, Shape::Top) {
                     for issue in contract.kind_issues(kind) {
                         found.push((issue, start, end));
@@ -808,7 +899,7 @@ impl Scanner {
             return;
         }
         if frame.unique {
-            if let Some(first) = frame.uniques.add(Cow::Owned(value)) {
+            if let Some(first) = frame.uniques.add(Cow::Owned(value.clone())) {
                 let issue = contract.repeated_item_at(&self.path, frame.count, first);
                 found.push((issue, frame.value_start, end));
             }
@@ -868,15 +959,21 @@ impl Scanner {
             found.extend(issues.into_iter().map(|issue| (issue, from, end)));
         }
         let start = frame.start;
+        let built = self.build.then(|| self.stack[depth].take_built());
         if depth == 0 {
             // The document is complete: what follows is not checked early,
             // only whether the tier still reads this document whole.
             self.mode = Mode::After;
             self.whole = true;
+            self.tree = built;
             return;
         }
         self.path.pop();
-        self.value_done(contract, value.unwrap_or(Json::Null), start, end, found);
+        let value = value.unwrap_or(Json::Null);
+        self.value_done(contract, &value, start, end, found);
+        if let Some(built) = built {
+            self.attach(built);
+        }
     }
 
     /// The checks of a closing container (at `self.path`) that its members'
@@ -901,11 +998,12 @@ impl Scanner {
             .kind
             .as_deref()
             .and_then(|kind| variants.iter().find(|v| v.kind == kind));
-        let fields = common
-            .iter()
-            .chain(chosen.map_or(&[][..], |v| &v.fields[..]));
-        for field in fields {
-            if field.spec.required && !frame.seen.iter().any(|key| *key == field.name) {
+        let has_common = |i: usize| frame.common_seen.get(i).copied().unwrap_or(false);
+        let has_other = |name: &str| frame.seen.iter().any(|key| *key == name);
+        let common = common.iter().enumerate().map(|(i, f)| (f, has_common(i)));
+        let variant = chosen.map_or(&[][..], |v| &v.fields[..]);
+        for (field, has) in common.chain(variant.iter().map(|f| (f, has_other(&f.name)))) {
+            if field.spec.required && !has {
                 issues.push(contract.missing_member_at(&field.name, &self.path));
             }
         }
@@ -930,7 +1028,8 @@ impl Scanner {
             }
         }
         if let Some(field) = own {
-            let distinct = frame.seen.len() - frame.repeats;
+            let common = frame.common_seen.iter().filter(|has| **has).count();
+            let distinct = common + frame.seen.len() - frame.repeats;
             issues.extend(contract.counts_at(field, distinct, false, &self.path));
         }
         issues
@@ -1025,17 +1124,27 @@ fn kind_field(contract: &Contract, shape: Shape) -> Option<&str> {
 /// or a field of the variant its kind (already read) selects.
 fn member_rule(contract: &Contract, frame: &Frame, key: &str) -> Option<RuleId> {
     let (common, variants, _) = members(contract, frame.shape)?;
-    let ids = contract.member_ids(match frame.shape {
-        Shape::Field(id) => Some(id),
-        Shape::Top | Shape::Free => None,
-    });
     if let Some(i) = common.iter().position(|f| f.name == key) {
-        return Some(ids.fields[i]);
+        return Some(common_id(contract, frame.shape, i));
     }
     let kind = frame.kind.as_deref()?;
     let v = variants.iter().position(|v| v.kind == kind)?;
     let i = variants[v].fields.iter().position(|f| f.name == key)?;
+    let ids = contract.member_ids(match frame.shape {
+        Shape::Field(id) => Some(id),
+        Shape::Top | Shape::Free => None,
+    });
     Some(ids.variants[v][i])
+}
+
+/// The rule of the `i`th common field of an object of this shape.
+fn common_id(contract: &Contract, shape: Shape, i: usize) -> RuleId {
+    contract
+        .member_ids(match shape {
+            Shape::Field(id) => Some(id),
+            Shape::Top | Shape::Free => None,
+        })
+        .fields[i]
 }
 
 /// Whether some variant of this shape has a member `key`.
