@@ -348,6 +348,7 @@ mod tests {
             "Here:\n```json\n{\"n\": 2}\n```\n",
             "{\"n\": 2,}",
             "\u{feff}{\"n\": 2}",
+            "{\"n\":\u{c} 2}",
         ] {
             assert_eq!(handed_on(&strict_first, text), None, "{text:?}");
         }

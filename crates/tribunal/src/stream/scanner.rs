@@ -562,7 +562,9 @@ impl Scanner {
             }
             None => {}
         }
-        if b.is_ascii_whitespace() {
+        // (JSON's whitespace: a form feed, which text around the document
+        // may hold, is not JSON inside it.)
+        if matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
             return;
         }
         let Some(frame) = self.stack[..self.depth].last_mut() else {
