@@ -508,7 +508,7 @@ impl<'a, S: Sink> Reader<'a, S> {
 /// and where it ends (after its closing quote); `None` for an unescaped control
 /// character, an unknown escape, a UTF-16 surrogate without its pair, or no end.
 /// Borrowed from the text when it has no escape.
-fn string(text: &str, start: usize) -> Option<(Cow<'_, str>, usize)> {
+pub(crate) fn string(text: &str, start: usize) -> Option<(Cow<'_, str>, usize)> {
     let bytes = text.as_bytes();
     let stop = start + plain_run(bytes.get(start..)?);
     if bytes.get(stop) == Some(&b'"') {

@@ -21,7 +21,7 @@ use crate::json::{Json, Object};
 
 mod conform;
 mod index;
-pub(crate) use index::RuleId;
+pub(crate) use index::{Members, RuleId};
 mod prompt;
 mod schema;
 pub use schema::{openai_strict, StrictSchemaError};

@@ -9,7 +9,9 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use crate::component::EarlyStrings;
-use crate::contract::{Contract, FieldRule, Last, RuleId, Seg, Uniques, Variant, RAW_FALLBACK_KEY};
+use crate::contract::{
+    Contract, FieldRule, Last, Members, RuleId, Seg, Uniques, Variant, RAW_FALLBACK_KEY,
+};
 use crate::extract::{fence::is_json_info, Tier};
 use crate::json::{Json, Number, Object, Str};
 use crate::report::Issue;
@@ -166,10 +168,9 @@ impl Frame {
 
     /// The path segment of the value being read in it.
     fn seg(&self) -> Seg {
-        if self.object {
-            Seg::Member(self.key.as_deref().unwrap_or_default().to_owned())
-        } else {
-            Seg::Item(self.count)
+        match self.last() {
+            Last::Member(key) => Seg::Member(key.to_owned()),
+            Last::Item(index) => Seg::Item(index),
         }
     }
 }
@@ -209,19 +210,15 @@ enum State {
 #[derive(Debug, Clone, Copy)]
 enum Token {
     /// A string (a key when `key`); `escape`: the last byte began an
-    /// escape; `escaped`: it has one.
+    /// escape.
     Str {
         start: usize,
         escape: bool,
-        escaped: bool,
         key: bool,
     },
     /// A number, `true`, `false` or `null`.
     Bare { start: usize },
 }
-
-/// A token's bytes, `start..end`, and whether it has an escape (strings).
-type Span = (usize, usize, bool);
 
 /// An issue the text made certain, and the bytes that did: `start..end`.
 pub(super) type Found = (Issue, usize, usize);
@@ -526,26 +523,19 @@ impl Scanner {
     ) {
         let b = text.as_bytes()[at];
         match self.token {
-            Some(Token::Str {
-                start,
-                escape,
-                escaped,
-                key,
-            }) => {
+            Some(Token::Str { start, escape, key }) => {
                 if escape || b == b'\\' {
                     self.token = Some(Token::Str {
                         start,
                         escape: !escape,
-                        escaped: true,
                         key,
                     });
                 } else if b == b'"' {
                     self.token = None;
-                    let span = (start, at + 1, escaped);
                     if key {
-                        self.key_done(contract, text, span, found);
+                        self.key_done(contract, text, start, at + 1, found);
                     } else {
-                        self.scalar_done(contract, text, span, found);
+                        self.scalar_done(contract, text, start, at + 1, found);
                     }
                 }
                 return;
@@ -555,7 +545,7 @@ impl Scanner {
                     return;
                 }
                 self.token = None;
-                self.scalar_done(contract, text, (start, at, false), found);
+                self.scalar_done(contract, text, start, at, found);
                 if self.mode != Mode::Doc {
                     return;
                 }
@@ -576,7 +566,6 @@ impl Scanner {
                 self.token = Some(Token::Str {
                     start: at,
                     escape: false,
-                    escaped: false,
                     key: true,
                 });
             }
@@ -592,7 +581,6 @@ impl Scanner {
                 self.token = Some(Token::Str {
                     start: at,
                     escape: false,
-                    escaped: false,
                     key: false,
                 });
             }
@@ -715,10 +703,11 @@ impl Scanner {
         &mut self,
         contract: Option<&Contract>,
         text: &str,
-        (start, end, escaped): Span,
+        start: usize,
+        end: usize,
         found: &mut Vec<Found>,
     ) {
-        let Some(key) = string_at(text, start, end, escaped) else {
+        let Some(key) = string_at(text, start, end) else {
             self.mode = Mode::Done;
             return;
         };
@@ -734,8 +723,8 @@ impl Scanner {
         let common_at = members(contract, frame.shape)
             .and_then(|(common, ..)| common.iter().position(|f| f.name == key));
         frame.member = match common_at {
-            Some(i) => Some(common_id(contract, frame.shape, i)),
-            None => member_rule(contract, frame, &key),
+            Some(i) => Some(ids(contract, frame.shape).fields[i]),
+            None => variant_rule(contract, frame, &key),
         };
         frame.waits = frame.kind.is_none()
             && frame.member.is_none()
@@ -772,10 +761,11 @@ impl Scanner {
         &mut self,
         contract: Option<&Contract>,
         text: &str,
-        (start, end, escaped): Span,
+        start: usize,
+        end: usize,
         found: &mut Vec<Found>,
     ) {
-        let Some(value) = scalar_at(text, start, end, escaped) else {
+        let Some(value) = scalar_at(text, start, end) else {
             self.mode = Mode::Done;
             return;
         };
@@ -922,6 +912,8 @@ impl Scanner {
             return;
         };
         self.depth = depth;
+        let building = self.build;
+        let built = building.then(|| self.stack[depth].take_built());
         let frame = &self.stack[depth];
         let end = at + 1;
         let span = &text[frame.start..end];
@@ -935,25 +927,27 @@ impl Scanner {
             Own::Field(id) => whole_rule(c, id),
             Own::None => false,
         });
-        let value = if whole || parent_unique {
-            let Some(value) = crate::json_read::parse(span) else {
-                self.mode = Mode::Done;
-                return;
-            };
-            Some(value)
-        } else {
-            None
+        let value = match built {
+            // (What the scanner built as it read is what the JSON reader
+            // reads: not read again.)
+            Some(built) => built,
+            None if whole || parent_unique => {
+                let Some(value) = crate::json_read::parse(span) else {
+                    self.mode = Mode::Done;
+                    return;
+                };
+                value
+            }
+            None => Json::Null,
         };
         if let Some(contract) = contract {
-            let issues = match (&value, whole) {
-                (Some(value), true) => match frame.own {
-                    Own::Top => contract.validate(value, span).0,
-                    Own::Field(id) => {
-                        contract.check_value_at(contract.rule(id), value, &self.path, None)
-                    }
-                    Own::None => Vec::new(),
-                },
-                _ => self.own_checks(contract, frame, text),
+            let issues = match (whole, frame.own) {
+                (true, Own::Top) => contract.validate(&value, span).0,
+                (true, Own::Field(id)) => {
+                    contract.check_value_at(contract.rule(id), &value, &self.path, None)
+                }
+                (true, Own::None) => Vec::new(),
+                (false, _) => self.own_checks(contract, frame, text),
             };
             // Flagged from the first byte the container held back, else its
             // closing bracket.
@@ -961,20 +955,18 @@ impl Scanner {
             found.extend(issues.into_iter().map(|issue| (issue, from, end)));
         }
         let start = frame.start;
-        let built = self.build.then(|| self.stack[depth].take_built());
         if depth == 0 {
             // The document is complete: what follows is not checked early,
             // only whether the tier still reads this document whole.
             self.mode = Mode::After;
             self.whole = true;
-            self.tree = built;
+            self.tree = building.then_some(value);
             return;
         }
         self.path.pop();
-        let value = value.unwrap_or(Json::Null);
         self.value_done(contract, &value, start, end, found);
-        if let Some(built) = built {
-            self.attach(built);
+        if building {
+            self.attach(value);
         }
     }
 
@@ -1010,7 +1002,8 @@ impl Scanner {
             }
         }
         for (key, start, end) in &frame.deferred {
-            match member_rule(contract, frame, key) {
+            // (A member waits only when no common field has its name.)
+            match variant_rule(contract, frame, key) {
                 Some(id) => {
                     let Some(value) = crate::json_read::parse(&text[*start..*end]) else {
                         continue;
@@ -1038,34 +1031,21 @@ impl Scanner {
     }
 }
 
-/// The string whose JSON text (quotes included) is `text[start..end]`: read
-/// in place when it has no escape (`escaped`), else by the JSON reader. `None`
-/// when it is not a JSON string (a control character in it).
-fn string_at(text: &str, start: usize, end: usize, escaped: bool) -> Option<Cow<'_, str>> {
-    let inner = &text[start + 1..end - 1];
-    if !escaped && !has_control(inner.as_bytes()) {
-        return Some(Cow::Borrowed(inner));
-    }
-    serde_json::from_str::<String>(&text[start..end])
-        .ok()
-        .map(Cow::Owned)
-}
-
-/// Whether `bytes` hold a control character (which no JSON string holds as
-/// it stands): 16 bytes at a time, which the compiler turns into vector
-/// compares.
-fn has_control(bytes: &[u8]) -> bool {
-    bytes
-        .chunks(16)
-        .any(|chunk| chunk.iter().fold(0u8, |any, &b| any | u8::from(b < 0x20)) != 0)
+/// The string whose JSON text (quotes included) is `text[start..end]`, as the
+/// JSON reader reads it (borrowed when it has no escape). `None` when it is
+/// not a JSON string (a control character in it, a bad escape).
+fn string_at(text: &str, start: usize, end: usize) -> Option<Cow<'_, str>> {
+    crate::json_read::string(&text[..end], start + 1)
+        .filter(|(_, after)| *after == end)
+        .map(|(string, _)| string)
 }
 
 /// The string, number, `true`, `false` or `null` whose JSON text is
 /// `text[start..end]`, as the JSON reader reads it; `None` when it is not one.
-fn scalar_at(text: &str, start: usize, end: usize, escaped: bool) -> Option<Json> {
+fn scalar_at(text: &str, start: usize, end: usize) -> Option<Json> {
     let bytes = &text.as_bytes()[..end];
     match &bytes[start..] {
-        [b'"', ..] => string_at(text, start, end, escaped).map(|s| Json::String(Str::from(s))),
+        [b'"', ..] => string_at(text, start, end).map(|s| Json::String(Str::from(s))),
         b"true" => Some(Json::Bool(true)),
         b"false" => Some(Json::Bool(false)),
         b"null" => Some(Json::Null),
@@ -1122,31 +1102,22 @@ fn kind_field(contract: &Contract, shape: Shape) -> Option<&str> {
     }
 }
 
-/// The rule of member `key` of `frame`, when it is certain: a common field,
-/// or a field of the variant its kind (already read) selects.
-fn member_rule(contract: &Contract, frame: &Frame, key: &str) -> Option<RuleId> {
-    let (common, variants, _) = members(contract, frame.shape)?;
-    if let Some(i) = common.iter().position(|f| f.name == key) {
-        return Some(common_id(contract, frame.shape, i));
-    }
+/// The rule of member `key` of `frame` that the variant its kind (already
+/// read) selects, when that variant has one.
+fn variant_rule(contract: &Contract, frame: &Frame, key: &str) -> Option<RuleId> {
+    let (_, variants, _) = members(contract, frame.shape)?;
     let kind = frame.kind.as_deref()?;
     let v = variants.iter().position(|v| v.kind == kind)?;
     let i = variants[v].fields.iter().position(|f| f.name == key)?;
-    let ids = contract.member_ids(match frame.shape {
-        Shape::Field(id) => Some(id),
-        Shape::Top | Shape::Free => None,
-    });
-    Some(ids.variants[v][i])
+    Some(ids(contract, frame.shape).variants[v][i])
 }
 
-/// The rule of the `i`th common field of an object of this shape.
-fn common_id(contract: &Contract, shape: Shape, i: usize) -> RuleId {
-    contract
-        .member_ids(match shape {
-            Shape::Field(id) => Some(id),
-            Shape::Top | Shape::Free => None,
-        })
-        .fields[i]
+/// The rules of the members of an object of this shape, by number.
+fn ids(contract: &Contract, shape: Shape) -> &Members {
+    contract.member_ids(match shape {
+        Shape::Field(id) => Some(id),
+        Shape::Top | Shape::Free => None,
+    })
 }
 
 /// Whether some variant of this shape has a member `key`.
