@@ -55,13 +55,18 @@ fn chunkings(text: &str, rng: &mut Rng) -> Vec<Vec<String>> {
     ]
 }
 
-/// Streams `record` in `chunks`: every event, with the number of bytes pushed
-/// when it came, and the final report's line.
-fn stream(
-    pack: &Pack,
-    record: &Input,
-    chunks: &[String],
-) -> (Vec<(StreamEvent, usize)>, String, Option<&'static str>) {
+/// What streaming a record gave: every event, with the number of bytes pushed
+/// when it came; the final report's line; its result record as a server
+/// writes it (`finish_into`); the tier of the document the session read whole.
+type Streamed = (
+    Vec<(StreamEvent, usize)>,
+    String,
+    Vec<u8>,
+    Option<&'static str>,
+);
+
+/// Streams `record` in `chunks`.
+fn stream(pack: &Pack, record: &Input, chunks: &[String]) -> Streamed {
     let mut session = pack
         .stream_for(Input {
             output: String::new(),
@@ -76,7 +81,9 @@ fn stream(
     }
     assert_eq!(session.text(), record.output);
     let document = session.document().map(tribunal::Tier::as_str);
-    (events, session.finish().to_json_line(), document)
+    let mut written = Vec::new();
+    let report = session.finish_into(None, &mut written);
+    (events, report.to_json_line(), written, document)
 }
 
 /// The properties every streamed record has, whatever its chunking.
@@ -85,11 +92,19 @@ fn check_stream(pack: &Pack, record: &Input, rng: &mut Rng) {
     let whole = expected.to_json_line();
     let issues = expected.to_value()["issues"].clone();
     let tier = expected.to_value()["extraction"]["tier"].clone();
+    let mut checked = Vec::new();
+    tribunal::jsonl::evaluate_record_into(pack, record.clone(), None, None, &mut checked);
     for chunks in chunkings(&record.output, rng) {
-        let (events, report, document) = stream(pack, record, &chunks);
+        let (events, report, written, document) = stream(pack, record, &chunks);
         assert_eq!(
             report, whole,
             "finish() differs from evaluate() for {chunks:?}"
+        );
+        assert!(
+            written == checked,
+            "finish_into() wrote {} where a check writes {} for {chunks:?}",
+            String::from_utf8_lossy(&written),
+            String::from_utf8_lossy(&checked)
         );
         let mut released = 0;
         for (event, pushed) in &events {
@@ -260,7 +275,7 @@ fn generated_records_stream_with_violations_in_the_report_and_never_released() {
     for text in texts {
         let record = Input::new(text);
         check_stream(&pack, &record, &mut rng);
-        let (events, _, _) = stream(&pack, &record, std::slice::from_ref(&record.output));
+        let (events, _, _, _) = stream(&pack, &record, std::slice::from_ref(&record.output));
         violations += events
             .iter()
             .filter(|(e, _)| matches!(e, StreamEvent::Violation(_)))
@@ -301,7 +316,7 @@ fn a_long_array_of_unique_items_streams_its_repeats_as_evaluate_finds_them() {
     assert!(repeats > 100, "{repeats} repeats in {report}");
     check_stream(&pack, &record, &mut rng);
     // Every repeat is reported while streaming, with the item that repeats.
-    let (events, _, document) = stream(&pack, &record, std::slice::from_ref(&record.output));
+    let (events, _, _, document) = stream(&pack, &record, std::slice::from_ref(&record.output));
     assert_eq!(document, Some("strict"));
     let violations = events
         .iter()

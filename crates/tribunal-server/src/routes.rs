@@ -431,7 +431,7 @@ async fn check(
         Ok(read) => read,
         Err(err) => return invalid_record(&body, &err.message),
     };
-    let output = log_output(state, &input);
+    let output = log_output(state, &input.output);
     let mut record = Vec::with_capacity(256 + input.output.len());
     let report = jsonl::evaluate_record_into(
         &served.pack,
@@ -472,12 +472,12 @@ async fn check(
 }
 
 /// The output to log with a decision, when the log takes outputs.
-fn log_output(state: &State, input: &tribunal::Input) -> Option<String> {
+fn log_output(state: &State, output: &str) -> Option<String> {
     state
         .log
         .as_ref()
         .filter(|log| log.logs_outputs())
-        .map(|_| input.output.clone())
+        .map(|_| output.to_owned())
 }
 
 /// The record's last member becomes `decision_id` (the record is one JSON

@@ -23,7 +23,7 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tribunal::frontend::text::Utf8Chunks;
-use tribunal::{jsonl, Input, Pack, Stream};
+use tribunal::{Input, Pack, Stream};
 
 use super::{
     error, log_output, ndjson_response, permit, with_decision_id, InFlight, ResponseBody, State,
@@ -256,17 +256,10 @@ impl Judged {
         let timeout = self.state.limits.request_timeout;
         let deadline = Instant::now() + timeout;
         let served = Arc::clone(&self.served);
-        let input = session.into_input();
-        let output = log_output(&self.state, &input);
+        let output = log_output(&self.state, session.text());
         let judged = tokio::task::spawn_blocking(move || {
-            let mut record = Vec::with_capacity(256 + input.output.len());
-            let report = jsonl::evaluate_record_into(
-                &served.pack,
-                input,
-                None,
-                Some(deadline.into_std()),
-                &mut record,
-            );
+            let mut record = Vec::with_capacity(256 + session.text().len());
+            let report = session.finish_into(Some(deadline.into_std()), &mut record);
             (served, report, record)
         })
         .await;

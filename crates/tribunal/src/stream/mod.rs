@@ -222,11 +222,16 @@ impl<P: Deref<Target = Pack>> Stream<P> {
         }
     }
 
-    /// The record with the whole text as its output: what [`finish`](Self::finish)
-    /// evaluates, for a front end that evaluates it its own way (with a
-    /// deadline, writing its result record).
-    pub fn into_input(self) -> Input {
-        self.record
+    /// [`finish`](Self::finish) by the caller's `deadline` (a server's request
+    /// deadline: the steps still to run end by it as by their own limits), with
+    /// the report's result record written to `out` as `eval` writes it.
+    pub fn finish_into(self, deadline: Option<std::time::Instant>, out: &mut Vec<u8>) -> Report {
+        let report = match deadline {
+            Some(deadline) => crate::deadline::by_caller(deadline, || self.finish()),
+            None => self.finish(),
+        };
+        report.write_fields_with(out, crate::report::Fields::ALL, None);
+        report
     }
 }
 
