@@ -186,7 +186,7 @@ impl Dense {
     fn forward(&self, x: Rows<'_>, out: &mut Vec<f32>, out_stride: usize, threads: Threads) {
         let Rows {
             data: x,
-            rows,
+            count: rows,
             stride: x_stride,
         } = x;
         // The bounds the unsafe gemm call below relies on, checked in every
@@ -254,7 +254,7 @@ impl Dense {
 #[derive(Clone, Copy)]
 struct Rows<'a> {
     data: &'a [f32],
-    rows: usize,
+    count: usize,
     stride: usize,
 }
 
@@ -263,7 +263,7 @@ impl<'a> Rows<'a> {
     fn packed(data: &'a [f32], width: usize) -> Self {
         Self {
             data,
-            rows: data.len() / width,
+            count: data.len() / width,
             stride: width,
         }
     }
@@ -275,7 +275,7 @@ impl<'a> Rows<'a> {
 /// 1,536 floats, 6 KB); one more cache line between them avoids it.
 /// (The products' sums are the same either way.)
 fn row_stride(width: usize) -> usize {
-    if width % 512 == 0 {
+    if width.is_multiple_of(512) {
         width + 16
     } else {
         width
