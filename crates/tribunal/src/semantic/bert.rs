@@ -19,6 +19,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
 
 use gemm_common::Parallelism;
 use serde::Deserialize;
@@ -109,8 +110,7 @@ impl Drop for Running {
 pub enum Threads {
     /// Every core when this is the only pass running, else one.
     Auto,
-    /// Exactly this many (tests).
-    #[cfg_attr(not(test), allow(dead_code))]
+    /// Exactly this many.
     Fixed(usize),
 }
 
@@ -248,6 +248,39 @@ impl Dense {
         }
         out.truncate(rows * out_stride);
     }
+}
+
+/// `sequences` (their indices, each group in order) in up to `count` groups of
+/// about equal tokens, the longest first, each to the group with the fewest
+/// tokens so far; none (an empty list) when the largest group would hold more
+/// than two thirds of the tokens, where gemm sharing out each product does
+/// better.
+fn groups(sequences: &[&[u32]], count: usize) -> Vec<Vec<usize>> {
+    if count < 2 || sequences.len() < 2 {
+        return Vec::new();
+    }
+    let mut order: Vec<usize> = (0..sequences.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(sequences[i].len()));
+    let mut groups: Vec<(usize, Vec<usize>)> = vec![(0, Vec::new()); count.min(sequences.len())];
+    for i in order {
+        let least = groups
+            .iter_mut()
+            .min_by_key(|(tokens, _)| *tokens)
+            .expect("two groups or more");
+        least.0 += sequences[i].len();
+        least.1.push(i);
+    }
+    let total: usize = sequences.iter().map(|s| s.len()).sum();
+    if groups.iter().any(|(tokens, _)| 3 * tokens > 2 * total) {
+        return Vec::new();
+    }
+    groups
+        .into_iter()
+        .map(|(_, mut group)| {
+            group.sort_unstable();
+            group
+        })
+        .collect()
 }
 
 /// `rows` rows of a matrix, each starting `stride` floats after the one before.
@@ -609,8 +642,43 @@ impl Bert {
 
     /// The mean-pooled last hidden states of each token sequence (each of 1 to
     /// `max_positions` ids), in order.
+    ///
+    /// A pass of several sequences alone on the machine runs them in groups of
+    /// about equal tokens, one group a core, each on one thread: the attention,
+    /// the activations and the norms then run in parallel too, not only the
+    /// products (for a check's few short texts, the products' threads waited on
+    /// them about half the time). A sequence's embedding does not depend on its
+    /// group, nor on the threads (see the module's notes), so the results are
+    /// the same bits. One sequence, or a pass beside another, lets gemm share
+    /// out its products instead.
     pub fn mean_pooled(&self, sequences: &[&[u32]]) -> Result<Vec<Vec<f32>>, String> {
-        self.mean_pooled_with(sequences, Threads::Auto)
+        let groups = if PASSES.load(Ordering::Relaxed) == 0 {
+            groups(sequences, cores())
+        } else {
+            Vec::new()
+        };
+        if groups.len() < 2 {
+            return self.mean_pooled_with(sequences, Threads::Auto);
+        }
+        let slots: Vec<OnceLock<Result<Vec<Vec<f32>>, String>>> =
+            groups.iter().map(|_| OnceLock::new()).collect();
+        // (A group that panics panics here, once every group is done.)
+        rayon::scope(|scope| {
+            for (group, slot) in groups.iter().zip(&slots) {
+                scope.spawn(move |_| {
+                    let mine: Vec<&[u32]> = group.iter().map(|&i| sequences[i]).collect();
+                    let _ = slot.set(self.mean_pooled_with(&mine, Threads::Fixed(1)));
+                });
+            }
+        });
+        let mut out = vec![Vec::new(); sequences.len()];
+        for (group, slot) in groups.iter().zip(slots) {
+            let pooled = slot.into_inner().expect("every group ran")?;
+            for (&i, row) in group.iter().zip(pooled) {
+                out[i] = row;
+            }
+        }
+        Ok(out)
     }
 
     pub fn mean_pooled_with(
@@ -723,6 +791,27 @@ mod tests {
             inputs,
             outputs,
         }
+    }
+
+    #[test]
+    fn texts_are_grouped_by_tokens_and_not_when_one_would_take_most() {
+        let seqs = |lens: &[usize]| -> Vec<Vec<u32>> { lens.iter().map(|&n| vec![1; n]).collect() };
+        let of = |lens: &[usize], count| {
+            let owned = seqs(lens);
+            let refs: Vec<&[u32]> = owned.iter().map(Vec::as_slice).collect();
+            groups(&refs, count)
+        };
+        // A check's description and address pairs: 34 and 32 tokens a core.
+        assert_eq!(of(&[25, 27, 7, 7], 2), [vec![1, 3], vec![0, 2]]);
+        assert_eq!(
+            of(&[5, 5, 5, 5, 5, 5], 3),
+            [vec![0, 3], vec![1, 4], vec![2, 5]]
+        );
+        // One text, one core, or a text of most of the tokens: no groups.
+        assert!(of(&[40], 2).is_empty());
+        assert!(of(&[10, 10], 1).is_empty());
+        assert!(of(&[200, 5, 5], 2).is_empty());
+        assert_eq!(of(&[20, 10], 2), [vec![0], vec![1]]);
     }
 
     #[test]

@@ -158,6 +158,12 @@ fn embeddings_do_not_depend_on_threads_or_vector_width() {
         run(super::bert::Threads::Fixed(2)),
         "one thread vs two"
     );
+    // A pass alone spreads its texts over the cores in groups.
+    assert_eq!(
+        one,
+        embedder.bert.mean_pooled(&sequences).unwrap(),
+        "in groups"
+    );
     tribunal_semantic_kernels::set_wide(false);
     let narrow = run(super::bert::Threads::Fixed(1));
     tribunal_semantic_kernels::set_wide(true);
