@@ -212,6 +212,38 @@ def test_evaluate_many_works_in_a_forked_child(ksi):
     assert answer == b"PASS"
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_semantic_pack_embeds_in_a_forked_child(root):
+    # The embedding's threads stay with the parent too: a child forked after
+    # the parent embedded computes on its own thread instead of waiting for them.
+    pack = tribunal.Pack.load(root / "rules/json-eval")
+
+    def check(i):
+        expected = {"description": f"Customer {i} asked for a refund for the damaged kitchen equipment.",
+                    "address_line_1": f"{i} Elm Avenue"}
+        output = {"description": f"Customer {i} wants a refund for broken kitchen gear.",
+                  "address_line_1": f"{i} Elm Av."}
+        return pack.evaluate(json.dumps(output), expected=expected).status
+
+    assert check(1) != "ERROR"
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:
+        try:
+            os.close(read)
+            os.write(write, check(2).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    ready, _, _ = select.select([read], [], [], 60)
+    if not ready:
+        os.kill(child, signal.SIGKILL)
+    answer = os.read(read, 100) if ready else b"(no answer in 60 s)"
+    os.close(read)
+    os.waitpid(child, 0)
+    assert answer == check(2).encode()
+
+
 def test_a_pack_is_picklable_and_shared_between_threads(ksi, root, tmp_path):
     again = pickle.loads(pickle.dumps(ksi))
     assert (again.label, again.revision) == (ksi.label, ksi.revision)

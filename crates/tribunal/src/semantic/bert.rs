@@ -121,7 +121,7 @@ impl Threads {
             Self::Auto => 1,
             Self::Fixed(n) => n,
         };
-        if threads > 1 {
+        if threads > 1 && pool_usable() {
             Parallelism::Rayon(threads)
         } else {
             Parallelism::None
@@ -143,6 +143,17 @@ pub fn matrix_kernels() -> &'static str {
         }
     }
     std::env::consts::ARCH
+}
+
+/// The process that first used rayon's pool (gemm's threads, the grouped
+/// passes). A forked child inherits the pool's state but not its threads: work
+/// handed to them would wait forever (a Python worker forked after its parent
+/// embedded), so a child computes on its own thread.
+static POOL_PROCESS: OnceLock<u32> = OnceLock::new();
+
+/// Whether this process may hand work to rayon's pool (see [`POOL_PROCESS`]).
+fn pool_usable() -> bool {
+    *POOL_PROCESS.get_or_init(std::process::id) == std::process::id()
 }
 
 fn cores() -> usize {
@@ -652,7 +663,7 @@ impl Bert {
     /// the same bits. One sequence, or a pass beside another, lets gemm share
     /// out its products instead.
     pub fn mean_pooled(&self, sequences: &[&[u32]]) -> Result<Vec<Vec<f32>>, String> {
-        let groups = if PASSES.load(Ordering::Relaxed) == 0 {
+        let groups = if PASSES.load(Ordering::Relaxed) == 0 && pool_usable() {
             groups(sequences, cores())
         } else {
             Vec::new()
