@@ -187,29 +187,37 @@ def test_evaluate_many_calls_at_once_share_the_packs_threads(ksi):
     assert failures == []
 
 
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
-def test_evaluate_many_works_in_a_forked_child(ksi):
-    # The pack's threads stay with the parent (multiprocessing's "fork"): a
-    # child that inherits the pack starts its own instead of waiting for them.
-    records = [{"id": i, "output": EMITTED} for i in range(300)]
-    assert len(ksi.evaluate_many(records, jobs=2)) == 300
+def in_forked_child(work):
+    """What `work()` (a str) answers in a forked child, or a note that it did
+    not answer within 60 s (the child is then killed)."""
     read, write = os.pipe()
     child = os.fork()
     if child == 0:
         try:
             os.close(read)
-            statuses = {r.status for r in ksi.evaluate_many(records, jobs=2)}
-            os.write(write, ",".join(sorted(statuses)).encode())
+            os.write(write, work().encode())
         finally:
             os._exit(0)
     os.close(write)
     ready, _, _ = select.select([read], [], [], 60)
     if not ready:
         os.kill(child, signal.SIGKILL)
-    answer = os.read(read, 100) if ready else b"(no answer in 60 s)"
+    answer = os.read(read, 100).decode() if ready else "(no answer in 60 s)"
     os.close(read)
     os.waitpid(child, 0)
-    assert answer == b"PASS"
+    return answer
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_evaluate_many_works_in_a_forked_child(ksi):
+    # The pack's threads stay with the parent (multiprocessing's "fork"): a
+    # child that inherits the pack starts its own instead of waiting for them.
+    records = [{"id": i, "output": EMITTED} for i in range(300)]
+    assert len(ksi.evaluate_many(records, jobs=2)) == 300
+    def statuses():
+        return ",".join(sorted({r.status for r in ksi.evaluate_many(records, jobs=2)}))
+
+    assert in_forked_child(statuses) == "PASS"
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
@@ -226,22 +234,7 @@ def test_a_semantic_pack_embeds_in_a_forked_child(root):
         return pack.evaluate(json.dumps(output), expected=expected).status
 
     assert check(1) != "ERROR"
-    read, write = os.pipe()
-    child = os.fork()
-    if child == 0:
-        try:
-            os.close(read)
-            os.write(write, check(2).encode())
-        finally:
-            os._exit(0)
-    os.close(write)
-    ready, _, _ = select.select([read], [], [], 60)
-    if not ready:
-        os.kill(child, signal.SIGKILL)
-    answer = os.read(read, 100) if ready else b"(no answer in 60 s)"
-    os.close(read)
-    os.waitpid(child, 0)
-    assert answer == check(2).encode()
+    assert in_forked_child(lambda: check(2)) == check(2)
 
 
 def test_a_pack_is_picklable_and_shared_between_threads(ksi, root, tmp_path):
