@@ -28,10 +28,11 @@ thread_local! {
 /// steps inside end by it as by their own limits ([`passed`], [`remaining`]
 /// and [`step_passed`] count it), and [`caller_passed`] tells a step that ran
 /// late whose deadline it was. Read on the precise clock, so that when the
-/// work says the deadline passed, the caller's clock says so too.
-pub fn by_caller<T>(deadline: std::time::Instant, work: impl FnOnce() -> T) -> T {
+/// work says the deadline passed, the caller's clock says so too. (`None`:
+/// no deadline of this caller's; an outer one still holds.)
+pub fn by_caller<T>(deadline: Option<std::time::Instant>, work: impl FnOnce() -> T) -> T {
     let outer = CALLER.get();
-    CALLER.set(earliest(Some(deadline), outer));
+    CALLER.set(earliest(deadline, outer));
     let result = work();
     CALLER.set(outer);
     result
@@ -216,7 +217,7 @@ mod tests {
     #[test]
     fn a_callers_deadline_ends_the_steps_inside_and_says_whose_it_was() {
         let soon = std::time::Instant::now() + Duration::from_millis(1);
-        let late = by_caller(soon, || {
+        let late = by_caller(Some(soon), || {
             within(Some(Duration::from_secs(60)), || {
                 std::thread::sleep(TICKS);
                 (passed(), caller_passed())
@@ -227,9 +228,9 @@ mod tests {
         assert_eq!(late, Ok((true, true)));
         assert!(!caller_passed(), "the caller's deadline ends with its work");
         let later = std::time::Instant::now() + Duration::from_secs(60);
-        assert_eq!(by_caller(later, || within(Some(TICKS), || 1)), Ok(1));
+        assert_eq!(by_caller(Some(later), || within(Some(TICKS), || 1)), Ok(1));
         // A step's own limit, under a far caller's deadline, is not the caller's.
-        let own = by_caller(later, || {
+        let own = by_caller(Some(later), || {
             within(Some(Duration::from_millis(1)), || {
                 std::thread::sleep(TICKS);
                 caller_passed()

@@ -281,16 +281,12 @@ pub fn evaluate_record_into(
 ) -> Report {
     let records = [Ok((input, note))];
     let mut judged = None;
-    let mut judge = || {
+    crate::deadline::by_caller(deadline, || {
         reports(pack, &records, std::iter::once(None), |report, written| {
             report.write_fields_with(out, Fields::ALL, written.as_ref());
             judged = Some(report);
         });
-    };
-    match deadline {
-        Some(deadline) => crate::deadline::by_caller(deadline, judge),
-        None => judge(),
-    }
+    });
     judged.expect("one report per record")
 }
 

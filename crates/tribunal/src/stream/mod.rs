@@ -226,10 +226,7 @@ impl<P: Deref<Target = Pack>> Stream<P> {
     /// deadline: the steps still to run end by it as by their own limits), with
     /// the report's result record written to `out` as `eval` writes it.
     pub fn finish_into(self, deadline: Option<std::time::Instant>, out: &mut Vec<u8>) -> Report {
-        let report = match deadline {
-            Some(deadline) => crate::deadline::by_caller(deadline, || self.finish()),
-            None => self.finish(),
-        };
+        let report = crate::deadline::by_caller(deadline, || self.finish());
         report.write_fields_with(out, crate::report::Fields::ALL, None);
         report
     }
