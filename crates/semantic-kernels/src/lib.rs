@@ -1,5 +1,6 @@
 //! The element-wise and attention kernels of Tribunal's BERT forward pass
-//! (`src/semantic/bert.rs`; the matrix products there are the `gemm` crate's).
+//! (`src/semantic/bert.rs`), and its matrix products on CPUs with AVX-512
+//! ([`panels`]; elsewhere they are the `gemm` crate's).
 //!
 //! A crate of its own so that debug builds (the test suite) run it optimised,
 //! like gemm. Every loop is free of branches and calls so that it vectorises,
@@ -16,6 +17,8 @@
 #![allow(clippy::inline_always)]
 
 use std::sync::atomic::{AtomicBool, Ordering};
+
+pub mod panels;
 
 /// Whether the AVX2 builds may run.
 static WIDE: AtomicBool = AtomicBool::new(true);

@@ -1,15 +1,19 @@
 //! A BERT encoder forward pass (the architecture of all-MiniLM-L6-v2 and most
 //! sentence-transformers models) on the CPU, f32: the weights are read from
-//! `model.safetensors` here, the matrix products are the `gemm` crate's, and the
-//! rest (embeddings, layer norms, attention, activation, pooling) is our own.
+//! `model.safetensors` here, the matrix products are our own on CPUs with AVX-512
+//! (weights packed at load into panels, `tribunal_semantic_kernels::panels`: about
+//! 1.7 times gemm's speed on a check's few dozen tokens, and the same bits) and the
+//! `gemm` crate's elsewhere, and the rest (embeddings, layer norms, attention,
+//! activation, pooling) is our own.
 //!
 //! Texts are encoded without padding. The dense layers run once over the tokens of
 //! every text of a pass, stacked into one matrix; attention runs within each text.
 //! Every token row goes through the same operations in the same order whatever else
 //! shares its pass: gemm picks its blocking of the inner dimension from that
 //! dimension alone and never splits it between threads, and a one-row product (which
-//! gemm would route through another kernel) is computed as two rows. So a text's
-//! embedding is the same bits alone, in any batch and with any number of threads.
+//! gemm would route through another kernel) is computed as two rows. The panels sum
+//! in gemm's order and blocks. So a text's embedding is the same bits alone, in any
+//! batch and with any number of threads.
 //!
 //! The element-wise and attention kernels are the `tribunal-semantic-kernels`
 //! crate's (crates/semantic-kernels), which debug builds optimise like gemm.
@@ -19,11 +23,12 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
 
 use gemm_common::Parallelism;
 use serde::Deserialize;
 use tribunal_semantic_kernels as kernels;
+use tribunal_semantic_kernels::panels::{Panels, Rows};
 
 /// The keys of a Hugging Face `config.json` a BERT forward pass needs.
 #[derive(Debug, Clone, Deserialize)]
@@ -115,16 +120,24 @@ pub enum Threads {
 }
 
 impl Threads {
-    fn parallelism(self) -> Parallelism {
+    /// How many threads, 1 where rayon's pool may not be used.
+    fn count(self) -> usize {
         let threads = match self {
             Self::Auto if PASSES.load(Ordering::Relaxed) <= 1 => cores(),
             Self::Auto => 1,
             Self::Fixed(n) => n,
         };
         if threads > 1 && pool_usable() {
-            Parallelism::Rayon(threads)
+            threads
         } else {
-            Parallelism::None
+            1
+        }
+    }
+
+    fn parallelism(self) -> Parallelism {
+        match self.count() {
+            1 => Parallelism::None,
+            n => Parallelism::Rayon(n),
         }
     }
 }
@@ -161,13 +174,29 @@ fn cores() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
 }
 
-/// A dense layer: `y = x W^T + b`, `W` stored as `outputs` rows of `inputs`.
+/// A dense layer: `y = x W^T + b`, `W` stored as `outputs` rows of `inputs`,
+/// or packed into `panels` (and `weight` then empty) on CPUs that run them.
 #[derive(Debug)]
 struct Dense {
     weight: Vec<f32>,
+    panels: Option<Panels>,
     bias: Vec<f32>,
     inputs: usize,
     outputs: usize,
+}
+
+/// Layers of more outputs than this have their weights packed into panels.
+/// gemm computes a product of at most 256 outputs (two rows of 128, one
+/// computed as two) with other kernels, summing in another order.
+const PANELS_ABOVE: usize = 256;
+
+/// The block of the inner dimension gemm's AVX-512 kernels sum on their own
+/// before adding to the output, for an `m` × `k` by `k` × `n` product of more
+/// than [`PANELS_ABOVE`] outputs (`gemm_basic_generic` in gemm-common 0.19,
+/// whose f32 kernels are 64 rows by 6): `Panels` sum in the same blocks to give
+/// the same bits, which the tests check against gemm.
+fn gemm_depth(m: usize, n: usize, k: usize) -> usize {
+    gemm_common::cache::kernel_params(m, n, k, 64, 6, std::mem::size_of::<f32>()).kc
 }
 
 impl Dense {
@@ -177,6 +206,7 @@ impl Dense {
         let inputs = parts[0].inputs;
         let mut joined = Dense {
             weight: Vec::new(),
+            panels: None,
             bias: Vec::new(),
             inputs,
             outputs: 0,
@@ -191,10 +221,40 @@ impl Dense {
         joined
     }
 
+    /// The layer with its weights packed into panels, where this CPU runs them
+    /// and the layer has more than [`PANELS_ABOVE`] outputs.
+    fn packed(mut self) -> Self {
+        if self.outputs <= PANELS_ABOVE {
+            return self;
+        }
+        self.panels = Panels::pack(&self.weight, self.inputs, self.outputs);
+        if self.panels.is_some() {
+            self.weight = Vec::new();
+        }
+        self
+    }
+
     /// `out = x W^T + b` for `rows` rows of `x`, which start `x_stride`
     /// floats apart (at least `inputs`); `out`'s rows start `out_stride`
     /// floats apart (at least `outputs`; the floats between are zero).
     fn forward(&self, x: Rows<'_>, out: &mut Vec<f32>, out_stride: usize, threads: Threads) {
+        out.clear();
+        for _ in 0..x.count {
+            out.extend_from_slice(&self.bias);
+            out.resize(out.len() + out_stride - self.outputs, 0.0);
+        }
+        match &self.panels {
+            Some(panels) => {
+                // gemm's blocks for this product (computed as two rows when one).
+                let depth = gemm_depth(x.count.max(2), self.outputs, self.inputs);
+                panels.product(x, out, out_stride, depth, threads.count());
+            }
+            None => self.gemm(x, out, out_stride, threads),
+        }
+    }
+
+    /// `out += x W^T` by gemm, `out` holding `x.count` rows of `out_stride`.
+    fn gemm(&self, x: Rows<'_>, out: &mut Vec<f32>, out_stride: usize, threads: Threads) {
         let Rows {
             data: x,
             count: rows,
@@ -213,23 +273,19 @@ impl Dense {
             self.outputs * self.inputs,
             "the weights are `outputs` rows of `inputs`"
         );
-        assert_eq!(self.bias.len(), self.outputs, "one bias per output");
+        assert_eq!(out.len(), rows * out_stride, "`rows` rows of `out_stride`");
         // gemm computes a one-row product with another kernel (other rounding):
         // a second, zero row keeps every row on the same path.
         let padded;
         let (x, m) = if rows == 1 {
             padded = [x, &vec![0.0; x_stride]].concat();
+            out.resize(2 * out_stride, 0.0);
             (&padded[..], 2)
         } else {
             (x, rows)
         };
         // Slices never hold more than isize::MAX bytes.
         let stride = |n: usize| isize::try_from(n).expect("a row fits in memory");
-        out.clear();
-        for _ in 0..m {
-            out.extend_from_slice(&self.bias);
-            out.resize(out.len() + out_stride - self.outputs, 0.0);
-        }
         // SAFETY: `out` holds `m` rows of `out_stride` floats (`outputs` of them
         // written), `x` `m` rows of `x_stride` (`inputs` of them read) and
         // `weight` `outputs` rows of `inputs`, all contiguous, as the strides
@@ -258,6 +314,74 @@ impl Dense {
             );
         }
         out.truncate(rows * out_stride);
+    }
+}
+
+/// The core the calling thread runs on (Linux).
+fn current_cpu() -> Option<usize> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: sched_getcpu reads no memory of ours.
+        usize::try_from(unsafe { libc::sched_getcpu() }).ok()
+    }
+    #[cfg(not(target_os = "linux"))]
+    None
+}
+
+/// Keeps `thread` off core `cpu`, on the others it may run on (Linux; nothing
+/// when `cpu` is the only one). Done by the caller as soon as the thread
+/// exists: the new thread would otherwise often wait its turn on the caller's
+/// core (3 ms here) before it could move itself.
+fn keep_off<T>(thread: &std::thread::JoinHandle<T>, cpu: usize) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: `set` is a plain bit set that the calls below read and write
+    // within its size; the thread's handle is alive (its `JoinHandle`).
+    unsafe {
+        use std::os::unix::thread::JoinHandleExt;
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        if cpu >= 8 * size {
+            return;
+        }
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, size, &raw mut set) != 0 || !libc::CPU_ISSET(cpu, &set) {
+            return;
+        }
+        libc::CPU_CLR(cpu, &mut set);
+        if libc::CPU_COUNT(&set) > 0 {
+            libc::pthread_setaffinity_np(thread.as_pthread_t(), size, &raw const set);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (thread, cpu);
+}
+
+/// A grouped pass (see [`Bert::mean_pooled`]): the groups, the next one not yet
+/// taken, and each one's result once done (a panic's payload if it panicked).
+struct Shared {
+    bert: Arc<Bert>,
+    groups: Vec<Vec<Vec<u32>>>,
+    next: AtomicUsize,
+    done: Mutex<Vec<Option<GroupResult>>>,
+    finished: Condvar,
+}
+
+type GroupResult = std::thread::Result<Result<Vec<Vec<f32>>, String>>;
+
+impl Shared {
+    /// Runs the groups not yet taken, one at a time, until none is left.
+    fn take_groups(&self) {
+        loop {
+            let i = self.next.fetch_add(1, Ordering::Relaxed);
+            let Some(group) = self.groups.get(i) else {
+                return;
+            };
+            let mine: Vec<&[u32]> = group.iter().map(Vec::as_slice).collect();
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                self.bert.mean_pooled_with(&mine, Threads::Fixed(1))
+            }));
+            self.done.lock().unwrap_or_else(PoisonError::into_inner)[i] = Some(result);
+            self.finished.notify_all();
+        }
     }
 }
 
@@ -292,25 +416,6 @@ fn groups(sequences: &[&[u32]], count: usize) -> Vec<Vec<usize>> {
             group
         })
         .collect()
-}
-
-/// `rows` rows of a matrix, each starting `stride` floats after the one before.
-#[derive(Clone, Copy)]
-struct Rows<'a> {
-    data: &'a [f32],
-    count: usize,
-    stride: usize,
-}
-
-impl<'a> Rows<'a> {
-    /// `data` as rows of `width` floats, one after another.
-    fn packed(data: &'a [f32], width: usize) -> Self {
-        Self {
-            data,
-            count: data.len() / width,
-            stride: width,
-        }
-    }
 }
 
 /// Where a row of `width` floats should start after the one before: rows a
@@ -506,6 +611,7 @@ impl Weights {
     fn dense(&mut self, at: &str, inputs: usize, outputs: usize) -> Result<Dense, String> {
         Ok(Dense {
             weight: self.take(&[format!("{at}.weight")], &[outputs, inputs])?,
+            panels: None,
             bias: self.take(&[format!("{at}.bias")], &[outputs])?,
             inputs,
             outputs,
@@ -630,11 +736,16 @@ impl Bert {
                     w.dense(&format!("{l}.attention.self.query"), h, h)?,
                     w.dense(&format!("{l}.attention.self.key"), h, h)?,
                     w.dense(&format!("{l}.attention.self.value"), h, h)?,
-                ]),
-                attention_out: w.dense(&format!("{l}.attention.output.dense"), h, h)?,
+                ])
+                .packed(),
+                attention_out: w
+                    .dense(&format!("{l}.attention.output.dense"), h, h)?
+                    .packed(),
                 attention_norm: w.norm(&format!("{l}.attention.output.LayerNorm"), h, eps)?,
-                intermediate: w.dense(&format!("{l}.intermediate.dense"), h, inner)?,
-                output: w.dense(&format!("{l}.output.dense"), inner, h)?,
+                intermediate: w
+                    .dense(&format!("{l}.intermediate.dense"), h, inner)?
+                    .packed(),
+                output: w.dense(&format!("{l}.output.dense"), inner, h)?.packed(),
                 output_norm: w.norm(&format!("{l}.output.LayerNorm"), h, eps)?,
             });
         }
@@ -660,10 +771,17 @@ impl Bert {
     /// products (for a check's few short texts, the products' threads waited on
     /// them about half the time). A sequence's embedding does not depend on its
     /// group, nor on the threads (see the module's notes), so the results are
-    /// the same bits. One sequence, or a pass beside another, lets gemm share
-    /// out its products instead.
-    pub fn mean_pooled(&self, sequences: &[&[u32]]) -> Result<Vec<Vec<f32>>, String> {
-        let groups = if PASSES.load(Ordering::Relaxed) == 0 && pool_usable() {
+    /// the same bits. One sequence, or a pass beside another, lets the products
+    /// be shared out instead.
+    ///
+    /// The calling thread takes the groups one by one, and so do helper
+    /// threads started for the pass, each kept off the caller's core. (Woken
+    /// on rayon's pool, a helper was often put on the caller's busy core while
+    /// the other stayed idle: a check's 7 ms took 10–17 ms.) The caller waits
+    /// only for groups a helper has taken; a helper that starts when every
+    /// group is taken has nothing to do.
+    pub fn mean_pooled(self: &Arc<Self>, sequences: &[&[u32]]) -> Result<Vec<Vec<f32>>, String> {
+        let groups = if PASSES.load(Ordering::Relaxed) == 0 {
             groups(sequences, cores())
         } else {
             Vec::new()
@@ -671,22 +789,46 @@ impl Bert {
         if groups.len() < 2 {
             return self.mean_pooled_with(sequences, Threads::Auto);
         }
-        let slots: Vec<OnceLock<Result<Vec<Vec<f32>>, String>>> =
-            groups.iter().map(|_| OnceLock::new()).collect();
-        // (A group that panics panics here, once every group is done.)
-        rayon::scope(|scope| {
-            for (group, slot) in groups.iter().zip(&slots) {
-                scope.spawn(move |_| {
-                    let mine: Vec<&[u32]> = group.iter().map(|&i| sequences[i]).collect();
-                    let _ = slot.set(self.mean_pooled_with(&mine, Threads::Fixed(1)));
-                });
-            }
+        let shared = Arc::new(Shared {
+            bert: Arc::clone(self),
+            groups: groups
+                .iter()
+                .map(|group| group.iter().map(|&i| sequences[i].to_vec()).collect())
+                .collect(),
+            next: AtomicUsize::new(0),
+            done: Mutex::new(groups.iter().map(|_| None).collect()),
+            finished: Condvar::new(),
         });
+        let caller = current_cpu();
+        for _ in 1..groups.len() {
+            let shared = Arc::clone(&shared);
+            // (A helper that cannot be started leaves its groups to the caller.)
+            let helper = std::thread::Builder::new()
+                .name("tribunal-embed".to_owned())
+                .spawn(move || shared.take_groups());
+            if let (Ok(helper), Some(cpu)) = (helper, caller) {
+                keep_off(&helper, cpu);
+            }
+        }
+        shared.take_groups();
+        let mut done = shared.done.lock().unwrap_or_else(PoisonError::into_inner);
+        while done.iter().any(Option::is_none) {
+            done = shared
+                .finished
+                .wait(done)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
         let mut out = vec![Vec::new(); sequences.len()];
-        for (group, slot) in groups.iter().zip(slots) {
-            let pooled = slot.into_inner().expect("every group ran")?;
-            for (&i, row) in group.iter().zip(pooled) {
-                out[i] = row;
+        for (group, pooled) in groups.iter().zip(done.iter_mut()) {
+            match pooled.take().expect("every group ran") {
+                Ok(Ok(rows)) => {
+                    for (&i, row) in group.iter().zip(rows) {
+                        out[i] = row;
+                    }
+                }
+                Ok(Err(err)) => return Err(err),
+                // A group that panicked on a helper panics here, the caller.
+                Err(panic) => std::panic::resume_unwind(panic),
             }
         }
         Ok(out)
@@ -798,6 +940,7 @@ mod tests {
         let value = |i: usize| ((i * 7919) % 1009) as f32 / 1009.0 - 0.5;
         Dense {
             weight: (0..inputs * outputs).map(value).collect(),
+            panels: None,
             bias: (0..outputs).map(|i| value(i + 17)).collect(),
             inputs,
             outputs,
@@ -823,6 +966,47 @@ mod tests {
         assert!(of(&[10, 10], 1).is_empty());
         assert!(of(&[200, 5, 5], 2).is_empty());
         assert_eq!(of(&[20, 10], 2), [vec![0], vec![1]]);
+    }
+
+    /// Weights packed into panels give gemm's products bit for bit: the shapes
+    /// of all-MiniLM-L6-v2's and bert-base's layers and a few more, from one row to more
+    /// than a block of gemm's, on one thread or two. Small layers stay gemm's.
+    #[test]
+    fn panels_give_the_bits_of_gemms_products() {
+        if !kernels::panels::available() {
+            return;
+        }
+        let shapes = [
+            (384, 1152),
+            (384, 384),
+            (384, 1536),
+            (1536, 384),
+            (768, 3072),
+            (3072, 768),
+            (24, 300),
+            (600, 257),
+        ];
+        assert!(dense(24, PANELS_ABOVE).packed().panels.is_none());
+        for (inputs, outputs) in shapes {
+            let plain = dense(inputs, outputs);
+            let packed = dense(inputs, outputs).packed();
+            assert!(packed.panels.is_some() && packed.weight.is_empty());
+            for rows in [1, 2, 7, 12, 13, 24, 48, 70] {
+                let x: Vec<f32> = (0..rows * inputs)
+                    .map(|i| (i as f32 * 0.37).sin())
+                    .collect();
+                for threads in [Threads::Fixed(1), Threads::Fixed(2)] {
+                    let (mut want, mut got) = (Vec::new(), Vec::new());
+                    plain.forward(Rows::packed(&x, inputs), &mut want, outputs, threads);
+                    packed.forward(Rows::packed(&x, inputs), &mut got, outputs, threads);
+                    let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+                    assert!(
+                        bits(&want) == bits(&got),
+                        "{rows} rows of {inputs} → {outputs}, {threads:?}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -152,7 +152,7 @@ pub const CACHE_ENTRIES: usize = 16_384;
 #[derive(Debug)]
 pub struct Embedder {
     tokenizer: Tokenizer,
-    bert: bert::Bert,
+    bert: std::sync::Arc<bert::Bert>,
     /// For a BERT tokenizer: how many words of a text can reach the model (see
     /// [`cut_after_words`]); `None` for other tokenizers, which see whole texts.
     words_seen: Option<usize>,
@@ -200,7 +200,7 @@ impl Embedder {
                 ));
             }
         }
-        let bert = bert::Bert::load(dir)?;
+        let bert = std::sync::Arc::new(bert::Bert::load(dir)?);
         let sentence = dir.join("sentence_bert_config.json");
         let max_len = match std::fs::read_to_string(&sentence) {
             Ok(text) => {
