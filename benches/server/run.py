@@ -197,6 +197,7 @@ def main():
     parser.add_argument("--soak", type=int, default=0, help="soak seconds (0: no soak)")
     parser.add_argument("--soak-only", action="store_true", help="only the soak (needs --soak-rate)")
     parser.add_argument("--soak-rate", type=int, help="the soak's rate (default: half the most measured)")
+    parser.add_argument("--semantic-only", action="store_true", help="only the SEMANTIC check")
     parser.add_argument("--json")
     args = parser.parse_args()
     cores = os.cpu_count() or 2
@@ -207,9 +208,13 @@ def main():
         sizes = [len(line) for line in open(path, "rb")]
         results["bodies"][pack] = {"count": len(sizes), "mean_bytes": sum(sizes) / len(sizes)}
 
-    if args.soak_only:
-        soak(args, results, args.soak_rate)
-        report_soak(results)
+    if args.soak_only or args.semantic_only:
+        if args.soak_only:
+            soak(args, results, args.soak_rate)
+            report_soak(results)
+        if args.semantic_only:
+            semantic(args, results)
+            report_semantic(results)
         if args.json:
             with open(args.json, "w", encoding="utf-8") as out:
                 json.dump(results, out, indent=2)
@@ -295,12 +300,16 @@ def report(results, args):
         theirs_same = lat["fastapi"][pack]["at_fastapi_rate"]
         print(f"  open loop, both at {theirs_same['rate']:.0f}/s (half FastAPI's most): "
               f"p99 tribunal {ours_same['p99_us']} µs, FastAPI {theirs_same['p99_us']} µs")
+    report_semantic(results)
+    report_soak(results)
+
+
+def report_semantic(results):
     if "semantic" in results:
         s = results["semantic"]
         print(f"\nSEMANTIC (json-eval, warm model): serve p50 {s['serve_p50_us'] / 1000:.1f} ms, "
               f"p99 {s['serve_p99_us'] / 1000:.1f} ms; `tribunal check` (a process each) "
               f"p50 {s['check_process_p50_us'] / 1000:.0f} ms")
-    report_soak(results)
 
 
 def report_soak(results):
