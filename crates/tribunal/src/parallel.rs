@@ -482,6 +482,11 @@ mod tests {
                     let me = thread::current();
                     if me.name() == Some("tribunal-worker") {
                         threads.lock().unwrap().insert(me.id());
+                    } else {
+                        // The calling thread takes chunks too: slowed down, it
+                        // cannot take them all before a busy machine starts the
+                        // workers (which this test once saw fail).
+                        thread::sleep(std::time::Duration::from_micros(200));
                     }
                 },
                 |()| {},
