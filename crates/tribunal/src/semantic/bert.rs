@@ -238,6 +238,7 @@ impl Dense {
     /// floats apart (at least `inputs`); `out`'s rows start `out_stride`
     /// floats apart (at least `outputs`; the floats between are zero).
     fn forward(&self, x: Rows<'_>, out: &mut Vec<f32>, out_stride: usize, threads: Threads) {
+        assert_eq!(self.bias.len(), self.outputs, "one bias per output");
         out.clear();
         for _ in 0..x.count {
             out.extend_from_slice(&self.bias);
