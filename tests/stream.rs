@@ -257,6 +257,18 @@ fn generated(rng: &mut Rng) -> Vec<String> {
                 value.to_string()
             };
             out.push(text.clone());
+            // A raw control byte in a string (the strict reader refuses it),
+            // and a name and a value written with escapes.
+            out.push(text.replacen("asked for", "asked\tfor", 1).replacen(
+                "Found in",
+                "Found\nin",
+                1,
+            ));
+            out.push(text.replacen("\"tags\"", "\"t\\u0061gs\"", 1).replacen(
+                "d1",
+                "\\u0064\\/1",
+                1,
+            ));
             out.push(format!("Here is the plan:\n```json\n{text}\n```\nDone."));
             out.push(format!("{text}\n\nThat is all."));
         }

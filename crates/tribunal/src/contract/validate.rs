@@ -583,10 +583,22 @@ impl Contract {
         last: Option<Last<'_>>,
     ) -> Vec<Issue> {
         let mut issues = Vec::new();
-        with_place(path, last, &mut |place| {
-            self.check_field(rule, value, place, &mut issues);
-        });
+        self.check_value_into(rule, value, path, last, &mut issues);
         issues
+    }
+
+    /// [`Contract::check_value_at`], its issues added to `issues`.
+    pub(crate) fn check_value_into(
+        &self,
+        rule: &FieldRule,
+        value: &Json,
+        path: &[Seg],
+        last: Option<Last<'_>>,
+        issues: &mut Vec<Issue>,
+    ) {
+        with_place(path, last, &mut |place| {
+            self.check_field(rule, value, place, issues);
+        });
     }
 
     /// The type check alone of a container value that has just opened (an

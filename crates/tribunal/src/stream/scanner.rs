@@ -14,6 +14,7 @@ use crate::contract::{
 };
 use crate::extract::{fence::is_json_info, Tier};
 use crate::json::{Json, Number, Object, Str};
+use crate::json_write::plain_run;
 use crate::report::Issue;
 
 /// What the scanner is reading.
@@ -74,6 +75,8 @@ struct Frame {
     hold: Option<usize>,
     /// Which of its common fields it has (objects with a shape).
     common_seen: Vec<bool>,
+    /// The common field after the last one read.
+    next_common: usize,
     /// Its other members' keys so far (objects with a shape), repeats
     /// included.
     seen: Vec<Str>,
@@ -107,6 +110,7 @@ impl Frame {
             value_start: 0,
             hold: None,
             common_seen: Vec::new(),
+            next_common: 0,
             seen: Vec::new(),
             repeats: 0,
             deferred: Vec::new(),
@@ -141,6 +145,7 @@ impl Frame {
         self.value_start = at;
         self.hold = hold;
         self.common_seen.clear();
+        self.next_common = 0;
         self.seen.clear();
         self.repeats = 0;
         self.deferred.clear();
@@ -210,15 +215,21 @@ enum State {
 #[derive(Debug, Clone, Copy)]
 enum Token {
     /// A string (a key when `key`); `escape`: the last byte began an
-    /// escape.
+    /// escape; `plain`: no escape or control byte so far (the string is
+    /// then its bytes as they are, not read again).
     Str {
         start: usize,
         escape: bool,
         key: bool,
+        plain: bool,
     },
     /// A number, `true`, `false` or `null`.
     Bare { start: usize },
 }
+
+/// A token's bytes, `text[start..end]`, and whether it is a string with no
+/// escape or control byte (its content is then its bytes as they are).
+type Span = (usize, usize, bool);
 
 /// An issue the text made certain, and the bytes that did: `start..end`.
 pub(super) type Found = (Issue, usize, usize);
@@ -279,6 +290,8 @@ pub(super) struct Scanner {
     tree: Option<Json>,
     /// How many issues of the contract's it found.
     contract_issues: usize,
+    /// A value's issues, as its checks find them (kept for its room).
+    issues: Vec<Issue>,
 }
 
 impl Scanner {
@@ -318,6 +331,7 @@ impl Scanner {
             build: mode != Mode::Done && ladder.first() == Some(&Tier::Strict),
             tree: None,
             contract_issues: 0,
+            issues: Vec::new(),
         }
     }
 
@@ -336,18 +350,10 @@ impl Scanner {
             if self.mode == Mode::After {
                 self.after_byte(bytes[at]);
             } else if self.mode == Mode::Doc {
-                // Runs of plain string content are skipped in one step.
+                // Runs of plain string content (up to a quote, a backslash
+                // or a control byte) are skipped in one step.
                 if let Some(Token::Str { escape: false, .. }) = self.token {
-                    let rest = &bytes[at..];
-                    let plain = |b: &u8| *b != b'"' && *b != b'\\';
-                    // (A few bytes, as a token-sized chunk brings, are
-                    // looked at one by one: the search's set-up costs more.)
-                    let skip = if rest.len() < 16 {
-                        rest.iter().take_while(|b| plain(b)).count()
-                    } else {
-                        memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len())
-                    };
-                    at += skip;
+                    at += plain_run(&bytes[at..]);
                     if at == bytes.len() {
                         break;
                     }
@@ -523,20 +529,36 @@ impl Scanner {
     ) {
         let b = text.as_bytes()[at];
         match self.token {
-            Some(Token::Str { start, escape, key }) => {
+            Some(Token::Str {
+                start,
+                escape,
+                key,
+                plain,
+            }) => {
                 if escape || b == b'\\' {
                     self.token = Some(Token::Str {
                         start,
                         escape: !escape,
                         key,
+                        plain: false,
                     });
                 } else if b == b'"' {
                     self.token = None;
+                    let span = (start, at + 1, plain);
                     if key {
-                        self.key_done(contract, text, start, at + 1, found);
+                        self.key_done(contract, text, span, found);
                     } else {
-                        self.scalar_done(contract, text, start, at + 1, found);
+                        self.scalar_done(contract, text, span, found);
                     }
+                } else if b < 0x20 {
+                    // (The strict reader refuses the string: `finish()`
+                    // will say so.)
+                    self.token = Some(Token::Str {
+                        start,
+                        escape,
+                        key,
+                        plain: false,
+                    });
                 }
                 return;
             }
@@ -545,7 +567,7 @@ impl Scanner {
                     return;
                 }
                 self.token = None;
-                self.scalar_done(contract, text, start, at, found);
+                self.scalar_done(contract, text, (start, at, false), found);
                 if self.mode != Mode::Doc {
                     return;
                 }
@@ -567,6 +589,7 @@ impl Scanner {
                     start: at,
                     escape: false,
                     key: true,
+                    plain: true,
                 });
             }
             (State::Colon, b':') => frame.state = State::Value { first: false },
@@ -582,6 +605,7 @@ impl Scanner {
                     start: at,
                     escape: false,
                     key: false,
+                    plain: true,
                 });
             }
             (State::Value { .. }, b'-' | b'0'..=b'9' | b't' | b'f' | b'n') => {
@@ -697,84 +721,95 @@ impl Scanner {
         }
     }
 
-    /// A key is complete (`text[start..end]`): an unknown member of an object
-    /// that takes no other members is reported now.
+    /// A key is complete (`text[start..end]` of `span`; see [`Span`]): an
+    /// unknown member of an object that takes no other members is reported
+    /// now.
     fn key_done(
         &mut self,
         contract: Option<&Contract>,
         text: &str,
-        start: usize,
-        end: usize,
+        span: Span,
         found: &mut Vec<Found>,
     ) {
-        let Some(key) = string_at(text, start, end) else {
+        let (start, end, _) = span;
+        let Some(key) = string_at(text, span) else {
             self.mode = Mode::Done;
             return;
         };
-        let key = Str::from(key);
+        let key = &*key;
         let Some(frame) = self.stack[..self.depth].last_mut() else {
             return;
         };
         frame.state = State::Colon;
         let Some(contract) = contract else {
-            frame.key = Some(key);
+            set(&mut frame.key, key);
             return;
         };
-        let common_at = members(contract, frame.shape)
-            .and_then(|(common, ..)| common.iter().position(|f| f.name == key));
+        // (Members usually come in the contract's order: the one after the
+        // last found is looked at first.)
+        let common_at = members(contract, frame.shape).and_then(|(common, ..)| {
+            let next = frame.next_common;
+            match common.get(next) {
+                Some(f) if f.name == key => Some(next),
+                _ => common.iter().position(|f| f.name == key),
+            }
+        });
+        if let Some(i) = common_at {
+            frame.next_common = i + 1;
+        }
         frame.member = match common_at {
             Some(i) => Some(ids(contract, frame.shape).fields[i]),
-            None => variant_rule(contract, frame, &key),
+            None => variant_rule(contract, frame, key),
         };
         frame.waits = frame.kind.is_none()
             && frame.member.is_none()
-            && in_some_variant(contract, frame.shape, &key);
+            && in_some_variant(contract, frame.shape, key);
         // A member with a rule is one the object may hold.
         let unexpected = frame.closed
             && frame.member.is_none()
             && key != RAW_FALLBACK_KEY
-            && !may_hold(contract, frame, &key);
+            && !may_hold(contract, frame, key);
         // A member only some variants have, before the kind is read: judged
         // when the object closes, so held from its key.
         if frame.closed && frame.waits {
             frame.hold = Some(frame.hold.map_or(start, |h| h.min(start)));
         }
         if unexpected {
-            found.push((contract.unexpected_member_at(&key, &self.path), start, end));
+            found.push((contract.unexpected_member_at(key, &self.path), start, end));
         }
         if let Some(i) = common_at {
             if std::mem::replace(&mut frame.common_seen[i], true) {
                 self.repeated = true;
             }
         } else if !matches!(frame.shape, Shape::Free) {
-            if frame.seen.contains(&key) {
+            if frame.seen.iter().any(|seen| seen == key) {
                 self.repeated = true;
                 frame.repeats += 1;
             }
-            frame.seen.push(key.clone());
+            frame.seen.push(Str::from(key));
         }
-        frame.key = Some(key);
+        set(&mut frame.key, key);
     }
 
-    /// A string, number, `true`, `false` or `null` is complete.
+    /// A string, number, `true`, `false` or `null` is complete (`span`).
     fn scalar_done(
         &mut self,
         contract: Option<&Contract>,
         text: &str,
-        start: usize,
-        end: usize,
+        span: Span,
         found: &mut Vec<Found>,
     ) {
-        let Some(value) = scalar_at(text, start, end) else {
+        let (start, end, _) = span;
+        let Some(value) = scalar_at(text, span) else {
             self.mode = Mode::Done;
             return;
         };
-        if let (Some(contract), Some(parent)) = (contract, self.top()) {
+        if let (Some(contract), Some(parent)) = (contract, self.stack[..self.depth].last()) {
             if let Some(id) = parent.member {
                 let last = Some(parent.last());
-                for issue in contract.check_value_at(contract.rule(id), &value, &self.path, last) {
-                    found.push((issue, start, end));
-                }
+                let issues = &mut self.issues;
+                contract.check_value_into(contract.rule(id), &value, &self.path, last, issues);
+                found.extend(issues.drain(..).map(|issue| (issue, start, end)));
             }
         }
         if let Json::String(string) = &value {
@@ -1031,21 +1066,33 @@ impl Scanner {
     }
 }
 
-/// The string whose JSON text (quotes included) is `text[start..end]`, as the
-/// JSON reader reads it (borrowed when it has no escape). `None` when it is
-/// not a JSON string (a control character in it, a bad escape).
-fn string_at(text: &str, start: usize, end: usize) -> Option<Cow<'_, str>> {
+/// `slot` holds `text` now, written in its place: a short string built aside
+/// and moved in is read back as words before its bytes have landed (a stall
+/// of a few ns on every member).
+fn set(slot: &mut Option<Str>, text: &str) {
+    slot.get_or_insert_with(Str::default).set(text);
+}
+
+/// The string whose JSON text (quotes included) is the span, as the JSON
+/// reader reads it (borrowed when it has no escape): a plain one as it is.
+/// `None` when it is not a JSON string (a control character in it, a bad
+/// escape).
+fn string_at(text: &str, (start, end, plain): Span) -> Option<Cow<'_, str>> {
+    if plain {
+        return Some(Cow::Borrowed(&text[start + 1..end - 1]));
+    }
     crate::json_read::string(&text[..end], start + 1)
         .filter(|(_, after)| *after == end)
         .map(|(string, _)| string)
 }
 
-/// The string, number, `true`, `false` or `null` whose JSON text is
-/// `text[start..end]`, as the JSON reader reads it; `None` when it is not one.
-fn scalar_at(text: &str, start: usize, end: usize) -> Option<Json> {
+/// The string, number, `true`, `false` or `null` whose JSON text is the
+/// span, as the JSON reader reads it; `None` when it is not one.
+fn scalar_at(text: &str, span: Span) -> Option<Json> {
+    let (start, end, _) = span;
     let bytes = &text.as_bytes()[..end];
     match &bytes[start..] {
-        [b'"', ..] => string_at(text, start, end).map(|s| Json::String(Str::from(s))),
+        [b'"', ..] => string_at(text, span).map(Json::string_read),
         b"true" => Some(Json::Bool(true)),
         b"false" => Some(Json::Bool(false)),
         b"null" => Some(Json::Null),
