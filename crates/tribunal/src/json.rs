@@ -635,7 +635,6 @@ impl Object {
     }
 
     /// Adds member `name` last; the caller knows the object does not have it.
-    #[inline]
     pub(crate) fn push_new(&mut self, name: impl Into<Str>, value: Json) {
         let name = name.into();
         debug_assert!(!self.contains_key(&name), "push_new of a name it has");
