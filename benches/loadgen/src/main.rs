@@ -113,6 +113,7 @@ fn run_connection(options: &Options, index: usize, start: Instant) -> Outcome {
     let (mut non_200, mut errors) = (0, 0);
     let mut reader = connect(&options.host).ok();
     let mut line = String::new();
+    let mut request = Vec::new();
     // Connections start spread over one interval.
     let offset = interval * index as f64 / options.connections as f64;
     for k in 0..total {
@@ -121,12 +122,18 @@ fn run_connection(options: &Options, index: usize, start: Instant) -> Outcome {
             std::thread::sleep(wait);
         }
         let body = &options.bodies[(k * options.connections + index) % options.bodies.len()];
-        let head = format!(
+        // The request in one write, as a client sends it: written in two, its
+        // head and body went out as two packets (`nodelay`), and the server
+        // woke for each.
+        request.clear();
+        let _ = write!(
+            request,
             "POST {} HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
             options.path,
             options.host,
             body.len()
         );
+        request.extend_from_slice(body);
         if reader.is_none() {
             reader = connect(&options.host).ok();
         }
@@ -134,10 +141,7 @@ fn run_connection(options: &Options, index: usize, start: Instant) -> Outcome {
             errors += 1;
             continue;
         };
-        let sent = connection
-            .get_mut()
-            .write_all(head.as_bytes())
-            .and_then(|()| connection.get_mut().write_all(body));
+        let sent = connection.get_mut().write_all(&request);
         if let Ok(status) = sent.and_then(|()| read_response(connection, &mut line)) {
             let micros = due.elapsed().as_micros();
             latencies.push(u32::try_from(micros).unwrap_or(u32::MAX));
