@@ -1044,12 +1044,8 @@ impl Scanner {
                         continue;
                     };
                     let last = Some(Last::Member(key));
-                    issues.extend(contract.check_value_at(
-                        contract.rule(id),
-                        &value,
-                        &self.path,
-                        last,
-                    ));
+                    let rule = contract.rule(id);
+                    contract.check_value_into(rule, &value, &self.path, last, &mut issues);
                 }
                 None if frame.closed && !may_hold(contract, frame, key) => {
                     issues.push(contract.unexpected_member_at(key, &self.path));
