@@ -90,19 +90,6 @@ const INLINE: usize = std::mem::size_of::<CompactString>();
 static NULL: Json = Json::Null;
 
 impl Json {
-    /// The string `text` as a reader has it: a short one is copied straight
-    /// into its place (see [`Object::push_new_read`]).
-    pub(crate) fn string_read(text: std::borrow::Cow<'_, str>) -> Json {
-        if text.len() > INLINE {
-            return Json::String(Str::from(text));
-        }
-        let mut value = Json::String(Str::default());
-        if let Json::String(slot) = &mut value {
-            slot.0.push_str(&text);
-        }
-        value
-    }
-
     /// Whether this is `null`.
     pub fn is_null(&self) -> bool {
         matches!(self, Json::Null)
@@ -275,12 +262,6 @@ impl Str {
     /// The string.
     pub fn as_str(&self) -> &str {
         self.0.as_str()
-    }
-
-    /// Holds `text` now (written in place: see [`Object::push_new_read`]).
-    pub(crate) fn set(&mut self, text: &str) {
-        self.0.clear();
-        self.0.push_str(text);
     }
 
     /// The string, as an owned `String`.

@@ -742,7 +742,7 @@ impl Scanner {
         };
         frame.state = State::Colon;
         let Some(contract) = contract else {
-            set(&mut frame.key, key);
+            frame.key = Some(Str::from(key));
             return;
         };
         // (Members usually come in the contract's order: the one after the
@@ -788,7 +788,7 @@ impl Scanner {
             }
             frame.seen.push(Str::from(key));
         }
-        set(&mut frame.key, key);
+        frame.key = Some(Str::from(key));
     }
 
     /// A string, number, `true`, `false` or `null` is complete (`span`).
@@ -1062,13 +1062,6 @@ impl Scanner {
     }
 }
 
-/// `slot` holds `text` now, written in its place: a short string built aside
-/// and moved in is read back as words before its bytes have landed (a stall
-/// of a few ns on every member).
-fn set(slot: &mut Option<Str>, text: &str) {
-    slot.get_or_insert_with(Str::default).set(text);
-}
-
 /// The string whose JSON text (quotes included) is the span, as the JSON
 /// reader reads it (borrowed when it has no escape): a plain one as it is.
 /// `None` when it is not a JSON string (a control character in it, a bad
@@ -1088,7 +1081,7 @@ fn scalar_at(text: &str, span: Span) -> Option<Json> {
     let (start, end, _) = span;
     let bytes = &text.as_bytes()[..end];
     match &bytes[start..] {
-        [b'"', ..] => string_at(text, span).map(Json::string_read),
+        [b'"', ..] => string_at(text, span).map(|s| Json::String(Str::from(s))),
         b"true" => Some(Json::Bool(true)),
         b"false" => Some(Json::Bool(false)),
         b"null" => Some(Json::Null),
