@@ -159,9 +159,9 @@ pub fn matrix_kernels() -> &'static str {
 }
 
 /// The process that first used rayon's pool (gemm's threads, the panels'
-/// shared products). A forked child inherits the pool's state but not its threads: work
-/// handed to them would wait forever (a Python worker forked after its parent
-/// embedded), so a child computes on its own thread.
+/// shared products). A forked child inherits the pool's state but not its
+/// threads: work handed to them would wait forever (a Python worker forked
+/// after its parent embedded), so a child computes on its own thread.
 static POOL_PROCESS: OnceLock<u32> = OnceLock::new();
 
 /// Whether this process may hand work to rayon's pool (see [`POOL_PROCESS`]).
