@@ -134,6 +134,10 @@ fn check_stream(pack: &Pack, record: &Input, rng: &mut Rng) {
                         );
                     }
                 }
+                StreamEvent::Stopped { at, .. } => {
+                    assert!(*at < *pushed, "{event:?}");
+                }
+                other => panic!("{other:?}"),
             }
         }
     }
@@ -455,6 +459,7 @@ fn a_released_prefix_never_holds_a_token_split_across_chunks() {
                     );
                     assert_eq!(&pushed[v.start..v.offset], r#""delete""#);
                 }
+                other => panic!("{other:?}"),
             }
         }
         // The value being written is never released.

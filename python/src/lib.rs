@@ -1172,8 +1172,10 @@ struct PyStream {
 impl PyStream {
     /// Appends `chunk` to the output and returns the events it made certain,
     /// each a dict: `{"event": "violation", "rule", "code", "severity",
-    /// "message", "path", "start", "offset"}` or `{"event": "release",
-    /// "up_to"}` (offsets in bytes of the UTF-8 text).
+    /// "message", "path", "start", "offset"}`, `{"event": "release",
+    /// "up_to"}` or, once, `{"event": "stopped", "at", "reason"}` when the
+    /// document nests too deep to judge early (offsets in bytes of the UTF-8
+    /// text).
     fn push(&mut self, py: Python<'_>, chunk: &str) -> PyResult<Py<PyList>> {
         let session = self.session.as_mut().ok_or_else(finished)?;
         let events = py.detach(|| session.push(chunk));
@@ -1194,6 +1196,17 @@ impl PyStream {
                 tribunal::StreamEvent::Release { up_to } => {
                     dict.set_item("event", "release")?;
                     dict.set_item("up_to", up_to)?;
+                }
+                tribunal::StreamEvent::Stopped { at, reason } => {
+                    dict.set_item("event", "stopped")?;
+                    dict.set_item("at", at)?;
+                    dict.set_item("reason", reason)?;
+                }
+                // (An event kind this binding does not know yet: as the
+                // engine writes it.)
+                other => {
+                    list.append(to_python(py, &other.to_json())?)?;
+                    continue;
                 }
             }
             list.append(dict)?;

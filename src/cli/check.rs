@@ -186,6 +186,10 @@ fn event_line(event: &tribunal::StreamEvent, json: bool) -> String {
             v.code
         ),
         tribunal::StreamEvent::Release { up_to } => format!("release up to byte {up_to}"),
+        tribunal::StreamEvent::Stopped { at, reason } => {
+            format!("early checks stopped at byte {at}: {}", one_line(reason))
+        }
+        other => other.to_json().to_string(),
     }
 }
 

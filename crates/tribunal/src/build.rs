@@ -22,9 +22,19 @@ pub struct BuildCtx<'a> {
     pub files: &'a PackFiles,
     /// The runtime's sentence-embedding models.
     pub models: &'a crate::semantic::Models,
+    /// Where a builder's warnings go (a pack load reports them, located as
+    /// its errors are; `tribunal lint --deny-warnings` fails on them).
+    pub warnings: Option<&'a std::cell::RefCell<Vec<crate::component::BuildError>>>,
 }
 
 impl BuildCtx<'_> {
+    /// Reports a warning about the config (its key and name as an error's).
+    pub fn warn(&self, warning: crate::component::BuildError) {
+        if let Some(warnings) = self.warnings {
+            warnings.borrow_mut().push(warning);
+        }
+    }
+
     pub fn resolve(&self, path: &str) -> PathBuf {
         self.base_dir.join(path)
     }

@@ -348,6 +348,9 @@ pub struct BuildError {
     pub message: String,
     /// A config key (dotted) the error is about, used to locate it in the source.
     pub key: Option<String>,
+    /// A scalar under that key the error is about (a name in a list), located
+    /// after the key.
+    pub value: Option<String>,
     pub suggestion: Option<String>,
 }
 
@@ -356,6 +359,7 @@ impl BuildError {
         Self {
             message: message.into(),
             key: None,
+            value: None,
             suggestion: None,
         }
     }
@@ -363,6 +367,20 @@ impl BuildError {
     #[must_use]
     pub fn at_key(mut self, key: impl Into<String>) -> Self {
         self.key = Some(key.into());
+        self
+    }
+
+    /// The error is about the scalar `value` under its key (a name in a list).
+    #[must_use]
+    pub fn at_value(mut self, value: impl Into<String>) -> Self {
+        self.value = Some(value.into());
+        self
+    }
+
+    /// The help line offers `suggestion` (`did you mean ...?`).
+    #[must_use]
+    pub fn suggest(mut self, suggestion: Option<String>) -> Self {
+        self.suggestion = suggestion;
         self
     }
 

@@ -353,6 +353,7 @@ pub fn stream(data: &[u8]) {
     let mut session = pack.stream().with_release();
     let (mut at, mut step, mut released) = (0, usize::from(seed % 16) + 1, 0);
     let mut events = Vec::new();
+    let mut stopped = false;
     while at < output.len() {
         let mut end = (at + step).min(output.len());
         while !output.is_char_boundary(end) {
@@ -367,7 +368,13 @@ pub fn stream(data: &[u8]) {
                     );
                     released = *up_to;
                 }
+                crate::stream::StreamEvent::Stopped { at, .. } => {
+                    assert!(!stopped, "a second stop at {at}");
+                    assert!(*at < end, "stopped at {at} after {end} bytes");
+                    stopped = true;
+                }
                 crate::stream::StreamEvent::Violation(v) => {
+                    assert!(!stopped, "{v:?} after the session stopped");
                     assert!(
                         v.start >= released,
                         "{v:?} inside the released {released} bytes"

@@ -32,6 +32,7 @@ mod codes;
 mod component;
 mod contract;
 mod deadline;
+pub(crate) mod decimal;
 mod error;
 mod extract;
 mod files;

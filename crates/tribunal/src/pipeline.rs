@@ -939,12 +939,16 @@ impl Pack {
     /// An issue about one turn of a transcript says which (`turn 3: ...`).
     fn feedback(&self, issues: &[Issue]) -> Option<String> {
         let mut messages: Vec<Cow<'_, str>> = Vec::new();
+        // (Each message once, found in a set: a record with many issues is
+        // worded in time linear in their number.)
+        let mut said: std::collections::HashSet<Cow<'_, str>> = std::collections::HashSet::new();
         for issue in issues.iter().filter(|i| i.severity != Severity::Info) {
             let message = match issue.turn {
                 Some(turn) => Cow::Owned(format!("turn {turn}: {}", issue.message)),
                 None => Cow::Borrowed(issue.message.as_str()),
             };
-            if !messages.contains(&message) {
+            if !said.contains(&message) {
+                said.insert(message.clone());
                 messages.push(message);
             }
         }

@@ -717,6 +717,7 @@ mod tests {
             contract: None,
             files: &files,
             models: crate::builtins::test_support::models(),
+            warnings: None,
         };
         match build(config, &ctx)? {
             Compiled::Metric(m) => Ok(m),

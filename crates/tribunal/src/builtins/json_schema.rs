@@ -236,6 +236,7 @@ mod tests {
             contract: None,
             files: &files,
             models: crate::builtins::test_support::models(),
+            warnings: None,
         };
         assert!(build(&json!({"schema": "s.json"}), &ctx).is_ok());
         let err = build(&json!({"schema": "missing.json"}), &ctx).unwrap_err();

@@ -180,6 +180,7 @@ pub(crate) mod test_support {
             contract: None,
             files: files(),
             models: models(),
+            warnings: None,
         }
     }
 

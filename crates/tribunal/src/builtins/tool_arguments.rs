@@ -86,8 +86,11 @@ impl Arguments {
             .at_key("arguments")),
             Some(ArgumentsSpec::ByTool(by_tool)) => {
                 let mut compiled = BTreeMap::new();
+                // (The pack contract's `numbers: finite` holds for arguments too.)
+                let finite = ctx.contract.is_some_and(|c| c.finite_numbers);
                 for (tool, fields) in by_tool {
-                    compiled.insert(tool.clone(), compile(tool, fields, additional, name)?);
+                    let contract = compile(tool, fields, additional, finite, name)?;
+                    compiled.insert(tool.clone(), contract);
                 }
                 Ok(Self::ByTool(compiled))
             }
@@ -146,10 +149,12 @@ fn compile(
     tool: &str,
     fields: &Value,
     additional: bool,
+    finite: bool,
     name: &str,
 ) -> Result<Contract, BuildError> {
     let at = format!("arguments.{tool}");
-    let spec = json!({"fields": fields, "additional_fields": additional});
+    let numbers = if finite { "finite" } else { "any" };
+    let spec = json!({"fields": fields, "additional_fields": additional, "numbers": numbers});
     let spec: ContractSpec = serde_json::from_value(spec)
         .map_err(|err| BuildError::new(format!("{name}: `{at}`: {err}")).at_key(&at))?;
     Contract::compile(&spec).map_err(|err| {
@@ -160,6 +165,7 @@ fn compile(
         BuildError {
             message: format!("{name}: `{at}`: {}", err.message),
             key: Some(key),
+            value: err.value,
             suggestion: err.suggestion,
         }
     })

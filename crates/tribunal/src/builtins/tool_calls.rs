@@ -50,7 +50,7 @@ without `messages` has no calls.
 | `required` | none | tools that must be called at least once (`tool.missing`, at `/messages`) |
 | `order` | none | pairs `[first, then]`: `then` may be called only after `first` has been (`tool.order`, at the first call of `then` that comes too early) |
 | `max_calls` | no limit | a number (calls in all), or a map of limits by tool, `"*"` for all calls (`tool.too-many`, at the first call past the limit) |
-| `no_repeat` | `false` | `true`: the same tool called again with equal arguments is an issue (`tool.repeated`, at the repeat) |
+| `no_repeat` | `false` | `true`: the same tool called again with equal arguments (numbers by value) is an issue (`tool.repeated`, at the repeat) |
 | `severity` | `error` | `error`, `warning` or `info` |
 | `arguments` | none | each tool's arguments, by tool, with the contract's field rules (`type`, `required`, `min`/`max`, `enum`, `min_length`/`max_length`, `items`, nested `fields`, ...): each finding is the contract's code (`contract.missing-field`, `contract.length`, ...) at the argument's path; a tool without rules is not checked, nor arguments that are not JSON (`transcript.arguments-not-json` says so) |
 | `additional_arguments` | `true` | `false`: an argument the tool's rules do not name is an issue |
@@ -59,6 +59,24 @@ without `messages` has no calls.
 | `argument_strategies` | `{}` | the strategy of an expected argument, by `argument` or `tool.argument` (`EXACT` by default; `FUZZY`, `SEMANTIC`, `IGNORE` or any strategy of the pack) |
 | `thresholds` | `{}` | the similarity an argument needs, by strategy (else the strategy's own: `FUZZY` 0.85, `SEMANTIC` 0.80) |
 | `model` | the default model | the sentence-embedding model folder `SEMANTIC` arguments use, as `json_compare`'s `model` |
+
+## Names are checked at load
+
+Every tool a rule names must be one the step knows: its `allowed` list, or
+without one the tools `arguments` describes (by tool, or the contract's
+variants under `arguments: contract`). A name in `required`, `order`,
+`max_calls` (but `"*"`), `arguments` (with `allowed`), the tool part of an
+`argument_strategies` key (`tool.argument`) or, without `allowed`, `forbidden`
+that it does not know is a load error at that name, with the name it meant
+(`did you mean`). With `allowed`, `forbidden` may name tools it leaves out
+(their calls are then `tool.forbidden` rather than `tool.not-allowed`). A rule
+that can never fire is a load error too: an `order` pair of one tool or with a
+forbidden tool, `max_calls` of 0 on an allowed or required tool, no calls at all
+with a `required` tool. A step whose rules name tools but that lists none to check
+them against gets a warning (an error under `tribunal lint --deny-warnings`).
+
+`no_repeat` compares arguments as values: members in any order, numbers by
+their exact value (`25`, `25.0` and `2.5e1` are one argument).
 
 ## Expected trajectory
 
@@ -174,8 +192,8 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
     let config: Config = component::parse_config(ctx.name, config)?;
     let name = ctx.name;
     let mut order = Vec::new();
-    for pair in config.order {
-        match <[String; 2]>::try_from(pair) {
+    for pair in &config.order {
+        match <[String; 2]>::try_from(pair.clone()) {
             Ok([first, then]) => order.push((first, then)),
             Err(pair) => {
                 return Err(BuildError::new(format!(
@@ -203,6 +221,7 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
                 .at_key("required"),
         );
     }
+    check_names(&config, &order, ctx)?;
     let (max_all, max_by_tool) = match config.max_calls {
         None => (None, BTreeMap::new()),
         Some(MaxCalls::All(limit)) => (Some(limit), BTreeMap::new()),
@@ -229,6 +248,235 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
         trajectory,
         arguments,
     })))
+}
+
+/// The tools a step knows, to check the names its rules give against: its
+/// `allowed` list when it has one, else the tools its `arguments` describe
+/// (by tool, or the pack contract's variants under `arguments: contract`).
+struct Known<'a> {
+    names: Vec<&'a str>,
+    /// Where they come from, as the error says it.
+    from: &'static str,
+}
+
+impl<'a> Known<'a> {
+    fn of(config: &'a Config, ctx: &'a BuildCtx<'_>) -> Self {
+        if let Some(allowed) = &config.allowed {
+            return Self {
+                names: allowed.iter().map(String::as_str).collect(),
+                from: "`allowed`",
+            };
+        }
+        match &config.arguments {
+            Some(ArgumentsSpec::ByTool(by_tool)) => Self {
+                names: by_tool.keys().map(String::as_str).collect(),
+                from: "the tools of `arguments`",
+            },
+            Some(ArgumentsSpec::Contract(_)) => Self {
+                names: ctx
+                    .contract
+                    .map(|c| c.variants.iter().map(|v| v.kind.as_str()).collect())
+                    .unwrap_or_default(),
+                from: "the contract's variants (`arguments: contract`)",
+            },
+            None => Self {
+                names: Vec::new(),
+                from: "",
+            },
+        }
+    }
+
+    fn has(&self, tool: &str) -> bool {
+        self.names.contains(&tool)
+    }
+
+    /// The error for `tool`, named by the rule at `key` (and, in a list, as
+    /// a value under it), when the step does not know it.
+    fn unknown(&self, step: &str, rule: &str, tool: &str, key: &str, in_list: bool) -> BuildError {
+        let error = BuildError::new(format!(
+            "{step}: `{rule}` names `{tool}`, which is not a tool this step knows ({}: {}); a rule about a tool the agent cannot call would never fire",
+            self.from,
+            self.names.join(", ")
+        ))
+        .at_key(key)
+        .suggest(crate::suggest::nearest(tool, &self.names));
+        if in_list {
+            error.at_value(tool)
+        } else {
+            error
+        }
+    }
+}
+
+/// Rules that can never fire, or never be met: an `order` pair of one tool,
+/// or with a forbidden one; a limit of 0 on a tool the step allows or
+/// requires; no call at all with a required tool.
+fn never_fires(
+    config: &Config,
+    order: &[(String, String)],
+    by_tool: &[(&str, usize)],
+    step: &str,
+) -> Result<(), BuildError> {
+    for (first, then) in order {
+        if first == then {
+            return Err(BuildError::new(format!(
+                "{step}: the `order` pair [{first}, {then}] names one tool twice: it can never be met"
+            ))
+            .at_key("order")
+            .at_value(first));
+        }
+        if let Some(tool) = [first, then]
+            .into_iter()
+            .find(|t| config.forbidden.contains(t))
+        {
+            return Err(BuildError::new(format!(
+                "{step}: the `order` pair [{first}, {then}] names `{tool}`, which is forbidden: it can never be met"
+            ))
+            .at_key("order")
+            .at_value(tool));
+        }
+    }
+    for &(tool, limit) in by_tool {
+        let allowed = config
+            .allowed
+            .as_ref()
+            .is_some_and(|a| a.iter().any(|t| t == tool));
+        if limit == 0 && (allowed || config.required.iter().any(|t| t == tool)) {
+            let why = if allowed { "allowed" } else { "required" };
+            return Err(BuildError::new(format!(
+                "{step}: `max_calls` of `{tool}` is 0, and `{tool}` is {why}: no call of it can pass; forbid it instead"
+            ))
+            .at_key(format!("max_calls.{tool}")));
+        }
+    }
+    let total_zero = match &config.max_calls {
+        Some(MaxCalls::All(limit)) => *limit == 0,
+        Some(MaxCalls::ByTool(limits)) => limits.get("*") == Some(&0),
+        None => false,
+    };
+    if total_zero && !config.required.is_empty() {
+        return Err(BuildError::new(format!(
+            "{step}: `max_calls` allows no call at all, and `required` names `{}`: it can never be met",
+            config.required[0]
+        ))
+        .at_key("max_calls"));
+    }
+    Ok(())
+}
+
+/// Fails closed at load: every tool a rule names is one the step knows
+/// ([`Known`]), and no rule is one that can never fire (an `order` pair of
+/// one tool, or with a forbidden one; a limit of 0 on a tool the step allows
+/// or requires). A step that names tools but lists none to check them
+/// against gets a warning.
+fn check_names(
+    config: &Config,
+    order: &[(String, String)],
+    ctx: &BuildCtx<'_>,
+) -> Result<(), BuildError> {
+    let step = ctx.name;
+    let known = Known::of(config, ctx);
+    let by_tool: Vec<(&str, usize)> = match &config.max_calls {
+        Some(MaxCalls::ByTool(limits)) => limits
+            .iter()
+            .filter(|(tool, _)| tool.as_str() != "*")
+            .map(|(tool, limit)| (tool.as_str(), *limit))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let argument_tools: Vec<&str> = match (&config.arguments, &config.allowed) {
+        (Some(ArgumentsSpec::ByTool(tools)), Some(_)) => tools.keys().map(String::as_str).collect(),
+        _ => Vec::new(),
+    };
+    // (`argument_strategies` keys `tool.argument` name a tool; a key with no
+    // dot names an argument of any tool.)
+    let strategy_tools: Vec<(&str, &str)> = config
+        .argument_strategies
+        .keys()
+        .filter_map(|key| key.split_once('.').map(|(tool, _)| (tool, key.as_str())))
+        .collect();
+    never_fires(config, order, &by_tool, step)?;
+    if known.names.is_empty() {
+        let mut named: Vec<&str> = Vec::new();
+        for (rule, any) in [
+            ("forbidden", !config.forbidden.is_empty()),
+            ("required", !config.required.is_empty()),
+            ("order", !order.is_empty()),
+            ("max_calls", !by_tool.is_empty()),
+            ("argument_strategies", !strategy_tools.is_empty()),
+        ] {
+            if any {
+                named.push(rule);
+            }
+        }
+        if !named.is_empty() {
+            let rules: Vec<String> = named.iter().map(|r| format!("`{r}`")).collect();
+            ctx.warn(
+                BuildError::new(format!(
+                    "{step}: {} name tools, but the step lists none to check them against (`allowed`, or `arguments` by tool): a misspelt name would never match a call; list the tools the agent may call in `allowed`",
+                    rules.join(", ")
+                ))
+                .at_key(named[0]),
+            );
+        }
+        return Ok(());
+    }
+    if config.allowed.is_none() {
+        for tool in &config.forbidden {
+            if !known.has(tool) {
+                return Err(known.unknown(step, "forbidden", tool, "forbidden", true));
+            }
+        }
+    }
+    for tool in &config.required {
+        if !known.has(tool) {
+            return Err(known.unknown(step, "required", tool, "required", true));
+        }
+    }
+    for (first, then) in order {
+        for tool in [first, then] {
+            if !known.has(tool) {
+                return Err(known.unknown(step, "order", tool, "order", true));
+            }
+        }
+    }
+    for &(tool, _) in &by_tool {
+        if !known.has(tool) {
+            return Err(known.unknown(
+                step,
+                "max_calls",
+                tool,
+                &format!("max_calls.{tool}"),
+                false,
+            ));
+        }
+    }
+    for tool in argument_tools {
+        if !known.has(tool) {
+            return Err(known.unknown(
+                step,
+                "arguments",
+                tool,
+                &format!("arguments.{tool}"),
+                false,
+            ));
+        }
+    }
+    for (tool, key) in strategy_tools {
+        if !known.has(tool) {
+            // (Located by the whole key: `tool.argument` is one YAML key.)
+            return Err(known
+                .unknown(
+                    step,
+                    "argument_strategies",
+                    tool,
+                    "argument_strategies",
+                    true,
+                )
+                .at_value(key));
+        }
+    }
+    Ok(())
 }
 
 impl ToolCalls {
@@ -355,6 +603,8 @@ fn canonical(value: &Json, out: &mut String) {
             }
             out.push('}');
         }
+        // (Every writing of a number is one value: `25`, `25.0`, `2.5e1`.)
+        Json::Number(number) => out.push_str(&crate::decimal::canonical(number.as_str())),
         other => out.push_str(&other.to_string()),
     }
 }
@@ -450,7 +700,7 @@ mod tests {
             ("search_flights", json!({"to": "BER"})),
         ]);
         let config = json!({
-            "allowed": ["search_flights", "book_flight", "search_hotels"],
+            "allowed": ["search_flights", "book_flight", "search_hotels", "send_email"],
             "forbidden": ["delete_booking"],
             "required": ["book_flight", "send_email"],
             "order": [["search_flights", "book_flight"]],
@@ -533,5 +783,165 @@ mod tests {
         }
         let err = build(&json!({"no_repet": true}), &ctx).unwrap_err();
         assert_eq!(err.suggestion.as_deref(), Some("no_repeat"));
+    }
+
+    /// Every key that names a tool, with a misspelt name, against each list
+    /// a step may know its tools from: a build error at that key (and the
+    /// name, in a list), with the name it meant.
+    #[test]
+    fn a_misspelt_tool_in_any_rule_is_a_build_error_that_names_it() {
+        let ctx = build_ctx("tool_calls");
+        let knowns = [
+            json!({"allowed": ["lookup_order", "refund"]}),
+            json!({"arguments": {"lookup_order": {}, "refund": {"amount": {"type": "number"}}}}),
+        ];
+        // (key, the misspelt rule, where the error points: key and value)
+        let rules = [
+            ("required", json!(["refnd"]), "required", Some("refnd")),
+            (
+                "order",
+                json!([["lookup_order", "refnd"]]),
+                "order",
+                Some("refnd"),
+            ),
+            (
+                "order",
+                json!([["lookup_ordr", "refund"]]),
+                "order",
+                Some("lookup_ordr"),
+            ),
+            ("max_calls", json!({"refnd": 1}), "max_calls.refnd", None),
+            (
+                "max_calls",
+                json!({"*": 3, "refnd": 1}),
+                "max_calls.refnd",
+                None,
+            ),
+            (
+                "argument_strategies",
+                json!({"refnd.amount": "IGNORE"}),
+                "argument_strategies",
+                Some("refnd.amount"),
+            ),
+        ];
+        for known in &knowns {
+            for (key, rule, at, value) in &rules {
+                let mut config = known.clone();
+                config[*key] = rule.clone();
+                let Err(err) = build(&config, &ctx) else {
+                    panic!("{config} builds");
+                };
+                assert!(
+                    err.message.contains("which is not a tool this step knows"),
+                    "{err:?}"
+                );
+                assert_eq!(err.key.as_deref(), Some(*at), "{config}");
+                assert_eq!(err.value.as_deref(), *value, "{config}");
+                let meant = if err.message.contains("lookup_ordr") {
+                    "lookup_order"
+                } else {
+                    "refund"
+                };
+                assert_eq!(err.suggestion.as_deref(), Some(meant), "{config}");
+                // Spelt right, it builds.
+                let right = config
+                    .to_string()
+                    .replace("refnd", "refund")
+                    .replace("lookup_ordr", "lookup_order");
+                let right: Value = serde_json::from_str(&right).unwrap();
+                assert!(build(&right, &ctx).is_ok(), "{right}");
+            }
+        }
+        // With `allowed`, the tools `arguments` describes are allowed ones.
+        let config = json!({"allowed": ["refund"], "arguments": {"refnd": {}}});
+        let err = build(&config, &ctx).expect_err("builds");
+        assert_eq!(err.key.as_deref(), Some("arguments.refnd"));
+        // Without `allowed`, `forbidden` names tools `arguments` knows.
+        let config = json!({"arguments": {"refund": {}}, "forbidden": ["refnd"]});
+        let err = build(&config, &ctx).expect_err("builds");
+        assert_eq!(err.value.as_deref(), Some("refnd"));
+        // With `allowed`, a forbidden tool is one it leaves out (refused as
+        // forbidden, a more exact code, rather than not allowed).
+        let config = json!({"allowed": ["refund"], "forbidden": ["delete_order"]});
+        assert!(build(&config, &ctx).is_ok());
+    }
+
+    /// Rules that can never fire, or never be met, are build errors; a step
+    /// that names tools but lists none to check them against warns.
+    #[test]
+    fn rules_that_can_never_fire_are_build_errors_and_unchecked_names_warn() {
+        let ctx = build_ctx("tool_calls");
+        for (bad, says) in [
+            (
+                json!({"allowed": ["a"], "order": [["a", "a"]]}),
+                "names one tool twice",
+            ),
+            (
+                json!({"allowed": ["a"], "forbidden": ["b"], "order": [["a", "b"]]}),
+                "which is forbidden",
+            ),
+            (
+                json!({"allowed": ["a", "b"], "max_calls": {"a": 0}}),
+                "`a` is allowed",
+            ),
+            (
+                json!({"arguments": {"a": {}}, "required": ["a"], "max_calls": {"a": 0}}),
+                "`a` is required",
+            ),
+            (
+                json!({"allowed": ["a"], "required": ["a"], "max_calls": 0}),
+                "allows no call at all",
+            ),
+            (
+                json!({"allowed": ["a"], "required": ["a"], "max_calls": {"*": 0}}),
+                "allows no call at all",
+            ),
+        ] {
+            let err = build(&bad, &ctx)
+                .err()
+                .unwrap_or_else(|| panic!("{bad} builds"));
+            assert!(err.message.contains(says), "{bad}: {}", err.message);
+        }
+        let warnings = std::cell::RefCell::new(Vec::new());
+        let mut ctx = build_ctx("tool_calls");
+        ctx.warnings = Some(&warnings);
+        build(
+            &json!({"max_calls": {"refnd": 1}, "forbidden": ["x"]}),
+            &ctx,
+        )
+        .unwrap();
+        let said = warnings.take();
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(
+            said[0]
+                .message
+                .contains("`forbidden`, `max_calls` name tools"),
+            "{said:?}"
+        );
+        // A step that names no tool has nothing to warn about.
+        build(&json!({"no_repeat": true, "max_calls": 9}), &ctx).unwrap();
+        assert!(warnings.take().is_empty());
+    }
+
+    /// `no_repeat` compares numbers by value, however written.
+    #[test]
+    fn a_repeat_is_the_same_numbers_however_written() {
+        let config = json!({"no_repeat": true});
+        let mut arguments = Vec::new();
+        for amount in ["25", "25.0", "2.5e1", "250e-1", "25.000000000000000000001"] {
+            let value: Value = serde_json::from_str(&format!("{{\"amount\": {amount}}}")).unwrap();
+            arguments.push(("refund", value));
+        }
+        let found = run(&config, &calls(&arguments));
+        let repeats: Vec<&str> = found.iter().map(|(_, p, _)| p.as_str()).collect();
+        assert_eq!(
+            repeats,
+            [
+                "/messages/1/tool_calls/1",
+                "/messages/1/tool_calls/2",
+                "/messages/1/tool_calls/3"
+            ],
+            "{found:?}"
+        );
     }
 }

@@ -84,11 +84,26 @@ pub struct ContractSpec {
     /// (added to the built-in list: titles, months, `e.g.`, `vs.`, ...).
     #[serde(default)]
     pub sentence_abbreviations: Vec<String>,
+    /// `finite`: a number beyond a double's range (`1e400`) is an issue in
+    /// any field, bounded or not (`contract.range`); `any` (the default)
+    /// leaves it to the fields' bounds, which compare it exactly.
+    #[serde(default)]
+    pub numbers: Numbers,
     /// Discriminated variants: for each value of `kind_field` (a tool, an event
     /// type), the fields an object of that kind has besides `fields`. The
     /// variant names are the allowed kinds (no `may_emit` with them).
     #[serde(default)]
     pub variants: IndexMap<String, Option<VariantSpec>>,
+}
+
+/// Which numbers a contract takes: `any` JSON number, or only `finite` ones
+/// (within a double's range).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Numbers {
+    #[default]
+    Any,
+    Finite,
 }
 
 /// One kind's own fields, under `variants:`.
@@ -374,7 +389,10 @@ impl JsonType {
         match self {
             JsonType::String => value.is_string(),
             JsonType::Number => value.is_number(),
-            JsonType::Integer => value.as_f64().is_some_and(|f| f.fract() == 0.0),
+            // (Exactly: `5.0` and `1e400` are integers, `1.0000000000000000001` is not.)
+            JsonType::Integer => {
+                matches!(value, Json::Number(n) if crate::decimal::is_integer(n.as_str()))
+            }
             JsonType::Boolean => value.is_boolean(),
             JsonType::Object => value.is_object(),
             JsonType::Array => value.is_array(),
@@ -507,6 +525,8 @@ pub struct Contract {
     pub additional_fields: bool,
     /// `sentence_abbreviations`, each without its final period.
     pub sentence_abbreviations: Vec<String>,
+    /// `numbers: finite`: a number beyond a double's range is an issue.
+    pub finite_numbers: bool,
     /// The kinds' own fields (empty: no variants). With variants, `may_emit`
     /// holds their names.
     pub variants: Vec<Variant>,
@@ -553,6 +573,7 @@ impl Contract {
                 .iter()
                 .map(|word| word.trim().trim_end_matches('.').to_owned())
                 .collect(),
+            finite_numbers: spec.numbers == Numbers::Finite,
             variants,
             format_block: std::sync::OnceLock::new(),
             index: std::sync::OnceLock::new(),

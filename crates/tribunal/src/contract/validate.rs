@@ -2,11 +2,13 @@
 //! allowed values, sentence counts, the kind field and its coercion.
 
 use std::borrow::Cow;
+use std::cmp::Ordering;
 use std::collections::hash_map::{Entry, HashMap};
 
 use crate::json::{escape_pointer, Json, Object};
 
 use crate::codes;
+use crate::decimal;
 use crate::report::Issue;
 use crate::text::{count_sentences_with, json_type_name as type_name};
 
@@ -99,19 +101,33 @@ impl Contract {
             return;
         }
         let spec = &field.spec;
-        if let Some(number) = value.as_f64() {
-            if let Some(min) = spec.min.filter(|min| number < *min) {
+        if let Json::Number(number) = value {
+            // The number as written, compared exactly (no finite number
+            // escapes a bound by being beyond a double, or rounded to one).
+            let text = number.as_str();
+            let below = |min: &f64| decimal::compare_f64(text, *min) == Some(Ordering::Less);
+            if let Some(min) = spec.min.filter(below) {
                 let name = place.label();
                 fail(
                     codes::CONTRACT_RANGE,
-                    format!("`{name}` must be at least {min}, got {number}"),
+                    format!("`{name}` must be at least {min}, got {}", shown(number)),
                 );
             }
-            if let Some(max) = spec.max.filter(|max| number > *max) {
+            let above = |max: &f64| decimal::compare_f64(text, *max) == Some(Ordering::Greater);
+            if let Some(max) = spec.max.filter(above) {
                 let name = place.label();
                 fail(
                     codes::CONTRACT_RANGE,
-                    format!("`{name}` must be at most {max}, got {number}"),
+                    format!("`{name}` must be at most {max}, got {}", shown(number)),
+                );
+            }
+            if self.finite_numbers && !decimal::fits_f64(text) {
+                let name = place.label();
+                fail(
+                    codes::CONTRACT_RANGE,
+                    format!(
+                        "`{name}` must be a finite number a double holds (`numbers: finite`), got {text}"
+                    ),
                 );
             }
         }
@@ -290,7 +306,10 @@ impl<'v> Uniques<'v> {
         let at = self.count;
         self.count += 1;
         if at < Self::SHORT {
-            let first = self.short.iter().position(|earlier| **earlier == *item);
+            let first = self
+                .short
+                .iter()
+                .position(|earlier| decimal::equal_values(earlier, &item));
             self.short.push(item);
             return first;
         }
@@ -324,6 +343,10 @@ fn canonical(value: &Json) -> Vec<u8> {
                 }
                 object.close();
             }
+            // (Every writing of a number, one text: 2 and 2.0 are one item.)
+            Json::Number(number) => {
+                out.extend_from_slice(decimal::canonical(number.as_str()).as_bytes());
+            }
             scalar => crate::json_write::write_json(out, scalar),
         }
     }
@@ -332,13 +355,26 @@ fn canonical(value: &Json) -> Vec<u8> {
     out
 }
 
-/// Equality for `enum`: JSON equality, except that numbers compare by value (2 == 2.0).
+/// Equality for `enum`: JSON equality, except that numbers compare by their
+/// exact value (2 == 2.0 == 2e0; 1 != 1.0000000000000000000001).
 pub(super) fn same_value(a: &serde_json::Value, b: &Json) -> bool {
-    match (a.as_f64(), b.as_f64()) {
-        (Some(x), Some(y)) if a.is_number() && b.is_number() => {
-            (x - y).abs() <= f64::EPSILON * x.abs().max(y.abs())
+    match (a, b) {
+        (serde_json::Value::Number(x), Json::Number(y)) => {
+            decimal::equal(&x.to_string(), y.as_str())
         }
         _ => a == b,
+    }
+}
+
+/// A number as a message shows it: as a double prints it when that is its
+/// exact value (`1.5`, `3` for `3.0`), else as written (`1e400`,
+/// `1.0000000000000000000001`).
+fn shown(number: &crate::json::Number) -> String {
+    match number.as_f64() {
+        Some(float) if decimal::compare_f64(number.as_str(), float) == Some(Ordering::Equal) => {
+            float.to_string()
+        }
+        _ => number.as_str().to_owned(),
     }
 }
 
@@ -702,7 +738,11 @@ mod tests {
     /// The first earlier equal item of each item, compared one by one.
     fn by_hand(items: &[Json]) -> Vec<Option<usize>> {
         (0..items.len())
-            .map(|later| items[..later].iter().position(|e| *e == items[later]))
+            .map(|later| {
+                items[..later]
+                    .iter()
+                    .position(|e| crate::decimal::equal_values(e, &items[later]))
+            })
             .collect()
     }
 
@@ -717,7 +757,8 @@ mod tests {
     #[test]
     fn repeats_are_found_as_json_equality_finds_them_short_or_long() {
         // Values that are equal or not in the ways JSON equality decides:
-        // member order does not count, number text and item order do.
+        // member order and a number's writing (1, 1.0) do not count, item
+        // order does.
         let pool: Vec<Json> = [
             r#"{"a": 1, "b": [1, 2]}"#,
             r#"{"b": [1, 2], "a": 1}"#,
@@ -726,6 +767,8 @@ mod tests {
             r#""1""#,
             "1",
             "1.0",
+            "10e-1",
+            "1.0000000000000000000001",
             "null",
             "true",
             r#"{"a": {"y": "x", "z": null}}"#,
@@ -746,7 +789,7 @@ mod tests {
                         state ^= state << 17;
                         // Mostly distinct numbers, with pool values mixed in.
                         if state.is_multiple_of(4) {
-                            pool[usize::try_from(state % 13).unwrap()].clone()
+                            pool[usize::try_from(state % 15).unwrap()].clone()
                         } else {
                             Json::from(i64::from(i % 97))
                         }

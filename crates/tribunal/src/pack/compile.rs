@@ -299,6 +299,7 @@ impl PackLoader {
                 contract: None,
                 files: &self.files,
                 models: self.runtime.models(),
+                warnings: None,
             };
             match Self::build_implementation(component, &config, &ctx) {
                 Ok(Compiled::Strategy(strategy)) => {
@@ -368,6 +369,7 @@ impl PackLoader {
             contract: steps.contract,
             files: &self.files,
             models: self.runtime.models(),
+            warnings: None,
         };
         match Self::build_implementation(component, &config, &ctx) {
             Ok(compiled) => Some(compiled),
@@ -430,6 +432,7 @@ impl PackLoader {
             step,
             steps.options,
         );
+        let warnings = std::cell::RefCell::new(Vec::new());
         let ctx = BuildCtx {
             name: step,
             base_dir: &self.dir,
@@ -437,31 +440,45 @@ impl PackLoader {
             contract: steps.contract,
             files: &self.files,
             models: self.runtime.models(),
+            warnings: Some(&warnings),
         };
-        match (builtin.build)(&config, &ctx) {
+        let built = (builtin.build)(&config, &ctx);
+        for warning in warnings.into_inner() {
+            let warning = self.step_problem(spec, section, &warning);
+            self.warnings.push(warning);
+        }
+        match built {
             Ok(compiled) => Some(compiled),
             Err(err) if self.push_override_error(&[&spec.component, step], &err) => None,
             Err(err) => {
-                let key = err.key.clone().unwrap_or_default();
                 let help = err
                     .help()
                     .or_else(|| self.overrides_note(&[&spec.component, step]));
-                // A dotted key (`arguments.search_flights.to`) is found one
-                // level at a time.
-                let mut keys = vec!["pipeline", section, spec.component.as_str()];
-                if !key.is_empty() {
-                    keys.push("with");
-                    keys.extend(key.split('.'));
-                }
-                let value = if key.is_empty() {
-                    Some(spec.component.as_str())
-                } else {
-                    None
-                };
-                self.error_at(&keys, value, err.message).help = help;
+                let error = self.step_problem(spec, section, &err);
+                self.errors.push(error.with_help(help));
                 None
             }
         }
+    }
+
+    /// An error or warning of a built-in step, at the key (and the name under
+    /// it) it is about in the pack's `pipeline:`.
+    fn step_problem(&self, spec: &UseSpec, section: &str, err: &BuildError) -> LoadError {
+        let key = err.key.clone().unwrap_or_default();
+        // A dotted key (`arguments.search_flights.to`) is found one level at
+        // a time.
+        let mut keys = vec!["pipeline", section, spec.component.as_str()];
+        if !key.is_empty() {
+            keys.push("with");
+            keys.extend(key.split('.'));
+        }
+        let value = match &err.value {
+            Some(value) => Some(value.as_str()),
+            None if key.is_empty() => Some(spec.component.as_str()),
+            None => None,
+        };
+        let at = self.source.locate(&keys, value);
+        LoadError::new(&self.source.path, at, err.message.clone()).with_help(err.help())
     }
 
     pub(super) fn push_build_error(

@@ -50,6 +50,7 @@ use scanner::{Plan, Scanner};
 
 /// Something a session learnt from a chunk.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum StreamEvent {
     /// A violation that no continuation of the text can undo (in the
     /// document being written).
@@ -61,7 +62,22 @@ pub enum StreamEvent {
         /// The end of the safe prefix (a byte offset into the whole text).
         up_to: usize,
     },
+    /// The session stopped judging early, once and for good: the document
+    /// opens a container at byte `at` deeper than the JSON reader accepts
+    /// ([`STREAM_DEPTH_LIMIT`] levels), so no tier reads it as written. The
+    /// session's memory stays bounded (it keeps the text, not a frame per
+    /// level), releases stop where they were, and [`Stream::finish`] still
+    /// judges the whole text, as [`Pack::evaluate`] would.
+    Stopped {
+        /// The offset of the first container past the limit.
+        at: usize,
+        /// Why, in words a front end can print.
+        reason: String,
+    },
 }
+
+/// The deepest nesting a session judges early: the JSON reader's own limit.
+pub const STREAM_DEPTH_LIMIT: usize = crate::json::NESTING_LIMIT - 1;
 
 /// A rule broken by the text so far, as the final report will word it.
 #[derive(Debug, Clone, PartialEq)]
@@ -166,7 +182,8 @@ impl<P: Deref<Target = Pack>> Stream<P> {
         self.record.output.push_str(chunk);
         let found = self.scanner.scan(&self.record.output, start);
         let mut events = Vec::new();
-        if found.is_empty() && !self.release {
+        let stopped = self.scanner.take_stop();
+        if found.is_empty() && !self.release && stopped.is_none() {
             // Most chunks: nothing to say.
             return events;
         }
@@ -179,6 +196,15 @@ impl<P: Deref<Target = Pack>> Stream<P> {
             if self.reported.insert(key) {
                 events.push(StreamEvent::Violation(violation(issue, start, offset)));
             }
+        }
+        if let Some(at) = stopped {
+            events.push(StreamEvent::Stopped {
+                at,
+                reason: format!(
+                    "the document nests deeper than {STREAM_DEPTH_LIMIT} levels, the most the JSON \
+                     reader accepts: early checks stop here, and the result judges the whole text"
+                ),
+            });
         }
         if self.release {
             let safe = self.scanner.safe_until(self.record.output.len());
@@ -244,6 +270,9 @@ impl StreamEvent {
                 "start": v.start, "offset": v.offset,
             }),
             Self::Release { up_to } => serde_json::json!({"event": "release", "up_to": up_to}),
+            Self::Stopped { at, reason } => {
+                serde_json::json!({"event": "stopped", "at": at, "reason": reason})
+            }
         }
     }
 }

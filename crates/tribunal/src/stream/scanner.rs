@@ -6,6 +6,7 @@
 //! its own checks) only when the contract has a rule for it.
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::component::EarlyStrings;
@@ -77,11 +78,9 @@ struct Frame {
     common_seen: Vec<bool>,
     /// The common field after the last one read.
     next_common: usize,
-    /// Its other members' keys so far (objects with a shape), repeats
-    /// included.
-    seen: Vec<Str>,
-    /// How many of `seen` repeat an earlier key.
-    repeats: usize,
+    /// Its other members' distinct keys so far (objects with a shape): a
+    /// set, so that an object of many members is read in linear time.
+    seen: HashSet<Str>,
     /// Members whose rule waited for a kind not read yet: key and value span,
     /// checked when the object closes.
     deferred: Vec<(Str, usize, usize)>,
@@ -111,8 +110,7 @@ impl Frame {
             hold: None,
             common_seen: Vec::new(),
             next_common: 0,
-            seen: Vec::new(),
-            repeats: 0,
+            seen: HashSet::new(),
             deferred: Vec::new(),
             items: Vec::new(),
             members: Object::new(),
@@ -147,7 +145,6 @@ impl Frame {
         self.common_seen.clear();
         self.next_common = 0;
         self.seen.clear();
-        self.repeats = 0;
         self.deferred.clear();
         self.items.clear();
         self.members = Object::new();
@@ -292,6 +289,10 @@ pub(super) struct Scanner {
     contract_issues: usize,
     /// A value's issues, as its checks find them (kept for its room).
     issues: Vec<Issue>,
+    /// Where the early checks stopped because the document nests too deep:
+    /// the container's offset, how far the text was safe then, and whether
+    /// the session has said so.
+    stopped: Option<(usize, usize, bool)>,
 }
 
 impl Scanner {
@@ -332,6 +333,7 @@ impl Scanner {
             tree: None,
             contract_issues: 0,
             issues: Vec::new(),
+            stopped: None,
         }
     }
 
@@ -392,6 +394,19 @@ impl Scanner {
         self.committed.filter(|_| self.whole && !self.repeated)
     }
 
+    /// Where the early checks stopped because the document nests deeper than
+    /// the JSON reader accepts (the offset of the container past the limit):
+    /// once, the first time it is asked after it happened.
+    pub(super) fn take_stop(&mut self) -> Option<usize> {
+        match &mut self.stopped {
+            Some((at, _, told)) if !*told => {
+                *told = true;
+                Some(*at)
+            }
+            _ => None,
+        }
+    }
+
     /// After the document: whitespace, or a fence's closing run, keep it whole.
     fn after_byte(&mut self, b: u8) {
         if b.is_ascii_whitespace() {
@@ -408,6 +423,9 @@ impl Scanner {
     /// How far the text is safe to pass on: up to the first byte that a later
     /// chunk may still flag.
     pub(super) fn safe_until(&self, len: usize) -> usize {
+        if let Some((_, safe, _)) = self.stopped {
+            return safe;
+        }
         if self.mode != Mode::Doc {
             return len;
         }
@@ -662,6 +680,17 @@ impl Scanner {
         object: bool,
         found: &mut Vec<Found>,
     ) {
+        // Past the deepest nesting the JSON reader accepts, no tier reads this
+        // document as written: the early checks stop here (their memory stays
+        // bounded by the limit, not by the text), and the release stays where
+        // it was, since `finish()` may still judge a value inside.
+        if self.depth + 1 >= crate::json::NESTING_LIMIT {
+            let safe = self.safe_until(at);
+            self.stopped = Some((at, safe, false));
+            self.build = false;
+            self.mode = Mode::Done;
+            return;
+        }
         let (shape, own) = match (self.top(), contract) {
             (_, None) => (Shape::Free, Own::None),
             // The document itself.
@@ -702,10 +731,6 @@ impl Scanner {
         }
         let frame = &mut self.stack[self.depth];
         self.depth += 1;
-        // (The JSON reader refuses the level past its limit.)
-        if self.depth >= crate::json::NESTING_LIMIT {
-            self.build = false;
-        }
         frame.reset(object, at, shape, own, hold);
         if let Some(contract) = contract {
             if let (true, Some((common, ..))) = (object, members(contract, shape)) {
@@ -782,11 +807,11 @@ impl Scanner {
                 self.repeated = true;
             }
         } else if !matches!(frame.shape, Shape::Free) {
-            if frame.seen.iter().any(|seen| seen == key) {
+            if frame.seen.contains(key) {
                 self.repeated = true;
-                frame.repeats += 1;
+            } else {
+                frame.seen.insert(Str::from(key));
             }
-            frame.seen.push(Str::from(key));
         }
         frame.key = Some(Str::from(key));
     }
@@ -1028,7 +1053,7 @@ impl Scanner {
             .as_deref()
             .and_then(|kind| variants.iter().find(|v| v.kind == kind));
         let has_common = |i: usize| frame.common_seen.get(i).copied().unwrap_or(false);
-        let has_other = |name: &str| frame.seen.iter().any(|key| *key == name);
+        let has_other = |name: &str| frame.seen.contains(name);
         let common = common.iter().enumerate().map(|(i, f)| (f, has_common(i)));
         let variant = chosen.map_or(&[][..], |v| &v.fields[..]);
         for (field, has) in common.chain(variant.iter().map(|f| (f, has_other(&f.name)))) {
@@ -1055,7 +1080,7 @@ impl Scanner {
         }
         if let Some(field) = own {
             let common = frame.common_seen.iter().filter(|has| **has).count();
-            let distinct = common + frame.seen.len() - frame.repeats;
+            let distinct = common + frame.seen.len();
             issues.extend(contract.counts_at(field, distinct, false, &self.path));
         }
         issues
