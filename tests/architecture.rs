@@ -20,6 +20,7 @@ const ENGINE: &[(&str, &str)] = &[
     ("deadline", "foundation"),
     ("json", "foundation"),
     ("text", "foundation"),
+    ("decimal", "foundation"),
     ("json_write", "foundation"),
     ("json_read", "foundation"),
     ("suggest", "foundation"),

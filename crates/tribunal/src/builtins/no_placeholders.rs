@@ -248,6 +248,8 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
                     let path = FieldPath::parse(&written).map_err(|err| {
                         BuildError::new(format!("{name}: fields: {err}")).at_key("fields")
                     })?;
+                    // (A field the document cannot have would never be checked.)
+                    path.check_known(ctx, "fields", &written)?;
                     Ok(Field { written, path })
                 })
                 .collect::<Result<Vec<_>, BuildError>>()?,

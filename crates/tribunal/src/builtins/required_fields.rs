@@ -138,6 +138,57 @@ impl FieldPath {
         Ok(Self { segments, pointer })
     }
 
+    /// Checks the field against the pack's contract, if it has one (`rule`
+    /// names the key that lists it, and `written` the path as the config
+    /// writes it, for the error's place): a path no document the contract takes can have is a
+    /// build error, with the field it most resembles; a path the contract
+    /// does not describe but an open object may hold gets a warning, since a
+    /// misspelt name would go unnoticed there.
+    pub(crate) fn check_known(
+        &self,
+        ctx: &BuildCtx<'_>,
+        rule: &str,
+        written: &str,
+    ) -> Result<(), BuildError> {
+        let Some(contract) = ctx.contract else {
+            return Ok(());
+        };
+        let segments: Vec<&str> = self.segments.iter().map(String::as_str).collect();
+        let crate::contract::PathKnown::Unknown {
+            at,
+            closed,
+            nearest,
+        } = contract.lookup_path(&segments)
+        else {
+            return Ok(());
+        };
+        let step = ctx.name;
+        let segment = segments[at];
+        let within = if at == 0 {
+            "the document".to_owned()
+        } else {
+            format!("`{}`", segments[..at].join("."))
+        };
+        let path = segments.join(".");
+        let problem = BuildError::new(if closed {
+            format!(
+                "{step}: `{rule}` names `{path}`, which no output the contract takes can have: `{segment}` is not a field of {within}, which takes no other members"
+            )
+        } else {
+            format!(
+                "{step}: `{rule}` names `{path}`, which the contract does not describe: `{segment}` is not a field of {within}; a misspelt name would never be found (add the field to the contract)"
+            )
+        })
+        .at_key(rule)
+        .at_value(written)
+        .suggest(nearest);
+        if closed {
+            return Err(problem);
+        }
+        ctx.warn(problem);
+        Ok(())
+    }
+
     /// The JSON pointer of the field.
     pub(crate) fn pointer(&self) -> &str {
         &self.pointer
@@ -400,7 +451,11 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
                 .at_key("paths"));
             }
         };
+        let from = checks.len();
         expand(&spec, index, ctx.name, &mut checks)?;
+        for check in &checks[from..] {
+            check.path.check_known(ctx, "paths", &spec.path)?;
+        }
     }
     Ok(Compiled::Postprocessor(Arc::new(RequiredFields { checks })))
 }

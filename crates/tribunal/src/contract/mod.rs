@@ -498,6 +498,25 @@ impl FieldRule {
     }
 }
 
+/// What a contract knows of a path into the document (`a.b`, `/items/0/c`):
+/// see [`Contract::lookup_path`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PathKnown {
+    /// Every segment is a field the contract describes, or the path goes
+    /// inside a value the contract leaves free (a map, an `any`, an object
+    /// without `fields`).
+    Known,
+    /// Segment `at` (0-based) names no field of the object that holds it:
+    /// `closed` when that object takes no other members (`additional_fields:
+    /// false`), so no document can have the path; `nearest` is the field
+    /// name it most resembles.
+    Unknown {
+        at: usize,
+        closed: bool,
+        nearest: Option<String>,
+    },
+}
+
 /// A compiled variant: the fields an object of one kind has besides the common ones.
 #[derive(Debug, Clone)]
 pub struct Variant {
@@ -578,6 +597,56 @@ impl Contract {
             format_block: std::sync::OnceLock::new(),
             index: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Whether the path `segments` (member names, or item indices under an
+    /// array) names a field this contract describes: a rule that names a
+    /// field (`no_placeholders`' `fields`, `required_fields`' `paths`) is
+    /// checked against it at load, so that a misspelt name does not make the
+    /// rule silently pass or always fail.
+    pub fn lookup_path(&self, segments: &[&str]) -> PathKnown {
+        let mut members: (&[FieldRule], &[Variant]) = (&self.fields, &self.variants);
+        let mut closed = !self.additional_fields;
+        let mut item: Option<&FieldRule> = None;
+        for (at, segment) in segments.iter().enumerate() {
+            let rule = if let Some(rule) = item.take() {
+                // Under an array: an index, then the item's rule.
+                if crate::json::array_index(segment).is_none() {
+                    return PathKnown::Unknown {
+                        at,
+                        closed: true,
+                        nearest: None,
+                    };
+                }
+                rule
+            } else {
+                let (common, variants) = members;
+                let every = common
+                    .iter()
+                    .chain(variants.iter().flat_map(|v| v.fields.iter()));
+                match every.clone().find(|f| f.name == *segment) {
+                    Some(rule) => rule,
+                    None => {
+                        return PathKnown::Unknown {
+                            at,
+                            closed,
+                            nearest: crate::suggest::nearest(segment, every.map(|f| &f.name)),
+                        }
+                    }
+                }
+            };
+            if let Some(items) = &rule.item {
+                item = Some(items);
+                continue;
+            }
+            if !rule.has_shape() {
+                // Free inside (a map, `any`, an object without `fields`).
+                return PathKnown::Known;
+            }
+            members = (&rule.children, &rule.variants);
+            closed = rule.spec.additional_fields == Some(false);
+        }
+        PathKnown::Known
     }
 
     /// The variant for an object's kind, if the contract has variants and the

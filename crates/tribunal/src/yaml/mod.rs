@@ -264,10 +264,18 @@ impl Source {
     pub fn locate(&self, keys: &[&str], value: Option<&str>) -> (usize, usize) {
         let mut from = 0;
         let mut found = None;
+        // Where the key found last ends: the next is looked for after it, on
+        // its own line too, where a flow mapping holds the next key
+        // (`max_calls: { refnd: 1 }`).
+        let mut after = (0, 0);
         for key in keys {
-            if let Some((line, column)) = find_token(&self.yaml, key, from, true) {
+            if let Some((line, column)) = find_token_from(&self.yaml, key, after, true) {
                 found = Some((line, column));
                 from = line;
+                let start = self.yaml.lines().nth(line - 1).map_or(0, |text| {
+                    text.char_indices().nth(column - 1).map_or(0, |(at, _)| at)
+                });
+                after = (line - 1, start + key.len());
             }
         }
         if let Some(value) = value {
@@ -286,13 +294,33 @@ impl Source {
 /// on or after 0-based line `from_line`; returns its 1-based line (relative to
 /// the YAML text) and column.
 fn find_token(text: &str, token: &str, from_line: usize, as_key: bool) -> Option<(usize, usize)> {
+    find_token_from(text, token, (from_line, 0), as_key)
+}
+
+/// [`find_token`] from 0-based line and byte column `(line, column)`: on that
+/// line only past the column, then on the lines after it.
+fn find_token_from(
+    text: &str,
+    token: &str,
+    (from_line, from_column): (usize, usize),
+    as_key: bool,
+) -> Option<(usize, usize)> {
     if token.is_empty() {
         return None;
     }
     let is_word = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '$');
     for (index, line) in text.lines().enumerate().skip(from_line) {
         let content = line.split(" #").next().unwrap_or(line);
-        let mut start = 0;
+        let mut start = if index == from_line {
+            // (A byte column inside a character: from the next one.)
+            let mut column = from_column.min(content.len());
+            while !content.is_char_boundary(column) {
+                column += 1;
+            }
+            column
+        } else {
+            0
+        };
         while let Some(pos) = content[start..].find(token) {
             let begin = start + pos;
             let end = begin + token.len();
