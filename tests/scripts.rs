@@ -1608,7 +1608,7 @@ fn a_scripts_config_is_checked_against_its_declared_defaults() {
     assert_eq!(with("{ factor: 3, words: [c], note: anything }"), Ok(()));
     let err = with("{ factr: 3 }").unwrap_err();
     assert!(
-        err.contains("pack.yaml:6:7: m: invalid config: unknown key `factr`; the script takes: `factor`, `words`, `note`"),
+        err.contains("pack.yaml:6:15: m: invalid config: unknown key `factr`; the script takes: `factor`, `words`, `note`"),
         "{err}"
     );
     assert!(err.contains("help: did you mean `factor`?"), "{err}");

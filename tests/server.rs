@@ -720,6 +720,69 @@ fn past_the_concurrency_cap_a_request_is_told_to_retry() {
     );
 }
 
+/// An `eval` client that sends records and never reads the results holds its
+/// slot only until `--send-timeout-ms`: then the run stops and the slot is
+/// freed (it was held until the client disconnected).
+#[test]
+fn an_eval_client_that_stops_reading_frees_its_slot_after_the_send_timeout() {
+    let server = Server::start(&[
+        "rules/ksi-emission",
+        "--max-concurrency",
+        "1",
+        "--send-timeout-ms",
+        "1500",
+    ]);
+    // Results of ~100 KB each, far more than the socket buffers hold.
+    let record =
+        json!({"output": json!({"kind": "agent.spoke", "text": "a".repeat(100_000)}).to_string()});
+    let mut line = record.to_string();
+    line.push('\n');
+    let records = 400;
+    let mut stalled = TcpStream::connect(server.address).unwrap();
+    write!(
+        stalled,
+        "POST /v1/packs/ksi-emission/eval HTTP/1.1\r\nhost: t\r\ncontent-type: application/x-ndjson\r\ncontent-length: {}\r\n\r\n",
+        line.len() * records
+    )
+    .unwrap();
+    let mut writer = stalled.try_clone().unwrap();
+    // (The body goes out on its own thread: once the server stops reading
+    // it, this write blocks, and fails when the server gives up.)
+    std::thread::spawn(move || {
+        for _ in 0..records {
+            if writer.write_all(line.as_bytes()).is_err() {
+                return;
+            }
+        }
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    // While the stalled run holds the only slot, others are told to retry;
+    // once its results have waited the send timeout, the slot is free.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut busy_seen = false;
+    loop {
+        let answer = server.check("ksi-emission", &json!({"output": "x"}));
+        if answer.status == 200 {
+            break;
+        }
+        assert_eq!(answer.status, 503, "{}", answer.text());
+        busy_seen = true;
+        assert!(
+            Instant::now() < deadline,
+            "the stalled client still holds the slot:\n{}",
+            server.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(busy_seen, "the stalled client never held the slot");
+    assert!(
+        server.log().contains("--send-timeout-ms"),
+        "the log does not say why the run stopped:\n{}",
+        server.log()
+    );
+    drop(stalled);
+}
+
 /// A pack `name` in `dir/name` whose one metric `m` is `implementation` (a
 /// manifest's `implementation:` value), with `files` beside its manifest.
 fn one_metric_pack(

@@ -61,6 +61,9 @@ pub(super) struct ServeArgs {
     /// Cut off a client that sends nothing for this many ms (headers, body, idle keep-alive).
     #[arg(long, value_name = "MS", default_value_t = 10_000)]
     read_timeout_ms: u64,
+    /// Cut off a client that reads nothing of its answer for this many ms (eval, stream), freeing its slot.
+    #[arg(long, value_name = "MS", default_value_t = 10_000)]
+    send_timeout_ms: u64,
     /// Requests judged at once; more are answered 503 with Retry-After.
     #[arg(long, value_name = "N", default_value_t = Limits::default().max_concurrency)]
     max_concurrency: usize,
@@ -109,6 +112,7 @@ pub(super) fn serve(args: &ServeArgs) -> Result<u8, String> {
     limits.max_record_bytes = args.max_record_bytes;
     limits.request_timeout = Duration::from_millis(args.request_timeout_ms);
     limits.read_timeout = Duration::from_millis(args.read_timeout_ms.max(1));
+    limits.send_timeout = Duration::from_millis(args.send_timeout_ms.max(1));
     limits.max_concurrency = args.max_concurrency.max(1);
     limits.max_connections = args.max_connections.max(1);
     limits.shutdown_timeout = Duration::from_millis(args.shutdown_timeout_ms);

@@ -154,12 +154,24 @@ pub struct ChannelBody {
 #[derive(Debug)]
 pub struct ResultSender {
     sender: mpsc::Sender<Bytes>,
+    /// How long a chunk may wait for the client to read (`--send-timeout-ms`).
+    timeout: std::time::Duration,
+    /// The runtime the response is sent on.
+    runtime: tokio::runtime::Handle,
 }
 
-/// A streamed response body and what writes into it.
-pub fn result_channel() -> (ResultSender, ChannelBody) {
+/// A streamed response body and what writes into it, from a blocking thread
+/// of the current runtime: a chunk the client has not taken within `timeout`
+/// (it stopped reading) ends the run, and so frees its slot.
+pub fn result_channel(timeout: std::time::Duration) -> (ResultSender, ChannelBody) {
     let (sender, receiver) = mpsc::channel(OUT_IN_FLIGHT);
-    (ResultSender { sender }, ChannelBody { receiver })
+    let runtime = tokio::runtime::Handle::current();
+    let sender = ResultSender {
+        sender,
+        timeout,
+        runtime,
+    };
+    (sender, ChannelBody { receiver })
 }
 
 /// A streamed response body and its async sender (at most a few chunks in
@@ -171,9 +183,23 @@ pub fn event_channel() -> (mpsc::Sender<Bytes>, ChannelBody) {
 
 impl tribunal::jsonl::ResultSink for ResultSender {
     fn write_results(&mut self, lines: &[u8], _checks: &[u8]) -> io::Result<()> {
-        self.sender
-            .blocking_send(Bytes::copy_from_slice(lines))
-            .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "the client went away"))
+        let send = self
+            .sender
+            .send_timeout(Bytes::copy_from_slice(lines), self.timeout);
+        match self.runtime.block_on(send) {
+            Ok(()) => Ok(()),
+            Err(mpsc::error::SendTimeoutError::Timeout(_)) => Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!(
+                    "the client read nothing for {} ms (--send-timeout-ms)",
+                    self.timeout.as_millis()
+                ),
+            )),
+            Err(mpsc::error::SendTimeoutError::Closed(_)) => Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "the client went away",
+            )),
+        }
     }
 
     fn flush(&mut self) -> io::Result<()> {

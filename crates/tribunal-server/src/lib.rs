@@ -120,6 +120,9 @@ pub struct Limits {
     /// A client that sends nothing for this long (headers, or the body of a
     /// request in progress), or stays idle between requests, is cut off.
     pub read_timeout: Duration,
+    /// A client that reads nothing of its answer for this long (an `eval`'s
+    /// or a stream's) is cut off, and its slot freed.
+    pub send_timeout: Duration,
     /// Requests judged at once; more are answered 503 with `Retry-After`.
     pub max_concurrency: usize,
     /// Connections open at once; more are closed as they come.
@@ -135,6 +138,7 @@ impl Default for Limits {
             max_record_bytes: tribunal::jsonl::DEFAULT_MAX_RECORD_BYTES,
             request_timeout: Duration::from_secs(10),
             read_timeout: Duration::from_secs(10),
+            send_timeout: Duration::from_secs(10),
             max_concurrency: 1024,
             max_connections: 10_000,
             shutdown_timeout: Duration::from_secs(30),

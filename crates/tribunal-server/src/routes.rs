@@ -568,7 +568,7 @@ fn eval(
     };
     let in_flight = InFlight::new(&state.metrics);
     let reader = body::pump(request.into_body(), state.limits.read_timeout);
-    let (mut sink, response_body) = body::result_channel();
+    let (mut sink, response_body) = body::result_channel(state.limits.send_timeout);
     let request_id = state.ids.next();
     let id = request_id.clone();
     // Each record's decision is counted and logged on the worker that judged

@@ -187,12 +187,12 @@ impl Judged {
     }
 
     /// Sends lines of the answer; `false` when the client is gone, or has
-    /// read nothing for the read timeout (a client that stops reading does
+    /// read nothing for the send timeout (a client that stops reading does
     /// not hold its slot for ever).
     async fn send(&self, lines: Vec<u8>) -> bool {
         let sent = self.sender.send(Bytes::from(lines));
         matches!(
-            tokio::time::timeout(self.state.limits.read_timeout, sent).await,
+            tokio::time::timeout(self.state.limits.send_timeout, sent).await,
             Ok(Ok(()))
         )
     }
