@@ -899,6 +899,8 @@ fn a_reload_under_load_fails_no_request_and_a_broken_pack_keeps_the_old_revision
         &pack_arg,
         "--reload-interval-ms",
         "50",
+        "--reload-settle-ms",
+        "150",
         "--decision-log",
         &log_arg,
     ]);
@@ -992,6 +994,43 @@ fn wait_for<T>(mut probe: impl FnMut() -> Option<T>) -> T {
         assert!(Instant::now() < deadline, "timed out waiting");
         std::thread::sleep(Duration::from_millis(25));
     }
+}
+
+/// A removed pack is dropped once gone for the settle time, the last one
+/// too (`pack.unknown`), and the problem is logged once, not at every look.
+#[test]
+fn a_removed_pack_is_dropped_and_said_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let served = dir.path().join("packs");
+    files::copy_dir(&root().join("rules/ksi-emission"), &served.join("ksi"));
+    let server = Server::start(&[
+        served.to_str().unwrap(),
+        "--reload-interval-ms",
+        "30",
+        "--reload-settle-ms",
+        "300",
+    ]);
+    let record = json!({"output": "x"});
+    assert_eq!(server.check("ksi-emission", &record).status, 200);
+    let removed = Instant::now();
+    fs::remove_dir_all(served.join("ksi")).unwrap();
+    wait_for(|| {
+        let answer = server.check("ksi-emission", &record);
+        (answer.status == 404).then(|| assert_eq!(answer.code(), "pack.unknown"))
+    });
+    assert!(
+        removed.elapsed() >= Duration::from_millis(300),
+        "dropped before the settle time"
+    );
+    // Many looks later, the empty folder was said once.
+    std::thread::sleep(Duration::from_millis(600));
+    let log = server.log();
+    assert_eq!(log.matches("reload: ").count(), 1, "{log}");
+    assert_eq!(
+        log.matches("pack `ksi-emission` removed").count(),
+        1,
+        "{log}"
+    );
 }
 
 #[test]

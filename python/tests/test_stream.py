@@ -54,6 +54,19 @@ def test_events_come_as_the_chunks_do_and_finish_is_evaluate(tools):
         session.push("more")
 
 
+def test_a_document_nested_too_deep_stops_the_early_checks_once(tools):
+    text = "[" * 300 + "]" * 300
+    session = tools.stream()
+    events = []
+    for at in range(0, len(text), 10):
+        events += session.push(text[at : at + 10])
+    stops = [e for e in events if e["event"] == "stopped"]
+    # The 128th container, past the JSON reader's 127 levels, said once.
+    assert [e["at"] for e in stops] == [127]
+    assert "127 levels" in stops[0]["reason"]
+    assert session.finish().to_json() == tools.evaluate(text).to_json()
+
+
 def test_a_context_manager_finishes_and_release_holds_the_value_being_written(tools):
     with tools.stream(expected={"tool": "cancel_booking"}, release=True) as session:
         releases = session.push('{"tool": "cancel_boo')

@@ -81,6 +81,14 @@ pub(super) struct ServeArgs {
         conflicts_with = "no_reload"
     )]
     reload_interval_ms: u64,
+    /// Take a change only once the pack's files have stayed as they are (or its folder gone) for this many ms.
+    #[arg(
+        long,
+        value_name = "MS",
+        default_value_t = 3_000,
+        conflicts_with = "no_reload"
+    )]
+    reload_settle_ms: u64,
     /// Never reload packs.
     #[arg(long)]
     no_reload: bool,
@@ -119,6 +127,7 @@ pub(super) fn serve(args: &ServeArgs) -> Result<u8, String> {
     config.limits = limits;
     config.reload_every =
         (!args.no_reload).then(|| Duration::from_millis(args.reload_interval_ms.max(10)));
+    config.reload_settle = Duration::from_millis(args.reload_settle_ms);
     config.decision_log = args.decision_log.as_ref().map(|path| {
         let mut log = DecisionLogConfig::new(path.clone());
         log.max_bytes = args.decision_log_max_bytes;

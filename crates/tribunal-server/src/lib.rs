@@ -60,6 +60,9 @@ pub struct Config {
     pub limits: Limits,
     /// How often pack folders are looked at for changes (`None`: never).
     pub reload_every: Option<Duration>,
+    /// How long a pack's files must stay unchanged, or its folder gone,
+    /// before a reload takes the change.
+    pub reload_settle: Duration,
     /// Where decisions are logged, if anywhere.
     pub decision_log: Option<DecisionLogConfig>,
     /// Threads that run connections and checks (0: one per core).
@@ -79,6 +82,7 @@ impl Config {
             insecure_no_auth: false,
             limits: Limits::default(),
             reload_every: Some(Duration::from_secs(1)),
+            reload_settle: Duration::from_secs(3),
             decision_log: None,
             threads: 0,
         }

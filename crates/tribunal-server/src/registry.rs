@@ -3,12 +3,15 @@
 //! Every pack loads on the service's one engine runtime. A reload thread looks
 //! at each pack's files every `reload_every`: when they changed (a file's
 //! size or modification time, a file added or removed) and then stayed as they
-//! are until the next look (an editor saving several files, or one file in
-//! several writes, is loaded once it is done), the pack loads again in the
+//! are for the settle time, and at least until the next look (an editor saving
+//! several files, or one file in several writes with pauses shorter than the
+//! settle time, is loaded once it is done), the pack loads again in the
 //! background and the new revision is swapped in at once; requests in flight
 //! finish on the revision they started with. A pack that fails to load
 //! keeps its old revision serving, and the failure is shown in `/v1/packs`
-//! and the log until a later change loads.
+//! and the log (once per change) until a later change loads. A pack whose
+//! folder is gone for the settle time is dropped (`pack.unknown`), even when
+//! no pack is left.
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::BTreeMap;
@@ -16,7 +19,7 @@ use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use tribunal::{LoadOptions, Pack, Runtime};
@@ -50,9 +53,17 @@ pub struct Registry {
     packs: RwLock<BTreeMap<String, Arc<Served>>>,
     /// Failed reloads, by pack folder.
     failures: Mutex<BTreeMap<PathBuf, Failure>>,
-    /// Pack folders whose files changed at the last look, and how they were
-    /// then: loaded when the next look finds them the same.
-    settling: Mutex<BTreeMap<PathBuf, u64>>,
+    /// Pack folders whose files changed, how they are now and since when:
+    /// loaded once they have stayed so for `settle`.
+    settling: Mutex<BTreeMap<PathBuf, (u64, Instant)>>,
+    /// Served pack folders that no longer hold a pack, since when: dropped
+    /// once they have been gone for `settle`.
+    gone: Mutex<BTreeMap<PathBuf, Instant>>,
+    /// How long a pack's files must stay unchanged (or gone) before the
+    /// change is taken (`--reload-settle-ms`).
+    settle: Duration,
+    /// The last problem a look had with the served folders, logged once.
+    problem: Mutex<Option<String>>,
     metrics: Arc<Metrics>,
 }
 
@@ -95,8 +106,20 @@ impl Registry {
             packs: RwLock::new(packs),
             failures: Mutex::default(),
             settling: Mutex::default(),
+            gone: Mutex::default(),
+            settle: Duration::ZERO,
+            problem: Mutex::default(),
             metrics,
         })
+    }
+
+    /// The same registry, taking a change only once the files have stayed
+    /// as they are for `settle` (a pack written in parts, or a folder being
+    /// removed, is never served half-way).
+    #[must_use]
+    pub fn with_settle(mut self, settle: Duration) -> Self {
+        self.settle = settle;
+        self
     }
 
     /// The engine runtime every pack is loaded on.
@@ -167,13 +190,21 @@ impl Registry {
     /// Looks at every pack's files once, and loads again what changed.
     /// Returns how many packs were swapped in.
     pub fn reload_changed(&self) -> usize {
-        let dirs = match pack_dirs(&self.sources) {
-            Ok(dirs) => dirs,
-            Err(message) => {
-                log(&format!("reload: {message}"));
-                return 0;
-            }
+        // (No pack left where the server looks: every served one is gone.
+        // The problem is logged once, not at every look.)
+        let (dirs, problem) = match pack_dirs(&self.sources) {
+            Ok(dirs) => (dirs, None),
+            Err(message) => (Vec::new(), Some(message)),
         };
+        {
+            let mut last = lock(&self.problem);
+            if *last != problem {
+                if let Some(message) = &problem {
+                    log(&format!("reload: {message}"));
+                }
+                (*last).clone_from(&problem);
+            }
+        }
         let current = self.current();
         let mut swapped = 0;
         for dir in &dirs {
@@ -200,19 +231,35 @@ impl Registry {
                 swapped += 1;
             }
         }
-        // Pack folders that are gone (or no longer hold a pack.yaml).
+        // Pack folders that are gone (or no longer hold a pack.yaml), once
+        // they have been gone for the settle time.
+        let mut gone = lock(&self.gone);
+        gone.retain(|dir, _| !dirs.contains(dir));
         for served in &current {
-            if !dirs.contains(&served.dir) {
-                let name = served.pack.name();
-                self.packs
-                    .write()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .remove(name);
-                log(&format!(
-                    "pack `{name}` removed: {} no longer holds a pack",
-                    served.dir.display()
-                ));
+            if dirs.contains(&served.dir) {
+                continue;
             }
+            // (Seen gone at an earlier look, and for the settle time.)
+            match gone.get(&served.dir) {
+                None => {
+                    gone.insert(served.dir.clone(), Instant::now());
+                    continue;
+                }
+                Some(since) if since.elapsed() < self.settle => continue,
+                Some(_) => {}
+            }
+            gone.remove(&served.dir);
+            let name = served.pack.name();
+            self.packs
+                .write()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .remove(name);
+            lock(&self.failures).remove(&served.dir);
+            self.metrics.reload(true);
+            log(&format!(
+                "pack `{name}` removed: {} no longer holds a pack",
+                served.dir.display()
+            ));
         }
         swapped
     }
@@ -221,16 +268,20 @@ impl Registry {
     /// (`fingerprint`): else they are noted, to be loaded at the next look
     /// if they stay so.
     fn settled(&self, dir: &Path, fingerprint: u64) -> bool {
-        let mut settling = self
-            .settling
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if settling.get(dir) == Some(&fingerprint) {
-            settling.remove(dir);
-            return true;
+        let mut settling = lock(&self.settling);
+        match settling.get(dir) {
+            Some((seen, since)) if *seen == fingerprint => {
+                if since.elapsed() < self.settle {
+                    return false;
+                }
+                settling.remove(dir);
+                true
+            }
+            _ => {
+                settling.insert(dir.to_path_buf(), (fingerprint, Instant::now()));
+                false
+            }
         }
-        settling.insert(dir.to_path_buf(), fingerprint);
-        false
     }
 
     /// Loads `dir` again (or for the first time); swaps it in when it loads.
@@ -355,6 +406,13 @@ fn load_pack(runtime: &Runtime, load: &LoadOptions, dir: &Path) -> Result<Served
     })
 }
 
+/// The value behind `mutex`, even after a panic while it was held.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// The pack folders of `sources`, each once, in order.
 fn pack_dirs(sources: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let mut dirs = Vec::new();
@@ -475,5 +533,92 @@ mod tests {
         assert_eq!(registry.reload_changed(), 1);
         assert_eq!(version(), "1.0.100");
         assert_eq!(registry.reload_changed(), 0);
+    }
+
+    /// A registry of the packs in `source`, taking changes after `settle`.
+    fn settling(source: &Path, settle: std::time::Duration) -> Registry {
+        Registry::load(
+            vec![source.to_path_buf()],
+            tribunal::Runtime::new(),
+            tribunal::LoadOptions::default(),
+            Arc::new(Metrics::default()),
+        )
+        .unwrap()
+        .with_settle(settle)
+    }
+
+    /// With a settle time, a pack written in parts with pauses longer than
+    /// the looks but shorter than the settle time is never served half-way;
+    /// a removed pack (the last one too) is dropped once gone that long.
+    #[test]
+    fn changes_and_removals_are_taken_after_the_settle_time_only() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "1.0.0");
+        let settle = std::time::Duration::from_millis(400);
+        let registry = settling(dir.path(), settle);
+        let version = || registry.get("p").map(|s| s.pack.version().to_owned());
+        // The first part of a pack.yaml (a pack of its own, with no version).
+        std::fs::write(
+            dir.path().join("pack.yaml"),
+            "name: p
+",
+        )
+        .unwrap();
+        for _ in 0..3 {
+            assert_eq!(registry.reload_changed(), 0);
+            std::thread::sleep(settle / 4);
+        }
+        assert_eq!(version().as_deref(), Some("1.0.0"), "half a pack served");
+        // The rest, then the settle time: loaded.
+        write(dir.path(), "2.0.0");
+        assert_eq!(registry.reload_changed(), 0);
+        std::thread::sleep(settle + settle / 4);
+        assert_eq!(registry.reload_changed(), 1);
+        assert_eq!(version().as_deref(), Some("2.0.0"));
+        // Removed (the only pack): served until gone for the settle time.
+        std::fs::remove_file(dir.path().join("pack.yaml")).unwrap();
+        registry.reload_changed();
+        assert_eq!(version().as_deref(), Some("2.0.0"));
+        std::thread::sleep(settle / 2);
+        registry.reload_changed();
+        assert_eq!(version().as_deref(), Some("2.0.0"));
+        std::thread::sleep(settle);
+        registry.reload_changed();
+        assert_eq!(version(), None, "a removed pack still served");
+        assert!(registry.names().is_empty());
+        // Back: added again once settled.
+        write(dir.path(), "3.0.0");
+        registry.reload_changed();
+        std::thread::sleep(settle + settle / 4);
+        assert_eq!(registry.reload_changed(), 1);
+        assert_eq!(version().as_deref(), Some("3.0.0"));
+    }
+
+    /// A pack published the safe way (written beside, then swapped in with
+    /// two renames) is never dropped between the renames, and loads whole.
+    #[test]
+    fn a_pack_swapped_in_by_renames_is_never_dropped() {
+        let served = tempfile::tempdir().unwrap();
+        let dir = served.path().join("p");
+        std::fs::create_dir(&dir).unwrap();
+        write(&dir, "1.0.0");
+        let settle = std::time::Duration::from_millis(300);
+        let registry = settling(served.path(), settle);
+        let version = || registry.get("p").map(|s| s.pack.version().to_owned());
+        let aside = tempfile::tempdir().unwrap();
+        let new = aside.path().join("p.new");
+        std::fs::create_dir(&new).unwrap();
+        // (Another size: the change is seen whatever the clock.)
+        write(&new, "2.0.10");
+        std::fs::rename(&dir, aside.path().join("p.old")).unwrap();
+        // A look between the two renames: the folder is gone, not dropped.
+        registry.reload_changed();
+        assert_eq!(version().as_deref(), Some("1.0.0"));
+        std::fs::rename(&new, &dir).unwrap();
+        registry.reload_changed();
+        assert_eq!(version().as_deref(), Some("1.0.0"));
+        std::thread::sleep(settle + settle / 4);
+        assert_eq!(registry.reload_changed(), 1);
+        assert_eq!(version().as_deref(), Some("2.0.10"));
     }
 }

@@ -46,7 +46,8 @@ pub fn serve(config: &Config, on_ready: impl FnOnce(SocketAddr)) -> Result<(), S
             config.load.clone(),
             Arc::clone(&metrics),
         )
-        .map_err(ServeError::Load)?,
+        .map_err(ServeError::Load)?
+        .with_settle(config.reload_settle),
     );
     let decision_log = match &config.decision_log {
         Some(settings) => Some(
