@@ -615,6 +615,21 @@ fn a_token_guards_everything_but_the_probes_and_a_public_address_needs_one() {
         record.as_bytes(),
     );
     assert_eq!(right.status, 200);
+    // The scheme's name in any case (RFC 9110); another scheme is no token.
+    for (header, status) in [
+        ("bearer s3cret-token", 200),
+        ("BEARER   s3cret-token", 200),
+        ("Basic s3cret-token", 401),
+        ("Bearers3cret-token", 401),
+    ] {
+        let answer = server.request(
+            "POST",
+            check,
+            &[json_type, ("authorization", header)],
+            record.as_bytes(),
+        );
+        assert_eq!(answer.status, status, "{header}: {}", answer.text());
+    }
     assert_eq!(server.get("/metrics").status, 401);
     assert_eq!(server.get("/v1/packs").status, 401);
     assert_eq!(server.get("/healthz").status, 200);
@@ -994,6 +1009,44 @@ fn wait_for<T>(mut probe: impl FnMut() -> Option<T>) -> T {
         assert!(Instant::now() < deadline, "timed out waiting");
         std::thread::sleep(Duration::from_millis(25));
     }
+}
+
+/// A client that sends its whole request and then shuts down its side of the
+/// connection (half-close) still gets its answer; a request framed two ways
+/// closes its connection.
+#[test]
+fn a_client_that_half_closes_after_its_request_gets_its_answer() {
+    let server = Server::start(&["rules/ksi-emission"]);
+    let body = json!({"output": "x"}).to_string();
+    let mut stream = TcpStream::connect(server.address).unwrap();
+    write!(
+        stream,
+        "POST /v1/packs/ksi-emission/check HTTP/1.1\r\nhost: t\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    stream.shutdown(std::net::Shutdown::Write).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let answer = read_response(&mut stream).unwrap();
+    assert_eq!(answer.status, 200, "{}", answer.text());
+    assert_eq!(answer.json()["status"], "FAIL");
+    // A body framed both ways is read by its chunks, and the connection
+    // closed after the answer (RFC 9112 §6.1: no request smuggled behind it).
+    let mut stream = TcpStream::connect(server.address).unwrap();
+    write!(
+        stream,
+        "POST /v1/packs/ksi-emission/check HTTP/1.1\r\nhost: t\r\ncontent-type: application/json\r\ncontent-length: 3\r\ntransfer-encoding: chunked\r\n\r\n{:x}\r\n{body}\r\n0\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let answer = read_response(&mut stream).unwrap();
+    assert_eq!(answer.status, 200, "{}", answer.text());
+    assert_eq!(answer.header("connection"), Some("close"));
 }
 
 /// A removed pack is dropped once gone for the settle time, the last one

@@ -218,10 +218,14 @@ async fn route(
 /// `None` when the request may proceed; else its 401.
 fn authorize(state: &State, request: &Request<Incoming>) -> Option<Response<ResponseBody>> {
     let token = state.token.as_deref()?;
-    let given = request
-        .headers()
-        .get(AUTHORIZATION)
-        .and_then(|value| value.as_bytes().strip_prefix(b"Bearer "));
+    // (The scheme's name is case-insensitive, RFC 9110 §11.1: `bearer`
+    // and `BEARER` are `Bearer`.)
+    let given = request.headers().get(AUTHORIZATION).and_then(|value| {
+        let value = value.as_bytes().trim_ascii_start();
+        let space = value.iter().position(u8::is_ascii_whitespace)?;
+        let (scheme, token) = value.split_at(space);
+        scheme.eq_ignore_ascii_case(b"bearer").then_some(token)
+    });
     let (code, message) = match given {
         None => (
             "auth.missing",

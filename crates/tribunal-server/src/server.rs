@@ -109,7 +109,10 @@ async fn run(
     builder
         .timer(TokioTimer::new())
         .header_read_timeout(config.limits.read_timeout)
-        .keep_alive(true);
+        .keep_alive(true)
+        // (A client that sends its request and then shuts down its side of
+        // the connection still gets its answer.)
+        .half_close(true);
     let mut shutdown = std::pin::pin!(shutdown_signal());
     log(&format!(
         "listening on http://{address} with {} pack(s): {}",
