@@ -286,3 +286,65 @@ fn without_consent_no_helper_process_opens_an_isolated_plugin() {
         assert!(!marker.exists(), "{command} opened the library");
     }
 }
+
+/// Consent pinned by digest (as `tribunal serve --allow-plugins` pins the
+/// libraries present at start): once sealed, a library that appeared later,
+/// or whose bytes changed, is refused before anything opens it; the libraries
+/// pinned, unchanged, still load.
+#[test]
+fn pinned_consent_refuses_a_library_that_appeared_or_changed_later() {
+    let (_dir, pack, _, marker) = layout();
+    let library = pack.join(format!("components/{PREFIX}probe{SUFFIX}"));
+    fs::create_dir_all(pack.join("components")).unwrap();
+    if compile_probe(&library, &marker).is_none() {
+        return;
+    }
+    write_pack(&pack, &format!("{PREFIX}probe{SUFFIX}"));
+    let pins = tribunal::PluginPins::new();
+    let options = tribunal::LoadOptions {
+        allow_plugins: true,
+        plugin_pins: Some(pins.clone()),
+        ..tribunal::LoadOptions::default()
+    };
+    // At start: consented, opened (the probe is no plugin: its load fails
+    // after opening, which is what consent allows).
+    let _ = tribunal::Pack::load_with(&pack, &options);
+    assert!(marker.exists(), "the pinned library was not opened");
+    assert_eq!(pins.len(), 1);
+    pins.seal();
+    // A second pack, with a library dropped in after the seal.
+    let later = pack.parent().unwrap().join("later");
+    let later_marker = pack.parent().unwrap().join("later.marker");
+    fs::create_dir_all(later.join("components")).unwrap();
+    compile_probe(
+        &later.join(format!("components/{PREFIX}probe{SUFFIX}")),
+        &later_marker,
+    )
+    .unwrap();
+    write_pack(&later, &format!("{PREFIX}probe{SUFFIX}"));
+    let refused = tribunal::Pack::load_with(&later, &options)
+        .expect_err("a new library loads")
+        .to_string();
+    assert!(
+        refused.contains("it appeared since the server started"),
+        "{refused}"
+    );
+    assert!(!later_marker.exists(), "the new library was opened");
+    // The pinned one, changed in place.
+    fs::remove_file(&marker).unwrap();
+    // (Written aside and renamed over it: the opened library's pages, still
+    // mapped in this process, must not change under it.)
+    let mut bytes = fs::read(&library).unwrap();
+    bytes.extend_from_slice(b"\0changed");
+    let staged = library.with_extension("new");
+    fs::write(&staged, bytes).unwrap();
+    fs::rename(&staged, &library).unwrap();
+    let refused = tribunal::Pack::load_with(&pack, &options)
+        .expect_err("a changed library loads")
+        .to_string();
+    assert!(
+        refused.contains("it changed since the server started"),
+        "{refused}"
+    );
+    assert!(!marker.exists(), "the changed library was opened");
+}

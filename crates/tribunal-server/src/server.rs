@@ -39,16 +39,25 @@ pub fn serve(config: &Config, on_ready: impl FnOnce(SocketAddr)) -> Result<(), S
         return Err(ServeError::Config("the token file is empty".to_owned()));
     }
     let metrics = Arc::new(Metrics::default());
+    // Consent to plugins covers the libraries present now, by digest: pinned
+    // as the packs load, then sealed, so a reload opens no library dropped
+    // in or changed later.
+    let mut load = config.load.clone();
+    let pins = load.allow_plugins.then(tribunal::PluginPins::new);
+    load.plugin_pins.clone_from(&pins);
     let registry = Arc::new(
         Registry::load(
             config.sources.clone(),
             config.runtime.clone(),
-            config.load.clone(),
+            load,
             Arc::clone(&metrics),
         )
         .map_err(ServeError::Load)?
         .with_settle(config.reload_settle),
     );
+    if let Some(pins) = &pins {
+        pins.seal();
+    }
     let decision_log = match &config.decision_log {
         Some(settings) => Some(
             DecisionLog::open(settings, Arc::clone(&metrics)).map_err(|e| {

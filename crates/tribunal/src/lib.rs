@@ -74,6 +74,7 @@ pub use json::{Json, NotANumber, Number, Object, Str};
 pub use pack::{LoadOptions, Override, OverrideError, Pack};
 pub use parallel::{on_deep_stack, STACK_SIZE};
 pub use pipeline::{Input, MissingOutput};
+pub use plugin::PluginPins;
 pub use report::{
     Details, ErrorKind, ExtractionInfo, Field, Fields, Issue, MetricResult, Report, SchemaRepair,
     Severity, Status, TurnResult,

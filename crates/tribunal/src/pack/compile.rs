@@ -33,11 +33,10 @@ impl PackLoader {
         // `--set limits.*` is always an error.
         let limits = self.script_limits(manifest);
         let plugins = if options.allow_plugins {
-            PluginAccess::Consented(PluginPlaces::new(
-                self.files.root(),
-                &self.plugin_dirs,
-                self.files.allowed(),
-            ))
+            PluginAccess::Consented(
+                PluginPlaces::new(self.files.root(), &self.plugin_dirs, self.files.allowed())
+                    .with_pins(options.plugin_pins.clone()),
+            )
         } else {
             PluginAccess::NotConsented
         };

@@ -48,6 +48,9 @@ pub struct LoadOptions {
     /// of the library is looked at. With it, a library is opened only from the
     /// pack's folder, `plugin_dirs`, `TRIBUNAL_PLUGIN_PATH` or `allow_paths`.
     pub allow_plugins: bool,
+    /// With `allow_plugins`: the libraries consented to by digest (a server
+    /// pins those present at start, so a reload opens no other).
+    pub plugin_pins: Option<crate::plugin::PluginPins>,
 }
 
 /// Loading packs on a runtime.

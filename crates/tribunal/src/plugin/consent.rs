@@ -32,6 +32,65 @@ pub(crate) enum PluginAccess {
     Consented(PluginPlaces),
 }
 
+/// The plugin libraries a long-running process consented to, by digest: while
+/// recording (as a server loads its packs at start) every library approved is
+/// noted with a digest of its bytes; once sealed, only those libraries, with
+/// those bytes, are approved again (a reload never opens a library dropped in,
+/// or changed, after the operator consented). Shared by clones.
+#[derive(Debug, Clone, Default)]
+pub struct PluginPins(std::sync::Arc<std::sync::Mutex<Pins>>);
+
+#[derive(Debug, Default)]
+struct Pins {
+    sealed: bool,
+    libraries: std::collections::HashMap<PathBuf, u64>,
+}
+
+impl PluginPins {
+    /// Pins that record every library approved until [`seal`](Self::seal).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// From now on, only the libraries recorded, with the same bytes, are approved.
+    pub fn seal(&self) {
+        self.lock().sealed = true;
+    }
+
+    /// How many libraries are pinned.
+    pub fn len(&self) -> usize {
+        self.lock().libraries.len()
+    }
+
+    /// Whether no library is pinned.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Pins> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Whether the library at `path` (canonical) may be opened: recorded while
+    /// recording; once sealed, `Err` when it was not recorded or its bytes
+    /// changed (`true` for changed).
+    fn check(&self, path: &Path) -> Result<(), bool> {
+        let digest = fs::read(path).map_or(0, |bytes| xxhash_rust::xxh3::xxh3_64(&bytes));
+        let mut pins = self.lock();
+        if !pins.sealed {
+            pins.libraries.insert(path.to_path_buf(), digest);
+            return Ok(());
+        }
+        match pins.libraries.get(path) {
+            Some(pinned) if *pinned == digest => Ok(()),
+            Some(_) => Err(true),
+            None => Err(false),
+        }
+    }
+}
+
 /// Where plugin libraries may be: the folders a library name is looked up in,
 /// and every place (folder or file) a library may resolve to, all canonical.
 #[derive(Debug, Clone, Default)]
@@ -42,6 +101,8 @@ pub(crate) struct PluginPlaces {
     /// The pack folder, the search folders and the `--allow-path`s, canonical
     /// (those that exist).
     roots: Vec<PathBuf>,
+    /// The libraries consented to by digest, when the process pins them.
+    pins: Option<PluginPins>,
 }
 
 impl PluginPlaces {
@@ -69,7 +130,17 @@ impl PluginPlaces {
             .chain(allowed.iter().map(PathBuf::as_path))
             .filter_map(|place| fs::canonicalize(place).ok())
             .collect();
-        Self { search, roots }
+        Self {
+            search,
+            roots,
+            pins: None,
+        }
+    }
+
+    /// The same places, approving only the libraries `pins` allows.
+    pub(crate) fn with_pins(mut self, pins: Option<PluginPins>) -> Self {
+        self.pins = pins;
+        self
     }
 
     /// Whether `path` (absolute, without `.` or `..`) is in one of the places.
@@ -113,6 +184,9 @@ pub(crate) enum Refusal {
     Outside,
     /// Nothing loadable at any of the paths tried (all inside the places).
     NotFound { tried: Vec<PathBuf> },
+    /// A library the process did not consent to by digest: new since it
+    /// started, or `changed`.
+    NotPinned { path: PathBuf, changed: bool },
 }
 
 impl Refusal {
@@ -133,6 +207,11 @@ impl Refusal {
                     tried.join(", ")
                 )
             }
+            Self::NotPinned { path, changed } => format!(
+                "plugin library `{library}` ({}) refused: it {} since the server started, and consent (--allow-plugins) covers the libraries present then, by digest",
+                path.display(),
+                if *changed { "changed" } else { "appeared" }
+            ),
         }
     }
 
@@ -142,6 +221,7 @@ impl Refusal {
             Self::NotConsented => "a plugin is native code that runs with your privileges as soon as it is opened: consent only for a pack you trust, with --allow-plugins (or TRIBUNAL_ALLOW_PLUGINS=1; in Python, Pack.load(..., allow_plugins=True))".into(),
             Self::Outside => "ship the library in the pack, or pass its folder with --plugin-dir (or --allow-path)".into(),
             Self::NotFound { .. } => "build the plugin, then put it next to this manifest, pass its folder with --plugin-dir, or add the folder to TRIBUNAL_PLUGIN_PATH".into(),
+            Self::NotPinned { .. } => "restart the server to consent to the libraries as they are now".into(),
         }
     }
 }
@@ -188,6 +268,12 @@ pub(crate) fn approve(
                 continue; // never looked at
             }
             if let Some(found) = walk(&candidate, places)? {
+                if let Some(pins) = &places.pins {
+                    pins.check(&found).map_err(|changed| Refusal::NotPinned {
+                        path: found.clone(),
+                        changed,
+                    })?;
+                }
                 return Ok(Approved(found));
             }
             let shown = crate::files::lexical_normalise(&shown.join(parent).join(&name));

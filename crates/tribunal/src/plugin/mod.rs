@@ -15,6 +15,7 @@ mod consent;
 mod ffi;
 mod isolated;
 
+pub use consent::PluginPins;
 pub(crate) use consent::{approve, Approved, PluginAccess, PluginPlaces, Refusal};
 
 pub use isolated::serve as serve_helper;
