@@ -535,7 +535,13 @@ impl ToolCalls {
             if *count == limit + 1 {
                 issues.push(self.issue(
                     codes::TOOL_CALLS_TOO_MANY,
-                    format!("`{name}` is called more than {limit} times (`max_calls`)"),
+                    match limit {
+                        0 => format!("`{name}` may not be called (`max_calls: 0`)"),
+                        1 => format!("`{name}` is called more than once (`max_calls: 1`)"),
+                        _ => format!(
+                            "`{name}` is called more than {limit} times (`max_calls: {limit}`)"
+                        ),
+                    },
                     &call.path,
                 ));
             }
@@ -543,7 +549,11 @@ impl ToolCalls {
         if let Some(limit) = self.max_all.filter(|limit| index == *limit) {
             issues.push(self.issue(
                 codes::TOOL_CALLS_TOO_MANY,
-                format!("more than {limit} tool calls (`max_calls`)"),
+                match limit {
+                    0 => "a tool call where none may be made (`max_calls: 0`)".to_owned(),
+                    1 => "more than one tool call (`max_calls: 1`)".to_owned(),
+                    _ => format!("more than {limit} tool calls (`max_calls: {limit}`)"),
+                },
                 &call.path,
             ));
         }
@@ -637,7 +647,7 @@ impl Postprocessor for ToolCalls {
             if !seen.counts.contains_key(tool.as_str()) {
                 issues.push(self.issue(
                     codes::TOOL_CALLS_MISSING,
-                    format!("`{tool}` is never called, and must be"),
+                    format!("`{tool}` is required, and never called"),
                     "/messages",
                 ));
             }
