@@ -939,17 +939,24 @@ impl Pack {
     /// An issue about one turn of a transcript says which (`turn 3: ...`).
     fn feedback(&self, issues: &[Issue]) -> Option<String> {
         let mut messages: Vec<Cow<'_, str>> = Vec::new();
-        // (Each message once, found in a set: a record with many issues is
-        // worded in time linear in their number.)
-        let mut said: std::collections::HashSet<Cow<'_, str>> = std::collections::HashSet::new();
+        // Each message once: looked for in the list while it is short (most
+        // records), in a set of them from `FEEDBACK_INDEXED` on, so that a
+        // record with many issues is worded in time linear in their number.
+        let mut said: Option<std::collections::HashSet<Cow<'_, str>>> = None;
         for issue in issues.iter().filter(|i| i.severity != Severity::Info) {
             let message = match issue.turn {
                 Some(turn) => Cow::Owned(format!("turn {turn}: {}", issue.message)),
                 None => Cow::Borrowed(issue.message.as_str()),
             };
-            if !said.contains(&message) {
-                said.insert(message.clone());
+            let new = match &mut said {
+                Some(said) => said.insert(message.clone()),
+                None => !messages.contains(&message),
+            };
+            if new {
                 messages.push(message);
+                if said.is_none() && messages.len() == FEEDBACK_INDEXED {
+                    said = Some(messages.iter().cloned().collect());
+                }
             }
         }
         if messages.is_empty() {
@@ -965,6 +972,9 @@ impl Pack {
         Some(text)
     }
 }
+
+/// From this many distinct messages on, the re-ask text finds repeats in a set.
+const FEEDBACK_INDEXED: usize = 16;
 
 /// `work`'s result, or its panic as an `internal` error with the panic's
 /// message: the one place the engine stops a panic (see `docs/architecture.md`).

@@ -290,9 +290,16 @@ impl<'a> Known<'a> {
         self.names.contains(&tool)
     }
 
-    /// The error for `tool`, named by the rule at `key` (and, in a list, as
-    /// a value under it), when the step does not know it.
-    fn unknown(&self, step: &str, rule: &str, tool: &str, key: &str, in_list: bool) -> BuildError {
+    /// The error for `tool`, named by `rule` at the config key `key` (and at
+    /// `value` under it, for a name in a list), when the step does not know it.
+    fn unknown(
+        &self,
+        step: &str,
+        rule: &str,
+        tool: &str,
+        key: &str,
+        value: Option<&str>,
+    ) -> BuildError {
         let error = BuildError::new(format!(
             "{step}: `{rule}` names `{tool}`, which is not a tool this step knows ({}: {}); a rule about a tool the agent cannot call would never fire",
             self.from,
@@ -300,10 +307,9 @@ impl<'a> Known<'a> {
         ))
         .at_key(key)
         .suggest(crate::suggest::nearest(tool, &self.names));
-        if in_list {
-            error.at_value(tool)
-        } else {
-            error
+        match value {
+            Some(value) => error.at_value(value),
+            None => error,
         }
     }
 }
@@ -396,84 +402,50 @@ fn check_names(
         .filter_map(|key| key.split_once('.').map(|(tool, _)| (tool, key.as_str())))
         .collect();
     never_fires(config, order, &by_tool, step)?;
+    // Every tool a rule names: the rule, the name, where an error points
+    // (the key, and the value under it for a name in a list), and whether it
+    // is checked (`forbidden` only without `allowed`, which refuses every
+    // other tool anyway).
+    let mut named: Vec<(&str, &str, String, Option<&str>, bool)> = Vec::new();
+    for tool in &config.forbidden {
+        let checked = config.allowed.is_none();
+        named.push(("forbidden", tool, "forbidden".into(), Some(tool), checked));
+    }
+    for tool in &config.required {
+        named.push(("required", tool, "required".into(), Some(tool), true));
+    }
+    for tool in order.iter().flat_map(|(first, then)| [first, then]) {
+        named.push(("order", tool, "order".into(), Some(tool), true));
+    }
+    for &(tool, _) in &by_tool {
+        named.push(("max_calls", tool, format!("max_calls.{tool}"), None, true));
+    }
+    for tool in argument_tools {
+        named.push(("arguments", tool, format!("arguments.{tool}"), None, true));
+    }
+    for (tool, key) in strategy_tools {
+        // (Located by the whole key: `tool.argument` is one YAML key.)
+        let at = "argument_strategies".into();
+        named.push(("argument_strategies", tool, at, Some(key), true));
+    }
     if known.names.is_empty() {
-        let mut named: Vec<&str> = Vec::new();
-        for (rule, any) in [
-            ("forbidden", !config.forbidden.is_empty()),
-            ("required", !config.required.is_empty()),
-            ("order", !order.is_empty()),
-            ("max_calls", !by_tool.is_empty()),
-            ("argument_strategies", !strategy_tools.is_empty()),
-        ] {
-            if any {
-                named.push(rule);
-            }
-        }
-        if !named.is_empty() {
-            let rules: Vec<String> = named.iter().map(|r| format!("`{r}`")).collect();
+        let mut rules: Vec<&str> = named.iter().map(|(rule, ..)| *rule).collect();
+        rules.dedup();
+        if let Some(first) = rules.first() {
+            let listed: Vec<String> = rules.iter().map(|r| format!("`{r}`")).collect();
             ctx.warn(
                 BuildError::new(format!(
                     "{step}: {} name tools, but the step lists none to check them against (`allowed`, or `arguments` by tool): a misspelt name would never match a call; list the tools the agent may call in `allowed`",
-                    rules.join(", ")
+                    listed.join(", ")
                 ))
-                .at_key(named[0]),
+                .at_key(*first),
             );
         }
         return Ok(());
     }
-    if config.allowed.is_none() {
-        for tool in &config.forbidden {
-            if !known.has(tool) {
-                return Err(known.unknown(step, "forbidden", tool, "forbidden", true));
-            }
-        }
-    }
-    for tool in &config.required {
-        if !known.has(tool) {
-            return Err(known.unknown(step, "required", tool, "required", true));
-        }
-    }
-    for (first, then) in order {
-        for tool in [first, then] {
-            if !known.has(tool) {
-                return Err(known.unknown(step, "order", tool, "order", true));
-            }
-        }
-    }
-    for &(tool, _) in &by_tool {
-        if !known.has(tool) {
-            return Err(known.unknown(
-                step,
-                "max_calls",
-                tool,
-                &format!("max_calls.{tool}"),
-                false,
-            ));
-        }
-    }
-    for tool in argument_tools {
-        if !known.has(tool) {
-            return Err(known.unknown(
-                step,
-                "arguments",
-                tool,
-                &format!("arguments.{tool}"),
-                false,
-            ));
-        }
-    }
-    for (tool, key) in strategy_tools {
-        if !known.has(tool) {
-            // (Located by the whole key: `tool.argument` is one YAML key.)
-            return Err(known
-                .unknown(
-                    step,
-                    "argument_strategies",
-                    tool,
-                    "argument_strategies",
-                    true,
-                )
-                .at_value(key));
+    for (rule, tool, key, value, checked) in named {
+        if checked && !known.has(tool) {
+            return Err(known.unknown(step, rule, tool, &key, value));
         }
     }
     Ok(())
