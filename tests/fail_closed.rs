@@ -194,6 +194,17 @@ fn a_misspelt_field_is_a_load_error_where_no_output_can_have_it_and_a_warning_wh
 }
 
 #[test]
+fn an_example_the_contract_does_not_take_is_a_warning_at_its_member() {
+    let yaml = "name: p\ncontract:\n  additional_fields: false\n  fields:\n    answer: { type: string }\n  example: { answr: yes }\n";
+    let (_dir, loaded) = load(yaml);
+    let pack = loaded.unwrap();
+    let warnings = pack.warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].message.contains("`answr`"), "{}", warnings[0]);
+    assert_eq!(warnings[0].position.map(|(line, _)| line), Some(6));
+}
+
+#[test]
 fn lint_deny_warnings_fails_on_rules_that_name_tools_nothing_checks() {
     let dir = tempfile::tempdir().unwrap();
     let yaml = PACK.replace(
@@ -222,4 +233,298 @@ fn lint_deny_warnings_fails_on_rules_that_name_tools_nothing_checks() {
     );
     assert!(!lint(true).status.success());
     assert!(Path::new(&dir.path().join("pack.yaml")).exists());
+}
+
+/// What a built-in's config key names, besides plain values.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Names {
+    /// Nothing the pack defines: a number, a flag, a pattern, a file, a
+    /// list that is itself the definition (`allowed`, `fields`, `events`
+    /// without a contract that lists kinds).
+    Nothing,
+    /// A tool, a field, a strategy, a metric or an output kind: a misspelt
+    /// name must be a load error (`MISSPELT` holds the case).
+    Something,
+}
+
+/// Every config key the built-ins document (`docs/builtins.md`, generated
+/// from the code) and the contract's keys (`docs/schemas/pack.schema.json`,
+/// generated too): a key added later fails the walk until it is classified
+/// here, and a key that names something until a misspelt case proves it
+/// fails closed.
+const KEYS: &[(&str, &str, Names)] = &[
+    ("contract", "extract", Names::Nothing),
+    ("contract", "multiple_values", Names::Nothing),
+    ("contract", "repair", Names::Nothing),
+    ("contract", "may_emit", Names::Something),
+    ("contract", "on_violation", Names::Nothing),
+    ("contract", "kind_field", Names::Something),
+    ("contract", "fields", Names::Nothing),
+    ("contract", "fallback", Names::Something),
+    ("contract", "instructions", Names::Nothing),
+    // (An example the contract does not take is a warning: a `--set` that
+    // changes the contract may leave it behind; `lint --deny-warnings` fails.)
+    ("contract", "example", Names::Nothing),
+    ("contract", "additional_fields", Names::Nothing),
+    ("contract", "sentence_abbreviations", Names::Nothing),
+    ("contract", "numbers", Names::Nothing),
+    ("contract", "variants", Names::Nothing),
+    ("json_compare", "field_strategies", Names::Something),
+    ("json_compare", "fuzzy_threshold", Names::Nothing),
+    ("json_compare", "semantic_threshold", Names::Nothing),
+    ("json_compare", "text_strategy", Names::Something),
+    ("json_compare", "thresholds", Names::Something),
+    ("json_compare", "weights", Names::Nothing),
+    ("json_compare", "safety_metric", Names::Something),
+    ("json_compare", "model", Names::Nothing),
+    ("json_compare", "when_no_expected", Names::Nothing),
+    ("json_emission", "events", Names::Something),
+    ("json_emission", "threshold", Names::Nothing),
+    ("json_emission", "pattern", Names::Nothing),
+    ("json_emission", "description_patterns", Names::Nothing),
+    ("json_emission", "points", Names::Nothing),
+    ("json_emission", "penalty", Names::Nothing),
+    ("json_emission", "description_message", Names::Nothing),
+    ("json_schema", "schema", Names::Nothing),
+    ("json_schema", "max_issues", Names::Nothing),
+    ("json_schema", "severity", Names::Nothing),
+    ("no_placeholders", "tokens", Names::Nothing),
+    ("no_placeholders", "fields", Names::Something),
+    ("no_placeholders", "containers", Names::Nothing),
+    ("no_placeholders", "case_sensitive", Names::Nothing),
+    ("no_placeholders", "message", Names::Nothing),
+    ("no_placeholders", "severity", Names::Nothing),
+    ("required_fields", "paths", Names::Something),
+    ("required_fields", "path", Names::Something),
+    ("required_fields", "each", Names::Something),
+    ("required_fields", "message", Names::Nothing),
+    ("required_fields", "non_empty", Names::Nothing),
+    ("required_fields", "require", Names::Something),
+    ("required_fields", "incomplete_message", Names::Nothing),
+    ("required_fields", "severity", Names::Nothing),
+    ("tool_calls", "allowed", Names::Nothing),
+    ("tool_calls", "forbidden", Names::Something),
+    ("tool_calls", "required", Names::Something),
+    ("tool_calls", "order", Names::Something),
+    ("tool_calls", "max_calls", Names::Something),
+    ("tool_calls", "no_repeat", Names::Nothing),
+    ("tool_calls", "severity", Names::Nothing),
+    ("tool_calls", "arguments", Names::Something),
+    ("tool_calls", "additional_arguments", Names::Nothing),
+    ("tool_calls", "match", Names::Nothing),
+    ("tool_calls", "argument_strategies", Names::Something),
+    ("tool_calls", "thresholds", Names::Something),
+    ("tool_calls", "model", Names::Nothing),
+];
+
+/// For each key that names something, a whole pack with one misspelt name
+/// in it, the name, and the name the error must offer.
+const MISSPELT: &[(&str, &str, &str, &str, &str)] = &[
+    (
+        "contract",
+        "may_emit",
+        "name: p\ncontract:\n  may_emit: [answer, refusl]\n  fields:\n    kind: { enum: [answer, refusal] }\n",
+        "refusl",
+        "",
+    ),
+    (
+        "contract",
+        "kind_field",
+        "name: p\ncontract:\n  kind_field: knd\n  may_emit: [a, b]\n  additional_fields: false\n  fields:\n    kind: { type: string }\n",
+        "knd",
+        "kind",
+    ),
+    (
+        "contract",
+        "fallback",
+        "name: p\ncontract:\n  may_emit: [answer, refusal]\n  fallback: { kind: refusl }\n",
+        "refusl",
+        "",
+    ),
+    (
+        "json_compare",
+        "field_strategies",
+        "name: p\ncontract:\n  additional_fields: false\n  fields:\n    answer: { type: string }\npipeline:\n  metrics:\n    - use: json_compare\n      with: { field_strategies: { answr: FUZZY } }\n",
+        "answr",
+        "answer",
+    ),
+    (
+        "json_compare",
+        "text_strategy",
+        "name: p\npipeline:\n  metrics:\n    - use: json_compare\n      with: { text_strategy: fuzy }\n",
+        "fuzy",
+        "fuzzy",
+    ),
+    (
+        "json_compare",
+        "thresholds",
+        "name: p\npipeline:\n  metrics:\n    - use: json_compare\n      with: { thresholds: { fuzy: 0.9 } }\n",
+        "fuzy",
+        "fuzzy",
+    ),
+    (
+        "json_compare",
+        "safety_metric",
+        "name: p\npipeline:\n  metrics:\n    - use: json_emission\n      as: safety\n    - use: json_compare\n      with: { safety_metric: safty }\n",
+        "safty",
+        "safety",
+    ),
+    (
+        "json_emission",
+        "events",
+        "name: p\ncontract:\n  kind_field: event\n  may_emit: [agent:status, message:send]\npipeline:\n  metrics:\n    - use: json_emission\n      with: { events: [agent:stats] }\n",
+        "agent:stats",
+        "agent:status",
+    ),
+    (
+        "required_fields",
+        "each",
+        "name: p\ncontract:\n  additional_fields: false\n  fields:\n    answer: { type: string }\npipeline:\n  postprocessors:\n    - use: required_fields\n      with:\n        paths:\n          - path: \"{name}\"\n            each: [answr]\n",
+        "answr",
+        "answer",
+    ),
+    (
+        "required_fields",
+        "require",
+        "name: p\ncontract:\n  additional_fields: false\n  fields:\n    order: { type: object, additional_fields: false, fields: { id: { type: string } } }\npipeline:\n  postprocessors:\n    - use: required_fields\n      with: { paths: [{ path: order, require: [idd] }] }\n",
+        "idd",
+        "id",
+    ),
+    (
+        "tool_calls",
+        "forbidden",
+        "name: p\npipeline:\n  postprocessors:\n    - use: tool_calls\n      with:\n        arguments: { refund: { amount: { type: number } } }\n        forbidden: [refnd]\n",
+        "refnd",
+        "refund",
+    ),
+    (
+        "tool_calls",
+        "argument_strategies",
+        "name: p\npipeline:\n  postprocessors:\n    - use: tool_calls\n      with:\n        allowed: [refund]\n        additional_arguments: false\n        arguments: { refund: { amount: { type: number } } }\n        argument_strategies: { refund.amout: IGNORE }\n",
+        "refund.amout",
+        "amount",
+    ),
+    (
+        "tool_calls",
+        "thresholds",
+        "name: p\npipeline:\n  postprocessors:\n    - use: tool_calls\n      with:\n        allowed: [refund]\n        thresholds: { fuzy: 0.9 }\n",
+        "fuzy",
+        "fuzzy",
+    ),
+];
+
+/// The config keys of each built-in as `docs/builtins.md` documents them
+/// (its table of rules, then each rule's `| key |` rows).
+fn documented_keys() -> Vec<(String, String)> {
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/builtins.md"))
+            .unwrap();
+    let mut keys = Vec::new();
+    let mut builtin = None::<String>;
+    for line in text.lines() {
+        if let Some(id) = line
+            .strip_prefix("<a id=\"")
+            .and_then(|rest| rest.strip_suffix("\"></a>"))
+        {
+            builtin = Some(id.to_owned());
+        } else if line.starts_with("## Issue codes") {
+            break;
+        } else if let (Some(builtin), Some(rest)) = (&builtin, line.strip_prefix("| `")) {
+            let key: String = rest.chars().take_while(|c| *c != '`').collect();
+            // (`arguments: contract` is a form of `arguments`.)
+            let key = key.split(':').next().unwrap_or_default().to_owned();
+            if !keys.contains(&(builtin.clone(), key.clone())) {
+                keys.push((builtin.clone(), key));
+            }
+        }
+    }
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/schemas/pack.schema.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    for key in schema["$defs"]["ContractSpec"]["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+    {
+        keys.push(("contract".to_owned(), key.clone()));
+    }
+    keys
+}
+
+#[test]
+fn every_key_of_every_built_in_that_names_something_fails_closed() {
+    let documented = documented_keys();
+    assert!(documented.len() > 50, "{documented:?}");
+    let builtins: std::collections::BTreeSet<&str> =
+        documented.iter().map(|(b, _)| b.as_str()).collect();
+    assert!(builtins.len() >= 7, "{builtins:?}");
+    for (builtin, key) in &documented {
+        assert!(
+            KEYS.iter().any(|(b, k, _)| b == builtin && k == key),
+            "`{builtin}.{key}` is documented but not classified in KEYS: say whether it names something, and add a misspelt case if it does"
+        );
+    }
+    // The tool rules' own cases (`CASES`, against `allowed`) and the field
+    // rules' (the test above) count for their keys.
+    let covered_elsewhere = [
+        ("tool_calls", "required"),
+        ("tool_calls", "order"),
+        ("tool_calls", "max_calls"),
+        ("tool_calls", "arguments"),
+        ("no_placeholders", "fields"),
+        ("required_fields", "paths"),
+        ("required_fields", "path"),
+    ];
+    for (builtin, key, names) in KEYS {
+        assert!(
+            documented.iter().any(|(b, k)| b == builtin && k == key),
+            "KEYS has `{builtin}.{key}`, which is not documented"
+        );
+        if *names == Names::Nothing || covered_elsewhere.contains(&(builtin, key)) {
+            continue;
+        }
+        assert!(
+            MISSPELT.iter().any(|(b, k, ..)| b == builtin && k == key),
+            "`{builtin}.{key}` names something and has no misspelt case in MISSPELT"
+        );
+    }
+    for (builtin, key, yaml, wrong, meant) in MISSPELT {
+        let (_dir, loaded) = load(yaml);
+        let errors = loaded
+            .err()
+            .unwrap_or_else(|| panic!("{builtin}.{key}: loads:\n{yaml}"))
+            .0;
+        let error = &errors[0];
+        // (`tool.argument` is said as its argument.)
+        let said = wrong.rsplit('.').next().unwrap_or(wrong);
+        assert!(error.message.contains(said), "{builtin}.{key}: {error}");
+        if !meant.is_empty() {
+            assert_eq!(
+                error.help.as_deref(),
+                Some(format!("did you mean `{meant}`?").as_str()),
+                "{builtin}.{key}: {error}"
+            );
+        }
+        // At the misspelt name's line.
+        let line = yaml.lines().position(|l| l.contains(wrong)).map(|i| i + 1);
+        assert_eq!(
+            error.position.map(|(line, _)| line),
+            line,
+            "{builtin}.{key}: {error}\n{yaml}"
+        );
+        // Spelt right, it loads.
+        if !meant.is_empty() {
+            let right = yaml.replace(said, meant);
+            let (_dir, loaded) = load(&right);
+            assert!(
+                loaded.is_ok(),
+                "{builtin}.{key}:\n{right}\n{}",
+                loaded.err().unwrap()
+            );
+        }
+    }
 }

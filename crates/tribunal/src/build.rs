@@ -25,6 +25,10 @@ pub struct BuildCtx<'a> {
     /// Where a builder's warnings go (a pack load reports them, located as
     /// its errors are; `tribunal lint --deny-warnings` fails on them).
     pub warnings: Option<&'a std::cell::RefCell<Vec<crate::component::BuildError>>>,
+    /// The names of the metric steps that run before this one in the
+    /// pipeline (`None` where the component is not built as a step): a rule
+    /// that reads an earlier metric's score checks the name against them.
+    pub metrics_before: Option<&'a [String]>,
 }
 
 impl BuildCtx<'_> {

@@ -68,13 +68,13 @@ string → `semantic`.
 
 | key | default | meaning |
 |-----|---------|---------|
-| `field_strategies` | `{}` | map of field → strategy name, or a path (relative to the manifest) to a JSON file in the seed's format, e.g. `{"customer_name": "FUZZY", "internal_notes": "IGNORE"}`; read and checked at load |
+| `field_strategies` | `{}` | map of field → strategy name, or a path (relative to the manifest) to a JSON file in the seed's format, e.g. `{"customer_name": "FUZZY", "internal_notes": "IGNORE"}`; read and checked at load: the strategies, and the fields against the pack's contract (a field no output can have is an error, one it does not describe a warning) |
 | `fuzzy_threshold` | `0.85` | similarity a `fuzzy` field needs |
 | `semantic_threshold` | `0.80` | similarity a `semantic` field needs |
 | `text_strategy` | `semantic` | strategy auto-detection gives plain-text strings (e.g. `fuzzy` to avoid the embedding model) |
 | `thresholds` | `{}` | thresholds of other strategies by name (else the strategy's own default) |
 | `weights` | `{accuracy: 0.45, completeness: 0.25, hallucination: 0.15, safety: 0.15}` | RQS weights (each ≥ 0) |
-| `safety_metric` | none | a metric that runs earlier in the pipeline; its score is the safety score (1.0 when unset) |
+| `safety_metric` | none | a metric that runs earlier in the pipeline (any other name is a load error); its score is the safety score (1.0 when unset) |
 | `model` | none | folder (relative to the manifest) of the sentence-transformers model `semantic` uses; else `$TRIBUNAL_MODEL_DIR`, else the set-up's `models/all-MiniLM-L6-v2` (see docs/semantic.md) |
 | `when_no_expected` | `error` | a record without `expected`: `error` makes it `ERROR`; `skip` skips the metric for that record (`"skipped"` in its result, its weight out of the record's score) |
 
@@ -215,6 +215,22 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
         if metric.is_empty() {
             return Err(resolver.error("`safety_metric` must name a metric", "safety_metric"));
         }
+        // Its score must exist when this metric runs: a metric earlier in
+        // the pipeline (known at load), not a misspelt or later one.
+        if let Some(before) = ctx.metrics_before {
+            if !before.iter().any(|m| m == metric) {
+                let mut error = resolver.error(
+                    format_args!(
+                        "`safety_metric` names `{metric}`, which is not a metric that runs before `{}` in the pipeline: its score would never exist",
+                        ctx.name
+                    ),
+                    "safety_metric",
+                );
+                error.value = Some(metric.clone());
+                error.suggestion = crate::suggest::nearest(metric, before.iter());
+                return Err(error);
+            }
+        }
     }
     let auto_semantic = resolver.builtin(
         &text_strategy,
@@ -314,6 +330,9 @@ fn field_strategies(
             ));
         };
         let strategy = resolver.named(&name, (&place, &key), quotable)?;
+        // The metric compares the output's top-level keys: one the contract
+        // cannot hold would never get its strategy.
+        super::required_fields::check_field_known(ctx, KEY, &field, &[&field])?;
         resolved.insert(field, strategy);
     }
     Ok(resolved)
@@ -718,6 +737,7 @@ mod tests {
             files: &files,
             models: crate::builtins::test_support::models(),
             warnings: None,
+            metrics_before: None,
         };
         match build(config, &ctx)? {
             Compiled::Metric(m) => Ok(m),

@@ -61,6 +61,10 @@ seed's order, so the score is bit-identical to Python's):
 | `penalty` | `0.2` (≥ 0) |
 | `description_message` | `describes JSON instead of emitting it` |
 
+Where the pack's contract lists its outputs' kinds by their `event` member
+(`kind_field: event` with `may_emit`), an `events` entry it does not take is a
+load error (no output of that event could pass), with the kind it meant.
+
 Details: `matches` (number of pattern matches), `valid` (number of matches that parse
 to an object with `event` and `data`), `known_event` (a match carries a listed event),
 `described` (no match, and a description pattern matched), `verdict`.
@@ -169,8 +173,36 @@ struct JsonEmission {
     description_message: String,
 }
 
-fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
-    let config: Config = component::parse_config(ctx.name, config)?;
+/// Where the pack's contract lists the kinds of its outputs by their
+/// `event` member (`kind_field: event` with `may_emit` or `variants`), every
+/// event this metric accepts must be one of them: the contract rejects any
+/// other, so its points could never be earned.
+fn check_events(events: &[String], ctx: &BuildCtx<'_>) -> Result<(), BuildError> {
+    let Some(contract) = ctx.contract else {
+        return Ok(());
+    };
+    let Some(kinds) = contract
+        .may_emit
+        .as_ref()
+        .filter(|_| contract.kind_field == "event")
+    else {
+        return Ok(());
+    };
+    match events.iter().find(|e| !kinds.contains(e)) {
+        None => Ok(()),
+        Some(event) => Err(BuildError::new(format!(
+            "{}: `events` names `{event}`, which the contract's kinds ({}) do not take: no output of that event could pass",
+            ctx.name,
+            kinds.join(", ")
+        ))
+        .at_key("events")
+        .at_value(event.as_str())
+        .suggest(crate::suggest::nearest(event, kinds))),
+    }
+}
+
+fn build(raw: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
+    let config: Config = component::parse_config(ctx.name, raw)?;
     let name = ctx.name;
     let non_negative = |value: f64, key: &str| {
         if value.is_finite() && value >= 0.0 {
@@ -227,6 +259,9 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
         }
     }
     let lowered = lowered_search(&config.description_patterns, &descriptions);
+    if raw.get("events").is_some() {
+        check_events(&config.events, ctx)?;
+    }
     Ok(Compiled::Metric(Arc::new(JsonEmission {
         events: config.events,
         threshold: config.threshold,

@@ -237,6 +237,7 @@ mod tests {
             files: &files,
             models: crate::builtins::test_support::models(),
             warnings: None,
+            metrics_before: None,
         };
         assert!(build(&json!({"schema": "s.json"}), &ctx).is_ok());
         let err = build(&json!({"schema": "missing.json"}), &ctx).unwrap_err();

@@ -181,6 +181,7 @@ pub(crate) mod test_support {
             files: files(),
             models: models(),
             warnings: None,
+            metrics_before: None,
         }
     }
 

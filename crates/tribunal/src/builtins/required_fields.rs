@@ -54,7 +54,7 @@ A map entry:
 | `each` | none | list of names; the entry is expanded once per name, substituting `{name}` in the path and the messages |
 | `message` | ``missing required field `{path}` `` | issue when the field is missing |
 | `non_empty` | `false` | Python-falsy values (`null`, `false`, `0`, `0.0`, `""`, `[]`, `{}`) count as missing (seed: `if not check_logic.get("parsing_method")`) |
-| `require` | `[]` | members the value must contain, checked like Python's `in`: object → key present, string → substring, array → contains that string; any other value (null, number, bool) lacks them all |
+| `require` | `[]` | members the value must contain, checked like Python's `in`: object → key present, string → substring, array → contains that string; any other value (null, number, bool) lacks them all. Of a field the contract makes an object, a member it cannot have is a load error (one it does not describe, a warning) |
 | `incomplete_message` | ``` `{path}` is incomplete: missing {missing}``` | issue when a `require` member is absent |
 | `severity` | `error` | `error`, `warning` or `info` |
 
@@ -138,55 +138,15 @@ impl FieldPath {
         Ok(Self { segments, pointer })
     }
 
-    /// Checks the field against the pack's contract, if it has one (`rule`
-    /// names the key that lists it, and `written` the path as the config
-    /// writes it, for the error's place): a path no document the contract takes can have is a
-    /// build error, with the field it most resembles; a path the contract
-    /// does not describe but an open object may hold gets a warning, since a
-    /// misspelt name would go unnoticed there.
+    /// Checks the field against the pack's contract: see [`check_field_known`].
     pub(crate) fn check_known(
         &self,
         ctx: &BuildCtx<'_>,
         rule: &str,
         written: &str,
     ) -> Result<(), BuildError> {
-        let Some(contract) = ctx.contract else {
-            return Ok(());
-        };
         let segments: Vec<&str> = self.segments.iter().map(String::as_str).collect();
-        let crate::contract::PathKnown::Unknown {
-            at,
-            closed,
-            nearest,
-        } = contract.lookup_path(&segments)
-        else {
-            return Ok(());
-        };
-        let step = ctx.name;
-        let segment = segments[at];
-        let within = if at == 0 {
-            "the document".to_owned()
-        } else {
-            format!("`{}`", segments[..at].join("."))
-        };
-        let path = segments.join(".");
-        let problem = BuildError::new(if closed {
-            format!(
-                "{step}: `{rule}` names `{path}`, which no output the contract takes can have: `{segment}` is not a field of {within}, which takes no other members"
-            )
-        } else {
-            format!(
-                "{step}: `{rule}` names `{path}`, which the contract does not describe: `{segment}` is not a field of {within}; a misspelt name would never be found (add the field to the contract)"
-            )
-        })
-        .at_key(rule)
-        .at_value(written)
-        .suggest(nearest);
-        if closed {
-            return Err(problem);
-        }
-        ctx.warn(problem);
-        Ok(())
+        check_field_known(ctx, rule, written, &segments)
     }
 
     /// The JSON pointer of the field.
@@ -242,6 +202,57 @@ impl FieldPath {
         self.segments.split_last().map(|(_, parent)| parent)
             == other.segments.split_last().map(|(_, parent)| parent)
     }
+}
+
+/// Checks a field a rule names (`segments`, its path) against the pack's contract, if it has one (`rule`
+/// names the key that lists it, and `written` the path as the config
+/// writes it, for the error's place): a path no document the contract takes can have is a
+/// build error, with the field it most resembles; a path the contract
+/// does not describe but an open object may hold gets a warning, since a
+/// misspelt name would go unnoticed there.
+pub(crate) fn check_field_known(
+    ctx: &BuildCtx<'_>,
+    rule: &str,
+    written: &str,
+    segments: &[&str],
+) -> Result<(), BuildError> {
+    let Some(contract) = ctx.contract else {
+        return Ok(());
+    };
+    let crate::contract::PathKnown::Unknown {
+        at,
+        closed,
+        nearest,
+        ..
+    } = contract.lookup_path(segments)
+    else {
+        return Ok(());
+    };
+    let step = ctx.name;
+    let segment = segments[at];
+    let within = if at == 0 {
+        "the document".to_owned()
+    } else {
+        format!("`{}`", segments[..at].join("."))
+    };
+    let path = segments.join(".");
+    let problem = BuildError::new(if closed {
+        format!(
+            "{step}: `{rule}` names `{path}`, which no output the contract takes can have: `{segment}` is not a field of {within}, which takes no other members"
+        )
+    } else {
+        format!(
+            "{step}: `{rule}` names `{path}`, which the contract does not describe: `{segment}` is not a field of {within}; a misspelt name would never be found (add the field to the contract)"
+        )
+    })
+    .at_key(rule)
+    .at_value(written)
+    .suggest(nearest);
+    if closed {
+        return Err(problem);
+    }
+    ctx.warn(problem);
+    Ok(())
 }
 
 /// One step of a path: a member of an object, an item of an array.
@@ -413,6 +424,57 @@ struct Check {
     parent_as_before: bool,
 }
 
+impl Check {
+    /// `require` members of a field the contract makes an object are
+    /// member names: one the object cannot have (it takes no other) would
+    /// make the check always fire, an error; one an open object may have
+    /// but the contract does not describe, a warning. (Of a string or an
+    /// array, a member is a substring or an element: nothing to check.)
+    fn check_require(&self, ctx: &BuildCtx<'_>) -> Result<(), BuildError> {
+        let Some(contract) = ctx.contract else {
+            return Ok(());
+        };
+        let mut segments: Vec<&str> = self.path.segments.iter().map(String::as_str).collect();
+        let depth = segments.len();
+        for member in &self.require {
+            segments.truncate(depth);
+            segments.push(member);
+            let crate::contract::PathKnown::Unknown {
+                at,
+                closed,
+                nearest,
+                in_array: false,
+            } = contract.lookup_path(&segments)
+            else {
+                continue;
+            };
+            if at != depth {
+                continue; // the path itself: reported by `check_known`
+            }
+            let path = self.path.segments.join(".");
+            let problem = BuildError::new(if closed {
+                format!(
+                    "{}: `require` names `{member}`, which `{path}` cannot have: the contract's object takes no other members, so the check would always fire",
+                    ctx.name
+                )
+            } else {
+                format!(
+                    "{}: `require` names `{member}`, which the contract does not describe in `{path}`: a misspelt name would always be missing (add it to the contract)",
+                    ctx.name
+                )
+            })
+            .at_key("paths")
+            .at_value(member.as_str())
+            .suggest(nearest);
+            if closed {
+                return Err(problem);
+            }
+            ctx.warn(problem);
+        }
+        Ok(())
+    }
+}
+
 #[derive(Debug)]
 struct RequiredFields {
     checks: Vec<Check>,
@@ -453,8 +515,14 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
         };
         let from = checks.len();
         expand(&spec, index, ctx.name, &mut checks)?;
-        for check in &checks[from..] {
-            check.path.check_known(ctx, "paths", &spec.path)?;
+        for (index, check) in checks[from..].iter().enumerate() {
+            // An entry expanded from `each` is located at the name there.
+            let written = match &spec.each {
+                Some(each) if spec.path.contains("{name}") => &each[index],
+                _ => &spec.path,
+            };
+            check.path.check_known(ctx, "paths", written)?;
+            check.check_require(ctx)?;
         }
     }
     Ok(Compiled::Postprocessor(Arc::new(RequiredFields { checks })))

@@ -74,6 +74,9 @@ that can never fire is a load error too: an `order` pair of one tool or with a
 forbidden tool, `max_calls` of 0 on an allowed or required tool, no calls at all
 with a `required` tool. A step whose rules name tools but that lists none to check
 them against gets a warning (an error under `tribunal lint --deny-warnings`).
+The argument part of an `argument_strategies` key is checked against the tool's
+`arguments` rules: an argument they do not name is a load error where they take
+no other (`additional_arguments: false`), else a warning.
 
 `no_repeat` compares arguments as values: members in any order, numbers by
 their exact value (`25`, `25.0` and `2.5e1` are one argument).
@@ -447,6 +450,59 @@ fn check_names(
         if checked && !known.has(tool) {
             return Err(known.unknown(step, rule, tool, &key, value));
         }
+    }
+    check_strategy_arguments(config, &known, ctx)
+}
+
+/// The arguments `argument_strategies` names (`tool.argument`, or an
+/// `argument` of any tool), against the rules `arguments` gives the tools:
+/// an argument no rule names is an error where the rules take no other
+/// (`additional_arguments: false`) and every tool it may belong to has
+/// rules, else a warning (a misspelt name would never be compared).
+fn check_strategy_arguments(
+    config: &Config,
+    known: &Known<'_>,
+    ctx: &BuildCtx<'_>,
+) -> Result<(), BuildError> {
+    let Some(ArgumentsSpec::ByTool(rules)) = &config.arguments else {
+        return Ok(());
+    };
+    let step = ctx.name;
+    for key in config.argument_strategies.keys() {
+        let (tools, argument): (Vec<&str>, &str) = match key.split_once('.') {
+            Some((tool, argument)) => (vec![tool], argument),
+            None => (known.names.clone(), key.as_str()),
+        };
+        let argument = argument.split('.').next().unwrap_or(argument);
+        let described: Vec<&serde_json::Map<String, Value>> = tools
+            .iter()
+            .filter_map(|tool| rules.get(*tool).and_then(Value::as_object))
+            .collect();
+        if described.is_empty() || described.iter().any(|m| m.contains_key(argument)) {
+            continue;
+        }
+        let names = described.iter().flat_map(|m| m.keys());
+        let closed = !config.additional_arguments && described.len() == tools.len();
+        let whose = match key.split_once('.') {
+            Some((tool, _)) => format!("`{tool}`"),
+            None => "any tool".to_owned(),
+        };
+        let problem = BuildError::new(if closed {
+            format!(
+                "{step}: `argument_strategies` names the argument `{argument}`, which {whose} cannot have: its `arguments` rules do not name it, and take no other (`additional_arguments: false`)"
+            )
+        } else {
+            format!(
+                "{step}: `argument_strategies` names the argument `{argument}`, which the `arguments` rules of {whose} do not describe: a misspelt name would never be compared (add it to the rules)"
+            )
+        })
+        .at_key("argument_strategies")
+        .at_value(key.as_str())
+        .suggest(crate::suggest::nearest(argument, names));
+        if closed {
+            return Err(problem);
+        }
+        ctx.warn(problem);
     }
     Ok(())
 }

@@ -509,11 +509,13 @@ pub enum PathKnown {
     /// Segment `at` (0-based) names no field of the object that holds it:
     /// `closed` when that object takes no other members (`additional_fields:
     /// false`), so no document can have the path; `nearest` is the field
-    /// name it most resembles.
+    /// name it most resembles. `in_array`: the segment is under an array
+    /// and is not an item index.
     Unknown {
         at: usize,
         closed: bool,
         nearest: Option<String>,
+        in_array: bool,
     },
 }
 
@@ -568,7 +570,7 @@ impl Contract {
             imply_kind(&mut fields, &kind_field, "")?;
         }
         let variants = compile_variants(&spec.variants, &spec.fields, &kind_field, "", "variants")?;
-        Ok(Self {
+        let contract = Self {
             ladder,
             multiple_values: spec.multiple_values.unwrap_or_default(),
             repair: spec.repair.unwrap_or_default(),
@@ -596,7 +598,37 @@ impl Contract {
             variants,
             format_block: std::sync::OnceLock::new(),
             index: std::sync::OnceLock::new(),
-        })
+        };
+        Ok(contract)
+    }
+
+    /// What is wrong with the `example` the prompt shows, when it is not an
+    /// output the contract takes: a misspelt or missing field there teaches
+    /// the model the wrong shape. (A pack load warns: a `--set` that changes
+    /// the contract may leave the example behind.)
+    pub fn example_problem(&self) -> Option<BuildError> {
+        let example = self.example.as_ref()?;
+        let (issues, _) = self.validate(&Json::from(example), "");
+        match issues
+            .iter()
+            .find(|i| i.severity == crate::report::Severity::Error)
+        {
+            None => None,
+            Some(issue) => {
+                let at = issue.path.as_deref().filter(|p| !p.is_empty());
+                let mut error = BuildError::new(format!(
+                    "the `example` is not an output the contract takes: {}{}",
+                    issue.message,
+                    at.map(|p| format!(" (at {p})")).unwrap_or_default()
+                ))
+                .at_key("example");
+                // At the member it is about, when the example names it.
+                if let Some(member) = at.and_then(|p| p.rsplit('/').next()) {
+                    error = error.at_value(member.replace("~1", "/").replace("~0", "~"));
+                }
+                Some(error)
+            }
+        }
     }
 
     /// Whether the path `segments` (member names, or item indices under an
@@ -616,6 +648,7 @@ impl Contract {
                         at,
                         closed: true,
                         nearest: None,
+                        in_array: true,
                     };
                 }
                 rule
@@ -631,6 +664,7 @@ impl Contract {
                             at,
                             closed,
                             nearest: crate::suggest::nearest(segment, every.map(|f| &f.name)),
+                            in_array: false,
                         }
                     }
                 }
@@ -740,6 +774,15 @@ fn compile_may_emit(
         )
         .at_key("may_emit"));
     }
+    if spec.kind_field.is_some() && spec.may_emit.is_none() && !has_variants {
+        return Err(BuildError::new(
+            "`kind_field` names the member `may_emit` or `variants` read, and neither is given",
+        )
+        .at_key("kind_field"));
+    }
+    if let Some(kinds) = &spec.may_emit {
+        check_kind_field(spec, kind_field, kinds)?;
+    }
     let may_emit = if has_variants {
         Some(spec.variants.keys().cloned().collect())
     } else {
@@ -764,6 +807,58 @@ fn compile_may_emit(
         }
     }
     Ok(may_emit)
+}
+
+/// `may_emit` reads the kind from the member `kind_field`: a contract whose
+/// fields cannot hold a kind there would make the rule never fire (no such
+/// member in a closed object) or always fire (a member that is never a
+/// string, or whose `enum` leaves out a listed kind), so either is a load
+/// error.
+fn check_kind_field(
+    spec: &ContractSpec,
+    kind_field: &str,
+    kinds: &[String],
+) -> Result<(), BuildError> {
+    let Some(field) = spec.fields.get(kind_field) else {
+        if spec.additional_fields {
+            return Ok(());
+        }
+        return Err(BuildError::new(format!(
+            "`may_emit` reads each output's kind from its member `{kind_field}`, which the contract does not list and, with `additional_fields: false`, no output may have: add `{kind_field}` to `fields`, or name the member with `kind_field`"
+        ))
+        .at_key(if spec.kind_field.is_some() {
+            "kind_field"
+        } else {
+            "may_emit"
+        })
+        .suggest(crate::suggest::nearest(kind_field, spec.fields.keys())));
+    };
+    let at = format!("fields.{kind_field}");
+    if let Some(types) = &field.types {
+        let types = types.to_vec();
+        if !types
+            .iter()
+            .any(|t| matches!(t, JsonType::String | JsonType::Any))
+        {
+            return Err(BuildError::new(format!(
+                "field `{kind_field}` holds each output's kind for `may_emit`, which lists strings, but its type is not `string`"
+            ))
+            .at_key(&at));
+        }
+    }
+    if let Some(allowed) = &field.one_of {
+        if let Some(kind) = kinds
+            .iter()
+            .find(|k| !allowed.iter().any(|v| v.as_str() == Some(k.as_str())))
+        {
+            return Err(BuildError::new(format!(
+                "`may_emit` lists `{kind}`, which the `enum` of field `{kind_field}` does not take: no output could be of that kind"
+            ))
+            .at_key("may_emit")
+            .at_value(kind));
+        }
+    }
+    Ok(())
 }
 
 /// The variant of `variants` an object's kind (its member `kind_field`) names.

@@ -130,15 +130,32 @@ impl PackLoader {
         options: &LoadOptions,
     ) -> Option<Arc<Contract>> {
         match Contract::compile(&self.contract_spec(manifest, options)?) {
-            Ok(contract) => Some(Arc::new(contract)),
+            Ok(contract) => {
+                if let Some(problem) = contract.example_problem() {
+                    let keys: Vec<&str> = std::iter::once("contract")
+                        .chain(problem.key.iter().flat_map(|key| key.split('.')))
+                        .collect();
+                    let at = self.source.locate(&keys, problem.value.as_deref());
+                    self.warnings.push(LoadError::new(
+                        &self.source.path,
+                        at,
+                        format!("contract: {}", problem.message),
+                    ));
+                }
+                Some(Arc::new(contract))
+            }
             Err(err) => {
                 // A dotted key (`variants.search.fields.date`) is located key by key.
                 let keys: Vec<&str> = std::iter::once("contract")
                     .chain(err.key.iter().flat_map(|key| key.split('.')))
                     .collect();
                 let help = err.suggestion.as_deref().map(did_you_mean);
-                self.error_at(&keys, None, format!("contract: {}", err.message))
-                    .help = help;
+                self.error_at(
+                    &keys,
+                    err.value.as_deref(),
+                    format!("contract: {}", err.message),
+                )
+                .help = help;
                 None
             }
         }
@@ -177,7 +194,7 @@ impl PackLoader {
                 continue; // the contract's own error is already reported
             }
             if let Some(Compiled::Postprocessor(run)) =
-                self.build_step(spec, "postprocessors", Kind::Postprocessor, steps)
+                self.build_step(spec, "postprocessors", Kind::Postprocessor, steps, &[])
             {
                 built.push(Step {
                     name: spec.step_name().to_owned(),
@@ -198,6 +215,7 @@ impl PackLoader {
         steps: &Steps<'_>,
     ) -> Vec<Step<dyn Metric>> {
         let mut built = Vec::new();
+        let mut before: Vec<String> = Vec::new();
         for spec in uses {
             self.check_unique_step(seen, spec, "metrics");
             if !(spec.weight().is_finite() && spec.weight() >= 0.0) {
@@ -224,7 +242,7 @@ impl PackLoader {
                 );
             }
             if let Some(Compiled::Metric(run)) =
-                self.build_step(spec, "metrics", Kind::Metric, steps)
+                self.build_step(spec, "metrics", Kind::Metric, steps, &before)
             {
                 built.push(Step {
                     name: spec.step_name().to_owned(),
@@ -234,6 +252,7 @@ impl PackLoader {
                     aggregate: spec.aggregate.unwrap_or_default(),
                 });
             }
+            before.push(spec.step_name().to_owned());
         }
         built
     }
@@ -299,6 +318,7 @@ impl PackLoader {
                 files: &self.files,
                 models: self.runtime.models(),
                 warnings: None,
+                metrics_before: None,
             };
             match Self::build_implementation(component, &config, &ctx) {
                 Ok(Compiled::Strategy(strategy)) => {
@@ -329,13 +349,14 @@ impl PackLoader {
         section: &str,
         expected: Kind,
         steps: &Steps<'_>,
+        metrics_before: &[String],
     ) -> Option<Compiled> {
         let Some(component) = steps
             .components
             .iter()
             .find(|c| c.manifest.name == spec.component)
         else {
-            return self.build_builtin_step(spec, section, expected, steps);
+            return self.build_builtin_step(spec, section, expected, steps, metrics_before);
         };
         if component.manifest.kind != expected {
             self.error_at(
@@ -361,6 +382,7 @@ impl PackLoader {
             steps.options,
         );
         let dir = component.dir();
+        let warnings = std::cell::RefCell::new(Vec::new());
         let ctx = BuildCtx {
             name: step,
             base_dir: &dir,
@@ -368,9 +390,15 @@ impl PackLoader {
             contract: steps.contract,
             files: &self.files,
             models: self.runtime.models(),
-            warnings: None,
+            warnings: Some(&warnings),
+            metrics_before: Some(metrics_before),
         };
-        match Self::build_implementation(component, &config, &ctx) {
+        let built = Self::build_implementation(component, &config, &ctx);
+        for warning in warnings.into_inner() {
+            let warning = self.component_problem(component, Some((spec, section)), &warning);
+            self.warnings.push(warning);
+        }
+        match built {
             Ok(compiled) => Some(compiled),
             Err(err) => {
                 self.push_build_error(component, Some((spec, section)), &err);
@@ -386,6 +414,7 @@ impl PackLoader {
         section: &str,
         expected: Kind,
         steps: &Steps<'_>,
+        metrics_before: &[String],
     ) -> Option<Compiled> {
         let step = spec.step_name();
         let Some(builtin) = builtins::find(&spec.component) else {
@@ -440,6 +469,7 @@ impl PackLoader {
             files: &self.files,
             models: self.runtime.models(),
             warnings: Some(&warnings),
+            metrics_before: Some(metrics_before),
         };
         let built = (builtin.build)(&config, &ctx);
         for warning in warnings.into_inner() {
@@ -493,32 +523,43 @@ impl PackLoader {
         let help = err
             .help()
             .or_else(|| self.overrides_note(&[&component.manifest.name, step]));
-        let key = err.key.as_deref();
+        let error = self.component_problem(component, spec, err);
+        self.errors.push(error.with_help(help));
+    }
+
+    /// An error or warning of a component built from its manifest: at the
+    /// key it is about in the step's `with:` when set there, else in the
+    /// manifest's `config:` (or at its `implementation`).
+    fn component_problem(
+        &self,
+        component: &LoadedComponent,
+        spec: Option<(&UseSpec, &str)>,
+        err: &BuildError,
+    ) -> LoadError {
+        // A dotted key (`arguments.refund.amount`) is found one level at a time.
+        let keys: Vec<&str> = err.key.iter().flat_map(|key| key.split('.')).collect();
+        let value = err.value.as_deref();
         let in_with = spec
             .and_then(|(s, _)| s.with.as_ref())
-            .zip(key)
-            .is_some_and(|(with, key)| with.get(key).is_some());
+            .zip(keys.first())
+            .is_some_and(|(with, key)| with.get(*key).is_some());
         let error = if in_with {
             let (spec, section) = spec.expect("checked above");
-            let at = self.source.locate(
-                &[
-                    "pipeline",
-                    section,
-                    &spec.component,
-                    "with",
-                    key.unwrap_or(""),
-                ],
-                None,
-            );
+            let mut path = vec!["pipeline", section, spec.component.as_str(), "with"];
+            path.extend(&keys);
+            let at = self.source.locate(&path, value);
             LoadError::new(&self.source.path, at, err.message.clone())
         } else {
-            let at = match key {
-                Some(key) => component.source.locate(&["config", key], None),
-                None => component.source.locate(&["implementation"], None),
+            let at = if keys.is_empty() {
+                component.source.locate(&["implementation"], None)
+            } else {
+                let mut path = vec!["config"];
+                path.extend(&keys);
+                component.source.locate(&path, value)
             };
             LoadError::new(&component.source.path, at, err.message.clone())
         };
-        self.errors.push(error.with_help(help));
+        error.with_help(err.help())
     }
 }
 
