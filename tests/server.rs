@@ -1222,6 +1222,66 @@ fn a_check_past_the_request_deadline_is_stopped_and_answered_504() {
     assert_eq!(fine.json()["score"], 1.0);
 }
 
+/// Checks run on threads of their own: while every one of them spins,
+/// `/healthz` and `/metrics` answer at once, and each waiting check's
+/// deadline counts from its arrival, not from when a thread freed up.
+#[test]
+fn probes_answer_while_every_check_thread_is_busy_and_deadlines_count_from_arrival() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = one_metric_pack(
+        dir.path(),
+        "slow",
+        "script: spin.rhai",
+        &[(
+            "spin.rhai",
+            "fn evaluate(ctx) {\n    if ctx.output == \"spin\" { loop { } }\n    1.0\n}\n",
+        )],
+    );
+    let pack_arg = pack.display().to_string();
+    let server = Arc::new(Server::start(&[
+        &pack_arg,
+        "--threads",
+        "1",
+        "--request-timeout-ms",
+        "2000",
+        "--set",
+        "limits.timeout_ms=0",
+        "--set",
+        "limits.max_operations=0",
+    ]));
+    let started = Instant::now();
+    let spinning: Vec<_> = (0..3)
+        .map(|_| {
+            let server = Arc::clone(&server);
+            std::thread::spawn(move || {
+                let answer = server.check("slow", &json!({"output": "spin"}));
+                (answer.status, answer.code(), started.elapsed())
+            })
+        })
+        .collect();
+    // All three have arrived; one spins on the only check thread.
+    std::thread::sleep(Duration::from_millis(300));
+    for path in ["/healthz", "/metrics", "/v1/packs"] {
+        let asked = Instant::now();
+        let answer = server.get(path);
+        let took = asked.elapsed();
+        assert_eq!(answer.status, 200, "{path}: {}", answer.text());
+        // (Before: the probe waited for the spinning check, about 2 s.)
+        assert!(took < Duration::from_secs(1), "{path} took {took:?}");
+    }
+    for spin in spinning {
+        let (status, code, after) = spin.join().unwrap();
+        assert_eq!((status, code.as_str()), (504, "request.timeout"));
+        // Each from its own arrival (before: 2 s, 4 s and 6 s).
+        assert!(
+            after < Duration::from_millis(3500),
+            "answered after {after:?}"
+        );
+    }
+    let fine = server.check("slow", &json!({"output": "done"}));
+    assert_eq!(fine.status, 200, "{}", fine.text());
+}
+
 /// A request of the `OpenAPI` test: the route as documented, the method, the
 /// path, the headers and the body.
 type Probe<'a> = (&'a str, &'a str, String, &'a [(&'a str, &'a str)], Vec<u8>);

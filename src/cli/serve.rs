@@ -92,7 +92,8 @@ pub(super) struct ServeArgs {
     /// Never reload packs.
     #[arg(long)]
     no_reload: bool,
-    /// Threads that serve connections and run checks (0: one per core).
+    /// Threads that run checks (0: one per core); connections are served on
+    /// two threads of their own, which never judge.
     #[arg(long, value_name = "N", default_value_t = 0)]
     threads: usize,
     /// Worker threads of the engine for eval bodies (0: all cores).

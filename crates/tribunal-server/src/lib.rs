@@ -65,7 +65,8 @@ pub struct Config {
     pub reload_settle: Duration,
     /// Where decisions are logged, if anywhere.
     pub decision_log: Option<DecisionLogConfig>,
-    /// Threads that run connections and checks (0: one per core).
+    /// Threads that run checks (0: one per core); connections are served
+    /// on two threads of their own, which never judge.
     pub threads: usize,
 }
 

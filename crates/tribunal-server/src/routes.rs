@@ -44,6 +44,8 @@ pub struct State {
     pub token: Option<Vec<u8>>,
     pub permits: Arc<Semaphore>,
     pub shutting_down: AtomicBool,
+    /// Where checks run: never on the threads that serve connections.
+    pub executor: tribunal::Executor,
     ids: DecisionIds,
 }
 
@@ -54,11 +56,13 @@ impl State {
         log: Option<DecisionLog>,
         limits: Limits,
         token: Option<Vec<u8>>,
+        executor: tribunal::Executor,
     ) -> Self {
         Self {
             registry,
             metrics,
             log,
+            executor,
             permits: Arc::new(Semaphore::new(limits.max_concurrency)),
             limits,
             token,
@@ -360,6 +364,10 @@ fn content_type_is(
     ))
 }
 
+/// How long past its deadline a check's answer waits for the check to
+/// stop and say where it was.
+const JUDGED_GRACE: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// A permit to judge, or the 503 that says to come back.
 fn permit(state: &State) -> Result<tokio::sync::OwnedSemaphorePermit, Response<ResponseBody>> {
     Arc::clone(&state.permits).try_acquire_owned().map_err(|_| {
@@ -412,11 +420,13 @@ async fn check(
     if declared.is_some_and(|length| length > limit as u64) {
         return too_large(limit);
     }
-    let _permit = match permit(state) {
+    let permit = match permit(state) {
         Ok(permit) => permit,
         Err(response) => return response,
     };
     let _in_flight = InFlight::new(&state.metrics);
+    // From the request's arrival: its head was read on a thread that never
+    // runs checks.
     let deadline = started + state.limits.request_timeout;
     let body = match body::read_limited(
         request.into_body(),
@@ -436,26 +446,55 @@ async fn check(
         Err(err) => return invalid_record(&body, &err.message),
     };
     let output = log_output(state, &input.output);
-    let mut record = Vec::with_capacity(256 + input.output.len());
-    let report = jsonl::evaluate_record_into(
-        &served.pack,
-        input,
-        note,
-        Some(deadline.into_std()),
-        &mut record,
-    );
-    if Instant::now() >= deadline {
-        let during = report
-            .error()
-            .map_or_else(String::new, |why| format!(" ({why})"));
-        return error(
+    // Judged on the executor; the slot is held until the judging ends, even
+    // when the answer has gone out as a 504.
+    let (judged, outcome) = tokio::sync::oneshot::channel();
+    let pack = Arc::clone(&served);
+    let until = deadline.into_std();
+    state.executor.submit(move || {
+        let _held = permit;
+        if std::time::Instant::now() >= until {
+            return; // waited past its deadline: the handler has answered 504
+        }
+        let mut record = Vec::with_capacity(256 + input.output.len());
+        let report = jsonl::evaluate_record_into(&pack.pack, input, note, Some(until), &mut record);
+        let _ = judged.send((report, record));
+    });
+    let timed_out = |during: String| {
+        error(
             StatusCode::GATEWAY_TIMEOUT,
             "request.timeout",
             format!(
                 "the check took longer than {} ms (--request-timeout-ms){during}",
                 state.limits.request_timeout.as_millis()
             ),
-        );
+        )
+    };
+    let mut outcome = outcome;
+    let judged = match tokio::time::timeout_at(deadline, &mut outcome).await {
+        Ok(judged) => judged.ok(),
+        // A check being judged stops at the deadline within moments, and
+        // its report says in which step.
+        Err(_) => tokio::time::timeout(JUDGED_GRACE, outcome)
+            .await
+            .ok()
+            .and_then(Result::ok),
+    };
+    let Some((report, mut record)) = judged else {
+        if Instant::now() < deadline {
+            return error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "server.internal",
+                "the check ended without a result".to_owned(),
+            );
+        }
+        return timed_out(" (it waited that long for a free check thread)".to_owned());
+    };
+    if Instant::now() >= deadline {
+        let during = report
+            .error()
+            .map_or_else(String::new, |why| format!(" ({why})"));
+        return timed_out(during);
     }
     let decision_id = state.ids.next();
     state.decided(

@@ -74,10 +74,15 @@ pub fn serve(config: &Config, on_ready: impl FnOnce(SocketAddr)) -> Result<(), S
     } else {
         config.threads
     };
+    // Checks run on the executor's threads; connections on a few of their
+    // own, which therefore always answer (`/healthz`, `/metrics`, a 503).
+    let executor = tribunal::Executor::new(threads, "tribunal-check")
+        .map_err(|e| ServeError::Io(format!("cannot start the evaluation threads: {e}")))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(threads)
+        .worker_threads(HTTP_THREADS)
         .thread_name("tribunal-http")
-        // Checks run on these threads: the engine's deep stack.
+        // `/eval` and `/stream` bodies are judged as they arrive on blocking
+        // threads of this runtime: the engine's deep stack.
         .thread_stack_size(tribunal::STACK_SIZE)
         .enable_all()
         .build()
@@ -88,6 +93,7 @@ pub fn serve(config: &Config, on_ready: impl FnOnce(SocketAddr)) -> Result<(), S
         decision_log,
         config.limits.clone(),
         token,
+        executor,
     ));
     let stop_watching = Arc::new(AtomicBool::new(false));
     if let Some(every) = config.reload_every {
@@ -101,6 +107,10 @@ pub fn serve(config: &Config, on_ready: impl FnOnce(SocketAddr)) -> Result<(), S
     drop(state);
     result
 }
+
+/// Threads that serve connections: they read requests, write answers and
+/// wait, and never judge.
+const HTTP_THREADS: usize = 2;
 
 async fn run(
     config: &Config,

@@ -72,7 +72,7 @@ pub use error::Error;
 pub use extract::{MultipleValues, Repair, Tier};
 pub use json::{Json, NotANumber, Number, Object, Str};
 pub use pack::{LoadOptions, Override, OverrideError, Pack};
-pub use parallel::{on_deep_stack, STACK_SIZE};
+pub use parallel::{on_deep_stack, Executor, STACK_SIZE};
 pub use pipeline::{Input, MissingOutput};
 pub use plugin::PluginPins;
 pub use report::{

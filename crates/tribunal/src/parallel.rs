@@ -597,3 +597,97 @@ mod refused_threads {
         assert!(threads >= 1);
     }
 }
+
+/// A fixed number of threads (with the deep stacks of [`STACK_SIZE`]) that
+/// run jobs in the order they are submitted: where a front end runs its
+/// evaluation work, so that the threads that accept and answer requests never
+/// run a check (the server's `/healthz` answers while every one of these is
+/// busy). A job waits in the queue while every thread is busy; a panic in a
+/// job ends that job only. Dropping the executor lets its threads end once
+/// the jobs already queued have run.
+#[derive(Debug)]
+pub struct Executor {
+    jobs: mpsc::Sender<Job>,
+    threads: usize,
+    waiting: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Executor {
+    /// Starts `threads` threads (at least one) named `name`.
+    pub fn new(threads: usize, name: &str) -> std::io::Result<Self> {
+        let threads = threads.clamp(1, MAX_JOBS);
+        let (jobs, receiver) = mpsc::channel::<Job>();
+        let receiver = Arc::new(Mutex::new(receiver));
+        for _ in 0..threads {
+            let receiver = Arc::clone(&receiver);
+            thread::Builder::new()
+                .name(name.to_owned())
+                .stack_size(STACK_SIZE)
+                .spawn(move || serve(&receiver))?;
+        }
+        Ok(Self {
+            jobs,
+            threads,
+            waiting: Arc::default(),
+        })
+    }
+
+    /// Runs `job` on one of the threads, after the jobs submitted before it.
+    pub fn submit(&self, job: impl FnOnce() + Send + 'static) {
+        use std::sync::atomic::Ordering;
+        self.waiting.fetch_add(1, Ordering::Relaxed);
+        let waiting = Arc::clone(&self.waiting);
+        let job: Job = Box::new(move || {
+            waiting.fetch_sub(1, Ordering::Relaxed);
+            let _ = panic::catch_unwind(AssertUnwindSafe(job));
+        });
+        if let Err(mpsc::SendError(job)) = self.jobs.send(job) {
+            // Every thread is gone (cannot happen while `self` lives): here.
+            job();
+        }
+    }
+
+    /// Its threads.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// Jobs submitted and not yet started.
+    pub fn waiting(&self) -> usize {
+        self.waiting.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod executor_tests {
+    use super::Executor;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    #[test]
+    fn jobs_run_on_its_threads_in_order_and_a_panic_ends_only_its_job() {
+        let executor = Executor::new(1, "test-executor").unwrap();
+        let (done, finished) = mpsc::channel();
+        let (go, gate) = mpsc::channel::<()>();
+        executor.submit(move || gate.recv().unwrap());
+        executor.submit(|| panic!("this job only"));
+        for i in 0..3 {
+            let done = done.clone();
+            executor.submit(move || {
+                let name = std::thread::current().name().map(str::to_owned);
+                done.send((i, name)).unwrap();
+            });
+        }
+        // The first job holds the only thread: the others wait.
+        assert!(finished.recv_timeout(Duration::from_millis(100)).is_err());
+        assert_eq!(executor.waiting(), 4);
+        go.send(()).unwrap();
+        for i in 0..3 {
+            let (n, name) = finished.recv_timeout(Duration::from_secs(10)).unwrap();
+            assert_eq!(n, i);
+            assert_eq!(name.as_deref(), Some("test-executor"));
+        }
+        assert_eq!(executor.waiting(), 0);
+        assert_eq!(executor.threads(), 1);
+    }
+}
