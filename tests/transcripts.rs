@@ -1066,3 +1066,125 @@ pipeline:
         "{err}"
     );
 }
+
+/// A transcript of `n` user/assistant exchanges.
+fn exchanges(n: usize) -> Value {
+    let mut messages = Vec::new();
+    for i in 0..n {
+        messages.push(json!({"role": "user", "content": format!("question {i}")}));
+        messages.push(json!({"role": "assistant", "content": format!("answer {i}")}));
+    }
+    Value::Array(messages)
+}
+
+/// A step run on each turn sees the issues of the steps before it on every
+/// turn (its own turns' issues join them after its last turn), converted
+/// once: a transcript of many turns with an issue on each costs linear time.
+#[test]
+fn each_turn_sees_the_issues_of_the_steps_before_and_its_own_join_after() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = scripted_pack(
+        dir.path(),
+        "pipeline:\n  metrics:\n    - use: flags\n      scope: assistant_turns\n    - use: counts\n      scope: assistant_turns\n",
+        &[
+            (
+                "flags",
+                "metric",
+                "fn evaluate(ctx) {\n    #{ score: 0.5, issues: [`turn ${ctx.turn}`], details: #{ seen: ctx.issues.len() } }\n}\n",
+            ),
+            (
+                "counts",
+                "metric",
+                "fn evaluate(ctx) {\n    #{ score: 1.0, details: #{ seen: ctx.issues.len() } }\n}\n",
+            ),
+        ],
+    );
+    let record = pack
+        .evaluate(&Input::from_messages(exchanges(50)))
+        .to_value();
+    let turns = |step: &str| {
+        record["metrics"][step]["details"]["turns"]
+            .as_array()
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(turns("flags").len(), 50);
+    for turn in turns("flags") {
+        assert_eq!(turn["details"]["seen"], 0, "{turn}");
+    }
+    for turn in turns("counts") {
+        assert_eq!(turn["details"]["seen"], 50, "{turn}");
+    }
+    // Each issue names its turn.
+    let issues = record["issues"].as_array().unwrap();
+    assert_eq!(issues.len(), 50);
+    assert_eq!(issues[3]["turn"], 7);
+}
+
+/// `limits.timeout_ms` bounds a step, its runs on every turn together: a
+/// step that takes a little on each turn of a long transcript is stopped
+/// when the sum passes the limit (each run had the whole limit before).
+#[test]
+fn a_step_on_each_turn_has_one_time_limit_for_all_its_turns() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = scripted_pack(
+        dir.path(),
+        "limits: { timeout_ms: 100 }\npipeline:\n  metrics:\n    - use: slow\n      scope: assistant_turns\n",
+        &[(
+            "slow",
+            "metric",
+            "fn evaluate(ctx) {\n    let n = 0;\n    for i in 0..20000 { n += i; }\n    1.0\n}\n",
+        )],
+    );
+    let record = pack
+        .evaluate(&Input::from_messages(exchanges(400)))
+        .to_value();
+    assert_eq!(record["status"], "ERROR", "{record}");
+    let error = record["error"].as_str().unwrap();
+    assert!(
+        error.contains("metric `slow` (turn ") && error.contains("100 ms"),
+        "{error}"
+    );
+    assert_eq!(record["error_kind"], "timeout");
+}
+
+/// A metric script's `prepare(ctx)` runs once per record, before the first
+/// turn, and what it returns is `ctx.prepared` on every turn: an index built
+/// once instead of a scan of the turns before each one. (Run on each of 100
+/// turns, a `prepare` this slow would pass the time limit many times over.)
+#[test]
+fn prepare_runs_once_per_record_and_every_turn_reads_what_it_made() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = scripted_pack(
+        dir.path(),
+        "pipeline:\n  metrics:\n    - use: indexed\n      scope: assistant_turns\n",
+        &[(
+            "indexed",
+            "metric",
+            "fn prepare(ctx) {\n    let n = 0;\n    for i in 0..200000 { n += 1; }\n    let said = #{};\n    for (turn, i) in ctx.turns { if turn.role == \"user\" { said[turn.text] = i; } }\n    #{ said: said, has_turn: ctx.turn != (), has_output: ctx.output != () }\n}\n\nfn evaluate(ctx) {\n    let question = \"question \" + ctx.output.sub_string(7);\n    #{ score: if ctx.prepared.said[question] == ctx.turn - 1 { 1.0 } else { 0.0 }, details: #{ has_turn: ctx.prepared.has_turn, has_output: ctx.prepared.has_output } }\n}\n",
+        )],
+    );
+    let record = pack
+        .evaluate(&Input::from_messages(exchanges(100)))
+        .to_value();
+    assert_eq!(record["status"], "PASS", "{}", record["error"]);
+    assert_eq!(record["score"], 1.0);
+    let first = &record["metrics"]["indexed"]["details"]["turns"][0]["details"];
+    assert_eq!(first["has_turn"], false);
+    assert_eq!(first["has_output"], false);
+    // On a single output, `prepare` runs before `evaluate` too.
+    let single = scripted_pack(
+        tempfile::tempdir().unwrap().path(),
+        "pipeline:\n  metrics:\n    - use: once\n",
+        &[(
+            "once",
+            "metric",
+            "fn prepare(ctx) { ctx.output.len() }\nfn evaluate(ctx) { #{ score: 1.0, details: #{ length: ctx.prepared } } }\n",
+        )],
+    );
+    let record = single.evaluate(&Input::new("four")).to_value();
+    assert_eq!(
+        record["metrics"]["once"]["details"]["length"], 4,
+        "{record}"
+    );
+}

@@ -90,6 +90,9 @@ pub struct Context<'a> {
 #[derive(Default)]
 pub struct RecordMemo {
     turns: std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>,
+    /// Values a host makes once per record and key (a per-turn step's
+    /// `ctx.issues`, a script's `prepare`), see [`RecordMemo::once`].
+    keyed: std::sync::Mutex<Vec<(String, Box<dyn std::any::Any + Send + Sync>)>>,
     /// The contract's checks already ran on the record's document, as a
     /// streaming session read it, and found nothing (see
     /// [`RecordMemo::take_contract_judged`]).
@@ -110,6 +113,27 @@ impl RecordMemo {
     pub(crate) fn take_contract_judged(&self) -> bool {
         self.contract_judged
             .swap(false, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The value `make` builds for `key`, built on the first call for that
+    /// key in this record (later calls with another `T` build it anew,
+    /// unshared). `make` runs without the memo locked.
+    pub fn once<T: Clone + Send + Sync + 'static>(&self, key: &str, make: impl FnOnce() -> T) -> T {
+        let lock = || {
+            self.keyed
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        if let Some(value) = lock()
+            .iter()
+            .find(|(k, _)| k == key)
+            .and_then(|(_, v)| v.downcast_ref::<T>())
+        {
+            return value.clone();
+        }
+        let value = make();
+        lock().push((key.to_owned(), Box::new(value.clone())));
+        value
     }
 
     /// The record's turns as `make` builds them, built on the first call

@@ -579,18 +579,39 @@ impl Pack {
         steps: &mut Steps,
         issues: &mut Vec<Issue>,
     ) -> Result<MetricResult, EvalError> {
+        // Every turn sees the issues of the steps before this one (its own
+        // turns' issues join them after the last turn), and the runs share
+        // one `limits.timeout_ms`: a step costs the same budget and linear
+        // time whatever the transcript's length and the number of issues.
+        let before: &[Issue] = issues;
+        let failed_on = std::cell::Cell::new(None);
+        let outs = self.within_time(steps, || {
+            let mut outs = Vec::with_capacity(runs.len());
+            for run in runs.iter() {
+                failed_on.set(Some(run.turn));
+                let ctx = self.turn_context(record, run, before, scores);
+                let out = step.run.evaluate(&ctx)?;
+                outs.push(in_range(&step.name, Some(run.turn), out)?);
+                if crate::deadline::passed() {
+                    break; // `within_time` says which limit
+                }
+            }
+            failed_on.set(None);
+            Ok(outs)
+        });
+        let outs = outs.map_err(|e| match failed_on.get() {
+            Some(turn) => e.within(format_args!("metric `{}` (turn {turn})", step.name)),
+            None => e.within(format_args!(
+                "metric `{}` (its runs on each turn)",
+                step.name
+            )),
+        })?;
         let mut scored = Vec::with_capacity(runs.len());
         let mut each = Vec::with_capacity(runs.len());
         let mut skipped = None;
-        for run in runs {
-            let ctx = self.turn_context(record, run, issues, scores);
-            let out = self
-                .within_time(steps, || step.run.evaluate(&ctx))
-                .map_err(|e| {
-                    e.within(format_args!("metric `{}` (turn {})", step.name, run.turn))
-                })?;
-            let out = in_range(&step.name, Some(run.turn), out)?;
-            placed(out.issues, &step.name, Some(run.turn), issues);
+        let mut found = Vec::new();
+        for (run, out) in runs.iter_mut().zip(outs) {
+            placed(out.issues, &step.name, Some(run.turn), &mut found);
             let mut entry = serde_json::Map::new();
             entry.insert("turn".into(), run.turn.into());
             if let Some(reason) = &out.skipped {
@@ -607,6 +628,7 @@ impl Pack {
             }
             each.push(Value::Object(entry));
         }
+        issues.append(&mut found);
         let details = serde_json::json!({
             "scope": step.scope.as_str(),
             "aggregate": step.aggregate.as_str(),

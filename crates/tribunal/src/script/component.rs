@@ -212,9 +212,44 @@ impl ScriptComponent {
     }
 }
 
+impl ScriptComponent {
+    /// What the script's `prepare(ctx)` returns for the record: run once per
+    /// record (for a step run on each turn, before the first turn's
+    /// `evaluate`, with a context that has no `turn` and no `output`), so
+    /// that what every turn needs (an index of the tool results, say) is
+    /// built once and each turn costs constant time, not a scan of the
+    /// turns before it.
+    fn prepared(&self, ctx: &Context<'_>) -> Result<Dynamic, EvalError> {
+        let run = || {
+            let mut context = self.context(ctx);
+            if ctx.turn.is_some() {
+                if let Some(mut map) = context.write_lock::<rhai::Map>() {
+                    map.remove("turn");
+                    map.remove("output");
+                }
+            }
+            let value = self.call("prepare", (context,), ctx)?;
+            Ok(convert::to_dynamic(&Json::from(value))
+                .into_read_only()
+                .into_shared())
+        };
+        match ctx.memo {
+            Some(memo) => memo.once(&format!("prepare:{}", self.name), run),
+            None => run(),
+        }
+    }
+}
+
 impl Metric for ScriptComponent {
     fn evaluate(&self, ctx: &Context<'_>) -> Result<MetricOutput, EvalError> {
-        let value = self.call("evaluate", (self.context(ctx),), ctx)?;
+        let mut context = self.context(ctx);
+        if self.script.prepares {
+            let prepared = self.prepared(ctx)?;
+            if let Some(mut map) = context.write_lock::<rhai::Map>() {
+                map.insert("prepared".into(), prepared);
+            }
+        }
+        let value = self.call("evaluate", (context,), ctx)?;
         let out = crate::wire::metric_output(&self.who, &self.name, value).map_err(as_script)?;
         crate::wire::turns_in_range(&self.who, &out.issues, ctx).map_err(as_script)?;
         Ok(out)

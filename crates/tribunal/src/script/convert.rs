@@ -97,10 +97,21 @@ pub fn context(ctx: &Context<'_>, config: Dynamic) -> Dynamic {
     if let Some(index) = ctx.turn {
         map.insert("turn".into(), Dynamic::from_int(index_int(index)));
     }
-    map.insert(
-        "issues".into(),
-        Dynamic::from_array(ctx.issues.iter().map(issue).collect()),
-    );
+    let issues = || {
+        Dynamic::from_array(ctx.issues.iter().map(issue).collect())
+            .into_read_only()
+            .into_shared()
+    };
+    let issues = match (ctx.turn, ctx.memo) {
+        // A step run on each turn sees the same issues on every turn (those
+        // of the steps before it): converted once, not once per turn.
+        (Some(_), Some(memo)) => memo.once(
+            &format!("issues:{:p}:{}", ctx.issues.as_ptr(), ctx.issues.len()),
+            issues,
+        ),
+        _ => Dynamic::from_array(ctx.issues.iter().map(issue).collect()),
+    };
+    map.insert("issues".into(), issues);
     map.insert(
         "scores".into(),
         Dynamic::from_map(

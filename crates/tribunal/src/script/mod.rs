@@ -220,6 +220,9 @@ pub struct CompiledScript {
     /// The script calls the `compare()` helper, which needs the record's context
     /// outside the call; other scripts skip building it.
     uses_compare: bool,
+    /// A metric script that defines `fn prepare(ctx)`: it runs once per
+    /// record, and what it returns is `ctx.prepared` in every `evaluate`.
+    prepares: bool,
     /// What the load warns about in the script's text ([`lint`]).
     lints: Vec<LoadError>,
 }
@@ -313,7 +316,12 @@ pub fn compile(
     // in a way no scan sees: such scripts get the context too.
     let uses_compare = calls_compare(text) || text.contains("Fn(");
     let lints = lint::in_place_results(name, text, &origin);
+    let prepares = kind == Kind::Metric
+        && ast
+            .iter_functions()
+            .any(|f| f.name == "prepare" && f.params.len() == 1);
     Ok(Arc::new(CompiledScript {
+        prepares,
         host: Arc::clone(host),
         ast,
         origin,
