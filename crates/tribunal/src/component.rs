@@ -157,6 +157,14 @@ impl fmt::Debug for RecordMemo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RecordMemo")
             .field("turns", &self.turns.get().is_some())
+            .field(
+                "keyed",
+                &self
+                    .keyed
+                    .lock()
+                    .map(|keyed| keyed.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>())
+                    .unwrap_or_default(),
+            )
             .field("contract_judged", &self.contract_judged)
             .finish()
     }
