@@ -860,3 +860,98 @@ fn resume_keeps_transcript_records_and_their_turns() {
     assert_eq!(cases, junit("full.xml"));
     assert!(cases.iter().take(30).any(|c| c.contains("failing turns:")));
 }
+
+/// A record that would run for ever (its pack's limits lifted) does not hold
+/// a stopped run: SIGTERM ends it within seconds, the results judged before
+/// it are kept, and the record in flight and those after it are left for
+/// `--resume`.
+#[cfg(unix)]
+#[test]
+fn sigterm_stops_a_record_in_flight_and_keeps_every_result_judged_before_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = dir.path().join("pack");
+    fs::create_dir_all(&pack).unwrap();
+    fs::write(
+        pack.join("pack.yaml"),
+        "name: spins\ncomponents: [spin.yaml]\npipeline:\n  metrics:\n    - use: spin\n      scope: assistant_turns\n",
+    )
+    .unwrap();
+    fs::write(
+        pack.join("spin.yaml"),
+        "kind: metric\nname: spin\nimplementation:\n  script: spin.rhai\n",
+    )
+    .unwrap();
+    fs::write(
+        pack.join("spin.rhai"),
+        "fn evaluate(ctx) {\n    if ctx.output == \"spin\" { loop { } }\n    1.0\n}\n",
+    )
+    .unwrap();
+    let mut input = String::new();
+    for i in 0..6 {
+        let text = if i == 3 { "spin" } else { "fine" };
+        let record = serde_json::json!({"id": format!("r{i}"), "messages": [
+            {"role": "user", "content": "hello"},
+            {"role": "assistant", "content": text},
+        ]});
+        input.push_str(&record.to_string());
+        input.push('\n');
+    }
+    fs::write(dir.path().join("in.jsonl"), &input).unwrap();
+    let pack_arg = pack.display().to_string();
+    let run = |extra: &[&str]| {
+        let mut command = StdCommand::new(binary());
+        command
+            .current_dir(dir.path())
+            .args([
+                "eval",
+                &pack_arg,
+                "--input",
+                "in.jsonl",
+                "--output",
+                "out.jsonl",
+                "--jobs",
+                "1",
+            ])
+            .args(extra);
+        command
+    };
+    let child = run(&[
+        "--set",
+        "limits.timeout_ms=0",
+        "--set",
+        "limits.max_operations=0",
+    ])
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let signalled = Instant::now();
+    let killed = StdCommand::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    let took = signalled.elapsed();
+    let message = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{message}");
+    // (Before: it ran until killed.)
+    assert!(took < Duration::from_secs(10), "stopped after {took:?}");
+    let kept = fs::read_to_string(dir.path().join(".out.jsonl.partial")).unwrap();
+    let ids: Vec<String> = kept
+        .lines()
+        .map(|line| {
+            serde_json::from_str::<Value>(line).unwrap()["id"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(ids, ["r0", "r1", "r2"], "{message}");
+    assert!(message.contains("3 results kept"), "{message}");
+    // Each kept record has its check, for `--resume` (the header, then one
+    // line each).
+    let checks = fs::read_to_string(dir.path().join(".out.jsonl.partial.check")).unwrap();
+    assert_eq!(checks.lines().count(), 4, "{checks}");
+}

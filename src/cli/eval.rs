@@ -91,8 +91,14 @@ pub(super) struct EvalArgs {
     resume: bool,
 }
 
-/// Set by the first SIGINT, SIGTERM or SIGHUP: stop reading, finish and write
-/// what was read, keep the partial results. A second signal ends the process at once.
+/// How long the records being evaluated have, after a stop signal, to finish
+/// before they are stopped.
+const FINISH_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Set by the first SIGINT, SIGTERM or SIGHUP: stop reading, give the records
+/// being evaluated [`FINISH_GRACE`] to finish, then stop them (they are left
+/// out, for `--resume`), write every result judged, keep the partial results.
+/// A second signal ends the process at once.
 fn stop_on_signals() -> Option<Arc<AtomicBool>> {
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
@@ -102,8 +108,15 @@ fn stop_on_signals() -> Option<Arc<AtomicBool>> {
             std::process::exit(i32::from(EXIT_ABORTED));
         }
         eprintln!(
-            "\nstopping: finishing the records being evaluated (signal again to stop at once)"
+            "\nstopping: finishing the records being evaluated, for {} s at most (signal again to stop at once)",
+            FINISH_GRACE.as_secs()
         );
+        let _ = std::thread::Builder::new()
+            .name("tribunal-stop".into())
+            .spawn(|| {
+                std::thread::sleep(FINISH_GRACE);
+                tribunal::frontend::deadline::interrupt();
+            });
     });
     handler.is_ok().then_some(stop)
 }

@@ -53,11 +53,32 @@ pub fn step_passed() -> bool {
     STEP.get().is_some_and(|d| Tick::now() >= d) || caller_passed()
 }
 
-/// Whether the deadline a caller set for the work on this thread has passed.
+/// Set once the process's evaluations are interrupted ([`interrupt`]).
+static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Ends the work in progress on every thread, and all work after it: from
+/// now on every deadline has passed, as a caller's (the steps running stop
+/// at their next check of it). For a front end that is about to exit on a
+/// signal, after the records already judged are written: it cannot be undone.
+pub fn interrupt() {
+    INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// The error of a step stopped by [`interrupt`].
+pub const INTERRUPTED_MESSAGE: &str = "stopped: the run was interrupted";
+
+/// Whether [`interrupt`] was called.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Whether the deadline a caller set for the work on this thread has passed
+/// (or the process's evaluations were interrupted).
 pub fn caller_passed() -> bool {
-    CALLER
-        .get()
-        .is_some_and(|deadline| std::time::Instant::now() >= deadline)
+    interrupted()
+        || CALLER
+            .get()
+            .is_some_and(|deadline| std::time::Instant::now() >= deadline)
 }
 
 /// A reading of the clock steps are timed by: on Linux the kernel's coarse
@@ -164,6 +185,9 @@ impl Steps {
 /// `None` outside a step with a limit, zero once it has passed. Work that can
 /// be stopped from outside (a plugin's helper process) waits no longer.
 pub fn remaining() -> Option<Duration> {
+    if interrupted() {
+        return Some(Duration::ZERO);
+    }
     let step = STEP
         .get()
         .map(|deadline| deadline.0.saturating_sub(Tick::now().0));

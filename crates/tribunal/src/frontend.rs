@@ -53,3 +53,8 @@ pub mod builtins {
 pub mod plugin {
     pub use crate::plugin::serve_helper;
 }
+
+/// Interrupting the evaluations in progress (`eval` on a signal).
+pub mod deadline {
+    pub use crate::deadline::interrupt;
+}

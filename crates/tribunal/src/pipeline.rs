@@ -736,6 +736,10 @@ impl Pack {
                 .unwrap_or_else(|panic| Err(panicked(panic.as_ref())))
         };
         let late = |result: &Result<T, EvalError>| match result {
+            _ if crate::deadline::interrupted() => Some(EvalError::new(
+                ErrorKind::Timeout,
+                crate::deadline::INTERRUPTED_MESSAGE,
+            )),
             _ if crate::deadline::caller_passed() => Some(EvalError::new(
                 ErrorKind::Timeout,
                 "ran past the caller's deadline (a request's timeout)",

@@ -599,6 +599,10 @@ struct BatchResult {
     metric_scores: Vec<Option<f64>>,
     /// The batch's issues per rule.
     issues: BatchIssues,
+    /// A record of the batch was stopped by [`crate::deadline::interrupt`]:
+    /// it and the records after it are left out (not judged: a `--resume`
+    /// evaluates them).
+    cut: bool,
 }
 
 /// Evaluates a batch into its result lines (and what `beside` makes of each).
@@ -621,6 +625,7 @@ fn evaluate_batch(
         digests: Vec::with_capacity(batch.len()),
         metric_scores: Vec::with_capacity(batch.len() * metric_count),
         issues: BatchIssues::default(),
+        cut: false,
     };
     // Parse every record first so the pack can evaluate the batch as one
     // (metrics prepare their work for all its records at once).
@@ -636,6 +641,10 @@ fn evaluate_batch(
         .map(|record| record.as_ref().ok().map(|(input, _)| input));
     reports(pack, &read, lines, |report, written| {
         let input = inputs.next().flatten();
+        if result.cut || crate::deadline::interrupted() && was_interrupted(&report) {
+            result.cut = true;
+            return;
+        }
         // Straight into the batch's buffer: no string per record.
         let start = result.lines.len();
         report.write_fields_with(&mut result.lines, options.result_fields, written.as_ref());
@@ -656,6 +665,11 @@ fn evaluate_batch(
         }));
     });
     result
+}
+
+/// Whether the record was stopped by an interrupt rather than judged.
+fn was_interrupted(report: &Report) -> bool {
+    report.error_kind() == Some(crate::report::ErrorKind::Timeout)
 }
 
 /// Streams `input` through the pack, writing one result record (a JSON line) per
@@ -765,6 +779,7 @@ where
     }
     let write_beside = beside.as_ref().map(|b| b.write);
     let make_checks = out.keeps_checks();
+    let mut cut = false;
     {
         let mut rest = leftover.into_iter().chain(batches.by_ref());
         pack.runtime.ordered_map(
@@ -782,6 +797,12 @@ where
                 )
             },
             |result| {
+                // Past a record stopped by an interrupt, nothing is written:
+                // the results stay a prefix of the input, for `--resume`.
+                if cut {
+                    return;
+                }
+                cut = result.cut;
                 if write_error.is_none() {
                     if let Err(err) = out.write_results(&result.lines, &result.checks) {
                         write_error = Some(err);
@@ -801,7 +822,7 @@ where
             },
         );
     }
-    summary.interrupted = batches.stopped;
+    summary.interrupted = batches.stopped || cut;
     if let Some(err) = write_error {
         return Err(err.into());
     }
