@@ -1282,6 +1282,54 @@ fn probes_answer_while_every_check_thread_is_busy_and_deadlines_count_from_arriv
     assert_eq!(fine.status, 200, "{}", fine.text());
 }
 
+/// An `/eval` body that trickles in is answered as it comes: each record's
+/// result arrives before the next record is sent (they waited for 256
+/// records or the body's end), and each decision is logged once its result
+/// is handed to the response.
+#[test]
+fn a_trickling_eval_gets_each_result_as_it_is_decided_and_the_log_holds_what_was_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("decisions.jsonl");
+    let log_arg = log.display().to_string();
+    let server = Server::start(&["rules/ksi-emission", "--decision-log", &log_arg]);
+    let mut client = TcpStream::connect(server.address).unwrap();
+    client
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    write!(
+        client,
+        "POST /v1/packs/ksi-emission/eval HTTP/1.1\r\nhost: t\r\ncontent-type: application/x-ndjson\r\ntransfer-encoding: chunked\r\n\r\n"
+    )
+    .unwrap();
+    let mut received = String::new();
+    let mut buffer = [0u8; 65_536];
+    for i in 0..3 {
+        let line = format!(
+            "{}\n",
+            json!({"id": format!("r{i}"), "output": "{\"event\": \"agent:status\", \"data\": {}}"})
+        );
+        write!(client, "{:x}\r\n{line}\r\n", line.len()).unwrap();
+        client.flush().unwrap();
+        // Its result comes before the next record is sent.
+        while !received.contains(&format!("\"id\":\"r{i}\"")) {
+            let n = client.read(&mut buffer).unwrap_or_else(|e| {
+                panic!("no result for record {i} while the body is open ({e}):\n{received}")
+            });
+            assert!(n > 0, "the connection closed:\n{received}");
+            received.push_str(&String::from_utf8_lossy(&buffer[..n]));
+        }
+        // Logged once sent.
+        let logged = wait_for(|| {
+            let text = fs::read_to_string(&log).unwrap_or_default();
+            (text.lines().count() > i).then_some(text)
+        });
+        assert!(logged.contains(&format!("\"id\":\"r{i}\"")), "{logged}");
+    }
+    write!(client, "0\r\n\r\n").unwrap();
+    drop(client);
+    assert_eq!(fs::read_to_string(&log).unwrap().lines().count(), 3);
+}
+
 /// A request of the `OpenAPI` test: the route as documented, the method, the
 /// path, the headers and the body.
 type Probe<'a> = (&'a str, &'a str, String, &'a [(&'a str, &'a str)], Vec<u8>);

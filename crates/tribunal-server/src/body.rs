@@ -99,8 +99,14 @@ pub fn pump(mut body: Incoming, idle: Duration) -> ChannelReader {
         receiver,
         chunk: Bytes::new(),
         done: false,
+        runtime: tokio::runtime::Handle::current(),
     }
 }
+
+/// How long a body's reader waits for more before the records read so far
+/// are judged and answered (`/eval`: each result goes out once decided, a
+/// body that trickles in is answered as it comes).
+const COALESCE: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// A blocking reader over the chunks [`pump`] sends (for a thread outside the
 /// async runtime).
@@ -109,6 +115,8 @@ pub struct ChannelReader {
     receiver: mpsc::Receiver<io::Result<Bytes>>,
     chunk: Bytes,
     done: bool,
+    /// The runtime the body arrives on.
+    runtime: tokio::runtime::Handle,
 }
 
 impl Read for ChannelReader {
@@ -122,9 +130,28 @@ impl Read for ChannelReader {
 }
 
 impl BufRead for ChannelReader {
+    /// Says `WouldBlock` each time nothing arrives for [`COALESCE`]: the
+    /// records read before are then judged and answered, and what other
+    /// threads judged meanwhile is written, while the body is idle.
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
         while self.chunk.is_empty() && !self.done {
-            match self.receiver.blocking_recv() {
+            let next = match self.receiver.try_recv() {
+                Ok(next) => Some(next),
+                Err(mpsc::error::TryRecvError::Disconnected) => None,
+                Err(mpsc::error::TryRecvError::Empty) => {
+                    // (The timer is made on the runtime: this may be one
+                    // of the engine's threads.)
+                    let receiver = &mut self.receiver;
+                    let waited = self
+                        .runtime
+                        .block_on(async { tokio::time::timeout(COALESCE, receiver.recv()).await });
+                    match waited {
+                        Ok(next) => next,
+                        Err(_) => return Err(io::ErrorKind::WouldBlock.into()),
+                    }
+                }
+            };
+            match next {
                 Some(Ok(chunk)) => self.chunk = chunk,
                 Some(Err(err)) => {
                     self.done = true;

@@ -100,7 +100,14 @@ impl DecisionLog {
 
     /// Logs a decision (never waits: a full queue drops it, counted).
     pub fn log(&self, entry: &Entry<'_>) {
-        let Some(sender) = &self.sender else { return };
+        if self.sender.is_some() {
+            self.send(self.line(entry));
+        }
+    }
+
+    /// A decision's line, as [`log`](Self::log) writes it (for a caller that
+    /// logs it later: once its answer is delivered).
+    pub fn line(&self, entry: &Entry<'_>) -> String {
         let report = entry.report;
         let codes: Vec<&str> = report.issues.iter().map(crate::metrics::code_of).collect();
         let mut line = json!({
@@ -122,6 +129,13 @@ impl DecisionLog {
         }
         let mut text = line.to_string();
         text.push('\n');
+        text
+    }
+
+    /// Logs lines made by [`line`](Self::line) (one or more, each ending in
+    /// a newline); never waits, as `log`.
+    pub fn send(&self, text: String) {
+        let Some(sender) = &self.sender else { return };
         let written = match sender.try_send(text) {
             Ok(()) => true,
             Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => false,

@@ -614,34 +614,40 @@ fn eval(
     let (mut sink, response_body) = body::result_channel(state.limits.send_timeout);
     let request_id = state.ids.next();
     let id = request_id.clone();
-    // Each record's decision is counted and logged on the worker that judged
-    // it, with the time from the request's headers to that decision.
+    // Each record's decision is counted on the worker that judged it; its
+    // log line (with the time from the request's headers to that decision)
+    // is made there too, and logged once the record's result has been handed
+    // to the response: the log holds no decision the client was not sent.
     let decided = {
         let state = Arc::clone(state);
         let served = Arc::clone(&served);
-        move |report: &tribunal::Report, input: Option<&tribunal::Input>, _: &mut Vec<u8>| {
+        move |report: &tribunal::Report, input: Option<&tribunal::Input>, out: &mut Vec<u8>| {
             state.metrics.decision(served.pack.name(), report);
             if let Some(log) = &state.log {
                 let decision_id = format!("{id}-{}", report.line.unwrap_or(0));
-                log.log(&Entry {
-                    decision_id: &decision_id,
-                    pack: served.pack.name(),
-                    report,
-                    latency: started.elapsed(),
-                    output: input.map(|input| input.output.as_str()),
-                });
+                out.extend_from_slice(
+                    log.line(&Entry {
+                        decision_id: &decision_id,
+                        pack: served.pack.name(),
+                        report,
+                        latency: started.elapsed(),
+                        output: input.map(|input| input.output.as_str()),
+                    })
+                    .as_bytes(),
+                );
             }
         }
     };
+    let log_state = Arc::clone(state);
     let max_record_bytes = state.limits.max_record_bytes;
     let request = request_id.clone();
     tokio::task::spawn_blocking(move || {
         let _held = (permit, in_flight);
         let mut options = jsonl::Options::default();
         options.max_record_bytes = max_record_bytes;
-        let mut nowhere = std::io::sink();
+        let mut delivered = DeliveredLog(&log_state);
         let beside = jsonl::Beside {
-            out: &mut nowhere,
+            out: &mut delivered,
             write: &decided,
         };
         if let Err(err) = jsonl::run_into(
@@ -660,6 +666,25 @@ fn eval(
         }
     });
     ndjson_response(response_body, &request_id)
+}
+
+/// The decision log's lines of records whose results were handed to the
+/// response (what `/eval` writes beside its results, after them).
+struct DeliveredLog<'a>(&'a State);
+
+impl std::io::Write for DeliveredLog<'_> {
+    fn write(&mut self, lines: &[u8]) -> std::io::Result<usize> {
+        if let Some(log) = &self.0.log {
+            for line in lines.split_inclusive(|b| *b == b'\n') {
+                log.send(String::from_utf8_lossy(line).into_owned());
+            }
+        }
+        Ok(lines.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// A streamed NDJSON answer, naming its decision.

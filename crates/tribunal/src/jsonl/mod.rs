@@ -479,12 +479,26 @@ impl<R: BufRead> RecordReader<R> {
     }
 
     /// Appends the next line to `data`; returns its slot, or `None` at the end.
+    /// A reader that has nothing for now may say so with `WouldBlock` (a
+    /// request body that trickles in): before a line starts, that is
+    /// passed on (`WouldBlock`), so that the batch read so far is judged and
+    /// answered without waiting for more (an empty batch then, when there is
+    /// none: the thread that writes gets to write what other threads
+    /// finished); within a line, it is read on.
     fn read_line(&mut self, data: &mut Vec<u8>) -> io::Result<Option<Slot>> {
         let start = data.len();
         let mut size = 0usize;
         let mut saw_any = false;
         loop {
-            let buffer = self.reader.fill_buf()?;
+            let buffer = match self.reader.fill_buf() {
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => {
+                    if saw_any {
+                        continue;
+                    }
+                    return Err(io::ErrorKind::WouldBlock.into());
+                }
+                other => other?,
+            };
             if buffer.is_empty() {
                 if !saw_any {
                     return Ok(None);
@@ -546,10 +560,18 @@ impl<R: BufRead> Iterator for RecordReader<R> {
         batch
             .data
             .reserve((self.last_batch_bytes + self.last_batch_bytes / 4).min(2 * BATCH_BYTES));
+        let mut paused = false;
         while !self.done && batch.records.len() < BATCH_RECORDS && batch.data.len() < BATCH_BYTES {
             self.line += 1;
             match self.read_line(&mut batch.data) {
                 Ok(None) => self.done = true,
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => {
+                    // The batch so far (maybe none: then the caller gets to
+                    // hand on results other threads finished meanwhile).
+                    self.line -= 1;
+                    paused = true;
+                    break;
+                }
                 Ok(Some(Slot::Bytes { start, end }))
                     if batch.data[start..end].iter().all(u8::is_ascii_whitespace) =>
                 {
@@ -570,7 +592,7 @@ impl<R: BufRead> Iterator for RecordReader<R> {
             }
         }
         self.last_batch_bytes = batch.data.len();
-        (!batch.is_empty()).then_some(batch)
+        (!batch.is_empty() || paused).then_some(batch)
     }
 }
 
@@ -799,8 +821,8 @@ where
             |result| {
                 // Past a record stopped by an interrupt, nothing is written:
                 // the results stay a prefix of the input, for `--resume`.
-                if cut {
-                    return;
+                if cut || result.digests.is_empty() && !result.cut {
+                    return; // (an empty batch: the input paused)
                 }
                 cut = result.cut;
                 if write_error.is_none() {
