@@ -1302,7 +1302,7 @@ fn a_trickling_eval_gets_each_result_as_it_is_decided_and_the_log_holds_what_was
     )
     .unwrap();
     let mut received = String::new();
-    let mut buffer = [0u8; 65_536];
+    let mut buffer = vec![0u8; 65_536];
     for i in 0..3 {
         let line = format!(
             "{}\n",
