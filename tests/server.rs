@@ -1330,6 +1330,53 @@ fn a_trickling_eval_gets_each_result_as_it_is_decided_and_the_log_holds_what_was
     assert_eq!(fs::read_to_string(&log).unwrap().lines().count(), 3);
 }
 
+/// A folder of packs that links to a pack elsewhere does not serve it, at
+/// start (an error naming the link and the option) nor on reload (said once,
+/// the other packs served); `--follow-links` serves it.
+#[cfg(unix)]
+#[test]
+fn a_link_to_a_pack_outside_the_served_folder_is_refused_unless_asked() {
+    let served = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let write_pack = |dir: &Path, name: &str| {
+        fs::create_dir_all(dir).unwrap();
+        fs::write(dir.join("pack.yaml"), format!("name: {name}\n")).unwrap();
+    };
+    write_pack(&served.path().join("inside"), "inside");
+    write_pack(&elsewhere.path().join("outside"), "outside");
+    let link = served.path().join("linked");
+    std::os::unix::fs::symlink(elsewhere.path().join("outside"), &link).unwrap();
+    let folder = served.path().display().to_string();
+    let refused = Server::try_start(&[&folder]).err().expect("started");
+    assert!(
+        refused.contains("linked") && refused.contains("--follow-links"),
+        "{refused}"
+    );
+    let following = Server::start(&[&folder, "--follow-links"]);
+    assert_eq!(following.get("/v1/packs/outside").status, 200);
+    drop(following);
+    // Without the link at start, one made later is refused on reload.
+    fs::remove_file(&link).unwrap();
+    let server = Server::start(&[
+        &folder,
+        "--reload-interval-ms",
+        "100",
+        "--reload-settle-ms",
+        "200",
+    ]);
+    std::os::unix::fs::symlink(elsewhere.path().join("outside"), &link).unwrap();
+    wait_for(|| server.log().contains("--follow-links").then_some(()));
+    std::thread::sleep(Duration::from_millis(800));
+    assert_eq!(server.get("/v1/packs/outside").status, 404);
+    assert_eq!(server.get("/v1/packs/inside").status, 200);
+    assert_eq!(
+        server.log().matches("--follow-links").count(),
+        1,
+        "{}",
+        server.log()
+    );
+}
+
 /// A request of the `OpenAPI` test: the route as documented, the method, the
 /// path, the headers and the body.
 type Probe<'a> = (&'a str, &'a str, String, &'a [(&'a str, &'a str)], Vec<u8>);

@@ -92,6 +92,10 @@ pub(super) struct ServeArgs {
     /// Never reload packs.
     #[arg(long)]
     no_reload: bool,
+    /// Serve packs that a folder of packs links to outside itself (refused
+    /// by default: whoever can write a link there could serve any folder).
+    #[arg(long)]
+    follow_links: bool,
     /// Threads that run checks (0: one per core); connections are served on
     /// two threads of their own, which never judge.
     #[arg(long, value_name = "N", default_value_t = 0)]
@@ -137,6 +141,7 @@ pub(super) fn serve(args: &ServeArgs) -> Result<u8, String> {
         log
     });
     config.threads = args.threads;
+    config.follow_links = args.follow_links;
     tribunal_server::serve(&config, |_| {}).map_err(|e| e.to_string())?;
     Ok(EXIT_OK)
 }

@@ -65,6 +65,9 @@ pub struct Config {
     pub reload_settle: Duration,
     /// Where decisions are logged, if anywhere.
     pub decision_log: Option<DecisionLogConfig>,
+    /// Serve packs that a folder of packs links to outside itself (else
+    /// such a link is refused: at start an error, on reload said once).
+    pub follow_links: bool,
     /// Threads that run checks (0: one per core); connections are served
     /// on two threads of their own, which never judge.
     pub threads: usize,
@@ -85,6 +88,7 @@ impl Config {
             reload_every: Some(Duration::from_secs(1)),
             reload_settle: Duration::from_secs(3),
             decision_log: None,
+            follow_links: false,
             threads: 0,
         }
     }

@@ -65,18 +65,27 @@ pub struct Registry {
     /// The last problem a look had with the served folders, logged once.
     problem: Mutex<Option<String>>,
     metrics: Arc<Metrics>,
+    /// Serve packs a folder of packs links to outside itself
+    /// (`--follow-links`).
+    follow_links: bool,
 }
 
 impl Registry {
     /// Loads every pack of `sources` (pack folders, or folders holding packs).
     /// Any pack that does not load, or two packs of one name, is an error.
+    /// A pack that a folder of packs links to outside itself is served only
+    /// when `follow_links`, else it is an error.
     pub fn load(
         sources: Vec<PathBuf>,
         runtime: Runtime,
         load: LoadOptions,
         metrics: Arc<Metrics>,
+        follow_links: bool,
     ) -> Result<Self, String> {
-        let dirs = pack_dirs(&sources)?;
+        let (dirs, refused) = pack_dirs(&sources, follow_links)?;
+        if !refused.is_empty() {
+            return Err(refused.join("\n"));
+        }
         let mut packs = BTreeMap::new();
         let mut errors = Vec::new();
         for dir in dirs {
@@ -110,6 +119,7 @@ impl Registry {
             settle: Duration::ZERO,
             problem: Mutex::default(),
             metrics,
+            follow_links,
         })
     }
 
@@ -192,8 +202,10 @@ impl Registry {
     pub fn reload_changed(&self) -> usize {
         // (No pack left where the server looks: every served one is gone.
         // The problem is logged once, not at every look.)
-        let (dirs, problem) = match pack_dirs(&self.sources) {
-            Ok(dirs) => (dirs, None),
+        let (dirs, problem) = match pack_dirs(&self.sources, self.follow_links) {
+            Ok((dirs, refused)) if refused.is_empty() => (dirs, None),
+            // (A link refused is said once; the other packs are served.)
+            Ok((dirs, refused)) => (dirs, Some(refused.join("; "))),
             Err(message) => (Vec::new(), Some(message)),
         };
         {
@@ -413,18 +425,38 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// The pack folders of `sources`, each once, in order.
-fn pack_dirs(sources: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+/// The pack folders of `sources`, each once, in order, and why each pack a
+/// folder of packs links to outside itself is refused (unless
+/// `follow_links`: a pack folder named itself is the operator's choice).
+fn pack_dirs(
+    sources: &[PathBuf],
+    follow_links: bool,
+) -> Result<(Vec<PathBuf>, Vec<String>), String> {
     let mut dirs = Vec::new();
+    let mut refused = Vec::new();
     for source in sources {
         let found = if source.join("pack.yaml").is_file() {
             vec![source.clone()]
         } else if source.is_dir() {
-            tribunal::frontend::pack::packs_in(source)
+            let found = tribunal::frontend::pack::packs_in(source);
+            if follow_links {
+                found
+            } else {
+                let (inside, outside): (Vec<_>, Vec<_>) =
+                    found.into_iter().partition(|dir| within(source, dir));
+                refused.extend(outside.iter().map(|dir| {
+                    format!(
+                        "{} links to a pack outside {}: not served (pass --follow-links to serve packs linked from elsewhere)",
+                        dir.display(),
+                        source.display()
+                    )
+                }));
+                inside
+            }
         } else {
             Vec::new()
         };
-        if found.is_empty() {
+        if found.is_empty() && refused.is_empty() {
             return Err(tribunal::frontend::pack::no_pack_message(source));
         }
         for dir in found {
@@ -433,7 +465,20 @@ fn pack_dirs(sources: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
             }
         }
     }
-    Ok(dirs)
+    Ok((dirs, refused))
+}
+
+/// Whether the pack folder `dir`, found in `source`, is inside it as it
+/// resolves (a link to a folder elsewhere is not).
+fn within(source: &Path, dir: &Path) -> bool {
+    let is_link = std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink());
+    if !is_link {
+        return true;
+    }
+    match (std::fs::canonicalize(source), std::fs::canonicalize(dir)) {
+        (Ok(source), Ok(dir)) => dir.starts_with(source),
+        _ => false,
+    }
 }
 
 /// Files looked at per pack folder, at most (a folder with more is watched
@@ -512,6 +557,7 @@ mod tests {
             tribunal::Runtime::new(),
             tribunal::LoadOptions::default(),
             Arc::new(Metrics::default()),
+            false,
         )
         .unwrap();
         let version = || registry.get("p").unwrap().pack.version().to_owned();
@@ -542,6 +588,7 @@ mod tests {
             tribunal::Runtime::new(),
             tribunal::LoadOptions::default(),
             Arc::new(Metrics::default()),
+            false,
         )
         .unwrap()
         .with_settle(settle)

@@ -51,6 +51,7 @@ pub fn serve(config: &Config, on_ready: impl FnOnce(SocketAddr)) -> Result<(), S
             config.runtime.clone(),
             load,
             Arc::clone(&metrics),
+            config.follow_links,
         )
         .map_err(ServeError::Load)?
         .with_settle(config.reload_settle),
