@@ -44,6 +44,13 @@ pub(super) struct CheckArgs {
     /// JSON line per event, then the result record as the last line.
     #[arg(long, conflicts_with = "feedback")]
     stream: bool,
+    /// Decide the tool calls the transcript's last assistant message proposes,
+    /// before they run: FILE holds the messages (a JSON array, or a record
+    /// with `messages`); prints `allow` or `deny` for each call, with the
+    /// issues that decide it (with --json, `{"decisions": [...]}`); exits 0
+    /// when every call is allowed.
+    #[arg(long, conflicts_with_all = ["feedback", "stream"])]
+    proposed: bool,
 }
 
 pub(super) fn check(args: &CheckArgs) -> Result<u8, String> {
@@ -69,6 +76,9 @@ pub(super) fn check(args: &CheckArgs) -> Result<u8, String> {
             read_limited(file, args.max_record_bytes, &path.display().to_string())?
         }
     };
+    if args.proposed {
+        return check_proposed(args, &pack, &output, file);
+    }
     let input = record(args, output, file)?;
     let report = pack.evaluate(&input);
     let mut stdout = io::stdout().lock();
@@ -85,6 +95,105 @@ pub(super) fn check(args: &CheckArgs) -> Result<u8, String> {
         write!(stdout, "{}", render_report(&report))
     };
     verdict(written, &report)
+}
+
+/// `check --proposed`: the decisions on the proposed tool calls.
+fn check_proposed(
+    args: &CheckArgs,
+    pack: &tribunal::Pack,
+    text: &str,
+    file: Option<&PathBuf>,
+) -> Result<u8, String> {
+    let from = file.map_or_else(|| "stdin".to_owned(), |f| f.display().to_string());
+    let value: Value = serde_json::from_str(text)
+        .map_err(|e| format!("{from}: not JSON ({e}): --proposed reads the messages, a JSON array or a record with `messages`"))?;
+    let (messages, id, meta, expected) = match value {
+        Value::Array(_) => (value, Value::Null, Value::Null, Value::Null),
+        Value::Object(mut record) => {
+            let Some(messages) = record.remove("messages") else {
+                return Err(format!(
+                    "{from}: the record has no `messages`: --proposed decides the tool calls of a transcript's last assistant message"
+                ));
+            };
+            let take = |record: &mut serde_json::Map<String, Value>, key| {
+                record.remove(key).unwrap_or(Value::Null)
+            };
+            let id = take(&mut record, "id");
+            let meta = take(&mut record, "meta");
+            let expected = take(&mut record, "expected");
+            (messages, id, meta, expected)
+        }
+        _ => {
+            return Err(format!(
+                "{from}: --proposed reads the messages: a JSON array, or a record with `messages`"
+            ))
+        }
+    };
+    let mut input = tribunal::Input::from_messages(messages);
+    input.id = if id.is_null() {
+        file.map_or(Value::Null, |f| Value::String(f.display().to_string()))
+            .into()
+    } else {
+        id.into()
+    };
+    input.meta = match &args.meta {
+        Some(arg) => json_arg("--meta", arg)?.into(),
+        None => meta.into(),
+    };
+    input.expected = match &args.expected {
+        Some(arg) => json_arg("--expected", arg)?.into(),
+        None => expected.into(),
+    };
+    let decisions = pack.decide(&input);
+    let mut stdout = io::stdout().lock();
+    let written = if args.json {
+        writeln!(
+            stdout,
+            "{}",
+            serde_json::to_string_pretty(&decisions.to_value()).unwrap_or_default()
+        )
+    } else {
+        write!(stdout, "{}", render_decisions(&decisions))
+    };
+    written.map_err(|e| format!("cannot write to stdout: {e}"))?;
+    Ok(if decisions.all_allowed() {
+        EXIT_OK
+    } else {
+        EXIT_NOT_PASSED
+    })
+}
+
+/// The decisions for a terminal: one line per call, its issues under it.
+fn render_decisions(decisions: &tribunal::Decisions) -> String {
+    use std::fmt::Write as _;
+    let printable = tribunal::frontend::text::printable;
+    let mut out = String::new();
+    if let Some(error) = &decisions.error {
+        let _ = writeln!(out, "error: {}", printable(error));
+    }
+    for call in &decisions.decisions {
+        let verdict = match call.decision {
+            tribunal::Verdict::Allow => "ALLOW",
+            tribunal::Verdict::Deny => "DENY ",
+        };
+        let _ = writeln!(
+            out,
+            "{verdict}  {}  (call {}, {})",
+            printable(&call.name),
+            call.call,
+            call.path
+        );
+        for issue in &call.issues {
+            let _ = writeln!(
+                out,
+                "  {:<7} {:<18} {}",
+                issue.severity.as_str(),
+                printable(&issue.code),
+                printable(&issue.message)
+            );
+        }
+    }
+    out
 }
 
 /// `check`'s exit code once the result is written: 0 when the record passed.

@@ -81,6 +81,39 @@ pub struct Context<'a> {
     /// that read it (see [`RecordMemo`]); `None` outside a pipeline.
     #[serde(skip)]
     pub memo: Option<&'a RecordMemo>,
+    /// What the record is judged as: the whole record, or the tool calls its
+    /// last assistant message proposes ([`Judging::Proposal`]).
+    #[serde(skip_serializing_if = "Judging::is_whole")]
+    pub judging: Judging,
+}
+
+/// What a record is judged as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Judging {
+    /// The whole output, or the whole conversation (`Pack::evaluate`).
+    #[default]
+    Whole,
+    /// The tool calls the transcript's last assistant message proposes,
+    /// before they run (`Pack::decide`): the rules that can only be judged
+    /// on a finished conversation (`tool_calls`' `required` and expected
+    /// trajectory, the contract of the final answer) are not applied.
+    Proposal,
+}
+
+impl Judging {
+    /// Whether it is [`Judging::Whole`].
+    pub fn is_whole(&self) -> bool {
+        *self == Judging::Whole
+    }
+
+    /// Its name, as scripts read it (`ctx.judging`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Judging::Whole => "whole",
+            Judging::Proposal => "proposal",
+        }
+    }
 }
 
 /// What an extension host builds from a record once and shares between the

@@ -68,6 +68,7 @@ pub mod jsonl;
 mod stream;
 
 pub use alloc::Counting as CountingAllocator;
+pub use component::Judging;
 pub use error::Error;
 pub use extract::{MultipleValues, Repair, Tier};
 pub use json::{Json, NotANumber, Number, Object, Str};
@@ -76,8 +77,8 @@ pub use parallel::{on_deep_stack, Executor, STACK_SIZE};
 pub use pipeline::{Input, MissingOutput};
 pub use plugin::PluginPins;
 pub use report::{
-    Details, ErrorKind, ExtractionInfo, Field, Fields, Issue, MetricResult, Report, SchemaRepair,
-    Severity, Status, TurnResult,
+    CallDecision, Decisions, Details, ErrorKind, ExtractionInfo, Field, Fields, Issue,
+    MetricResult, Report, SchemaRepair, Severity, Status, TurnResult, Verdict,
 };
 pub use runtime::{Runtime, RuntimeBuilder};
 pub use semantic::{

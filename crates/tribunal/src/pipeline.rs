@@ -36,6 +36,10 @@ pub struct Input {
     /// messages in the OpenAI Chat, Anthropic Messages or OpenAI Responses
     /// format, which the components read as `ctx.turns`.
     pub messages: Json,
+    /// What the record is judged as: the whole record (the default), or the
+    /// tool calls its last assistant message proposes (`Pack::decide` sets
+    /// it).
+    pub judging: crate::component::Judging,
 }
 
 impl Input {
@@ -118,6 +122,7 @@ impl Input {
             expected,
             meta,
             messages,
+            judging: crate::component::Judging::Whole,
         })
     }
 }
@@ -223,6 +228,42 @@ impl Pack {
         self.evaluate_many(std::slice::from_ref(input))
             .pop()
             .expect("one report per input")
+    }
+
+    /// Decides, before they run, the tool calls the last assistant message of
+    /// `input`'s transcript proposes: `allow` or `deny` for each, in order,
+    /// with the issues about it (its errors deny it). The rules that judge
+    /// a finished conversation are not applied (`tool_calls`' `required` and
+    /// expected trajectory, the contract of the final answer); the others
+    /// are, counting the proposed calls (`max_calls`, `order`, `forbidden`,
+    /// `allowed`, `no_repeat`, arguments, scripts and plugins). Fails closed:
+    /// when the proposal cannot be judged, every call is denied.
+    pub fn decide(&self, input: &Input) -> crate::report::Decisions {
+        let (transcript, _) = crate::transcript::read(&input.messages, "/messages");
+        let proposed = transcript
+            .turns
+            .last()
+            .filter(|turn| turn.role == crate::transcript::Role::Assistant)
+            .map(|turn| turn.tool_calls.as_slice())
+            .unwrap_or_default();
+        if proposed.is_empty() {
+            let why = if input.messages.is_null() {
+                "the record has no `messages`: a decision is on the tool calls a transcript's last assistant message proposes"
+            } else {
+                "the transcript's last message is not an assistant message proposing tool calls: there is nothing to decide"
+            };
+            return crate::report::Decisions::none(
+                input.id.clone(),
+                why.to_owned(),
+                self.label(),
+                self.revision(),
+            );
+        }
+        let proposal = Input {
+            judging: crate::component::Judging::Proposal,
+            ..input.clone()
+        };
+        crate::report::Decisions::of(self.evaluate(&proposal), proposed)
     }
 
     /// Evaluates a batch of records, one report per input in order: extraction
@@ -781,6 +822,7 @@ impl Pack {
             scores,
             strategies: &self.pipeline.strategies,
             memo: Some(record.memo),
+            judging: record.input.judging,
         }
     }
 

@@ -20,6 +20,10 @@ struct ContractCheck {
 
 impl Postprocessor for ContractCheck {
     fn process(&self, ctx: &Context<'_>) -> Result<PostOutput, EvalError> {
+        // A proposal is judged before the final answer exists.
+        if ctx.judging == crate::component::Judging::Proposal {
+            return Ok(PostOutput::default());
+        }
         // A streaming session ran these checks on this document as it was
         // written, and they found nothing: that is what they would find now.
         if ctx.turn.is_none() && ctx.memo.is_some_and(RecordMemo::take_contract_judged) {

@@ -250,6 +250,7 @@ pub(crate) mod test_support {
                 scores: &self.scores,
                 strategies: strategies(),
                 memo: None,
+                judging: crate::component::Judging::Whole,
             }
         }
     }

@@ -671,7 +671,11 @@ impl Postprocessor for ToolCalls {
                 issue.turn = Some(turn);
             }
         }
-        for tool in &self.required {
+        // `required` and the expected trajectory judge a finished
+        // conversation: not a proposal, nor a single output or a stream
+        // (no turns), which could never meet them.
+        let finished = ctx.turns.is_some() && ctx.judging == crate::component::Judging::Whole;
+        for tool in self.required.iter().filter(|_| finished) {
             if !seen.counts.contains_key(tool.as_str()) {
                 issues.push(self.issue(
                     codes::TOOL_CALLS_MISSING,
@@ -681,7 +685,9 @@ impl Postprocessor for ToolCalls {
             }
         }
         let issue = |code, message, path: &str| self.issue(code, message, path);
-        issues.extend(self.trajectory.check(&calls, ctx, &issue)?);
+        if ctx.judging == crate::component::Judging::Whole {
+            issues.extend(self.trajectory.check(&calls, ctx, &issue)?);
+        }
         Ok(PostOutput { issues, json: None })
     }
 

@@ -48,6 +48,11 @@ pub struct Case {
     /// An agent's transcript (a list of messages).
     #[serde(default)]
     pub messages: Option<Value>,
+    /// `true`: the case decides the tool calls the last assistant message of
+    /// `messages` proposes (`Pack::decide`), and `expect` is a partial
+    /// `{"decisions": [...]}`.
+    #[serde(default)]
+    pub proposed: bool,
     pub expect: Value,
 }
 
@@ -101,6 +106,21 @@ pub fn read_test_file(path: &Path) -> Result<(Vec<Override>, Vec<Case>), LoadErr
             position,
             format!(
                 "test case `{}` has neither `output` nor `messages`",
+                case.name
+            ),
+        ));
+    }
+    if let Some(case) = file
+        .cases
+        .iter()
+        .find(|case| case.proposed && case.messages.is_none())
+    {
+        let position = source.locate(&["name"], Some(&case.name));
+        return Err(LoadError::new(
+            path,
+            position,
+            format!(
+                "test case `{}` is `proposed` but has no `messages`: a decision is on the tool calls a transcript's last assistant message proposes",
                 case.name
             ),
         ));
@@ -346,12 +366,24 @@ impl Outcome {
 
     /// Evaluates one case and compares its record with what it expects.
     fn check_case(&mut self, pack: &Pack, shown: &str, case: &Case, verbose: bool) {
-        let report = pack.evaluate(&case.input());
-        let problems = mismatches(&case.expect, &report.to_value());
-        let record = if problems.is_empty() {
-            Vec::new()
+        let (problems, record) = if case.proposed {
+            let decisions = pack.decide(&case.input()).to_value();
+            let problems = mismatches(&case.expect, &decisions);
+            let record = if problems.is_empty() {
+                Vec::new()
+            } else {
+                decision_lines(&decisions)
+            };
+            (problems, record)
         } else {
-            record_lines(&report)
+            let report = pack.evaluate(&case.input());
+            let problems = mismatches(&case.expect, &report.to_value());
+            let record = if problems.is_empty() {
+                Vec::new()
+            } else {
+                record_lines(&report)
+            };
+            (problems, record)
         };
         self.cases.push(CaseOutcome {
             file: shown.to_owned(),
@@ -380,6 +412,30 @@ impl Outcome {
 
 /// What a record said, for a failed case: `ERROR (kind): the error`, or its
 /// status and score, then each issue (`severity rule path: message`).
+/// The decisions, as `record_lines` shows a record: one line per call.
+fn decision_lines(decisions: &Value) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let Some(error) = decisions["error"].as_str() {
+        lines.push(format!("error: {error}"));
+    }
+    for call in decisions["decisions"].as_array().into_iter().flatten() {
+        let codes: Vec<&str> = call["issues"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|issue| issue["code"].as_str())
+            .collect();
+        lines.push(format!(
+            "call {} `{}`: {} [{}]",
+            call["call"],
+            call["name"].as_str().unwrap_or(""),
+            call["decision"].as_str().unwrap_or(""),
+            codes.join(", ")
+        ));
+    }
+    lines
+}
+
 fn record_lines(report: &crate::report::Report) -> Vec<String> {
     if let Some(error) = report.error() {
         let kind = report.error_kind().map_or("error", |k| k.as_str());

@@ -73,6 +73,7 @@ fn shipped_packs_agree_with_the_seeds_reference_logic() {
                 expected: record["expected"].clone().into(),
                 meta: crate::json::Json::Null,
                 messages: crate::json::Json::Null,
+                judging: crate::component::Judging::Whole,
             };
             let report = pack.evaluate(&input).to_value();
             let problems = mismatches(&record["reference"], &report);

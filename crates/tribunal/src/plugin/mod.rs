@@ -677,6 +677,7 @@ mod tests {
             scores: &scores,
             strategies: &strategies,
             memo: None,
+            judging: crate::component::Judging::Whole,
         };
         let config = serde_json::json!({"k": [1, 2]});
         // What a plugin reads, through the SDK's own type: every field arrives.

@@ -97,6 +97,7 @@ pub fn context(ctx: &Context<'_>, config: Dynamic) -> Dynamic {
     if let Some(index) = ctx.turn {
         map.insert("turn".into(), Dynamic::from_int(index_int(index)));
     }
+    map.insert("judging".into(), text(ctx.judging.as_str()));
     let issues = || {
         Dynamic::from_array(ctx.issues.iter().map(issue).collect())
             .into_read_only()
@@ -334,6 +335,7 @@ mod tests {
             scores: &scores,
             strategies: &strategies,
             memo: None,
+            judging: crate::component::Judging::Whole,
         };
         let config = serde_json::json!({"threshold": 0.7, "list": ["a"]});
         let ours = to_value(&context(&ctx, to_dynamic(&Json::from(&config)))).unwrap();
