@@ -75,6 +75,87 @@ export type EvaluateOptions = {
      */
     messages?: unknown[] | undefined;
 };
+/**
+ * The record's other members, for `decide`.
+ */
+export type DecideOptions = {
+    /**
+     * The ground truth, for the steps that compare.
+     */
+    expected?: unknown;
+    /**
+     * Anything else the components may read.
+     */
+    meta?: unknown;
+    /**
+     * The record's id, echoed in the decisions.
+     */
+    id?: unknown;
+};
+/**
+ * The decision on one proposed tool call.
+ */
+export type CallDecision = {
+    /**
+     * Its place among the calls proposed (from 0).
+     */
+    call: number;
+    /**
+     * The call's id (empty when it has none).
+     */
+    id: string;
+    /**
+     * The tool it calls.
+     */
+    name: string;
+    /**
+     * JSON pointer of the call in the record.
+     */
+    path: string;
+    /**
+     * Whether it may run.
+     */
+    decision: "allow" | "deny";
+    /**
+     * The issues about it: its errors deny it.
+     */
+    issues: Issue[];
+};
+/**
+ * The decisions on a transcript's proposed tool
+ *   calls, one per call, in order.
+ */
+export type Decisions = {
+    /**
+     * The record's id.
+     */
+    id: unknown;
+    /**
+     * One per proposed call.
+     */
+    decisions: CallDecision[];
+    /**
+     * Issues about no one call (they decide nothing).
+     */
+    other_issues: Issue[];
+    /**
+     * Why the proposal could not be judged
+     * (every call denied), or why there is nothing to decide.
+     */
+    error: string | null;
+    /**
+     * What kind of failure `error` was.
+     */
+    error_kind: string | null;
+    /**
+     * `name@version` of the pack.
+     */
+    pack: string;
+    /**
+     * Content revision of the pack.
+     */
+    revision: string;
+};
 export type EvaluateManyOptions = {
     /**
      * Threads (0 or absent: every core).
@@ -348,6 +429,18 @@ export class Pack {
      * @returns {ResultRecord}
      */
     evaluate(output: unknown, options?: EvaluateOptions): ResultRecord;
+    /**
+     * Decides, before they run, the tool calls the last assistant message of
+     * `messages` (OpenAI Chat, Anthropic Messages or OpenAI Responses) proposes:
+     * `allow` or `deny` for each, with the issues that decide it, as
+     * `tribunal check --proposed --json` prints them. Fails closed: a proposal
+     * that cannot be judged denies every call; messages that propose no call
+     * give no decision and an `error`.
+     * @param {unknown[]} messages The transcript, its last message proposing the calls.
+     * @param {DecideOptions} [options]
+     * @returns {Decisions}
+     */
+    decide(messages: unknown[], options?: DecideOptions): Decisions;
     /**
      * `evaluate` off the event loop (on libuv's thread pool).
      * @param {unknown} output

@@ -97,6 +97,36 @@ class PackError extends TribunalError {
  */
 
 /**
+ * @typedef {object} DecideOptions The record's other members, for `decide`.
+ * @property {unknown} [expected] The ground truth, for the steps that compare.
+ * @property {unknown} [meta] Anything else the components may read.
+ * @property {unknown} [id] The record's id, echoed in the decisions.
+ */
+
+/**
+ * @typedef {object} CallDecision The decision on one proposed tool call.
+ * @property {number} call Its place among the calls proposed (from 0).
+ * @property {string} id The call's id (empty when it has none).
+ * @property {string} name The tool it calls.
+ * @property {string} path JSON pointer of the call in the record.
+ * @property {'allow' | 'deny'} decision Whether it may run.
+ * @property {Issue[]} issues The issues about it: its errors deny it.
+ */
+
+/**
+ * @typedef {object} Decisions The decisions on a transcript's proposed tool
+ *   calls, one per call, in order.
+ * @property {unknown} id The record's id.
+ * @property {CallDecision[]} decisions One per proposed call.
+ * @property {Issue[]} other_issues Issues about no one call (they decide nothing).
+ * @property {string | null} error Why the proposal could not be judged
+ *   (every call denied), or why there is nothing to decide.
+ * @property {string | null} error_kind What kind of failure `error` was.
+ * @property {string} pack `name@version` of the pack.
+ * @property {string} revision Content revision of the pack.
+ */
+
+/**
  * @typedef {object} EvaluateManyOptions
  * @property {number} [jobs] Threads (0 or absent: every core).
  * @property {string[]} [fields] Only these members of each result record
@@ -387,6 +417,29 @@ class Pack {
       return JSON.parse(native.errored(this.inner, written.id, written.failed));
     }
     return JSON.parse(native.evaluate(this.inner, written.line));
+  }
+
+  /**
+   * Decides, before they run, the tool calls the last assistant message of
+   * `messages` (OpenAI Chat, Anthropic Messages or OpenAI Responses) proposes:
+   * `allow` or `deny` for each, with the issues that decide it, as
+   * `tribunal check --proposed --json` prints them. Fails closed: a proposal
+   * that cannot be judged denies every call; messages that propose no call
+   * give no decision and an `error`.
+   * @param {unknown[]} messages The transcript, its last message proposing the calls.
+   * @param {DecideOptions} [options]
+   * @returns {Decisions}
+   */
+  decide(messages, options = {}) {
+    if (!Array.isArray(messages)) {
+      throw new TypeError('decide(messages): messages must be an array of messages');
+    }
+    const { expected, meta, id } = options ?? {};
+    const written = recordLine({ id, output: null, expected, meta, messages });
+    if ('failed' in written) {
+      throw new TypeError(`decide(messages): ${written.failed}`);
+    }
+    return JSON.parse(engine(() => native.decide(this.inner, written.line)));
   }
 
   /**

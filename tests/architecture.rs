@@ -52,6 +52,7 @@ const ENGINE: &[(&str, &str)] = &[
     ("source", "pack"),
     ("pack", "pack"),
     // Runs.
+    ("decision", "runs"),
     ("pipeline", "runs"),
     ("stream", "runs"),
     ("summary", "runs"),

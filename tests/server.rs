@@ -1377,6 +1377,80 @@ fn a_link_to_a_pack_outside_the_served_folder_is_refused_unless_asked() {
     );
 }
 
+/// The decisions on generated proposals (tests/fixtures/proposals.jsonl)
+/// are the same from the library, the CLI (`check --proposed --json`) and
+/// the server (`/decide`, which adds `decision_id`), and every call the
+/// pack's rules flag is denied.
+#[test]
+fn decide_gives_the_same_decisions_from_the_library_the_cli_and_the_server() {
+    let pack_dir = root().join("examples/packs/support-agent");
+    let pack = tribunal::Pack::load(&pack_dir).unwrap();
+    let server = Server::start(&["examples/packs/support-agent"]);
+    let lines = fs::read_to_string(root().join("tests/fixtures/proposals.jsonl")).unwrap();
+    let (mut allowed, mut denied, mut nothing) = (0, 0, 0);
+    for line in lines.lines() {
+        let record: Value = serde_json::from_str(line).unwrap();
+        let input = tribunal::Input::from_record(
+            record["id"].clone().into(),
+            tribunal::Json::Null,
+            tribunal::Json::Null,
+            tribunal::Json::Null,
+            record["messages"].clone().into(),
+        )
+        .unwrap();
+        let library = pack.decide(&input).to_value();
+        let mut cli = Command::new(env!("CARGO_BIN_EXE_tribunal"))
+            .args(["check"])
+            .arg(&pack_dir)
+            .args(["-", "--proposed", "--json"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        cli.stdin
+            .take()
+            .unwrap()
+            .write_all(line.as_bytes())
+            .unwrap();
+        let out = cli.wait_with_output().unwrap();
+        let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(printed, library, "CLI, {line}");
+        let answer = server.request(
+            "POST",
+            "/v1/packs/support-agent/decide",
+            &[("content-type", "application/json")],
+            line.as_bytes(),
+        );
+        assert_eq!(answer.status, 200, "{}", answer.text());
+        let mut served = answer.json();
+        served.as_object_mut().unwrap().remove("decision_id");
+        assert_eq!(served, library, "server, {line}");
+        let decisions = library["decisions"].as_array().unwrap();
+        if decisions.is_empty() {
+            nothing += 1;
+            assert_eq!(library["error_kind"], "input");
+        }
+        for decision in decisions {
+            let errors = decision["issues"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|i| i["severity"] == "error");
+            assert_eq!(decision["decision"] == "deny", errors, "{decision}");
+            if errors {
+                denied += 1;
+            } else {
+                allowed += 1;
+            }
+        }
+    }
+    // The generated set has every outcome.
+    assert!(
+        allowed > 20 && denied > 20 && nothing > 3,
+        "{allowed} {denied} {nothing}"
+    );
+}
+
 /// A request of the `OpenAPI` test: the route as documented, the method, the
 /// path, the headers and the body.
 type Probe<'a> = (&'a str, &'a str, String, &'a [(&'a str, &'a str)], Vec<u8>);
@@ -1398,6 +1472,14 @@ fn the_openapi_document_describes_the_running_server() {
         {"role": "user", "content": "Report."},
         {"role": "assistant", "content": "{\"event\": \"a:b\", \"data\": {}}"},
         {"role": "tool", "tool_call_id": "none", "content": "?"}
+    ]})
+    .to_string();
+    // A proposal: the last assistant message calls a tool.
+    let proposal = json!({"id": 3, "messages": [
+        {"role": "user", "content": "Report."},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "report", "arguments": "{}"}}
+        ]}
     ]})
     .to_string();
     // (route as documented, method, path, headers, body)
@@ -1507,6 +1589,29 @@ fn the_openapi_document_describes_the_running_server() {
             "/v1/packs/structured-output/schema".into(),
             &[],
             Vec::new(),
+        ),
+        (
+            "/v1/packs/{name}/decide",
+            "post",
+            "/v1/packs/ksi-emission/decide".into(),
+            &json_type,
+            proposal.clone().into_bytes(),
+        ),
+        (
+            "/v1/packs/{name}/decide",
+            "post",
+            "/v1/packs/ksi-emission/decide".into(),
+            &json_type,
+            serde_json::from_str::<Value>(&proposal).unwrap()["messages"]
+                .to_string()
+                .into_bytes(),
+        ),
+        (
+            "/v1/packs/{name}/decide",
+            "post",
+            "/v1/packs/ksi-emission/decide".into(),
+            &json_type,
+            record.clone().into_bytes(),
         ),
         ("/healthz", "get", "/healthz".into(), &[], Vec::new()),
         ("/readyz", "get", "/readyz".into(), &[], Vec::new()),

@@ -485,7 +485,7 @@ fn a_transcript_record_is_read_from_jsonl_and_its_problems_are_issues() {
     );
     assert_eq!(records[5]["issues"][0]["code"], "transcript.invalid");
     assert_eq!(records[6]["status"], "ERROR");
-    assert_eq!(records[6]["error"], "line 7: record has no `output` field");
+    assert_eq!(records[6]["error"], "line 7: record has no `output` field (nor `messages`, an agent's transcript judged on its last assistant turn)");
 }
 
 /// `text` with every JSON Pointer into the record (`/messages/…`) written as
@@ -1187,4 +1187,54 @@ fn prepare_runs_once_per_record_and_every_turn_reads_what_it_made() {
         record["metrics"]["once"]["details"]["length"], 4,
         "{record}"
     );
+}
+
+/// A proposal: the user asks, the assistant proposes `calls` (names).
+fn proposal(calls: &[&str]) -> Value {
+    let calls: Vec<Value> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, name)| json!({"id": format!("c{i}"), "type": "function", "function": {"name": name, "arguments": "{}"}}))
+        .collect();
+    json!([{"role": "user", "content": "go"}, {"role": "assistant", "content": "", "tool_calls": calls}])
+}
+
+/// A rule that scores the final answer is skipped on a proposal (a
+/// `json_compare` without ground truth would otherwise be an ERROR that
+/// denies every call), and a step that fails denies every call.
+#[test]
+fn a_proposal_skips_final_answer_rules_and_a_failed_step_denies_every_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = scripted_pack(
+        dir.path(),
+        "pipeline:\n  postprocessors:\n    - use: tool_calls\n      with: { allowed: [search, book] }\n  metrics:\n    - use: json_compare\n    - use: sees\n",
+        &[(
+            "sees",
+            "metric",
+            "fn evaluate(ctx) {\n    if ctx.judging != \"proposal\" { throw \"not told\"; }\n    let calls = ctx.turns[ctx.turns.len() - 1].tool_calls;\n    if calls.len() > 1 { throw \"too many at once\"; }\n    1.0\n}\n",
+        )],
+    );
+    let decided = pack
+        .decide(&Input::from_messages(proposal(&["search"])))
+        .to_value();
+    assert_eq!(decided["error"], Value::Null, "{decided}");
+    assert_eq!(decided["decisions"][0]["decision"], "allow");
+    // A step that fails: every call denied, the error said.
+    let decided = pack
+        .decide(&Input::from_messages(proposal(&["search", "book"])))
+        .to_value();
+    assert!(
+        decided["error"]
+            .as_str()
+            .unwrap()
+            .contains("too many at once"),
+        "{decided}"
+    );
+    let verdicts: Vec<&Value> = decided["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| &d["decision"])
+        .collect();
+    assert_eq!(verdicts, ["deny", "deny"]);
 }

@@ -185,6 +185,21 @@ pub fn evaluate(
     on_deep_stack(|| evaluate_one(&pack.0, &record))
 }
 
+/// Decides the tool calls the last assistant message of the record's
+/// `messages` proposes (a line of JSON with `messages`, and `id`, `meta`,
+/// `expected` if need be): the decisions as JSON, as `tribunal check
+/// --proposed --json` prints them; an error when the line is not a record.
+#[napi(catch_unwind)]
+pub fn decide(
+    #[napi(ts_arg_type = "ExternalObject<'NativePack'>")] pack: &External<NativePack>,
+    record: String,
+) -> Result<String> {
+    let (input, _) = read(&record).map_err(|err| Error::from_reason(err.message))?;
+    Ok(on_deep_stack(|| pack.0.decide(&input))
+        .to_value()
+        .to_string())
+}
+
 /// `evaluate` on a thread of libuv's pool.
 #[napi(catch_unwind, ts_return_type = "Promise<string>")]
 pub fn evaluate_async(

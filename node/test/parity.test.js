@@ -53,3 +53,23 @@ for (const [packPath, data] of DATA_SETS) {
     }
   });
 }
+
+test("decide gives the decisions the CLI prints, on generated proposals", () => {
+  const pack = Pack.load(path.join(root, 'examples/packs/support-agent'));
+  const lines = fs
+    .readFileSync(path.join(root, 'tests/fixtures/proposals.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean);
+  const file = path.join(require('./support.js').tempDir(), 'proposal.json');
+  const verdicts = new Set();
+  for (const line of lines.slice(0, 40)) {
+    const record = JSON.parse(line);
+    const decisions = pack.decide(record.messages, { id: record.id });
+    fs.writeFileSync(file, line);
+    const printed = JSON.parse(cli(['check', 'examples/packs/support-agent', file, '--proposed', '--json']));
+    assert.deepEqual(decisions, printed, line);
+    for (const decision of decisions.decisions) verdicts.add(decision.decision);
+  }
+  assert.deepEqual([...verdicts].sort(), ['allow', 'deny']);
+  assert.throws(() => pack.decide('not messages'), TypeError);
+});

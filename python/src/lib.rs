@@ -259,6 +259,32 @@ impl PyPack {
         PyRecord::lazy(report)
     }
 
+    /// Decides, before they run, the tool calls the last assistant message of
+    /// `messages` (a list of messages in the OpenAI Chat, Anthropic Messages or
+    /// OpenAI Responses format) proposes: a dict `{"decisions": [{"call", "id",
+    /// "name", "path", "decision": "allow" | "deny", "issues"}], "other_issues",
+    /// "error", "error_kind", "pack", "revision", "id"}`, as `tribunal check
+    /// --proposed --json` prints it. Fails closed: a proposal that cannot be
+    /// judged denies every call; messages that propose no call give no
+    /// decision and an `error`.
+    #[pyo3(signature = (messages, *, meta = None, expected = None, id = None))]
+    fn decide(
+        &self,
+        py: Python<'_>,
+        messages: &Bound<'_, PyAny>,
+        meta: Option<&Bound<'_, PyAny>>,
+        expected: Option<&Bound<'_, PyAny>>,
+        id: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let decisions = match read_members([id, None, expected, meta, Some(messages)]) {
+            Ok((input, _)) => py.detach(|| on_deep_stack(|| self.pack.decide(&input))),
+            Err(err) => {
+                return Err(pyo3::exceptions::PyValueError::new_err(err.message));
+            }
+        };
+        to_python(py, &decisions.to_value())
+    }
+
     /// Evaluates every record of `records` (an iterable of dicts with the
     /// fields of an `eval` input line: `id`, `output`, `expected`, `meta`) on
     /// `jobs` threads (`None` or 0: every core) with the GIL released, and
@@ -885,7 +911,7 @@ fn read_members(members: [Option<&Bound<'_, PyAny>>; 5]) -> ReadRecord {
     let input =
         Input::from_record(id, output, expected, meta, messages).map_err(|missing| LineError {
             id: missing.id,
-            message: "record has no `output` (or it is None)".to_owned(),
+            message: "record has no `output` (or it is None), nor `messages`".to_owned(),
         })?;
     let note = convert.lossy.then(|| Issue {
         rule: "input".into(),

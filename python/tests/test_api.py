@@ -125,7 +125,7 @@ def test_bad_records_are_error_results_not_exceptions(ksi):
     # Every one is the input's fault, whatever the wording.
     assert {r.error_kind for r in results if r.status == "ERROR"} == {"input"}
     assert errors[2].startswith("record 2: a record must be a dict") and "`int`" in errors[2]
-    assert errors[4] == "record 4: record has no `output` (or it is None)"
+    assert errors[4] == "record 4: record has no `output` (or it is None), nor `messages`"
     assert "`meta/when`: `object` is not a JSON type" in errors[7]
     assert "`expected/1`: inf is not a number JSON can hold" in errors[8]
     assert errors[10].startswith("line 10: not valid JSON")
@@ -326,7 +326,7 @@ def test_nesting_is_read_as_deep_as_the_cli_reads_it(ksi, cli, tmp_path):
 def test_messages_and_lines_count_from_first_line(ksi):
     results = ksi.evaluate_many(["{}", '{"output": "x"}', "{broken"], first_line=101)
     assert [r.line for r in results] == [101, 102, 103]
-    assert results[0].error == "line 101: record has no `output` field"
+    assert results[0].error == "line 101: record has no `output` field (nor `messages`, an agent's transcript judged on its last assistant turn)"
     assert results[2].error.startswith("line 103: not valid JSON")
     batch = ksi.evaluate_many([{"output": "x"}, 5], first_line=None)
     assert [r.line for r in batch] == [None, None]

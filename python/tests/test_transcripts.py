@@ -59,3 +59,32 @@ def test_without_output_or_messages_a_record_is_an_error_result(root):
     assert "no `output`" in result.error
     broken = pack.evaluate(messages="not a list")
     assert [i["code"] for i in broken.issues][:1] == ["transcript.invalid"]
+
+
+def test_decide_gives_the_decisions_the_cli_prints(root, cli):
+    """`pack.decide(messages)` on generated proposals: the CLI's `check
+    --proposed --json`, call by call (tests/fixtures/proposals.jsonl)."""
+    pack = tribunal.Pack.load(root / "examples/packs/support-agent")
+    lines = (root / "tests/fixtures/proposals.jsonl").read_text().splitlines()
+    verdicts = set()
+    for line in lines[:40]:
+        record = json.loads(line)
+        decisions = pack.decide(record["messages"], id=record["id"])
+        path = root / "target" / "proposal.json"
+        path.write_text(line)
+        [printed] = [json.loads("\n".join(cli("check", "examples/packs/support-agent", str(path),
+                                              "--proposed", "--json", raw=True)))]
+        assert decisions == printed, line
+        verdicts.update(d["decision"] for d in decisions["decisions"])
+    assert verdicts == {"allow", "deny"}
+
+
+def test_decide_denies_a_forbidden_call_and_needs_messages(root):
+    pack = tribunal.Pack.load(root / "examples/packs/support-agent")
+    messages = json.loads((root / "examples/data/support-proposal.json").read_text())["messages"]
+    decisions = pack.decide(messages)
+    assert [(d["name"], d["decision"]) for d in decisions["decisions"]] == [
+        ("refund", "allow"), ("delete_account", "deny")]
+    assert decisions["decisions"][1]["issues"][0]["code"] == "tool.forbidden"
+    nothing = pack.decide([{"role": "user", "content": "Hi"}])
+    assert nothing["decisions"] == [] and nothing["error_kind"] == "input"

@@ -125,6 +125,20 @@ class Pack:
         """One record; `messages` is an agent's transcript (OpenAI Chat,
         Anthropic Messages or OpenAI Responses), judged on its last assistant
         turn when there is no `output`, read by components as `ctx.turns`."""
+    def decide(
+        self,
+        messages: list[Any],
+        *,
+        meta: Any = None,
+        expected: Any = None,
+        id: Any = None,
+    ) -> dict[str, Any]:
+        """Allow or deny, before they run, the tool calls the last assistant
+        message of `messages` proposes: ``{"decisions": [{"call", "id",
+        "name", "path", "decision", "issues"}], "other_issues", "error",
+        "error_kind", "pack", "revision", "id"}``, as ``tribunal check
+        --proposed --json`` prints it (every call denied when the proposal
+        cannot be judged)."""
     def evaluate_many(
         self,
         records: Iterable[Union[Mapping[str, Any], str]],

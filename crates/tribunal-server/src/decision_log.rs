@@ -132,6 +132,46 @@ impl DecisionLog {
         text
     }
 
+    /// A `decide` request's line: its decision id, time, pack, revision,
+    /// the record's id, each proposed call (`name`, `decision`, the codes
+    /// and paths of its issues) and the latency; with `log_outputs`, the
+    /// calls' arguments too.
+    pub fn calls_line(
+        &self,
+        decision_id: &str,
+        pack: &str,
+        decisions: &tribunal::Decisions,
+        latency: std::time::Duration,
+    ) -> String {
+        let calls: Vec<serde_json::Value> = decisions
+            .decisions
+            .iter()
+            .map(|call| {
+                json!({
+                    "call": call.call,
+                    "id": call.id,
+                    "name": call.name,
+                    "decision": call.decision,
+                    "codes": call.issues.iter().map(crate::metrics::code_of).collect::<Vec<_>>(),
+                    "paths": call.issues.iter().map(|i| i.path.as_deref()).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        let mut text = json!({
+            "decision_id": decision_id,
+            "time": crate::time::now(),
+            "pack": pack,
+            "revision": decisions.revision,
+            "id": decisions.id,
+            "calls": calls,
+            "error_kind": decisions.error_kind.map(tribunal::ErrorKind::as_str),
+            "latency_us": u64::try_from(latency.as_micros()).unwrap_or(u64::MAX),
+        })
+        .to_string();
+        text.push('\n');
+        text
+    }
+
     /// Logs lines made by [`line`](Self::line) (one or more, each ending in
     /// a newline); never waits, as `log`.
     pub fn send(&self, text: String) {

@@ -18,6 +18,7 @@ use tribunal::{Report, Status};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Route {
     Check,
+    Decide,
     Eval,
     Stream,
     Packs,
@@ -32,8 +33,9 @@ pub enum Route {
 }
 
 impl Route {
-    const ALL: [Route; 11] = [
+    const ALL: [Route; 12] = [
         Route::Check,
+        Route::Decide,
         Route::Eval,
         Route::Stream,
         Route::Packs,
@@ -49,6 +51,7 @@ impl Route {
     fn label(self) -> &'static str {
         match self {
             Route::Check => "/v1/packs/{name}/check",
+            Route::Decide => "/v1/packs/{name}/decide",
             Route::Eval => "/v1/packs/{name}/eval",
             Route::Stream => "/v1/packs/{name}/stream",
             Route::Packs => "/v1/packs",
@@ -108,6 +111,8 @@ impl Histogram {
 struct PackCounts {
     statuses: [u64; 4],
     codes: BTreeMap<String, u64>,
+    /// Proposed tool calls decided: allowed, denied.
+    calls: [u64; 2],
 }
 
 /// The service's counters.
@@ -182,6 +187,23 @@ impl Metrics {
                 None => {
                     counts.codes.insert(code.to_owned(), 1);
                 }
+            }
+        }
+    }
+
+    /// The decisions on a proposal's tool calls (`decide`): each call
+    /// counted as allowed or denied, and the issues by code.
+    pub fn calls(&self, pack: &str, decisions: &tribunal::Decisions) {
+        let mut packs = self
+            .packs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let counts = packs.entry(pack.to_owned()).or_default();
+        for call in &decisions.decisions {
+            let denied = call.decision == tribunal::Verdict::Deny;
+            counts.calls[usize::from(denied)] += 1;
+            for code in call.issues.iter().map(code_of) {
+                *counts.codes.entry(code.to_owned()).or_default() += 1;
             }
         }
     }
@@ -382,6 +404,19 @@ impl Metrics {
                     "tribunal_decisions_total{{pack=\"{}\",status=\"{}\"}} {count}",
                     escape(pack),
                     status.as_str()
+                );
+            }
+        }
+        out.push_str(
+            "# HELP tribunal_call_decisions_total Proposed tool calls decided (decide), by pack and decision.\n\
+             # TYPE tribunal_call_decisions_total counter\n",
+        );
+        for (pack, counts) in packs.iter() {
+            for (decision, count) in ["allow", "deny"].iter().zip(counts.calls) {
+                let _ = writeln!(
+                    out,
+                    "tribunal_call_decisions_total{{pack=\"{}\",decision=\"{decision}\"}} {count}",
+                    escape(pack),
                 );
             }
         }

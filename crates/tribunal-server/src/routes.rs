@@ -96,6 +96,24 @@ impl State {
     }
 }
 
+impl State {
+    /// The decisions on a proposal's calls: counted, and logged (one line,
+    /// with each call's name, decision and issue codes) when there is a
+    /// decision log.
+    fn decided_calls(
+        &self,
+        pack: &str,
+        decisions: &tribunal::Decisions,
+        decision_id: &str,
+        latency: std::time::Duration,
+    ) {
+        self.metrics.calls(pack, decisions);
+        if let Some(log) = &self.log {
+            log.send(log.calls_line(decision_id, pack, decisions, latency));
+        }
+    }
+}
+
 /// Decision ids: 32 hex digits, a random start per process and a counter,
 /// unique within a process and across restarts.
 #[derive(Debug)]
@@ -160,6 +178,7 @@ async fn route(
         ["v1", "packs", _, "check"] => (Route::Check, Method::POST),
         ["v1", "packs", _, "eval"] => (Route::Eval, Method::POST),
         ["v1", "packs", _, "stream"] => (Route::Stream, Method::POST),
+        ["v1", "packs", _, "decide"] => (Route::Decide, Method::POST),
         _ => {
             return (
                 Route::Other,
@@ -211,6 +230,7 @@ async fn route(
                 Route::Prompt => prompt(&served),
                 Route::Schema => schema(&served),
                 Route::Check => check(state, request, served, started).await,
+                Route::Decide => decide(state, request, served, started).await,
                 Route::Stream => stream::stream(state, request, served, started),
                 _ => eval(state, request, served, started),
             },
@@ -402,15 +422,22 @@ impl Drop for InFlight {
     }
 }
 
-async fn check(
+/// A `check` or `decide` request's body, read within the request's
+/// deadline, with the concurrency slot it holds.
+struct JudgeRequest {
+    body: Vec<u8>,
+    permit: tokio::sync::OwnedSemaphorePermit,
+    _in_flight: InFlight,
+    deadline: Instant,
+}
+
+/// Reads a JSON body for a route that judges it on the executor.
+async fn judge_request(
     state: &Arc<State>,
     request: Request<Incoming>,
-    served: Arc<Served>,
     started: Instant,
-) -> Response<ResponseBody> {
-    if let Err(response) = content_type_is(&request, &["application/json"]) {
-        return response;
-    }
+) -> Result<JudgeRequest, Response<ResponseBody>> {
+    content_type_is(&request, &["application/json"])?;
     let limit = state.limits.max_body_bytes;
     let declared = request
         .headers()
@@ -418,58 +445,48 @@ async fn check(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|length| length > limit as u64) {
-        return too_large(limit);
+        return Err(too_large(limit));
     }
-    let permit = match permit(state) {
-        Ok(permit) => permit,
-        Err(response) => return response,
-    };
-    let _in_flight = InFlight::new(&state.metrics);
+    let permit = permit(state)?;
+    let in_flight = InFlight::new(&state.metrics);
     // From the request's arrival: its head was read on a thread that never
     // runs checks.
     let deadline = started + state.limits.request_timeout;
-    let body = match body::read_limited(
+    let body = body::read_limited(
         request.into_body(),
         limit,
         state.limits.read_timeout,
         deadline,
     )
     .await
-    {
-        Ok(body) => body,
-        Err(err) => return body_error(&err, state),
-    };
-    let options = record_options(&state.limits);
-    // Read as `eval` reads a line (its UTF-8 checked there, once).
-    let (input, note) = match jsonl::read_record(&body, 1, &options) {
-        Ok(read) => read,
-        Err(err) => return invalid_record(&body, &err.message),
-    };
-    let output = log_output(state, &input.output);
-    // Judged on the executor; the slot is held until the judging ends, even
-    // when the answer has gone out as a 504.
+    .map_err(|err| body_error(&err, state))?;
+    Ok(JudgeRequest {
+        body: body.to_vec(),
+        permit,
+        _in_flight: in_flight,
+        deadline,
+    })
+}
+
+/// Runs `judge` (given the deadline) on the executor and waits for it until
+/// the deadline (and a moment more, for a check stopping there to say where):
+/// the slot is held until the judging ends, even when the answer has gone
+/// out as a 504. `Err` is the answer when there is no result.
+async fn on_executor<T: Send + 'static>(
+    state: &State,
+    permit: tokio::sync::OwnedSemaphorePermit,
+    deadline: Instant,
+    judge: impl FnOnce(std::time::Instant) -> T + Send + 'static,
+) -> Result<T, Response<ResponseBody>> {
     let (judged, outcome) = tokio::sync::oneshot::channel();
-    let pack = Arc::clone(&served);
     let until = deadline.into_std();
     state.executor.submit(move || {
         let _held = permit;
         if std::time::Instant::now() >= until {
             return; // waited past its deadline: the handler has answered 504
         }
-        let mut record = Vec::with_capacity(256 + input.output.len());
-        let report = jsonl::evaluate_record_into(&pack.pack, input, note, Some(until), &mut record);
-        let _ = judged.send((report, record));
+        let _ = judged.send(judge(until));
     });
-    let timed_out = |during: String| {
-        error(
-            StatusCode::GATEWAY_TIMEOUT,
-            "request.timeout",
-            format!(
-                "the check took longer than {} ms (--request-timeout-ms){during}",
-                state.limits.request_timeout.as_millis()
-            ),
-        )
-    };
     let mut outcome = outcome;
     let judged = match tokio::time::timeout_at(deadline, &mut outcome).await {
         Ok(judged) => judged.ok(),
@@ -480,21 +497,70 @@ async fn check(
             .ok()
             .and_then(Result::ok),
     };
-    let Some((report, mut record)) = judged else {
-        if Instant::now() < deadline {
-            return error(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "server.internal",
-                "the check ended without a result".to_owned(),
-            );
-        }
-        return timed_out(" (it waited that long for a free check thread)".to_owned());
+    match judged {
+        Some(judged) => Ok(judged),
+        None if Instant::now() < deadline => Err(error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "server.fault",
+            "the check ended without a result".to_owned(),
+        )),
+        None => Err(timed_out(
+            state,
+            " (it waited that long for a free check thread)",
+        )),
+    }
+}
+
+/// The 504 of a request judged past its deadline.
+fn timed_out(state: &State, during: &str) -> Response<ResponseBody> {
+    error(
+        StatusCode::GATEWAY_TIMEOUT,
+        "request.timeout",
+        format!(
+            "the check took longer than {} ms (--request-timeout-ms){during}",
+            state.limits.request_timeout.as_millis()
+        ),
+    )
+}
+
+async fn check(
+    state: &Arc<State>,
+    request: Request<Incoming>,
+    served: Arc<Served>,
+    started: Instant,
+) -> Response<ResponseBody> {
+    let JudgeRequest {
+        body,
+        permit,
+        _in_flight,
+        deadline,
+    } = match judge_request(state, request, started).await {
+        Ok(request) => request,
+        Err(response) => return response,
+    };
+    let options = record_options(&state.limits);
+    // Read as `eval` reads a line (its UTF-8 checked there, once).
+    let (input, note) = match jsonl::read_record(&body, 1, &options) {
+        Ok(read) => read,
+        Err(err) => return invalid_record(&body, &err.message),
+    };
+    let output = log_output(state, &input.output);
+    let pack = Arc::clone(&served);
+    let judged = on_executor(state, permit, deadline, move |until| {
+        let mut record = Vec::with_capacity(256 + input.output.len());
+        let report = jsonl::evaluate_record_into(&pack.pack, input, note, Some(until), &mut record);
+        (report, record)
+    })
+    .await;
+    let (report, mut record) = match judged {
+        Ok(judged) => judged,
+        Err(response) => return response,
     };
     if Instant::now() >= deadline {
         let during = report
             .error()
             .map_or_else(String::new, |why| format!(" ({why})"));
-        return timed_out(during);
+        return timed_out(state, &during);
     }
     let decision_id = state.ids.next();
     state.decided(
@@ -505,13 +571,90 @@ async fn check(
         output.as_deref(),
     );
     with_decision_id(&mut record, &decision_id);
-    let mut response = Response::new(full(record));
+    json_bytes_response(record, &decision_id)
+}
+
+/// A JSON answer (its bytes) naming its decision.
+fn json_bytes_response(body: Vec<u8>, decision_id: &str) -> Response<ResponseBody> {
+    let mut response = Response::new(full(body));
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    if let Ok(value) = HeaderValue::from_str(&decision_id) {
+    if let Ok(value) = HeaderValue::from_str(decision_id) {
         headers.insert("x-tribunal-decision-id", value);
     }
     response
+}
+
+/// `decide`: the tool calls a transcript's last assistant message proposes,
+/// allowed or denied before they run (`Pack::decide`). The body is a record
+/// with `messages` (and `id`, `meta`, `expected` if need be), or the
+/// messages themselves.
+async fn decide(
+    state: &Arc<State>,
+    request: Request<Incoming>,
+    served: Arc<Served>,
+    started: Instant,
+) -> Response<ResponseBody> {
+    let JudgeRequest {
+        body,
+        permit,
+        _in_flight,
+        deadline,
+    } = match judge_request(state, request, started).await {
+        Ok(request) => request,
+        Err(response) => return response,
+    };
+    // A list of messages is the record of those messages.
+    let record = if body.trim_ascii_start().starts_with(b"[") {
+        let mut record = b"{\"messages\":".to_vec();
+        record.extend_from_slice(&body);
+        record.push(b'}');
+        record
+    } else {
+        body
+    };
+    let options = record_options(&state.limits);
+    let (input, _) = match jsonl::read_record(&record, 1, &options) {
+        Ok(read) => read,
+        Err(err) => return invalid_record(&record, &err.message),
+    };
+    if input.messages.is_null() {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "request.no-messages",
+            "the body has no `messages`: decide judges the tool calls a transcript's last assistant message proposes (send the messages, or a record with them)".to_owned(),
+        );
+    }
+    let pack = Arc::clone(&served);
+    let judged = on_executor(state, permit, deadline, move |until| {
+        pack.pack.decide_within(&input, Some(until))
+    })
+    .await;
+    let decisions = match judged {
+        Ok(decisions) => decisions,
+        Err(response) => return response,
+    };
+    if Instant::now() >= deadline {
+        let during = decisions
+            .error
+            .as_deref()
+            .map_or_else(String::new, |why| format!(" ({why})"));
+        return timed_out(state, &during);
+    }
+    let decision_id = state.ids.next();
+    state.decided_calls(
+        served.pack.name(),
+        &decisions,
+        &decision_id,
+        started.elapsed(),
+    );
+    let mut value = decisions.to_value();
+    if let Some(fields) = value.as_object_mut() {
+        fields.insert("decision_id".into(), decision_id.clone().into());
+    }
+    let mut body = serde_json::to_vec(&value).unwrap_or_default();
+    body.push(b'\n');
+    json_bytes_response(body, &decision_id)
 }
 
 /// The output to log with a decision, when the log takes outputs.

@@ -83,7 +83,6 @@ pub struct Context<'a> {
     pub memo: Option<&'a RecordMemo>,
     /// What the record is judged as: the whole record, or the tool calls its
     /// last assistant message proposes ([`Judging::Proposal`]).
-    #[serde(skip_serializing_if = "Judging::is_whole")]
     pub judging: Judging,
 }
 
@@ -294,6 +293,12 @@ pub struct PostOutput {
 pub trait Metric: Send + Sync + fmt::Debug {
     fn evaluate(&self, ctx: &Context<'_>) -> Result<MetricOutput, EvalError>;
 
+    /// Whether it runs on a proposal ([`Judging::Proposal`]): a metric that
+    /// scores the final answer does not (it is skipped, saying so).
+    fn on_proposal(&self) -> bool {
+        true
+    }
+
     /// Called with the contexts of a batch of records before any of them is
     /// evaluated, so work can be done once for all (e.g. embedding every text a
     /// `semantic` field compares in one pass). Results must not depend on it.
@@ -309,6 +314,13 @@ pub trait Metric: Send + Sync + fmt::Debug {
 
 pub trait Postprocessor: Send + Sync + fmt::Debug {
     fn process(&self, ctx: &Context<'_>) -> Result<PostOutput, EvalError>;
+
+    /// Whether it runs on a proposal ([`Judging::Proposal`]): a step that
+    /// judges the final answer (the contract, the output's JSON) does not;
+    /// scripts and plugins do, and read `judging`.
+    fn on_proposal(&self) -> bool {
+        true
+    }
 
     /// What a streaming session may learn of this step before the output
     /// ends ([`Early`]); by default nothing, and it may rewrite the JSON.

@@ -33,6 +33,7 @@ mod component;
 mod contract;
 mod deadline;
 pub(crate) mod decimal;
+mod decision;
 mod error;
 mod extract;
 mod files;
@@ -69,6 +70,7 @@ mod stream;
 
 pub use alloc::Counting as CountingAllocator;
 pub use component::Judging;
+pub use decision::{CallDecision, Decisions, Verdict};
 pub use error::Error;
 pub use extract::{MultipleValues, Repair, Tier};
 pub use json::{Json, NotANumber, Number, Object, Str};
@@ -77,8 +79,8 @@ pub use parallel::{on_deep_stack, Executor, STACK_SIZE};
 pub use pipeline::{Input, MissingOutput};
 pub use plugin::PluginPins;
 pub use report::{
-    CallDecision, Decisions, Details, ErrorKind, ExtractionInfo, Field, Fields, Issue,
-    MetricResult, Report, SchemaRepair, Severity, Status, TurnResult, Verdict,
+    Details, ErrorKind, ExtractionInfo, Field, Fields, Issue, MetricResult, Report, SchemaRepair,
+    Severity, Status, TurnResult,
 };
 pub use runtime::{Runtime, RuntimeBuilder};
 pub use semantic::{

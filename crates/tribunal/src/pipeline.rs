@@ -238,7 +238,7 @@ impl Pack {
     /// are, counting the proposed calls (`max_calls`, `order`, `forbidden`,
     /// `allowed`, `no_repeat`, arguments, scripts and plugins). Fails closed:
     /// when the proposal cannot be judged, every call is denied.
-    pub fn decide(&self, input: &Input) -> crate::report::Decisions {
+    pub fn decide(&self, input: &Input) -> crate::decision::Decisions {
         let (transcript, _) = crate::transcript::read(&input.messages, "/messages");
         let proposed = transcript
             .turns
@@ -252,7 +252,7 @@ impl Pack {
             } else {
                 "the transcript's last message is not an assistant message proposing tool calls: there is nothing to decide"
             };
-            return crate::report::Decisions::none(
+            return crate::decision::Decisions::none(
                 input.id.clone(),
                 why.to_owned(),
                 self.label(),
@@ -263,7 +263,18 @@ impl Pack {
             judging: crate::component::Judging::Proposal,
             ..input.clone()
         };
-        crate::report::Decisions::of(self.evaluate(&proposal), proposed)
+        crate::decision::Decisions::of(self.evaluate(&proposal), proposed)
+    }
+
+    /// [`decide`](Self::decide) by the caller's `deadline` (a request's):
+    /// the steps running then stop, the proposal cannot be judged, and every
+    /// call is denied.
+    pub fn decide_within(
+        &self,
+        input: &Input,
+        deadline: Option<std::time::Instant>,
+    ) -> crate::decision::Decisions {
+        crate::deadline::by_caller(deadline, || self.decide(input))
     }
 
     /// Evaluates a batch of records, one report per input in order: extraction
@@ -429,7 +440,11 @@ impl Pack {
             turns: turns.as_deref(),
             memo: &memo,
         };
+        let proposal = input.judging == crate::component::Judging::Proposal;
         'steps: for step in &self.pipeline.postprocessors {
+            if proposal && !step.run.on_proposal() {
+                continue; // it judges the final answer
+            }
             let Some(runs) = targets(step.scope, record.turns.is_some(), &mut runs) else {
                 let ctx = self.context(record, &extraction, &json, &issues, &scores);
                 match self.within_time(&mut steps, || step.run.process(&ctx)) {
@@ -534,8 +549,18 @@ impl Pack {
         let failure = failure.map_or_else(
             || -> Result<(), EvalError> {
                 let mut steps = Steps::new(self.pipeline.step_timeout);
+                let proposal = input.judging == crate::component::Judging::Proposal;
                 for (index, step) in self.pipeline.metrics.iter().enumerate() {
                     let result = match targets(step.scope, record.turns.is_some(), &mut runs) {
+                        // It scores the final answer, which a proposal has not.
+                        _ if proposal && !step.run.on_proposal() => MetricResult {
+                            score: 0.0,
+                            weight: step.weight,
+                            details: crate::report::Details::default(),
+                            skipped: Some(
+                                "not applied to a proposal (it scores the final answer)".to_owned(),
+                            ),
+                        },
                         None => {
                             let ctx = self.context(record, &extraction, &json, &issues, &scores);
                             let out = self

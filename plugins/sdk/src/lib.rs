@@ -154,6 +154,10 @@ impl Kind {
 pub struct Context {
     /// The raw model output.
     pub output: String,
+    /// What the record is judged as: `"whole"` (the output, or a finished
+    /// conversation) or `"proposal"` (the tool calls a transcript's last
+    /// assistant message proposes, before they run: `decide`).
+    pub judging: String,
     /// The extracted (and so far normalised) JSON; `Null` when nothing was extracted.
     pub json: Value,
     pub extraction: Extraction,

@@ -19,11 +19,12 @@ struct ContractCheck {
 }
 
 impl Postprocessor for ContractCheck {
+    /// It judges the final answer, which a proposal does not have yet.
+    fn on_proposal(&self) -> bool {
+        false
+    }
+
     fn process(&self, ctx: &Context<'_>) -> Result<PostOutput, EvalError> {
-        // A proposal is judged before the final answer exists.
-        if ctx.judging == crate::component::Judging::Proposal {
-            return Ok(PostOutput::default());
-        }
         // A streaming session ran these checks on this document as it was
         // written, and they found nothing: that is what they would find now.
         if ctx.turn.is_none() && ctx.memo.is_some_and(RecordMemo::take_contract_judged) {
@@ -60,6 +61,11 @@ pub const BUILTIN: Builtin = Builtin {
     kind: Kind::Postprocessor,
     summary: "validates the extracted JSON against the pack's contract",
     streaming: "as each value completes: types, ranges, allowed values, lengths, sentences, kinds, unknown members, repeated items; a container's own checks at its close",
+    applies: super::Applies {
+        conversation: "applied",
+        single_output: "applied",
+        proposal: "not applied: it judges the final answer",
+    },
     docs: include_str!("../../../../docs/builtins/contract.md"),
     build,
 };

@@ -30,6 +30,11 @@ pub const BUILTIN: Builtin = Builtin {
     kind: Kind::Metric,
     summary: "Compares extracted JSON with the ground truth: completeness, hallucination, accuracy and the response quality score (RQS)",
     streaming: "at `finish()`",
+    applies: super::Applies {
+        conversation: "applied",
+        single_output: "applied",
+        proposal: "not applied (skipped): it scores the final answer",
+    },
     docs: DOCS,
     build,
 };
@@ -417,6 +422,11 @@ impl JsonCompare {
 }
 
 impl Metric for JsonCompare {
+    /// It judges the final answer, which a proposal does not have yet.
+    fn on_proposal(&self) -> bool {
+        false
+    }
+
     /// Hands every strategy that wants it the (GT, AIO) pairs of the batch's
     /// `both_non_null` fields it will compare (e.g. `semantic` embeds them at once).
     fn prepare(&self, records: &[Context<'_>]) {

@@ -24,6 +24,11 @@ pub const BUILTIN: Builtin = Builtin {
     kind: Kind::Metric,
     summary: "Scores actual JSON event emission versus describing it",
     streaming: "at `finish()`",
+    applies: super::Applies {
+        conversation: "applied",
+        single_output: "applied",
+        proposal: "not applied (skipped): it scores the final answer",
+    },
     docs: DOCS,
     build,
 };
@@ -461,6 +466,11 @@ fn python_whitespace(pattern: &str) -> String {
 }
 
 impl Metric for JsonEmission {
+    /// It judges the final answer, which a proposal does not have yet.
+    fn on_proposal(&self) -> bool {
+        false
+    }
+
     fn evaluate(&self, ctx: &Context<'_>) -> Result<MetricOutput, EvalError> {
         let mut score = 0.0_f64;
         // Every match of the pattern (Python's `re.findall`), and whether one

@@ -71,6 +71,11 @@ struct JsonSchema {
 }
 
 impl Postprocessor for JsonSchema {
+    /// It judges the final answer, which a proposal does not have yet.
+    fn on_proposal(&self) -> bool {
+        false
+    }
+
     fn process(&self, ctx: &Context<'_>) -> Result<PostOutput, EvalError> {
         let issue = |code: Cow<'static, str>, message: String, path: &str| Issue {
             rule: String::new(),
@@ -169,6 +174,11 @@ pub const BUILTIN: Builtin = Builtin {
     kind: Kind::Postprocessor,
     summary: "validates the extracted JSON against a JSON Schema file",
     streaming: "at `finish()`",
+    applies: super::Applies {
+        conversation: "applied",
+        single_output: "applied",
+        proposal: "not applied: it judges the final answer",
+    },
     docs: DOCS,
     build,
 };

@@ -35,10 +35,26 @@ pub struct Builtin {
     /// judges the whole output only.
     #[cfg_attr(not(test), allow(dead_code))]
     pub streaming: &'static str,
+    /// Which of its rules apply to what is judged: a finished conversation,
+    /// a single output or a stream, a proposal (`decide`); for the table of
+    /// docs/builtins.md.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub applies: Applies,
     /// Markdown documentation: what it does, its config keys, an example.
     pub docs: &'static str,
     /// Builds it from its config.
     pub build: fn(&Value, &BuildCtx<'_>) -> Result<Compiled, BuildError>,
+}
+
+/// Which of a built-in's rules apply to each thing judged.
+#[derive(Debug, Clone, Copy)]
+pub struct Applies {
+    /// A transcript, finished (`eval`, `check` of a record with `messages`).
+    pub conversation: &'static str,
+    /// A single output, whole or streaming.
+    pub single_output: &'static str,
+    /// The tool calls a transcript's last message proposes (`decide`).
+    pub proposal: &'static str,
 }
 
 /// Every built-in, by public name.
@@ -110,6 +126,26 @@ fn reference() -> String {
         }
     }
     out.push_str(
+        "\n## Where rules apply\n\n\
+         A pack judges a finished conversation, a single output (whole or \
+         [streaming](streaming.md)), or the tool calls a transcript's last \
+         assistant message proposes, before they run (`tribunal check --proposed`, \
+         the server's `/decide`, `pack.decide(messages)`: each call is allowed or \
+         denied by the errors at its path). Scripts and plugins run on all three \
+         and read `judging` (`\"whole\"` or `\"proposal\"`) in their context.\n\n\
+         | rule | a finished conversation | a single output or a stream | a proposal |\n|---|---|---|---|\n",
+    );
+    for builtin in BUILTINS {
+        let _ = writeln!(
+            out,
+            "| [`{name}`](#{name}) | {} | {} | {} |",
+            builtin.applies.conversation,
+            builtin.applies.single_output,
+            builtin.applies.proposal,
+            name = builtin.name,
+        );
+    }
+    out.push_str(
         "\n## Issue codes\n\n\
          Every issue in a result record has a `code`: what kind of finding it is, \
          stable across versions and wordings (match codes, not messages). A Rhai \
@@ -148,6 +184,40 @@ fn builtins_reference_is_current() {
         actual == expected,
         "docs/builtins.md is stale: regenerate it with `UPDATE_DOCS=1 cargo test -p tribunal --lib builtins_reference`"
     );
+}
+
+/// The table of docs/builtins.md says what the code does: a built-in whose
+/// proposal column says "not applied" is one whose steps a proposal skips.
+#[test]
+fn where_rules_apply_is_what_the_steps_do() {
+    use crate::component::Compiled;
+    use serde_json::json;
+    let configs = [
+        ("json_compare", json!({})),
+        ("json_emission", json!({})),
+        ("json_schema", json!({"schema": {"type": "object"}})),
+        ("no_placeholders", json!({})),
+        ("required_fields", json!({"paths": ["a"]})),
+        ("tool_calls", json!({"allowed": ["a"]})),
+    ];
+    for builtin in BUILTINS.iter().filter(|b| b.name != "contract") {
+        let (_, config) = configs
+            .iter()
+            .find(|(name, _)| *name == builtin.name)
+            .unwrap_or_else(|| panic!("no config for {}", builtin.name));
+        let ctx = test_support::build_ctx(builtin.name);
+        let on_proposal = match (builtin.build)(config, &ctx).unwrap() {
+            Compiled::Postprocessor(step) => step.on_proposal(),
+            Compiled::Metric(step) => step.on_proposal(),
+            Compiled::Strategy(_) => continue,
+        };
+        assert_eq!(
+            on_proposal,
+            !builtin.applies.proposal.starts_with("not applied"),
+            "{}",
+            builtin.name
+        );
+    }
 }
 
 #[cfg(test)]

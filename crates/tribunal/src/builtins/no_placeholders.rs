@@ -27,6 +27,11 @@ pub const BUILTIN: Builtin = Builtin {
     kind: Kind::Postprocessor,
     summary: "Text must not contain unfilled placeholders such as TODO, TBD or FIXME",
     streaming: "as each string value completes (on the document as written: when every step before it keeps it); the raw output, and `containers: python` items and keys, at `finish()`",
+    applies: super::Applies {
+        conversation: "applied",
+        single_output: "applied",
+        proposal: "not applied: it judges the final answer",
+    },
     docs: DOCS,
     build,
 };
@@ -278,6 +283,11 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
 struct Step(Arc<NoPlaceholders>);
 
 impl Postprocessor for Step {
+    /// It judges the final answer, which a proposal does not have yet.
+    fn on_proposal(&self) -> bool {
+        false
+    }
+
     fn process(&self, ctx: &Context<'_>) -> Result<PostOutput, EvalError> {
         Ok(self.0.process(ctx))
     }

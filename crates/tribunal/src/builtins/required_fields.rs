@@ -29,6 +29,11 @@ pub const BUILTIN: Builtin = Builtin {
     kind: Kind::Postprocessor,
     summary: "Nested fields must exist, be non-empty or contain required members",
     streaming: "at `finish()`",
+    applies: super::Applies {
+        conversation: "applied",
+        single_output: "applied",
+        proposal: "not applied: it judges the final answer",
+    },
     docs: DOCS,
     build,
 };
@@ -633,6 +638,11 @@ fn contains(value: &Json, member: &str) -> bool {
 }
 
 impl Postprocessor for RequiredFields {
+    /// It judges the final answer, which a proposal does not have yet.
+    fn on_proposal(&self) -> bool {
+        false
+    }
+
     fn process(&self, ctx: &Context<'_>) -> Result<PostOutput, EvalError> {
         let mut issues = Vec::new();
         let mut parent = None;

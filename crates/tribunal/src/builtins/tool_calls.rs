@@ -28,6 +28,11 @@ pub const BUILTIN: Builtin = Builtin {
     kind: Kind::Postprocessor,
     summary: "An agent's tool calls in its transcript: allowed, forbidden and required tools, order, limits, no repeated call",
     streaming: "at `finish()`",
+    applies: super::Applies {
+        conversation: "every rule",
+        single_output: "no turns, so no calls: `required` and the expected trajectory are not applied",
+        proposal: "every rule but `required` and the expected trajectory, counting the proposed calls (`max_calls`, `order`, `no_repeat`); each issue decides the call at its path",
+    },
     docs: DOCS,
     build,
 };
@@ -88,8 +93,10 @@ is not made is `tool.expected-missing` (at `/messages`), a call `match: exact` d
 not expect at its place is `tool.unexpected`, and each expected argument the matching
 call does not have, or has with too low a similarity, is `tool.argument-mismatch` at
 the argument's path. Arguments the expected call does not name are not compared.
-Under `any_order`, of several calls of one tool the one that matches most expected
-arguments is taken. An `expected.tool_calls` that is not a list of `{name,
+Under `any_order`, the expected calls are paired with the calls made as well as they
+can be: as many expected calls made as possible, then the fewest mismatched arguments
+in all (an optimal assignment), so the verdict does not depend on the order of the
+calls nor of the expected list. An `expected.tool_calls` that is not a list of `{name,
 arguments}` makes the record `ERROR` (`input`).
 
 ```json
@@ -706,6 +713,69 @@ mod tests {
         crate::builtins::test_support::postprocessor(build, "tool_calls", config)
     }
 
+    /// `any_order` pairs the expected calls with the calls made at best:
+    /// the same verdict whatever the order of either list (a less specific
+    /// expected call no longer takes the call a later one needs).
+    #[test]
+    fn any_order_gives_one_verdict_whatever_the_order_of_the_calls_and_the_expected_ones() {
+        let config = json!({"match": "any_order"});
+        let made = [
+            ("a", json!({"x": 1, "y": 2})),
+            ("a", json!({"x": 1, "y": 3})),
+            ("b", json!({"z": "q"})),
+        ];
+        let expected = [
+            json!({"name": "a", "arguments": {"x": 1}}),
+            json!({"name": "a", "arguments": {"x": 1, "y": 3}}),
+            json!({"name": "b", "arguments": {"z": "q"}}),
+        ];
+        let verdict = |made: &[(&str, Value)], expected: &[Value]| -> Vec<String> {
+            let messages = calls(made);
+            let (transcript, _) =
+                crate::transcript::read(&crate::json::Json::from(messages), "/messages");
+            let fixture = crate::builtins::test_support::Fixture::new(
+                "",
+                Value::Null,
+                json!({"tool_calls": expected}),
+            );
+            let mut ctx = fixture.ctx();
+            ctx.turns = Some(&transcript.turns);
+            let mut codes: Vec<String> = compile(&config)
+                .process(&ctx)
+                .unwrap()
+                .issues
+                .into_iter()
+                .map(|i| i.code.to_string())
+                .collect();
+            codes.sort();
+            codes
+        };
+        let orders = [[0, 1, 2], [1, 0, 2], [2, 1, 0], [1, 2, 0]];
+        for made_order in orders {
+            for expected_order in orders {
+                let made: Vec<_> = made_order.iter().map(|&i| made[i].clone()).collect();
+                let expected: Vec<_> = expected_order
+                    .iter()
+                    .map(|&i| expected[i].clone())
+                    .collect();
+                assert_eq!(
+                    verdict(&made, &expected),
+                    Vec::<String>::new(),
+                    "{made:?} {expected:?}"
+                );
+            }
+        }
+        // Two expected calls of one tool, one call of it: one is missing,
+        // whichever order.
+        let one = [("a", json!({"x": 1, "y": 3}))];
+        for expected in [
+            [expected[0].clone(), expected[1].clone()],
+            [expected[1].clone(), expected[0].clone()],
+        ] {
+            assert_eq!(verdict(&one, &expected), ["tool.expected-missing"]);
+        }
+    }
+
     fn run(config: &Value, messages: &Value) -> Vec<(String, String, String)> {
         let (transcript, _) =
             crate::transcript::read(&crate::json::Json::from(messages.clone()), "/messages");
@@ -784,13 +854,14 @@ mod tests {
         assert!(run(&config.clone(), &fine)
             .iter()
             .all(|(c, ..)| c == "tool.missing"));
-        // A record without a transcript has no calls.
+        // A record without a transcript (a single output, a stream) has no
+        // calls, and could never meet `required`: it is not applied.
         let fixture = crate::builtins::test_support::Fixture::new("", Value::Null, Value::Null);
         let issues = compile(&json!({"required": ["x"]}))
             .process(&fixture.ctx())
             .unwrap()
             .issues;
-        assert_eq!(issues[0].code, "tool.missing");
+        assert!(issues.is_empty(), "{issues:?}");
     }
 
     #[test]

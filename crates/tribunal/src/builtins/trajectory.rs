@@ -144,21 +144,24 @@ impl Trajectory {
                 }
             }
             Match::AnyOrder => {
-                let mut used = vec![false; calls.len()];
-                for (index, want) in expected.iter().enumerate() {
-                    let mut best: Option<(usize, usize)> = None;
-                    for (at, (_, call)) in calls.iter().enumerate() {
-                        if used[at] || call.name != want.name {
-                            continue;
-                        }
-                        let agree = self.agreeing(want, call, ctx)?;
-                        if best.is_none_or(|(_, most)| agree > most) {
-                            best = Some((at, agree));
+                // The best pairing of expected calls with calls of their
+                // tool: as many expected calls made as can be, then the
+                // fewest mismatched arguments; the same whatever the order
+                // of either list.
+                let mut mismatches = vec![vec![None; calls.len()]; expected.len()];
+                for (row, want) in expected.iter().enumerate() {
+                    for (column, (_, call)) in calls.iter().enumerate() {
+                        if call.name == want.name {
+                            let agree = self.agreeing(want, call, ctx)?;
+                            mismatches[row][column] = Some(want.argument_count() - agree);
                         }
                     }
-                    match best {
-                        Some((at, _)) => {
-                            used[at] = true;
+                }
+                for (index, (want, pair)) in
+                    expected.iter().zip(best_pairing(&mismatches)).enumerate()
+                {
+                    match pair {
+                        Some(at) => {
                             let (turn, call) = calls[at];
                             self.arguments(want, call, turn, ctx, issue, &mut issues)?;
                         }
@@ -251,6 +254,108 @@ impl Trajectory {
     }
 }
 
+impl Expected<'_> {
+    /// How many arguments it expects.
+    fn argument_count(&self) -> usize {
+        self.arguments
+            .and_then(Json::as_object)
+            .map_or(0, crate::json::Object::len)
+    }
+}
+
+/// The pairing of rows (expected calls) with columns (calls) that pairs the
+/// most rows and, among those, has the fewest mismatches in all:
+/// `mismatches[row][column]` is `None` where the two cannot pair (another
+/// tool). A minimum-cost assignment (Hungarian method, rows to the columns
+/// plus one "not made" column per row, O(rows² × (rows + columns))), so the
+/// result does not depend on the order of either list.
+fn best_pairing(mismatches: &[Vec<Option<usize>>]) -> Vec<Option<usize>> {
+    let rows = mismatches.len();
+    let Some(columns) = mismatches.first().map(Vec::len) else {
+        return Vec::new();
+    };
+    // Leaving a row unpaired costs more than every mismatch there can be;
+    // an impossible pair more than leaving every row unpaired.
+    let most: i64 = mismatches
+        .iter()
+        .flatten()
+        .flatten()
+        .map(|&m| i64::try_from(m).unwrap_or(i64::MAX / 8))
+        .max()
+        .unwrap_or(0);
+    let unpaired = (most + 1).saturating_mul(i64::try_from(rows).unwrap_or(1) + 1);
+    let impossible = unpaired.saturating_mul(i64::try_from(rows).unwrap_or(1) + 1);
+    let width = columns + rows;
+    let cost = |row: usize, column: usize| -> i64 {
+        if column < columns {
+            mismatches[row][column].map_or(impossible, |m| i64::try_from(m).unwrap_or(impossible))
+        } else if column - columns == row {
+            unpaired
+        } else {
+            impossible
+        }
+    };
+    // Potentials and the column each row is paired with, 1-based (0: none).
+    let mut u = vec![0i64; rows + 1];
+    let mut v = vec![0i64; width + 1];
+    let mut row_of = vec![0usize; width + 1];
+    let mut way = vec![0usize; width + 1];
+    for row in 1..=rows {
+        row_of[0] = row;
+        let mut column = 0;
+        let mut least = vec![i64::MAX; width + 1];
+        let mut used = vec![false; width + 1];
+        loop {
+            used[column] = true;
+            let current = row_of[column];
+            let mut delta = i64::MAX;
+            let mut next = 0;
+            for j in 1..=width {
+                if used[j] {
+                    continue;
+                }
+                let reduced = cost(current - 1, j - 1) - u[current] - v[j];
+                if reduced < least[j] {
+                    least[j] = reduced;
+                    way[j] = column;
+                }
+                if least[j] < delta {
+                    delta = least[j];
+                    next = j;
+                }
+            }
+            for j in 0..=width {
+                if used[j] {
+                    u[row_of[j]] += delta;
+                    v[j] -= delta;
+                } else {
+                    least[j] -= delta;
+                }
+            }
+            column = next;
+            if row_of[column] == 0 {
+                break;
+            }
+        }
+        loop {
+            let previous = way[column];
+            row_of[column] = row_of[previous];
+            column = previous;
+            if column == 0 {
+                break;
+            }
+        }
+    }
+    let mut paired = vec![None; rows];
+    for column in 1..=columns {
+        let row = row_of[column];
+        if row > 0 && mismatches[row - 1][column - 1].is_some() {
+            paired[row - 1] = Some(column - 1);
+        }
+    }
+    paired
+}
+
 /// `expected.tool_calls`: a list of `{name, arguments}` (`arguments` an
 /// object, or absent); anything else is the record's input error.
 fn read_expected(list: &Json) -> Result<Vec<Expected<'_>>, EvalError> {
@@ -284,5 +389,98 @@ fn plural(count: usize, what: &str) -> String {
         format!("1 {what}")
     } else {
         format!("{count} {what}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::best_pairing;
+
+    /// A small deterministic generator (xorshift).
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n
+        }
+    }
+
+    /// (rows paired, mismatches in all) of a pairing.
+    fn value(mismatches: &[Vec<Option<usize>>], pairing: &[Option<usize>]) -> (usize, usize) {
+        let mut used = std::collections::BTreeSet::new();
+        let mut total = (0, 0);
+        for (row, column) in pairing.iter().enumerate() {
+            if let Some(column) = column {
+                assert!(used.insert(*column), "a column paired twice: {pairing:?}");
+                total.0 += 1;
+                total.1 += mismatches[row][*column].expect("a possible pair");
+            }
+        }
+        total
+    }
+
+    /// The best (most rows, then fewest mismatches) over every pairing.
+    fn brute_force(mismatches: &[Vec<Option<usize>>]) -> (usize, usize) {
+        fn go(
+            row: usize,
+            mismatches: &[Vec<Option<usize>>],
+            used: &mut Vec<bool>,
+            paired: usize,
+            total: usize,
+            best: &mut (usize, usize),
+        ) {
+            if row == mismatches.len() {
+                if paired > best.0 || paired == best.0 && total < best.1 {
+                    *best = (paired, total);
+                }
+                return;
+            }
+            go(row + 1, mismatches, used, paired, total, best);
+            for column in 0..used.len() {
+                if let (false, Some(m)) = (used[column], mismatches[row][column]) {
+                    used[column] = true;
+                    go(row + 1, mismatches, used, paired + 1, total + m, best);
+                    used[column] = false;
+                }
+            }
+        }
+        let columns = mismatches.first().map_or(0, Vec::len);
+        let mut best = (0, usize::MAX);
+        go(0, mismatches, &mut vec![false; columns], 0, 0, &mut best);
+        if best.0 == 0 {
+            best.1 = 0;
+        }
+        best
+    }
+
+    #[test]
+    fn the_pairing_is_the_best_whatever_the_order_of_either_list() {
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        for _ in 0..3000 {
+            let rows = rng.below(5) as usize;
+            let columns = rng.below(6) as usize;
+            let mismatches: Vec<Vec<Option<usize>>> = (0..rows)
+                .map(|_| {
+                    (0..columns)
+                        .map(|_| (rng.below(3) > 0).then(|| rng.below(4) as usize))
+                        .collect()
+                })
+                .collect();
+            let best = value(&mismatches, &best_pairing(&mismatches));
+            assert_eq!(best, brute_force(&mismatches), "{mismatches:?}");
+            // Both lists reversed: the same value.
+            let mut permuted: Vec<Vec<Option<usize>>> = mismatches.iter().rev().cloned().collect();
+            for row in &mut permuted {
+                row.reverse();
+            }
+            assert_eq!(
+                value(&permuted, &best_pairing(&permuted)),
+                best,
+                "{mismatches:?}"
+            );
+        }
     }
 }

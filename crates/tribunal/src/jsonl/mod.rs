@@ -1117,7 +1117,7 @@ mod tests {
             (id, reason.as_str()),
             (
                 crate::json::Json::from(7),
-                "line 3: record has no `output` field"
+                "line 3: record has no `output` field (nor `messages`, an agent's transcript judged on its last assistant turn)"
             )
         );
         let LineError {

@@ -81,7 +81,7 @@ pub(crate) fn parse_record(record: &RawRecord<'_>, options: &Options) -> ReadRec
         LineError::new(
             missing.id,
             format!(
-                "line {line}: record has no `{}` field",
+                "line {line}: record has no `{}` field (nor `messages`, an agent's transcript judged on its last assistant turn)",
                 options.fields.output
             ),
         )
