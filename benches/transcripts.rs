@@ -4,6 +4,11 @@
 //! Rhai rule over `ctx.turns`). Prints µs per record, the ratio to one turn
 //! and ns per turn: linear means the per-turn cost stays flat.
 //!
+//! Then what a decision on proposed calls costs against a check of the same
+//! transcript (examples/packs/support-agent, `Pack::decide` against
+//! `Pack::evaluate`, each of 1, 10, 100 and 1,000 earlier calls and a
+//! proposal of two): the ratio is the figure (at most 1 is the promise).
+//!
 //! Run with `cargo bench --bench transcripts`.
 
 #[path = "support/timing.rs"]
@@ -45,6 +50,49 @@ fn transcript(turns: usize, format: &str) -> Value {
     Value::Array(messages)
 }
 
+/// A support agent's run: `earlier` lookups and their results, then a
+/// proposal of a lookup and a refund.
+fn proposal(earlier: usize) -> Value {
+    let mut messages = vec![json!({"role": "user", "content": "Order QX7P2K arrived broken."})];
+    let call = |id: String, name: &str, args: Value| {
+        json!({"id": id, "type": "function", "function": {"name": name, "arguments": args.to_string()}})
+    };
+    for i in 0..earlier {
+        let id = format!("c{i}");
+        let order = format!("Q{i:05}");
+        messages.push(json!({"role": "assistant", "content": "", "tool_calls": [
+            call(id.clone(), "lookup_order", json!({"order_id": order}))]}));
+        messages.push(json!({"role": "tool", "tool_call_id": id, "content": "delivered"}));
+    }
+    messages.push(json!({"role": "assistant", "content": "", "tool_calls": [
+        call("p1".into(), "lookup_order", json!({"order_id": "QX7P2K"})),
+        call("p2".into(), "refund", json!({"order_id": "QX7P2K", "amount": 42.5})),
+    ]}));
+    Value::Array(messages)
+}
+
+fn decisions_against_checks(root: &std::path::Path) {
+    let pack =
+        Pack::load(root.join("examples/packs/support-agent")).expect("the example pack loads");
+    println!("\nproposal after   check        decide       decide ÷ check");
+    for earlier in [1usize, 10, 100, 1000] {
+        let input = Input::from_messages(proposal(earlier));
+        let n = (2000 / earlier).max(5);
+        let check = time(5, n, || {
+            std::hint::black_box(pack.evaluate(&input));
+        });
+        let decide = time(5, n, || {
+            std::hint::black_box(pack.decide(&input));
+        });
+        println!(
+            "{earlier:>7} calls {:>10.1} µs {:>10.1} µs {:>12.2}",
+            check.as_secs_f64() * 1e6,
+            decide.as_secs_f64() * 1e6,
+            decide.as_secs_f64() / check.as_secs_f64()
+        );
+    }
+}
+
 fn main() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let pack =
@@ -67,4 +115,5 @@ fn main() {
             );
         }
     }
+    decisions_against_checks(root);
 }

@@ -694,6 +694,7 @@ mod tests {
         assert_eq!(seen.issues[0].severity, crate::report::Severity::Warning);
         assert_eq!(seen.issues[0].path.as_deref(), Some("/a"));
         assert_eq!(seen.scores, scores);
+        assert_eq!(seen.judging, "whole");
         // And no field the SDK does not know.
         let sent = serde_json::to_value(ctx.with_config(&config)).unwrap();
         let mut keys: Vec<&str> = sent
@@ -711,6 +712,7 @@ mod tests {
                 "extraction",
                 "issues",
                 "json",
+                "judging",
                 "meta",
                 "output",
                 "scores"
