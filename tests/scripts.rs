@@ -347,6 +347,7 @@ fn the_context_arrives_as_native_values_in_the_plugin_shape() {
             "extraction": {"tier": "fence", "repairs": [], "raw_fallback": false},
             "expected": null,
             "meta": {"model": "m1"},
+            "judging": "whole",
             "config": {"factor": 2, "words": ["a", "b"]},
             "issues": [],
             "scores": {},
