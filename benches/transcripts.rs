@@ -54,9 +54,7 @@ fn transcript(turns: usize, format: &str) -> Value {
 /// proposal of a lookup and a refund.
 fn proposal(earlier: usize) -> Value {
     let mut messages = vec![json!({"role": "user", "content": "Order QX7P2K arrived broken."})];
-    let call = |id: String, name: &str, args: Value| {
-        json!({"id": id, "type": "function", "function": {"name": name, "arguments": args.to_string()}})
-    };
+    let call = |id: String, name: &str, args: Value| json!({"id": id, "type": "function", "function": {"name": name, "arguments": args.to_string()}});
     for i in 0..earlier {
         let id = format!("c{i}");
         let order = format!("Q{i:05}");

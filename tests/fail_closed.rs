@@ -528,3 +528,63 @@ fn every_key_of_every_built_in_that_names_something_fails_closed() {
         }
     }
 }
+
+/// `argument_strategies` keys: a tool name may hold dots (`math.hypot.x`),
+/// and `"*"` names every argument not named; neither is taken for a
+/// misspelt tool, and a misspelt dotted tool still is one.
+#[test]
+fn argument_strategies_take_dotted_tool_names_and_a_star() {
+    let pack = |strategies: &str| {
+        format!(
+            "name: p\npipeline:\n  postprocessors:\n    - use: tool_calls\n      with:\n        allowed: [math.hypot, search]\n        argument_strategies: {{ {strategies} }}\n"
+        )
+    };
+    for fine in [
+        "math.hypot.x: IGNORE",
+        "\"*\": FUZZY",
+        "\"*\": IGNORE, search.q: FUZZY",
+    ] {
+        let yaml = pack(fine);
+        let (_dir, loaded) = load(&yaml);
+        let loaded = loaded.unwrap_or_else(|e| panic!("{yaml}\n{e}"));
+        assert!(loaded.warnings().is_empty(), "{:?}", loaded.warnings());
+    }
+    let yaml = pack("math.hypt.x: IGNORE");
+    let (_dir, loaded) = load(&yaml);
+    let error = &loaded.err().expect("loads").0[0];
+    assert!(error.message.contains("`math.hypt`"), "{error}");
+    assert_eq!(error.help.as_deref(), Some("did you mean `math.hypot`?"));
+    // `"*"` is the strategy of the arguments not named.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("pack.yaml"),
+        "name: p\npipeline:\n  postprocessors:\n    - use: tool_calls\n      with:\n        allowed: [search]\n        argument_strategies: { \"*\": IGNORE, search.id: EXACT }\n",
+    )
+    .unwrap();
+    let pack = Pack::load(dir.path()).unwrap();
+    let messages = serde_json::json!([
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "search", "arguments": "{\"q\": \"cats\", \"id\": 2}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "none"},
+        {"role": "assistant", "content": "done"}
+    ]);
+    let input = |expected: serde_json::Value| {
+        let mut input = tribunal::Input::from_messages(messages.clone());
+        input.expected =
+            serde_json::json!({"tool_calls": [{"name": "search", "arguments": expected}]}).into();
+        input
+    };
+    let codes = |expected| -> Vec<String> {
+        pack.evaluate(&input(expected))
+            .issues
+            .iter()
+            .map(|i| i.code.to_string())
+            .collect()
+    };
+    assert!(codes(serde_json::json!({"q": "dogs", "id": 2})).is_empty());
+    assert_eq!(
+        codes(serde_json::json!({"q": "dogs", "id": 3})),
+        ["tool.argument-mismatch"]
+    );
+}

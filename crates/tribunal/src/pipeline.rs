@@ -207,6 +207,15 @@ struct TurnRun {
     scores: Vec<(f64, f64)>,
 }
 
+/// The tool calls the last turn proposes: those of a last assistant turn.
+fn proposed_calls(turns: &[crate::transcript::Turn]) -> &[crate::transcript::ToolCall] {
+    turns
+        .last()
+        .filter(|turn| turn.role == crate::transcript::Role::Assistant)
+        .map(|turn| turn.tool_calls.as_slice())
+        .unwrap_or_default()
+}
+
 /// The turns a step of `scope` runs on: `None` when it runs on the record (a
 /// conversation step, or any step on a record without a transcript).
 fn targets(scope: Scope, transcript: bool, runs: &mut [TurnRun]) -> Option<&mut [TurnRun]> {
@@ -239,15 +248,21 @@ impl Pack {
     /// `allowed`, `no_repeat`, arguments, scripts and plugins). Fails closed:
     /// when the proposal cannot be judged, every call is denied.
     pub fn decide(&self, input: &Input) -> crate::decision::Decisions {
-        let (transcript, _) = crate::transcript::read(&input.messages, "/messages");
-        let proposed = transcript
-            .turns
-            .last()
-            .filter(|turn| turn.role == crate::transcript::Role::Assistant)
-            .map(|turn| turn.tool_calls.as_slice())
-            .unwrap_or_default();
+        let proposal = Input {
+            judging: crate::component::Judging::Proposal,
+            ..input.clone()
+        };
+        // The transcript is read once, by the evaluation.
+        let mut decided = None;
+        self.evaluate_staged(&[&proposal], Make::Value, None, |report, _, proposed| {
+            decided = Some((report, proposed));
+        });
+        let (report, proposed) = decided.expect("one report per input");
         if proposed.is_empty() {
-            let why = if input.messages.is_null() {
+            let why = if let Some(failed) = report.error() {
+                // (Read by no step: the record's own failure says why.)
+                failed
+            } else if input.messages.is_null() {
                 "the record has no `messages`: a decision is on the tool calls a transcript's last assistant message proposes"
             } else {
                 "the transcript's last message is not an assistant message proposing tool calls: there is nothing to decide"
@@ -259,11 +274,7 @@ impl Pack {
                 self.revision(),
             );
         }
-        let proposal = Input {
-            judging: crate::component::Judging::Proposal,
-            ..input.clone()
-        };
-        crate::decision::Decisions::of(self.evaluate(&proposal), proposed)
+        crate::decision::Decisions::of(report, &proposed)
     }
 
     /// [`decide`](Self::decide) by the caller's `deadline` (a request's):
@@ -285,7 +296,9 @@ impl Pack {
     pub fn evaluate_many(&self, inputs: &[Input]) -> Vec<Report> {
         let inputs: Vec<&Input> = inputs.iter().collect();
         let mut reports = Vec::with_capacity(inputs.len());
-        self.evaluate_staged(&inputs, Make::Value, None, |report, _| reports.push(report));
+        self.evaluate_staged(&inputs, Make::Value, None, |report, _, _| {
+            reports.push(report)
+        });
         reports
     }
 
@@ -295,7 +308,7 @@ impl Pack {
     /// checks again).
     pub(crate) fn evaluate_prepared(&self, input: &Input, prepared: Prepared) -> Report {
         let mut report = None;
-        self.evaluate_staged(&[input], Make::Value, Some(prepared), |made, _| {
+        self.evaluate_staged(&[input], Make::Value, Some(prepared), |made, _, _| {
             report = Some(made);
         });
         report.expect("one report per input")
@@ -307,14 +320,16 @@ impl Pack {
     pub(crate) fn evaluate_for_records(
         &self,
         inputs: &[&Input],
-        each: impl FnMut(Report, Option<Written>),
+        mut each: impl FnMut(Report, Option<Written>),
     ) {
         let make = if self.pipeline.json_unread {
             Make::Text
         } else {
             Make::Both
         };
-        self.evaluate_staged(inputs, make, None, each);
+        self.evaluate_staged(inputs, make, None, |report, written, _| {
+            each(report, written);
+        });
     }
 
     /// (`prepared`: the document of the first input, already read.)
@@ -323,7 +338,7 @@ impl Pack {
         inputs: &[&Input],
         make: Make,
         mut prepared: Option<Prepared>,
-        mut each: impl FnMut(Report, Option<Written>),
+        mut each: impl FnMut(Report, Option<Written>, Vec<crate::transcript::ToolCall>),
     ) {
         // Extraction is the engine's own code, not a component's: a panic in
         // it (a bug) is caught for the batch, which is then staged record by
@@ -368,7 +383,13 @@ impl Pack {
         }
         for (input, mut staged) in inputs.iter().zip(staged) {
             let written = staged.written.take();
-            each(self.finish(input, staged), written);
+            // A proposal's calls, as the record's transcript was read.
+            let proposed = if input.judging == crate::component::Judging::Proposal {
+                proposed_calls(staged.turns.as_deref().unwrap_or_default()).to_vec()
+            } else {
+                Vec::new()
+            };
+            each(self.finish(input, staged), written, proposed);
         }
     }
 

@@ -61,7 +61,7 @@ without `messages` has no calls.
 | `additional_arguments` | `true` | `false`: an argument the tool's rules do not name is an issue |
 | `arguments: contract` | | instead of rules by tool: each call is held to the pack contract's variant for its tool (`variants:`, one per tool, `kind_field` the tool), the rule of the variant's member `arguments_field` (default `args`) describing the arguments; a tool without a variant is not checked |
 | `match` | `in_order` | with a record's `expected.tool_calls` (a list of `{name, arguments}`): `in_order` (those calls in that order, others between them allowed), `any_order` (each made, in any order) or `exact` (those calls, in that order, and no others) |
-| `argument_strategies` | `{}` | the strategy of an expected argument, by `argument` or `tool.argument` (`EXACT` by default; `FUZZY`, `SEMANTIC`, `IGNORE` or any strategy of the pack) |
+| `argument_strategies` | `{}` | the strategy of an expected argument, by `argument` or `tool.argument` (a tool name may itself hold dots: `math.hypot.x`), and `"*"` for every argument not named (`EXACT` by default; `FUZZY`, `SEMANTIC`, `IGNORE` or any strategy of the pack) |
 | `thresholds` | `{}` | the similarity an argument needs, by strategy (else the strategy's own: `FUZZY` 0.85, `SEMANTIC` 0.80) |
 | `model` | the default model | the sentence-embedding model folder `SEMANTIC` arguments use, as `json_compare`'s `model` |
 
@@ -409,7 +409,9 @@ fn check_names(
     let strategy_tools: Vec<(&str, &str)> = config
         .argument_strategies
         .keys()
-        .filter_map(|key| key.split_once('.').map(|(tool, _)| (tool, key.as_str())))
+        .filter_map(|key| {
+            split_strategy_key(key, &known.names).map(|(tool, _)| (tool, key.as_str()))
+        })
         .collect();
     never_fires(config, order, &by_tool, step)?;
     // Every tool a rule names: the rule, the name, where an error points
@@ -461,6 +463,26 @@ fn check_names(
     check_strategy_arguments(config, &known, ctx)
 }
 
+/// An `argument_strategies` key's tool and argument: `tool.argument`, where
+/// the tool's name may hold dots itself (`math.hypot.x`: the longest tool
+/// the step knows that the key starts with, else all before the last dot);
+/// `None` for a key with no dot (an argument of any tool).
+fn split_strategy_key<'k>(key: &'k str, known: &[&str]) -> Option<(&'k str, &'k str)> {
+    if !key.contains('.') {
+        return None;
+    }
+    known
+        .iter()
+        .filter(|tool| {
+            key.strip_prefix(**tool)
+                .is_some_and(|rest| rest.len() > 1 && rest.starts_with('.'))
+        })
+        .max_by_key(|tool| tool.len())
+        .map(|tool| key.split_at(tool.len()))
+        .map(|(tool, rest)| (tool, &rest[1..]))
+        .or_else(|| key.rsplit_once('.'))
+}
+
 /// The arguments `argument_strategies` names (`tool.argument`, or an
 /// `argument` of any tool), against the rules `arguments` gives the tools:
 /// an argument no rule names is an error where the rules take no other
@@ -475,12 +497,17 @@ fn check_strategy_arguments(
         return Ok(());
     };
     let step = ctx.name;
-    for key in config.argument_strategies.keys() {
-        let (tools, argument): (Vec<&str>, &str) = match key.split_once('.') {
+    // (`"*"` is every argument not named.)
+    for key in config
+        .argument_strategies
+        .keys()
+        .filter(|k| k.as_str() != "*")
+    {
+        let split = split_strategy_key(key, &known.names);
+        let (tools, argument): (Vec<&str>, &str) = match split {
             Some((tool, argument)) => (vec![tool], argument),
             None => (known.names.clone(), key.as_str()),
         };
-        let argument = argument.split('.').next().unwrap_or(argument);
         let described: Vec<&serde_json::Map<String, Value>> = tools
             .iter()
             .filter_map(|tool| rules.get(*tool).and_then(Value::as_object))
@@ -490,7 +517,7 @@ fn check_strategy_arguments(
         }
         let names = described.iter().flat_map(|m| m.keys());
         let closed = !config.additional_arguments && described.len() == tools.len();
-        let whose = match key.split_once('.') {
+        let whose = match split {
             Some((tool, _)) => format!("`{tool}`"),
             None => "any tool".to_owned(),
         };

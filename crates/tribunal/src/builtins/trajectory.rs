@@ -173,11 +173,13 @@ impl Trajectory {
         Ok(issues)
     }
 
-    /// The strategy of `tool`'s `argument`.
+    /// The strategy of `tool`'s `argument`: by `tool.argument`, else by
+    /// `argument`, else `"*"`'s, else EXACT.
     fn strategy(&self, tool: &str, argument: &str) -> &Resolved {
         self.strategies
             .get(&format!("{tool}.{argument}"))
             .or_else(|| self.strategies.get(argument))
+            .or_else(|| self.strategies.get("*"))
             .unwrap_or(&self.exact)
     }
 
