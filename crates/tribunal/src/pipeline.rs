@@ -297,7 +297,7 @@ impl Pack {
         let inputs: Vec<&Input> = inputs.iter().collect();
         let mut reports = Vec::with_capacity(inputs.len());
         self.evaluate_staged(&inputs, Make::Value, None, |report, _, _| {
-            reports.push(report)
+            reports.push(report);
         });
         reports
     }
