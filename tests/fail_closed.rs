@@ -551,7 +551,7 @@ fn argument_strategies_take_dotted_tool_names_and_a_star() {
     }
     let yaml = pack("math.hypt.x: IGNORE");
     let (_dir, loaded) = load(&yaml);
-    let error = &loaded.err().expect("loads").0[0];
+    let error = &loaded.expect_err("loads").0[0];
     assert!(error.message.contains("`math.hypt`"), "{error}");
     assert_eq!(error.help.as_deref(), Some("did you mean `math.hypot`?"));
     // `"*"` is the strategy of the arguments not named.
