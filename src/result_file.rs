@@ -28,6 +28,8 @@ pub enum OutputError {
     Clash { output: String, other: String },
     #[error("cannot write results to {path}: {source}")]
     Io { path: PathBuf, source: io::Error },
+    #[error("cannot write results to {path}: its folder {folder} does not exist; create it, or write elsewhere")]
+    NoFolder { path: PathBuf, folder: PathBuf },
     #[error("another run is writing {path} (its partial results {partial} are locked); wait for it to finish, or write to another file")]
     Busy { path: PathBuf, partial: PathBuf },
     #[error(
@@ -472,6 +474,15 @@ impl ResultFile {
     pub fn create(path: &Path, input: Option<&Path>) -> Result<Self, OutputError> {
         if path.as_os_str() == "-" {
             return Ok(Self::stdout());
+        }
+        // (Said of the output the user named, not of its hidden partial file.)
+        if let Some(folder) = path.parent().filter(|f| !f.as_os_str().is_empty()) {
+            if !folder.is_dir() {
+                return Err(OutputError::NoFolder {
+                    path: path.to_path_buf(),
+                    folder: folder.to_path_buf(),
+                });
+            }
         }
         let Some((target, existing)) = Self::regular_target(path, input)? else {
             let file = OpenOptions::new()

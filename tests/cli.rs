@@ -1863,3 +1863,30 @@ fn check_stream_reports_a_violation_before_the_input_ends() {
     let whole: Value = serde_json::from_slice(&whole.stdout).unwrap();
     assert_eq!(record, whole);
 }
+
+/// `--output` into a folder that does not exist names the output and its
+/// folder, not the hidden partial file the run would have written first.
+#[test]
+fn an_output_in_a_missing_folder_is_named_as_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("missing/out.jsonl");
+    let out = tribunal()
+        .args([
+            "eval",
+            "rules/ksi-emission",
+            "--input",
+            "examples/data/ksi-emission.jsonl",
+            "--output",
+        ])
+        .arg(&output)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains(&format!("cannot write results to {}", output.display()))
+            && said.contains("does not exist")
+            && !said.contains(".partial"),
+        "{said}"
+    );
+}
