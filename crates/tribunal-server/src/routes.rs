@@ -481,11 +481,14 @@ async fn on_executor<T: Send + 'static>(
     let (judged, outcome) = tokio::sync::oneshot::channel();
     let until = deadline.into_std();
     state.executor.submit(move || {
-        let _held = permit;
         if std::time::Instant::now() >= until {
             return; // waited past its deadline: the handler has answered 504
         }
-        let _ = judged.send(judge(until));
+        let result = judge(until);
+        // The slot is free before the answer goes out: a client that sends
+        // its next request on reading it finds the slot free.
+        drop(permit);
+        let _ = judged.send(result);
     });
     let mut outcome = outcome;
     let judged = match tokio::time::timeout_at(deadline, &mut outcome).await {
