@@ -471,12 +471,14 @@ async fn judge_request(
 /// Runs `judge` (given the deadline) on the executor and waits for it until
 /// the deadline (and a moment more, for a check stopping there to say where):
 /// the slot is held until the judging ends, even when the answer has gone
-/// out as a 504. `Err` is the answer when there is no result.
+/// out as a 504. `Err` is the answer when there is no result, or when it came
+/// past the deadline (a 504 with the reason `why` finds in it).
 async fn on_executor<T: Send + 'static>(
     state: &State,
     permit: tokio::sync::OwnedSemaphorePermit,
     deadline: Instant,
     judge: impl FnOnce(std::time::Instant) -> T + Send + 'static,
+    why: impl FnOnce(&T) -> Option<&str>,
 ) -> Result<T, Response<ResponseBody>> {
     let (judged, outcome) = tokio::sync::oneshot::channel();
     let until = deadline.into_std();
@@ -501,6 +503,10 @@ async fn on_executor<T: Send + 'static>(
             .and_then(Result::ok),
     };
     match judged {
+        Some(judged) if Instant::now() >= deadline => {
+            let during = why(&judged).map_or_else(String::new, |why| format!(" ({why})"));
+            Err(timed_out(state, &during))
+        }
         Some(judged) => Ok(judged),
         None if Instant::now() < deadline => Err(error(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -549,22 +555,23 @@ async fn check(
     };
     let output = log_output(state, &input.output);
     let pack = Arc::clone(&served);
-    let judged = on_executor(state, permit, deadline, move |until| {
-        let mut record = Vec::with_capacity(256 + input.output.len());
-        let report = jsonl::evaluate_record_into(&pack.pack, input, note, Some(until), &mut record);
-        (report, record)
-    })
+    let judged = on_executor(
+        state,
+        permit,
+        deadline,
+        move |until| {
+            let mut record = Vec::with_capacity(256 + input.output.len());
+            let report =
+                jsonl::evaluate_record_into(&pack.pack, input, note, Some(until), &mut record);
+            (report, record)
+        },
+        |(report, _)| report.error(),
+    )
     .await;
     let (report, mut record) = match judged {
         Ok(judged) => judged,
         Err(response) => return response,
     };
-    if Instant::now() >= deadline {
-        let during = report
-            .error()
-            .map_or_else(String::new, |why| format!(" ({why})"));
-        return timed_out(state, &during);
-    }
     let decision_id = state.ids.next();
     state.decided(
         served.pack.name(),
@@ -629,21 +636,18 @@ async fn decide(
         );
     }
     let pack = Arc::clone(&served);
-    let judged = on_executor(state, permit, deadline, move |until| {
-        pack.pack.decide_within(&input, Some(until))
-    })
+    let judged = on_executor(
+        state,
+        permit,
+        deadline,
+        move |until| pack.pack.decide_within(&input, Some(until)),
+        |decisions| decisions.error.as_deref(),
+    )
     .await;
     let decisions = match judged {
         Ok(decisions) => decisions,
         Err(response) => return response,
     };
-    if Instant::now() >= deadline {
-        let during = decisions
-            .error
-            .as_deref()
-            .map_or_else(String::new, |why| format!(" ({why})"));
-        return timed_out(state, &during);
-    }
     let decision_id = state.ids.next();
     state.decided_calls(
         served.pack.name(),
