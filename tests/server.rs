@@ -1178,19 +1178,24 @@ fn sigterm_under_load_finishes_the_requests_in_flight_and_exits_0() {
     assert_eq!(server.stop(), Some(0));
 }
 
-#[test]
-fn a_check_past_the_request_deadline_is_stopped_and_answered_504() {
-    let dir = tempfile::tempdir().unwrap();
-    // Spins while the output says so; else scores 1.
-    let pack = one_metric_pack(
-        dir.path(),
+/// A pack `slow` whose metric spins while the output is `spin`; else it
+/// scores 1.
+fn spinning_pack(dir: &Path) -> PathBuf {
+    one_metric_pack(
+        dir,
         "slow",
         "script: spin.rhai",
         &[(
             "spin.rhai",
             "fn evaluate(ctx) {\n    if ctx.output == \"spin\" { loop { } }\n    1.0\n}\n",
         )],
-    );
+    )
+}
+
+#[test]
+fn a_check_past_the_request_deadline_is_stopped_and_answered_504() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = spinning_pack(dir.path());
     let pack_arg = pack.display().to_string();
     // The pack's own limits lifted: only the request's deadline stops the spin.
     let server = Server::start(&[
@@ -1228,15 +1233,7 @@ fn a_check_past_the_request_deadline_is_stopped_and_answered_504() {
 #[test]
 fn probes_answer_while_every_check_thread_is_busy_and_deadlines_count_from_arrival() {
     let dir = tempfile::tempdir().unwrap();
-    let pack = one_metric_pack(
-        dir.path(),
-        "slow",
-        "script: spin.rhai",
-        &[(
-            "spin.rhai",
-            "fn evaluate(ctx) {\n    if ctx.output == \"spin\" { loop { } }\n    1.0\n}\n",
-        )],
-    );
+    let pack = spinning_pack(dir.path());
     let pack_arg = pack.display().to_string();
     let server = Arc::new(Server::start(&[
         &pack_arg,
