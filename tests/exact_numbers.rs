@@ -8,6 +8,7 @@
 
 use serde_json::json;
 use std::cmp::Ordering;
+use std::fmt::Write as _;
 use tribunal::{Input, Pack};
 
 /// A bound as a pack writes it, and its decimal digits split at the point.
@@ -279,5 +280,164 @@ fn a_number_past_a_bound_is_shown_as_written() {
             "{}",
             report.issues[0].message
         );
+    }
+}
+
+/// Each rule that compares two values (`enum`, `unique_items`, `no_repeat`,
+/// expected tool-call arguments, `json_compare`'s `exact`, pack tests'
+/// `expect`) agrees with the one equality on every number around each bound:
+/// equal exactly when the number is a rewriting of the bound, nested in
+/// arrays and objects whose members come in another order.
+#[test]
+fn every_rule_that_compares_values_uses_the_one_equality() {
+    let (_dir, pack) = load(
+        "name: equality\ncontract:\n  fields:\n    pair: { type: array }\n    set: { type: array, unique_items: true }\npipeline:\n  postprocessors:\n    - contract\n    - use: tool_calls\n      with:\n        no_repeat: true\n        match: any_order\n  metrics:\n    - use: json_compare\n      with:\n        field_strategies: { pair: EXACT, set: IGNORE }\n",
+    );
+    let bin = env!("CARGO_BIN_EXE_tribunal");
+    let tests_dir = tempfile::tempdir().unwrap();
+    let mut cases = String::from("cases:\n");
+    let mut expected_outcomes = Vec::new();
+    for bound in &BOUNDS {
+        let b = bound.yaml;
+        for (number, ordering) in around(bound) {
+            let same = ordering == Ordering::Equal;
+            let context = format!("{number} against {b}");
+            // Nested, members in another order.
+            let value = |n: &str| format!("[{{\"x\": [{n}], \"y\": null}}, {n}]");
+            let swapped = |n: &str| format!("[{{\"y\": null, \"x\": [{n}]}}, {n}]");
+            // unique_items, and json_compare's exact against `expected`.
+            let output = format!(
+                "{{\"pair\": {}, \"set\": [{}, {}]}}",
+                swapped(&number),
+                value(b),
+                swapped(&number)
+            );
+            let expected: serde_json::Value =
+                serde_json::from_str(&format!("{{\"pair\": {}, \"set\": []}}", value(b))).unwrap();
+            let report = pack.evaluate(&Input::new(output).with_expected(expected));
+            assert_eq!(
+                codes_at(&report, "/set/1") == ["contract.unique-items"],
+                same,
+                "unique_items: {context}: {:?}",
+                report.issues
+            );
+            let metric = serde_json::to_value(&report.metrics["json_compare"]).unwrap();
+            let matched = &metric["details"]["fields"]["pair"]["matched"];
+            assert_eq!(matched == true, same, "exact: {context}: {metric}");
+            // no_repeat, and the expected trajectory's arguments.
+            let call = |id: &str, n: &str| {
+                json!({"id": id, "type": "function", "function": {"name": "refund",
+                    "arguments": format!("{{\"amount\": {n}, \"lines\": {}}}", value(n))}})
+            };
+            let messages = json!([
+                {"role": "user", "content": "refund it"},
+                {"role": "assistant", "content": null, "tool_calls": [call("c1", b), call("c2", &number)]},
+                {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+                {"role": "tool", "tool_call_id": "c2", "content": "ok"},
+                {"role": "assistant", "content": "{\"pair\": [], \"set\": []}"}
+            ]);
+            let trajectory: serde_json::Value = serde_json::from_str(&format!(
+                "{{\"tool_calls\": [{{\"name\": \"refund\", \"arguments\": {{\"lines\": {}, \"amount\": {number}}}}}, {{\"name\": \"refund\", \"arguments\": {{\"amount\": {b}, \"lines\": {}}}}}]}}",
+                swapped(&number),
+                swapped(b)
+            ))
+            .unwrap();
+            let mut input = Input::from_messages(messages);
+            input.expected = trajectory.into();
+            let report = pack.evaluate(&input);
+            let repeated = report.issues.iter().any(|i| i.code == "tool.repeated");
+            assert_eq!(repeated, same, "no_repeat: {context}: {:?}", report.issues);
+            let unmatched: Vec<_> = report
+                .issues
+                .iter()
+                .filter(|i| i.code.starts_with("tool.") && i.code != "tool.repeated")
+                .collect();
+            assert!(
+                unmatched.is_empty(),
+                "expected arguments: {context}: {unmatched:?}"
+            );
+            // A pack test's `expect` (quoted where YAML could not hold the number).
+            let yaml_number = if number.len() > 15 || number.contains(['e', 'E']) {
+                None
+            } else {
+                Some(number.clone())
+            };
+            if let Some(n) = yaml_number {
+                let _ = write!(
+                    cases,
+                    "  - name: \"{n} vs {b}\"\n    output: '{{\"pair\": [{b}], \"set\": []}}'\n    expect: {{ json: {{ pair: [{n}] }} }}\n"
+                );
+                expected_outcomes.push((format!("{n} vs {b}"), same));
+            }
+        }
+    }
+    // The pack tests, through the CLI.
+    let pack_dir = tests_dir.path().join("equality");
+    std::fs::create_dir_all(pack_dir.join("tests")).unwrap();
+    std::fs::write(
+        pack_dir.join("pack.yaml"),
+        "name: equality\ntests: [tests/*.yaml]\ncontract:\n  fields:\n    pair: { type: array }\n    set: { type: array }\n",
+    )
+    .unwrap();
+    std::fs::write(pack_dir.join("tests/cases.yaml"), &cases).unwrap();
+    let out = std::process::Command::new(bin)
+        .args(["test", pack_dir.to_str().unwrap(), "--verbose"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(expected_outcomes.len() > 20, "{}", expected_outcomes.len());
+    for (name, same) in &expected_outcomes {
+        let line = stdout
+            .lines()
+            .find(|l| l.ends_with(name.as_str()))
+            .unwrap_or_else(|| panic!("no line for {name}:\n{stdout}"));
+        assert_eq!(!line.contains("FAIL"), *same, "expect: {line}\n{stdout}");
+    }
+}
+
+/// A YAML number that a double would change (`max: 1.0000000000000000000001`
+/// read as `max: 1`) is a load error at its line and column, in a pack and in
+/// a pack test's `expect`, not a bound or an expectation silently moved.
+#[test]
+fn a_yaml_number_a_double_would_change_is_a_load_error_at_its_place() {
+    for number in [
+        "1.0000000000000000000001",
+        "0.30000000000000000001",
+        "123456789012345678901234567890123456789012",
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("pack.yaml"),
+            format!(
+                "name: rounded\ncontract:\n  fields:\n    c: {{ type: number, max: {number} }}\n"
+            ),
+        )
+        .unwrap();
+        let err = Pack::load(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("pack.yaml:4:29"), "{err}");
+        assert!(err.contains(&format!("`{}", &number[..20])), "{err}");
+        assert!(err.contains("would be read as"), "{err}");
+        // Quoted, it is the text (and `max` then wants a number).
+        std::fs::write(
+            dir.path().join("pack.yaml"),
+            "name: rounded\ncontract:\n  fields:\n    c: { type: number, max: 1 }\ntests: [t.yaml]\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("t.yaml"),
+            format!("cases:\n  - name: n\n    output: '{{\"c\": 1}}'\n    expect: {{ json: {{ c: {number} }} }}\n"),
+        )
+        .unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_tribunal"))
+            .args(["test", dir.path().to_str().unwrap()])
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!out.status.success(), "{text}");
+        assert!(text.contains("t.yaml:4:26"), "{text}");
     }
 }

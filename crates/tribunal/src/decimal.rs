@@ -120,7 +120,8 @@ pub(crate) fn canonical(a: &str) -> Cow<'_, str> {
 /// Whether two JSON values are equal, numbers by their exact value
 /// (`25 == 25.0 == 2.5e1`, `1 != 1.0000000000000000000001`), objects whatever
 /// their members' order: the one equality of values that rules compare
-/// (`enum`, `unique_items`, `no_repeat`).
+/// (`enum`, `unique_items`, `no_repeat`, expected values, pack tests'
+/// `expect`).
 pub(crate) fn equal_values(a: &crate::json::Json, b: &crate::json::Json) -> bool {
     use crate::json::Json;
     match (a, b) {
@@ -136,6 +137,40 @@ pub(crate) fn equal_values(a: &crate::json::Json, b: &crate::json::Json) -> bool
         }
         _ => a == b,
     }
+}
+
+/// A key for [`equal_values`]: the value's text with every object's members
+/// in name order and every number in its [`canonical`] form, so two values have
+/// the same key exactly when they are equal (for sets and maps of values:
+/// `unique_items`, `no_repeat`).
+pub(crate) fn value_key(value: &crate::json::Json) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_key(&mut out, value);
+    out
+}
+
+fn write_key(out: &mut Vec<u8>, value: &crate::json::Json) {
+    use crate::json::Json;
+    match value {
+        Json::Array(items) => crate::json_write::write_array(out, items, write_key),
+        Json::Object(members) => {
+            let mut sorted: Vec<_> = members.iter().collect();
+            sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            let mut object = crate::json_write::Object::open(out);
+            for (name, member) in sorted {
+                write_key(object.key(name), member);
+            }
+            object.close();
+        }
+        Json::Number(number) => out.extend_from_slice(canonical(number.as_str()).as_bytes()),
+        scalar => crate::json_write::write_json(out, scalar),
+    }
+}
+
+/// [`equal_values`] for `serde_json` values (a pack's own data: expected
+/// results, fuzzing's round trips): the same function, off the hot path.
+pub(crate) fn equal_json(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    equal_values(&a.into(), &b.into())
 }
 
 /// A number text normalised for comparison: `±0.d1d2…dn × 10^E`.
@@ -763,6 +798,95 @@ mod tests {
             }
         }
         assert!(orders.iter().all(|&n| n > 1000), "{orders:?}");
+    }
+
+    /// A random JSON value holding `numbers` at its leaves (nested in arrays
+    /// and objects), built by `leaf` for each; `shuffle` puts each object's
+    /// members in another order.
+    fn value_of(
+        next: &mut impl FnMut() -> u64,
+        numbers: &[String],
+        shape: u64,
+        shuffle: bool,
+    ) -> crate::json::Json {
+        use crate::json::{Json, Object};
+        let leaves: Vec<Json> = numbers
+            .iter()
+            .map(|n| Json::Number(n.parse().unwrap()))
+            .collect();
+        // The shape is fixed by `shape`, so two calls with one shape differ
+        // only in their numbers and (with `shuffle`) their members' order.
+        let mut members: Vec<(String, Json)> = leaves
+            .iter()
+            .enumerate()
+            .map(|(i, leaf)| {
+                let nested = match (shape >> (2 * i)) & 3 {
+                    0 => leaf.clone(),
+                    1 => Json::Array(vec![leaf.clone(), Json::from("x")]),
+                    2 => {
+                        let mut object = Object::new();
+                        object.insert("v", leaf.clone());
+                        object.insert("n", Json::Null);
+                        Json::Object(object)
+                    }
+                    _ => Json::Array(vec![Json::Array(vec![leaf.clone()])]),
+                };
+                (format!("k{i}"), nested)
+            })
+            .collect();
+        if shuffle {
+            for i in (1..members.len()).rev() {
+                members.swap(i, below(next, i + 1));
+            }
+        }
+        let mut object = Object::new();
+        for (name, member) in members {
+            object.insert(name, member);
+        }
+        Json::Object(object)
+    }
+
+    #[test]
+    fn one_equality_of_values_holds_for_every_rewriting_and_no_near_miss() {
+        let mut next = crate::text::numbers(0x51_7CC1_B727_220A);
+        for round in 0..2000 {
+            let count = 1 + below(&mut next, 4);
+            let numbers: Vec<Written> = (0..count)
+                .map(|_| {
+                    // Mostly small numbers a double holds; some long ones and
+                    // big integers, beyond it.
+                    if round % 3 == 0 {
+                        generate(&mut next, b"0123456789", 40, 400)
+                    } else {
+                        generate(&mut next, b"0123456789", 6, 4)
+                    }
+                })
+                .collect();
+            let shape = next();
+            let texts = |ns: &[Written]| ns.iter().map(|n| n.text.clone()).collect::<Vec<_>>();
+            let value = value_of(&mut next, &texts(&numbers), shape, false);
+            let rewritten: Vec<Written> = numbers.iter().map(|n| rewrite(&mut next, n)).collect();
+            let same = value_of(&mut next, &texts(&rewritten), shape, true);
+            assert!(equal_values(&value, &same), "{value} vs {same}");
+            assert_eq!(value_key(&value), value_key(&same), "{value} vs {same}");
+            let (a, b): (serde_json::Value, serde_json::Value) = (
+                serde_json::from_str(&value.to_string()).unwrap(),
+                serde_json::from_str(&same.to_string()).unwrap(),
+            );
+            assert!(equal_json(&a, &b), "{a} vs {b}");
+            // One number off by its last digit: another value.
+            let mut off = rewritten;
+            let which = below(&mut next, count);
+            off[which] = near_miss(&mut next, &numbers[which]);
+            let other = value_of(&mut next, &texts(&off), shape, true);
+            let differs = reference_compare(&off[which], &numbers[which]) != Equal;
+            assert_eq!(!equal_values(&value, &other), differs, "{value} vs {other}");
+            assert_eq!(
+                value_key(&value) != value_key(&other),
+                differs,
+                "{value} vs {other}"
+            );
+        }
     }
 
     #[test]

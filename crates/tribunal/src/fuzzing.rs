@@ -429,20 +429,9 @@ pub fn plugin_reply(data: &[u8]) {
 }
 
 /// Values equal as JSON, numbers by value (`1.0` equals `1`), members in any
-/// order.
+/// order: [`crate::decimal::equal_json`].
 pub fn same_json(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same_json(x, y))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| same_json(v, w)))
-        }
-        _ => a == b,
-    }
+    crate::decimal::equal_json(a, b)
 }
 
 /// Whether `part` is what `whole`, cut somewhere and closed, repairs to: equal

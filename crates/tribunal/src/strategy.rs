@@ -40,8 +40,9 @@ pub const DOCS: [(&str, &str); 4] = [
         "# exact (strategy)\n\n\
          Compares an expected and an actual field value: 1 when they are equal, else 0.\n\n\
          - Text is compared case-insensitively.\n\
-         - Numbers are equal when numerically equal (`2` = `2.0`): integers exactly however \
-         large, decimals as 64-bit floats. A string equals a number or boolean it spells \
+         - Numbers are equal when numerically equal (`2` = `2.0` = `2e0`), by their exact value \
+         as written: integers however large, decimals however long \
+         (`1` ≠ `1.0000000000000000000001`). A string equals a number or boolean it spells \
          (`\"2\"` = `2`, `\"True\"` = `true`).\n\
          - Arrays and objects are compared as their JSON text with sorted keys, so objects \
          match regardless of key order and arrays item by item in order.\n\n\
@@ -98,7 +99,10 @@ impl Strategy for Exact {
 /// integral float is written as the integer (`[2]` equals `[2.0]`).
 pub fn exact_match(expected: &Json, actual: &Json) -> bool {
     match (expected, actual) {
-        (Json::Number(x), Json::Number(y)) => numbers_equal(x, y),
+        // Numerically equal numbers are equal (2 == 2.0, as the brief says), by
+        // their exact value as written: integers however large, decimals
+        // however long (`1` ≠ `1.0000000000000000000001`).
+        (Json::Number(x), Json::Number(y)) => crate::decimal::equal(x.as_str(), y.as_str()),
         // ASCII lowers letter by letter: no text to build.
         (Json::String(x), Json::String(y)) if x.is_ascii() && y.is_ascii() => {
             x.eq_ignore_ascii_case(y)
@@ -125,54 +129,6 @@ fn exact_text(value: &Json) -> String {
             out
         }
     }
-}
-
-/// Numerically equal numbers are equal (2 == 2.0, as the brief says), with
-/// Python's semantics: integers compare exactly however large (numbers keep
-/// their text: `123456789012345678901234567890` ≠ `…891`), decimals as 64-bit
-/// floats (as Python's `json` reads them).
-#[allow(clippy::float_cmp)]
-pub fn numbers_equal(x: &crate::json::Number, y: &crate::json::Number) -> bool {
-    match (integer_digits(x), integer_digits(y)) {
-        (Some(a), Some(b)) => return a == b,
-        (Some(int), None) => return float_is_integer(y, int),
-        (None, Some(int)) => return float_is_integer(x, int),
-        (None, None) => {}
-    }
-    match (x.as_f64(), y.as_f64()) {
-        (Some(a), Some(b)) => a == b,
-        // Beyond a float (`1e400`): the same text is the same number.
-        _ => x.as_str() == y.as_str(),
-    }
-}
-
-/// Python compares an int and a float exactly: the float must be that integer
-/// (`{:.0}` writes an integral float's exact value).
-fn float_is_integer(float: &crate::json::Number, int: (bool, &str)) -> bool {
-    float.as_f64().is_some_and(|f| {
-        if f.fract() != 0.0 {
-            return false;
-        }
-        let exact = format!("{f:.0}");
-        let negative = exact.starts_with('-');
-        let digits = exact.trim_start_matches('-').trim_start_matches('0');
-        (negative && !digits.is_empty(), digits) == int
-    })
-}
-
-/// An integer literal's sign and digits, normalised (`-0` is `0`); `None` for a
-/// number written with a fraction or an exponent.
-fn integer_digits(n: &crate::json::Number) -> Option<(bool, &str)> {
-    let text = n.as_str();
-    if text.contains(['.', 'e', 'E']) {
-        return None;
-    }
-    let (negative, digits) = match text.strip_prefix('-') {
-        Some(digits) => (true, digits),
-        None => (false, text),
-    };
-    let digits = digits.trim_start_matches('0');
-    Some((negative && !digits.is_empty(), digits))
 }
 
 /// `fuzzy`: when both values are strings, normalised Levenshtein similarity of the
@@ -327,7 +283,7 @@ mod tests {
     }
 
     #[test]
-    fn big_integers_compare_exactly_and_decimals_as_floats() {
+    fn numbers_compare_by_their_exact_value() {
         let n = |text: &str| crate::json_read::parse(text).unwrap();
         let exact = |a: &str, b: &str| exact_match(&n(a), &n(b));
         assert!(!exact(
@@ -342,19 +298,26 @@ mod tests {
         assert!(exact("-0", "0"));
         assert!(exact("2", "2.0"));
         assert!(exact("1e2", "100"));
-        // An int and a float: equal only when the float is exactly that integer.
+        // The value as written, not as a double reads it.
         assert!(!exact(
             "123456789012345678901234567890",
             "1.2345678901234568e29"
         ));
-        assert!(exact(
+        assert!(!exact(
             "123456789012345677877719597056",
+            "1.2345678901234568e29"
+        ));
+        assert!(exact(
+            "123456789012345680000000000000",
             "1.2345678901234568e29"
         ));
         assert!(exact("-3", "-3.0"));
         assert!(!exact("3", "3.5"));
-        // Python reads decimals as floats: these are the same float.
-        assert!(exact("0.1", "0.1000000000000000000001"));
+        // One double, two values.
+        assert!(!exact("0.1", "0.1000000000000000000001"));
+        assert!(!exact("1", "1.0000000000000000000001"));
+        assert!(!exact("[0.1]", "[0.1000000000000000000001]"));
+        assert!(exact("2.5e1", "25.000"));
         assert!(!exact("0.1", "0.2"));
         assert!(exact("[1, 2.0]", "[1.0, 2]"));
         assert!(!exact(

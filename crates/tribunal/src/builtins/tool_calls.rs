@@ -15,7 +15,6 @@ use crate::codes;
 use crate::component::{
     self, BuildError, Compiled, Context, Early, EvalError, Kind, PostOutput, Postprocessor,
 };
-use crate::json::Json;
 use crate::report::{Issue, Severity};
 use crate::transcript::ToolCall;
 
@@ -620,8 +619,7 @@ impl ToolCalls {
             ));
         }
         if self.no_repeat {
-            let mut key = String::new();
-            canonical(&call.arguments, &mut key);
+            let key = crate::decimal::value_key(&call.arguments);
             match seen.calls.entry((name, key)) {
                 Entry::Occupied(first) => issues.push(self.issue(
                     codes::TOOL_CALLS_REPEATED,
@@ -644,41 +642,7 @@ impl ToolCalls {
 #[derive(Default)]
 struct Seen<'c> {
     counts: HashMap<&'c str, usize>,
-    calls: HashMap<(&'c str, String), &'c str>,
-}
-
-/// `value` written with its members sorted: equal values (JSON equality, in
-/// which members are not ordered) write the same text.
-fn canonical(value: &Json, out: &mut String) {
-    match value {
-        Json::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                canonical(item, out);
-            }
-            out.push(']');
-        }
-        Json::Object(object) => {
-            let mut members: Vec<_> = object.iter().collect();
-            members.sort_unstable_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
-            out.push('{');
-            for (i, (name, item)) in members.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                canonical(&Json::from(name.as_str()), out);
-                out.push(':');
-                canonical(item, out);
-            }
-            out.push('}');
-        }
-        // (Every writing of a number is one value: `25`, `25.0`, `2.5e1`.)
-        Json::Number(number) => out.push_str(&crate::decimal::canonical(number.as_str())),
-        other => out.push_str(&other.to_string()),
-    }
+    calls: HashMap<(&'c str, Vec<u8>), &'c str>,
 }
 
 impl Postprocessor for ToolCalls {

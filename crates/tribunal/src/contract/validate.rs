@@ -315,10 +315,10 @@ impl<'v> Uniques<'v> {
         }
         if at == Self::SHORT {
             for (i, earlier) in std::mem::take(&mut self.short).iter().enumerate() {
-                self.index.entry(canonical(earlier)).or_insert(i);
+                self.index.entry(decimal::value_key(earlier)).or_insert(i);
             }
         }
-        match self.index.entry(canonical(&item)) {
+        match self.index.entry(decimal::value_key(&item)) {
             Entry::Occupied(first) => Some(*first.get()),
             Entry::Vacant(slot) => {
                 slot.insert(at);
@@ -328,39 +328,14 @@ impl<'v> Uniques<'v> {
     }
 }
 
-/// `value`'s text with every object's members in name order: two values are
-/// equal exactly when their canonical texts are (numbers compare as written).
-fn canonical(value: &Json) -> Vec<u8> {
-    fn write(out: &mut Vec<u8>, value: &Json) {
-        match value {
-            Json::Array(items) => crate::json_write::write_array(out, items, write),
-            Json::Object(members) => {
-                let mut sorted: Vec<_> = members.iter().collect();
-                sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
-                let mut object = crate::json_write::Object::open(out);
-                for (name, member) in sorted {
-                    write(object.key(name), member);
-                }
-                object.close();
-            }
-            // (Every writing of a number, one text: 2 and 2.0 are one item.)
-            Json::Number(number) => {
-                out.extend_from_slice(decimal::canonical(number.as_str()).as_bytes());
-            }
-            scalar => crate::json_write::write_json(out, scalar),
-        }
-    }
-    let mut out = Vec::new();
-    write(&mut out, value);
-    out
-}
-
-/// Equality for `enum`: JSON equality, except that numbers compare by their
-/// exact value (2 == 2.0 == 2e0; 1 != 1.0000000000000000000001).
+/// Equality for `enum`: [`decimal::equal_values`] (numbers by their exact
+/// value, 2 == 2.0 == 2e0, 1 != 1.0000000000000000000001; members in any
+/// order), without converting a listed scalar.
 pub(super) fn same_value(a: &serde_json::Value, b: &Json) -> bool {
     match (a, b) {
-        (serde_json::Value::Number(x), Json::Number(y)) => {
-            decimal::equal(&x.to_string(), y.as_str())
+        (serde_json::Value::Number(x), Json::Number(y)) => decimal::equal(x.as_str(), y.as_str()),
+        (serde_json::Value::Array(_) | serde_json::Value::Object(_), _) => {
+            decimal::equal_values(&a.into(), b)
         }
         _ => a == b,
     }

@@ -20,8 +20,26 @@ use crate::pipeline::Input;
 use crate::runtime::Runtime;
 use crate::yaml::{LoadError, Source};
 
-/// Tolerance for numbers in expectations.
+/// Tolerance for numbers in expectations that are both a double's own text
+/// (scores computed in floating point), see [`numbers_match`].
 pub const NUMBER_TOLERANCE: f64 = 1e-9;
+
+/// Whether an expected number matches the result's: the same exact value
+/// ([`crate::decimal::equal`], the one equality: `25` = `25.0` = `2.5e1`,
+/// `1` ≠ `1.0000000000000000000001`, big integers digit by digit), or, when
+/// both texts are the shortest text of a finite double (a computed score such
+/// as `0.8339285714285715`), within [`NUMBER_TOLERANCE`] of each other. A
+/// number a double cannot hold exactly never matches by tolerance.
+fn numbers_match(expected: &str, actual: &str) -> bool {
+    fn as_double(text: &str) -> Option<f64> {
+        let float = text.parse::<f64>().ok().filter(|f| f.is_finite())?;
+        (crate::decimal::compare_f64(text, float) == Some(std::cmp::Ordering::Equal))
+            .then_some(float)
+    }
+    crate::decimal::equal(expected, actual)
+        || matches!((as_double(expected), as_double(actual)),
+            (Some(e), Some(a)) if (e - a).abs() <= NUMBER_TOLERANCE)
+}
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -226,11 +244,7 @@ fn compare(expected: &Value, actual: &Value, path: &str, out: &mut Vec<String>) 
             }
         }
         (Value::Number(e), Value::Number(a)) => {
-            let (e, a) = (
-                e.as_f64().unwrap_or(f64::NAN),
-                a.as_f64().unwrap_or(f64::NAN),
-            );
-            if (e - a).abs() > NUMBER_TOLERANCE {
+            if !numbers_match(e.as_str(), a.as_str()) {
                 out.push(format!("{here}: expected {e}, got {a}"));
             }
         }

@@ -101,7 +101,8 @@ pub struct PythonJson {
     /// Keys in case-insensitive order (ties: as written) instead of as given.
     pub sort_keys: bool,
     /// Integral floats written as integers (`2.0` → `2`), so that numerically
-    /// equal numbers have one spelling.
+    /// equal numbers have one spelling; a decimal a double cannot hold exactly
+    /// in its exact canonical form ([`crate::decimal::canonical`]).
     pub canonical_numbers: bool,
 }
 
@@ -135,6 +136,14 @@ pub fn write_python_json(value: &Json, out: &mut String, style: PythonJson) {
             out.push('}');
         }
         Json::Number(n) if style.canonical_numbers && n.is_f64() => match n.as_f64() {
+            // A decimal a double does not hold exactly keeps its exact value
+            // (`0.1000000000000000000001` is not `0.1`), in one spelling.
+            Some(f)
+                if crate::decimal::compare_f64(n.as_str(), f)
+                    != Some(std::cmp::Ordering::Equal) =>
+            {
+                out.push_str(&crate::decimal::canonical(n.as_str()));
+            }
             Some(f) if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 => {
                 let _ = write!(out, "{f:.0}");
             }

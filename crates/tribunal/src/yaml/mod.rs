@@ -229,6 +229,21 @@ impl Source {
                 };
                 LoadError::new(&self.path, (line + self.line_offset, *column), message)
             }
+            ScanError::Rounded {
+                text,
+                read_as,
+                line,
+                column,
+            } => LoadError::new(
+                &self.path,
+                (line + self.line_offset, *column),
+                format!(
+                    "`{}` would be read as {read_as}: YAML numbers are 64-bit floats, which \
+                     cannot hold this one exactly; write it with fewer digits, or quote it \
+                     if you mean the text",
+                    crate::files::excerpt(text)
+                ),
+            ),
             ScanError::NotFinite { text, line, column } => LoadError::new(
                 &self.path,
                 (line + self.line_offset, *column),

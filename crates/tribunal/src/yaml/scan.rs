@@ -37,6 +37,15 @@ pub enum ScanError {
         line: usize,
         column: usize,
     },
+    /// A plain value YAML reads as a 64-bit float whose value is not the one
+    /// written (`1.0000000000000000000001` reads as `1`, an integer past
+    /// 2^128 loses its last digits): `read_as` is the float's text.
+    Rounded {
+        text: String,
+        read_as: String,
+        line: usize,
+        column: usize,
+    },
 }
 
 /// Reads `text` as YAML events and checks its expanded size and its maps' keys.
@@ -118,6 +127,17 @@ impl State {
                         line: line + 1,
                         column: column + 1,
                     });
+                }
+                let is_key = self.innermost_map_expecting_key().is_some();
+                if plain && !is_key {
+                    if let Some(read_as) = rounded(&value) {
+                        return Err(ScanError::Rounded {
+                            text: String::from_utf8_lossy(&value).into_owned(),
+                            read_as,
+                            line: line + 1,
+                            column: column + 1,
+                        });
+                    }
                 }
                 self.check_key(&value, line, column)?;
                 self.add(1, limit).map_err(|()| too_many())?;
@@ -214,6 +234,62 @@ fn is_not_finite(value: &[u8]) -> bool {
         unsigned,
         b".inf" | b".Inf" | b".INF" | b".nan" | b".NaN" | b".NAN"
     )
+}
+
+/// The float a plain value is read as, when `serde_yaml` reads it as a 64-bit
+/// float (not as null, a boolean or an integer it holds exactly, up to 128
+/// bits) and that float is not the value written: its shortest text. Mirrors
+/// `serde_yaml`'s resolution of plain scalars (0.9).
+fn rounded(value: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(value).ok()?;
+    let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
+    // Only decimal texts: `0x…`, `.inf`, words and the like are integers,
+    // refused, or strings.
+    if unsigned.is_empty()
+        || !unsigned
+            .bytes()
+            .all(|b| b.is_ascii_digit() || b".eE+-".contains(&b))
+        || !unsigned.bytes().any(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    // Leading zeros before digits only: YAML 1.2 makes that a string.
+    if unsigned.len() > 1
+        && unsigned.starts_with('0')
+        && unsigned.bytes().all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    let integer = unsigned.bytes().all(|b| b.is_ascii_digit());
+    let held = if text.starts_with('-') {
+        text.parse::<i128>().is_ok()
+    } else {
+        unsigned.parse::<u128>().is_ok()
+    };
+    if integer && held {
+        return None;
+    }
+    let float = text.strip_prefix('+').unwrap_or(text).parse::<f64>().ok()?;
+    if !float.is_finite() {
+        // A string to `serde_yaml` (`1e400`): a type error where a number is wanted.
+        return None;
+    }
+    // As a JSON number, to compare exactly: `.5` → `0.5`, `5.` → `5.0`, no `+`.
+    let sign = if text.starts_with('-') { "-" } else { "" };
+    let (mantissa, exponent) = match unsigned.find(['e', 'E']) {
+        Some(at) => unsigned.split_at(at),
+        None => (unsigned, ""),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let int = if int.is_empty() { "0" } else { int };
+    let json = if mantissa.contains('.') {
+        let frac = if frac.is_empty() { "0" } else { frac };
+        format!("{sign}{int}.{frac}{exponent}")
+    } else {
+        format!("{sign}{int}{exponent}")
+    };
+    (crate::decimal::compare_f64(&json, float) != Some(std::cmp::Ordering::Equal))
+        .then(|| format!("{float:?}"))
 }
 
 /// libyaml's parser over a borrowed text. Boxed: libyaml keeps pointers into
@@ -415,5 +491,64 @@ mod tests {
             scan(&format!("x: '{text}'")).unwrap();
         }
         scan("x: nan\ny: inf\nz: 1e400\n").unwrap();
+    }
+
+    #[test]
+    fn numbers_a_float_would_change_are_refused_unless_quoted() {
+        for (text, read_as) in [
+            ("1.0000000000000000000001", "1.0"),
+            ("0.30000000000000000001", "0.3"),
+            ("-2.50000000000000000001", "-2.5"),
+            ("+1.00000000000000000001e2", "100.0"),
+            // Past 2^128: no longer an integer `serde_yaml` holds.
+            (
+                "1234567890123456789012345678901234567891",
+                "1.2345678901234568e39",
+            ),
+            (
+                "-1234567890123456789012345678901234567891",
+                "-1.2345678901234568e39",
+            ),
+            ("1e-400", "0.0"),
+        ] {
+            let err = scan(&format!("x: [1, {text}]")).unwrap_err();
+            assert_eq!(
+                err,
+                ScanError::Rounded {
+                    text: text.into(),
+                    read_as: read_as.into(),
+                    line: 1,
+                    column: 8
+                },
+                "{text}"
+            );
+            scan(&format!("x: '{text}'")).unwrap();
+        }
+        // What a float holds exactly (as its shortest text), integers up to
+        // 128 bits, and what is not a decimal number, pass.
+        for text in [
+            "0.1",
+            "1.10",
+            "25",
+            "25.0",
+            "2.5e1",
+            ".5",
+            "5.",
+            "-0",
+            "1e308",
+            "1e400",
+            "0x1F",
+            "007",
+            "1.2.3",
+            "e5",
+            "123456789012345678901234567890",
+            "-170141183460469231731687303715884105728",
+            "0.8339285714285715",
+            "1_000",
+        ] {
+            scan(&format!("x: {text}")).unwrap_or_else(|e| panic!("{text}: {e:?}"));
+        }
+        // A key is a name, never read as a number.
+        scan("1.0000000000000000000001: x\n").unwrap();
     }
 }
