@@ -1,15 +1,19 @@
 """Streams a text to `tribunal serve`'s stream endpoint as a model would write it,
 and prints each event as it arrives, after the chunk that caused it.
 
-    python3 examples/stream_client.py URL [CHUNK_BYTES] < output.txt
+    python3 examples/stream_client.py URL [CHUNK_BYTES] [--token-file FILE] < output.txt
 
 URL is the stream route with its query, for example
 http://127.0.0.1:8080/v1/packs/structured-output/stream?release=true.
+A server started with `--token-file` wants the same token: pass that file
+with --token-file, or the token itself in the environment as TRIBUNAL_TOKEN.
 Standard library only: a gateway's own client does the same over its HTTP
 stack (send the body chunked; read the answer's lines while sending).
 """
 
+import argparse
 import json
+import os
 import select
 import socket
 import sys
@@ -18,13 +22,23 @@ import urllib.parse
 
 
 def main() -> None:
-    url = urllib.parse.urlsplit(sys.argv[1])
-    size = int(sys.argv[2]) if len(sys.argv) > 2 else 8
+    parser = argparse.ArgumentParser(description="Stream a text to tribunal serve.")
+    parser.add_argument("url")
+    parser.add_argument("chunk_bytes", nargs="?", type=int, default=8)
+    parser.add_argument("--token-file", help="the server's --token-file (else $TRIBUNAL_TOKEN)")
+    args = parser.parse_args()
+    url = urllib.parse.urlsplit(args.url)
+    size = args.chunk_bytes
+    token = os.environ.get("TRIBUNAL_TOKEN")
+    if args.token_file:
+        with open(args.token_file, encoding="utf-8") as f:
+            token = f.read().strip()
+    auth = f"Authorization: Bearer {token}\r\n" if token else ""
     text = sys.stdin.buffer.read()
     conn = socket.create_connection((url.hostname, url.port or 80))
     target = url.path + ("?" + url.query if url.query else "")
     conn.sendall(
-        f"POST {target} HTTP/1.1\r\nHost: {url.netloc}\r\n"
+        f"POST {target} HTTP/1.1\r\nHost: {url.netloc}\r\n{auth}"
         "Content-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n".encode()
     )
     answer = Answer(conn)

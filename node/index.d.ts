@@ -343,6 +343,24 @@ export type StreamOptions = {
     release?: boolean | undefined;
 };
 /**
+ * `watch`'s options: the stream's, and how to
+ * read a chunk's text.
+ */
+export type WatchOptions = {
+    expected?: unknown;
+    meta?: unknown;
+    id?: unknown;
+    /**
+     * Also report how far the text is safe to pass on.
+     */
+    release?: boolean | undefined;
+    /**
+     * Reads one
+     * chunk's text (default: `chunkText`).
+     */
+    text?: ((chunk: any) => string | null | undefined) | undefined;
+};
+/**
  * A compiled rule pack: load once, evaluate any number of outputs.
  */
 export class Pack {
@@ -496,6 +514,41 @@ export class Stream {
     get text(): string;
 }
 /**
+ * The events of a streamed output (see `watch`): iterate over it with
+ * `for await`; `finish()` (or the end of the iteration) gives the result
+ * record, also in `result`.
+ */
+export class Watched {
+    /**
+     * Use `watch(pack, chunks)`.
+     * @private
+     * @param {Stream} session
+     * @param {AsyncIterable<any> | Iterable<any>} chunks
+     * @param {(chunk: any) => string | null | undefined} text
+     */
+    private constructor();
+    /** The engine's session. */
+    session: Stream;
+    /** @private */
+    private chunks;
+    /** @private */
+    private text;
+    /** @type {ResultRecord | null} The result, once finished. */
+    result: ResultRecord | null;
+    /**
+     * The result record of the text pushed so far (the whole output once the
+     * iteration ended).
+     * @returns {ResultRecord}
+     */
+    finish(): ResultRecord;
+    /**
+     * The events as the chunks come. Leaving the loop early (`break`) stops
+     * reading the chunks: an SDK stream then ends its request.
+     * @returns {AsyncGenerator<StreamEvent, void, undefined>}
+     */
+    [Symbol.asyncIterator](): AsyncGenerator<StreamEvent, void, undefined>;
+}
+/**
  * The base of every error Tribunal throws.
  */
 export class TribunalError extends Error {
@@ -524,3 +577,23 @@ export class PackError extends TribunalError {
     /** Its column (1-based), when it has one. */
     column: number | null;
 }
+/**
+ * Streams `chunks` (strings, or the events the OpenAI and Anthropic SDKs
+ * stream, read with `options.text`) through a session of `pack`; iterate over
+ * the answer with `for await` for the events.
+ * @param {Pack} pack
+ * @param {AsyncIterable<any> | Iterable<any>} chunks
+ * @param {WatchOptions} [options]
+ * @returns {Watched}
+ */
+export function watch(pack: Pack, chunks: AsyncIterable<any> | Iterable<any>, options?: WatchOptions): Watched;
+/**
+ * The text of one streamed chunk: a string; an OpenAI Chat Completions chunk
+ * (`choices[0].delta.content`); an OpenAI Responses event (`delta` of a
+ * `response.output_text.delta`); an Anthropic `content_block_delta`
+ * (`delta.text`). `null` for chunks that carry no text (a role, a tool call,
+ * the end).
+ * @param {any} chunk
+ * @returns {string | null}
+ */
+export function chunkText(chunk: any): string | null;

@@ -218,6 +218,17 @@ class PackError extends TribunalError {
  */
 
 /**
+ * @typedef {object} WatchOptions `watch`'s options: the stream's, and how to
+ * read a chunk's text.
+ * @property {unknown} [expected]
+ * @property {unknown} [meta]
+ * @property {unknown} [id]
+ * @property {boolean} [release] Also report how far the text is safe to pass on.
+ * @property {(chunk: any) => string | null | undefined} [text] Reads one
+ * chunk's text (default: `chunkText`).
+ */
+
+/**
  * A record as a line of JSON, or why it cannot be one (a cycle, a BigInt, a
  * string past V8's limit).
  * @param {Record<string, unknown>} record
@@ -565,6 +576,111 @@ class Stream {
 }
 
 /**
+ * The text of one streamed chunk: a string; an OpenAI Chat Completions chunk
+ * (`choices[0].delta.content`); an OpenAI Responses event (`delta` of a
+ * `response.output_text.delta`); an Anthropic `content_block_delta`
+ * (`delta.text`). `null` for chunks that carry no text (a role, a tool call,
+ * the end).
+ * @param {any} chunk
+ * @returns {string | null}
+ */
+function chunkText(chunk) {
+  if (typeof chunk === 'string') return chunk;
+  if (chunk === null || typeof chunk !== 'object') return null;
+  if (Array.isArray(chunk.choices)) {
+    const content = chunk.choices[0]?.delta?.content;
+    return typeof content === 'string' ? content : null;
+  }
+  const { type, delta } = chunk;
+  if (type === 'response.output_text.delta' && typeof delta === 'string') return delta;
+  if (delta !== null && typeof delta === 'object' && typeof delta.text === 'string') return delta.text;
+  return null;
+}
+
+/**
+ * The events of a streamed output (see `watch`): iterate over it with
+ * `for await`; `finish()` (or the end of the iteration) gives the result
+ * record, also in `result`.
+ */
+class Watched {
+  /**
+   * Use `watch(pack, chunks)`.
+   * @private
+   * @param {Stream} session
+   * @param {AsyncIterable<any> | Iterable<any>} chunks
+   * @param {(chunk: any) => string | null | undefined} text
+   */
+  constructor(session, chunks, text) {
+    /** The engine's session. */
+    this.session = session;
+    /** @private */
+    this.chunks = chunks;
+    /** @private */
+    this.text = text;
+    /** @type {ResultRecord | null} The result, once finished. */
+    this.result = null;
+  }
+
+  /**
+   * The events as the chunks come. Leaving the loop early (`break`) stops
+   * reading the chunks: an SDK stream then ends its request.
+   * @returns {AsyncGenerator<StreamEvent, void, undefined>}
+   */
+  async *[Symbol.asyncIterator]() {
+    for await (const chunk of this.chunks) {
+      const piece = this.text(chunk);
+      if (typeof piece === 'string' && piece !== '') {
+        yield* this.session.push(piece);
+      }
+    }
+    this.finish();
+  }
+
+  /**
+   * The result record of the text pushed so far (the whole output once the
+   * iteration ended).
+   * @returns {ResultRecord}
+   */
+  finish() {
+    if (this.result === null) this.result = this.session.finish();
+    return this.result;
+  }
+}
+
+/**
+ * Streams `chunks` (strings, or the events the OpenAI and Anthropic SDKs
+ * stream, read with `options.text`) through a session of `pack`; iterate over
+ * the answer with `for await` for the events.
+ * @param {Pack} pack
+ * @param {AsyncIterable<any> | Iterable<any>} chunks
+ * @param {WatchOptions} [options]
+ * @returns {Watched}
+ */
+function watch(pack, chunks, options = {}) {
+  if (!(pack instanceof Pack)) {
+    throw new TypeError(`watch: the first argument must be a Pack, not ${describe(pack)}`);
+  }
+  if (chunks === null || typeof chunks !== 'object' || !(Symbol.asyncIterator in chunks || Symbol.iterator in chunks)) {
+    throw new TypeError(`watch: chunks must be an iterable or an async iterable (an SDK stream), not ${describe(chunks)}`);
+  }
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`watch: options must be an object, not ${describe(options)}`);
+  }
+  const known = ['expected', 'meta', 'id', 'release', 'text'];
+  for (const key of Object.keys(options)) {
+    if (!known.includes(key)) {
+      throw new TypeError(`watch: unknown option \`${key}\` (options are ${known.join(', ')})`);
+    }
+  }
+  const { text = chunkText, ...streamOptions } = options;
+  if (typeof text !== 'function') {
+    throw new TypeError(`watch: text must be a function of a chunk, not ${describe(text)}`);
+  }
+  const Private = /** @type {new (session: Stream, chunks: AsyncIterable<any> | Iterable<any>, text: (chunk: any) => string | null | undefined) => Watched} */ (/** @type {unknown} */ (Watched));
+  return new Private(pack.stream(streamOptions), chunks, text);
+}
+
+/**
  * The message of a thrown value.
  * @param {unknown} err
  */
@@ -654,4 +770,4 @@ function describe(value) {
   return typeof value;
 }
 
-module.exports = { Pack, Stream, TribunalError, PackError };
+module.exports = { Pack, Stream, Watched, TribunalError, PackError, watch, chunkText };

@@ -643,6 +643,44 @@ fn a_token_guards_everything_but_the_probes_and_a_public_address_needs_one() {
         &token_arg,
     ]);
     assert_eq!(public.get("/healthz").status, 200);
+    // examples/stream_client.py takes the token: from the file, or from
+    // TRIBUNAL_TOKEN; without one it is refused.
+    let url = format!(
+        "http://{}/v1/packs/structured-output/stream",
+        server.address
+    );
+    let text = "{\"kind\": \"agent.shout\", \"text\": \"Hi. I am done now.\"}";
+    let client = |args: &[&str], env: Option<&str>| {
+        let mut command = std::process::Command::new("python3");
+        command
+            .arg("examples/stream_client.py")
+            .args(args)
+            .env_remove("TRIBUNAL_TOKEN")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        if let Some(token) = env {
+            command.env("TRIBUNAL_TOKEN", token);
+        }
+        let mut child = command.spawn().unwrap();
+        child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    };
+    for shown in [
+        client(&[&url, "16", "--token-file", &token_arg], None),
+        client(&[&url, "16"], Some("s3cret-token")),
+    ] {
+        assert!(
+            shown.contains("at the end     : NEEDS_IMPROVEMENT"),
+            "{shown}"
+        );
+    }
+    assert!(client(&[&url], None).contains("401"));
 }
 
 #[test]

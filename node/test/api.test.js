@@ -8,7 +8,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { test } = require('node:test');
 
-const { Pack, Stream, PackError, TribunalError } = require('..');
+const { Pack, Stream, Watched, PackError, TribunalError, watch, chunkText } = require('..');
 const { root, cli, tempDir } = require('./support.js');
 
 const KSI = path.join(root, 'rules/ksi-emission');
@@ -192,4 +192,82 @@ test('a stream ends with exactly what evaluate gives, and tells violations early
   }
   assert.throws(() => stream.push('more'), (err) => err instanceof TribunalError && /finished/.test(err.message));
   assert.throws(() => pack.stream().push(42), TypeError);
+});
+
+test('watch reads OpenAI and Anthropic SDK streams and yields events as they come', async () => {
+  const pack = Pack.load(path.join(root, 'examples/packs/tool-calls'), {
+    overrides: { 'tool_args.today': '2026-11-24' },
+  });
+  const CALL = '{"tool": "cancel_booking", "args": {"booking_id": "QX7P2K"}, "reason": "The traveller asked to cancel QX7P2K."}';
+  const WRONG = '{"tool": "delete_booking", "args": {"booking_id": "QX7P2K"}, "reason": "Gone."}';
+  // The shapes the SDKs stream (async iterables), with chunks that carry no
+  // text (a role, the end) skipped.
+  async function* openai(text) {
+    yield { choices: [{ delta: { role: 'assistant', content: null } }] };
+    for (let at = 0; at < text.length; at += 5) {
+      yield { choices: [{ delta: { content: text.slice(at, at + 5) } }] };
+    }
+    yield { choices: [{ delta: {}, finish_reason: 'stop' }] };
+  }
+  async function* responses(text) {
+    yield { type: 'response.created' };
+    for (let at = 0; at < text.length; at += 6) {
+      yield { type: 'response.output_text.delta', delta: text.slice(at, at + 6) };
+    }
+  }
+  async function* anthropic(text) {
+    yield { type: 'message_start', message: {} };
+    for (let at = 0; at < text.length; at += 7) {
+      yield { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: text.slice(at, at + 7) } };
+    }
+    yield { type: 'message_stop' };
+  }
+  for (const source of [openai, responses, anthropic]) {
+    let pulled = 0;
+    async function* counting(chunks) {
+      for await (const chunk of chunks) {
+        pulled += 1;
+        yield chunk;
+      }
+    }
+    const watched = watch(pack, counting(source(WRONG)));
+    assert.ok(watched instanceof Watched);
+    let violation = null;
+    for await (const event of watched) {
+      if (event.event === 'violation') {
+        violation = event;
+        break; // stop paying for tokens
+      }
+    }
+    assert.equal(violation?.code, 'contract.kind-not-allowed', source.name);
+    // The violation came long before the stream ended.
+    assert.ok(pulled < WRONG.length / 5, `${source.name}: ${pulled}`);
+    const text = watched.session.text;
+    assert.ok(text.length < WRONG.length);
+    assert.deepStrictEqual(watched.finish(), pack.evaluate(text));
+    assert.deepStrictEqual(watched.result, watched.finish());
+  }
+  // A whole answer: no events, the result once the stream ends; plain strings
+  // (sync iterables too) and options pass through.
+  const whole = watch(pack, anthropic(CALL), { id: 'w1' });
+  const events = [];
+  for await (const event of whole) events.push(event);
+  assert.deepEqual(events, []);
+  assert.equal(whole.result?.status, 'PASS');
+  assert.equal(whole.result?.id, 'w1');
+  const strings = watch(pack, [WRONG.slice(0, 10), WRONG.slice(10)], { release: true });
+  const kinds = [];
+  for await (const event of strings) kinds.push(event.event);
+  assert.ok(kinds.includes('violation') && kinds.includes('release'), kinds.join());
+  assert.deepStrictEqual(strings.result, pack.evaluate(WRONG));
+  // A custom reader, and what is refused.
+  const custom = watch(pack, [{ piece: CALL }], { text: (chunk) => chunk.piece });
+  for await (const _ of custom) { /* no events */ }
+  assert.equal(custom.result?.status, 'PASS');
+  assert.equal(chunkText({ choices: [{ delta: { tool_calls: [] } }] }), null);
+  assert.equal(chunkText(42), null);
+  assert.throws(() => watch(pack, 'text'), TypeError);
+  assert.throws(() => watch({}, []), TypeError);
+  assert.throws(() => watch(pack, [], { text: 1 }), TypeError);
+  assert.throws(() => watch(pack, [], { nope: 1 }), TypeError);
 });
