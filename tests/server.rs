@@ -663,7 +663,12 @@ fn a_token_guards_everything_but_the_probes_and_a_public_address_needs_one() {
             command.env("TRIBUNAL_TOKEN", token);
         }
         let mut child = command.spawn().unwrap();
-        child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
         let out = child.wait_with_output().unwrap();
         format!(
             "{}{}",

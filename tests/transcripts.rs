@@ -268,7 +268,9 @@ fn the_contract_can_hold_every_assistant_turn_and_each_turn_is_extracted_alone()
     // The re-ask text says which turn an issue is about.
     let feedback = record["feedback"].as_str().unwrap();
     assert!(
-        feedback.starts_with("Previous issues: ['turn 3: missing required field `answer`']"),
+        feedback.starts_with(
+            "Previous issues: ['assistant turn 2: missing required field `answer`']\n\nOUTPUT FORMAT"
+        ),
         "{feedback}"
     );
 }
@@ -1237,4 +1239,124 @@ fn a_proposal_skips_final_answer_rules_and_a_failed_step_denies_every_call() {
         .map(|d| &d["decision"])
         .collect();
     assert_eq!(verdicts, ["deny", "deny"]);
+}
+
+/// The final answer is a turn: its contract issues name it, its status is
+/// the record's verdict on it (a missing JSON fails it, as it fails the
+/// record), and the re-ask text counts turns as the model saw them and shows
+/// the OUTPUT FORMAT block only after an issue about the format.
+#[test]
+fn the_final_answer_is_a_turn_and_the_re_ask_counts_turns_as_the_model_saw_them() {
+    let pack = Pack::load("examples/packs/support-agent").unwrap_or_else(|e| panic!("{e}"));
+    let call = |id: &str, name: &str, arguments: &str| json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}});
+    let conversation = |calls: Vec<Value>, answer: &str| {
+        let mut messages = vec![
+            json!({"role": "system", "content": "You are a support agent."}),
+            json!({"role": "user", "content": "Refund QX7P2K please."}),
+        ];
+        for (i, c) in calls.into_iter().enumerate() {
+            let id = c["id"].clone();
+            messages.push(json!({"role": "assistant", "content": null, "tool_calls": [c]}));
+            messages
+                .push(json!({"role": "tool", "tool_call_id": id, "content": format!("done {i}")}));
+        }
+        messages.push(json!({"role": "assistant", "content": answer}));
+        Value::Array(messages)
+    };
+    let lookup = call("c1", "lookup_order", "{\"order_id\": \"QX7P2K\"}");
+    let refund = call(
+        "c2",
+        "refund",
+        "{\"order_id\": \"QX7P2K\", \"amount\": 42.5}",
+    );
+    // The same conversation in Anthropic's format: tool_use blocks, and tool
+    // results as user messages.
+    let to_anthropic = |messages: Value| -> Value {
+        let out: Vec<Value> = messages
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| match m["role"].as_str().unwrap() {
+                "assistant" if m["tool_calls"].is_array() => {
+                    let blocks: Vec<Value> = m["tool_calls"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|c| {
+                            let input: Value =
+                                serde_json::from_str(c["function"]["arguments"].as_str().unwrap())
+                                    .unwrap();
+                            json!({"type": "tool_use", "id": c["id"], "name": c["function"]["name"], "input": input})
+                        })
+                        .collect();
+                    json!({"role": "assistant", "content": blocks})
+                }
+                "assistant" => {
+                    json!({"role": "assistant", "content": [{"type": "text", "text": m["content"]}]})
+                }
+                "tool" => json!({"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": m["tool_call_id"], "content": m["content"]}]}),
+                _ => m.clone(),
+            })
+            .collect();
+        Value::Array(out)
+    };
+    for format in ["openai", "anthropic"] {
+        let shaped = |messages: Value| match format {
+            "openai" => messages,
+            _ => to_anthropic(messages),
+        };
+        // A final answer that breaks the contract: its issues are its turn's.
+        let messages = shaped(conversation(
+            vec![lookup.clone(), refund.clone()],
+            "{\"refunded\": 42.5}",
+        ));
+        let record = pack.evaluate(&Input::from_messages(messages)).to_value();
+        let turns = record["turns"].as_array().unwrap();
+        let last = turns.len() - 1;
+        assert_eq!(record["status"], "FAIL", "{record}");
+        assert_eq!(turns[last]["status"], "FAIL", "{format}: {record}");
+        let missing = &record["issues"][0];
+        assert_eq!(missing["code"], "contract.missing-field");
+        assert_eq!(missing["turn"], last, "{format}");
+        assert_eq!(turns[last]["issues"][0]["code"], "contract.missing-field");
+        let feedback = record["feedback"].as_str().unwrap();
+        assert!(
+            feedback.starts_with(
+                "Previous issues: ['assistant turn 3: missing required field `answer`']\n\nOUTPUT FORMAT"
+            ),
+            "{format}: {feedback}"
+        );
+        // No JSON at all: the record fails, and so does its final turn.
+        let messages = shaped(conversation(vec![lookup.clone()], "It shipped."));
+        let record = pack.evaluate(&Input::from_messages(messages)).to_value();
+        let turns = record["turns"].as_array().unwrap();
+        assert_eq!(record["status"], "FAIL");
+        assert_eq!(
+            turns[turns.len() - 1]["status"],
+            "FAIL",
+            "{format}: {record}"
+        );
+        // Only a trajectory issue (a refund before the lookup): the re-ask
+        // names the model's reply, and does not repeat the output format.
+        let messages = shaped(conversation(
+            vec![refund.clone(), lookup.clone()],
+            "{\"answer\": \"Refunded 42.50 for QX7P2K.\", \"refunded\": 42.5}",
+        ));
+        let record = pack.evaluate(&Input::from_messages(messages)).to_value();
+        assert_eq!(record["status"], "FAIL");
+        let feedback = record["feedback"].as_str().unwrap();
+        assert!(
+            feedback.starts_with("Previous issues: ['assistant turn 1: `refund` is called before"),
+            "{format}: {feedback}"
+        );
+        assert!(!feedback.contains("OUTPUT FORMAT"), "{format}: {feedback}");
+        let turns = record["turns"].as_array().unwrap();
+        assert_eq!(
+            turns[turns.len() - 1]["status"],
+            "PASS",
+            "{format}: {record}"
+        );
+        assert_eq!(turns[2]["status"], "FAIL", "{format}: {record}");
+    }
 }

@@ -77,6 +77,22 @@ pub(crate) fn schema_keyword(keyword: &str) -> String {
     code
 }
 
+/// Whether an issue of `code` is about the output's format (its JSON, the
+/// contract's fields and kinds, a JSON Schema, required fields): the issues
+/// after which a transcript's re-ask text shows the OUTPUT FORMAT block.
+pub(crate) fn about_format(code: &str) -> bool {
+    [
+        "contract.",
+        "extraction.",
+        "schema.",
+        "required.",
+        "emission.",
+    ]
+    .iter()
+    .any(|family| code.starts_with(family))
+        || code == COMPARE_NO_JSON
+}
+
 /// Whether `code` is one a script or plugin may give an issue (namespaced by
 /// the host): lower-case letters, digits, `-` and `.`, at most 64 bytes, not
 /// starting or ending with `.`.

@@ -127,6 +127,15 @@ impl Input {
     }
 }
 
+/// The turn a transcript record's output is: its last assistant turn, when
+/// the output is that turn's text (a record may give its own `output`).
+fn final_answer(turns: &[crate::transcript::Turn], output: &str) -> Option<usize> {
+    turns
+        .iter()
+        .rposition(|turn| turn.role == crate::transcript::Role::Assistant)
+        .filter(|&at| turns[at].text == output)
+}
+
 /// The text of the last assistant turn of a transcript (empty when it has
 /// none): a transcript record's output.
 fn last_assistant_text(messages: &Json) -> String {
@@ -629,7 +638,23 @@ impl Pack {
             &self.info.revision,
         );
         report.metrics = metrics;
-        report.turns = turns.map(|turns| self.turn_results(&turns, &runs, &issues));
+        // The final answer is a turn too: what was found in it is about it.
+        let answer = turns
+            .as_deref()
+            .and_then(|turns| final_answer(turns, &input.output));
+        if let Some(answer) = answer {
+            for issue in issues.iter_mut().filter(|i| i.turn.is_none()) {
+                if !issue
+                    .path
+                    .as_deref()
+                    .is_some_and(|p| p.starts_with("/messages"))
+                {
+                    issue.turn = Some(answer);
+                }
+            }
+        }
+        report.turns = turns
+            .map(|turns| self.turn_results(&turns, &runs, &issues, answer.filter(|_| no_json)));
         report.issues = issues;
         if let Err(err) = failure {
             report.set_failed(err.kind, err.message);
@@ -648,7 +673,7 @@ impl Pack {
             status
         };
         report.set_verdict(status);
-        report.feedback = self.feedback(&report.issues);
+        report.feedback = self.feedback(&report.issues, report.turns.as_deref());
         report
     }
 
@@ -741,12 +766,14 @@ impl Pack {
 
     /// The record's `turns`: for each turn, the issues about it, its score
     /// (the weighted mean of the metrics run on it) and its verdict by the
-    /// pack's scoring.
+    /// pack's scoring, as the record's (`no_json`: the final answer's turn,
+    /// when it has no JSON and the contract's `no_json` fails it).
     fn turn_results(
         &self,
         turns: &[crate::transcript::Turn],
         runs: &[TurnRun],
         issues: &[Issue],
+        no_json: Option<usize>,
     ) -> Vec<crate::report::TurnResult> {
         let mut results: Vec<crate::report::TurnResult> = turns
             .iter()
@@ -770,13 +797,19 @@ impl Pack {
                 results[run.turn].score = Some((total / weights).clamp(0.0, 1.0));
             }
         }
-        for result in &mut results {
+        for (index, result) in results.iter_mut().enumerate() {
             let errors = result
                 .issues
                 .iter()
                 .filter(|i| i.severity == Severity::Error)
                 .count();
-            result.status = self.status(errors, result.score);
+            // As the record's: a final answer without the JSON the contract
+            // asks for fails, whatever else.
+            result.status = if no_json == Some(index) {
+                Status::Fail
+            } else {
+                self.status(errors, result.score)
+            };
         }
         results
     }
@@ -1051,15 +1084,20 @@ impl Pack {
     /// Re-ask text: the issues (each message once) in the seeds' `Previous issues: [...]` form, then
     /// the contract's OUTPUT FORMAT block. `None` when there is nothing to fix.
     /// An issue about one turn of a transcript says which (`turn 3: ...`).
-    fn feedback(&self, issues: &[Issue]) -> Option<String> {
+    fn feedback(
+        &self,
+        issues: &[Issue],
+        turns: Option<&[crate::report::TurnResult]>,
+    ) -> Option<String> {
+        let places = turns.map(turn_places).unwrap_or_default();
         let mut messages: Vec<Cow<'_, str>> = Vec::new();
         // Each message once: looked for in the list while it is short (most
         // records), in a set of them from `FEEDBACK_INDEXED` on, so that a
         // record with many issues is worded in time linear in their number.
         let mut said: Option<std::collections::HashSet<Cow<'_, str>>> = None;
         for issue in issues.iter().filter(|i| i.severity != Severity::Info) {
-            let message = match issue.turn {
-                Some(turn) => Cow::Owned(format!("turn {turn}: {}", issue.message)),
+            let message = match issue.turn.and_then(|turn| places.get(turn)) {
+                Some(place) => Cow::Owned(format!("{place}: {}", issue.message)),
                 None => Cow::Borrowed(issue.message.as_str()),
             };
             let new = match &mut said {
@@ -1079,12 +1117,39 @@ impl Pack {
         let mut text = String::with_capacity(128);
         text.push_str("Previous issues: ");
         write_python_repr_list(&mut text, messages.iter().map(AsRef::as_ref));
-        if let Some(contract) = &self.pipeline.contract {
+        // A transcript's re-ask shows the output format only when a reply
+        // broke it (a tool call's issue is not about the format).
+        let about_format = turns.is_none()
+            || issues
+                .iter()
+                .any(|issue| issue.severity != Severity::Info && codes::about_format(&issue.code));
+        if let Some(contract) = self.pipeline.contract.as_ref().filter(|_| about_format) {
             text.push_str("\n\n");
             text.push_str(contract.format_block());
         }
         Some(text)
     }
+}
+
+/// How the re-ask text names each turn, as the model saw the conversation:
+/// by its role and its place among the turns of that role, counted from 1
+/// (`assistant turn 2` is the model's second reply; `tool result 1`,
+/// `user message 3`, `system message 1`), the same in every message format.
+fn turn_places(turns: &[crate::report::TurnResult]) -> Vec<String> {
+    let mut counts = [0usize; 4];
+    turns
+        .iter()
+        .map(|turn| {
+            let (slot, name) = match turn.role {
+                crate::transcript::Role::Assistant => (0, "assistant turn"),
+                crate::transcript::Role::Tool => (1, "tool result"),
+                crate::transcript::Role::User => (2, "user message"),
+                crate::transcript::Role::System => (3, "system message"),
+            };
+            counts[slot] += 1;
+            format!("{name} {}", counts[slot])
+        })
+        .collect()
 }
 
 /// From this many distinct messages on, the re-ask text finds repeats in a set.
