@@ -127,13 +127,29 @@ impl Input {
     }
 }
 
-/// The turn a transcript record's output is: its last assistant turn, when
-/// the output is that turn's text (a record may give its own `output`).
-fn final_answer(turns: &[crate::transcript::Turn], output: &str) -> Option<usize> {
-    turns
+/// The final answer is a turn too: the turn a transcript record's output is
+/// (its last assistant turn, when the output is that turn's text; a record
+/// may give its own `output`). Each issue found in the output (no turn yet,
+/// and no path into `messages`) is placed at it.
+fn place_at_answer(
+    turns: &[crate::transcript::Turn],
+    output: &str,
+    issues: &mut [Issue],
+) -> Option<usize> {
+    let answer = turns
         .iter()
         .rposition(|turn| turn.role == crate::transcript::Role::Assistant)
-        .filter(|&at| turns[at].text == output)
+        .filter(|&at| turns[at].text == output)?;
+    for issue in issues.iter_mut().filter(|i| i.turn.is_none()) {
+        if !issue
+            .path
+            .as_deref()
+            .is_some_and(|p| p.starts_with("/messages"))
+        {
+            issue.turn = Some(answer);
+        }
+    }
+    Some(answer)
 }
 
 /// The text of the last assistant turn of a transcript (empty when it has
@@ -638,21 +654,9 @@ impl Pack {
             &self.info.revision,
         );
         report.metrics = metrics;
-        // The final answer is a turn too: what was found in it is about it.
         let answer = turns
             .as_deref()
-            .and_then(|turns| final_answer(turns, &input.output));
-        if let Some(answer) = answer {
-            for issue in issues.iter_mut().filter(|i| i.turn.is_none()) {
-                if !issue
-                    .path
-                    .as_deref()
-                    .is_some_and(|p| p.starts_with("/messages"))
-                {
-                    issue.turn = Some(answer);
-                }
-            }
-        }
+            .and_then(|turns| place_at_answer(turns, &input.output, &mut issues));
         report.turns = turns
             .map(|turns| self.turn_results(&turns, &runs, &issues, answer.filter(|_| no_json)));
         report.issues = issues;
