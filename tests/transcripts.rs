@@ -1241,6 +1241,39 @@ fn a_proposal_skips_final_answer_rules_and_a_failed_step_denies_every_call() {
     assert_eq!(verdicts, ["deny", "deny"]);
 }
 
+/// A conversation in OpenAI's Chat format (calls one per message) in
+/// Anthropic's: tool_use blocks, and tool results as user messages.
+fn to_anthropic(messages: Value) -> Value {
+    let out: Vec<Value> = messages
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| match m["role"].as_str().unwrap() {
+                "assistant" if m["tool_calls"].is_array() => {
+                    let blocks: Vec<Value> = m["tool_calls"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|c| {
+                            let input: Value =
+                                serde_json::from_str(c["function"]["arguments"].as_str().unwrap())
+                                    .unwrap();
+                            json!({"type": "tool_use", "id": c["id"], "name": c["function"]["name"], "input": input})
+                        })
+                        .collect();
+                    json!({"role": "assistant", "content": blocks})
+                }
+                "assistant" => {
+                    json!({"role": "assistant", "content": [{"type": "text", "text": m["content"]}]})
+                }
+                "tool" => json!({"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": m["tool_call_id"], "content": m["content"]}]}),
+                _ => m.clone(),
+            })
+            .collect();
+    Value::Array(out)
+}
+
 /// The final answer is a turn: its contract issues name it, its status is
 /// the record's verdict on it (a missing JSON fails it, as it fails the
 /// record), and the re-ask text counts turns as the model saw them and shows
@@ -1269,38 +1302,6 @@ fn the_final_answer_is_a_turn_and_the_re_ask_counts_turns_as_the_model_saw_them(
         "refund",
         "{\"order_id\": \"QX7P2K\", \"amount\": 42.5}",
     );
-    // The same conversation in Anthropic's format: tool_use blocks, and tool
-    // results as user messages.
-    let to_anthropic = |messages: Value| -> Value {
-        let out: Vec<Value> = messages
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| match m["role"].as_str().unwrap() {
-                "assistant" if m["tool_calls"].is_array() => {
-                    let blocks: Vec<Value> = m["tool_calls"]
-                        .as_array()
-                        .unwrap()
-                        .iter()
-                        .map(|c| {
-                            let input: Value =
-                                serde_json::from_str(c["function"]["arguments"].as_str().unwrap())
-                                    .unwrap();
-                            json!({"type": "tool_use", "id": c["id"], "name": c["function"]["name"], "input": input})
-                        })
-                        .collect();
-                    json!({"role": "assistant", "content": blocks})
-                }
-                "assistant" => {
-                    json!({"role": "assistant", "content": [{"type": "text", "text": m["content"]}]})
-                }
-                "tool" => json!({"role": "user", "content": [
-                    {"type": "tool_result", "tool_use_id": m["tool_call_id"], "content": m["content"]}]}),
-                _ => m.clone(),
-            })
-            .collect();
-        Value::Array(out)
-    };
     for format in ["openai", "anthropic"] {
         let shaped = |messages: Value| match format {
             "openai" => messages,
