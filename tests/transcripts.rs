@@ -1242,7 +1242,7 @@ fn a_proposal_skips_final_answer_rules_and_a_failed_step_denies_every_call() {
 }
 
 /// A conversation in OpenAI's Chat format (calls one per message) in
-/// Anthropic's: tool_use blocks, and tool results as user messages.
+/// Anthropic's: `tool_use` blocks, and tool results as user messages.
 fn to_anthropic(messages: Value) -> Value {
     let out: Vec<Value> = messages
             .as_array()
