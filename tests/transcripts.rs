@@ -1243,7 +1243,7 @@ fn a_proposal_skips_final_answer_rules_and_a_failed_step_denies_every_call() {
 
 /// A conversation in OpenAI's Chat format (calls one per message) in
 /// Anthropic's: `tool_use` blocks, and tool results as user messages.
-fn to_anthropic(messages: Value) -> Value {
+fn to_anthropic(messages: &Value) -> Value {
     let out: Vec<Value> = messages
             .as_array()
             .unwrap()
@@ -1305,7 +1305,7 @@ fn the_final_answer_is_a_turn_and_the_re_ask_counts_turns_as_the_model_saw_them(
     for format in ["openai", "anthropic"] {
         let shaped = |messages: Value| match format {
             "openai" => messages,
-            _ => to_anthropic(messages),
+            _ => to_anthropic(&messages),
         };
         // A final answer that breaks the contract: its issues are its turn's.
         let messages = shaped(conversation(
