@@ -2027,3 +2027,161 @@ fn a_stream_that_cannot_be_judged_ends_with_an_error_line() {
         bad.text()
     );
 }
+
+/// What an operator audits: each logged code with its path; with
+/// `--log-outputs`, a transcript's tool calls and a proposal's arguments; the
+/// caller's `X-Request-Id` and `traceparent` in the log and echoed on every
+/// answer (only when well formed); a stream's judging time apart from its
+/// duration; and `/metrics`' build and pack-revision info series.
+#[test]
+fn the_audit_trail_holds_calls_paths_traces_and_a_stream_s_judging_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("d.ndjson");
+    let log_arg = log.display().to_string();
+    let server = Server::start(&[
+        "examples/packs/support-agent",
+        "rules/structured-output",
+        "--decision-log",
+        &log_arg,
+        "--log-outputs",
+    ]);
+    let parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let traced = [
+        ("content-type", "application/json"),
+        ("x-request-id", "req-1"),
+        ("traceparent", parent),
+    ];
+    // A finished conversation: its calls are logged, each code with its path.
+    let proposal: Value =
+        serde_json::from_str(&fs::read_to_string("examples/data/support-proposal.json").unwrap())
+            .unwrap();
+    let mut finished = proposal["messages"].as_array().unwrap().clone();
+    finished.push(json!({"role": "assistant", "content": "{\"answer\": \"TODO\"}"}));
+    let record = json!({"id": "t1", "messages": finished}).to_string();
+    let check = server.request(
+        "POST",
+        "/v1/packs/support-agent/check",
+        &traced,
+        record.as_bytes(),
+    );
+    assert_eq!(check.status, 200, "{}", check.text());
+    assert_eq!(check.header("x-request-id"), Some("req-1"));
+    assert_eq!(check.header("traceparent"), Some(parent));
+    // A proposal: each decided call's arguments are logged.
+    let decide = server.request(
+        "POST",
+        "/v1/packs/support-agent/decide",
+        &[("x-request-id", "req-2")],
+        proposal.to_string().as_bytes(),
+    );
+    assert_eq!(decide.status, 200, "{}", decide.text());
+    assert_eq!(decide.header("x-request-id"), Some("req-2"));
+    assert_eq!(decide.header("traceparent"), None);
+    // Malformed tracing headers are neither echoed nor logged; an error
+    // answer echoes a good one too.
+    let bad = server.request(
+        "POST",
+        "/v1/packs/nope/check",
+        &[
+            ("x-request-id", "req-3"),
+            (
+                "traceparent",
+                "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+            ),
+        ],
+        b"{}",
+    );
+    assert_eq!(bad.status, 404);
+    assert_eq!(bad.header("x-request-id"), Some("req-3"));
+    assert_eq!(bad.header("traceparent"), None);
+    let spaced = server.request(
+        "POST",
+        "/v1/packs/structured-output/check",
+        &[
+            ("content-type", "application/json"),
+            ("x-request-id", "has space"),
+        ],
+        json!({"output": "{}"}).to_string().as_bytes(),
+    );
+    assert_eq!(spaced.header("x-request-id"), None);
+    // A stream that takes its time: judging is a small part of its duration.
+    let mut stream = Streaming::open(&server, "/v1/packs/structured-output/stream?id=s1");
+    let output = br#"{"kind": "world.observed", "text": "A booth opens."}"#;
+    for chunk in output.chunks(10) {
+        stream.send(chunk);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    stream.end();
+    while stream.raw_line().is_some() {}
+    // /metrics: the build, and each pack with the revision it serves.
+    let metrics = server.get("/metrics").text();
+    assert!(
+        metrics.contains(&format!(
+            "tribunal_build_info{{version=\"{}\"}} 1",
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{metrics}"
+    );
+    let revision = server.get("/v1/packs/support-agent").json()["revision"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        metrics.contains(&format!(
+            "tribunal_pack_info{{pack=\"support-agent\",revision=\"{revision}\"}} 1"
+        )),
+        "{metrics}"
+    );
+    assert_eq!(server.stop(), Some(0));
+    let entries: Vec<Value> = ndjson(&fs::read_to_string(&log).unwrap());
+    let by_id = |id: &str| {
+        entries
+            .iter()
+            .find(|e| e["id"] == id)
+            .unwrap_or_else(|| panic!("no entry {id}: {entries:?}"))
+    };
+    let checked = by_id("t1");
+    assert_eq!(checked["request_id"], "req-1");
+    assert_eq!(checked["traceparent"], parent);
+    assert_eq!(checked["trace_id"], "4bf92f3577b34da6a3ce929d0e0e4736");
+    let codes = checked["codes"].as_array().unwrap();
+    let paths = checked["paths"].as_array().unwrap();
+    assert!(!codes.is_empty());
+    assert_eq!(codes.len(), paths.len(), "{checked}");
+    for (code, path) in codes.iter().zip(paths) {
+        if code == "tool.forbidden" {
+            assert_eq!(path, "/messages/3/tool_calls/1", "{checked}");
+        }
+    }
+    let calls = checked["tool_calls"].as_array().unwrap();
+    let names: Vec<&str> = calls.iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["lookup_order", "refund", "delete_account"]);
+    assert_eq!(
+        calls[1]["arguments"],
+        json!({"order_id": "QX7P2K", "amount": 42.5})
+    );
+    assert_eq!(calls[1]["path"], "/messages/3/tool_calls/0");
+    let decided = by_id("ticket-4121");
+    assert_eq!(decided["request_id"], "req-2");
+    assert!(decided.get("traceparent").is_none(), "{decided}");
+    let decisions = decided["calls"].as_array().unwrap();
+    assert_eq!(
+        decisions[0]["arguments"],
+        json!({"order_id": "QX7P2K", "amount": 42.5})
+    );
+    assert_eq!(decisions[1]["decision"], "deny");
+    assert_eq!(decisions[1]["arguments"], json!({}));
+    let unspaced = entries
+        .iter()
+        .find(|e| e["pack"] == "structured-output" && e["id"].is_null())
+        .unwrap();
+    assert!(unspaced.get("request_id").is_none(), "{unspaced}");
+    let streamed = by_id("s1");
+    let (judging, lasting) = (
+        streamed["judging_us"].as_u64().unwrap(),
+        streamed["latency_us"].as_u64().unwrap(),
+    );
+    assert!(lasting >= 400_000, "{streamed}");
+    assert!(judging < lasting / 4, "{streamed}");
+    assert!(checked.get("judging_us").is_none());
+}

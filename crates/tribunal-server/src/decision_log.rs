@@ -1,6 +1,8 @@
 //! The decision log (`--decision-log FILE`): one NDJSON line per judged
 //! record, with its decision id, time, pack, revision, status, score, issue
-//! codes and latency; the output only with `--log-outputs`.
+//! codes and their paths, latency (and a stream's judging time), and the
+//! caller's `X-Request-Id` and `traceparent`; the output and a transcript's
+//! tool calls only with `--log-outputs`.
 //!
 //! Lines are written by a thread of their own, so a slow disk never holds up a
 //! request: requests hand lines over through a bounded queue, and a line that
@@ -72,6 +74,42 @@ pub struct Entry<'a> {
     /// The output judged (logged only with `log_outputs`; `None` for a line
     /// that could not be read).
     pub output: Option<&'a str>,
+    /// A transcript's tool calls (logged only with `log_outputs`), as
+    /// [`tool_calls`] lists them.
+    pub tool_calls: Option<&'a serde_json::Value>,
+    /// A stream's time spent judging (its chunks and its whole text), apart
+    /// from `latency`, the stream's duration.
+    pub judging: Option<std::time::Duration>,
+    /// The request's `X-Request-Id` and `traceparent`.
+    pub trace: &'a crate::trace::Trace,
+}
+
+/// A transcript's tool calls as the log holds them: each call's `name`, `id`,
+/// `arguments` (`null` when they are not JSON) and `path`; `None` for a
+/// record without messages.
+pub fn tool_calls(messages: &tribunal::Json) -> Option<serde_json::Value> {
+    if messages.is_null() {
+        return None;
+    }
+    let transcript = tribunal::Transcript::from_messages(messages);
+    let calls = transcript
+        .turns
+        .iter()
+        .flat_map(|turn| &turn.tool_calls)
+        .map(|call| {
+            json!({
+                "name": call.name,
+                "id": call.id,
+                "arguments": call.arguments.to_serde(),
+                "path": call.path,
+            })
+        })
+        .collect();
+    Some(serde_json::Value::Array(calls))
+}
+
+fn micros(duration: std::time::Duration) -> u64 {
+    u64::try_from(duration.as_micros()).unwrap_or(u64::MAX)
 }
 
 impl DecisionLog {
@@ -110,6 +148,7 @@ impl DecisionLog {
     pub fn line(&self, entry: &Entry<'_>) -> String {
         let report = entry.report;
         let codes: Vec<&str> = report.issues.iter().map(crate::metrics::code_of).collect();
+        let paths: Vec<Option<&str>> = report.issues.iter().map(|i| i.path.as_deref()).collect();
         let mut line = json!({
             "decision_id": entry.decision_id,
             "time": crate::time::now(),
@@ -119,12 +158,22 @@ impl DecisionLog {
             "status": report.status().as_str(),
             "score": report.score,
             "codes": codes,
+            "paths": paths,
             "error_kind": report.error_kind().map(tribunal::ErrorKind::as_str),
-            "latency_us": u64::try_from(entry.latency.as_micros()).unwrap_or(u64::MAX),
+            "latency_us": micros(entry.latency),
         });
-        if self.log_outputs {
-            if let (Some(output), Some(fields)) = (entry.output, line.as_object_mut()) {
-                fields.insert("output".into(), output.into());
+        if let Some(fields) = line.as_object_mut() {
+            if let Some(judging) = entry.judging {
+                fields.insert("judging_us".into(), micros(judging).into());
+            }
+            entry.trace.log_into(fields);
+            if self.log_outputs {
+                if let Some(output) = entry.output {
+                    fields.insert("output".into(), output.into());
+                }
+                if let Some(calls) = entry.tool_calls {
+                    fields.insert("tool_calls".into(), calls.clone());
+                }
             }
         }
         let mut text = line.to_string();
@@ -134,30 +183,47 @@ impl DecisionLog {
 
     /// A `decide` request's line: its decision id, time, pack, revision,
     /// the record's id, each proposed call (`name`, `decision`, the codes
-    /// and paths of its issues) and the latency; with `log_outputs`, the
-    /// calls' arguments too.
+    /// and paths of its issues), the latency and the request's trace; with
+    /// `log_outputs`, each call's `arguments` too (from `tool_calls`, the
+    /// transcript's calls as [`tool_calls`] lists them).
     pub fn calls_line(
         &self,
         decision_id: &str,
         pack: &str,
         decisions: &tribunal::Decisions,
         latency: std::time::Duration,
+        tool_calls: Option<&serde_json::Value>,
+        trace: &crate::trace::Trace,
     ) -> String {
+        let arguments = |path: &str| {
+            tool_calls?
+                .as_array()?
+                .iter()
+                .find(|c| c["path"] == path)
+                .map(|c| c["arguments"].clone())
+        };
         let calls: Vec<serde_json::Value> = decisions
             .decisions
             .iter()
             .map(|call| {
-                json!({
+                let mut logged = json!({
                     "call": call.call,
                     "id": call.id,
                     "name": call.name,
                     "decision": call.decision,
                     "codes": call.issues.iter().map(crate::metrics::code_of).collect::<Vec<_>>(),
                     "paths": call.issues.iter().map(|i| i.path.as_deref()).collect::<Vec<_>>(),
-                })
+                });
+                if let (true, Some(fields)) = (self.log_outputs, logged.as_object_mut()) {
+                    fields.insert(
+                        "arguments".into(),
+                        arguments(&call.path).unwrap_or(serde_json::Value::Null),
+                    );
+                }
+                logged
             })
             .collect();
-        let mut text = json!({
+        let mut line = json!({
             "decision_id": decision_id,
             "time": crate::time::now(),
             "pack": pack,
@@ -165,9 +231,12 @@ impl DecisionLog {
             "id": decisions.id,
             "calls": calls,
             "error_kind": decisions.error_kind.map(tribunal::ErrorKind::as_str),
-            "latency_us": u64::try_from(latency.as_micros()).unwrap_or(u64::MAX),
-        })
-        .to_string();
+            "latency_us": micros(latency),
+        });
+        if let Some(fields) = line.as_object_mut() {
+            trace.log_into(fields);
+        }
+        let mut text = line.to_string();
         text.push('\n');
         text
     }

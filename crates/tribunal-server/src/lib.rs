@@ -35,6 +35,7 @@ mod registry;
 mod routes;
 mod server;
 mod time;
+mod trace;
 
 pub use decision_log::DecisionLogConfig;
 pub use server::serve;

@@ -1,7 +1,8 @@
 //! What `/metrics` reports, in the Prometheus text format (version 0.0.4):
 //! requests by route and status code, a latency histogram per route, decisions
 //! by pack and status, issues by pack and code, reloads, connections, requests
-//! in flight, the embedding cache and the decision log.
+//! in flight, the embedding cache and the decision log; the build's version
+//! and each served pack's revision as info series.
 //!
 //! Request counters and histograms are atomics; the per-pack counts take one
 //! short lock per decision.
@@ -246,9 +247,31 @@ impl Metrics {
         }
     }
 
-    /// The text `/metrics` answers with.
-    pub fn render(&self, cache: Option<&tribunal::EmbeddingCacheReport>) -> String {
+    /// The text `/metrics` answers with; `served` is each pack served now,
+    /// with its revision (`tribunal_pack_info`).
+    pub fn render(
+        &self,
+        cache: Option<&tribunal::EmbeddingCacheReport>,
+        served: &[(String, String)],
+    ) -> String {
         let mut out = String::with_capacity(8192);
+        let _ = write!(
+            out,
+            "# HELP tribunal_build_info The running build (always 1): its version.\n\
+             # TYPE tribunal_build_info gauge\n\
+             tribunal_build_info{{version=\"{}\"}} 1\n\
+             # HELP tribunal_pack_info Each pack served (always 1), with the revision it serves: join on `pack` to label other series with it.\n\
+             # TYPE tribunal_pack_info gauge\n",
+            escape(env!("CARGO_PKG_VERSION"))
+        );
+        for (pack, revision) in served {
+            let _ = writeln!(
+                out,
+                "tribunal_pack_info{{pack=\"{}\",revision=\"{}\"}} 1",
+                escape(pack),
+                escape(revision)
+            );
+        }
         self.render_requests(&mut out);
         self.render_latency(&mut out);
         self.render_packs(&mut out);

@@ -166,6 +166,14 @@ impl Registry {
             .collect()
     }
 
+    /// Each pack served, by name, with the revision it serves.
+    pub fn revisions(&self) -> Vec<(String, String)> {
+        self.current()
+            .iter()
+            .map(|s| (s.pack.name().to_owned(), s.pack.revision().to_owned()))
+            .collect()
+    }
+
     /// What `/v1/packs` says of each pack, by name.
     pub fn describe_all(&self) -> Value {
         Value::Array(self.current().iter().map(|s| self.describe(s)).collect())

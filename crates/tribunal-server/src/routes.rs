@@ -27,6 +27,7 @@ use crate::body::{self, BodyError};
 use crate::decision_log::{DecisionLog, Entry};
 use crate::metrics::{Metrics, Route};
 use crate::registry::{Registry, Served};
+use crate::trace::Trace;
 use crate::Limits;
 
 mod stream;
@@ -75,23 +76,10 @@ impl State {
 impl State {
     /// One decision (a check's, a stream's): counted, and logged when there
     /// is a decision log.
-    fn decided(
-        &self,
-        pack: &str,
-        report: &tribunal::Report,
-        decision_id: &str,
-        latency: std::time::Duration,
-        output: Option<&str>,
-    ) {
-        self.metrics.decision(pack, report);
+    fn decided(&self, entry: &Entry<'_>) {
+        self.metrics.decision(entry.pack, entry.report);
         if let Some(log) = &self.log {
-            log.log(&Entry {
-                decision_id,
-                pack,
-                report,
-                latency,
-                output,
-            });
+            log.log(entry);
         }
     }
 }
@@ -106,10 +94,18 @@ impl State {
         decisions: &tribunal::Decisions,
         decision_id: &str,
         latency: std::time::Duration,
+        logged: &Logged,
     ) {
         self.metrics.calls(pack, decisions);
         if let Some(log) = &self.log {
-            log.send(log.calls_line(decision_id, pack, decisions, latency));
+            log.send(log.calls_line(
+                decision_id,
+                pack,
+                decisions,
+                latency,
+                logged.tool_calls.as_ref(),
+                &logged.trace,
+            ));
         }
     }
 }
@@ -153,7 +149,9 @@ pub async fn handle(
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, Infallible> {
     let started = Instant::now();
-    let (route, response) = route(&state, request, started).await;
+    let trace = Trace::of(request.headers());
+    let (route, mut response) = route(&state, request, started, &trace).await;
+    trace.echo(response.headers_mut());
     state
         .metrics
         .request(route, response.status().as_u16(), started.elapsed());
@@ -164,6 +162,7 @@ async fn route(
     state: &Arc<State>,
     request: Request<Incoming>,
     started: Instant,
+    trace: &Trace,
 ) -> (Route, Response<ResponseBody>) {
     let path = request.uri().path().to_owned();
     let segments: Vec<&str> = path.trim_end_matches('/').split('/').skip(1).collect();
@@ -229,10 +228,10 @@ async fn route(
                 Route::Pack => json_response(StatusCode::OK, &state.registry.describe(&served)),
                 Route::Prompt => prompt(&served),
                 Route::Schema => schema(&served),
-                Route::Check => check(state, request, served, started).await,
-                Route::Decide => decide(state, request, served, started).await,
-                Route::Stream => stream::stream(state, request, served, started),
-                _ => eval(state, request, served, started),
+                Route::Check => check(state, request, served, started, trace).await,
+                Route::Decide => decide(state, request, served, started, trace).await,
+                Route::Stream => stream::stream(state, request, served, started, trace),
+                _ => eval(state, request, served, started, trace),
             },
         },
     };
@@ -290,9 +289,11 @@ fn readiness(state: &State) -> Response<ResponseBody> {
 }
 
 fn metrics(state: &State) -> Response<ResponseBody> {
-    let text = state
-        .metrics
-        .render(state.registry.runtime().embedding_cache_report().as_ref());
+    let served = state.registry.revisions();
+    let text = state.metrics.render(
+        state.registry.runtime().embedding_cache_report().as_ref(),
+        &served,
+    );
     let mut response = Response::new(full(text));
     response.headers_mut().insert(
         CONTENT_TYPE,
@@ -537,6 +538,7 @@ async fn check(
     request: Request<Incoming>,
     served: Arc<Served>,
     started: Instant,
+    trace: &Trace,
 ) -> Response<ResponseBody> {
     let JudgeRequest {
         body,
@@ -553,7 +555,7 @@ async fn check(
         Ok(read) => read,
         Err(err) => return invalid_record(&body, &err.message),
     };
-    let output = log_output(state, &input.output);
+    let logged = Logged::of(state, &input, trace);
     let pack = Arc::clone(&served);
     let judged = on_executor(
         state,
@@ -573,13 +575,7 @@ async fn check(
         Err(response) => return response,
     };
     let decision_id = state.ids.next();
-    state.decided(
-        served.pack.name(),
-        &report,
-        &decision_id,
-        started.elapsed(),
-        output.as_deref(),
-    );
+    state.decided(&logged.entry(&decision_id, served.pack.name(), &report, started.elapsed()));
     with_decision_id(&mut record, &decision_id);
     json_bytes_response(record, &decision_id)
 }
@@ -604,6 +600,7 @@ async fn decide(
     request: Request<Incoming>,
     served: Arc<Served>,
     started: Instant,
+    trace: &Trace,
 ) -> Response<ResponseBody> {
     let JudgeRequest {
         body,
@@ -635,6 +632,7 @@ async fn decide(
             "the body has no `messages`: decide judges the tool calls a transcript's last assistant message proposes (send the messages, or a record with them)".to_owned(),
         );
     }
+    let logged = Logged::of(state, &input, trace);
     let pack = Arc::clone(&served);
     let judged = on_executor(
         state,
@@ -654,6 +652,7 @@ async fn decide(
         &decisions,
         &decision_id,
         started.elapsed(),
+        &logged,
     );
     let mut value = decisions.to_value();
     if let Some(fields) = value.as_object_mut() {
@@ -664,13 +663,54 @@ async fn decide(
     json_bytes_response(body, &decision_id)
 }
 
-/// The output to log with a decision, when the log takes outputs.
-fn log_output(state: &State, output: &str) -> Option<String> {
-    state
-        .log
-        .as_ref()
-        .filter(|log| log.logs_outputs())
-        .map(|_| output.to_owned())
+/// What the decision log keeps of a request beside its result: its trace,
+/// and, when the log takes outputs, the output and a transcript's tool calls.
+#[derive(Debug, Default)]
+pub(crate) struct Logged {
+    pub(crate) output: Option<String>,
+    pub(crate) tool_calls: Option<Value>,
+    pub(crate) trace: Trace,
+}
+
+impl Logged {
+    /// What is logged of `input` (taken before it is judged).
+    pub(crate) fn of(state: &State, input: &tribunal::Input, trace: &Trace) -> Self {
+        let mut logged = Self::of_text(state, &input.output, trace);
+        if logged.output.is_some() {
+            logged.tool_calls = crate::decision_log::tool_calls(&input.messages);
+        }
+        logged
+    }
+
+    /// What is logged of an output alone (a stream's text).
+    pub(crate) fn of_text(state: &State, output: &str, trace: &Trace) -> Self {
+        let outputs = state.log.as_ref().is_some_and(DecisionLog::logs_outputs);
+        Self {
+            output: outputs.then(|| output.to_owned()),
+            tool_calls: None,
+            trace: trace.clone(),
+        }
+    }
+
+    /// The decision's log entry.
+    pub(crate) fn entry<'a>(
+        &'a self,
+        decision_id: &'a str,
+        pack: &'a str,
+        report: &'a tribunal::Report,
+        latency: std::time::Duration,
+    ) -> Entry<'a> {
+        Entry {
+            decision_id,
+            pack,
+            report,
+            latency,
+            output: self.output.as_deref(),
+            tool_calls: self.tool_calls.as_ref(),
+            judging: None,
+            trace: &self.trace,
+        }
+    }
 }
 
 /// The record's last member becomes `decision_id` (the record is one JSON
@@ -744,6 +784,7 @@ fn eval(
     request: Request<Incoming>,
     served: Arc<Served>,
     started: Instant,
+    trace: &Trace,
 ) -> Response<ResponseBody> {
     const NDJSON: [&str; 5] = [
         "application/x-ndjson",
@@ -771,10 +812,14 @@ fn eval(
     let decided = {
         let state = Arc::clone(state);
         let served = Arc::clone(&served);
+        let trace = trace.clone();
         move |report: &tribunal::Report, input: Option<&tribunal::Input>, out: &mut Vec<u8>| {
             state.metrics.decision(served.pack.name(), report);
             if let Some(log) = &state.log {
                 let decision_id = format!("{id}-{}", report.line.unwrap_or(0));
+                let tool_calls = input
+                    .filter(|_| log.logs_outputs())
+                    .and_then(|input| crate::decision_log::tool_calls(&input.messages));
                 out.extend_from_slice(
                     log.line(&Entry {
                         decision_id: &decision_id,
@@ -782,6 +827,9 @@ fn eval(
                         report,
                         latency: started.elapsed(),
                         output: input.map(|input| input.output.as_str()),
+                        tool_calls: tool_calls.as_ref(),
+                        judging: None,
+                        trace: &trace,
                     })
                     .as_bytes(),
                 );

@@ -13,6 +13,7 @@
 //! the status being the one `check` would have answered with.
 
 use std::ops::Deref;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -26,7 +27,7 @@ use tribunal::frontend::text::Utf8Chunks;
 use tribunal::{Input, Pack, Stream};
 
 use super::{
-    error, log_output, ndjson_response, permit, with_decision_id, InFlight, ResponseBody, State,
+    error, ndjson_response, permit, with_decision_id, InFlight, Logged, ResponseBody, State,
 };
 use crate::body;
 use crate::registry::Served;
@@ -118,6 +119,7 @@ pub fn stream(
     request: Request<Incoming>,
     served: Arc<Served>,
     started: Instant,
+    trace: &crate::trace::Trace,
 ) -> Response<ResponseBody> {
     let (input, release) = match from_query(request.uri().query().unwrap_or_default()) {
         Ok(query) => query,
@@ -140,6 +142,8 @@ pub fn stream(
         decision_id: decision_id.clone(),
         sender,
         started,
+        judging_ns: AtomicU64::new(0),
+        trace: trace.clone(),
     };
     tokio::spawn(async move {
         let _held = (permit, in_flight);
@@ -155,6 +159,10 @@ struct Judged {
     decision_id: String,
     sender: mpsc::Sender<Bytes>,
     started: Instant,
+    /// Time spent judging so far (its chunks, then the whole text), apart
+    /// from the time spent waiting for them.
+    judging_ns: AtomicU64,
+    trace: crate::trace::Trace,
 }
 
 /// Why a stream ends without a record: its error line.
@@ -184,6 +192,12 @@ impl Judged {
             }
         };
         self.send(line).await;
+    }
+
+    /// Counts time spent judging.
+    fn judged_for(&self, elapsed: std::time::Duration) {
+        let nanos = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
+        self.judging_ns.fetch_add(nanos, Ordering::Relaxed);
     }
 
     /// Sends lines of the answer; `false` when the client is gone, or has
@@ -239,10 +253,12 @@ impl Judged {
             }
             let chunk = text.push(&chunk).map_err(|at| Some(not_utf8(at)))?;
             let mut lines = Vec::new();
+            let judging = std::time::Instant::now();
             for event in session.push(chunk) {
                 serde_json::to_writer(&mut lines, &event.to_json()).unwrap_or_default();
                 lines.push(b'\n');
             }
+            self.judged_for(judging.elapsed());
             if !lines.is_empty() && !self.send(lines).await {
                 return Err(None);
             }
@@ -256,14 +272,15 @@ impl Judged {
         let timeout = self.state.limits.request_timeout;
         let deadline = Instant::now() + timeout;
         let served = Arc::clone(&self.served);
-        let output = log_output(&self.state, session.text());
+        let logged = Logged::of_text(&self.state, session.text(), &self.trace);
         let judged = tokio::task::spawn_blocking(move || {
             let mut record = Vec::with_capacity(256 + session.text().len());
+            let judging = std::time::Instant::now();
             let report = session.finish_into(Some(deadline.into_std()), &mut record);
-            (served, report, record)
+            (served, report, record, judging.elapsed())
         })
         .await;
-        let Ok((served, report, mut record)) = judged else {
+        let Ok((served, report, mut record, finishing)) = judged else {
             return Err(Stopped {
                 status: StatusCode::INTERNAL_SERVER_ERROR,
                 code: "server.fault",
@@ -283,13 +300,17 @@ impl Judged {
                 ),
             });
         }
-        self.state.decided(
+        self.judged_for(finishing);
+        let mut entry = logged.entry(
+            &self.decision_id,
             served.pack.name(),
             &report,
-            &self.decision_id,
             self.started.elapsed(),
-            output.as_deref(),
         );
+        entry.judging = Some(std::time::Duration::from_nanos(
+            self.judging_ns.load(Ordering::Relaxed),
+        ));
+        self.state.decided(&entry);
         with_decision_id(&mut record, &self.decision_id);
         record.push(b'\n');
         Ok(record)
