@@ -1239,6 +1239,30 @@ fn a_proposal_skips_final_answer_rules_and_a_failed_step_denies_every_call() {
         .map(|d| &d["decision"])
         .collect();
     assert_eq!(verdicts, ["deny", "deny"]);
+    // Nothing proposed, and a step that failed: the record's failure, with
+    // its own kind (a script's), not a generic `input` error.
+    let broken = tempfile::tempdir().unwrap();
+    let pack = scripted_pack(
+        broken.path(),
+        "pipeline:\n  metrics:\n    - use: broken\n",
+        &[(
+            "broken",
+            "metric",
+            "fn evaluate(ctx) { throw \"broken\"; }\n",
+        )],
+    );
+    let mut messages = proposal(&["search"]);
+    messages
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"role": "user", "content": "and?"}));
+    let decided = pack.decide(&Input::from_messages(messages)).to_value();
+    assert!(
+        decided["error"].as_str().unwrap().contains("broken"),
+        "{decided}"
+    );
+    assert_eq!(decided["error_kind"], "script", "{decided}");
+    assert_eq!(decided["decisions"], json!([]));
 }
 
 /// A conversation in OpenAI's Chat format (calls one per message) in

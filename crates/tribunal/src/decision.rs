@@ -115,13 +115,18 @@ impl Decisions {
     }
 
     /// Nothing to decide: `why` (no proposed call, no transcript).
-    pub(crate) fn none(id: Json, why: String, pack: &str, revision: &str) -> Self {
+    pub(crate) fn none(
+        id: Json,
+        (why, kind): (String, ErrorKind),
+        pack: &str,
+        revision: &str,
+    ) -> Self {
         Self {
             id,
             decisions: Vec::new(),
             other_issues: Vec::new(),
             error: Some(why),
-            error_kind: Some(ErrorKind::Input),
+            error_kind: Some(kind),
             pack: pack.to_owned(),
             revision: revision.to_owned(),
         }

@@ -209,6 +209,8 @@ struct Staged {
     runs: Vec<TurnRun>,
     /// What extensions build once for the record.
     memo: RecordMemo,
+    /// What the record is judged as.
+    judging: crate::component::Judging,
 }
 
 /// A record as the steps see it, apart from what they change: the input, its
@@ -218,6 +220,9 @@ struct Record<'a> {
     input: &'a Input,
     turns: Option<&'a [crate::transcript::Turn]>,
     memo: &'a RecordMemo,
+    /// What the record is judged as (the input's, or the caller's instead:
+    /// `decide` judges a record as a proposal without copying it).
+    judging: crate::component::Judging,
 }
 
 /// An assistant turn of a transcript record that steps run on by themselves
@@ -273,28 +278,33 @@ impl Pack {
     /// `allowed`, `no_repeat`, arguments, scripts and plugins). Fails closed:
     /// when the proposal cannot be judged, every call is denied.
     pub fn decide(&self, input: &Input) -> crate::decision::Decisions {
-        let proposal = Input {
-            judging: crate::component::Judging::Proposal,
-            ..input.clone()
-        };
-        // The transcript is read once, by the evaluation.
+        // The transcript is read once, by the evaluation; the record is
+        // judged as a proposal as it is, not copied.
         let mut decided = None;
-        self.evaluate_staged(&[&proposal], Make::Value, None, |report, _, proposed| {
-            decided = Some((report, proposed));
-        });
+        let proposal = Some(crate::component::Judging::Proposal);
+        self.evaluate_staged(
+            &[input],
+            Make::Value,
+            None,
+            proposal,
+            |report, _, proposed| {
+                decided = Some((report, proposed));
+            },
+        );
         let (report, proposed) = decided.expect("one report per input");
         if proposed.is_empty() {
-            let why = if let Some(failed) = report.error() {
-                // (Read by no step: the record's own failure says why.)
-                failed
+            let (why, kind) = if let Some(failed) = report.error() {
+                // (Read by no step: the record's own failure says why, and
+                // what kind of failure it was.)
+                (failed, report.error_kind().unwrap_or(ErrorKind::Input))
             } else if input.messages.is_null() {
-                "the record has no `messages`: a decision is on the tool calls a transcript's last assistant message proposes"
+                ("the record has no `messages`: a decision is on the tool calls a transcript's last assistant message proposes", ErrorKind::Input)
             } else {
-                "the transcript's last message is not an assistant message proposing tool calls: there is nothing to decide"
+                ("the transcript's last message is not an assistant message proposing tool calls: there is nothing to decide", ErrorKind::Input)
             };
             return crate::decision::Decisions::none(
                 input.id.clone(),
-                why.to_owned(),
+                (why.to_owned(), kind),
                 self.label(),
                 self.revision(),
             );
@@ -321,7 +331,7 @@ impl Pack {
     pub fn evaluate_many(&self, inputs: &[Input]) -> Vec<Report> {
         let inputs: Vec<&Input> = inputs.iter().collect();
         let mut reports = Vec::with_capacity(inputs.len());
-        self.evaluate_staged(&inputs, Make::Value, None, |report, _, _| {
+        self.evaluate_staged(&inputs, Make::Value, None, None, |report, _, _| {
             reports.push(report);
         });
         reports
@@ -333,7 +343,7 @@ impl Pack {
     /// checks again).
     pub(crate) fn evaluate_prepared(&self, input: &Input, prepared: Prepared) -> Report {
         let mut report = None;
-        self.evaluate_staged(&[input], Make::Value, Some(prepared), |made, _, _| {
+        self.evaluate_staged(&[input], Make::Value, Some(prepared), None, |made, _, _| {
             report = Some(made);
         });
         report.expect("one report per input")
@@ -352,19 +362,22 @@ impl Pack {
         } else {
             Make::Both
         };
-        self.evaluate_staged(inputs, make, None, |report, written, _| {
+        self.evaluate_staged(inputs, make, None, None, |report, written, _| {
             each(report, written);
         });
     }
 
-    /// (`prepared`: the document of the first input, already read.)
+    /// (`prepared`: the document of the first input, already read;
+    /// `judging`: what every input is judged as instead of its own.)
     fn evaluate_staged(
         &self,
         inputs: &[&Input],
         make: Make,
         mut prepared: Option<Prepared>,
+        judging: Option<crate::component::Judging>,
         mut each: impl FnMut(Report, Option<Written>, Vec<crate::transcript::ToolCall>),
     ) {
+        let judged = |input: &Input| judging.unwrap_or(input.judging);
         // Extraction is the engine's own code, not a component's: a panic in
         // it (a bug) is caught for the batch, which is then staged record by
         // record, so that only the record it panics on fails. (Caught per
@@ -372,10 +385,15 @@ impl Pack {
         let staged: Vec<Staged> = caught(|| {
             inputs
                 .iter()
-                .map(|i| self.stage(i, make, prepared.take()))
+                .map(|i| self.stage(i, make, prepared.take(), judged(i)))
                 .collect()
         })
-        .unwrap_or_else(|_| inputs.iter().map(|i| self.stage_caught(i, make)).collect());
+        .unwrap_or_else(|_| {
+            inputs
+                .iter()
+                .map(|i| self.stage_caught(i, make, judged(i)))
+                .collect()
+        });
         if !self.pipeline.metrics.is_empty() {
             let scores = BTreeMap::new();
             let contexts: Vec<Context<'_>> = inputs
@@ -387,6 +405,7 @@ impl Pack {
                         input,
                         turns: s.turns.as_deref(),
                         memo: &s.memo,
+                        judging: s.judging,
                     };
                     self.context(record, &s.extraction, &s.json, &s.issues, &scores)
                 })
@@ -409,7 +428,7 @@ impl Pack {
         for (input, mut staged) in inputs.iter().zip(staged) {
             let written = staged.written.take();
             // A proposal's calls, as the record's transcript was read.
-            let proposed = if input.judging == crate::component::Judging::Proposal {
+            let proposed = if staged.judging == crate::component::Judging::Proposal {
                 proposed_calls(staged.turns.as_deref().unwrap_or_default()).to_vec()
             } else {
                 Vec::new()
@@ -421,8 +440,13 @@ impl Pack {
     /// [`stage`](Self::stage), where a panic (a bug in the engine: the steps'
     /// own are caught in [`within_time`](Self::within_time)) is the record's
     /// failure.
-    fn stage_caught(&self, input: &Input, make: Make) -> Staged {
-        caught(|| self.stage(input, make, None)).unwrap_or_else(|err| Staged {
+    fn stage_caught(
+        &self,
+        input: &Input,
+        make: Make,
+        judging: crate::component::Judging,
+    ) -> Staged {
+        caught(|| self.stage(input, make, None, judging)).unwrap_or_else(|err| Staged {
             json: Json::Null,
             written: None,
             extraction: ExtractionInfo::none(),
@@ -431,11 +455,18 @@ impl Pack {
             turns: None,
             runs: Vec::new(),
             memo: RecordMemo::default(),
+            judging,
         })
     }
 
     /// Extraction (or the `prepared` document), then the postprocessors in order.
-    fn stage(&self, input: &Input, make: Make, prepared: Option<Prepared>) -> Staged {
+    fn stage(
+        &self,
+        input: &Input,
+        make: Make,
+        prepared: Option<Prepared>,
+        judging: crate::component::Judging,
+    ) -> Staged {
         let mut issues: Vec<Issue> = Vec::new();
         // A transcript's problems come first, as the record's own.
         let turns = (!input.messages.is_null()).then(|| {
@@ -464,6 +495,7 @@ impl Pack {
                     turns,
                     runs,
                     memo,
+                    judging,
                 };
             }
             Make::Value => {
@@ -485,8 +517,9 @@ impl Pack {
             input,
             turns: turns.as_deref(),
             memo: &memo,
+            judging,
         };
-        let proposal = input.judging == crate::component::Judging::Proposal;
+        let proposal = judging == crate::component::Judging::Proposal;
         'steps: for step in &self.pipeline.postprocessors {
             if proposal && !step.run.on_proposal() {
                 continue; // it judges the final answer
@@ -536,6 +569,7 @@ impl Pack {
             turns,
             runs,
             memo,
+            judging,
         }
     }
 
@@ -582,6 +616,7 @@ impl Pack {
             turns,
             mut runs,
             memo,
+            judging,
             ..
         } = staged;
         let mut scores: BTreeMap<String, f64> = BTreeMap::new();
@@ -590,12 +625,13 @@ impl Pack {
             input,
             turns: turns.as_deref(),
             memo: &memo,
+            judging,
         };
 
         let failure = failure.map_or_else(
             || -> Result<(), EvalError> {
                 let mut steps = Steps::new(self.pipeline.step_timeout);
-                let proposal = input.judging == crate::component::Judging::Proposal;
+                let proposal = judging == crate::component::Judging::Proposal;
                 for (index, step) in self.pipeline.metrics.iter().enumerate() {
                     let result = match targets(step.scope, record.turns.is_some(), &mut runs) {
                         // It scores the final answer, which a proposal has not.
@@ -905,7 +941,7 @@ impl Pack {
             scores,
             strategies: &self.pipeline.strategies,
             memo: Some(record.memo),
-            judging: record.input.judging,
+            judging: record.judging,
         }
     }
 
