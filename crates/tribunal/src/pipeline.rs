@@ -246,6 +246,16 @@ fn proposed_calls(turns: &[crate::transcript::Turn]) -> &[crate::transcript::Too
         .unwrap_or_default()
 }
 
+/// A record's transcript, read (`None` without `messages`); what could not
+/// be read is an issue, the record's first.
+fn read_turns(messages: &Json, issues: &mut Vec<Issue>) -> Option<Vec<crate::transcript::Turn>> {
+    (!messages.is_null()).then(|| {
+        let (transcript, found) = crate::transcript::read(messages, "/messages");
+        issues.extend(found);
+        transcript.turns
+    })
+}
+
 /// The turns a step of `scope` runs on: `None` when it runs on the record (a
 /// conversation step, or any step on a record without a transcript).
 fn targets(scope: Scope, transcript: bool, runs: &mut [TurnRun]) -> Option<&mut [TurnRun]> {
@@ -468,12 +478,7 @@ impl Pack {
         judging: crate::component::Judging,
     ) -> Staged {
         let mut issues: Vec<Issue> = Vec::new();
-        // A transcript's problems come first, as the record's own.
-        let turns = (!input.messages.is_null()).then(|| {
-            let (transcript, found) = crate::transcript::read(&input.messages, "/messages");
-            issues.extend(found);
-            transcript.turns
-        });
+        let turns = read_turns(&input.messages, &mut issues);
         let memo = RecordMemo::default();
         let mut runs = match (&turns, self.pipeline.turn_scope()) {
             (Some(turns), Some(scope)) => self.turn_runs(turns, scope, &mut issues),
