@@ -588,3 +588,39 @@ fn argument_strategies_take_dotted_tool_names_and_a_star() {
         ["tool.argument-mismatch"]
     );
 }
+
+/// Under `arguments: contract`, the argument names of `argument_strategies`
+/// are checked against the variant's arguments field: an error where the
+/// field takes no other member, a warning where it may.
+#[test]
+fn argument_strategies_under_arguments_contract_check_the_variant_s_fields() {
+    let pack = |closed: bool, strategies: &str| {
+        format!(
+            "name: p\ncontract:\n  kind_field: tool\n  variants:\n    search:\n      fields:\n        args:\n          type: object\n          additional_fields: {}\n          fields:\n            query: {{ type: string }}\n            page: {{ type: integer }}\npipeline:\n  postprocessors:\n    - use: tool_calls\n      with:\n        arguments: contract\n        argument_strategies: {{ {strategies} }}\n",
+            !closed
+        )
+    };
+    for fine in ["search.query: FUZZY", "page: IGNORE", "\"*\": IGNORE"] {
+        let yaml = pack(true, fine);
+        let (_dir, loaded) = load(&yaml);
+        let loaded = loaded.unwrap_or_else(|e| panic!("{yaml}\n{e}"));
+        assert!(loaded.warnings().is_empty(), "{:?}", loaded.warnings());
+    }
+    for misspelt in ["search.querry: FUZZY", "querry: FUZZY"] {
+        let yaml = pack(true, misspelt);
+        let (_dir, loaded) = load(&yaml);
+        let error = &loaded.expect_err("a load error").0[0];
+        assert!(error.message.contains("`querry`"), "{error}");
+        assert_eq!(error.help.as_deref(), Some("did you mean `query`?"), "{error}");
+        let key = misspelt.split(':').next().unwrap();
+        let (line, column) = place_of(&yaml, key, 1);
+        assert_eq!(error.position, Some((line, column)), "{error}");
+        // Where the field takes other members, a warning.
+        let yaml = pack(false, misspelt);
+        let (_dir, loaded) = load(&yaml);
+        let loaded = loaded.unwrap_or_else(|e| panic!("{yaml}\n{e}"));
+        let warnings = loaded.warnings();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].message.contains("`querry`"), "{warnings:?}");
+    }
+}

@@ -79,8 +79,10 @@ forbidden tool, `max_calls` of 0 on an allowed or required tool, no calls at all
 with a `required` tool. A step whose rules name tools but that lists none to check
 them against gets a warning (an error under `tribunal lint --deny-warnings`).
 The argument part of an `argument_strategies` key is checked against the tool's
-`arguments` rules: an argument they do not name is a load error where they take
-no other (`additional_arguments: false`), else a warning.
+`arguments` rules (under `arguments: contract`, the members of its variant's
+arguments field): an argument they do not name is a load error where they take
+no other (`additional_arguments: false`; the field's `additional_fields: false`),
+else a warning.
 
 `no_repeat` compares arguments as values: members in any order, numbers by
 their exact value (`25`, `25.0` and `2.5e1` are one argument).
@@ -483,17 +485,35 @@ fn split_strategy_key<'k>(key: &'k str, known: &[&str]) -> Option<(&'k str, &'k 
 }
 
 /// The arguments `argument_strategies` names (`tool.argument`, or an
-/// `argument` of any tool), against the rules `arguments` gives the tools:
-/// an argument no rule names is an error where the rules take no other
-/// (`additional_arguments: false`) and every tool it may belong to has
-/// rules, else a warning (a misspelt name would never be compared).
+/// `argument` of any tool), against what the step knows of each tool's
+/// arguments (its `arguments` rules, or under `arguments: contract` the
+/// contract variant's `arguments_field`): an argument none of them names is
+/// an error where they take no other (`additional_arguments: false`, or the
+/// field's `additional_fields: false`) and every tool it may belong to is
+/// described, else a warning (a misspelt name would never be compared).
 fn check_strategy_arguments(
     config: &Config,
     known: &Known<'_>,
     ctx: &BuildCtx<'_>,
 ) -> Result<(), BuildError> {
-    let Some(ArgumentsSpec::ByTool(rules)) = &config.arguments else {
-        return Ok(());
+    // A tool's described arguments, and whether they are all it may have.
+    let described = |tool: &str| -> Option<(Vec<&str>, bool)> {
+        match config.arguments.as_ref()? {
+            ArgumentsSpec::ByTool(rules) => {
+                let names = rules.get(tool)?.as_object()?.keys().map(String::as_str);
+                Some((names.collect(), !config.additional_arguments))
+            }
+            ArgumentsSpec::Contract(_) => {
+                let variant = ctx.contract?.variants.iter().find(|v| v.kind == tool)?;
+                let field = variant
+                    .fields
+                    .iter()
+                    .find(|f| f.name == config.arguments_field)
+                    .filter(|f| !f.children.is_empty())?;
+                let names = field.children.iter().map(|c| c.name.as_str()).collect();
+                Some((names, field.spec.additional_fields == Some(false)))
+            }
+        }
     };
     let step = ctx.name;
     // (`"*"` is every argument not named.)
@@ -507,22 +527,19 @@ fn check_strategy_arguments(
             Some((tool, argument)) => (vec![tool], argument),
             None => (known.names.clone(), key.as_str()),
         };
-        let described: Vec<&serde_json::Map<String, Value>> = tools
-            .iter()
-            .filter_map(|tool| rules.get(*tool).and_then(Value::as_object))
-            .collect();
-        if described.is_empty() || described.iter().any(|m| m.contains_key(argument)) {
+        let found: Vec<(Vec<&str>, bool)> = tools.iter().filter_map(|t| described(t)).collect();
+        if found.is_empty() || found.iter().any(|(names, _)| names.contains(&argument)) {
             continue;
         }
-        let names = described.iter().flat_map(|m| m.keys());
-        let closed = !config.additional_arguments && described.len() == tools.len();
+        let names = found.iter().flat_map(|(names, _)| names.iter().copied());
+        let closed = found.len() == tools.len() && found.iter().all(|(_, closed)| *closed);
         let whose = match split {
             Some((tool, _)) => format!("`{tool}`"),
             None => "any tool".to_owned(),
         };
         let problem = BuildError::new(if closed {
             format!(
-                "{step}: `argument_strategies` names the argument `{argument}`, which {whose} cannot have: its `arguments` rules do not name it, and take no other (`additional_arguments: false`)"
+                "{step}: `argument_strategies` names the argument `{argument}`, which {whose} cannot have: its `arguments` rules do not name it, and take no other (`additional_arguments: false`, or `additional_fields: false` under `arguments: contract`)"
             )
         } else {
             format!(
