@@ -135,6 +135,11 @@ export type Decisions = {
      */
     decisions: CallDecision[];
     /**
+     * Issues of the conversation before the
+     * proposal (its earlier turns and calls): reported apart, they deny no call.
+     */
+    history: Issue[];
+    /**
      * Issues about no one call (they decide nothing).
      */
     other_issues: Issue[];

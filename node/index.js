@@ -118,6 +118,8 @@ class PackError extends TribunalError {
  *   calls, one per call, in order.
  * @property {unknown} id The record's id.
  * @property {CallDecision[]} decisions One per proposed call.
+ * @property {Issue[]} history Issues of the conversation before the
+ *   proposal (its earlier turns and calls): reported apart, they deny no call.
  * @property {Issue[]} other_issues Issues about no one call (they decide nothing).
  * @property {string | null} error Why the proposal could not be judged
  *   (every call denied), or why there is nothing to decide.

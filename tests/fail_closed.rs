@@ -611,7 +611,11 @@ fn argument_strategies_under_arguments_contract_check_the_variant_s_fields() {
         let (_dir, loaded) = load(&yaml);
         let error = &loaded.expect_err("a load error").0[0];
         assert!(error.message.contains("`querry`"), "{error}");
-        assert_eq!(error.help.as_deref(), Some("did you mean `query`?"), "{error}");
+        assert_eq!(
+            error.help.as_deref(),
+            Some("did you mean `query`?"),
+            "{error}"
+        );
         let key = misspelt.split(':').next().unwrap();
         let (line, column) = place_of(&yaml, key, 1);
         assert_eq!(error.position, Some((line, column)), "{error}");

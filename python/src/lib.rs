@@ -262,8 +262,9 @@ impl PyPack {
     /// Decides, before they run, the tool calls the last assistant message of
     /// `messages` (a list of messages in the OpenAI Chat, Anthropic Messages or
     /// OpenAI Responses format) proposes: a dict `{"decisions": [{"call", "id",
-    /// "name", "path", "decision": "allow" | "deny", "issues"}], "other_issues",
-    /// "error", "error_kind", "pack", "revision", "id"}`, as `tribunal check
+    /// "name", "path", "decision": "allow" | "deny", "issues"}], "history",
+    /// "other_issues", "error", "error_kind", "pack", "revision", "id"}`
+    /// (`history`: the earlier turns' issues, which deny no call), as `tribunal check
     /// --proposed --json` prints it. Fails closed: a proposal that cannot be
     /// judged denies every call; messages that propose no call give no
     /// decision and an `error`.

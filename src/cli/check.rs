@@ -193,6 +193,16 @@ fn render_decisions(decisions: &tribunal::Decisions) -> String {
             );
         }
     }
+    // The past, apart: it decides nothing.
+    for issue in &decisions.history {
+        let _ = writeln!(
+            out,
+            "history  {:<18} {} ({})",
+            printable(&issue.code),
+            printable(&issue.message),
+            issue.path.as_deref().unwrap_or("the record")
+        );
+    }
     out
 }
 

@@ -46,8 +46,11 @@ pub struct Decisions {
     pub id: Json,
     /// One per proposed call, in order.
     pub decisions: Vec<CallDecision>,
+    /// The issues of the conversation before the proposal (its earlier
+    /// turns and calls): the past, reported apart; they deny no call.
+    pub history: Vec<Issue>,
     /// The issues of the proposal that are about no one call (they decide
-    /// nothing: the transcript's own problems, a turn's text).
+    /// nothing: the transcript's own problems, the proposing turn's text).
     pub other_issues: Vec<Issue>,
     /// Why the proposal could not be judged (every call is then denied), or
     /// why there is nothing to decide (no proposed call).
@@ -67,6 +70,12 @@ impl Decisions {
         let error = report.error().map(str::to_owned);
         let error_kind = report.error_kind();
         let failed = error.is_some();
+        // The proposing turn: the last. Issues at an earlier turn are the past.
+        let proposing = report
+            .turns
+            .as_ref()
+            .map_or(0, |t| t.len().saturating_sub(1));
+        let mut history = Vec::new();
         let mut other_issues = Vec::new();
         let mut by_call: Vec<Vec<Issue>> = vec![Vec::new(); calls.len()];
         for issue in report.issues {
@@ -80,6 +89,7 @@ impl Decisions {
             });
             match at {
                 Some(index) => by_call[index].push(issue),
+                None if issue.turn.is_some_and(|turn| turn < proposing) => history.push(issue),
                 None => other_issues.push(issue),
             }
         }
@@ -106,6 +116,7 @@ impl Decisions {
         Self {
             id: report.id,
             decisions,
+            history,
             other_issues,
             error,
             error_kind,
@@ -124,6 +135,7 @@ impl Decisions {
         Self {
             id,
             decisions: Vec::new(),
+            history: Vec::new(),
             other_issues: Vec::new(),
             error: Some(why),
             error_kind: Some(kind),
@@ -138,8 +150,8 @@ impl Decisions {
     }
 
     /// As JSON: `{"id", "decisions": [{"call", "id", "name", "path",
-    /// "decision", "issues"}], "other_issues", "error", "error_kind", "pack",
-    /// "revision"}`.
+    /// "decision", "issues"}], "history", "other_issues", "error",
+    /// "error_kind", "pack", "revision"}`.
     pub fn to_value(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }

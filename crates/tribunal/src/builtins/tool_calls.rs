@@ -30,7 +30,7 @@ pub const BUILTIN: Builtin = Builtin {
     applies: super::Applies {
         conversation: "every rule",
         single_output: "no turns, so no calls: `required` and the expected trajectory are not applied",
-        proposal: "every rule but `required` and the expected trajectory, counting the proposed calls (`max_calls`, `order`, `no_repeat`); each issue decides the call at its path",
+        proposal: "every rule but `required` and the expected trajectory, counting the proposed calls (`max_calls`, `order`, `no_repeat`); each proposed call gets every rule it breaks itself, even one an earlier call broke first; each issue decides the call at its path, and the earlier calls' issues are `history`",
     },
     docs: DOCS,
     build,
@@ -567,10 +567,17 @@ impl ToolCalls {
     /// The issues of one call (the `index`th), given the calls before it
     /// (`seen`): constant work per call, so a transcript of any length is
     /// judged in linear time.
+    ///
+    /// A `proposed` call (one a proposal asks to make) gets each of its own
+    /// issues even where an earlier call already broke the same rule: a
+    /// second refund past `max_calls`, another call before its `order`'s
+    /// first tool. (Judging a whole conversation, a broken order or limit is
+    /// said once, at the first call that breaks it.)
     fn check_call<'c>(
         &self,
         index: usize,
         call: &'c ToolCall,
+        proposed: bool,
         seen: &mut Seen<'c>,
         issues: &mut Vec<Issue>,
     ) {
@@ -599,7 +606,10 @@ impl ToolCalls {
         }
         let first_of_its_name = !seen.counts.contains_key(name);
         for (first, then) in &self.order {
-            if then == name && first_of_its_name && !seen.counts.contains_key(first.as_str()) {
+            if then == name
+                && (first_of_its_name || proposed)
+                && !seen.counts.contains_key(first.as_str())
+            {
                 issues.push(self.issue(
                     codes::TOOL_CALLS_ORDER,
                     format!("`{name}` is called before `{first}`, which must come first"),
@@ -610,7 +620,7 @@ impl ToolCalls {
         let count = seen.counts.entry(name).or_default();
         *count += 1;
         if let Some(limit) = self.max_by_tool.get(name) {
-            if *count == limit + 1 {
+            if *count == limit + 1 || (proposed && *count > limit + 1) {
                 issues.push(self.issue(
                     codes::TOOL_CALLS_TOO_MANY,
                     match limit {
@@ -624,7 +634,10 @@ impl ToolCalls {
                 ));
             }
         }
-        if let Some(limit) = self.max_all.filter(|limit| index == *limit) {
+        if let Some(limit) = self
+            .max_all
+            .filter(|limit| index == *limit || (proposed && index > *limit))
+        {
             issues.push(self.issue(
                 codes::TOOL_CALLS_TOO_MANY,
                 match limit {
@@ -673,9 +686,13 @@ impl Postprocessor for ToolCalls {
             .collect();
         let mut issues = Vec::new();
         let mut seen = Seen::default();
+        // A proposal's calls are its last turn's.
+        let proposing = (ctx.judging == crate::component::Judging::Proposal)
+            .then(|| ctx.turns.map_or(0, <[_]>::len).saturating_sub(1));
         for (index, &(turn, call)) in calls.iter().enumerate() {
             let before = issues.len();
-            self.check_call(index, call, &mut seen, &mut issues);
+            let proposed = proposing == Some(turn);
+            self.check_call(index, call, proposed, &mut seen, &mut issues);
             let unreadable = ctx.issues.iter().any(|issue| {
                 issue.code == codes::TRANSCRIPT_ARGUMENTS_NOT_JSON
                     && issue.path.as_deref() == Some(call.arguments_path.as_str())
