@@ -131,9 +131,7 @@ fn each_proposed_call_is_decided_by_its_own_issues_and_the_past_is_history() {
     let (mut denied, mut allowed_after_a_bad_past, mut past_over_limit) = (0, 0, 0);
     for case in 0..600 {
         let past: Vec<Call> = (0..rng.below(9)).map(|_| random_call(&mut rng)).collect();
-        let proposed: Vec<Call> = (0..=rng.below(3))
-            .map(|_| random_call(&mut rng))
-            .collect();
+        let proposed: Vec<Call> = (0..=rng.below(3)).map(|_| random_call(&mut rng)).collect();
         let all: Vec<Call> = past.iter().chain(&proposed).cloned().collect();
         let messages = transcript(&past, &proposed);
         let decided = pack.decide(&Input::from_messages(messages.clone()));

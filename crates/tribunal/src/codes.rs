@@ -24,6 +24,7 @@ codes! {
     CONTRACT_ONE_OF = "contract.one-of": "a value not among the field's `one_of` values";
     CONTRACT_LENGTH = "contract.length": "a string, array or object shorter than `min_length` or longer than `max_length`, or an array with fewer items than `min_items` or more than `max_items`";
     CONTRACT_SENTENCES = "contract.sentences": "a text with fewer or more sentences than the field allows";
+    CONTRACT_PATTERN = "contract.pattern": "a string that does not match its field's `pattern` (a regular expression)";
     CONTRACT_ITEM = "contract.item": "an array item or map value of the wrong type (`items`, `values`)";
     CONTRACT_UNIQUE_ITEMS = "contract.unique-items": "an array item equal to an earlier one, under `unique_items: true`";
     CONTRACT_UNEXPECTED_FIELD = "contract.unexpected-field": "a field the contract does not name, under `additional_fields: false`";

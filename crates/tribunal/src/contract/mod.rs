@@ -187,6 +187,11 @@ pub struct FieldSpec {
     pub min_length: Option<usize>,
     #[serde(default)]
     pub max_length: Option<usize>,
+    /// A regular expression a string value must match somewhere in it, as
+    /// JSON Schema's `pattern` (Rust's `regex` syntax; anchor it with `^` and
+    /// `$` to hold the whole value).
+    #[serde(default)]
+    pub pattern: Option<String>,
     /// Raw text shown for this field in the prompt's `Schema:` line.
     #[serde(default)]
     pub hint: Option<String>,
@@ -488,6 +493,8 @@ pub struct FieldRule {
     pub kind_field: String,
     /// `default:`, as the value filled in.
     pub default: Option<Json>,
+    /// `pattern:`, compiled.
+    pub pattern: Option<regex::Regex>,
 }
 
 impl FieldRule {
@@ -1064,6 +1071,25 @@ fn compile_field(
     let variants = compile_field_variants(field, &kind_field, &mut children, &label, at)?;
     let item = compile_item(field, &label, at)?;
     let default = compile_default(field, &types, &label, at)?;
+    let pattern = match &field.pattern {
+        None => None,
+        Some(_) if !allows(JsonType::String) => {
+            return fail(format!(
+                "field `{label}` has `pattern`, but its type does not allow a string: the pattern would never be checked"
+            ));
+        }
+        Some(source) => Some(regex::Regex::new(source).map_err(|err| {
+            let err = err
+                .to_string()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
+            BuildError::new(format!(
+                "field `{label}`: `pattern` is not a valid regular expression: {err}"
+            ))
+            .at_key(&format!("{at}.pattern"))
+        })?),
+    };
     Ok(FieldRule {
         name: name.to_owned(),
         label,
@@ -1075,6 +1101,7 @@ fn compile_field(
         variants,
         kind_field,
         default,
+        pattern,
     })
 }
 

@@ -154,6 +154,11 @@ impl Contract {
         if let Some((lo, hi)) = field.sentences {
             return Some(format!("{name} must be {}.", sentences_phrase(lo, hi)));
         }
+        if let Some(pattern) = &field.spec.pattern {
+            return Some(format!(
+                "{name} must match the regular expression {pattern}"
+            ));
+        }
         let spec = &field.spec;
         let count = match (spec.min_items, spec.max_items) {
             (Some(lo), Some(hi)) if lo == hi => Some(format!("exactly {}", items_phrase(lo))),

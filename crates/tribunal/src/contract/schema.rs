@@ -122,6 +122,9 @@ impl Contract {
             let key = length_key("maxLength", "maxItems", "maxProperties");
             schema.insert(key.into(), json!(n));
         }
+        if let Some(pattern) = &spec.pattern {
+            schema.insert("pattern".into(), json!(pattern));
+        }
         if let Some(values) = spec.values {
             schema.insert("additionalProperties".into(), type_schema(values));
         }

@@ -144,6 +144,18 @@ impl Contract {
         if let Some(length) = length_of(value) {
             length_issues(field, length, place, &mut fail);
         }
+        if let (Some(pattern), Json::String(text)) = (&field.pattern, value) {
+            if !pattern.is_match(text) {
+                let name = place.label();
+                fail(
+                    codes::CONTRACT_PATTERN,
+                    format!(
+                        "`{name}` must match the pattern `{}`, got {value}",
+                        pattern.as_str()
+                    ),
+                );
+            }
+        }
         if let (Some((lo, hi)), Json::String(text)) = (field.sentences, value) {
             let count = count_sentences_with(text, &self.sentence_abbreviations);
             if count < lo || count > hi {
