@@ -1087,7 +1087,7 @@ fn compile_field(
             BuildError::new(format!(
                 "field `{label}`: `pattern` is not a valid regular expression: {err}"
             ))
-            .at_key(&format!("{at}.pattern"))
+            .at_key(format!("{at}.pattern"))
         })?),
     };
     Ok(FieldRule {
