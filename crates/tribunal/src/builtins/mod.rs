@@ -10,6 +10,7 @@ use crate::build::BuildCtx;
 use crate::component::{BuildError, Compiled, Kind};
 
 pub mod contract;
+mod detectors;
 pub mod json_compare;
 pub mod json_emission;
 pub mod json_schema;
@@ -63,7 +64,9 @@ pub const BUILTINS: &[Builtin] = &[
     json_compare::BUILTIN,
     json_emission::BUILTIN,
     json_schema::BUILTIN,
+    detectors::NO_HIDDEN_UNICODE,
     no_placeholders::BUILTIN,
+    detectors::NO_SECRETS,
     required_fields::BUILTIN,
     tool_calls::BUILTIN,
 ];
@@ -197,6 +200,8 @@ fn where_rules_apply_is_what_the_steps_do() {
         ("json_emission", json!({})),
         ("json_schema", json!({"schema": {"type": "object"}})),
         ("no_placeholders", json!({})),
+        ("no_hidden_unicode", json!({})),
+        ("no_secrets", json!({})),
         ("required_fields", json!({"paths": ["a"]})),
         ("tool_calls", json!({"allowed": ["a"]})),
     ];
