@@ -290,6 +290,12 @@ const KEYS: &[(&str, &str, Names)] = &[
     ("json_schema", "severity", Names::Nothing),
     // (A fixed list of places: a misspelt one is serde's error, with the
     // places; tests/detectors.rs.)
+    // (Roles: fixed names, each a struct that refuses unknown keys.)
+    ("messages", "system", Names::Nothing),
+    ("messages", "user", Names::Nothing),
+    ("messages", "assistant", Names::Nothing),
+    ("messages", "tool", Names::Nothing),
+    ("messages", "severity", Names::Nothing),
     ("no_hidden_unicode", "in", Names::Nothing),
     ("no_hidden_unicode", "severity", Names::Nothing),
     ("no_secrets", "in", Names::Nothing),

@@ -32,6 +32,9 @@ codes! {
     CONTRACT_KIND_REPLACED = "contract.kind-replaced": "a variant the contract does not allow, replaced with the fallback kind";
     EMISSION_DESCRIBED = "emission.described-not-emitted": "the output describes what it would emit instead of emitting it (`json_emission`)";
     PLACEHOLDER_FOUND = "placeholder.found": "a placeholder token (TODO, TBD, …) in the output (`no_placeholders`)";
+    MESSAGE_MISSING_TEXT = "message.missing-text": "a message without a text its role's `contains` asks for (`messages`)";
+    MESSAGE_NO_MATCH = "message.no-match": "a message its role's `matches` pattern does not match (`messages`)";
+    MESSAGE_FORBIDDEN_MATCH = "message.forbidden-match": "a message its role's `not_matches` pattern matches (`messages`)";
     SECRET_FOUND = "secret.found": "a credential in a provider's token format in the output, a message, a tool output or a call's arguments (`no_secrets`)";
     UNICODE_HIDDEN = "unicode.hidden": "a character a reader cannot see (a bidirectional control, a tag, a zero-width or other invisible character) in a text the record carries (`no_hidden_unicode`)";
     REQUIRED_MISSING = "required.missing": "a required field is missing or empty (`required_fields`)";

@@ -14,6 +14,7 @@ mod detectors;
 pub mod json_compare;
 pub mod json_emission;
 pub mod json_schema;
+pub mod messages;
 pub mod no_placeholders;
 pub mod required_fields;
 mod strategy_names;
@@ -64,6 +65,7 @@ pub const BUILTINS: &[Builtin] = &[
     json_compare::BUILTIN,
     json_emission::BUILTIN,
     json_schema::BUILTIN,
+    messages::BUILTIN,
     detectors::NO_HIDDEN_UNICODE,
     no_placeholders::BUILTIN,
     detectors::NO_SECRETS,
@@ -201,6 +203,7 @@ fn where_rules_apply_is_what_the_steps_do() {
         ("json_schema", json!({"schema": {"type": "object"}})),
         ("no_placeholders", json!({})),
         ("no_hidden_unicode", json!({})),
+        ("messages", json!({"user": {"not_matches": "x"}})),
         ("no_secrets", json!({})),
         ("required_fields", json!({"paths": ["a"]})),
         ("tool_calls", json!({"allowed": ["a"]})),
