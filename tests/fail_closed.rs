@@ -63,6 +63,26 @@ const CASES: &[(&str, &str, &str)] = &[
         "refnd",
         "refund",
     ),
+    (
+        "        after_output: [{ tool: refnd, matches: error, forbid: [refund] }]\n",
+        "refnd",
+        "refund",
+    ),
+    (
+        "        after_output: [{ tool: refund, matches: error, forbid: [lookup_ordr] }]\n",
+        "lookup_ordr",
+        "lookup_order",
+    ),
+    (
+        "        values_from: { refnd.order_id: { role: user } }\n",
+        "refnd",
+        "refund",
+    ),
+    (
+        "        arguments:\n          refund:\n            amount: { type: number, max: { output_of: lookup_ordr, pointer: /total } }\n",
+        "lookup_ordr",
+        "lookup_order",
+    ),
 ];
 
 fn load(yaml: &str) -> (tempfile::TempDir, Result<Pack, tribunal::LoadErrors>) {
@@ -323,6 +343,8 @@ const KEYS: &[(&str, &str, Names)] = &[
     ("tool_calls", "severity", Names::Nothing),
     ("tool_calls", "arguments", Names::Something),
     ("tool_calls", "additional_arguments", Names::Nothing),
+    ("tool_calls", "after_output", Names::Something),
+    ("tool_calls", "values_from", Names::Something),
     ("tool_calls", "match", Names::Nothing),
     ("tool_calls", "argument_strategies", Names::Something),
     ("tool_calls", "thresholds", Names::Something),
@@ -487,6 +509,8 @@ fn every_key_of_every_built_in_that_names_something_fails_closed() {
         ("tool_calls", "order"),
         ("tool_calls", "max_calls"),
         ("tool_calls", "arguments"),
+        ("tool_calls", "after_output"),
+        ("tool_calls", "values_from"),
         ("no_placeholders", "fields"),
         ("required_fields", "paths"),
         ("required_fields", "path"),

@@ -153,8 +153,14 @@ fn messages_hold_each_role_s_text_to_its_rules() {
     assert_eq!(
         found,
         [
-            ("message.forbidden-match".to_owned(), "/messages/3".to_owned()),
-            ("message.forbidden-match".to_owned(), "/messages/4".to_owned()),
+            (
+                "message.forbidden-match".to_owned(),
+                "/messages/3".to_owned()
+            ),
+            (
+                "message.forbidden-match".to_owned(),
+                "/messages/4".to_owned()
+            ),
             ("message.missing-text".to_owned(), "/messages/0".to_owned()),
             ("message.no-match".to_owned(), "/messages/4".to_owned()),
         ],
@@ -169,13 +175,18 @@ fn messages_hold_each_role_s_text_to_its_rules() {
     assert_eq!(single.issues[0].code, "message.forbidden-match");
     // What cannot work is a load error.
     for (with, says) in [
-        ("{ user: { matches: \"[\" } }", "`user.matches` is not a valid regular expression"),
+        (
+            "{ user: { matches: \"[\" } }",
+            "`user.matches` is not a valid regular expression",
+        ),
         ("{ user: {} }", "`user` has no rule"),
         ("{ users: { matches: \"x\" } }", "users"),
         ("{}", "no role is named"),
         ("{ user: { contains: \"\" } }", "empty text"),
     ] {
-        let yaml = format!("name: m\npipeline:\n  postprocessors:\n    - use: messages\n      with: {with}\n");
+        let yaml = format!(
+            "name: m\npipeline:\n  postprocessors:\n    - use: messages\n      with: {with}\n"
+        );
         let (_dir, loaded) = load(&yaml);
         let error = loaded.expect_err("a load error").to_string();
         assert!(error.contains(says), "{with}: {error}");

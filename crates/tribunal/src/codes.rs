@@ -60,6 +60,9 @@ codes! {
     TOOL_CALLS_MISSING = "tool.missing": "a `required` tool never called (`tool_calls`)";
     TOOL_CALLS_ORDER = "tool.order": "a tool called before the one an `order` pair puts first (`tool_calls`)";
     TOOL_CALLS_TOO_MANY = "tool.too-many": "a call past a `max_calls` limit (`tool_calls`)";
+    TOOL_CALLS_OUTPUT_BOUND = "tool.output-bound": "an argument past a bound taken from an earlier tool's output, or with no such output to bound it (`tool_calls`' `min`/`max: {output_of, pointer}`)";
+    TOOL_CALLS_AFTER_OUTPUT = "tool.after-output": "a call of a tool that `after_output` forbids once an output matched its pattern (`tool_calls`)";
+    TOOL_CALLS_VALUE_NOT_FROM = "tool.value-not-from": "an argument value that no message of the role `values_from` names holds (`tool_calls`)";
     TOOL_CALLS_REPEATED = "tool.repeated": "the same tool called again with equal arguments, under `no_repeat` (`tool_calls`)";
     TOOL_CALLS_EXPECTED_MISSING = "tool.expected-missing": "a call of the expected trajectory (`expected.tool_calls`) the agent did not make (`tool_calls`)";
     TOOL_CALLS_UNEXPECTED = "tool.unexpected": "a call the expected trajectory does not have at its place, under `match: exact` (`tool_calls`)";

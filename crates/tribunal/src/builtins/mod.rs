@@ -10,6 +10,7 @@ use crate::build::BuildCtx;
 use crate::component::{BuildError, Compiled, Kind};
 
 pub mod contract;
+mod data_flow;
 mod detectors;
 pub mod json_compare;
 pub mod json_emission;

@@ -18,6 +18,7 @@ use crate::component::{
 use crate::report::{Issue, Severity};
 use crate::transcript::ToolCall;
 
+use super::data_flow::{take_output_bounds, AfterOutputSpec, Flow, FlowState, ValuesFromSpec};
 use super::strategy_names::Resolver;
 use super::tool_arguments::{Arguments, ArgumentsSpec};
 use super::trajectory::{Match, Trajectory};
@@ -58,11 +59,42 @@ without `messages` has no calls.
 | `severity` | `error` | `error`, `warning` or `info` |
 | `arguments` | none | each tool's arguments, by tool, with the contract's field rules (`type`, `required`, `min`/`max`, `enum`, `min_length`/`max_length`, `items`, nested `fields`, ...): each finding is the contract's code (`contract.missing-field`, `contract.length`, ...) at the argument's path; a tool without rules is not checked, nor arguments that are not JSON (`transcript.arguments-not-json` says so) |
 | `additional_arguments` | `true` | `false`: an argument the tool's rules do not name is an issue |
+| `after_output` | none | a list of `{tool, matches, forbid}`: once an output of `tool` matches the regular expression `matches`, a call of a tool in `forbid` is an issue (`tool.after-output`, at the call) |
+| `values_from` | `{}` | by `tool.argument`, `{role: user}` (or `system`, `assistant`, `tool`): the argument's value must appear in a message of that role before the call (`tool.value-not-from`, at the argument) |
 | `arguments: contract` | | instead of rules by tool: each call is held to the pack contract's variant for its tool (`variants:`, one per tool, `kind_field` the tool), the rule of the variant's member `arguments_field` (default `args`) describing the arguments; a tool without a variant is not checked |
 | `match` | `in_order` | with a record's `expected.tool_calls` (a list of `{name, arguments}`): `in_order` (those calls in that order, others between them allowed), `any_order` (each made, in any order) or `exact` (those calls, in that order, and no others) |
 | `argument_strategies` | `{}` | the strategy of an expected argument, by `argument` or `tool.argument` (a tool name may itself hold dots: `math.hypot.x`), and `"*"` for every argument not named (`EXACT` by default; `FUZZY`, `SEMANTIC`, `IGNORE` or any strategy of the pack) |
 | `thresholds` | `{}` | the similarity an argument needs, by strategy (else the strategy's own: `FUZZY` 0.85, `SEMANTIC` 0.80) |
 | `model` | the default model | the sentence-embedding model folder `SEMANTIC` arguments use, as `json_compare`'s `model` |
+
+## Data flow
+
+Three rules follow data through the conversation, with no script:
+
+- **A bound from an earlier output.** In `arguments`, `min` or `max` of a number
+  may be `{output_of: TOOL, pointer: /json/pointer}`: the number at that pointer
+  in the latest output of `TOOL` before the call (read as JSON). The argument is
+  compared with it exactly (`tool.output-bound`, at the argument). With no such
+  output before the call, or no number at the pointer, the rule fails closed: the
+  call is an issue.
+- **`after_output`**: `[{tool: refund, matches: "(?i)error", forbid: [refund]}]`
+  forbids a second refund once a refund's output reported an error.
+- **`values_from`**: `{send_email.to: {role: user}}`: the agent may email only an
+  address that appeared in the user's messages.
+
+```yaml
+    - use: tool_calls
+      with:
+        allowed: [lookup_order, refund, send_email]
+        arguments:
+          refund:
+            amount: { type: number, max: { output_of: lookup_order, pointer: /total } }
+        after_output: [{ tool: refund, matches: "(?i)error", forbid: [refund] }]
+        values_from: { send_email.to: { role: user } }
+```
+
+Tools named in `output_of`, `after_output` and `values_from` are checked at load
+as every other name is.
 
 ## Names are checked at load
 
@@ -154,6 +186,11 @@ struct Config {
     arguments_field: String,
     /// Whether arguments `arguments` does not name are allowed.
     additional_arguments: bool,
+    /// Tools forbidden once an output matched a pattern.
+    after_output: Vec<AfterOutputSpec>,
+    /// Argument values that must come from the messages of a role, by
+    /// `tool.argument`.
+    values_from: BTreeMap<String, ValuesFromSpec>,
 }
 
 impl Default for Config {
@@ -173,6 +210,8 @@ impl Default for Config {
             arguments: None,
             arguments_field: "args".to_owned(),
             additional_arguments: true,
+            after_output: Vec::new(),
+            values_from: BTreeMap::new(),
         }
     }
 }
@@ -197,11 +236,18 @@ struct ToolCalls {
     severity: Severity,
     trajectory: Trajectory,
     arguments: Arguments,
+    flow: Flow,
 }
 
 fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
-    let config: Config = component::parse_config(ctx.name, config)?;
+    let mut config: Config = component::parse_config(ctx.name, config)?;
     let name = ctx.name;
+    // Bounds read from tool outputs are the data flow's: the rest of the
+    // argument rules compile as a contract's fields.
+    let bounds = match &mut config.arguments {
+        Some(ArgumentsSpec::ByTool(by_tool)) => take_output_bounds(by_tool, name)?,
+        _ => Vec::new(),
+    };
     let mut order = Vec::new();
     for pair in &config.order {
         match <[String; 2]>::try_from(pair.clone()) {
@@ -232,7 +278,25 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
                 .at_key("required"),
         );
     }
+    let after_output = std::mem::take(&mut config.after_output);
+    let values_from = std::mem::take(&mut config.values_from);
+    let known = Known::of(&config, ctx);
+    let flow = Flow::build(
+        bounds,
+        after_output,
+        values_from,
+        |key| {
+            split_strategy_key(key, &known.names)
+                .map(|(tool, argument)| (tool.to_owned(), argument.to_owned()))
+        },
+        name,
+    )?;
     check_names(&config, &order, ctx)?;
+    for (rule, tool, key) in flow.named() {
+        if !known.names.is_empty() && !known.has(tool) {
+            return Err(known.unknown(name, rule, tool, &key, Some(tool)));
+        }
+    }
     let (max_all, max_by_tool) = match config.max_calls {
         None => (None, BTreeMap::new()),
         Some(MaxCalls::All(limit)) => (Some(limit), BTreeMap::new()),
@@ -258,6 +322,7 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
         severity: config.severity,
         trajectory,
         arguments,
+        flow,
     })))
 }
 
@@ -686,13 +751,32 @@ impl Postprocessor for ToolCalls {
             .collect();
         let mut issues = Vec::new();
         let mut seen = Seen::default();
+        let mut flow = FlowState::default();
+        let turns = ctx.turns.unwrap_or_default();
+        let mut walked = 0;
         // A proposal's calls are its last turn's.
         let proposing = (ctx.judging == crate::component::Judging::Proposal)
-            .then(|| ctx.turns.map_or(0, <[_]>::len).saturating_sub(1));
+            .then(|| turns.len().saturating_sub(1));
         for (index, &(turn, call)) in calls.iter().enumerate() {
+            // What came before this call's turn: its outputs and messages.
+            if !self.flow.is_empty() {
+                while walked <= turn {
+                    self.flow.turn(&turns[walked], &mut flow);
+                    walked += 1;
+                }
+            }
             let before = issues.len();
             let proposed = proposing == Some(turn);
             self.check_call(index, call, proposed, &mut seen, &mut issues);
+            self.flow.check_call(call, &flow, &mut issues);
+            for issue in &mut issues[before..] {
+                if issue.code == codes::TOOL_CALLS_OUTPUT_BOUND
+                    || issue.code == codes::TOOL_CALLS_AFTER_OUTPUT
+                    || issue.code == codes::TOOL_CALLS_VALUE_NOT_FROM
+                {
+                    issue.severity = self.severity;
+                }
+            }
             let unreadable = ctx.issues.iter().any(|issue| {
                 issue.code == codes::TRANSCRIPT_ARGUMENTS_NOT_JSON
                     && issue.path.as_deref() == Some(call.arguments_path.as_str())
