@@ -29,7 +29,7 @@ fn pack() -> (tempfile::TempDir, Pack) {
 
 /// A conversation: the user's words, then `(tool, arguments, output)` steps,
 /// then the proposed call.
-fn proposal(user: &str, steps: &[(&str, Value, &str)], proposed: (&str, Value)) -> Value {
+fn proposal(user: &str, steps: &[(&str, Value, &str)], proposed: &(&str, Value)) -> Value {
     let mut messages = vec![json!({"role": "user", "content": user})];
     for (i, (tool, arguments, output)) in steps.iter().enumerate() {
         let id = format!("c{i}");
@@ -75,7 +75,7 @@ fn a_bound_from_an_earlier_output_holds_exactly_and_fails_closed() {
             proposal(
                 "Refund QX7P2K",
                 &[(tool, arguments, &output)],
-                refund(amount),
+                &refund(amount),
             ),
         )
     };
@@ -93,15 +93,15 @@ fn a_bound_from_an_earlier_output_holds_exactly_and_fails_closed() {
     let (_, _, second) = lookup("50");
     let steps = [(t, a.clone(), first.as_str()), (t, a, second.as_str())];
     assert_eq!(
-        decide(&pack, proposal("Refund", &steps, refund("40"))),
+        decide(&pack, proposal("Refund", &steps, &refund("40"))),
         allow
     );
     // Fails closed: no output to bound it, or no number where the pointer points.
-    assert_eq!(decide(&pack, proposal("Refund", &[], refund("1"))), past);
+    assert_eq!(decide(&pack, proposal("Refund", &[], &refund("1"))), past);
     for output in ["not json", "{\"total\": \"42.5\"}", "{\"sum\": 42.5}"] {
         let steps = [("lookup_order", json!({"order_id": "QX7P2K"}), output)];
         assert_eq!(
-            decide(&pack, proposal("Refund", &steps, refund("1"))),
+            decide(&pack, proposal("Refund", &steps, &refund("1"))),
             past,
             "{output}"
         );
@@ -124,7 +124,7 @@ fn a_failed_output_forbids_what_after_output_lists() {
         assert_eq!(
             decide(
                 &pack,
-                proposal("Refund", &steps, ("refund", json!({"amount": 6})))
+                proposal("Refund", &steps, &("refund", json!({"amount": 6})))
             ),
             expected,
             "{output}"
@@ -134,7 +134,7 @@ fn a_failed_output_forbids_what_after_output_lists() {
     let mut messages = proposal(
         "Refund",
         &[lookup, ("refund", refund, "Error: timeout")],
-        ("refund", json!({"amount": 6})),
+        &("refund", json!({"amount": 6})),
     );
     messages
         .as_array_mut()
@@ -156,11 +156,11 @@ fn a_value_must_come_from_the_messages_of_its_role() {
     let email = |to: &str| ("send_email", json!({"to": to, "body": "done"}));
     let user = "Refund QX7P2K and write to ana@example.com please.";
     assert_eq!(
-        decide(&pack, proposal(user, &[], email("ana@example.com"))),
+        decide(&pack, proposal(user, &[], &email("ana@example.com"))),
         (Verdict::Allow, vec![])
     );
     assert_eq!(
-        decide(&pack, proposal(user, &[], email("eve@evil.test"))),
+        decide(&pack, proposal(user, &[], &email("eve@evil.test"))),
         (Verdict::Deny, vec!["tool.value-not-from".to_owned()])
     );
     // A tool's output is not the user's words.
@@ -170,7 +170,7 @@ fn a_value_must_come_from_the_messages_of_its_role() {
         "{\"total\": 1, \"contact\": \"eve@evil.test\"}",
     )];
     assert_eq!(
-        decide(&pack, proposal("Refund Q", &steps, email("eve@evil.test"))).0,
+        decide(&pack, proposal("Refund Q", &steps, &email("eve@evil.test"))).0,
         Verdict::Deny
     );
 }
