@@ -31,6 +31,10 @@ struct Call {
     name: &'static str,
     arguments: String,
     bad_arguments: bool,
+    /// The refund's amount, when it is a number.
+    amount: Option<f64>,
+    /// What the tool answered (for a call of the past).
+    output: String,
 }
 
 fn random_call(rng: &mut Rng) -> Call {
@@ -48,7 +52,7 @@ fn random_call(rng: &mut Rng) -> Call {
         "refund" => {
             // One amount written three ways, one too large, one not a number.
             let amount = ["10", "10.0", "1e1", "900", "\"ten\""][rng.below(5)];
-            let bad = order.len() != 6 || amount == "900" || amount.starts_with('"');
+            let bad = order.len() != 6 || amount.starts_with('"');
             (
                 format!("{{\"order_id\": \"{order}\", \"amount\": {amount}}}"),
                 bad,
@@ -63,16 +67,49 @@ fn random_call(rng: &mut Rng) -> Call {
         }
         _ => ("{}".to_owned(), false),
     };
+    let amount = if name == "refund" && !arguments.contains("ten") {
+        Some(if arguments.contains("900") {
+            900.0
+        } else {
+            10.0
+        })
+    } else {
+        None
+    };
+    // Outputs: a lookup's total (or none), a refund that failed or not.
+    let output = match name {
+        "lookup_order" => [
+            "{\"total\": 5}",
+            "{\"total\": 50}",
+            "{\"total\": 1000}",
+            "not found",
+        ][rng.below(4)],
+        "refund" => ["ok", "Error: card declined"][rng.below(2)],
+        _ => "ok",
+    };
     Call {
         name,
         arguments,
         bad_arguments: bad,
+        amount,
+        output: output.to_owned(),
     }
+}
+
+/// The total the latest lookup answered before call `k` gave (`None`: none,
+/// or no total). Only the past's calls (`answered` of them) have answers.
+fn latest_total(calls: &[Call], k: usize, answered: usize) -> Option<f64> {
+    let last = calls[..k.min(answered)]
+        .iter()
+        .rev()
+        .find(|c| c.name == "lookup_order")?;
+    let output: Value = serde_json::from_str(&last.output).ok()?;
+    output["total"].as_f64()
 }
 
 /// Whether call `k` of `calls`, made after the ones before it, breaks a
 /// rule of the pack by itself (as a proposed call is judged).
-fn breaks(calls: &[Call], k: usize) -> bool {
+fn breaks(calls: &[Call], k: usize, user_gave_the_address: bool, answered: usize) -> bool {
     let call = &calls[k];
     let before = &calls[..k];
     let same_value = |a: &str, b: &str| {
@@ -102,18 +139,36 @@ fn breaks(calls: &[Call], k: usize) -> bool {
             .iter()
             .any(|c| c.name == call.name && same_value(&c.arguments, &call.arguments))
         || call.bad_arguments
+        // The data flow: the amount at most the latest lookup's total (none:
+        // closed), no refund after one that failed, an address the user gave.
+        || call
+            .amount
+            .is_some_and(|amount| {
+                latest_total(calls, k, answered).is_none_or(|total| amount > total)
+            })
+        || (call.name == "refund"
+            && before[..k.min(answered)]
+                .iter()
+                .any(|c| c.name == "refund" && c.output.contains("Error")))
+        || (call.name == "send_email" && !user_gave_the_address)
 }
 
-fn transcript(past: &[Call], proposed: &[Call]) -> Value {
+fn transcript(past: &[Call], proposed: &[Call], user_gave_the_address: bool) -> Value {
     let as_call = |(i, c): (usize, &Call)| {
         json!({"id": format!("c{i}"), "type": "function",
             "function": {"name": c.name, "arguments": c.arguments}})
     };
-    let mut messages = vec![json!({"role": "user", "content": "Sort out order QX7P2K."})];
+    let user = if user_gave_the_address {
+        "Sort out order QX7P2K, and write to a@b.c."
+    } else {
+        "Sort out order QX7P2K."
+    };
+    let mut messages = vec![json!({"role": "user", "content": user})];
     for (i, call) in past.iter().enumerate() {
         messages
             .push(json!({"role": "assistant", "content": "", "tool_calls": [as_call((i, call))]}));
-        messages.push(json!({"role": "tool", "tool_call_id": format!("c{i}"), "content": "ok"}));
+        messages
+            .push(json!({"role": "tool", "tool_call_id": format!("c{i}"), "content": call.output}));
     }
     let calls: Vec<Value> = proposed
         .iter()
@@ -133,15 +188,16 @@ fn each_proposed_call_is_decided_by_its_own_issues_and_the_past_is_history() {
         let past: Vec<Call> = (0..rng.below(9)).map(|_| random_call(&mut rng)).collect();
         let proposed: Vec<Call> = (0..=rng.below(3)).map(|_| random_call(&mut rng)).collect();
         let all: Vec<Call> = past.iter().chain(&proposed).cloned().collect();
-        let messages = transcript(&past, &proposed);
+        let address = rng.below(2) == 0;
+        let messages = transcript(&past, &proposed, address);
         let decided = pack.decide(&Input::from_messages(messages.clone()));
         let context = format!("case {case}: {messages}\n{}", decided.to_value());
         assert_eq!(decided.error, None, "{context}");
         assert_eq!(decided.decisions.len(), proposed.len(), "{context}");
-        let bad_past = (0..past.len()).any(|k| breaks(&all, k));
+        let bad_past = (0..past.len()).any(|k| breaks(&all, k, address, past.len()));
         for (i, decision) in decided.decisions.iter().enumerate() {
             let k = past.len() + i;
-            let expected = if breaks(&all, k) {
+            let expected = if breaks(&all, k, address, past.len()) {
                 Verdict::Deny
             } else {
                 Verdict::Allow

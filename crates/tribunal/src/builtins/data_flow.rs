@@ -341,8 +341,8 @@ impl Flow {
             Some(output) => match output.as_ref().and_then(|o| o.pointer(&bound.pointer)) {
                 Some(Json::Number(limit)) => Ok(limit),
                 _ => Err(format!(
-                    "`{name}` argument `{label}` is bounded by `{}` at {} of the output of `{}` (`{key}`), and the latest output has no number there",
-                    bound.pointer, bound.pointer, bound.output_of
+                    "`{name}` argument `{label}` is bounded by the number at `{}` of the output of `{}` (`{key}`), and the latest output has none there",
+                    bound.pointer, bound.output_of
                 )),
             },
         };
