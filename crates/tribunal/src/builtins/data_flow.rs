@@ -172,8 +172,7 @@ impl Flow {
             .into_iter()
             .enumerate()
             .map(|(i, spec)| {
-                let matches = Regex::new(&spec.matches).map_err(|err| {
-                    let err = err.to_string().split_whitespace().collect::<Vec<_>>().join(" ");
+                let matches = crate::text::regex(&spec.matches).map_err(|err| {
                     BuildError::new(format!(
                         "{step}: `after_output` {}: `matches` is not a valid regular expression: {err}",
                         i + 1

@@ -133,12 +133,7 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
         let regex = |which: &str, source: Option<String>| -> Result<Option<Regex>, BuildError> {
             source
                 .map(|source| {
-                    Regex::new(&source).map_err(|err| {
-                        let err = err
-                            .to_string()
-                            .split_whitespace()
-                            .collect::<Vec<_>>()
-                            .join(" ");
+                    crate::text::regex(&source).map_err(|err| {
                         BuildError::new(format!(
                             "{name}: `{key}.{which}` is not a valid regular expression: {err}"
                         ))

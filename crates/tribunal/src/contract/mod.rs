@@ -1078,12 +1078,7 @@ fn compile_field(
                 "field `{label}` has `pattern`, but its type does not allow a string: the pattern would never be checked"
             ));
         }
-        Some(source) => Some(regex::Regex::new(source).map_err(|err| {
-            let err = err
-                .to_string()
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" ");
+        Some(source) => Some(crate::text::regex(source).map_err(|err| {
             BuildError::new(format!(
                 "field `{label}`: `pattern` is not a valid regular expression: {err}"
             ))

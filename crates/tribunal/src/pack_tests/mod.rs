@@ -185,15 +185,9 @@ fn compare(expected: &Value, actual: &Value, path: &str, out: &mut Vec<String>) 
         let text = actual.as_str();
         let matched = match kind {
             "contains" => text.is_some_and(|text| text.contains(pattern)),
-            _ => match regex::Regex::new(pattern) {
+            _ => match crate::text::regex(pattern) {
                 Ok(regex) => text.is_some_and(|text| regex.is_match(text)),
                 Err(err) => {
-                    // The regex crate's message spans lines (a caret diagram).
-                    let err = err
-                        .to_string()
-                        .split_whitespace()
-                        .collect::<Vec<_>>()
-                        .join(" ");
                     out.push(format!("{here}: `matches` is not a valid regex: {err}"));
                     return;
                 }

@@ -63,6 +63,18 @@ pub fn value_type_name(value: &serde_json::Value) -> &'static str {
     })
 }
 
+/// `source` compiled as a regular expression (Rust's `regex` syntax), or why
+/// it is not one, on one line (the crate's message spans lines: a caret
+/// diagram).
+pub(crate) fn regex(source: &str) -> Result<regex::Regex, String> {
+    regex::Regex::new(source).map_err(|err| {
+        err.to_string()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    })
+}
+
 /// A seeded stream of pseudo-random numbers (xorshift), for generated test cases
 /// (here, before every module that uses it).
 #[cfg(test)]
