@@ -1314,8 +1314,9 @@ fn the_final_answer_is_a_turn_and_the_re_ask_counts_turns_as_the_model_saw_them(
         for (i, c) in calls.into_iter().enumerate() {
             let id = c["id"].clone();
             messages.push(json!({"role": "assistant", "content": null, "tool_calls": [c]}));
-            messages
-                .push(json!({"role": "tool", "tool_call_id": id, "content": format!("done {i}")}));
+            // (A lookup's total bounds the refund: the pack's data flow.)
+            let output = format!("{{\"total\": 42.5, \"step\": {i}}}");
+            messages.push(json!({"role": "tool", "tool_call_id": id, "content": output}));
         }
         messages.push(json!({"role": "assistant", "content": answer}));
         Value::Array(messages)

@@ -749,7 +749,7 @@ mod tests {
 
     #[test]
     fn generated_numbers_compare_as_exact_rationals() {
-        let mut next = crate::text::numbers(0x9E37_79B9_7F4A_7C15);
+        let mut next = crate::json::numbers(0x9E37_79B9_7F4A_7C15);
         let pool: Vec<Written> = (0..3000)
             .map(|_| generate(&mut next, b"0123456789", 60, 400))
             .collect();
@@ -783,7 +783,7 @@ mod tests {
     fn generated_close_numbers_compare_as_exact_rationals() {
         // Few digits and exponents near zero: many pairs share an adjusted
         // exponent or are equal, so the digits decide.
-        let mut next = crate::text::numbers(0x2545_F491_4F6C_DD1D);
+        let mut next = crate::json::numbers(0x2545_F491_4F6C_DD1D);
         let pool: Vec<Written> = (0..250)
             .map(|_| generate(&mut next, b"0019", 4, 3))
             .collect();
@@ -848,7 +848,7 @@ mod tests {
 
     #[test]
     fn one_equality_of_values_holds_for_every_rewriting_and_no_near_miss() {
-        let mut next = crate::text::numbers(0x51_7CC1_B727_220A);
+        let mut next = crate::json::numbers(0x51_7CC1_B727_220A);
         for round in 0..2000 {
             let count = 1 + below(&mut next, 4);
             let numbers: Vec<Written> = (0..count)
@@ -1037,7 +1037,7 @@ mod tests {
 
     #[test]
     fn wide_integers_add_and_compare_exactly() {
-        let mut next = crate::text::numbers(0xD1B5_4A32_D192_ED03);
+        let mut next = crate::json::numbers(0xD1B5_4A32_D192_ED03);
         let mut values = Vec::new();
         for _ in 0..2000 {
             let negative = below(&mut next, 2) == 0;
@@ -1107,7 +1107,7 @@ mod tests {
 
     #[test]
     fn a_million_digits_compare_with_their_rewriting() {
-        let mut next = crate::text::numbers(0x0123_4567_89AB_CDEF);
+        let mut next = crate::json::numbers(0x0123_4567_89AB_CDEF);
         let digits = format!("7{}", random_digits(&mut next, 999_999, b"0123456789"));
         let number = format!("{digits}.5");
         let rewritten = format!("0.{digits}50000e1000000");

@@ -1052,6 +1052,19 @@ pub(crate) fn unescape_pointer(token: &str) -> Option<std::borrow::Cow<'_, str>>
     Some(std::borrow::Cow::Owned(out))
 }
 
+/// A seeded stream of pseudo-random numbers (xorshift), for generated test cases
+/// (here, in the first module of the foundation: before every module that uses it).
+#[cfg(test)]
+pub(crate) fn numbers(seed: u64) -> impl FnMut() -> u64 {
+    let mut state = seed;
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    }
+}
+
 #[cfg(test)]
 mod tests {
 

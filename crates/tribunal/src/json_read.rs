@@ -876,7 +876,7 @@ mod tests {
             "x",
         ];
         let mut body = String::new();
-        let mut next = crate::text::numbers(0x5eed);
+        let mut next = crate::json::numbers(0x5eed);
         while body.len() < 20_000 {
             body.push_str(pieces[usize::try_from(next()).unwrap() % pieces.len()]);
         }
@@ -893,7 +893,7 @@ mod tests {
     /// kind of character and escapes `serde_json` never writes.
     #[test]
     fn agrees_with_serde_json_on_generated_documents() {
-        let mut next = crate::text::numbers(0x2545_f491_4f6c_dd1d);
+        let mut next = crate::json::numbers(0x2545_f491_4f6c_dd1d);
         let alphabet: Vec<char> = "ab \"\\/\u{0}\u{1f}\n\u{7f}é😀{}[]:,u0".chars().collect();
         for _ in 0..200 {
             let mut text = || -> String {

@@ -1036,7 +1036,7 @@ mod tests {
             " ",
             "}",
         ];
-        let mut next = crate::text::numbers(0x9e37_79b9_7f4a_7c15);
+        let mut next = crate::json::numbers(0x9e37_79b9_7f4a_7c15);
         let mut pick = |of: &[&'static str]| of[usize::try_from(next()).unwrap() % of.len()];
         let (mut matched, mut anchored_matches) = (0, 0);
         for round in 0..200_000 {

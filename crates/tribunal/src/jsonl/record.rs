@@ -360,7 +360,7 @@ mod tests {
     #[test]
     fn the_fast_reader_agrees_with_serde_json_on_generated_records() {
         let names = FieldNames::default();
-        let mut next = crate::text::numbers(0x9e37_79b9_7f4a_7c15);
+        let mut next = crate::json::numbers(0x9e37_79b9_7f4a_7c15);
         let alphabet: Vec<char> = "ab \"\\/\u{0}\u{1}\u{1f}\n\t\u{7f}é😀{}[]:,u"
             .chars()
             .collect();

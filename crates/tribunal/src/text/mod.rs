@@ -75,19 +75,6 @@ pub(crate) fn regex(source: &str) -> Result<regex::Regex, String> {
     })
 }
 
-/// A seeded stream of pseudo-random numbers (xorshift), for generated test cases
-/// (here, before every module that uses it).
-#[cfg(test)]
-pub(crate) fn numbers(seed: u64) -> impl FnMut() -> u64 {
-    let mut state = seed;
-    move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::borrow::Cow;
@@ -270,7 +257,7 @@ mod tests {
         assert_eq!(count_sentences_as_before("U.)S. Go.", &[]), 1);
         assert_eq!(count_sentences("e.)g. x. Dr.\"Who. y"), 3);
         assert_eq!(count_sentences_as_before("e.)g. x. Dr.\"Who. y", &[]), 3);
-        let mut next = numbers(7);
+        let mut next = crate::json::numbers(7);
         for _ in 0..20_000 {
             let len = usize::try_from(next() % 12).unwrap();
             let text: String = (0..len)
