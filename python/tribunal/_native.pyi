@@ -135,10 +135,11 @@ class Pack:
     ) -> dict[str, Any]:
         """Allow or deny, before they run, the tool calls the last assistant
         message of `messages` proposes: ``{"decisions": [{"call", "id",
-        "name", "path", "decision", "issues"}], "other_issues", "error",
-        "error_kind", "pack", "revision", "id"}``, as ``tribunal check
-        --proposed --json`` prints it (every call denied when the proposal
-        cannot be judged)."""
+        "name", "path", "decision", "issues"}], "history", "other_issues",
+        "error", "error_kind", "pack", "revision", "id"}``, as ``tribunal
+        check --proposed --json`` prints it (every call denied when the
+        proposal cannot be judged; ``history``: the earlier turns' issues,
+        which deny nothing)."""
     def evaluate_many(
         self,
         records: Iterable[Union[Mapping[str, Any], str]],
