@@ -664,3 +664,25 @@ fn argument_strategies_under_arguments_contract_check_the_variant_s_fields() {
         assert!(warnings[0].message.contains("`querry`"), "{warnings:?}");
     }
 }
+
+/// An unknown type name is refused with every spelling that works, the
+/// aliases included (`float`, `dict`), and the one meant.
+#[test]
+fn an_unknown_type_lists_the_aliases_that_work() {
+    for (field, meant) in [
+        ("{ type: flot }", "float"),
+        ("{ type: [strng, \"null\"] }", "string"),
+        ("{ type: array, items: dic }", "dict"),
+    ] {
+        let yaml = format!("name: p\ncontract:\n  fields:\n    n: {field}\n");
+        let (_dir, loaded) = load(&yaml);
+        let error = &loaded.expect_err("a load error").0[0];
+        assert!(error.message.contains("`float`, `int`"), "{error}");
+        assert!(error.message.contains("`dict`, `list`"), "{error}");
+        assert_eq!(
+            error.help.as_deref(),
+            Some(format!("did you mean `{meant}`?").as_str()),
+            "{error}"
+        );
+    }
+}

@@ -21,7 +21,7 @@ codes! {
     CONTRACT_MISSING_FIELD = "contract.missing-field": "a required field is absent";
     CONTRACT_TYPE = "contract.type": "a field's value has a type the contract does not allow";
     CONTRACT_RANGE = "contract.range": "a number below `min` or above `max`";
-    CONTRACT_ONE_OF = "contract.one-of": "a value not among the field's `one_of` values";
+    CONTRACT_ONE_OF = "contract.one-of": "a value not among the field's `enum` values";
     CONTRACT_LENGTH = "contract.length": "a string, array or object shorter than `min_length` or longer than `max_length`, or an array with fewer items than `min_items` or more than `max_items`";
     CONTRACT_SENTENCES = "contract.sentences": "a text with fewer or more sentences than the field allows";
     CONTRACT_PATTERN = "contract.pattern": "a string that does not match its field's `pattern` (a regular expression)";

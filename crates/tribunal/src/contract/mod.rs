@@ -231,12 +231,12 @@ impl<'de> Deserialize<'de> for ItemSpec {
                 write!(
                     f,
                     "a type name ({}) or a field spec such as {{type: object, fields: ...}}",
-                    JsonType::NAMES.join(", ")
+                    JsonType::SPELLING_NAMES.join(", ")
                 )
             }
             fn visit_str<E: de::Error>(self, name: &str) -> Result<ItemSpec, E> {
                 let one = JsonType::parse(name)
-                    .ok_or_else(|| E::unknown_variant(name, &JsonType::NAMES))?;
+                    .ok_or_else(|| E::unknown_variant(name, &JsonType::SPELLING_NAMES))?;
                 Ok(ItemSpec::of_type(one))
             }
             fn visit_unit<E: de::Error>(self) -> Result<ItemSpec, E> {
@@ -292,13 +292,13 @@ impl<'de> Deserialize<'de> for TypeSpec {
                 write!(
                     f,
                     "a type name or a list of them ({})",
-                    JsonType::NAMES.join(", ")
+                    JsonType::SPELLING_NAMES.join(", ")
                 )
             }
             fn visit_str<E: de::Error>(self, name: &str) -> Result<TypeSpec, E> {
                 JsonType::parse(name)
                     .map(TypeSpec::One)
-                    .ok_or_else(|| E::unknown_variant(name, &JsonType::NAMES))
+                    .ok_or_else(|| E::unknown_variant(name, &JsonType::SPELLING_NAMES))
             }
             fn visit_unit<E: de::Error>(self) -> Result<TypeSpec, E> {
                 Ok(TypeSpec::One(JsonType::Null))
@@ -346,10 +346,6 @@ pub enum JsonType {
 }
 
 impl JsonType {
-    const NAMES: [&'static str; 8] = [
-        "string", "number", "integer", "boolean", "object", "array", "null", "any",
-    ];
-
     pub fn as_str(self) -> &'static str {
         match self {
             JsonType::String => "string",
@@ -381,6 +377,17 @@ impl JsonType {
         ("dict", JsonType::Object),
         ("list", JsonType::Array),
     ];
+
+    /// Every spelling, for the error that lists them (aliases included).
+    const SPELLING_NAMES: [&'static str; 15] = {
+        let mut names = [""; 15];
+        let mut i = 0;
+        while i < names.len() {
+            names[i] = Self::SPELLINGS[i].0;
+            i += 1;
+        }
+        names
+    };
 
     fn parse(name: &str) -> Option<Self> {
         Self::SPELLINGS
@@ -425,10 +432,11 @@ impl<'de> Deserialize<'de> for JsonType {
         impl Visitor<'_> for TypeVisitor {
             type Value = JsonType;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                write!(f, "a type name ({})", JsonType::NAMES.join(", "))
+                write!(f, "a type name ({})", JsonType::SPELLING_NAMES.join(", "))
             }
             fn visit_str<E: de::Error>(self, name: &str) -> Result<JsonType, E> {
-                JsonType::parse(name).ok_or_else(|| E::unknown_variant(name, &JsonType::NAMES))
+                JsonType::parse(name)
+                    .ok_or_else(|| E::unknown_variant(name, &JsonType::SPELLING_NAMES))
             }
             // `type: [string, null]` written without quotes: YAML reads a null.
             fn visit_unit<E: de::Error>(self) -> Result<JsonType, E> {
