@@ -226,10 +226,21 @@ fn an_example_the_contract_does_not_take_is_a_warning_at_its_member() {
 
 #[test]
 fn lint_deny_warnings_fails_on_rules_that_name_tools_nothing_checks() {
+    // (The data flow's names too: `after_output`, `values_from`, `output_of`.)
+    for rules in [
+        "        max_calls: { refnd: 1 }\n",
+        "        after_output: [{ tool: refnd, matches: error, forbid: [refund] }]\n",
+        "        values_from: { refnd.to: { role: user } }\n",
+    ] {
+        lint_warns_of_unchecked_names(rules);
+    }
+}
+
+fn lint_warns_of_unchecked_names(rules: &str) {
     let dir = tempfile::tempdir().unwrap();
     let yaml = PACK.replace(
         "{RULES}",
-        "    - use: tool_calls\n      with:\n        max_calls: { refnd: 1 }\n",
+        &format!("    - use: tool_calls\n      with:\n{rules}"),
     );
     std::fs::write(dir.path().join("pack.yaml"), &yaml).unwrap();
     let lint = |deny: bool| {

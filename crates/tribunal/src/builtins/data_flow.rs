@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::codes;
 use crate::component::BuildError;
-use crate::json::Json;
+use crate::json::{Json, Seg};
 use crate::report::Issue;
 use crate::transcript::{Role, ToolCall, Turn};
 
@@ -21,8 +21,10 @@ use crate::transcript::{Role, ToolCall, Turn};
 #[derive(Debug, Clone)]
 pub struct OutputBound {
     tool: String,
-    /// The argument's members, from the arguments' root.
-    argument: Vec<String>,
+    /// The argument's name as messages say it (`amount`, `order.total`).
+    label: String,
+    /// Its JSON pointer inside the arguments (`/amount`, `/order/total`).
+    pointer_in_arguments: String,
     max: bool,
     output_of: String,
     pointer: String,
@@ -136,7 +138,10 @@ pub fn take_output_bounds(
                 }
                 out.push(OutputBound {
                     tool: tool.to_owned(),
-                    argument: path.clone(),
+                    label: path.join("."),
+                    pointer_in_arguments: crate::contract::pointer_of(
+                        &path.iter().cloned().map(Seg::Member).collect::<Vec<_>>(),
+                    ),
                     max,
                     output_of: bound.output_of,
                     pointer: bound.pointer,
@@ -249,11 +254,9 @@ impl Flow {
     /// (the latest of its tool, and what `after_output` forbids from now),
     /// or a message whose text `values_from` may read.
     pub fn turn<'t>(&self, turn: &'t Turn, state: &mut FlowState<'t>) {
-        state
-            .texts
-            .entry(role_index(turn.role))
-            .or_default()
-            .push(&turn.text);
+        if !self.values_from.is_empty() {
+            state.texts[role_index(turn.role)].push(&turn.text);
+        }
         for call in &turn.tool_calls {
             if !call.id.is_empty() {
                 state.ids.insert(&call.id, &call.name);
@@ -285,98 +288,92 @@ impl Flow {
         }
     }
 
-    /// The issues of `call` given what came before it.
-    pub fn check_call(&self, call: &ToolCall, state: &FlowState<'_>, out: &mut Vec<Issue>) {
+    /// The issues of `call` given what came before it, each made by `issue`
+    /// (code, message, path: the step's own, with its severity).
+    pub fn check_call(
+        &self,
+        call: &ToolCall,
+        state: &FlowState<'_>,
+        issue: &dyn Fn(&'static str, String, &str) -> Issue,
+        out: &mut Vec<Issue>,
+    ) {
         let name = call.name.as_str();
         if let Some(&(tool, rule, at)) = state.forbidden.get(name) {
             let pattern = self.after[rule].matches.as_str();
-            out.push(
-                Issue::error(
-                    "",
-                    format!(
-                        "`{name}` may not be called once an output of `{tool}` matched `{pattern}` (at {at}; `after_output`)"
-                    ),
-                )
-                .at(&call.path)
-                .code(codes::TOOL_CALLS_AFTER_OUTPUT),
-            );
+            out.push(issue(
+                codes::TOOL_CALLS_AFTER_OUTPUT,
+                format!(
+                    "`{name}` may not be called once an output of `{tool}` matched `{pattern}` (at {at}; `after_output`)"
+                ),
+                &call.path,
+            ));
         }
         for bound in self.bounds.iter().filter(|b| b.tool == name) {
-            out.extend(self.bound_issue(bound, call, state));
+            if let Some(message) = bound_problem(bound, call, state) {
+                let path = format!("{}{}", call.arguments_path, bound.pointer_in_arguments);
+                out.push(issue(codes::TOOL_CALLS_OUTPUT_BOUND, message, &path));
+            }
         }
         for rule in self.values_from.iter().filter(|r| r.tool == name) {
-            out.extend(value_issue(rule, call, state));
-        }
-    }
-
-    /// The issue of `call` under an argument bound read from an output.
-    fn bound_issue(
-        &self,
-        bound: &OutputBound,
-        call: &ToolCall,
-        state: &FlowState<'_>,
-    ) -> Option<Issue> {
-        let name = call.name.as_str();
-        let Some(Json::Number(value)) = member(&call.arguments, &bound.argument) else {
-            return None; // missing or not a number: the argument rules say so
-        };
-        let label = bound.argument.join(".");
-        let path = format!(
-            "{}/{}",
-            call.arguments_path,
-            bound
-                .argument
-                .iter()
-                .map(|s| crate::json::escape_pointer(s))
-                .collect::<Vec<_>>()
-                .join("/")
-        );
-        let key = if bound.max { "max" } else { "min" };
-        let limit = match state.latest.get(bound.output_of.as_str()) {
-            None => Err(format!(
-                "`{name}` argument `{label}` is bounded by the output of `{}` (`{key}`), and no output of it comes before this call",
-                bound.output_of
-            )),
-            Some(output) => match output.as_ref().and_then(|o| o.pointer(&bound.pointer)) {
-                Some(Json::Number(limit)) => Ok(limit),
-                _ => Err(format!(
-                    "`{name}` argument `{label}` is bounded by the number at `{}` of the output of `{}` (`{key}`), and the latest output has none there",
-                    bound.pointer, bound.output_of
-                )),
-            },
-        };
-        let message = match limit {
-            Err(message) => Some(message),
-            Ok(limit) => {
-                let order = crate::decimal::compare(value.as_str(), limit.as_str());
-                let past = if bound.max {
-                    order == std::cmp::Ordering::Greater
-                } else {
-                    order == std::cmp::Ordering::Less
-                };
-                past.then(|| {
-                    format!(
-                        "`{name}` argument `{label}` must be at {} {} (`{}` of the output of `{}`), got {}",
-                        if bound.max { "most" } else { "least" },
-                        limit.as_str(),
-                        bound.pointer,
-                        bound.output_of,
-                        value.as_str()
-                    )
-                })
+            if let Some(message) = value_problem(rule, call, state) {
+                let path = format!(
+                    "{}/{}",
+                    call.arguments_path,
+                    crate::json::escape_pointer(&rule.argument)
+                );
+                out.push(issue(codes::TOOL_CALLS_VALUE_NOT_FROM, message, &path));
             }
-        };
-        message.map(|message| {
-            Issue::error("", message)
-                .at(&path)
-                .code(codes::TOOL_CALLS_OUTPUT_BOUND)
-        })
+        }
     }
 }
 
-/// The issue of `call` under a `values_from` rule: its value in no message of the role before it.
-fn value_issue(rule: &ValueFrom, call: &ToolCall, state: &FlowState<'_>) -> Option<Issue> {
+/// What is wrong with `call` under an argument bound read from an output.
+fn bound_problem(bound: &OutputBound, call: &ToolCall, state: &FlowState<'_>) -> Option<String> {
     let name = call.name.as_str();
+    let Some(Json::Number(value)) = call.arguments.pointer(&bound.pointer_in_arguments) else {
+        return None; // missing or not a number: the argument rules say so
+    };
+    let label = &bound.label;
+    let key = if bound.max { "max" } else { "min" };
+    let limit = match state.latest.get(bound.output_of.as_str()) {
+        None => Err(format!(
+            "`{name}` argument `{label}` is bounded by the output of `{}` (`{key}`), and no output of it comes before this call",
+            bound.output_of
+        )),
+        Some(output) => match output.as_ref().and_then(|o| o.pointer(&bound.pointer)) {
+            Some(Json::Number(limit)) => Ok(limit),
+            _ => Err(format!(
+                "`{name}` argument `{label}` is bounded by the number at `{}` of the output of `{}` (`{key}`), and the latest output has none there",
+                bound.pointer, bound.output_of
+            )),
+        },
+    };
+    match limit {
+        Err(message) => Some(message),
+        Ok(limit) => {
+            let order = crate::decimal::compare(value.as_str(), limit.as_str());
+            let past = if bound.max {
+                order == std::cmp::Ordering::Greater
+            } else {
+                order == std::cmp::Ordering::Less
+            };
+            past.then(|| {
+                format!(
+                    "`{name}` argument `{label}` must be at {} {} (`{}` of the output of `{}`), got {}",
+                    if bound.max { "most" } else { "least" },
+                    limit.as_str(),
+                    bound.pointer,
+                    bound.output_of,
+                    value.as_str()
+                )
+            })
+        }
+    }
+}
+
+/// What is wrong with `call` under a `values_from` rule: its value in no
+/// message of the role before it.
+fn value_problem(rule: &ValueFrom, call: &ToolCall, state: &FlowState<'_>) -> Option<String> {
     let value = call
         .arguments
         .as_object()
@@ -386,41 +383,26 @@ fn value_issue(rule: &ValueFrom, call: &ToolCall, state: &FlowState<'_>) -> Opti
         Json::Null => return None,
         other => other.to_string(),
     };
-    let texts = state.texts.get(&role_index(rule.role));
-    if texts.is_some_and(|texts| texts.iter().any(|t| t.contains(text.as_str()))) {
+    let texts = &state.texts[role_index(rule.role)];
+    if texts.iter().any(|t| t.contains(text.as_str())) {
         return None;
     }
-    Some(
-        Issue::error(
-            "",
-            format!(
-                "`{name}` argument `{}` is {}, which no {} message before it holds (`values_from`)",
-                rule.argument,
-                serde_json::Value::String(crate::files::excerpt(&text)),
-                rule.role.as_str()
-            ),
-        )
-        .at(format!(
-            "{}/{}",
-            call.arguments_path,
-            crate::json::escape_pointer(&rule.argument)
-        ))
-        .code(codes::TOOL_CALLS_VALUE_NOT_FROM),
-    )
+    Some(format!(
+        "`{}` argument `{}` is {}, which no {} message before it holds (`values_from`)",
+        call.name,
+        rule.argument,
+        serde_json::Value::String(crate::files::excerpt(&text)),
+        rule.role.as_str()
+    ))
 }
 
-fn role_index(role: Role) -> u8 {
+fn role_index(role: Role) -> usize {
     match role {
         Role::System => 0,
         Role::User => 1,
         Role::Assistant => 2,
         Role::Tool => 3,
     }
-}
-
-fn member<'j>(value: &'j Json, path: &[String]) -> Option<&'j Json> {
-    path.iter()
-        .try_fold(value, |value, name| value.as_object()?.get(name.as_str()))
 }
 
 /// What the walk of a transcript has seen so far.
@@ -433,6 +415,7 @@ pub struct FlowState<'t> {
     /// Tools forbidden from now: by the output of which tool, under which
     /// `after_output` rule, at which message.
     forbidden: HashMap<String, (&'t str, usize, &'t str)>,
-    /// The texts of each role so far.
-    texts: HashMap<u8, Vec<&'t str>>,
+    /// The texts of each role so far (by [`role_index`]), when a
+    /// `values_from` rule reads them.
+    texts: [Vec<&'t str>; 4],
 }

@@ -291,12 +291,7 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
         },
         name,
     )?;
-    check_names(&config, &order, ctx)?;
-    for (rule, tool, key) in flow.named() {
-        if !known.names.is_empty() && !known.has(tool) {
-            return Err(known.unknown(name, rule, tool, &key, Some(tool)));
-        }
-    }
+    check_names(&config, &order, &flow, &known, ctx)?;
     let (max_all, max_by_tool) = match config.max_calls {
         None => (None, BTreeMap::new()),
         Some(MaxCalls::All(limit)) => (Some(limit), BTreeMap::new()),
@@ -454,10 +449,11 @@ fn never_fires(
 fn check_names(
     config: &Config,
     order: &[(String, String)],
+    flow: &Flow,
+    known: &Known<'_>,
     ctx: &BuildCtx<'_>,
 ) -> Result<(), BuildError> {
     let step = ctx.name;
-    let known = Known::of(config, ctx);
     let by_tool: Vec<(&str, usize)> = match &config.max_calls {
         Some(MaxCalls::ByTool(limits)) => limits
             .iter()
@@ -506,6 +502,9 @@ fn check_names(
         let at = "argument_strategies".into();
         named.push(("argument_strategies", tool, at, Some(key), true));
     }
+    for (rule, tool, key) in flow.named() {
+        named.push((rule, tool, key, Some(tool), true));
+    }
     if known.names.is_empty() {
         let mut rules: Vec<&str> = named.iter().map(|(rule, ..)| *rule).collect();
         rules.dedup();
@@ -526,7 +525,7 @@ fn check_names(
             return Err(known.unknown(step, rule, tool, &key, value));
         }
     }
-    check_strategy_arguments(config, &known, ctx)
+    check_strategy_arguments(config, known, ctx)
 }
 
 /// An `argument_strategies` key's tool and argument: `tool.argument`, where
@@ -754,6 +753,7 @@ impl Postprocessor for ToolCalls {
         let mut flow = FlowState::default();
         let turns = ctx.turns.unwrap_or_default();
         let mut walked = 0;
+        let issue = |code, message, path: &str| self.issue(code, message, path);
         // A proposal's calls are its last turn's.
         let proposing = (ctx.judging == crate::component::Judging::Proposal)
             .then(|| turns.len().saturating_sub(1));
@@ -768,15 +768,7 @@ impl Postprocessor for ToolCalls {
             let before = issues.len();
             let proposed = proposing == Some(turn);
             self.check_call(index, call, proposed, &mut seen, &mut issues);
-            self.flow.check_call(call, &flow, &mut issues);
-            for issue in &mut issues[before..] {
-                if issue.code == codes::TOOL_CALLS_OUTPUT_BOUND
-                    || issue.code == codes::TOOL_CALLS_AFTER_OUTPUT
-                    || issue.code == codes::TOOL_CALLS_VALUE_NOT_FROM
-                {
-                    issue.severity = self.severity;
-                }
-            }
+            self.flow.check_call(call, &flow, &issue, &mut issues);
             let unreadable = ctx.issues.iter().any(|issue| {
                 issue.code == codes::TRANSCRIPT_ARGUMENTS_NOT_JSON
                     && issue.path.as_deref() == Some(call.arguments_path.as_str())
@@ -800,7 +792,6 @@ impl Postprocessor for ToolCalls {
                 ));
             }
         }
-        let issue = |code, message, path: &str| self.issue(code, message, path);
         if ctx.judging == crate::component::Judging::Whole {
             issues.extend(self.trajectory.check(&calls, ctx, &issue)?);
         }
