@@ -817,21 +817,18 @@ fn eval(
             state.metrics.decision(served.pack.name(), report);
             if let Some(log) = &state.log {
                 let decision_id = format!("{id}-{}", report.line.unwrap_or(0));
-                let tool_calls = input
-                    .filter(|_| log.logs_outputs())
-                    .and_then(|input| crate::decision_log::tool_calls(&input.messages));
+                // (A line that could not be read has no input: its trace alone.)
+                let logged = input.map_or_else(
+                    || Logged {
+                        trace: trace.clone(),
+                        ..Logged::default()
+                    },
+                    |input| Logged::of(&state, input, &trace),
+                );
+                let latency = started.elapsed();
                 out.extend_from_slice(
-                    log.line(&Entry {
-                        decision_id: &decision_id,
-                        pack: served.pack.name(),
-                        report,
-                        latency: started.elapsed(),
-                        output: input.map(|input| input.output.as_str()),
-                        tool_calls: tool_calls.as_ref(),
-                        judging: None,
-                        trace: &trace,
-                    })
-                    .as_bytes(),
+                    log.line(&logged.entry(&decision_id, served.pack.name(), report, latency))
+                        .as_bytes(),
                 );
             }
         }

@@ -1128,20 +1128,27 @@ impl Pack {
 
     /// Re-ask text: the issues (each message once) in the seeds' `Previous issues: [...]` form, then
     /// the contract's OUTPUT FORMAT block. `None` when there is nothing to fix.
-    /// An issue about one turn of a transcript says which (`turn 3: ...`).
+    /// An issue about one turn of a transcript says which, as the model saw
+    /// it (`assistant turn 2: ...`).
     fn feedback(
         &self,
         issues: &[Issue],
         turns: Option<&[crate::report::TurnResult]>,
     ) -> Option<String> {
-        let places = turns.map(turn_places).unwrap_or_default();
+        // (Named only once an issue is about a turn: most records have none.)
+        let mut places: Option<Vec<String>> = None;
         let mut messages: Vec<Cow<'_, str>> = Vec::new();
         // Each message once: looked for in the list while it is short (most
         // records), in a set of them from `FEEDBACK_INDEXED` on, so that a
         // record with many issues is worded in time linear in their number.
         let mut said: Option<std::collections::HashSet<Cow<'_, str>>> = None;
         for issue in issues.iter().filter(|i| i.severity != Severity::Info) {
-            let message = match issue.turn.and_then(|turn| places.get(turn)) {
+            let place = issue.turn.and_then(|turn| {
+                places
+                    .get_or_insert_with(|| turns.map(turn_places).unwrap_or_default())
+                    .get(turn)
+            });
+            let message = match place {
                 Some(place) => Cow::Owned(format!("{place}: {}", issue.message)),
                 None => Cow::Borrowed(issue.message.as_str()),
             };
