@@ -8,21 +8,9 @@
 use serde_json::{json, Value};
 use tribunal::{Input, Pack, Verdict};
 
-/// A small deterministic generator (xorshift64*), so that a failure replays.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        usize::try_from(self.next() % n as u64).unwrap()
-    }
-}
+#[path = "support/rng.rs"]
+mod rng;
+use rng::Rng;
 
 /// One call: its tool, its arguments' text, and whether those arguments
 /// break the tool's argument rules.

@@ -13,25 +13,9 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 use tribunal::fuzzing::{damage, no_inner_value, DAMAGES};
 
-/// A small deterministic generator (xorshift64*), so that a failure reproduces.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len())]
-    }
-}
+#[path = "support/rng.rs"]
+mod rng;
+use rng::Rng;
 
 const WORDS: [&str; 16] = [
     "id", "name", "tags", "meta", "items", "kind", "text", "score", "address", "city", "alpha",
