@@ -207,13 +207,8 @@ impl<F: Finder> Detector<F> {
 
     fn check(&self, text: &str, path: Option<&str>, turn: Option<usize>, out: &mut Vec<Issue>) {
         if let Some(message) = self.finder.find(text) {
-            let mut issue = Issue::error("", message).code(self.finder.code());
-            issue.severity = self.severity;
-            if let Some(path) = path {
-                issue = issue.at(path);
-            }
-            issue.turn = turn;
-            out.push(issue);
+            let code = self.finder.code();
+            out.push(super::text_issue(code, self.severity, message, path, turn));
         }
     }
 

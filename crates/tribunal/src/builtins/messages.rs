@@ -191,13 +191,7 @@ impl Messages {
         out: &mut Vec<Issue>,
     ) {
         let mut push = |code: &'static str, message: String| {
-            let mut issue = Issue::error("", message).code(code);
-            issue.severity = self.severity;
-            if let Some(path) = path {
-                issue = issue.at(path);
-            }
-            issue.turn = turn;
-            out.push(issue);
+            out.push(super::text_issue(code, self.severity, message, path, turn));
         };
         let role = rules.role.as_str();
         if let Some(pattern) = &rules.not_matches {

@@ -74,6 +74,23 @@ pub const BUILTINS: &[Builtin] = &[
     tool_calls::BUILTIN,
 ];
 
+/// An issue about one text a record carries (`messages`, the detectors): its
+/// code and severity, at the text's path and turn (neither, for a single
+/// output).
+pub(crate) fn text_issue(
+    code: &'static str,
+    severity: crate::report::Severity,
+    message: String,
+    path: Option<&str>,
+    turn: Option<usize>,
+) -> crate::report::Issue {
+    let mut issue = crate::report::Issue::error("", message).code(code);
+    issue.severity = severity;
+    issue.path = path.map(str::to_owned);
+    issue.turn = turn;
+    issue
+}
+
 /// Looks a built-in up by its public name.
 pub fn find(name: &str) -> Option<&'static Builtin> {
     BUILTINS.iter().find(|b| b.name == name)
