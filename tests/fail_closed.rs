@@ -305,6 +305,7 @@ const KEYS: &[(&str, &str, Names)] = &[
     ("json_compare", "semantic_threshold", Names::Nothing),
     ("json_compare", "text_strategy", Names::Something),
     ("json_compare", "thresholds", Names::Something),
+    ("json_compare", "normalize", Names::Nothing),
     ("json_compare", "weights", Names::Nothing),
     ("json_compare", "safety_metric", Names::Something),
     ("json_compare", "model", Names::Nothing),
@@ -359,6 +360,8 @@ const KEYS: &[(&str, &str, Names)] = &[
     ("tool_calls", "match", Names::Nothing),
     ("tool_calls", "argument_strategies", Names::Something),
     ("tool_calls", "thresholds", Names::Something),
+    ("tool_calls", "normalize", Names::Nothing),
+    ("tool_calls", "numbers", Names::Nothing),
     ("tool_calls", "model", Names::Nothing),
 ];
 

@@ -604,7 +604,7 @@ fn helper_errors_name_the_helper_and_the_position() {
         "x",
     );
     assert!(
-        err.ends_with("compare(): unknown strategy `fuzy` (known: exact, fuzzy, ignore, semantic); did you mean `fuzzy`?"),
+        err.ends_with("compare(): unknown strategy `fuzy` (known: exact, fuzzy, ignore, normalized, semantic); did you mean `fuzzy`?"),
         "{err}"
     );
     let err = error_of(

@@ -50,7 +50,7 @@ codes! {
     EXTRACTION_FAILED = "extraction.failed": "JSON-looking text that no tier could read";
     SCORE_BELOW_MIN = "score.below-min": "the record's score is under `scoring.min_score`, which fails a record its issues alone would not";
     INPUT_LONE_SURROGATE = "input.lone-surrogate": "lone UTF-16 surrogate escapes in the input record, read as U+FFFD";
-    TRANSCRIPT_INVALID = "transcript.invalid": "a record's `messages` that is not a list of messages, or a message, content or result of the wrong type";
+    TRANSCRIPT_INVALID = "transcript.invalid": "a record's `messages` that is not a list of messages, or a message, content or result of the wrong type, or an item of an output's list of tool calls that is not a call";
     TRANSCRIPT_NO_ROLE = "transcript.no-role": "a message without a `role`, or with one that is not system, developer, user, assistant or tool";
     TRANSCRIPT_ARGUMENTS_NOT_JSON = "transcript.arguments-not-json": "a tool call whose arguments text is not JSON";
     TRANSCRIPT_UNKNOWN_BLOCK = "transcript.unknown-block": "a content block or item of a type Tribunal does not read (left out of the turns)";

@@ -139,6 +139,33 @@ pub(crate) fn equal_values(a: &crate::json::Json, b: &crate::json::Json) -> bool
     }
 }
 
+/// Whether a number is written as an integer: digits alone, with no fraction
+/// or exponent (`5`, `-12`; not `5.0` nor `5e0`), as typed graders read it.
+pub(crate) fn written_as_integer(a: &str) -> bool {
+    !a.bytes().any(|b| matches!(b, b'.' | b'e' | b'E'))
+}
+
+/// `numbers: strict`'s one-sided rule: whether somewhere in `expected` a
+/// number written as an integer meets, at the same place in `actual`, a number
+/// written with a fraction or an exponent (`5` against `5.0`: not equal; `5.0`
+/// against `5`: no objection).
+pub(crate) fn strict_mismatch(expected: &crate::json::Json, actual: &crate::json::Json) -> bool {
+    use crate::json::Json;
+    match (expected, actual) {
+        (Json::Number(x), Json::Number(y)) => {
+            written_as_integer(x.as_str()) && !written_as_integer(y.as_str())
+        }
+        (Json::Array(x), Json::Array(y)) => {
+            x.iter().zip(y.iter()).any(|(x, y)| strict_mismatch(x, y))
+        }
+        (Json::Object(x), Json::Object(y)) => x.iter().any(|(name, value)| {
+            y.get(name)
+                .is_some_and(|other| strict_mismatch(value, other))
+        }),
+        _ => false,
+    }
+}
+
 /// A key for [`equal_values`]: the value's text with every object's members
 /// in name order and every number in its [`canonical`] form, so two values have
 /// the same key exactly when they are equal (for sets and maps of values:

@@ -205,12 +205,39 @@ struct Staged {
     failure: Option<EvalError>,
     /// The record's transcript, read.
     turns: Option<Vec<crate::transcript::Turn>>,
+    /// Without a transcript, an output that is a list of tool calls, as the
+    /// one assistant turn that makes them (what steps see as the turns).
+    output_calls: Option<Vec<crate::transcript::Turn>>,
     /// The assistant turns steps run on by themselves.
     runs: Vec<TurnRun>,
     /// What extensions build once for the record.
     memo: RecordMemo,
     /// What the record is judged as.
     judging: crate::component::Judging,
+}
+
+impl Staged {
+    /// A record with its transcript read and nothing else done yet.
+    fn begun(
+        issues: Vec<Issue>,
+        turns: Option<Vec<crate::transcript::Turn>>,
+        runs: Vec<TurnRun>,
+        memo: RecordMemo,
+        judging: crate::component::Judging,
+    ) -> Self {
+        Staged {
+            json: Json::Null,
+            written: None,
+            extraction: ExtractionInfo::none(),
+            issues,
+            failure: None,
+            turns,
+            output_calls: None,
+            runs,
+            memo,
+            judging,
+        }
+    }
 }
 
 /// A record as the steps see it, apart from what they change: the input, its
@@ -244,6 +271,37 @@ fn proposed_calls(turns: &[crate::transcript::Turn]) -> &[crate::transcript::Too
         .filter(|turn| turn.role == crate::transcript::Role::Assistant)
         .map(|turn| turn.tool_calls.as_slice())
         .unwrap_or_default()
+}
+
+/// A metric that scores the final answer, on a proposal, which has none.
+fn not_on_proposal(weight: f64) -> MetricResult {
+    MetricResult {
+        score: 0.0,
+        weight,
+        details: crate::report::Details::default(),
+        skipped: Some("not applied to a proposal (it scores the final answer)".to_owned()),
+    }
+}
+
+/// The issues of a record whose output was a list of calls: that list was a
+/// turn to the steps, not to the result, which has no turns to name.
+fn without_turns(issues: &mut [Issue]) {
+    for issue in issues {
+        issue.turn = None;
+    }
+}
+
+/// Without a transcript (`none`), an output `json` that is a list of tool
+/// calls, as the one assistant turn that makes them; what could not be read
+/// is an issue.
+fn output_calls(
+    none: bool,
+    json: &Json,
+    issues: &mut Vec<Issue>,
+) -> Option<Vec<crate::transcript::Turn>> {
+    let (turn, found) = crate::transcript::output_calls(json).filter(|_| none)?;
+    issues.extend(found);
+    Some(vec![turn])
 }
 
 /// A record's transcript, read (`None` without `messages`); what could not
@@ -457,15 +515,8 @@ impl Pack {
         judging: crate::component::Judging,
     ) -> Staged {
         caught(|| self.stage(input, make, None, judging)).unwrap_or_else(|err| Staged {
-            json: Json::Null,
-            written: None,
-            extraction: ExtractionInfo::none(),
-            issues: Vec::new(),
             failure: Some(err.within("extraction")),
-            turns: None,
-            runs: Vec::new(),
-            memo: RecordMemo::default(),
-            judging,
+            ..Staged::begun(Vec::new(), None, Vec::new(), RecordMemo::default(), judging)
         })
     }
 
@@ -492,15 +543,9 @@ impl Pack {
                 );
                 let (written, extraction) = self.extract(&input.output, &mut issues);
                 return Staged {
-                    json: Json::Null,
                     written,
                     extraction,
-                    issues,
-                    failure: None,
-                    turns,
-                    runs,
-                    memo,
-                    judging,
+                    ..Staged::begun(issues, turns, runs, memo, judging)
                 };
             }
             Make::Value => {
@@ -515,12 +560,13 @@ impl Pack {
                 (json, written, extraction)
             }
         };
+        let output_calls = output_calls(turns.is_none(), &json, &mut issues);
         let scores: BTreeMap<String, f64> = BTreeMap::new();
         let mut failure = None;
         let mut steps = Steps::new(self.pipeline.step_timeout);
         let record = Record {
             input,
-            turns: turns.as_deref(),
+            turns: turns.as_deref().or(output_calls.as_deref()),
             memo: &memo,
             judging,
         };
@@ -529,7 +575,7 @@ impl Pack {
             if proposal && !step.run.on_proposal() {
                 continue; // it judges the final answer
             }
-            let Some(runs) = targets(step.scope, record.turns.is_some(), &mut runs) else {
+            let Some(runs) = targets(step.scope, turns.is_some(), &mut runs) else {
                 let ctx = self.context(record, &extraction, &json, &issues, &scores);
                 match self.within_time(&mut steps, || step.run.process(&ctx)) {
                     Ok(out) => {
@@ -572,6 +618,7 @@ impl Pack {
             issues,
             failure,
             turns,
+            output_calls,
             runs,
             memo,
             judging,
@@ -619,6 +666,7 @@ impl Pack {
             mut issues,
             failure,
             turns,
+            output_calls,
             mut runs,
             memo,
             judging,
@@ -628,7 +676,7 @@ impl Pack {
         let mut metrics: BTreeMap<String, MetricResult> = BTreeMap::new();
         let record = Record {
             input,
-            turns: turns.as_deref(),
+            turns: turns.as_deref().or(output_calls.as_deref()),
             memo: &memo,
             judging,
         };
@@ -638,16 +686,9 @@ impl Pack {
                 let mut steps = Steps::new(self.pipeline.step_timeout);
                 let proposal = judging == crate::component::Judging::Proposal;
                 for (index, step) in self.pipeline.metrics.iter().enumerate() {
-                    let result = match targets(step.scope, record.turns.is_some(), &mut runs) {
+                    let result = match targets(step.scope, turns.is_some(), &mut runs) {
                         // It scores the final answer, which a proposal has not.
-                        _ if proposal && !step.run.on_proposal() => MetricResult {
-                            score: 0.0,
-                            weight: step.weight,
-                            details: crate::report::Details::default(),
-                            skipped: Some(
-                                "not applied to a proposal (it scores the final answer)".to_owned(),
-                            ),
-                        },
+                        _ if proposal && !step.run.on_proposal() => not_on_proposal(step.weight),
                         None => {
                             let ctx = self.context(record, &extraction, &json, &issues, &scores);
                             let out = self
@@ -698,6 +739,9 @@ impl Pack {
         let answer = turns
             .as_deref()
             .and_then(|turns| place_at_answer(turns, &input.output, &mut issues));
+        if output_calls.is_some() {
+            without_turns(&mut issues);
+        }
         report.turns = turns
             .map(|turns| self.turn_results(&turns, &runs, &issues, answer.filter(|_| no_json)));
         report.issues = issues;

@@ -1,7 +1,7 @@
 //! Field-matching strategies and the registry metrics look them up in.
 //!
 //! A strategy compares an expected and an actual field value and returns a
-//! similarity in [0, 1]. `exact`, `fuzzy`, `semantic` and `ignore` are built in;
+//! similarity in [0, 1]. `exact`, `normalized`, `fuzzy`, `semantic` and `ignore` are built in;
 //! a pack adds its own strategy components (scripts, plugins) under their names.
 
 use std::sync::Arc;
@@ -11,7 +11,8 @@ use crate::json::Json;
 use crate::component::{BuildError, Context, EvalError, Strategy};
 use crate::report::ErrorKind;
 use crate::semantic::{Models, SemanticModel};
-use crate::text::{python_number, similarity, write_python_json, PythonJson};
+use crate::text::similarity;
+pub use crate::text::{exact_match, Normalizer, DEFAULT_NORMALIZE_STRIP};
 
 /// Default similarity a `fuzzy` match needs.
 pub const DEFAULT_FUZZY_THRESHOLD: f64 = 0.85;
@@ -21,11 +22,12 @@ pub const DEFAULT_SEMANTIC_THRESHOLD: f64 = 0.80;
 pub use crate::component::StrategyRegistry;
 
 impl StrategyRegistry {
-    /// The built-in strategies: `exact`, `fuzzy`, `semantic`, `ignore`.
-    /// The built-in strategies, `semantic` on the default model of `models`.
+    /// The built-in strategies (`exact`, `normalized`, `fuzzy`, `semantic`,
+    /// `ignore`), `semantic` on the default model of `models`.
     pub fn with_builtins(models: &Models) -> Self {
         let mut registry = Self::empty();
         registry.insert("exact", Arc::new(Exact));
+        registry.insert("normalized", Arc::new(Normalized::default()));
         registry.insert("fuzzy", Arc::new(Fuzzy));
         registry.insert("semantic", Arc::new(Semantic::new(models.model(None))));
         registry.insert("ignore", Arc::new(Ignore));
@@ -34,7 +36,7 @@ impl StrategyRegistry {
 }
 
 /// The built-in strategies' documentation, as `tribunal explain NAME` prints it.
-pub const DOCS: [(&str, &str); 4] = [
+pub const DOCS: [(&str, &str); 5] = [
     (
         "exact",
         "# exact (strategy)\n\n\
@@ -48,6 +50,22 @@ pub const DOCS: [(&str, &str); 4] = [
          match regardless of key order and arrays item by item in order.\n\n\
          Default threshold: 1.0. Used by `json_compare` (`field_strategies: { id: EXACT }`) \
          and by scripts through `compare(\"exact\", expected, actual)`.",
+    ),
+    (
+        "normalized",
+        "# normalized (strategy)\n\n\
+         Compares strings as function-calling graders do: 1 when they are equal once both \
+         are lower-cased and stripped of whitespace and of the characters `,./-_*^` \
+         (\"New York, NY\" = \"new york ny\" = \"NewYork-NY\"), else 0. A rule's \
+         `normalize: { strip: \"...\" }` (in `with:`, as `thresholds`) sets which \
+         characters besides whitespace are removed.\n\n\
+         - It applies to strings at any depth: inside lists (item by item, in order) and \
+         objects (the same member names, in any order).\n\
+         - Numbers compare by their exact value (`2` = `2.0`), booleans and `null` as \
+         themselves, and a string equals only a string.\n\n\
+         Default threshold: 1.0. Used by `tool_calls` (`argument_strategies: { city: \
+         NORMALIZED }`, where `enum` and `any_of` also compare under it) and `json_compare` \
+         (`field_strategies`), and by scripts through `compare(\"normalized\", a, b)`.",
     ),
     (
         "fuzzy",
@@ -93,41 +111,18 @@ impl Strategy for Exact {
     }
 }
 
-/// Python's `str(expected).lower() == str(actual).lower()` (JSON with sorted keys for
-/// objects and arrays), with the brief's refinement that numerically equal numbers
-/// are equal: two numbers compare by value, and inside objects and arrays an
-/// integral float is written as the integer (`[2]` equals `[2.0]`).
-pub fn exact_match(expected: &Json, actual: &Json) -> bool {
-    match (expected, actual) {
-        // Numerically equal numbers are equal (2 == 2.0, as the brief says), by
-        // their exact value as written: integers however large, decimals
-        // however long (`1` ≠ `1.0000000000000000000001`).
-        (Json::Number(x), Json::Number(y)) => crate::decimal::equal(x.as_str(), y.as_str()),
-        // ASCII lowers letter by letter: no text to build.
-        (Json::String(x), Json::String(y)) if x.is_ascii() && y.is_ascii() => {
-            x.eq_ignore_ascii_case(y)
-        }
-        _ => exact_text(expected).to_lowercase() == exact_text(actual).to_lowercase(),
-    }
-}
+/// `normalized`: strings equal once lower-cased and stripped of whitespace and
+/// of the characters in its set, at any depth; numbers by value, booleans and
+/// `null` as themselves, containers by their shape ([`Normalizer`]).
+pub type Normalized = Normalizer;
 
-/// Python's `str(value)` for a scalar; sorted JSON text for objects and arrays.
-fn exact_text(value: &Json) -> String {
-    match value {
-        Json::String(s) => s.to_string(),
-        Json::Number(n) => python_number(n),
-        Json::Bool(true) => "True".to_owned(),
-        Json::Bool(false) => "False".to_owned(),
-        Json::Null => "None".to_owned(),
-        container => {
-            let mut out = String::new();
-            let style = PythonJson {
-                sort_keys: true,
-                canonical_numbers: true,
-            };
-            write_python_json(container, &mut out, style);
-            out
-        }
+impl Strategy for Normalized {
+    fn compare(&self, expected: &Json, actual: &Json, _: &Context<'_>) -> Result<f64, EvalError> {
+        Ok(if self.equal(expected, actual) {
+            1.0
+        } else {
+            0.0
+        })
     }
 }
 
@@ -271,6 +266,33 @@ mod tests {
     }
 
     #[test]
+    fn normalized_ignores_case_whitespace_and_the_stripped_characters_at_any_depth() {
+        let normalized = Normalized::default();
+        let same = |a: Json, b: Json| normalized.equal(&a, &b);
+        assert!(same(json!("New York, NY"), json!("new york ny")));
+        assert!(same(json!("New York, NY"), json!("NewYork-NY")));
+        assert!(same(json!("ÉCOLE Σ"), json!("école\tσ")));
+        assert!(!same(json!("New York"), json!("New Jersey")));
+        assert!(!same(json!("ecole"), json!("école")));
+        assert!(same(
+            json!(["A.B", {"c": "x_y"}]),
+            json!(["ab", {"c": "XY"}])
+        ));
+        assert!(!same(json!(["a", "b"]), json!(["b", "a"])));
+        assert!(!same(json!({"a": "x"}), json!({"a": "x", "b": "y"})));
+        assert!(same(
+            json!({"a": 2, "b": true}),
+            json!({"b": true, "a": 2.0})
+        ));
+        assert!(!same(json!(2), json!("2")), "a string equals only a string");
+        assert!(!same(json!(true), json!("true")));
+        assert!(same(json!(null), json!(null)));
+        let keep_dots = Normalized::stripping(",");
+        assert!(!keep_dots.equal(&json!("a.b"), &json!("ab")));
+        assert!(keep_dots.equal(&json!("a, b"), &json!("AB")));
+    }
+
+    #[test]
     fn registry_lookup_is_case_insensitive() {
         let registry = StrategyRegistry::with_builtins(&crate::semantic::Models::default());
         assert!(registry.get("FUZZY").is_some());
@@ -278,7 +300,7 @@ mod tests {
         assert!(registry.get("nope").is_none());
         assert_eq!(
             registry.names().collect::<Vec<_>>(),
-            ["exact", "fuzzy", "ignore", "semantic"]
+            ["exact", "fuzzy", "ignore", "normalized", "semantic"]
         );
     }
 

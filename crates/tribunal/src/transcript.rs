@@ -131,6 +131,124 @@ pub fn read(messages: &Json, at: &str) -> (Transcript, Vec<Issue>) {
     reader.finish()
 }
 
+/// An output that is a list of tool calls, read as one assistant turn making
+/// them (parallel calls judged without a transcript), with what could not be
+/// read as issues; `None` when `json` is not a list holding a call. Each item
+/// is a call as a model or an API writes it: `{"name", "arguments"}`
+/// (`arguments` an object or a JSON text, an `id` besides), an OpenAI Chat
+/// `tool_calls` item (`{"type": "function", "function": {"name",
+/// "arguments"}}`), an Anthropic `tool_use` block or an OpenAI Responses
+/// `function_call` item. An item that is none of them is an issue, never
+/// left unseen. Paths point into the output's JSON (`/0`, `/0/arguments`);
+/// the turn's path is `""`.
+pub fn output_calls(json: &Json) -> Option<(Turn, Vec<Issue>)> {
+    let items = json.as_array()?;
+    let read: Vec<Option<OutputCall<'_>>> = items.iter().map(output_call).collect();
+    if !read.iter().any(Option::is_some) {
+        return None;
+    }
+    let mut reader = Reader::default();
+    let mut calls = Vec::with_capacity(items.len());
+    for (index, (item, call)) in items.iter().zip(read).enumerate() {
+        let at = format!("/{index}");
+        let Some(call) = call else {
+            reader.issue(
+                Issue::error(
+                    "transcript",
+                    format!(
+                        "item {index} of the output's list of calls is not a call: {} (a call is `{{\"name\", \"arguments\"}}`, an OpenAI `tool_calls` item, an Anthropic `tool_use` block or a Responses `function_call`)",
+                        crate::text::json_type_name(item)
+                    ),
+                )
+                .at(&at)
+                .code(codes::TRANSCRIPT_INVALID),
+            );
+            continue;
+        };
+        let arguments_path = format!("{at}{}", call.arguments_at);
+        let arguments = reader.arguments(call.arguments, &arguments_path);
+        calls.push(ToolCall {
+            id: call.id,
+            name: call.name.to_owned(),
+            arguments,
+            path: at,
+            arguments_path,
+        });
+    }
+    let turn = Turn {
+        role: Role::Assistant,
+        text: String::new(),
+        tool_calls: calls,
+        tool_call_id: None,
+        is_error: false,
+        path: String::new(),
+    };
+    Some((turn, reader.issues))
+}
+
+/// A call of an output's list, as written.
+struct OutputCall<'j> {
+    name: &'j str,
+    arguments: Option<&'j Json>,
+    /// Where the arguments are, under the item.
+    arguments_at: &'static str,
+    id: String,
+}
+
+/// The call `item` is, in any of the forms [`output_calls`] reads.
+fn output_call(item: &Json) -> Option<OutputCall<'_>> {
+    fn name(value: &Json) -> Option<&str> {
+        value.get("name").and_then(Json::as_str)
+    }
+    let (name, arguments, arguments_at, id) = match item.get("type").and_then(Json::as_str) {
+        Some("function") => {
+            let function = item.get("function")?;
+            let id = string_at(item, "id");
+            (
+                name(function)?,
+                function.get("arguments"),
+                "/function/arguments",
+                id,
+            )
+        }
+        Some("tool_use") => (
+            name(item)?,
+            item.get("input"),
+            "/input",
+            string_at(item, "id"),
+        ),
+        Some("function_call") => (
+            name(item)?,
+            item.get("arguments"),
+            "/arguments",
+            string_at(item, "call_id"),
+        ),
+        Some(_) => return None,
+        None => {
+            // A call is its name and arguments (and an id), nothing else.
+            let object = item.as_object()?;
+            if object
+                .keys()
+                .any(|key| !matches!(key.as_str(), "name" | "arguments" | "id"))
+            {
+                return None;
+            }
+            (
+                name(item)?,
+                item.get("arguments"),
+                "/arguments",
+                string_at(item, "id"),
+            )
+        }
+    };
+    Some(OutputCall {
+        name,
+        arguments,
+        arguments_at,
+        id,
+    })
+}
+
 #[derive(Default)]
 struct Reader {
     turns: Vec<Turn>,

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::json::{escape_pointer, Json, Object as Members};
 
-use super::strategy_names::{Resolved, Resolver};
+use super::strategy_names::{NormalizeSpec, Resolved, Resolver};
 use super::Builtin;
 use crate::build::BuildCtx;
 use crate::codes;
@@ -78,6 +78,7 @@ string → `semantic`.
 | `semantic_threshold` | `0.80` | similarity a `semantic` field needs |
 | `text_strategy` | `semantic` | strategy auto-detection gives plain-text strings (e.g. `fuzzy` to avoid the embedding model) |
 | `thresholds` | `{}` | thresholds of other strategies by name (else the strategy's own default) |
+| `normalize` | `{strip: ",./-_*^"}` | the characters `NORMALIZED` removes besides whitespace (`strip`) |
 | `weights` | `{accuracy: 0.45, completeness: 0.25, hallucination: 0.15, safety: 0.15}` | RQS weights (each ≥ 0) |
 | `safety_metric` | none | a metric that runs earlier in the pipeline (any other name is a load error); its score is the safety score (1.0 when unset) |
 | `model` | none | folder (relative to the manifest) of the sentence-transformers model `semantic` uses; else `$TRIBUNAL_MODEL_DIR`, else the set-up's `models/all-MiniLM-L6-v2` (see docs/semantic.md) |
@@ -133,6 +134,8 @@ struct Config {
     fuzzy_threshold: Option<f64>,
     semantic_threshold: Option<f64>,
     thresholds: BTreeMap<String, f64>,
+    /// The characters `NORMALIZED` removes besides whitespace.
+    normalize: Option<NormalizeSpec>,
     weights: Weights,
     safety_metric: Option<String>,
     /// Strategy auto-detection gives plain-text strings (default `semantic`).
@@ -193,13 +196,15 @@ struct JsonCompare {
 
 fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
     let config: Config = component::parse_config(ctx.name, config)?;
-    let resolver = Resolver::new(ctx, ctx.name, config.model.as_deref())?.with_thresholds(
-        &config.thresholds,
-        &[
-            ("fuzzy", "fuzzy_threshold", config.fuzzy_threshold),
-            ("semantic", "semantic_threshold", config.semantic_threshold),
-        ],
-    )?;
+    let resolver = Resolver::new(ctx, ctx.name, config.model.as_deref())?
+        .with_thresholds(
+            &config.thresholds,
+            &[
+                ("fuzzy", "fuzzy_threshold", config.fuzzy_threshold),
+                ("semantic", "semantic_threshold", config.semantic_threshold),
+            ],
+        )?
+        .with_normalize(config.normalize.as_ref());
     let weights = config.weights;
     check_weights(&weights, &resolver)?;
     let field_strategies = field_strategies(config.field_strategies, ctx, &resolver)?;

@@ -15,6 +15,7 @@ mod detectors;
 pub mod json_compare;
 pub mod json_emission;
 pub mod json_schema;
+mod matchers;
 pub mod messages;
 pub mod no_placeholders;
 pub mod required_fields;

@@ -10,8 +10,16 @@ use crate::build::BuildCtx;
 use crate::component::{BuildError, Context, EvalError, Strategy};
 use crate::json::Json;
 use crate::strategy::{
-    Semantic, StrategyRegistry, DEFAULT_FUZZY_THRESHOLD, DEFAULT_SEMANTIC_THRESHOLD,
+    Normalized, Semantic, StrategyRegistry, DEFAULT_FUZZY_THRESHOLD, DEFAULT_SEMANTIC_THRESHOLD,
 };
+
+/// `normalize:` in a rule's `with:`: the characters `NORMALIZED` removes
+/// besides whitespace.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct NormalizeSpec {
+    pub strip: String,
+}
 
 /// A strategy looked up once, with the threshold it is held to.
 #[derive(Debug, Clone)]
@@ -50,6 +58,8 @@ pub(super) struct Resolver<'a> {
     thresholds: BTreeMap<String, f64>,
     /// `semantic` on the model folder of the component's `model:` config.
     semantic: Option<Arc<dyn Strategy>>,
+    /// `normalized` with the component's `normalize: { strip }`.
+    normalized: Option<Arc<dyn Strategy>>,
 }
 
 impl<'a> Resolver<'a> {
@@ -65,6 +75,7 @@ impl<'a> Resolver<'a> {
             registry: ctx.strategies,
             thresholds: BTreeMap::new(),
             semantic: None,
+            normalized: None,
         };
         if let Some(model) = model {
             let folder = confined_model(ctx, model)
@@ -88,6 +99,14 @@ impl<'a> Resolver<'a> {
     ) -> Result<Self, BuildError> {
         self.thresholds = thresholds(&self, by_name, also)?;
         Ok(self)
+    }
+
+    /// The resolver whose `normalized` removes the characters of the
+    /// component's `normalize: { strip }` (besides whitespace).
+    pub fn with_normalize(mut self, normalize: Option<&NormalizeSpec>) -> Self {
+        self.normalized = normalize
+            .map(|spec| -> Arc<dyn Strategy> { Arc::new(Normalized::stripping(&spec.strip)) });
+        self
     }
 
     /// A strategy the config names at `key` (`place` says where, for the
@@ -118,6 +137,9 @@ impl<'a> Resolver<'a> {
         let lower = name.trim().to_lowercase();
         if let (Some(semantic), "semantic") = (&self.semantic, lower.as_str()) {
             return Ok(self.resolved(lower, Arc::clone(semantic)));
+        }
+        if let (Some(normalized), "normalized") = (&self.normalized, lower.as_str()) {
+            return Ok(self.resolved(lower, Arc::clone(normalized)));
         }
         let Some(strategy) = self.registry.get(&lower) else {
             let suggestion = crate::suggest::nearest(&lower, self.registry.names()).map(|s| {

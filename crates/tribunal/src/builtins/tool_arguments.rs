@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use crate::build::BuildCtx;
 use crate::component::BuildError;
-use crate::contract::{Contract, ContractSpec};
+use crate::contract::{Contract, ContractSpec, EnumEquality, Numbers};
 use crate::json::{Json, Object, Seg};
 use crate::report::Issue;
 use crate::transcript::ToolCall;
@@ -45,13 +45,15 @@ pub enum ArgumentsSpec {
 impl Arguments {
     /// Compiles `arguments`: `contract` (the pack contract's `variants:`, the
     /// arguments under each variant's `field`), or rules by tool (each a
-    /// contract's `fields:`), `additional` saying whether arguments no rule
-    /// names are allowed.
+    /// contract's `fields:`, under `numbers`), `additional` saying whether
+    /// arguments no rule names are allowed; `enum_equality` gives how the
+    /// `enum` of a tool's argument compares (its strategy's way).
     pub fn build(
         arguments: Option<&ArgumentsSpec>,
-        additional: bool,
+        (additional, numbers): (bool, Numbers),
         field: &str,
         ctx: &BuildCtx<'_>,
+        enum_equality: &dyn Fn(&str, &str) -> EnumEquality,
     ) -> Result<Self, BuildError> {
         let name = ctx.name;
         match arguments {
@@ -86,10 +88,12 @@ impl Arguments {
             .at_key("arguments")),
             Some(ArgumentsSpec::ByTool(by_tool)) => {
                 let mut compiled = BTreeMap::new();
-                // (The pack contract's `numbers: finite` holds for arguments too.)
-                let finite = ctx.contract.is_some_and(|c| c.finite_numbers);
                 for (tool, fields) in by_tool {
-                    let contract = compile(tool, fields, additional, finite, name)?;
+                    let mut contract = compile(tool, fields, additional, numbers, name)?;
+                    for argument in &mut contract.fields {
+                        let equality = enum_equality(tool, &argument.name);
+                        argument.set_enum_equality(&equality);
+                    }
                     compiled.insert(tool.clone(), contract);
                 }
                 Ok(Self::ByTool(compiled))
@@ -144,17 +148,45 @@ impl Arguments {
     }
 }
 
+impl Arguments {
+    /// The JSON Schema of `tool`'s arguments as its rules describe them, with
+    /// its variant's description under `arguments: contract`; `None` when no
+    /// rule describes them.
+    pub fn schema(&self, tool: &str) -> Option<(Value, Option<String>)> {
+        match self {
+            Self::None => None,
+            Self::ByTool(by_tool) => by_tool.get(tool).map(|c| (c.arguments_schema(), None)),
+            Self::FromContract { contract, field } => {
+                let variant = contract.variants.iter().find(|v| v.kind == tool)?;
+                let rule = variant.fields.iter().find(|f| f.name == *field)?;
+                Some((contract.rule_schema(rule), variant.description.clone()))
+            }
+        }
+    }
+
+    /// The tools the rules describe, in order.
+    pub fn tools(&self) -> Vec<&str> {
+        match self {
+            Self::None => Vec::new(),
+            Self::ByTool(by_tool) => by_tool.keys().map(String::as_str).collect(),
+            Self::FromContract { contract, .. } => {
+                contract.variants.iter().map(|v| v.kind.as_str()).collect()
+            }
+        }
+    }
+}
+
 /// One tool's rules (a contract's `fields:`), compiled.
 fn compile(
     tool: &str,
     fields: &Value,
     additional: bool,
-    finite: bool,
+    numbers: Numbers,
     name: &str,
 ) -> Result<Contract, BuildError> {
     let at = format!("arguments.{tool}");
-    let numbers = if finite { "finite" } else { "any" };
-    let spec = json!({"fields": fields, "additional_fields": additional, "numbers": numbers});
+    let spec =
+        json!({"fields": fields, "additional_fields": additional, "numbers": numbers.words()});
     let spec: ContractSpec = serde_json::from_value(spec)
         .map_err(|err| BuildError::new(format!("{name}: `{at}`: {err}")).at_key(&at))?;
     Contract::compile(&spec).map_err(|err| {

@@ -19,9 +19,11 @@ use crate::report::{Issue, Severity};
 use crate::transcript::ToolCall;
 
 use super::data_flow::{take_output_bounds, AfterOutputSpec, Flow, FlowState, ValuesFromSpec};
-use super::strategy_names::Resolver;
+use super::strategy_names::{NormalizeSpec, Resolver};
 use super::tool_arguments::{Arguments, ArgumentsSpec};
 use super::trajectory::{Match, Trajectory};
+use crate::contract::{EnumEquality, Numbers};
+use crate::strategy::Normalized;
 
 pub const BUILTIN: Builtin = Builtin {
     name: "tool_calls",
@@ -30,7 +32,7 @@ pub const BUILTIN: Builtin = Builtin {
     streaming: "at `finish()`",
     applies: super::Applies {
         conversation: "every rule",
-        single_output: "no turns, so no calls: `required` and the expected trajectory are not applied",
+        single_output: "no turns, so no calls: `required` and the expected trajectory are not applied; but an output that is a list of calls is one assistant turn making them, judged by every rule",
         proposal: "every rule but `required` and the expected trajectory, counting the proposed calls (`max_calls`, `order`, `no_repeat`); each proposed call gets every rule it breaks itself, even one an earlier call broke first; each issue decides the call at its path, and the earlier calls' issues are `history`",
     },
     docs: DOCS,
@@ -65,6 +67,8 @@ without `messages` has no calls.
 | `match` | `in_order` | with a record's `expected.tool_calls` (a list of `{name, arguments}`): `in_order` (those calls in that order, others between them allowed), `any_order` (each made, in any order) or `exact` (those calls, in that order, and no others) |
 | `argument_strategies` | `{}` | the strategy of an expected argument, by `argument` or `tool.argument` (a tool name may itself hold dots: `math.hypot.x`), and `"*"` for every argument not named (`EXACT` by default; `FUZZY`, `SEMANTIC`, `IGNORE` or any strategy of the pack) |
 | `thresholds` | `{}` | the similarity an argument needs, by strategy (else the strategy's own: `FUZZY` 0.85, `SEMANTIC` 0.80) |
+| `normalize` | `{strip: ",./-_*^"}` | the characters `NORMALIZED` removes besides whitespace and case (`strip`) |
+| `numbers` | `any` | `strict`: as typed graders read them, a number written with a fraction or an exponent (`5.0`, `5e0`) is not an `integer` in `arguments`, and does not equal an expected or listed integer `5` (`enum`, `any_of`, `EXACT`); one-sided: `5` equals an expected `5.0`. The pack contract's `numbers:` holds here too |
 | `model` | the default model | the sentence-embedding model folder `SEMANTIC` arguments use, as `json_compare`'s `model` |
 
 ## Data flow
@@ -138,6 +142,34 @@ arguments}` makes the record `ERROR` (`input`).
   {"name": "book_flight", "arguments": {"flight": "SK1", "date": "2026-12-05"}}]}}
 ```
 
+An expected argument may be a **matcher** instead of a value, a map of one key
+(the syntax pack tests use for theirs); the argument matches when:
+
+- `{"any_of": [v1, v2, ...]}`: it equals any of them under its strategy
+  (`"NY"`, `"New York"`);
+- `{"optional": M}`: it is left out, or passed and matching `M` (a value or a
+  matcher);
+- `{"equals": V}`: it equals `V` itself (for a map whose single key is one of
+  these words).
+
+Matchers nest: inside objects and lists, and as members of `any_of`. An object
+holding matchers matches member by member (the same names, but an `optional` one
+may be missing), a list item by item. `null` is a value: an argument passed as
+`null` is passed, and an expected `null` is not met by a missing argument. A
+malformed matcher (`any_of` that is not a non-empty list) makes the record `ERROR`
+(`input`), naming its place.
+
+```json
+{"name": "get_weather", "arguments": {
+  "city": {"any_of": ["NY", "New York", "New York, NY"]},
+  "unit": {"optional": {"any_of": ["celsius", "c"]}}}}
+```
+
+An argument's strategy from `argument_strategies` also decides how its `enum` in
+`arguments` compares when it is `EXACT` (text case-insensitively) or `NORMALIZED`
+(case, whitespace and the `normalize.strip` characters ignored); otherwise `enum`
+compares values exactly.
+
 ## Example
 
 ```yaml
@@ -191,6 +223,11 @@ struct Config {
     /// Argument values that must come from the messages of a role, by
     /// `tool.argument`.
     values_from: BTreeMap<String, ValuesFromSpec>,
+    /// `strict`: a number written with a fraction or an exponent is not an
+    /// integer, nor equal to an expected integer.
+    numbers: Numbers,
+    /// The characters `NORMALIZED` removes besides whitespace.
+    normalize: Option<NormalizeSpec>,
 }
 
 impl Default for Config {
@@ -212,6 +249,8 @@ impl Default for Config {
             additional_arguments: true,
             after_output: Vec::new(),
             values_from: BTreeMap::new(),
+            numbers: Numbers::default(),
+            normalize: None,
         }
     }
 }
@@ -298,13 +337,24 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
         Some(MaxCalls::ByTool(mut limits)) => (limits.remove("*"), limits),
     };
     let resolver = Resolver::new(ctx, name, config.model.as_deref())?
-        .with_thresholds(&config.thresholds, &[])?;
-    let trajectory = Trajectory::build(config.matching, &config.argument_strategies, &resolver)?;
+        .with_thresholds(&config.thresholds, &[])?
+        .with_normalize(config.normalize.as_ref());
+    // (The pack contract's `numbers:` holds for the arguments too.)
+    let numbers = config
+        .numbers
+        .with(ctx.contract.map_or(Numbers::default(), |c| c.numbers));
+    let trajectory = Trajectory::build(
+        config.matching,
+        &config.argument_strategies,
+        &resolver,
+        numbers.strict,
+    )?;
     let arguments = Arguments::build(
         config.arguments.as_ref(),
-        config.additional_arguments,
+        (config.additional_arguments, numbers),
         &config.arguments_field,
         ctx,
+        &|tool, argument| enum_equality(&trajectory, config.normalize.as_ref(), tool, argument),
     )?;
     Ok(Compiled::Postprocessor(Arc::new(ToolCalls {
         allowed: config.allowed,
@@ -319,6 +369,29 @@ fn build(config: &Value, ctx: &BuildCtx<'_>) -> Result<Compiled, BuildError> {
         arguments,
         flow,
     })))
+}
+
+/// How the `enum` of `tool`'s `argument` compares: as its named strategy
+/// does when that is EXACT or NORMALIZED (with the step's `normalize`), else
+/// by value.
+fn enum_equality(
+    trajectory: &Trajectory,
+    normalize: Option<&NormalizeSpec>,
+    tool: &str,
+    argument: &str,
+) -> EnumEquality {
+    match trajectory
+        .named_strategy(tool, argument)
+        .map(|r| r.name.as_str())
+    {
+        Some("exact") => EnumEquality::Exact,
+        Some("normalized") => EnumEquality::Normalized(Normalized::stripping(
+            normalize.map_or(crate::strategy::DEFAULT_NORMALIZE_STRIP, |spec| {
+                spec.strip.as_str()
+            }),
+        )),
+        _ => EnumEquality::Value,
+    }
 }
 
 /// The tools a step knows, to check the names its rules give against: its
@@ -783,23 +856,55 @@ impl Postprocessor for ToolCalls {
         // conversation: not a proposal, nor a single output or a stream
         // (no turns), which could never meet them.
         let finished = ctx.turns.is_some() && ctx.judging == crate::component::Judging::Whole;
+        // Where a call that is not made is missing: the transcript, or an
+        // output that is a list of calls (its one turn has the output's path).
+        let calls_at = match turns {
+            [only] if only.path.is_empty() => "",
+            _ => "/messages",
+        };
         for tool in self.required.iter().filter(|_| finished) {
             if !seen.counts.contains_key(tool.as_str()) {
                 issues.push(self.issue(
                     codes::TOOL_CALLS_MISSING,
                     format!("`{tool}` is required, and never called"),
-                    "/messages",
+                    calls_at,
                 ));
             }
         }
         if ctx.judging == crate::component::Judging::Whole {
-            issues.extend(self.trajectory.check(&calls, ctx, &issue)?);
+            issues.extend(self.trajectory.check(&calls, ctx, &issue, calls_at)?);
         }
         Ok(PostOutput { issues, json: None })
     }
 
     fn early(&self) -> Early {
         Early::AtFinish { keeps_json: true }
+    }
+
+    /// Its `allowed` tools (else those its `arguments` describe), each with
+    /// the schema of its argument rules (an open object without rules).
+    fn tools(&self) -> Vec<component::ToolDefinition> {
+        let names: Vec<&str> = match &self.allowed {
+            Some(allowed) => allowed.iter().map(String::as_str).collect(),
+            None => self.arguments.tools(),
+        };
+        names
+            .into_iter()
+            .filter(|name| !self.forbidden.iter().any(|f| f == name))
+            .map(|name| {
+                let (parameters, description) = self.arguments.schema(name).unwrap_or_else(|| {
+                    (
+                        serde_json::json!({"type": "object", "properties": {}}),
+                        None,
+                    )
+                });
+                component::ToolDefinition {
+                    name: name.to_owned(),
+                    description,
+                    parameters,
+                }
+            })
+            .collect()
     }
 }
 

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
+use super::matchers;
 use super::strategy_names::{Resolved, Resolver};
 use crate::codes;
 use crate::component::{BuildError, Context, EvalError};
@@ -36,6 +37,8 @@ pub struct Trajectory {
     /// By `tool.argument` or `argument`.
     strategies: BTreeMap<String, Resolved>,
     exact: Resolved,
+    /// `numbers: strict`: an expected integer is not met by `5.0` or `5e0`.
+    strict: bool,
 }
 
 /// One call of `expected.tool_calls`.
@@ -51,6 +54,7 @@ impl Trajectory {
         mode: Match,
         argument_strategies: &BTreeMap<String, String>,
         resolver: &Resolver<'_>,
+        strict: bool,
     ) -> Result<Self, BuildError> {
         let mut strategies = BTreeMap::new();
         for (argument, strategy) in argument_strategies {
@@ -65,16 +69,19 @@ impl Trajectory {
             mode,
             strategies,
             exact: resolver.builtin("exact", Arc::new(Exact)),
+            strict,
         })
     }
 
     /// The issues of `calls` against the record's `expected.tool_calls`
-    /// (none when it has none); each with the turn of the call it is about.
+    /// (none when it has none); each with the turn of the call it is about, a
+    /// call not made at `calls_at` (the transcript, or the output).
     pub fn check(
         &self,
         calls: &[(usize, &ToolCall)],
         ctx: &Context<'_>,
         issue: &dyn Fn(&'static str, String, &str) -> Issue,
+        calls_at: &str,
     ) -> Result<Vec<Issue>, EvalError> {
         let Some(list) = ctx.expected.get("tool_calls") else {
             return Ok(Vec::new());
@@ -88,7 +95,7 @@ impl Trajectory {
                     "the expected call `{}` (expected.tool_calls/{index}) is not made{how}",
                     call.name
                 ),
-                "/messages",
+                calls_at,
             )
         };
         match self.mode {
@@ -176,11 +183,16 @@ impl Trajectory {
     /// The strategy of `tool`'s `argument`: by `tool.argument`, else by
     /// `argument`, else `"*"`'s, else EXACT.
     fn strategy(&self, tool: &str, argument: &str) -> &Resolved {
+        self.named_strategy(tool, argument).unwrap_or(&self.exact)
+    }
+
+    /// The strategy `argument_strategies` names for `tool`'s `argument`: by
+    /// `tool.argument`, else by `argument`, else `"*"`'s.
+    pub(super) fn named_strategy(&self, tool: &str, argument: &str) -> Option<&Resolved> {
         self.strategies
             .get(&format!("{tool}.{argument}"))
             .or_else(|| self.strategies.get(argument))
             .or_else(|| self.strategies.get("*"))
-            .unwrap_or(&self.exact)
     }
 
     /// How many of `want`'s arguments `call` matches (to pick among calls of
@@ -199,14 +211,31 @@ impl Trajectory {
             .flatten()
         {
             let resolved = self.strategy(&call.name, argument.as_str());
-            let actual = call.arguments.get(argument.as_str()).unwrap_or(&Json::Null);
+            let actual = call.arguments.get(argument.as_str());
             if resolved.is_ignore()
-                || resolved.similarity(value, actual, ctx)? >= resolved.threshold
+                || self.score(resolved, value, actual, ctx)? >= resolved.threshold
             {
                 count += 1;
             }
         }
         Ok(count)
+    }
+
+    /// How well the argument `actual` (`None`: not passed) matches `expected`
+    /// (a value or a matcher) under `resolved`, and `numbers: strict`.
+    fn score(
+        &self,
+        resolved: &Resolved,
+        expected: &Json,
+        actual: Option<&Json>,
+        ctx: &Context<'_>,
+    ) -> Result<f64, EvalError> {
+        matchers::score(expected, actual, &mut |expected, actual| {
+            if self.strict && crate::decimal::strict_mismatch(expected, actual) {
+                return Ok(0.0);
+            }
+            resolved.similarity(expected, actual, ctx)
+        })
     }
 
     /// An issue for each of `want`'s arguments that `call` (of `turn`) does not match.
@@ -230,25 +259,22 @@ impl Trajectory {
                 continue;
             }
             let at = format!("{}/{}", call.arguments_path, escape_pointer(argument));
-            let message = match call.arguments.get(argument) {
-                None | Some(Json::Null) if !value.is_null() => {
-                    format!(
-                        "`{tool}` is called without the argument `{argument}`, expected {value}"
-                    )
-                }
-                actual => {
-                    let actual = actual.unwrap_or(&Json::Null);
-                    let similarity = resolved.similarity(value, actual, ctx)?;
-                    if similarity >= resolved.threshold {
-                        continue;
-                    }
-                    format!(
-                        "`{tool}`'s argument `{argument}` is {actual}, expected {value} ({} {} < {})",
-                        resolved.name,
-                        crate::text::short_number(similarity, resolved.threshold),
-                        crate::text::short_number(resolved.threshold, similarity),
-                    )
-                }
+            let actual = call.arguments.get(argument);
+            let similarity = self.score(resolved, value, actual, ctx)?;
+            if similarity >= resolved.threshold {
+                continue;
+            }
+            let expected = matchers::describe(value);
+            let message = match actual {
+                None => format!(
+                    "`{tool}` is called without the argument `{argument}`, expected {expected}"
+                ),
+                Some(actual) => format!(
+                    "`{tool}`'s argument `{argument}` is {actual}, expected {expected} ({} {} < {})",
+                    resolved.name,
+                    crate::text::short_number(similarity, resolved.threshold),
+                    crate::text::short_number(resolved.threshold, similarity),
+                ),
             };
             issues.push(issue(codes::TOOL_CALLS_ARGUMENT_MISMATCH, message, &at).in_turn(turn));
         }
@@ -380,6 +406,9 @@ fn read_expected(list: &Json) -> Result<Vec<Expected<'_>>, EvalError> {
             let arguments = item.get("arguments").filter(|a| !a.is_null());
             if arguments.is_some_and(|a| a.as_object().is_none()) {
                 return Err(bad(format!("{index}'s `arguments` is not an object")));
+            }
+            if let Some(arguments) = arguments {
+                matchers::check(arguments, &format!("expected.tool_calls/{index}/arguments"))?;
             }
             Ok(Expected { name, arguments })
         })

@@ -20,6 +20,8 @@ use crate::extract::{MultipleValues, Tier};
 use crate::json::{Json, Object};
 
 mod conform;
+mod from_schema;
+pub use from_schema::{tools_from_file, ToolRules};
 mod index;
 pub(crate) use index::{Members, RuleId};
 mod prompt;
@@ -96,14 +98,103 @@ pub struct ContractSpec {
     pub variants: IndexMap<String, Option<VariantSpec>>,
 }
 
-/// Which numbers a contract takes: `any` JSON number, or only `finite` ones
-/// (within a double's range).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Numbers {
-    #[default]
-    Any,
-    Finite,
+/// Which numbers a contract takes, as `numbers:` says it: a word or a list of
+/// words. `any` (the default): every JSON number, compared by value; `finite`:
+/// only numbers within a double's range; `strict`: as typed graders read them,
+/// a number written with a fraction or an exponent (`5.0`, `5e0`) is not an
+/// `integer`, nor equal to a listed integer `5` (one-sided: `5` still equals a
+/// listed `5.0`, and an integer is a `number`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Numbers {
+    pub finite: bool,
+    pub strict: bool,
+}
+
+impl Numbers {
+    const WORDS: [&'static str; 3] = ["any", "finite", "strict"];
+
+    /// Both sets of rules at once (a step's own and its pack contract's).
+    #[must_use]
+    pub fn with(self, other: Numbers) -> Numbers {
+        Numbers {
+            finite: self.finite || other.finite,
+            strict: self.strict || other.strict,
+        }
+    }
+
+    fn add(&mut self, word: &str) -> bool {
+        match word {
+            "any" => {}
+            "finite" => self.finite = true,
+            "strict" => self.strict = true,
+            _ => return false,
+        }
+        true
+    }
+
+    /// The words that say it (`numbers: [finite, strict]`), for a contract
+    /// written back.
+    pub fn words(self) -> Vec<&'static str> {
+        let mut words = Vec::new();
+        if self.finite {
+            words.push("finite");
+        }
+        if self.strict {
+            words.push("strict");
+        }
+        if words.is_empty() {
+            words.push("any");
+        }
+        words
+    }
+}
+
+impl<'de> Deserialize<'de> for Numbers {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct NumbersVisitor;
+        impl<'de> Visitor<'de> for NumbersVisitor {
+            type Value = Numbers;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "one of {} or a list of them", Numbers::WORDS.join(", "))
+            }
+            fn visit_str<E: de::Error>(self, word: &str) -> Result<Numbers, E> {
+                let mut numbers = Numbers::default();
+                if numbers.add(word) {
+                    Ok(numbers)
+                } else {
+                    Err(E::unknown_variant(word, &Numbers::WORDS))
+                }
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Numbers, A::Error> {
+                let mut numbers = Numbers::default();
+                while let Some(word) = seq.next_element::<String>()? {
+                    if !numbers.add(&word) {
+                        return Err(de::Error::unknown_variant(&word, &Numbers::WORDS));
+                    }
+                }
+                Ok(numbers)
+            }
+        }
+        deserializer.deserialize_any(NumbersVisitor)
+    }
+}
+
+/// `numbers: strict` or `numbers: [finite, strict]`.
+impl JsonSchema for Numbers {
+    fn schema_name() -> Cow<'static, str> {
+        "Numbers".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let words: Vec<Value> = Self::WORDS.iter().map(|w| Value::from(*w)).collect();
+        json_schema!({
+            "description": "which numbers the contract takes: `any` (the default), `finite` (within a double's range), `strict` (a number written with a fraction or an exponent is not an integer, nor equal to a listed integer), or a list of them",
+            "anyOf": [
+                { "enum": words.clone() },
+                { "type": "array", "items": { "enum": words } }
+            ]
+        })
+    }
 }
 
 /// One kind's own fields, under `variants:`.
@@ -396,6 +487,17 @@ impl JsonType {
             .map(|(_, t)| *t)
     }
 
+    /// Whether `value` is of this type under `numbers: strict` (when
+    /// `strict`, an integer is written without a fraction or an exponent).
+    pub fn accepts_as(self, value: &Json, strict: bool) -> bool {
+        match (self, value) {
+            (JsonType::Integer, Json::Number(n)) if strict => {
+                crate::decimal::written_as_integer(n.as_str())
+            }
+            _ => self.accepts(value),
+        }
+    }
+
     /// Whether `value` is of this type (integers are numbers; `any` takes everything).
     pub fn accepts(self, value: &Json) -> bool {
         match self {
@@ -503,9 +605,41 @@ pub struct FieldRule {
     pub default: Option<Json>,
     /// `pattern:`, compiled.
     pub pattern: Option<regex::Regex>,
+    /// How `enum` compares (by value, unless a `tool_calls` argument's
+    /// strategy says otherwise).
+    pub enum_equality: EnumEquality,
+}
+
+/// How a rule's `enum` compares a value with the listed ones.
+#[derive(Debug, Clone, Default)]
+pub enum EnumEquality {
+    /// As values: numbers by value, strings exactly.
+    #[default]
+    Value,
+    /// As the `exact` strategy does (text case-insensitively).
+    Exact,
+    /// As the `normalized` strategy does.
+    Normalized(crate::text::Normalizer),
 }
 
 impl FieldRule {
+    /// The rule, its members' and its items' rules, with `enum` compared by
+    /// `equality` (a `tool_calls` argument's strategy holds at any depth).
+    pub fn set_enum_equality(&mut self, equality: &EnumEquality) {
+        self.enum_equality = equality.clone();
+        for child in &mut self.children {
+            child.set_enum_equality(equality);
+        }
+        if let Some(item) = &mut self.item {
+            item.set_enum_equality(equality);
+        }
+        for variant in &mut self.variants {
+            for field in &mut variant.fields {
+                field.set_enum_equality(equality);
+            }
+        }
+    }
+
     /// Whether the values this rule describes have a shape of their own:
     /// members, variants or described items.
     fn has_shape(&self) -> bool {
@@ -561,8 +695,9 @@ pub struct Contract {
     pub additional_fields: bool,
     /// `sentence_abbreviations`, each without its final period.
     pub sentence_abbreviations: Vec<String>,
-    /// `numbers: finite`: a number beyond a double's range is an issue.
-    pub finite_numbers: bool,
+    /// `numbers:`: `finite` (a number beyond a double's range is an issue),
+    /// `strict` (a fraction or an exponent makes a number no integer).
+    pub numbers: Numbers,
     /// The kinds' own fields (empty: no variants). With variants, `may_emit`
     /// holds their names.
     pub variants: Vec<Variant>,
@@ -609,7 +744,7 @@ impl Contract {
                 .iter()
                 .map(|word| word.trim().trim_end_matches('.').to_owned())
                 .collect(),
-            finite_numbers: spec.numbers == Numbers::Finite,
+            numbers: spec.numbers,
             variants,
             format_block: std::sync::OnceLock::new(),
             index: std::sync::OnceLock::new(),
@@ -1105,6 +1240,7 @@ fn compile_field(
         kind_field,
         default,
         pattern,
+        enum_equality: EnumEquality::Value,
     })
 }
 

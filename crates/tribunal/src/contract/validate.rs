@@ -13,8 +13,8 @@ use crate::report::Issue;
 use crate::text::{count_sentences_with, json_type_name as type_name};
 
 use super::{
-    article, display_value, items_phrase, sentences_phrase, types_phrase, Contract, FieldRule,
-    OnViolation, Variant, RAW_FALLBACK_KEY,
+    article, display_value, items_phrase, sentences_phrase, types_phrase, Contract, EnumEquality,
+    FieldRule, OnViolation, Variant, RAW_FALLBACK_KEY,
 };
 
 impl Contract {
@@ -23,6 +23,10 @@ impl Contract {
     /// `output` is the raw text, to say where its JSON broke when none was read.
     pub fn validate(&self, json: &Json, output: &str) -> (Vec<Issue>, Option<Json>) {
         let mut issues = Vec::new();
+        if let (Json::Array(items), false) = (json, self.variants.is_empty()) {
+            self.validate_list(items, &mut issues);
+            return (issues, None);
+        }
         let Json::Object(object) = json else {
             let message = if json.is_null() {
                 match crate::extract::parse_failure(output) {
@@ -39,13 +43,79 @@ impl Contract {
             );
             return (issues, None);
         };
-        let shape = Shape::of(&self.fields, &self.variants, &self.kind_field, object);
-        self.check_members(&shape.rules, object, Place::Root, &mut issues);
-        if !self.additional_fields {
-            check_no_other_members(&shape.known(), object, Place::Root, &mut issues);
-        }
+        self.check_root(object, Place::Root, &mut issues);
         let coerced = self.coerce_kind(object, &mut issues);
         (issues, coerced)
+    }
+
+    /// An object judged as an output (its kind's fields, no other members
+    /// where the contract takes none), at `place`.
+    fn check_root(&self, object: &Object, place: Place<'_>, issues: &mut Vec<Issue>) {
+        let shape = Shape::of(&self.fields, &self.variants, &self.kind_field, object);
+        self.check_members(&shape.rules, object, place, issues);
+        if !self.additional_fields {
+            check_no_other_members(&shape.known(), object, place, issues);
+        }
+    }
+
+    /// An output that is a list, under a contract of variants: each item an
+    /// object of a kind (parallel tool calls, several events), judged as an
+    /// output of its own at `/i`. An empty list is no output.
+    fn validate_list(&self, items: &[Json], issues: &mut Vec<Issue>) {
+        if items.is_empty() {
+            issues.push(
+                Issue::error(
+                    "",
+                    "expected a JSON object, or a list of them, got an empty array",
+                )
+                .at("")
+                .code(codes::CONTRACT_NOT_AN_OBJECT),
+            );
+        }
+        for (index, item) in items.iter().enumerate() {
+            let place = Place::Item(&Place::Root, index);
+            if let Some((name, at)) = self.api_call_name(item, index) {
+                // A call as an API writes it: its tool is a kind; its
+                // arguments are `tool_calls`' to judge (`arguments: contract`).
+                let known = self.may_emit.as_deref().unwrap_or_default();
+                match name {
+                    Json::String(name) if known.iter().any(|k| k == name) => {}
+                    Json::String(name) => issues.push(self.kind_not_allowed(name, at)),
+                    _ => issues.push(
+                        Issue::error("", format!("item {index}: the call has no tool name"))
+                            .at(at)
+                            .code(codes::CONTRACT_TYPE),
+                    ),
+                }
+                continue;
+            }
+            match item {
+                Json::Object(object) => {
+                    let before = issues.len();
+                    self.check_root(object, place, issues);
+                    // A list is judged as written: a kind not allowed is
+                    // rejected, never replaced.
+                    if let Some((kind, _)) = self.disallowed_kind(object) {
+                        let at = format!("/{index}/{}", escape_pointer(&self.kind_field));
+                        issues.push(self.kind_not_allowed(kind, at));
+                    }
+                    for issue in &mut issues[before..] {
+                        issue.message = format!("item {index}: {}", issue.message);
+                    }
+                }
+                other => issues.push(
+                    Issue::error(
+                        "",
+                        format!(
+                            "item {index}: expected a JSON object, got {}",
+                            type_name(other)
+                        ),
+                    )
+                    .at(place.pointer())
+                    .code(codes::CONTRACT_NOT_AN_OBJECT),
+                ),
+            }
+        }
     }
 
     /// Checks the members of `object` (at `place`) that `fields` describe (a
@@ -86,7 +156,8 @@ impl Contract {
         let mut fail = |code: &'static str, message: String| {
             issues.push(Issue::error("", message).at(place.pointer()).code(code));
         };
-        if !field.types.is_empty() && !field.types.iter().any(|t| t.accepts(value)) {
+        let strict = self.numbers.strict;
+        if !field.types.is_empty() && !field.types.iter().any(|t| t.accepts_as(value, strict)) {
             let (wanted, got) = (types_phrase(&field.types), type_name(value));
             // An item of the wrong type keeps the code `items: TYPE` always had.
             let code = if matches!(place, Place::Item(..)) {
@@ -121,7 +192,7 @@ impl Contract {
                     format!("`{name}` must be at most {max}, got {}", shown(number)),
                 );
             }
-            if self.finite_numbers && !decimal::fits_f64(text) {
+            if self.numbers.finite && !decimal::fits_f64(text) {
                 let name = place.label();
                 fail(
                     codes::CONTRACT_RANGE,
@@ -132,7 +203,10 @@ impl Contract {
             }
         }
         if let Some(allowed) = &spec.one_of {
-            if !allowed.iter().any(|a| same_value(a, value)) {
+            if !allowed
+                .iter()
+                .any(|a| enum_holds(a, value, strict, &field.enum_equality))
+            {
                 let list: Vec<String> = allowed.iter().map(display_value).collect();
                 let name = place.label();
                 fail(
@@ -210,7 +284,7 @@ impl Contract {
     ) {
         if let Some(expected) = field.spec.values {
             for (key, item) in members {
-                if !expected.accepts(item) {
+                if !expected.accepts_as(item, self.numbers.strict) {
                     let at = Place::Member(&place, key);
                     let what = format!("{}, got {}", article(expected.as_str()), type_name(item));
                     issues.push(
@@ -229,29 +303,10 @@ impl Contract {
     }
 
     fn coerce_kind(&self, object: &Object, issues: &mut Vec<Issue>) -> Option<Json> {
-        let may_emit = self.may_emit.as_ref()?;
-        let kind = object.get(&self.kind_field)?;
-        let Json::String(kind) = kind else {
-            return None;
-        };
-        if may_emit.iter().any(|m| m == kind) {
-            return None;
-        }
+        let (kind, may_emit) = self.disallowed_kind(object)?;
         let at = format!("/{}", escape_pointer(&self.kind_field));
         if self.on_violation == OnViolation::Reject {
-            issues.push(
-                Issue::error(
-                    "",
-                    format!(
-                        "{} \"{kind}\" is not allowed ({}: {})",
-                        self.kind_field,
-                        self.kinds_key(),
-                        may_emit.join(" | ")
-                    ),
-                )
-                .at(at)
-                .code(codes::CONTRACT_KIND_NOT_ALLOWED),
-            );
+            issues.push(self.kind_not_allowed(kind, at));
             return None;
         }
         let replacement = self.fallback_kind()?;
@@ -271,6 +326,56 @@ impl Contract {
         let mut fixed = object.clone();
         fixed.insert(self.kind_field.as_str(), Json::from(replacement));
         Some(Json::Object(fixed))
+    }
+}
+
+impl Contract {
+    /// The tool name of a list item that is a call as an API writes it (an
+    /// OpenAI Chat `tool_calls` item, an Anthropic `tool_use` block, an OpenAI
+    /// Responses `function_call`), and its path; `None` for any other item,
+    /// and for one whose `type` is a kind of the contract's own.
+    fn api_call_name<'i>(&self, item: &'i Json, index: usize) -> Option<(&'i Json, String)> {
+        let kind = item.get("type").and_then(Json::as_str)?;
+        if self.variants.iter().any(|variant| variant.kind == kind) {
+            return None;
+        }
+        match kind {
+            "function" => Some((
+                item.get("function")?.get("name").unwrap_or(&Json::Null),
+                format!("/{index}/function/name"),
+            )),
+            "tool_use" | "function_call" => Some((
+                item.get("name").unwrap_or(&Json::Null),
+                format!("/{index}/name"),
+            )),
+            _ => None,
+        }
+    }
+
+    /// The kind of `object` when it is one the contract does not allow, with
+    /// the kinds it does.
+    fn disallowed_kind<'o>(&'o self, object: &'o Object) -> Option<(&'o str, &'o [String])> {
+        let may_emit = self.may_emit.as_ref()?;
+        let Json::String(kind) = object.get(&self.kind_field)? else {
+            return None;
+        };
+        (!may_emit.iter().any(|m| m == kind)).then_some((kind.as_ref(), may_emit.as_slice()))
+    }
+
+    /// `contract.kind-not-allowed` for `kind`, at `at`.
+    fn kind_not_allowed(&self, kind: &str, at: String) -> Issue {
+        let may_emit = self.may_emit.as_deref().unwrap_or_default();
+        Issue::error(
+            "",
+            format!(
+                "{} \"{kind}\" is not allowed ({}: {})",
+                self.kind_field,
+                self.kinds_key(),
+                may_emit.join(" | ")
+            ),
+        )
+        .at(at)
+        .code(codes::CONTRACT_KIND_NOT_ALLOWED)
     }
 }
 
@@ -350,6 +455,35 @@ pub(super) fn same_value(a: &serde_json::Value, b: &Json) -> bool {
             decimal::equal_values(&a.into(), b)
         }
         _ => a == b,
+    }
+}
+
+/// Whether `value` is the listed `allowed` for `enum`, compared as the rule
+/// says, and under `numbers: strict` not a fraction where an integer is listed.
+fn enum_holds(
+    allowed: &serde_json::Value,
+    value: &Json,
+    strict: bool,
+    equality: &EnumEquality,
+) -> bool {
+    let equal = match equality {
+        EnumEquality::Value => same_value(allowed, value),
+        EnumEquality::Exact => crate::text::exact_match(&allowed.into(), value),
+        EnumEquality::Normalized(normalized) => normalized.equal(&allowed.into(), value),
+    };
+    equal && !(strict && strict_against(allowed, value))
+}
+
+/// [`decimal::strict_mismatch`] of a listed value.
+fn strict_against(allowed: &serde_json::Value, value: &Json) -> bool {
+    match (allowed, value) {
+        (serde_json::Value::Number(x), Json::Number(y)) => {
+            decimal::written_as_integer(x.as_str()) && !decimal::written_as_integer(y.as_str())
+        }
+        (serde_json::Value::Array(_) | serde_json::Value::Object(_), _) => {
+            decimal::strict_mismatch(&allowed.into(), value)
+        }
+        _ => false,
     }
 }
 

@@ -4,12 +4,14 @@
 
 use crate::json::Json;
 
+mod equal;
 mod printable;
 mod python;
 mod sentences;
 mod similarity;
 mod utf8;
 
+pub use equal::{exact_match, Normalizer, DEFAULT_NORMALIZE_STRIP};
 pub use printable::{clip_chars, one_line, prefix_chars, printable, push_printable};
 pub use python::{
     is_python_space, python_json, python_number, replace_lone_surrogates, write_python_json,
