@@ -3,6 +3,7 @@
 //! line, and JSON Schemas generated from the types that parse pack files (so none
 //! can drift from what they describe).
 
+use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use clap::{Args, CommandFactory};
@@ -90,4 +91,111 @@ pub(super) fn man(args: &ManArgs) -> Result<u8, String> {
 fn print_generated(text: &[u8]) {
     let text = String::from_utf8_lossy(text);
     write_out(text.strip_suffix('\n').unwrap_or(&text));
+}
+
+#[derive(Debug, Args)]
+pub(super) struct NewArgs {
+    #[command(subcommand)]
+    what: NewWhat,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum NewWhat {
+    /// Print a pack whose `tool_calls` step holds the argument rules of the
+    /// tools an OpenAI or Anthropic tools file declares.
+    #[command(after_help = "Examples:\n  \
+        tribunal new tools --from tools.json > my-agent/pack.yaml\n  \
+        tribunal new tools --from anthropic-tools.json --name booking-agent > booking/pack.yaml\n\n\
+        The file is a list of tools (or {\"tools\": [...]}) in OpenAI Chat, OpenAI\n\
+        Responses or Anthropic form. Schema keywords no rule says (format, anyOf,\n\
+        exclusiveMinimum, ...) are listed on stderr and as comments in the pack.")]
+    Tools(NewToolsArgs),
+}
+
+#[derive(Debug, Args)]
+struct NewToolsArgs {
+    /// The tools file (JSON).
+    #[arg(long, value_name = "FILE")]
+    from: PathBuf,
+    /// The pack's name.
+    #[arg(long, default_value = "tools")]
+    name: String,
+}
+
+pub(super) fn new(args: &NewArgs) -> Result<u8, String> {
+    let NewWhat::Tools(args) = &args.what;
+    let shown = args.from.display();
+    let text = std::fs::read_to_string(&args.from).map_err(|err| format!("{shown}: {err}"))?;
+    let file: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|err| format!("{shown}:{}:{}: not JSON: {err}", err.line(), err.column()))?;
+    let tools = tribunal::frontend::tools::tools_from_file(&file)
+        .map_err(|why| format!("{shown}: {why}"))?;
+    if tools.is_empty() {
+        return Err(format!("{shown}: the file declares no tools"));
+    }
+    for tool in &tools {
+        for dropped in &tool.dropped {
+            eprintln!("warning: {shown}: `{dropped}` has no rule: left out of the pack");
+        }
+    }
+    write_out(tools_pack(&args.name, &shown.to_string(), &tools).trim_end());
+    Ok(EXIT_OK)
+}
+
+/// The pack `new tools` writes: YAML, each rule in JSON's flow form (which
+/// YAML reads as written).
+fn tools_pack(name: &str, from: &str, tools: &[tribunal::frontend::tools::ToolRules]) -> String {
+    let json = |value: &serde_json::Value| serde_json::to_string(value).unwrap_or_default();
+    let names: Vec<String> = tools
+        .iter()
+        .map(|tool| json(&tool.name.clone().into()))
+        .collect();
+    let closed = tools.iter().all(|tool| tool.closed);
+    let mut out = format!(
+        "# Written by `tribunal new tools --from {from}`.\n\
+         # The argument rules of its tools, for the `tool_calls` step\n\
+         # (docs/authoring.md, \"Grading function calls\").\n\
+         name: {}\nversion: 0.1.0\npipeline:\n  postprocessors:\n    \
+         - use: tool_calls\n      with:\n        allowed: [{}]\n",
+        json(&name.into()),
+        names.join(", ")
+    );
+
+    if closed {
+        out.push_str("        additional_arguments: false\n");
+    } else if tools.iter().any(|tool| tool.closed) {
+        out.push_str(
+            "        # Some tools take no argument they do not name, others do: \
+             `additional_arguments` is one setting for all, left open.\n",
+        );
+    }
+    out.push_str("        arguments:\n");
+    for tool in tools {
+        let lines = tool
+            .description
+            .iter()
+            .flat_map(|description| description.lines())
+            .filter(|line| !line.trim().is_empty());
+        for line in lines {
+            let _ = writeln!(out, "          # {}", line.trim());
+        }
+        for dropped in &tool.dropped {
+            let _ = writeln!(out, "          # not a rule here: {dropped}");
+        }
+        let name = json(&tool.name.clone().into());
+        if tool.fields.is_empty() {
+            let _ = writeln!(out, "          {name}: {{}}");
+            continue;
+        }
+        let _ = writeln!(out, "          {name}:");
+        for (argument, rule) in &tool.fields {
+            let _ = writeln!(
+                out,
+                "            {}: {}",
+                json(&argument.clone().into()),
+                json(rule)
+            );
+        }
+    }
+    out
 }

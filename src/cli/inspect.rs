@@ -54,7 +54,7 @@ impl ExplainArgs {
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  tribunal prompt rules/structured-output\n  tribunal prompt rules/structured-output --schema > schema.json\n  tribunal prompt examples/packs/rag-citations --schema --strict   # for OpenAI's strict mode"
+    after_help = "Examples:\n  tribunal prompt rules/structured-output\n  tribunal prompt rules/structured-output --schema > schema.json\n  tribunal prompt examples/packs/rag-citations --schema --strict   # for OpenAI's strict mode\n  tribunal prompt examples/packs/support-agent --tools openai       # the pack's tools, for the API"
 )]
 pub(super) struct PromptArgs {
     #[command(flatten)]
@@ -67,6 +67,18 @@ pub(super) struct PromptArgs {
     /// ones nullable; string lengths and `unique_items` become description text).
     #[arg(long, requires = "schema")]
     strict: bool,
+    /// Print the tools the pack's `tool_calls` step lets a model call, as the
+    /// tool definitions of an API (`openai`: Chat Completions `tools`;
+    /// `anthropic`: Messages `tools`), parameters from the argument rules.
+    #[arg(long, value_name = "API", conflicts_with = "schema")]
+    tools: Option<ToolsApi>,
+}
+
+/// Whose tool definitions `prompt --tools` writes.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(super) enum ToolsApi {
+    Openai,
+    Anthropic,
 }
 
 pub(super) fn list(pack: &Pack) -> u8 {
@@ -171,11 +183,42 @@ pub(super) fn explain(args: &ExplainArgs) -> Result<u8, String> {
     ))
 }
 
+/// `tools` as `api`'s tool definitions.
+fn tool_definitions(tools: &[tribunal::ToolDefinition], api: ToolsApi) -> serde_json::Value {
+    let each = tools.iter().map(|tool| {
+        let mut definition = serde_json::Map::new();
+        definition.insert("name".into(), tool.name.clone().into());
+        if let Some(description) = &tool.description {
+            definition.insert("description".into(), description.trim().into());
+        }
+        match api {
+            ToolsApi::Openai => {
+                definition.insert("parameters".into(), tool.parameters.clone());
+                serde_json::json!({"type": "function", "function": definition})
+            }
+            ToolsApi::Anthropic => {
+                definition.insert("input_schema".into(), tool.parameters.clone());
+                serde_json::Value::Object(definition)
+            }
+        }
+    });
+    serde_json::Value::Array(each.collect())
+}
+
 pub(super) fn prompt(args: &PromptArgs) -> Result<u8, String> {
     let pack = args.pack.inspect()?;
     note_not_loaded(&pack);
     let no_contract = || format!("pack `{}` has no `contract:` section", pack.label());
-    if args.strict {
+    if let Some(api) = args.tools {
+        let tools = pack.tools();
+        if tools.is_empty() {
+            return Err(format!(
+                "pack `{}` names no tools: `prompt --tools` writes the `allowed` tools (or those `arguments` describes) of its `tool_calls` step",
+                pack.label()
+            ));
+        }
+        out_json!(&tool_definitions(&tools, api));
+    } else if args.strict {
         let schema = pack.json_schema_strict().ok_or_else(no_contract)?;
         out_json!(&schema.map_err(|err| err.to_string())?);
     } else if args.schema {

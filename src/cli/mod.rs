@@ -55,7 +55,7 @@ mod test;
 use check::{check, CheckArgs};
 use diff::{run_diff, DiffArgs};
 use eval::{run_eval, EvalArgs};
-use generate::{completions, man, schema, CompletionsArgs, ManArgs, SchemaArgs};
+use generate::{completions, man, new, schema, CompletionsArgs, ManArgs, NewArgs, SchemaArgs};
 use inspect::{explain, list, prompt, ExplainArgs, PromptArgs};
 use report_page::{run_report, ReportArgs};
 use serve::{serve, ServeArgs};
@@ -112,6 +112,8 @@ enum Command {
     Prompt(PromptArgs),
     /// Print the JSON Schema of pack.yaml or of a component manifest (for editors).
     Schema(SchemaArgs),
+    /// Print a new pack: `new tools --from FILE` holds a tools file's argument rules.
+    New(NewArgs),
     /// Print a shell completion script.
     Completions(CompletionsArgs),
     /// Print the man page, or write one page per command into a folder.
@@ -351,6 +353,7 @@ pub fn main() -> ExitCode {
         Command::Explain(args) => explain(&args),
         Command::Prompt(args) => prompt(&args),
         Command::Schema(args) => schema(&args),
+        Command::New(args) => new(&args),
         Command::Completions(args) => Ok(completions(&args)),
         Command::Man(args) => man(&args),
         Command::PluginHost(args) => {

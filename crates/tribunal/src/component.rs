@@ -327,6 +327,23 @@ pub trait Postprocessor: Send + Sync + fmt::Debug {
     fn early(&self) -> Early {
         Early::AtFinish { keeps_json: false }
     }
+
+    /// The tools this step lets a model call, as function definitions
+    /// (`tool_calls`: `tribunal prompt --tools`); by default none.
+    fn tools(&self) -> Vec<ToolDefinition> {
+        Vec::new()
+    }
+}
+
+/// A tool a pack lets a model call, as the model's API is told of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolDefinition {
+    /// The tool's name.
+    pub name: String,
+    /// What it is for, when the pack says (a contract variant's description).
+    pub description: Option<String>,
+    /// A JSON Schema of its arguments (an object).
+    pub parameters: serde_json::Value,
 }
 
 /// What a postprocessor judges while an output streams (`Pack::stream`), on

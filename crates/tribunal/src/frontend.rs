@@ -49,6 +49,11 @@ pub mod builtins {
     pub use crate::strategy::DOCS as STRATEGY_DOCS;
 }
 
+/// Argument rules from the tools files of model APIs (`tribunal new tools`).
+pub mod tools {
+    pub use crate::contract::{tools_from_file, ToolRules};
+}
+
 /// The plugin helper process (`tribunal __plugin-host`).
 pub mod plugin {
     pub use crate::plugin::serve_helper;

@@ -69,7 +69,7 @@ pub mod jsonl;
 mod stream;
 
 pub use alloc::Counting as CountingAllocator;
-pub use component::Judging;
+pub use component::{Judging, ToolDefinition};
 pub use decision::{CallDecision, Decisions, Verdict};
 pub use error::Error;
 pub use extract::{MultipleValues, Repair, Tier};

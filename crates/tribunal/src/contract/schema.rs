@@ -39,6 +39,22 @@ impl Contract {
         Value::Object(schema)
     }
 
+    /// The JSON Schema of the object this contract's fields describe, as a
+    /// tool's parameters (`tool_calls`' rules of a tool's arguments): no
+    /// `$schema` nor title.
+    pub fn arguments_schema(&self) -> Value {
+        let fields: Vec<&FieldRule> = self.fields.iter().collect();
+        Value::Object(object_schema(&fields, self.additional_fields, |field| {
+            self.field_schema(field)
+        }))
+    }
+
+    /// The JSON Schema of one field rule of this contract (a variant's
+    /// arguments field, as a tool's parameters).
+    pub fn rule_schema(&self, field: &FieldRule) -> Value {
+        self.field_schema(field)
+    }
+
     /// One kind's complete object schema: the common fields (its kind, the
     /// member `kind_field`, a `const`), then its own.
     fn variant_schema(

@@ -462,6 +462,19 @@ impl Pack {
             .map(|contract| contract.json_schema(&self.info.name))
     }
 
+    /// The tools the pack lets a model call (its `tool_calls` step's allowed
+    /// tools, or those its argument rules describe), each with a JSON Schema
+    /// of its arguments: what `tribunal prompt --tools` writes as an API's
+    /// tool definitions. Empty when no step names tools.
+    pub fn tools(&self) -> Vec<crate::component::ToolDefinition> {
+        self.pipeline
+            .postprocessors
+            .iter()
+            .map(|step| step.run.tools())
+            .find(|tools| !tools.is_empty())
+            .unwrap_or_default()
+    }
+
     /// [`Pack::json_schema`] in the subset OpenAI's Structured Outputs take with
     /// `strict: true` (`tribunal prompt --schema --strict`): every object
     /// closed, every property required (an optional one nullable), the
