@@ -1656,6 +1656,13 @@ fn the_openapi_document_describes_the_running_server() {
         ("/healthz", "get", "/healthz".into(), &[], Vec::new()),
         ("/readyz", "get", "/readyz".into(), &[], Vec::new()),
         ("/metrics", "get", "/metrics".into(), &[], Vec::new()),
+        (
+            "/openapi.json",
+            "get",
+            "/openapi.json".into(),
+            &[],
+            Vec::new(),
+        ),
     ];
     let documented: std::collections::BTreeSet<(String, String)> = doc["paths"]
         .as_object()
@@ -2184,4 +2191,25 @@ fn the_audit_trail_holds_calls_paths_traces_and_a_stream_s_judging_time() {
     assert!(lasting >= 400_000, "{streamed}");
     assert!(judging < lasting / 4, "{streamed}");
     assert!(checked.get("judging_us").is_none());
+}
+
+/// The server gives its own `OpenAPI` document (`GET /openapi.json`), the one
+/// in docs/, which `serve --print-openapi` prints without serving anything.
+#[test]
+fn the_server_gives_its_openapi_document() {
+    let doc: Value =
+        serde_json::from_str(&fs::read_to_string(root().join("docs/openapi.json")).unwrap())
+            .unwrap();
+    let server = Server::start(&["rules/ksi-emission"]);
+    let answer = server.get("/openapi.json");
+    assert_eq!(answer.status, 200);
+    assert_eq!(answer.header("content-type"), Some("application/json"));
+    assert_eq!(answer.json(), doc);
+    let printed = std::process::Command::new(env!("CARGO_BIN_EXE_tribunal"))
+        .args(["serve", "--print-openapi"])
+        .output()
+        .unwrap();
+    assert!(printed.status.success());
+    let printed: Value = serde_json::from_slice(&printed.stdout).unwrap();
+    assert_eq!(printed, doc);
 }

@@ -21,8 +21,14 @@ use super::{LoadFlags, EXIT_OK};
     Stops on SIGTERM or Ctrl-C once the requests in flight are answered (docs/server.md).")]
 pub(super) struct ServeArgs {
     /// Pack folders, or folders holding packs (every pack below is served, by name).
-    #[arg(value_name = "PACK_OR_FOLDER", required = true)]
+    #[arg(
+        value_name = "PACK_OR_FOLDER",
+        required_unless_present = "print_openapi"
+    )]
     sources: Vec<PathBuf>,
+    /// Print the service's OpenAPI document (what `GET /openapi.json` answers) and exit.
+    #[arg(long)]
+    print_openapi: bool,
     /// The address to listen on (port 0: any free port, printed at start).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
@@ -106,6 +112,10 @@ pub(super) struct ServeArgs {
 }
 
 pub(super) fn serve(args: &ServeArgs) -> Result<u8, String> {
+    if args.print_openapi {
+        super::write_out(tribunal_server::OPENAPI.trim_end());
+        return Ok(super::EXIT_OK);
+    }
     let (limits, overrides) = super::split_overrides(&args.set)?;
     let runtime = args.load.runtime_with_jobs(limits, args.jobs)?;
     let load = LoadOptions {

@@ -40,6 +40,11 @@ mod trace;
 pub use decision_log::DecisionLogConfig;
 pub use server::serve;
 
+/// The service's `OpenAPI` document (`GET /openapi.json`, `tribunal serve
+/// --print-openapi`): docs/openapi.json, which a test holds to what the server
+/// answers, route by route.
+pub const OPENAPI: &str = include_str!("../../../docs/openapi.json");
+
 /// Everything `tribunal serve` is started with.
 #[derive(Debug, Clone)]
 #[non_exhaustive]

@@ -29,12 +29,13 @@ pub enum Route {
     Healthz,
     Readyz,
     Metrics,
+    OpenApi,
     /// No route matched.
     Other,
 }
 
 impl Route {
-    const ALL: [Route; 12] = [
+    const ALL: [Route; 13] = [
         Route::Check,
         Route::Decide,
         Route::Eval,
@@ -46,6 +47,7 @@ impl Route {
         Route::Healthz,
         Route::Readyz,
         Route::Metrics,
+        Route::OpenApi,
         Route::Other,
     ];
 
@@ -62,6 +64,7 @@ impl Route {
             Route::Healthz => "/healthz",
             Route::Readyz => "/readyz",
             Route::Metrics => "/metrics",
+            Route::OpenApi => "/openapi.json",
             Route::Other => "other",
         }
     }

@@ -170,6 +170,7 @@ async fn route(
         ["healthz"] => (Route::Healthz, Method::GET),
         ["readyz"] => (Route::Readyz, Method::GET),
         ["metrics"] => (Route::Metrics, Method::GET),
+        ["openapi.json"] => (Route::OpenApi, Method::GET),
         ["v1", "packs"] => (Route::Packs, Method::GET),
         ["v1", "packs", _] => (Route::Pack, Method::GET),
         ["v1", "packs", _, "prompt"] => (Route::Prompt, Method::GET),
@@ -218,6 +219,7 @@ async fn route(
         Route::Healthz => json_response(StatusCode::OK, &json!({"status": "ok"})),
         Route::Readyz => readiness(state),
         Route::Metrics => metrics(state),
+        Route::OpenApi => openapi(),
         Route::Packs => json_response(
             StatusCode::OK,
             &json!({"packs": state.registry.describe_all()}),
@@ -236,6 +238,16 @@ async fn route(
         },
     };
     (route, response)
+}
+
+/// The service's `OpenAPI` document (docs/openapi.json, which a test holds
+/// to what the server answers).
+fn openapi() -> Response<ResponseBody> {
+    let mut response = Response::new(full(crate::OPENAPI));
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
 }
 
 /// `None` when the request may proceed; else its 401.
