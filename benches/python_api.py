@@ -21,7 +21,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "side_by_side"))
 
-import tribunal  # noqa: E402
+import tribunal_engine as tribunal  # noqa: E402
 from ksi_emission import validate_json_emission  # noqa: E402  (the seed's function)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

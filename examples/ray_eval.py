@@ -6,7 +6,7 @@
 Starts a local Ray instance with --workers scorers (2 by default) unless
 RAY_ADDRESS names a cluster to join, reads the input one line per record
 (`ray.data.read_text`, so records whose fields differ in type are fine), scores
-the lines on --workers workers with `tribunal.ray.Scorer` (each loads the pack
+the lines on --workers workers with `tribunal_engine.ray.Scorer` (each loads the pack
 once), and writes one result record per input line, in input order: the
 `tribunal eval` result records, without their `line` (a line's place in the
 output is its line number). Exit status 1 when any record is not PASS.
@@ -23,7 +23,7 @@ import sys
 
 import ray
 
-import tribunal.ray
+import tribunal_engine.ray
 
 
 def main() -> int:
@@ -62,7 +62,7 @@ def main() -> int:
 
     pack_path = os.path.abspath(args.pack) if not args.runtime_env_dir else args.pack
     scored = ray.data.read_text(os.path.abspath(args.input)).map_batches(
-        tribunal.ray.Scorer,
+        tribunal_engine.ray.Scorer,
         fn_constructor_args=(pack_path,),
         fn_constructor_kwargs={"overrides": overrides, "json_column": "text"},
         batch_size=args.batch_size,

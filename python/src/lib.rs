@@ -1,4 +1,4 @@
-//! `tribunal._native`, the compiled half of the Python package `tribunal`: the
+//! `tribunal_engine._native`, the compiled half of the Python package `tribunal-engine`: the
 //! library's public API (`Pack`, `Input`, `Report`, `LoadErrors`) as Python
 //! classes and exceptions, and the conversion between Python objects and JSON
 //! values. No engine logic lives here: a record is read by the rules of
@@ -65,7 +65,7 @@ fn runtime() -> &'static tribunal::Runtime {
 
 /// A compiled rule pack: load once, evaluate any number of outputs, from any
 /// number of threads.
-#[pyclass(module = "tribunal", name = "Pack", frozen)]
+#[pyclass(module = "tribunal_engine", name = "Pack", frozen)]
 struct PyPack {
     pack: Arc<tribunal::Pack>,
     /// The path as given, and as an absolute path (for pickling).
@@ -343,7 +343,9 @@ impl PyPack {
     }
 
     fn __reduce__(&self, py: Python<'_>) -> PyResult<(Py<PyAny>, Py<PyTuple>)> {
-        let restore = py.import("tribunal._native")?.getattr("_restore_pack")?;
+        let restore = py
+            .import("tribunal_engine._native")?
+            .getattr("_restore_pack")?;
         let overrides = PyDict::new(py);
         for (target, value) in &self.overrides {
             overrides.set_item(target, to_python(py, value)?)?;
@@ -367,7 +369,7 @@ impl PyPack {
 
     fn __repr__(&self) -> String {
         format!(
-            "<tribunal.Pack {} revision {} from {:?}>",
+            "<tribunal_engine.Pack {} revision {} from {:?}>",
             self.pack.label(),
             self.pack.revision(),
             self.path.display().to_string()
@@ -589,7 +591,7 @@ fn _restore_pack(
 /// read from the record's JSON line, once, when first asked for. Results of
 /// `evaluate_many` keep only that line (a sixth of the memory of the report
 /// it was written from).
-#[pyclass(module = "tribunal", name = "Result", frozen)]
+#[pyclass(module = "tribunal_engine", name = "Result", frozen)]
 struct PyRecord {
     status: Status,
     passed: bool,
@@ -787,7 +789,7 @@ impl PyRecord {
             .map_or_else(|| "None".to_owned(), |s| format!("{s:?}"));
         let id = self.id(py)?.bind(py).repr()?.to_string();
         Ok(format!(
-            "<tribunal.Result {} score={score} id={id}>",
+            "<tribunal_engine.Result {} score={score} id={id}>",
             self.status
         ))
     }
@@ -1187,7 +1189,7 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
 /// A streaming session (`Pack.stream()`): push the chunks of an output as
 /// they arrive, then finish. Also a context manager: leaving the `with` block
 /// finishes it, and `result` holds the `Result`.
-#[pyclass(module = "tribunal", name = "Stream")]
+#[pyclass(module = "tribunal_engine", name = "Stream")]
 struct PyStream {
     session: Option<tribunal::Stream<Arc<tribunal::Pack>>>,
     /// A note on the record (`expected` or `meta` read leniently).
@@ -1283,8 +1285,11 @@ impl PyStream {
 
     fn __repr__(&self) -> String {
         match &self.session {
-            Some(session) => format!("<tribunal.Stream, {} bytes so far>", session.text().len()),
-            None => "<tribunal.Stream, finished>".to_owned(),
+            Some(session) => format!(
+                "<tribunal_engine.Stream, {} bytes so far>",
+                session.text().len()
+            ),
+            None => "<tribunal_engine.Stream, finished>".to_owned(),
         }
     }
 }
@@ -1295,7 +1300,7 @@ fn finished() -> PyErr {
     )
 }
 
-/// The module `tribunal._native`; `tribunal/__init__.py` re-exports it.
+/// The module `tribunal_engine._native`; `tribunal_engine/__init__.py` re-exports it.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();

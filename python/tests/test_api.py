@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-import tribunal
+import tribunal_engine as tribunal
 
 EMITTED = '{"event": "agent:status", "data": {"ok": true}}'
 DESCRIBED = "I would emit an agent:status event once step 1 finishes."

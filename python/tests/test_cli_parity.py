@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-import tribunal
+import tribunal_engine as tribunal
 
 DATA_SETS = [
     ("rules/ksi-emission", "examples/data/ksi-emission.jsonl"),

@@ -1,4 +1,4 @@
-"""tribunal.dspy with the real DSPy: dspy.Evaluate over a small dev set, with
+"""tribunal_engine.dspy with the real DSPy: dspy.Evaluate over a small dev set, with
 DSPy's DummyLM (no network), and the feedback and reward forms."""
 
 import pickle
@@ -7,8 +7,8 @@ import pytest
 
 dspy = pytest.importorskip("dspy", reason="the optional extra `dspy` is not installed")
 
-import tribunal  # noqa: E402
-import tribunal.dspy  # noqa: E402
+import tribunal_engine as tribunal  # noqa: E402
+import tribunal_engine.dspy  # noqa: E402
 
 EMITTED = '{"event": "agent:status", "data": {"ok": true}}'
 UNKNOWN = '{"event": "x:y", "data": {}}'
@@ -31,7 +31,7 @@ def devset():
 
 
 def test_evaluate_with_a_tribunal_metric(root, program):
-    metric = tribunal.dspy.metric(root / "rules/ksi-emission", output_field="answer")
+    metric = tribunal_engine.dspy.metric(root / "rules/ksi-emission", output_field="answer")
     result = dspy.Evaluate(devset=devset(), metric=metric, num_threads=1)(program)
     # Scores 1.0, 0.7 and 0.0: DSPy reports their mean as a percentage.
     assert result.score == pytest.approx(100 * 1.7 / 3, abs=0.01)
@@ -40,7 +40,7 @@ def test_evaluate_with_a_tribunal_metric(root, program):
 
 def test_metric_convention(root):
     pack = tribunal.Pack.load(root / "rules/ksi-emission")
-    metric = tribunal.dspy.metric(pack)
+    metric = tribunal_engine.dspy.metric(pack)
     example = dspy.Example(question="q")
     for answer, score, passed in ((EMITTED, 1.0, True), (UNKNOWN, 0.7, True), (DESCRIBED, 0.0, False)):
         pred = dspy.Prediction(answer=answer)
@@ -52,7 +52,7 @@ def test_metric_convention(root):
 
 
 def test_expected_field_reads_the_examples_json(root):
-    metric = tribunal.dspy.metric(root / "rules/json-eval", output_field="json", expected_field="gold")
+    metric = tribunal_engine.dspy.metric(root / "rules/json-eval", output_field="json", expected_field="gold")
     gold = {"name": "Ada Lovelace", "city": "London"}
     same = dspy.Example(gold=gold)
     as_text = dspy.Example(gold='{"name": "Ada Lovelace", "city": "London"}')
@@ -64,14 +64,14 @@ def test_expected_field_reads_the_examples_json(root):
 
 
 def test_feedback_metric_and_reward(root):
-    feedback = tribunal.dspy.feedback(root / "rules/ksi-emission")
+    feedback = tribunal_engine.dspy.feedback(root / "rules/ksi-emission")
     out = feedback(dspy.Example(question="q"), dspy.Prediction(answer=DESCRIBED))
     assert isinstance(out, dspy.Prediction)
     assert out.score == 0.0
     assert out.feedback == "Previous issues: ['describes JSON instead of emitting it']"
     assert "passed" in feedback(dspy.Example(), dspy.Prediction(answer=EMITTED)).feedback
 
-    reward = tribunal.dspy.reward(root / "rules/ksi-emission")
+    reward = tribunal_engine.dspy.reward(root / "rules/ksi-emission")
     assert reward({"question": "q"}, dspy.Prediction(answer=EMITTED)) == 1.0
     assert reward({"question": "q"}, dspy.Prediction(answer=DESCRIBED)) == 0.0
     assert reward.last_feedback.startswith("Previous issues")
@@ -84,7 +84,7 @@ def test_refine_retries_until_the_pack_passes(root):
         refine = dspy.Refine(
             dspy.Predict("question -> answer"),
             N=3,
-            reward_fn=tribunal.dspy.reward(root / "rules/ksi-emission"),
+            reward_fn=tribunal_engine.dspy.reward(root / "rules/ksi-emission"),
             threshold=1.0,
         )
         assert refine(question="report status").answer == EMITTED
@@ -120,7 +120,7 @@ CITES = '{"cites": ["d1", "d7"]}'
 
 
 def test_meta_field_from_the_example_or_the_prediction(cites_pack):
-    metric = tribunal.dspy.metric(cites_pack, output_field="answer", meta_field="meta")
+    metric = tribunal_engine.dspy.metric(cites_pack, output_field="answer", meta_field="meta")
     pred = dspy.Prediction(answer=CITES)
     # From the example: a dict, or JSON text.
     assert metric(dspy.Example(meta={"retrieved": ["d1", "d2"]}), pred) == 0.5
@@ -137,47 +137,47 @@ def test_record_hook_builds_the_record(root, cites_pack):
     def record(example, pred):
         return {"output": pred.answer, "meta": {"retrieved": example.docs}, "id": example.qid}
 
-    metric = tribunal.dspy.metric(cites_pack, record=record)
+    metric = tribunal_engine.dspy.metric(cites_pack, record=record)
     assert metric(dspy.Example(docs=["d1"], qid=7), dspy.Prediction(answer=CITES)) == 0.5
     result = metric.result(dspy.Example(docs=["d1"], qid=7), dspy.Prediction(answer=CITES))
     assert result.id == 7
     # The hook may return the output alone.
-    plain = tribunal.dspy.metric(tribunal.Pack.load(root / "rules/ksi-emission"), record=lambda e, p: p.text)
+    plain = tribunal_engine.dspy.metric(tribunal.Pack.load(root / "rules/ksi-emission"), record=lambda e, p: p.text)
     assert plain(dspy.Example(), dspy.Prediction(text=EMITTED)) == 1.0
     with pytest.raises(ValueError, match="unknown keys \\['metadata'\\]"):
-        tribunal.dspy.metric(cites_pack, record=lambda e, p: {"output": CITES, "metadata": {}})(
+        tribunal_engine.dspy.metric(cites_pack, record=lambda e, p: {"output": CITES, "metadata": {}})(
             dspy.Example(), dspy.Prediction()
         )
     with pytest.raises(TypeError, match="returned int"):
-        tribunal.dspy.metric(cites_pack, record=lambda e, p: 3)(dspy.Example(), dspy.Prediction())
+        tribunal_engine.dspy.metric(cites_pack, record=lambda e, p: 3)(dspy.Example(), dspy.Prediction())
     with pytest.raises(ValueError, match="either record= or expected_field/meta_field"):
-        tribunal.dspy.metric(cites_pack, meta_field="meta", record=record)
+        tribunal_engine.dspy.metric(cites_pack, meta_field="meta", record=record)
 
 
 def test_error_records_are_never_a_silent_zero(cites_pack):
     # Without meta, the pack's script fails on every record: scored 0.0, warned once.
-    metric = tribunal.dspy.metric(cites_pack)
+    metric = tribunal_engine.dspy.metric(cites_pack)
     example, pred = dspy.Example(q="?"), dspy.Prediction(answer=CITES)
-    with pytest.warns(tribunal.dspy.MetricErrorWarning, match="Unknown property 'retrieved'") as caught:
+    with pytest.warns(tribunal_engine.dspy.MetricErrorWarning, match="Unknown property 'retrieved'") as caught:
         assert metric(example, pred) == 0.0
         assert metric(example, pred, trace=[]) is False
         assert metric(example, pred) == 0.0
     assert len(caught) == 1
     assert metric.errors == 3
-    strict = tribunal.dspy.metric(cites_pack, on_error="raise")
-    with pytest.raises(tribunal.dspy.TribunalMetricError, match="could not evaluate") as raised:
+    strict = tribunal_engine.dspy.metric(cites_pack, on_error="raise")
+    with pytest.raises(tribunal_engine.dspy.TribunalMetricError, match="could not evaluate") as raised:
         strict(example, pred)
     assert raised.value.result.status == "ERROR"
     # The reward and feedback forms too.
-    reward = tribunal.dspy.reward(cites_pack, meta_field="meta")
-    with pytest.warns(tribunal.dspy.MetricErrorWarning):
+    reward = tribunal_engine.dspy.reward(cites_pack, meta_field="meta")
+    with pytest.warns(tribunal_engine.dspy.MetricErrorWarning):
         assert reward({"meta": {"retrieved": ["d1"]}}, dspy.Prediction(answer="no json")) == 0.0
     assert reward({"meta": {"retrieved": ["d1"]}}, pred) == 0.5
-    with pytest.warns(tribunal.dspy.MetricErrorWarning):
-        out = tribunal.dspy.feedback(cites_pack)(example, pred)
+    with pytest.warns(tribunal_engine.dspy.MetricErrorWarning):
+        out = tribunal_engine.dspy.feedback(cites_pack)(example, pred)
     assert out.feedback.startswith("The output could not be evaluated")
     with pytest.raises(ValueError, match="on_error must be"):
-        tribunal.dspy.metric(cites_pack, on_error="ignore")
+        tribunal_engine.dspy.metric(cites_pack, on_error="ignore")
 
 
 def test_the_rag_citations_pack_through_dspy_with_meta(root):
@@ -198,7 +198,7 @@ def test_the_rag_citations_pack_through_dspy_with_meta(root):
             .with_inputs("question")
             for q in ("How long do I have to return an item?", "Are returns free?")
         ]
-        metric = tribunal.dspy.metric(
+        metric = tribunal_engine.dspy.metric(
             root / "examples/packs/rag-citations", output_field="output", expected_field="answer", meta_field="meta"
         )
         result = dspy.Evaluate(devset=devset, metric=metric, num_threads=1)(dspy.Predict("question -> output"))
@@ -245,7 +245,7 @@ def test_a_react_trajectory_is_judged_step_by_step(root):
         ("Book it.", "book_flight", {"flight": "SK1"}),
         ("Done.", "finish", {}),
     ])
-    result = tribunal.dspy.evaluate(pack, dspy.Example(), pred, trajectory_field="trajectory")
+    result = tribunal_engine.dspy.evaluate(pack, dspy.Example(), pred, trajectory_field="trajectory")
     # The agent booked without asking the user: the booking's turn says so.
     assert [i["code"] for i in result.issues] == ["confirmed_first"]
     roles = [t["role"] for t in result.turns]
@@ -254,7 +254,7 @@ def test_a_react_trajectory_is_judged_step_by_step(root):
     # The last turn, the answer, gives the reference the booking's result confirmed.
     assert result.metrics["claims_confirmed"]["score"] == 1.0
     assert result.turns[5]["score"] == 1.0
-    metric = tribunal.dspy.metric(pack, trajectory_field="trajectory")
+    metric = tribunal_engine.dspy.metric(pack, trajectory_field="trajectory")
     assert metric(dspy.Example(), pred) == result.score
     assert "trajectory_field='trajectory'" in repr(metric)
     # A step whose tool raised is an error result; a wrong booking claim fails its turn.
@@ -262,11 +262,11 @@ def test_a_react_trajectory_is_judged_step_by_step(root):
         ("Book SK2.", "book_flight", {"flight": "SK2"}),
         ("Done.", "finish", {}),
     ])
-    messages = tribunal.dspy.messages_from_trajectory(failed.trajectory, failed.answer)
+    messages = tribunal_engine.dspy.messages_from_trajectory(failed.trajectory, failed.answer)
     assert messages[1]["content"][0]["is_error"] is True
-    result = tribunal.dspy.evaluate(pack, dspy.Example(), failed, trajectory_field="trajectory")
+    result = tribunal_engine.dspy.evaluate(pack, dspy.Example(), failed, trajectory_field="trajectory")
     codes = [i["code"] for i in result.issues]
     assert "claims_confirmed" in codes and "tool.order" in codes, codes
     assert result.turns[-1]["status"] != "PASS"
     with pytest.raises(ValueError, match="trajectory_field"):
-        tribunal.dspy.metric(pack, record=lambda e, p: "x", trajectory_field="trajectory")
+        tribunal_engine.dspy.metric(pack, record=lambda e, p: "x", trajectory_field="trajectory")

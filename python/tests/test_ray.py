@@ -1,4 +1,4 @@
-"""tribunal.ray with real Ray: the Scorer on Ray Data on a local instance, and
+"""tribunal_engine.ray with real Ray: the Scorer on Ray Data on a local instance, and
 the example script examples/ray_eval.py end to end."""
 
 import json
@@ -12,8 +12,8 @@ np = pytest.importorskip("numpy", reason="numpy comes with the optional extra `r
 ray = pytest.importorskip("ray", reason="the optional extra `ray` is not installed")
 pytest.importorskip("ray.data", reason="the optional extra `ray` is not installed")
 
-import tribunal  # noqa: E402
-import tribunal.ray  # noqa: E402
+import tribunal_engine as tribunal  # noqa: E402
+import tribunal_engine.ray  # noqa: E402
 
 EMITTED = '{"event": "agent:status", "data": {"ok": true}}'
 DESCRIBED = "I would emit an agent:status event."
@@ -24,7 +24,7 @@ def without_line(record):
 
 
 def test_scorer_on_numpy_and_pandas_batches(root):
-    scorer = tribunal.ray.Scorer(root / "rules/ksi-emission")
+    scorer = tribunal_engine.ray.Scorer(root / "rules/ksi-emission")
     batch = {"id": np.array(["a", "b", "c"]), "output": np.array([EMITTED, DESCRIBED, None], dtype=object)}
     out = scorer(batch)
     assert list(out["id"]) == ["a", "b", "c"]
@@ -40,7 +40,7 @@ def test_scorer_on_numpy_and_pandas_batches(root):
     assert frame["status"].tolist() == ["PASS", "FAIL"]
     assert frame.columns.tolist() == ["id", "output", "status", "passed", "score", "result"]
 
-    lines = tribunal.ray.Scorer(root / "rules/ksi-emission", json_column="text")
+    lines = tribunal_engine.ray.Scorer(root / "rules/ksi-emission", json_column="text")
     out = lines({"text": np.array(['{"id": 7, "output": "x"}', "{broken"], dtype=object)})
     assert list(out["status"]) == ["FAIL", "ERROR"]
     assert json.loads(out["result"][1])["error"].startswith("line 2: not valid JSON")
@@ -58,7 +58,7 @@ def test_map_batches_on_a_local_instance(root, local_ray, cli):
     data = "examples/data/ksi-emission.jsonl"
     records = [json.loads(line) for line in (root / data).read_text().splitlines()]
     ds = ray.data.from_items(records).map_batches(
-        tribunal.ray.Scorer,
+        tribunal_engine.ray.Scorer,
         fn_constructor_args=(str(root / "rules/ksi-emission"),),
         fn_constructor_kwargs={"overrides": {"validate_json_emission.threshold": 0.7}},
         batch_size=7,
@@ -90,10 +90,10 @@ def test_the_example_script(root, tmp_path, cli):
 
 def test_missing_values_in_columns_are_absent_fields(root):
     pandas = pytest.importorskip("pandas")
-    scorer = tribunal.ray.Scorer(root / "rules/ksi-emission")
+    scorer = tribunal_engine.ray.Scorer(root / "rules/ksi-emission")
     frame = pandas.DataFrame({"id": ["a", None], "output": [EMITTED, EMITTED], "meta": [None, float("nan")]})
     out = scorer(frame)
     assert out["status"].tolist() == ["PASS", "PASS"]
     assert json.loads(out["result"][1])["id"] is None
     with pytest.raises(TypeError, match="give the pack's path"):
-        tribunal.ray.Scorer(scorer.pack, overrides={"a.b": 1})
+        tribunal_engine.ray.Scorer(scorer.pack, overrides={"a.b": 1})

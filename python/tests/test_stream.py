@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-import tribunal
+import tribunal_engine as tribunal
 
 CALL = (
     '{"tool": "cancel_booking", "args": {"booking_id": "QX7P2K"}, '

@@ -3,7 +3,7 @@
 
 import json
 
-import tribunal
+import tribunal_engine as tribunal
 
 
 def test_a_transcript_is_judged_as_the_cli_judges_it(root, cli):

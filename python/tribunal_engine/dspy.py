@@ -4,9 +4,9 @@
 the record's score (a float) when evaluating, whether it passed (a bool) when
 ``trace`` is given (bootstrapping demos)::
 
-    import dspy, tribunal.dspy
+    import dspy, tribunal_engine.dspy
 
-    metric = tribunal.dspy.metric("rules/ksi-emission", output_field="answer")
+    metric = tribunal_engine.dspy.metric("rules/ksi-emission", output_field="answer")
     dspy.Evaluate(devset=devset, metric=metric)(program)
 
 An agent's run is judged with its trajectory: ``trajectory_field="trajectory"``
@@ -346,7 +346,7 @@ class Metric(_Records):
         return result.passed
 
     def __repr__(self) -> str:
-        return f"tribunal.dspy.Metric({self.pack.label}, {self._fields()})"
+        return f"tribunal_engine.dspy.Metric({self.pack.label}, {self._fields()})"
 
 
 def metric(
@@ -447,7 +447,7 @@ class Reward(_Records):
         return result.score or 0.0
 
     def __repr__(self) -> str:
-        return f"tribunal.dspy.Reward({self.pack.label}, {self._fields()})"
+        return f"tribunal_engine.dspy.Reward({self.pack.label}, {self._fields()})"
 
 
 def reward(

@@ -2,7 +2,7 @@
 
 Load a pack once, then evaluate any number of outputs with it::
 
-    import tribunal
+    import tribunal_engine as tribunal
 
     pack = tribunal.Pack.load("rules/ksi-emission")
     result = pack.evaluate('{"event": "agent:status", "data": {"ok": true}}')
@@ -10,7 +10,7 @@ Load a pack once, then evaluate any number of outputs with it::
     results = pack.evaluate_many([{"id": 1, "output": "..."}], jobs=2)
 
 ``pack.stream()`` judges an output while it streams (``tribunal.watch`` wraps an
-SDK's stream). ``tribunal.dspy`` holds DSPy metrics and ``tribunal.ray`` a Ray Data scorer;
+SDK's stream). ``tribunal_engine.dspy`` holds DSPy metrics and ``tribunal_engine.ray`` a Ray Data scorer;
 both import their framework only when used. See docs/python.md.
 """
 

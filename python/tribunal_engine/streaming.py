@@ -5,7 +5,7 @@ made certain, ``finish()`` the ``Result``. ``watch`` wraps an iterator of chunks
 such as the OpenAI or Anthropic SDKs' streamed events, and yields the events as
 they come::
 
-    import tribunal
+    import tribunal_engine as tribunal
 
     pack = tribunal.Pack.load("examples/packs/tool-calls")
     watched = tribunal.watch(pack, client.chat.completions.create(..., stream=True))

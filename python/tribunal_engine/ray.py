@@ -6,11 +6,11 @@ columns plus ``status``, ``passed``, ``score`` (NaN where a record has no
 score) and ``result`` (the CLI's result record, as one line of JSON, without
 its ``line``: a batch does not know where it is in the dataset)::
 
-    import ray, tribunal.ray
+    import ray, tribunal_engine.ray
 
     ds = ray.data.read_json("data.jsonl")        # columns id, output, ...
     scored = ds.map_batches(
-        tribunal.ray.Scorer,
+        tribunal_engine.ray.Scorer,
         fn_constructor_args=("rules/ksi-emission",),
         concurrency=2,
     )
@@ -84,7 +84,7 @@ class Scorer:
             out.update(scored)
             return out
         raise TypeError(
-            "tribunal.ray.Scorer takes a dict of columns or a pandas DataFrame "
+            "tribunal_engine.ray.Scorer takes a dict of columns or a pandas DataFrame "
             f"(batch_format 'numpy' or 'pandas'), not {type(batch).__name__}"
         )
 
