@@ -2,11 +2,14 @@
 installing compiles the Rust engine.
 
 pip shows nothing a build backend prints unless it runs with `-v`, and the
-first build from a clone takes minutes: without a word, that reads as a hang.
-So the first hook pip calls writes one line to the terminal itself (when there
-is one), then every hook is maturin's.
+first build from a clone takes minutes: without a word, that reads as a hang
+(a redirected CI log shows only "still running..."). So the first hook pip
+calls writes one line to the terminal itself when there is one, else to pip's
+own standard error (the hook runs in a child of pip, whose standard error
+pip captures), then every hook is maturin's.
 """
 
+import os
 import sys
 
 import maturin
@@ -19,12 +22,32 @@ MESSAGE = (
 
 
 def announce(terminal="/dev/tty"):
-    """Writes MESSAGE to the terminal, else to stderr (which pip shows with -v)."""
+    """Writes MESSAGE to the terminal; without one, to the standard error of
+    the process that runs this hook (pip), which a CI log shows; else to our
+    own stderr (which pip shows with -v)."""
     try:
         with open(terminal, "w", encoding="utf-8") as tty:
             tty.write(MESSAGE)
+            return
     except OSError:
+        pass
+    if not _to_parent_stderr():
         sys.stderr.write(MESSAGE)
+
+
+def _to_parent_stderr():
+    """Writes MESSAGE to the parent process's standard error (Linux's /proc),
+    unless that is where ours goes already; whether it did."""
+    parent = f"/proc/{os.getppid()}/fd/2"
+    try:
+        theirs, ours = os.stat(parent), os.fstat(sys.stderr.fileno())
+        if (theirs.st_dev, theirs.st_ino) == (ours.st_dev, ours.st_ino):
+            return False
+        with open(parent, "w", encoding="utf-8") as stream:
+            stream.write(MESSAGE)
+        return True
+    except (OSError, ValueError):
+        return False
 
 
 def get_requires_for_build_wheel(config_settings=None):
