@@ -15,17 +15,59 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 const debug = process.argv.includes('--debug') || process.env.TRIBUNAL_NODE_PROFILE === 'debug';
-const say = (line) => {
-  // npm shows an install script's output only when it fails (or with
-  // --foreground-scripts); the terminal, when there is one, gets the line too.
+/**
+ * Says `line` where the user sees it. npm shows an install script's output
+ * only when it fails (or with --foreground-scripts): the line goes to our
+ * stderr (npm's copy), and to the terminal when there is one, else to the
+ * stderr of the nearest ancestor that writes somewhere else than we do
+ * (npm's own: a CI log), so an install never looks like a hang.
+ */
+function announce(line, { tty = '/dev/tty' } = {}) {
   process.stderr.write(`${line}\n`);
   if (process.stderr.isTTY) return;
   try {
-    fs.writeFileSync('/dev/tty', `${line}\n`);
+    fs.writeFileSync(tty, `${line}\n`);
+    return;
   } catch {
-    // No terminal: a CI log has the line on stderr.
+    // No terminal.
   }
-};
+  const stderr = ancestorStderr();
+  if (stderr) {
+    try {
+      fs.writeFileSync(stderr, `${line}\n`, { flag: 'a' });
+    } catch {
+      // Nowhere else to say it: npm has it.
+    }
+  }
+}
+
+/** The stderr (`/proc/PID/fd/2`) of the nearest of a few ancestors whose
+ * stderr is not ours (Linux; `null` elsewhere or when there is none). */
+function ancestorStderr() {
+  let ours;
+  try {
+    ours = fs.fstatSync(2);
+  } catch {
+    return null;
+  }
+  let pid = process.ppid;
+  for (let level = 0; level < 4 && pid > 1; level += 1) {
+    try {
+      const fd = `/proc/${pid}/fd/2`;
+      const theirs = fs.statSync(fd);
+      if (theirs.dev !== ours.dev || theirs.ino !== ours.ino) return fd;
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      pid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    } catch {
+      return null;
+    }
+  }
+  return null;
+}
+
+module.exports = { announce };
+if (require.main !== module) return;
+const say = announce;
 
 say(
   `tribunal: compiling the native engine from source (cargo, ${debug ? 'debug' : 'release'} build); ` +
