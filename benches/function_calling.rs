@@ -52,11 +52,9 @@ fn record(i: usize, any_of: bool) -> Input {
 
 fn pack(strategy: &str) -> Pack {
     let options = LoadOptions {
-        overrides: vec![Override::new(
-            "tool_calls.argument_strategies",
-            json!({"*": strategy}),
-        )
-        .unwrap()],
+        overrides: vec![
+            Override::new("tool_calls.argument_strategies", json!({"*": strategy})).unwrap(),
+        ],
         ..LoadOptions::default()
     };
     Pack::load_with("examples/packs/function-calling", &options).unwrap_or_else(|e| panic!("{e}"))

@@ -50,8 +50,37 @@ pub(super) fn has_matcher(value: &Json) -> bool {
 
 /// What is wrong with the matchers in `value` (an expected argument at
 /// `place`), for the record's input error: an `any_of` that is not a
-/// non-empty list.
+/// non-empty list. (Every record's expected calls are checked: the places
+/// are written only when something is wrong.)
 pub(super) fn check(value: &Json, place: &str) -> Result<(), EvalError> {
+    if well_formed(value) {
+        return Ok(());
+    }
+    located(value, place)
+}
+
+/// Whether every `any_of` in `value` is a non-empty list.
+fn well_formed(value: &Json) -> bool {
+    match matcher(value) {
+        Some(Matcher::AnyOf(members)) => {
+            matches!(
+                value.as_object().and_then(|o| o.get("any_of")),
+                Some(Json::Array(_))
+            ) && !members.is_empty()
+                && members.iter().all(well_formed)
+        }
+        Some(Matcher::Optional(inner)) => well_formed(inner),
+        Some(Matcher::Equals(_)) => true,
+        None => match value {
+            Json::Array(items) => items.iter().all(well_formed),
+            Json::Object(members) => members.values().all(well_formed),
+            _ => true,
+        },
+    }
+}
+
+/// [`check`]'s error, at the place of the first malformed matcher.
+fn located(value: &Json, place: &str) -> Result<(), EvalError> {
     let bad = |what: &str| {
         Err(EvalError::new(
             ErrorKind::Input,
@@ -66,20 +95,20 @@ pub(super) fn check(value: &Json, place: &str) -> Result<(), EvalError> {
                 _ => return bad("`any_of` takes a list of values"),
             }
             for (index, member) in members.iter().enumerate() {
-                check(member, &format!("{place}/any_of/{index}"))?;
+                located(member, &format!("{place}/any_of/{index}"))?;
             }
             Ok(())
         }
-        Some(Matcher::Optional(inner)) => check(inner, &format!("{place}/optional")),
+        Some(Matcher::Optional(inner)) => located(inner, &format!("{place}/optional")),
         // What `equals` holds is a value, matchers' words and all.
         Some(Matcher::Equals(_)) => Ok(()),
         None => match value {
             Json::Array(items) => items
                 .iter()
                 .enumerate()
-                .try_for_each(|(index, item)| check(item, &format!("{place}/{index}"))),
+                .try_for_each(|(index, item)| located(item, &format!("{place}/{index}"))),
             Json::Object(members) => members.iter().try_for_each(|(name, member)| {
-                check(
+                located(
                     member,
                     &format!("{place}/{}", crate::json::escape_pointer(name)),
                 )

@@ -258,7 +258,6 @@ impl Trajectory {
             if resolved.is_ignore() {
                 continue;
             }
-            let at = format!("{}/{}", call.arguments_path, escape_pointer(argument));
             let actual = call.arguments.get(argument);
             let similarity = self.score(resolved, value, actual, ctx)?;
             if similarity >= resolved.threshold {
@@ -276,6 +275,7 @@ impl Trajectory {
                     crate::text::short_number(resolved.threshold, similarity),
                 ),
             };
+            let at = format!("{}/{}", call.arguments_path, escape_pointer(argument));
             issues.push(issue(codes::TOOL_CALLS_ARGUMENT_MISMATCH, message, &at).in_turn(turn));
         }
         Ok(())

@@ -53,6 +53,9 @@ pub const DEFAULT_NORMALIZE_STRIP: &str = ",./-_*^";
 /// shape.
 #[derive(Debug, Clone)]
 pub struct Normalizer {
+    /// The ASCII characters removed, as a set of bits.
+    ascii: u128,
+    /// The others, sorted.
     strip: Vec<char>,
 }
 
@@ -65,10 +68,30 @@ impl Default for Normalizer {
 impl Normalizer {
     /// The strategy that removes whitespace and the characters of `strip`.
     pub fn stripping(strip: &str) -> Self {
-        let mut strip: Vec<char> = strip.chars().filter(|c| !c.is_whitespace()).collect();
-        strip.sort_unstable();
-        strip.dedup();
-        Self { strip }
+        let mut ascii = 0u128;
+        let mut others: Vec<char> = Vec::new();
+        for c in strip.chars().filter(|c| !c.is_whitespace()) {
+            if c.is_ascii() {
+                ascii |= 1 << u32::from(c);
+            } else {
+                others.push(c);
+            }
+        }
+        others.sort_unstable();
+        others.dedup();
+        Self {
+            ascii,
+            strip: others,
+        }
+    }
+
+    /// Whether `c` is left out of the comparison.
+    fn removes(&self, c: char) -> bool {
+        if c.is_ascii() {
+            c.is_whitespace() || self.ascii >> u32::from(c) & 1 == 1
+        } else {
+            c.is_whitespace() || self.strip.binary_search(&c).is_ok()
+        }
     }
 
     /// Whether two values are equal under the strategy.
@@ -90,14 +113,23 @@ impl Normalizer {
     }
 
     /// The two texts' kept characters, lower-cased, compared one by one
-    /// (no text is built).
+    /// (no text is built; ASCII byte by byte).
     fn same_text(&self, x: &str, y: &str) -> bool {
+        if x.is_ascii() && y.is_ascii() {
+            return self.kept_ascii(x).eq(self.kept_ascii(y));
+        }
         self.kept(x).eq(self.kept(y))
+    }
+
+    fn kept_ascii<'t>(&'t self, text: &'t str) -> impl Iterator<Item = u8> + 't {
+        text.bytes()
+            .filter(move |&b| !self.removes(char::from(b)))
+            .map(|b| b.to_ascii_lowercase())
     }
 
     fn kept<'t>(&'t self, text: &'t str) -> impl Iterator<Item = char> + 't {
         text.chars()
-            .filter(move |c| !c.is_whitespace() && self.strip.binary_search(c).is_err())
+            .filter(move |&c| !self.removes(c))
             .flat_map(char::to_lowercase)
     }
 }
