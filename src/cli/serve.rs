@@ -26,7 +26,7 @@ pub(super) struct ServeArgs {
         required_unless_present = "print_openapi"
     )]
     sources: Vec<PathBuf>,
-    /// Print the service's OpenAPI document (what `GET /openapi.json` answers) and exit.
+    /// Print the service's `OpenAPI` document (what `GET /openapi.json` answers) and exit.
     #[arg(long)]
     print_openapi: bool,
     /// The address to listen on (port 0: any free port, printed at start).
