@@ -1,5 +1,7 @@
-//! The extraction ladder's promise, as a property: a damaged document yields a
-//! repaired whole or nothing, never one of its inner values as the whole.
+//! The extraction ladder's promises, as properties: a damaged document yields a
+//! repaired whole or nothing, never one of its inner values as the whole; and what
+//! the repair tier finds lists at least one repair unless it is what the strict tier
+//! reads (no unlisted repair).
 //!
 //! Documents are generated here (objects holding objects and arrays of objects,
 //! strings holding brackets, quotes, backslashes and non-ASCII text, written
@@ -11,7 +13,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
-use tribunal::fuzzing::{damage, no_inner_value, DAMAGES};
+use tribunal::fuzzing::{damage, lists_its_repairs, no_inner_value, DAMAGES};
 
 #[path = "support/rng.rs"]
 mod rng;
@@ -100,6 +102,15 @@ fn document(rng: &mut Rng) -> Value {
     }
 }
 
+/// How a model wraps a document (`{}` stands for it), for the unlisted-repair check.
+const WRAPPERS: [&str; 5] = [
+    "Here is the JSON:\n{}",
+    "```json\n{}\n```",
+    "// the answer\n{}",
+    "{}\n}",
+    "\u{200b}{} Hope this helps!",
+];
+
 #[test]
 fn a_damaged_document_never_yields_an_inner_value() {
     const PLACES: usize = 12;
@@ -111,6 +122,7 @@ fn a_damaged_document_never_yields_an_inner_value() {
     let mut rng = Rng(0x5EED_CAFE_F00D_0001);
     let mut cases: BTreeMap<&str, usize> = BTreeMap::new();
     let mut failures: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    let mut unlisted: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for n in 0..documents {
         let whole = document(&mut rng);
         let text = if n % 2 == 0 {
@@ -134,6 +146,14 @@ fn a_damaged_document_never_yields_an_inner_value() {
                     }
                     failures.entry(name).or_default().push(why);
                 }
+                // Also as models wrap it: after prose, in a code fence, after a
+                // comment, or followed by a stray closer.
+                let wrapped = WRAPPERS[n % WRAPPERS.len()].replace("{}", &damaged);
+                for text in [&damaged, &wrapped] {
+                    if let Err(why) = lists_its_repairs(text) {
+                        unlisted.entry(name).or_default().push(why);
+                    }
+                }
             }
         }
     }
@@ -141,7 +161,8 @@ fn a_damaged_document_never_yields_an_inner_value() {
     eprintln!("inner-value property: {total} damaged documents");
     for (name, count) in &cases {
         let failed = failures.get(name).map_or(0, Vec::len);
-        eprintln!("  {name:16} {count:>6} cases, {failed} inner values");
+        let silent = unlisted.get(name).map_or(0, Vec::len);
+        eprintln!("  {name:16} {count:>6} cases, {failed} inner values, {silent} unlisted repairs");
     }
     assert!(total >= 20_000, "only {total} cases");
     let examples: Vec<String> = failures
@@ -151,6 +172,15 @@ fn a_damaged_document_never_yields_an_inner_value() {
     assert!(
         failures.is_empty(),
         "inner values reported as the whole:\n{}",
+        examples.join("\n")
+    );
+    let examples: Vec<String> = unlisted
+        .values()
+        .flat_map(|list| list.iter().take(3).cloned())
+        .collect();
+    assert!(
+        unlisted.is_empty(),
+        "repair tier results that list no repair:\n{}",
         examples.join("\n")
     );
 }

@@ -115,7 +115,12 @@ fn changes_follow_the_tier_s_own_repairs_and_what_cannot_be_read_stays_an_issue(
     );
     assert_eq!(
         report["extraction"]["repairs"],
-        json!(["trailing_comma", "single_quotes", "unquoted_keys"])
+        json!([
+            "trailing_comma",
+            "single_quotes",
+            "unquoted_keys",
+            "surrounding_text"
+        ])
     );
     assert!(report["extraction"].get("schema_repairs").is_none());
     assert_eq!(codes(&report), ["contract.type"]);

@@ -77,7 +77,8 @@ def main():
     python = install()
     generated = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "repair_corpus", "generate.py")],
                                check=True, capture_output=True, text=True).stdout
-    cases = [json.loads(line) for line in generated.splitlines() if line]
+    # Lines end at `\n` only: `splitlines` would also split at a U+2028 inside a case.
+    cases = [json.loads(line) for line in generated.split("\n") if line]
     with tempfile.TemporaryDirectory() as tmp:
         inputs = os.path.join(tmp, "inputs.jsonl")
         with open(inputs, "w", encoding="utf-8") as f:
@@ -92,7 +93,7 @@ def main():
         py = subprocess.run([python, py_runner, inputs], check=True, capture_output=True, text=True).stdout
         js = subprocess.run(["node", js_runner, os.path.join(NPM, "node_modules", "jsonrepair"), inputs],
                             check=True, capture_output=True, text=True).stdout
-    py, js = py.splitlines(), js.splitlines()
+    py, js = py.split("\n")[:-1], js.split("\n")[:-1]
     assert len(py) == len(js) == len(cases), (len(py), len(js), len(cases))
     kept, per = [], {}
     for case, a, b in zip(cases, py, js):

@@ -680,6 +680,32 @@ pub fn no_inner_value(whole: &Value, damaged: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The repair tier's promise to say what it did: whatever it finds in `text`, alone
+/// or as the default ladder's last tier (with `multiple_values` first, last or all),
+/// lists at least one repair unless it is what the strict tier reads from `text`
+/// (an unlisted repair otherwise). `Err` says which ladder found what.
+pub fn lists_its_repairs(text: &str) -> Result<(), String> {
+    const LADDER: [Tier; 4] = [Tier::Strict, Tier::Fence, Tier::Embedded, Tier::Repair];
+    for tiers in [&LADDER[..], &[Tier::Repair]] {
+        for multiple in [
+            extract::MultipleValues::First,
+            extract::MultipleValues::Last,
+            extract::MultipleValues::All,
+        ] {
+            let Some((found, Tier::Repair, repairs)) = ladder(text, tiers, multiple) else {
+                continue;
+            };
+            let strict = ladder(text, &[Tier::Strict], multiple);
+            if repairs.is_empty() && !strict.is_some_and(|(read, _, _)| same_json(&read, &found)) {
+                return Err(format!(
+                    "{tiers:?} ({multiple:?}) found {found} in {text:?} and listed no repair"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The pack [`transcript`] judges each input with, loaded once.
 static TRAVEL_AGENT: std::sync::OnceLock<Pack> = std::sync::OnceLock::new();
 

@@ -88,7 +88,7 @@ pub struct Digest {
     /// record never reached extraction.
     pub tier: Option<&'static str>,
     /// Bit `i` set when `Repair::ALL[i]` was applied.
-    pub repairs: u32,
+    pub repairs: u64,
 }
 
 impl Digest {

@@ -43,12 +43,17 @@ fn extract(text: &str) -> Option<crate::json::Json> {
 
 /// The first outermost balanced document of the text (an object, or an array holding an
 /// object) that parses; with [`MultipleValues::Last`] or [`MultipleValues::All`]
-/// a text with more than one balanced document is left to the repair tier (`None`),
-/// which reads them all.
+/// a text with more than one document is left to the repair tier (`None`), which
+/// reads them all: more than one balanced document, or after the one a further `{`
+/// or `[` that starts like a document (cut short, or an array without objects).
 pub fn extract_with<D: super::Document>(text: &str, multiple: MultipleValues) -> Option<D> {
     let spans = outermost_spans(text);
-    if multiple != MultipleValues::First && spans.len() > 1 {
-        return None;
+    if multiple != MultipleValues::First {
+        let further =
+            |&(_, end): &(usize, usize)| super::repair::next_document(text, end, &mut 0).is_some();
+        if spans.len() > 1 || spans.first().is_some_and(further) {
+            return None;
+        }
     }
     // A span that is, by its surroundings, a value inside a structure, or that
     // failed where its end is in doubt, ends the search: what follows could be

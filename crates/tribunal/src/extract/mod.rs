@@ -112,12 +112,18 @@ pub enum Repair {
     DroppedIncompleteMember,
     /// A missing comma between two members was inserted.
     MissingComma,
+    /// A missing colon between a key and its string value (`{"a" "x"}`) was inserted.
+    MissingColon,
     /// A quote inside a string that did not end it was escaped.
     UnescapedQuotes,
     /// An escape JSON does not allow (`\'`, `\x`, a lone surrogate) was rewritten.
     InvalidEscapes,
     /// A raw newline, tab or other control character inside a string was escaped.
     ControlCharacters,
+    /// Whitespace JSON does not allow (a no-break space, a zero-width space, a
+    /// byte-order mark, an ideographic space, ...) between tokens, or a zero-width space
+    /// around the document, was dropped.
+    UnicodeWhitespace,
     /// A value that is not JSON (`New York`, `10-20`, `1/3`, `NaN`) was quoted as a
     /// string: in an object, the text up to the next comma, closer or line end.
     UnquotedValues,
@@ -152,6 +158,14 @@ pub enum Repair {
     /// The whole output was a JSONP call (`callback({...});`): the document was
     /// read from its arguments.
     Jsonp,
+    /// Text around the document that is not part of it was left out: prose before or
+    /// after it, the lines of the code fence it was read from, a closer with nothing
+    /// open to close (`{"a": 1}}`). Whitespace around a document is not such text, and
+    /// comments around it are listed as [`Repair::Comments`].
+    SurroundingText,
+    /// Documents separated by commas (`{...}, {...}`) were read as the items of one
+    /// array whose brackets were missing, whatever `multiple_values` says.
+    CommaSeparatedDocuments,
     /// Several top-level documents followed one another (`{...}{...}`, or with prose
     /// between them); the contract's `multiple_values` chose the first, the last or all.
     MultipleValues,
@@ -172,7 +186,7 @@ pub enum Repair {
 
 impl Repair {
     /// Every repair kind, in listing order.
-    pub const ALL: [Repair; 30] = [
+    pub const ALL: [Repair; 34] = [
         Repair::TrailingComma,
         Repair::SingleQuotes,
         Repair::UnquotedKeys,
@@ -182,9 +196,11 @@ impl Repair {
         Repair::ClosedBrackets,
         Repair::DroppedIncompleteMember,
         Repair::MissingComma,
+        Repair::MissingColon,
         Repair::UnescapedQuotes,
         Repair::InvalidEscapes,
         Repair::ControlCharacters,
+        Repair::UnicodeWhitespace,
         Repair::UnquotedValues,
         Repair::Placeholders,
         Repair::MismatchedBrackets,
@@ -197,6 +213,8 @@ impl Repair {
         Repair::MongoShellTypes,
         Repair::JsonInString,
         Repair::Jsonp,
+        Repair::SurroundingText,
+        Repair::CommaSeparatedDocuments,
         Repair::MultipleValues,
         Repair::CoercedNumber,
         Repair::CoercedBoolean,
@@ -217,9 +235,11 @@ impl Repair {
             Repair::ClosedBrackets => "closed_brackets",
             Repair::DroppedIncompleteMember => "dropped_incomplete_member",
             Repair::MissingComma => "missing_comma",
+            Repair::MissingColon => "missing_colon",
             Repair::UnescapedQuotes => "unescaped_quotes",
             Repair::InvalidEscapes => "invalid_escapes",
             Repair::ControlCharacters => "control_characters",
+            Repair::UnicodeWhitespace => "unicode_whitespace",
             Repair::UnquotedValues => "unquoted_values",
             Repair::Placeholders => "placeholders",
             Repair::MismatchedBrackets => "mismatched_brackets",
@@ -232,6 +252,8 @@ impl Repair {
             Repair::MongoShellTypes => "mongo_shell_types",
             Repair::JsonInString => "json_in_string",
             Repair::Jsonp => "jsonp",
+            Repair::SurroundingText => "surrounding_text",
+            Repair::CommaSeparatedDocuments => "comma_separated_documents",
             Repair::MultipleValues => "multiple_values",
             Repair::CoercedNumber => "coerced_number",
             Repair::CoercedBoolean => "coerced_boolean",
@@ -250,8 +272,8 @@ impl Repair {
     }
 }
 
-// The repair tier's and the summary's sets of kinds are the bits of a `u32`.
-const _: () = assert!(Repair::ALL.len() <= 32);
+// The repair tier's and the summary's sets of kinds are the bits of a `u64`.
+const _: () = assert!(Repair::ALL.len() <= 64);
 
 impl std::fmt::Display for Repair {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -264,8 +286,8 @@ impl std::fmt::Display for Repair {
 ///
 /// The repair tier lists [`Repair::MultipleValues`] whenever it saw more than one. The
 /// embedded tier takes the first document in prose (seed 001's "first {...} block"),
-/// listing nothing, as prose around it is not a repair; with `last` or `all` it leaves
-/// several documents to the repair tier.
+/// listing nothing, as it lists no repairs; with `last` or `all` it leaves several
+/// documents to the repair tier.
 #[derive(
     Debug,
     Clone,
@@ -1003,7 +1025,11 @@ mod tests {
         assert_eq!(found.value, json!({"thought": "I was thinking abo"}));
         assert_eq!(
             found.repairs,
-            [Repair::ClosedString, Repair::ClosedBrackets]
+            [
+                Repair::ClosedString,
+                Repair::ClosedBrackets,
+                Repair::SurroundingText
+            ]
         );
     }
 

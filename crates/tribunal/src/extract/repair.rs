@@ -6,8 +6,9 @@
 //! (each change is listed, by the [`Repair`] names):
 //!
 //! * trailing commas, single-quoted and typographic (`“ ” ‘ ’`) strings, unquoted keys (a
-//!   bare identifier followed by `:`), Python's `True`/`False`/`None`, and `//`, `/* */`
-//!   and `#` comments;
+//!   bare identifier followed by `:`, which may hold a `-` or a `.`), Python's
+//!   `True`/`False`/`None`, `//`, `/* */` and `#` comments, and whitespace JSON does not
+//!   allow (a no-break or zero-width space, a byte-order mark) between tokens;
 //! * unquoted values: in an object, a member's value that is not JSON (`New York`,
 //!   `done-ish`, `10-20`, `1/3`, `NaN`) is the text up to the next comma, closer or line
 //!   end, as a string; in an array only `NaN`, `Infinity` and tokens that start like a
@@ -15,9 +16,11 @@
 //! * numbers as models write them: `.25`, `+1`, `1.`, `1e` become `0.25`, `1`, `1.0`, `1`;
 //! * `...` and `…` placeholders for omitted items or members (with their comma);
 //! * a closer of the wrong kind (`["a", "b"}`) closes the innermost open object or array;
-//! * missing commas between members, a string whose closing quote is missing before the
-//!   next member (`"a": "x, "b": 1`), `""doubled""` quotes around a value, quotes inside
-//!   a value string that do not end it (a quote followed by a letter or digit; if the
+//! * missing commas between members, a missing colon before a key's string value
+//!   (`{"a" "x"}`), a string whose closing quote is missing before the next member
+//!   (`"a": "x, "b": 1`), `""doubled""` quotes around a value, quotes inside a value
+//!   string that do not end it (a quote followed by what cannot follow a string, such as
+//!   a letter, a digit or `.`, or by the quote that ends it: `"called "Ada""`; if the
 //!   string then runs to the end of the text the guess was wrong and the attempt fails),
 //!   escapes JSON does not allow, and raw control characters inside strings;
 //! * truncation: at the end of the text a string is closed (less its trailing spaces), a
@@ -25,7 +28,13 @@
 //!   last member (a key without a value, a dangling comma, a cut-off literal) is dropped,
 //!   and the open objects and arrays are closed;
 //! * several top-level documents in a row (`{…}{…}`, or separated by prose): the first,
-//!   the last or all of them as an array, as [`MultipleValues`] says.
+//!   the last or all of them as an array, as [`MultipleValues`] says; separated by
+//!   commas (`{…}, {…}`), the items of one array whatever it says;
+//! * the text around the document: prose, the lines of the code fence it was read from,
+//!   a stray closer after it ([`Repair::SurroundingText`]), comments, a zero-width
+//!   space. Only whitespace the strict tier takes around a document needs no repair:
+//!   whatever the tier returns lists at least one repair unless it is what the strict
+//!   tier reads.
 //!
 //! It never guesses at prose: a bare word in key position that is not followed by `:`
 //! fails, and so does punctuation where a value should be (`"n": @@`).
@@ -65,9 +74,10 @@ fn repair(text: &str) -> Option<(Json, Vec<Repair>)> {
 /// Rewrites the almost-JSON in `text` into a JSON object or array.
 ///
 /// Returns the value and the repairs made (each kind once, in [`Repair`] order), or
-/// `None` when no candidate could be rewritten into JSON. The repair list is empty when
-/// the candidate was already JSON (for instance an array of numbers in prose, which the
-/// embedded tier does not look for).
+/// `None` when no candidate could be rewritten into JSON. The repair list is empty only
+/// when the text was already the document, but for whitespace around it (an array of
+/// numbers in prose, which the embedded tier does not look for, lists
+/// [`Repair::SurroundingText`]).
 pub fn repair_with(text: &str, multiple: MultipleValues) -> Option<(Json, Vec<Repair>)> {
     repair_counted(text, multiple, &mut 0)
 }
@@ -93,11 +103,13 @@ fn repair_counted(
     }
     if let Some(block) = fence::blocks(text).find(|block| fence::is_json_info(block.info)) {
         *steps += block.content.len();
-        if let Some(found) = documents(block.content, multiple, steps) {
-            return Some(found);
+        if let Some((value, mut repairs)) = documents(block.content, multiple, steps) {
+            // The fence's lines (and any prose around them) are left out.
+            repairs.insert(Repair::SurroundingText);
+            return Some((value, repairs.to_vec()));
         }
     }
-    documents(text, multiple, steps)
+    documents(text, multiple, steps).map(|(value, repairs)| (value, repairs.to_vec()))
 }
 
 /// The document in `inner`, the text a wrapper (`kind`) held: read as it is, or
@@ -166,14 +178,13 @@ fn json_in_string(text: &str) -> Option<String> {
     inner.trim_start().starts_with(['{', '[']).then_some(inner)
 }
 
-/// The documents of `text`, combined as `multiple` says.
-fn documents(
-    text: &str,
-    multiple: MultipleValues,
-    steps: &mut usize,
-) -> Option<(Json, Vec<Repair>)> {
+/// The documents of `text`, combined as `multiple` says, with what leaving out the
+/// text around them repairs ([`note_outside`]).
+fn documents(text: &str, multiple: MultipleValues, steps: &mut usize) -> Option<(Json, RepairSet)> {
     let bytes = text.as_bytes();
     let mut found: Vec<(Json, RepairSet)> = Vec::new();
+    // Where the first document read starts, and where the last one ends.
+    let mut span: Option<(usize, usize)> = None;
     let mut failures = 0;
     let mut from = 0;
     while failures < MAX_ATTEMPTS {
@@ -204,12 +215,15 @@ fn documents(
             break;
         }
         if let Some((value, repairs, end)) = attempt(&text[start..], steps) {
-            // So is a document followed by a `,`, a `:` or a `]`.
-            if super::continues_after(bytes, start + end) {
+            // So is a document followed by a `,`, a `:` or a `]`, unless
+            // documents joined by commas follow it.
+            let Some((value, repairs, end)) = joined(text, (value, repairs, start + end), steps)
+            else {
                 break;
-            }
+            };
             found.push((value, repairs));
-            from = start + end;
+            span = Some((span.map_or(start, |(first, _)| first), end));
+            from = end;
             if multiple == MultipleValues::First && found.len() > 1 {
                 break;
             }
@@ -246,13 +260,119 @@ fn documents(
     if several {
         repairs.insert(Repair::MultipleValues);
     }
-    Some((value, repairs.to_vec()))
+    if let Some((first, last)) = span {
+        note_outside(&text[..first], true, &mut repairs);
+        *steps += first;
+        // Taking the first of several, the search stopped after the second: what
+        // follows it was not looked at.
+        if !(several && multiple == MultipleValues::First) {
+            note_outside(&text[last..], false, &mut repairs);
+            *steps += text.len() - last;
+        }
+    }
+    Some((value, repairs))
+}
+
+/// The document read from `text` (its value, its repairs and the byte where it ends),
+/// with the documents that follow it joined by commas (`{...}, {...}`, as a model
+/// writes the items of an array and forgets its brackets): then the array of them,
+/// taking a `]` after the last one as the array's closer
+/// ([`Repair::CommaSeparatedDocuments`]). `None` when a single document is followed
+/// by what shows that it was part of a structure
+/// ([`continues_after`](super::continues_after)): one of its inner values.
+fn joined(
+    text: &str,
+    (value, mut repairs, mut end): (Json, RepairSet, usize),
+    steps: &mut usize,
+) -> Option<(Json, RepairSet, usize)> {
+    let bytes = text.as_bytes();
+    let past_whitespace = |at: usize| {
+        at + bytes[at.min(bytes.len())..]
+            .iter()
+            .take_while(|byte| byte.is_ascii_whitespace())
+            .count()
+    };
+    let mut items = vec![value];
+    loop {
+        let comma = past_whitespace(end);
+        if bytes.get(comma) != Some(&b',') {
+            break;
+        }
+        let next = past_whitespace(comma + 1);
+        *steps += next - end;
+        if !matches!(bytes.get(next), Some(b'{' | b'[')) {
+            break;
+        }
+        let Some((item, more, len)) = attempt(&text[next..], steps) else {
+            break;
+        };
+        items.push(item);
+        repairs.0 |= more.0;
+        end = next + len;
+    }
+    if items.len() == 1 {
+        return (!super::continues_after(bytes, end)).then(|| (items.remove(0), repairs, end));
+    }
+    let mut after = past_whitespace(end);
+    // A comma after the last one, before the missing array's closer or the end.
+    if bytes.get(after) == Some(&b',') {
+        let closer = past_whitespace(after + 1);
+        if matches!(bytes.get(closer), None | Some(b']')) {
+            repairs.insert(Repair::TrailingComma);
+            (end, after) = (closer, closer);
+        }
+    }
+    if bytes.get(after) == Some(&b']') {
+        end = after + 1;
+    } else if super::continues_after(bytes, end) {
+        return None;
+    }
+    repairs.insert(Repair::CommaSeparatedDocuments);
+    Some((Json::Array(items), repairs, end))
+}
+
+/// Notes what leaving out `outside`, text before (`leading`) or after the documents
+/// read, repairs: nothing for whitespace the strict tier takes around a document (a
+/// byte-order mark too, before it), [`Repair::Comments`] for comments,
+/// [`Repair::UnicodeWhitespace`] for other whitespace JSON does not allow (a
+/// zero-width space), and [`Repair::SurroundingText`] for anything else: prose, a
+/// closer with nothing open to close, a stray code fence.
+fn note_outside(outside: &str, leading: bool, repairs: &mut RepairSet) {
+    let bytes = outside.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+        let rest = &bytes[at..];
+        if rest[0].is_ascii_whitespace() {
+            at += 1;
+        } else if let Some(len) = unicode_space_len(rest) {
+            let taken = outside[at..]
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_whitespace() || leading && c == '\u{feff}');
+            if !taken {
+                repairs.insert(Repair::UnicodeWhitespace);
+            }
+            at += len;
+        } else if rest.starts_with(b"//") || rest.starts_with(b"#") {
+            at += memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+            repairs.insert(Repair::Comments);
+        } else if rest.starts_with(b"/*") {
+            at += rest[2..]
+                .windows(2)
+                .position(|pair| pair == b"*/")
+                .map_or(rest.len(), |end| end + 4);
+            repairs.insert(Repair::Comments);
+        } else {
+            repairs.insert(Repair::SurroundingText);
+            return;
+        }
+    }
 }
 
 /// The next `{` or `[` from `from` that starts like a JSON document (`{"`, `{key`, `{}`,
 /// `[{`, `["`, `[1`, `[]`, ...), so that prose after a document (`see [1]`, a lone `{`)
 /// is not taken for another one.
-fn next_document(text: &str, from: usize, steps: &mut usize) -> Option<usize> {
+pub(super) fn next_document(text: &str, from: usize, steps: &mut usize) -> Option<usize> {
     let bytes = text.as_bytes();
     let mut at = from;
     while at < bytes.len() {
@@ -299,7 +419,7 @@ fn attempt(source: &str, steps: &mut usize) -> Option<(Json, RepairSet, usize)> 
 
 /// The set of repairs made, listed in [`Repair`] order.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-struct RepairSet(u32);
+struct RepairSet(u64);
 
 impl RepairSet {
     fn insert(&mut self, repair: Repair) {
@@ -438,7 +558,6 @@ fn placeholder_len(rest: &[u8]) -> Option<usize> {
     (dots >= 3).then_some(dots)
 }
 
-/// Whether a byte may appear in a bare word (an unquoted key or a literal).
 /// The length of the number-like token at the start of `rest` (digits, signs,
 /// points and exponents, as models write numbers).
 fn number_token_len(rest: &[u8]) -> usize {
@@ -455,6 +574,45 @@ fn past_blanks(src: &[u8], mut at: usize) -> usize {
     at
 }
 
+/// The length of the whitespace JSON does not allow at the start of `rest`, as
+/// models emit it between tokens: a no-break space (U+00A0, U+202F), the spaces
+/// U+2000 to U+200A, a zero-width space (U+200B), a line or paragraph separator,
+/// U+1680, U+205F, an ideographic space (U+3000) or a byte-order mark (U+FEFF).
+fn unicode_space_len(rest: &[u8]) -> Option<usize> {
+    match rest {
+        [0xC2, 0xA0, ..] => Some(2),
+        [0xE1, 0x9A, 0x80, ..]
+        | [0xE2, 0x80, 0x80..=0x8B | 0xA8 | 0xA9 | 0xAF, ..]
+        | [0xE2, 0x81, 0x9F, ..]
+        | [0xE3, 0x80, 0x80, ..]
+        | [0xEF, 0xBB, 0xBF, ..] => Some(3),
+        _ => None,
+    }
+}
+
+/// `at` moved past the whitespace there, ASCII or [`unicode_space_len`]'s.
+fn past_spaces(src: &[u8], mut at: usize) -> usize {
+    loop {
+        if src.get(at).is_some_and(u8::is_ascii_whitespace) {
+            at += 1;
+        } else if let Some(len) = unicode_space_len(&src[at.min(src.len())..]) {
+            at += len;
+        } else {
+            return at;
+        }
+    }
+}
+
+/// The end of the bare word (an unquoted key or a literal) that starts at `at`: its
+/// word bytes, up to whitespace JSON does not allow (which is not part of it).
+fn word_end(src: &[u8], mut at: usize) -> usize {
+    while src.get(at).is_some_and(|&b| is_word_byte(b)) && unicode_space_len(&src[at..]).is_none() {
+        at += 1;
+    }
+    at
+}
+
+/// Whether a byte may appear in a bare word (an unquoted key or a literal).
 fn is_word_byte(byte: u8) -> bool {
     byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'$' || byte >= 0x80
 }
@@ -577,6 +735,9 @@ struct Rewriter<'a> {
     stack: Vec<Frame>,
     /// Bytes read or looked at ahead, for the linear-time test.
     steps: usize,
+    /// The string being read is in doubled quotes (`""text""`): its first closing
+    /// quote ends it.
+    doubled: bool,
 }
 
 impl<'a> Rewriter<'a> {
@@ -588,6 +749,7 @@ impl<'a> Rewriter<'a> {
             repairs: RepairSet::default(),
             stack: Vec::new(),
             steps: 0,
+            doubled: false,
         }
     }
 
@@ -640,6 +802,10 @@ impl<'a> Rewriter<'a> {
                     } else if is_closer || byte == b',' {
                         // A key without a value (`{"a": 1, "b"}`).
                         self.drop_member();
+                    } else if self.colon_is_missing() {
+                        self.out.push(b':');
+                        self.note(Repair::MissingColon);
+                        self.top().state = State::AfterColon;
                     } else {
                         return Err(Fail);
                     }
@@ -673,6 +839,13 @@ impl<'a> Rewriter<'a> {
         Ok(())
     }
 
+    /// Whether a string at the current position, after a key, is that key's value whose
+    /// colon is missing (`{"a" "x"}`): it is not itself a key (`{"a" "b": 1}`). Only a
+    /// string is taken for such a value; anything else after a key fails.
+    fn colon_is_missing(&mut self) -> bool {
+        opening_quote(&self.src[self.pos..]).is_some() && !self.key_follows(self.pos)
+    }
+
     /// Reads the closer at the current position: it closes the innermost open object or
     /// array, whichever kind it is (`["a", "b"}` is an array).
     fn closer(&mut self, byte: u8) {
@@ -687,8 +860,15 @@ impl<'a> Rewriter<'a> {
     fn skip_trivia(&mut self) {
         loop {
             let start = self.pos;
-            while self.peek().is_some_and(|byte| byte.is_ascii_whitespace()) {
-                self.pos += 1;
+            loop {
+                if self.peek().is_some_and(|byte| byte.is_ascii_whitespace()) {
+                    self.pos += 1;
+                } else if let Some(len) = unicode_space_len(&self.src[self.pos..]) {
+                    self.pos += len;
+                    self.note(Repair::UnicodeWhitespace);
+                } else {
+                    break;
+                }
             }
             let rest = &self.src[self.pos..];
             if rest.starts_with(b"//") || rest.starts_with(b"#") {
@@ -842,14 +1022,18 @@ impl<'a> Rewriter<'a> {
             return Err(Fail);
         }
         let start = self.pos;
-        while self.peek().is_some_and(is_word_byte) {
+        // A key's word may hold a `-` or a `.` after its first byte (`user-id`, `a.b`).
+        loop {
+            self.pos = word_end(self.src, self.pos);
+            let joined = matches!(self.peek(), Some(b'-' | b'.'))
+                && self.src.get(self.pos + 1).is_some_and(|&b| is_word_byte(b));
+            if !joined {
+                break;
+            }
             self.pos += 1;
         }
         let word = &self.src[start..self.pos];
-        let mut after = self.pos;
-        while self.src.get(after).is_some_and(u8::is_ascii_whitespace) {
-            after += 1;
-        }
+        let after = past_spaces(self.src, self.pos);
         self.steps += after - start;
         match self.src.get(after) {
             Some(b':') => {
@@ -880,8 +1064,7 @@ impl<'a> Rewriter<'a> {
             return self.unquoted(self.pos);
         }
         if let Some((quote, _)) = opening_quote(rest) {
-            let doubled =
-                rest.starts_with(b"\"\"") && rest.get(2).is_some_and(|&b| is_word_byte(b));
+            let doubled = self.doubled_quotes();
             if doubled {
                 self.note(Repair::DoubledQuotes);
                 self.pos += 1;
@@ -891,7 +1074,10 @@ impl<'a> Rewriter<'a> {
             } else {
                 Role::ArrayValue
             };
-            let mut end = self.string(quote, role)?;
+            self.doubled = doubled;
+            let end = self.string(quote, role);
+            self.doubled = false;
+            let mut end = end?;
             if end == StringEnd::Closed {
                 if doubled && self.peek() == Some(b'"') {
                     self.pos += 1;
@@ -919,6 +1105,21 @@ impl<'a> Rewriter<'a> {
             _ if is_word_start(byte) => self.literal(in_object),
             _ => Err(Fail),
         }
+    }
+
+    /// Whether the value at the current position is in doubled quotes (`""text""`): two
+    /// quotes, a word, and on the same line the next quote doubled too. A value that
+    /// only starts with a quoted word (`""quoted" first"`) is not.
+    fn doubled_quotes(&mut self) -> bool {
+        let rest = &self.src[self.pos..];
+        if !(rest.starts_with(b"\"\"") && rest.get(2).is_some_and(|&b| is_word_byte(b))) {
+            return false;
+        }
+        let Some(len) = rest[2..].iter().position(|&b| b == b'"' || b == b'\n') else {
+            return false;
+        };
+        self.steps += len;
+        rest[2..].get(len..len + 2) == Some(b"\"\"")
     }
 
     /// After a value string closed: strings joined to it with `+` (`"a" + "b"`,
@@ -964,6 +1165,7 @@ impl<'a> Rewriter<'a> {
             None => true,
             Some(&byte) => {
                 byte.is_ascii_whitespace()
+                    || unicode_space_len(rest).is_some()
                     || matches!(byte, b',' | b'}' | b']' | b'{' | b'[' | b'"' | b'\'' | b'#')
                     || rest.starts_with(b"//")
                     || rest.starts_with(b"/*")
@@ -1008,9 +1210,7 @@ impl<'a> Rewriter<'a> {
             (b"None", b"null"),
         ];
         let start = self.pos;
-        while self.peek().is_some_and(is_word_byte) {
-            self.pos += 1;
-        }
+        self.pos = word_end(self.src, self.pos);
         self.steps += self.pos - start;
         if self.shell_type(start) {
             return Ok(());
@@ -1219,7 +1419,7 @@ impl<'a> Rewriter<'a> {
                     return Ok(StringEnd::BeforeKey);
                 }
                 self.pos += len;
-                if role != Role::Key && self.quote_is_inside() {
+                if role != Role::Key && self.quote_is_inside(quote) {
                     guessed_inner_quote = true;
                     self.note(Repair::UnescapedQuotes);
                     if quote == Quote::Double {
@@ -1359,24 +1559,41 @@ impl<'a> Rewriter<'a> {
         first.map(|at| src.len() - at)
     }
 
-    /// Whether the quote just read sits inside the string rather than ending it: it is
-    /// followed on the same line, after any spaces, by a letter, a digit or a non-ASCII
-    /// character, which can never follow the end of a string in JSON, unless what
-    /// follows is a whole literal or number (`"a" true]`: a missing comma).
-    fn quote_is_inside(&mut self) -> bool {
+    /// Whether the quote just read (a `quote`) sits inside the string rather than ending
+    /// it. It does when it is followed on the same line, after any spaces, by what can
+    /// never follow the end of a string in JSON (a letter, a digit, a non-ASCII
+    /// character, punctuation such as `.` or `!`: anything but a comma, a colon, a
+    /// bracket, a quote, a `+` or a comment), unless what follows is a whole literal or
+    /// number (`"a" true]`: a missing comma); or when it is followed at once by
+    /// another quote that is followed by a comma, a colon, a closer, a line end or the
+    /// end of the text (`"called "Ada""`: that one ends the string).
+    fn quote_is_inside(&mut self, quote: Quote) -> bool {
         let rest = &self.src[self.pos..];
-        let skip = rest
-            .iter()
-            .position(|byte| !byte.is_ascii_whitespace())
-            .unwrap_or(rest.len());
+        let skip = past_spaces(rest, 0);
         self.steps += skip;
         if rest[..skip].contains(&b'\n') {
             return false;
         }
         let next = &rest[skip..];
-        if !next
-            .first()
-            .is_some_and(|&byte| byte.is_ascii_alphanumeric() || byte >= 0x80)
+        let Some(&first) = next.first() else {
+            return false;
+        };
+        if let Some(len) = quote
+            .closing_len(next)
+            .filter(|_| skip == 0 && !self.doubled)
+        {
+            let after = past_blanks(next, len);
+            self.steps += after;
+            return next
+                .get(after)
+                .is_none_or(|&byte| matches!(byte, b',' | b':' | b'}' | b']' | b'\n' | b'\r'));
+        }
+        let comment = next.starts_with(b"//") || next.starts_with(b"/*");
+        if comment
+            || matches!(
+                first,
+                b',' | b':' | b'}' | b']' | b'{' | b'[' | b'"' | b'\'' | b'+' | b'#'
+            )
         {
             return false;
         }
@@ -1513,10 +1730,11 @@ mod tests {
     }
 
     use Repair::{
-        ClosedBrackets, ClosedString, Comments, ControlCharacters, DoubledQuotes,
-        DroppedIncompleteMember, InvalidEscapes, JsonInString, Jsonp, MismatchedBrackets,
-        MissingComma, MissingQuote, MongoShellTypes, NumberFormat, Placeholders, PythonLiterals,
-        SingleQuotes, StringConcatenation, TrailingComma, TypographicQuotes, UnescapedQuotes,
+        ClosedBrackets, ClosedString, CommaSeparatedDocuments, Comments, ControlCharacters,
+        DoubledQuotes, DroppedIncompleteMember, InvalidEscapes, JsonInString, Jsonp,
+        MismatchedBrackets, MissingColon, MissingComma, MissingQuote, MongoShellTypes,
+        NumberFormat, Placeholders, PythonLiterals, SingleQuotes, StringConcatenation,
+        SurroundingText, TrailingComma, TypographicQuotes, UnescapedQuotes, UnicodeWhitespace,
         UnquotedKeys, UnquotedValues, UnterminatedString,
     };
     #[allow(non_upper_case_globals)]
@@ -1579,6 +1797,11 @@ mod tests {
         check("{ key : \"v\" }", &json!({"key": "v"}), &[UnquotedKeys]);
         check("{1: \"one\"}", &json!({"1": "one"}), &[UnquotedKeys]);
         check("{clé: 1}", &json!({"clé": 1}), &[UnquotedKeys]);
+        check(
+            "{user-id: 1, max-tokens: 2, a.b: 3}",
+            &json!({"user-id": 1, "max-tokens": 2, "a.b": 3}),
+            &[UnquotedKeys],
+        );
     }
 
     #[test]
@@ -1709,7 +1932,8 @@ mod tests {
             &[ClosedBrackets, MismatchedBrackets],
         );
         check("{\"a\": 1]", &json!({"a": 1}), &[MismatchedBrackets]);
-        check("[1,]}", &json!([1]), &[TrailingComma]);
+        // A closer after the document, with nothing open to close, is text around it.
+        check("[1,]}", &json!([1]), &[TrailingComma, SurroundingText]);
     }
 
     #[test]
@@ -1802,8 +2026,16 @@ mod tests {
             &[TrailingComma, SingleQuotes, PythonLiterals, Jsonp],
         );
         // A call in prose, cut off, or of something else is not JSONP.
-        check(r#"search({"q": "x"}) is the call"#, &json!({"q": "x"}), &[]);
-        check(r#"cb({"a": 1"#, &json!({"a": 1}), &[ClosedBrackets]);
+        check(
+            r#"search({"q": "x"}) is the call"#,
+            &json!({"q": "x"}),
+            &[SurroundingText],
+        );
+        check(
+            r#"cb({"a": 1"#,
+            &json!({"a": 1}),
+            &[ClosedBrackets, SurroundingText],
+        );
         for text in [r#"1cb({"a": 1})"#, r#"cb("a")"#, r#"a b({"a": 1})"#, "cb()"] {
             assert!(super::jsonp_body(text).is_none(), "{text}");
         }
@@ -1983,18 +2215,22 @@ mod tests {
                 vec![SingleQuotes, MultipleValuesRepair]
             )
         );
-        // One document is itself, whatever the choice; prose after it is not another.
-        for text in [
-            "{\"a\": 1} hope that helps {",
-            "{\"a\": 1} {x}",
-            "{\"a\": 1}",
+        // One document is itself, whatever the choice; prose after it is not another
+        // (it is text around it).
+        for (text, repairs) in [
+            ("{\"a\": 1} hope that helps {", vec![SurroundingText]),
+            ("{\"a\": 1} {x}", vec![SurroundingText]),
+            ("{\"a\": 1}", vec![]),
         ] {
             for multiple in [
                 MultipleValues::First,
                 MultipleValues::Last,
                 MultipleValues::All,
             ] {
-                assert_eq!(repair_with(text, multiple), Some((json!({"a": 1}), vec![])));
+                assert_eq!(
+                    repair_with(text, multiple),
+                    Some((json!({"a": 1}), repairs.clone()))
+                );
             }
         }
         // A later document cut short still counts.
@@ -2102,6 +2338,93 @@ mod tests {
             &json!({"text": "He said \"hi\" to me", "n": 1}),
             &[UnescapedQuotes],
         );
+    }
+
+    #[test]
+    fn inner_quotes_before_punctuation_or_the_closing_quote() {
+        for (text, expected) in [
+            // Followed by punctuation that cannot follow a string.
+            (
+                r#"{"t": "she said "no".", "n": 1}"#,
+                json!({"t": "she said \"no\".", "n": 1}),
+            ),
+            (r#"{"t": "say "hi"!"}"#, json!({"t": "say \"hi\"!"})),
+            // Followed by the quote that ends the string.
+            (
+                r#"{"t": "called "Ada"", "n": 1}"#,
+                json!({"t": "called \"Ada\"", "n": 1}),
+            ),
+            (r#"["x "y"", "z"]"#, json!(["x \"y\"", "z"])),
+            (r#"{"id": "gamma""}"#, json!({"id": "gamma\""})),
+            // A value that starts with a quoted word is not in doubled quotes.
+            (
+                r#"{"t": ""quoted" first"}"#,
+                json!({"t": "\"quoted\" first"}),
+            ),
+        ] {
+            check(text, &expected, &[UnescapedQuotes]);
+        }
+        // What may follow a string still ends it: a comma, a closer, a comment, `+`.
+        check("{\"a\": \"x\" // note\n}", &json!({"a": "x"}), &[Comments]);
+        check(r#"{"a": "x", "b": "y"}"#, &json!({"a": "x", "b": "y"}), &[]);
+    }
+
+    #[test]
+    fn a_missing_colon_before_a_string_value() {
+        check(
+            r#"{"a" "x", "b": 1}"#,
+            &json!({"a": "x", "b": 1}),
+            &[MissingColon],
+        );
+        check(
+            r#"{"a" "x" "b" "y"}"#,
+            &json!({"a": "x", "b": "y"}),
+            &[MissingComma, MissingColon],
+        );
+        // Only a string is taken for the value, and not one that is a key itself.
+        assert_eq!(repair(r#"{"a" 1}"#), None);
+        assert_eq!(repair(r#"{"a" "b": 1}"#), None);
+    }
+
+    #[test]
+    fn unicode_whitespace_between_tokens() {
+        check(
+            "{\u{a0}\"a\":\u{3000} [1,\u{200b}2],\u{feff} \"b\":\u{202f} true\u{2003}}",
+            &json!({"a": [1, 2], "b": true}),
+            &[UnicodeWhitespace],
+        );
+        // Inside a string it is text.
+        check("[\"a\u{a0}b\"]", &json!(["a\u{a0}b"]), &[]);
+    }
+
+    #[test]
+    fn documents_separated_by_commas_are_an_array() {
+        for multiple in [
+            MultipleValues::First,
+            MultipleValues::Last,
+            MultipleValues::All,
+        ] {
+            for text in ["{\"a\": 1},\n{\"b\": 2}", "{\"a\": 1}, {\"b\": 2}]"] {
+                assert_eq!(
+                    repair_with(text, multiple),
+                    Some((json!([{"a": 1}, {"b": 2}]), vec![CommaSeparatedDocuments])),
+                    "{text:?} ({multiple:?})"
+                );
+            }
+        }
+        check(
+            "[1], [2, 3], {'c': 4}",
+            &json!([[1], [2, 3], {"c": 4}]),
+            &[SingleQuotes, CommaSeparatedDocuments],
+        );
+        check(
+            "{\"a\": 1},\n{\"b\": 2},\n",
+            &json!([{"a": 1}, {"b": 2}]),
+            &[TrailingComma, CommaSeparatedDocuments],
+        );
+        // One document followed by a comma is still an element of something else.
+        assert_eq!(repair("{\"a\": 1}, "), None);
+        assert_eq!(repair("{\"a\": 1}, {\"b\": 2}, x"), None);
     }
 
     #[test]
@@ -2283,17 +2606,30 @@ mod tests {
     }
 
     #[test]
-    fn trailing_prose_is_ignored() {
+    fn trailing_prose_is_left_out() {
         check(
             "{'a': 1} and that's my answer {",
             &json!({"a": 1}),
-            &[SingleQuotes],
+            &[SingleQuotes, SurroundingText],
         );
         check(
             "Sure! [1, 2,] Hope it helps.",
             &json!([1, 2]),
-            &[TrailingComma],
+            &[TrailingComma, SurroundingText],
         );
+        // Prose around a document that needed nothing else is still named.
+        check(
+            "The scores: [1, 2, 3].",
+            &json!([1, 2, 3]),
+            &[SurroundingText],
+        );
+        check("[1, 2]\n```", &json!([1, 2]), &[SurroundingText]);
+        check("{\"a\": 1}}", &json!({"a": 1}), &[SurroundingText]);
+        // Comments around it are comments; whitespace is nothing, but for the
+        // zero-width space, which JSON does not take as whitespace.
+        check("// the list\n[1, 2] /* end */", &json!([1, 2]), &[Comments]);
+        check("\u{feff} \u{a0}[1, 2]\n\u{3000}", &json!([1, 2]), &[]);
+        check("\u{200b}[1, 2]", &json!([1, 2]), &[UnicodeWhitespace]);
     }
 
     #[test]
@@ -2301,7 +2637,7 @@ mod tests {
         check(
             "Here you go {not this}:\n```json\n{'a': 1,}\n```\nDone {x}.",
             &json!({"a": 1}),
-            &[TrailingComma, SingleQuotes],
+            &[TrailingComma, SingleQuotes, SurroundingText],
         );
     }
 
@@ -2310,7 +2646,7 @@ mod tests {
         check(
             "Here's my response:\n```json\n{\"eval\": null, \"thought\": \"thin",
             &json!({"eval": null, "thought": "thin"}),
-            &[ClosedString, ClosedBrackets],
+            &[ClosedString, ClosedBrackets, SurroundingText],
         );
     }
 
@@ -2319,7 +2655,7 @@ mod tests {
         check(
             "```json\n{\"a\": 1, \"b\":\n```\nThat was cut.",
             &json!({"a": 1}),
-            &[ClosedBrackets, DroppedIncompleteMember],
+            &[ClosedBrackets, DroppedIncompleteMember, SurroundingText],
         );
     }
 
@@ -2368,7 +2704,7 @@ mod tests {
         check(
             "Use {braces} like this: {'a': 1}",
             &json!({"a": 1}),
-            &[SingleQuotes],
+            &[SingleQuotes, SurroundingText],
         );
         let eight_failures = "{x} ".repeat(MAX_ATTEMPTS);
         assert_eq!(repair(&format!("{eight_failures}{{'a': 1}}")), None);
@@ -2376,7 +2712,7 @@ mod tests {
         check(
             &format!("{seven_failures}{{'a': 1}}"),
             &json!({"a": 1}),
-            &[SingleQuotes],
+            &[SingleQuotes, SurroundingText],
         );
     }
 
@@ -2429,6 +2765,7 @@ mod tests {
                 UnescapedQuotes,
                 InvalidEscapes,
                 ControlCharacters,
+                SurroundingText,
             ]
         );
     }
