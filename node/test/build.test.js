@@ -21,9 +21,10 @@ test('without a terminal, the install line reaches npm\'s own stderr', { skip: p
     const { spawnSync } = require('node:child_process');
     const r = spawnSync('sh', ['-c', ${JSON.stringify(`"${process.execPath}" -e "${script.replace(/"/g, '\\"')}"`)}], { stdio: ['ignore', 'ignore', 'pipe'] });
     process.exit(r.status);`;
-  const fd = fs.openSync(log, 'w');
+  fs.writeFileSync(log, 'earlier lines of the log\n');
+  const fd = fs.openSync(log, 'a');
   const ran = spawnSync(process.execPath, ['-e', npm], { stdio: ['ignore', 'ignore', fd] });
   fs.closeSync(fd);
   assert.equal(ran.status, 0);
-  assert.equal(fs.readFileSync(log, 'utf8'), 'tribunal: compiling\n');
+  assert.equal(fs.readFileSync(log, 'utf8'), 'earlier lines of the log\ntribunal: compiling\n');
 });

@@ -43,7 +43,8 @@ def _to_parent_stderr():
         theirs, ours = os.stat(parent), os.fstat(sys.stderr.fileno())
         if (theirs.st_dev, theirs.st_ino) == (ours.st_dev, ours.st_ino):
             return False
-        with open(parent, "w", encoding="utf-8") as stream:
+        # Appended: a log file behind it keeps what it holds.
+        with open(parent, "a", encoding="utf-8") as stream:
             stream.write(MESSAGE)
         return True
     except (OSError, ValueError):

@@ -50,6 +50,9 @@ def test_without_a_terminal_the_line_reaches_pip_s_own_stderr(tmp_path):
         f"r = subprocess.run([sys.executable, '-c', {child!r}], stderr=subprocess.PIPE);"
         "sys.exit(r.returncode)"
     )
-    with open(log, "w") as stderr:
+    log.write_text("earlier lines of the log\n")
+    with open(log, "a") as stderr:
         subprocess.run([sys.executable, "-c", pip], stderr=stderr, check=True)
-    assert log.read_text().count("compiling the Rust engine") == 1
+    text = log.read_text()
+    assert text.startswith("earlier lines of the log\n"), "the log is kept"
+    assert text.count("compiling the Rust engine") == 1
