@@ -377,7 +377,7 @@ def test_a_script_comparing_semantically_loads_the_model_outside_its_limits(tmp_
         "    fn evaluate(ctx) { compare(\"semantic\", ctx.expected, ctx.json.answer) }\n"
     )
     code = (
-        "import sys, tribunal\n"
+        "import sys\nimport tribunal_engine as tribunal\n"
         "pack = tribunal.Pack.load(sys.argv[1])\n"
         "r = pack.evaluate('{\"answer\": \"the cat sat on the mat\"}', expected='a cat sat on a mat')\n"
         "print(r.status, r.error)\n"
