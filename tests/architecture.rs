@@ -60,6 +60,8 @@ const ENGINE: &[(&str, &str)] = &[
     ("pack_tests", "runs"),
     // The library's error type, composed of every module's.
     ("error", "api"),
+    // One request API over served packs, judged on one executor.
+    ("engine", "api"),
     // What the front ends and the fuzz targets reach (hidden).
     ("frontend", "front ends' access"),
     ("fuzzing", "front ends' access"),

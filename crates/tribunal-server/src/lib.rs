@@ -18,8 +18,9 @@
 //! | `GET /healthz`, `/readyz` | liveness, readiness |
 //! | `GET /metrics` | Prometheus text format |
 //!
-//! Layers: [`registry`] holds the packs and reloads them; [`routes`] answers
-//! one request; [`server`] accepts connections, applies the limits and shuts
+//! Layers: the engine's [`Engine`](tribunal::Engine) holds the packs, reloads
+//! them and judges every check on its executor; [`packs`] shows them and
+//! logs what reloads did; [`routes`] answers one request; [`server`] accepts connections, applies the limits and shuts
 //! down; [`metrics`] and [`decision_log`] record what was decided.
 
 use std::net::SocketAddr;
@@ -31,7 +32,7 @@ use tribunal::{LoadOptions, Runtime};
 mod body;
 mod decision_log;
 mod metrics;
-mod registry;
+mod packs;
 mod routes;
 mod server;
 mod time;

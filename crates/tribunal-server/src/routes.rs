@@ -9,8 +9,7 @@
 #![allow(clippy::result_large_err)]
 
 use std::convert::Infallible;
-use std::hash::{BuildHasher, Hasher};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -26,9 +25,9 @@ use tribunal::jsonl;
 use crate::body::{self, BodyError};
 use crate::decision_log::{DecisionLog, Entry};
 use crate::metrics::{Metrics, Route};
-use crate::registry::{Registry, Served};
 use crate::trace::Trace;
 use crate::Limits;
+use tribunal::{Engine, Served};
 
 mod stream;
 
@@ -38,37 +37,33 @@ pub type ResponseBody = BoxBody<Bytes, Infallible>;
 /// What every request shares.
 #[derive(Debug)]
 pub struct State {
-    pub registry: Arc<Registry>,
+    /// The packs, and where checks run: the engine's executor, never the
+    /// threads that serve connections.
+    pub engine: Engine,
     pub metrics: Arc<Metrics>,
     pub log: Option<DecisionLog>,
     pub limits: Limits,
     pub token: Option<Vec<u8>>,
     pub permits: Arc<Semaphore>,
     pub shutting_down: AtomicBool,
-    /// Where checks run: never on the threads that serve connections.
-    pub executor: tribunal::Executor,
-    ids: DecisionIds,
 }
 
 impl State {
     pub fn new(
-        registry: Arc<Registry>,
+        engine: Engine,
         metrics: Arc<Metrics>,
         log: Option<DecisionLog>,
         limits: Limits,
         token: Option<Vec<u8>>,
-        executor: tribunal::Executor,
     ) -> Self {
         Self {
-            registry,
+            engine,
             metrics,
             log,
-            executor,
             permits: Arc::new(Semaphore::new(limits.max_concurrency)),
             limits,
             token,
             shutting_down: AtomicBool::new(false),
-            ids: DecisionIds::new(),
         }
     }
 }
@@ -107,39 +102,6 @@ impl State {
                 &logged.trace,
             ));
         }
-    }
-}
-
-/// Decision ids: 32 hex digits, a random start per process and a counter,
-/// unique within a process and across restarts.
-#[derive(Debug)]
-struct DecisionIds {
-    prefix: u64,
-    next: AtomicU64,
-}
-
-impl DecisionIds {
-    fn new() -> Self {
-        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-        hasher.write_u128(
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap_or_default()
-                .as_nanos(),
-        );
-        hasher.write_u32(std::process::id());
-        Self {
-            prefix: hasher.finish(),
-            next: AtomicU64::new(1),
-        }
-    }
-
-    fn next(&self) -> String {
-        format!(
-            "{:016x}{:016x}",
-            self.prefix,
-            self.next.fetch_add(1, Ordering::Relaxed)
-        )
     }
 }
 
@@ -222,12 +184,15 @@ async fn route(
         Route::OpenApi => openapi(),
         Route::Packs => json_response(
             StatusCode::OK,
-            &json!({"packs": state.registry.describe_all()}),
+            &json!({"packs": crate::packs::describe_all(&state.engine)}),
         ),
         _ => match find_pack(state, name) {
             Err(response) => response,
             Ok(served) => match route {
-                Route::Pack => json_response(StatusCode::OK, &state.registry.describe(&served)),
+                Route::Pack => json_response(
+                    StatusCode::OK,
+                    &crate::packs::describe(&state.engine, &served),
+                ),
                 Route::Prompt => prompt(&served),
                 Route::Schema => schema(&served),
                 Route::Check => check(state, request, served, started, trace).await,
@@ -295,15 +260,15 @@ fn readiness(state: &State) -> Response<ResponseBody> {
     } else {
         json_response(
             StatusCode::OK,
-            &json!({"status": "ready", "packs": state.registry.names()}),
+            &json!({"status": "ready", "packs": state.engine.names()}),
         )
     }
 }
 
 fn metrics(state: &State) -> Response<ResponseBody> {
-    let served = state.registry.revisions();
+    let served = crate::packs::revisions(&state.engine);
     let text = state.metrics.render(
-        state.registry.runtime().embedding_cache_report().as_ref(),
+        state.engine.runtime().embedding_cache_report().as_ref(),
         &served,
     );
     let mut response = Response::new(full(text));
@@ -315,27 +280,11 @@ fn metrics(state: &State) -> Response<ResponseBody> {
 }
 
 fn find_pack(state: &State, name: &str) -> Result<Arc<Served>, Response<ResponseBody>> {
-    state.registry.get(name).ok_or_else(|| {
-        let names = state.registry.names();
-        let hint = tribunal::frontend::suggest::nearest(name, &names)
-            .map_or_else(String::new, |near| {
-                format!(": {}", tribunal::frontend::suggest::did_you_mean(&near))
-            });
-        let known = if names.is_empty() {
-            "none".to_owned()
-        } else {
-            names.join(", ")
-        };
-        error(
-            StatusCode::NOT_FOUND,
-            "pack.unknown",
-            format!("no pack named `{name}`{hint} (served: {known})"),
-        )
-    })
+    state.engine.find(name).map_err(|err| request_error(&err))
 }
 
 fn prompt(served: &Served) -> Response<ResponseBody> {
-    match served.pack.prompt() {
+    match served.pack().prompt() {
         Some(text) => {
             let mut response = Response::new(full(text));
             response.headers_mut().insert(
@@ -349,7 +298,7 @@ fn prompt(served: &Served) -> Response<ResponseBody> {
 }
 
 fn schema(served: &Served) -> Response<ResponseBody> {
-    match served.pack.json_schema() {
+    match served.pack().json_schema() {
         Some(schema) => json_response(StatusCode::OK, &schema),
         None => no_contract(served),
     }
@@ -361,7 +310,7 @@ fn no_contract(served: &Served) -> Response<ResponseBody> {
         "pack.no-contract",
         format!(
             "pack `{}` has no contract, so no prompt block or JSON Schema",
-            served.pack.name()
+            served.pack().name()
         ),
     )
 }
@@ -481,29 +430,32 @@ async fn judge_request(
     })
 }
 
-/// Runs `judge` (given the deadline) on the executor and waits for it until
-/// the deadline (and a moment more, for a check stopping there to say where):
+/// Judges `request` on the engine's executor and waits for it until the
+/// deadline (and a moment more, for a check stopping there to say where):
 /// the slot is held until the judging ends, even when the answer has gone
-/// out as a 504. `Err` is the answer when there is no result, or when it came
-/// past the deadline (a 504 with the reason `why` finds in it).
-async fn on_executor<T: Send + 'static>(
+/// out as a 504. `Err` is the answer when there is no decision, or when it
+/// came past the deadline (a 504 saying in which step it stopped).
+async fn on_executor(
     state: &State,
     permit: tokio::sync::OwnedSemaphorePermit,
     deadline: Instant,
-    judge: impl FnOnce(std::time::Instant) -> T + Send + 'static,
-    why: impl FnOnce(&T) -> Option<&str>,
-) -> Result<T, Response<ResponseBody>> {
+    request: tribunal::Request,
+) -> Result<tribunal::Decision, Response<ResponseBody>> {
     let (judged, outcome) = tokio::sync::oneshot::channel();
-    let until = deadline.into_std();
-    state.executor.submit(move || {
-        if std::time::Instant::now() >= until {
-            return; // waited past its deadline: the handler has answered 504
-        }
-        let result = judge(until);
+    let request = request
+        .deadline(deadline.into_std())
+        .max_record_bytes(
+            state
+                .limits
+                .max_record_bytes
+                .max(state.limits.max_body_bytes),
+        )
+        .keep_input(state.log.as_ref().is_some_and(DecisionLog::logs_outputs));
+    state.engine.submit(request, move |decision| {
         // The slot is free before the answer goes out: a client that sends
         // its next request on reading it finds the slot free.
         drop(permit);
-        let _ = judged.send(result);
+        let _ = judged.send(decision);
     });
     let mut outcome = outcome;
     let judged = match tokio::time::timeout_at(deadline, &mut outcome).await {
@@ -516,21 +468,42 @@ async fn on_executor<T: Send + 'static>(
             .and_then(Result::ok),
     };
     match judged {
-        Some(judged) if Instant::now() >= deadline => {
-            let during = why(&judged).map_or_else(String::new, |why| format!(" ({why})"));
+        Some(Ok(decision)) if Instant::now() >= deadline => {
+            let during = decision
+                .judged()
+                .error()
+                .map_or_else(String::new, |why| format!(" ({why})"));
             Err(timed_out(state, &during))
         }
-        Some(judged) => Ok(judged),
+        Some(Ok(decision)) => Ok(decision),
+        Some(Err(err)) if err.kind() != tribunal::RequestErrorKind::Expired => {
+            Err(request_error(&err))
+        }
         None if Instant::now() < deadline => Err(error(
             StatusCode::INTERNAL_SERVER_ERROR,
             "server.fault",
             "the check ended without a result".to_owned(),
         )),
-        None => Err(timed_out(
+        _ => Err(timed_out(
             state,
             " (it waited that long for a free check thread)",
         )),
     }
+}
+
+/// The answer to a request the engine refused: its code, and an HTTP
+/// status for it.
+fn request_error(err: &tribunal::RequestError) -> Response<ResponseBody> {
+    use tribunal::RequestErrorKind as Kind;
+    let (status, message) = match err.kind() {
+        Kind::UnknownPack => (StatusCode::NOT_FOUND, err.message().to_owned()),
+        Kind::Expired => (StatusCode::GATEWAY_TIMEOUT, err.message().to_owned()),
+        _ => (
+            StatusCode::BAD_REQUEST,
+            format!("the body: {}", err.message()),
+        ),
+    };
+    error(status, err.code(), message)
 }
 
 /// The 504 of a request judged past its deadline.
@@ -561,35 +534,22 @@ async fn check(
         Ok(request) => request,
         Err(response) => return response,
     };
-    let options = record_options(&state.limits);
-    // Read as `eval` reads a line (its UTF-8 checked there, once).
-    let (input, note) = match jsonl::read_record(&body, 1, &options) {
-        Ok(read) => read,
-        Err(err) => return invalid_record(&body, &err.message),
-    };
-    let logged = Logged::of(state, &input, trace);
-    let pack = Arc::clone(&served);
-    let judged = on_executor(
-        state,
-        permit,
-        deadline,
-        move |until| {
-            let mut record = Vec::with_capacity(256 + input.output.len());
-            let report =
-                jsonl::evaluate_record_into(&pack.pack, input, note, Some(until), &mut record);
-            (report, record)
-        },
-        |(report, _)| report.error(),
-    )
-    .await;
-    let (report, mut record) = match judged {
-        Ok(judged) => judged,
+    let request = tribunal::Request::check(served.pack().name(), body);
+    let decision = match on_executor(state, permit, deadline, request).await {
+        Ok(decision) => decision,
         Err(response) => return response,
     };
-    let decision_id = state.ids.next();
-    state.decided(&logged.entry(&decision_id, served.pack.name(), &report, started.elapsed()));
-    with_decision_id(&mut record, &decision_id);
-    json_bytes_response(record, &decision_id)
+    if let tribunal::Judged::Report(report) = decision.judged() {
+        let logged = Logged::of(state, decision.input(), trace);
+        state.decided(&logged.entry(
+            decision.id(),
+            decision.pack().name(),
+            report,
+            started.elapsed(),
+        ));
+    }
+    let id = decision.id().to_owned();
+    json_bytes_response(decision.into_bytes(), &id)
 }
 
 /// A JSON answer (its bytes) naming its decision.
@@ -623,56 +583,23 @@ async fn decide(
         Ok(request) => request,
         Err(response) => return response,
     };
-    // A list of messages is the record of those messages.
-    let record = if body.trim_ascii_start().starts_with(b"[") {
-        let mut record = b"{\"messages\":".to_vec();
-        record.extend_from_slice(&body);
-        record.push(b'}');
-        record
-    } else {
-        body
-    };
-    let options = record_options(&state.limits);
-    let (input, _) = match jsonl::read_record(&record, 1, &options) {
-        Ok(read) => read,
-        Err(err) => return invalid_record(&record, &err.message),
-    };
-    if input.messages.is_null() {
-        return error(
-            StatusCode::BAD_REQUEST,
-            "request.no-messages",
-            "the body has no `messages`: decide judges the tool calls a transcript's last assistant message proposes (send the messages, or a record with them)".to_owned(),
-        );
-    }
-    let logged = Logged::of(state, &input, trace);
-    let pack = Arc::clone(&served);
-    let judged = on_executor(
-        state,
-        permit,
-        deadline,
-        move |until| pack.pack.decide_within(&input, Some(until)),
-        |decisions| decisions.error.as_deref(),
-    )
-    .await;
-    let decisions = match judged {
-        Ok(decisions) => decisions,
+    let request = tribunal::Request::decide(served.pack().name(), body);
+    let decision = match on_executor(state, permit, deadline, request).await {
+        Ok(decision) => decision,
         Err(response) => return response,
     };
-    let decision_id = state.ids.next();
-    state.decided_calls(
-        served.pack.name(),
-        &decisions,
-        &decision_id,
-        started.elapsed(),
-        &logged,
-    );
-    let mut value = decisions.to_value();
-    if let Some(fields) = value.as_object_mut() {
-        fields.insert("decision_id".into(), decision_id.clone().into());
+    if let tribunal::Judged::Calls(decisions) = decision.judged() {
+        let logged = Logged::of(state, decision.input(), trace);
+        state.decided_calls(
+            decision.pack().name(),
+            decisions,
+            decision.id(),
+            started.elapsed(),
+            &logged,
+        );
     }
-    let mut body = serde_json::to_vec(&value).unwrap_or_default();
-    body.push(b'\n');
-    json_bytes_response(body, &decision_id)
+    let id = decision.id().to_owned();
+    json_bytes_response(decision.into_bytes(), &id)
 }
 
 /// What the decision log keeps of a request beside its result: its trace,
@@ -686,7 +613,14 @@ pub(crate) struct Logged {
 
 impl Logged {
     /// What is logged of `input` (taken before it is judged).
-    pub(crate) fn of(state: &State, input: &tribunal::Input, trace: &Trace) -> Self {
+    /// (No input: the request did not keep it, as the log takes no outputs.)
+    pub(crate) fn of(state: &State, input: Option<&tribunal::Input>, trace: &Trace) -> Self {
+        let Some(input) = input else {
+            return Self {
+                trace: trace.clone(),
+                ..Self::default()
+            };
+        };
         let mut logged = Self::of_text(state, &input.output, trace);
         if logged.output.is_some() {
             logged.tool_calls = crate::decision_log::tool_calls(&input.messages);
@@ -737,30 +671,6 @@ fn with_decision_id(record: &mut Vec<u8>, decision_id: &str) {
         record.extend_from_slice(decision_id.as_bytes());
         record.extend_from_slice(b"\"}");
     }
-}
-
-fn record_options(limits: &Limits) -> jsonl::Options {
-    let mut options = jsonl::Options::default();
-    options.max_record_bytes = limits.max_record_bytes.max(limits.max_body_bytes);
-    options
-}
-
-/// The 400 of a body that is not a record: not UTF-8 and bad JSON say where
-/// (the byte; line and column of the body).
-fn invalid_record(body: &[u8], message: &str) -> Response<ResponseBody> {
-    let code = match std::str::from_utf8(body) {
-        Err(_) => "request.not-utf8",
-        Ok(text) if serde_json::from_str::<serde::de::IgnoredAny>(text).is_err() => {
-            "request.bad-json"
-        }
-        Ok(_) => "request.invalid-record",
-    };
-    let message = message.strip_prefix("line 1: ").unwrap_or(message);
-    error(
-        StatusCode::BAD_REQUEST,
-        code,
-        format!("the body: {message}"),
-    )
 }
 
 fn too_large(limit: usize) -> Response<ResponseBody> {
@@ -815,7 +725,7 @@ fn eval(
     let in_flight = InFlight::new(&state.metrics);
     let reader = body::pump(request.into_body(), state.limits.read_timeout);
     let (mut sink, response_body) = body::result_channel(state.limits.send_timeout);
-    let request_id = state.ids.next();
+    let request_id = state.engine.next_decision_id();
     let id = request_id.clone();
     // Each record's decision is counted on the worker that judged it; its
     // log line (with the time from the request's headers to that decision)
@@ -826,20 +736,14 @@ fn eval(
         let served = Arc::clone(&served);
         let trace = trace.clone();
         move |report: &tribunal::Report, input: Option<&tribunal::Input>, out: &mut Vec<u8>| {
-            state.metrics.decision(served.pack.name(), report);
+            state.metrics.decision(served.pack().name(), report);
             if let Some(log) = &state.log {
                 let decision_id = format!("{id}-{}", report.line.unwrap_or(0));
                 // (A line that could not be read has no input: its trace alone.)
-                let logged = input.map_or_else(
-                    || Logged {
-                        trace: trace.clone(),
-                        ..Logged::default()
-                    },
-                    |input| Logged::of(&state, input, &trace),
-                );
+                let logged = Logged::of(&state, input, &trace);
                 let latency = started.elapsed();
                 out.extend_from_slice(
-                    log.line(&logged.entry(&decision_id, served.pack.name(), report, latency))
+                    log.line(&logged.entry(&decision_id, served.pack().name(), report, latency))
                         .as_bytes(),
                 );
             }
@@ -858,7 +762,7 @@ fn eval(
             write: &decided,
         };
         if let Err(err) = jsonl::run_into(
-            &served.pack,
+            served.pack(),
             reader,
             None,
             &mut sink,
@@ -866,9 +770,9 @@ fn eval(
             &options,
             |_| {},
         ) {
-            crate::registry::log(&format!(
+            crate::packs::log(&format!(
                 "eval {request} on `{}` stopped: {err}",
-                served.pack.name()
+                served.pack().name()
             ));
         }
     });

@@ -14,7 +14,7 @@ use tokio::net::TcpListener;
 
 use crate::decision_log::DecisionLog;
 use crate::metrics::Metrics;
-use crate::registry::{log, Registry};
+use crate::packs::log;
 use crate::routes::{handle, State};
 use crate::{Auth, Config, ServeError};
 
@@ -45,17 +45,30 @@ pub fn serve(config: &Config, on_ready: impl FnOnce(SocketAddr)) -> Result<(), S
     let mut load = config.load.clone();
     let pins = load.allow_plugins.then(tribunal::PluginPins::new);
     load.plugin_pins.clone_from(&pins);
-    let registry = Arc::new(
-        Registry::load(
-            config.sources.clone(),
-            config.runtime.clone(),
-            load,
-            Arc::clone(&metrics),
-            config.follow_links,
-        )
-        .map_err(ServeError::Load)?
-        .with_settle(config.reload_settle),
-    );
+    let threads = if config.threads == 0 {
+        std::thread::available_parallelism().map_or(2, std::num::NonZero::get)
+    } else {
+        config.threads
+    };
+    // Checks run on the engine's executor; connections on a few threads of
+    // their own, which therefore always answer (`/healthz`, `/metrics`, a 503).
+    let engine = {
+        let metrics = Arc::clone(&metrics);
+        let mut builder = tribunal::Engine::builder()
+            .runtime(config.runtime.clone())
+            .load_options(load)
+            .follow_links(config.follow_links)
+            .settle(config.reload_settle)
+            .threads(threads)
+            .on_pack_event(move |event| crate::packs::on_pack_event(&metrics, event));
+        for source in &config.sources {
+            builder = builder.source(source);
+        }
+        builder.build().map_err(|err| match err {
+            tribunal::EngineError::Packs(_) => ServeError::Load(err.to_string()),
+            _ => ServeError::Io(err.to_string()),
+        })?
+    };
     if let Some(pins) = &pins {
         pins.seal();
     }
@@ -70,15 +83,6 @@ pub fn serve(config: &Config, on_ready: impl FnOnce(SocketAddr)) -> Result<(), S
         ),
         None => None,
     };
-    let threads = if config.threads == 0 {
-        std::thread::available_parallelism().map_or(2, std::num::NonZero::get)
-    } else {
-        config.threads
-    };
-    // Checks run on the executor's threads; connections on a few of their
-    // own, which therefore always answer (`/healthz`, `/metrics`, a 503).
-    let executor = tribunal::Executor::new(threads, "tribunal-check")
-        .map_err(|e| ServeError::Io(format!("cannot start the evaluation threads: {e}")))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(HTTP_THREADS)
         .thread_name("tribunal-http")
@@ -89,16 +93,15 @@ pub fn serve(config: &Config, on_ready: impl FnOnce(SocketAddr)) -> Result<(), S
         .build()
         .map_err(|e| ServeError::Io(format!("cannot start the service's threads: {e}")))?;
     let state = Arc::new(State::new(
-        Arc::clone(&registry),
+        engine.clone(),
         metrics,
         decision_log,
         config.limits.clone(),
         token,
-        executor,
     ));
     let stop_watching = Arc::new(AtomicBool::new(false));
     if let Some(every) = config.reload_every {
-        registry.watch(every, Arc::clone(&stop_watching));
+        engine.watch(every, Arc::clone(&stop_watching));
     }
     let result = runtime.block_on(run(config, Arc::clone(&state), on_ready));
     stop_watching.store(true, Ordering::Relaxed);
@@ -136,8 +139,8 @@ async fn run(
     let mut shutdown = std::pin::pin!(shutdown_signal());
     log(&format!(
         "listening on http://{address} with {} pack(s): {}",
-        state.registry.names().len(),
-        state.registry.names().join(", ")
+        state.engine.names().len(),
+        state.engine.names().join(", ")
     ));
     on_ready(address);
     loop {

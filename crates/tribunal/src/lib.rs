@@ -34,6 +34,7 @@ mod contract;
 mod deadline;
 pub(crate) mod decimal;
 mod decision;
+mod engine;
 mod error;
 mod extract;
 mod files;
@@ -71,11 +72,15 @@ mod stream;
 pub use alloc::Counting as CountingAllocator;
 pub use component::{Judging, ToolDefinition};
 pub use decision::{CallDecision, Decisions, Verdict};
+pub use engine::{
+    Ask, Decision, Engine, EngineBuilder, EngineError, Judged, PackEvent, PackEventKind,
+    ReloadFailure, Request, RequestError, RequestErrorKind, Served,
+};
 pub use error::Error;
 pub use extract::{MultipleValues, Repair, Tier};
 pub use json::{Json, NotANumber, Number, Object, Str};
 pub use pack::{LoadOptions, Override, OverrideError, Pack};
-pub use parallel::{on_deep_stack, Executor, STACK_SIZE};
+pub use parallel::{on_deep_stack, STACK_SIZE};
 pub use pipeline::{Input, MissingOutput};
 pub use plugin::PluginPins;
 pub use report::{

@@ -652,6 +652,18 @@ impl Report {
         fields: Fields,
         written: Option<&Written>,
     ) {
+        self.write_record(out, fields, written, None);
+    }
+
+    /// [`write_fields_with`](Self::write_fields_with), ending with the
+    /// member `decision_id` when there is one (a service's answer).
+    pub(crate) fn write_record(
+        &self,
+        out: &mut Vec<u8>,
+        fields: Fields,
+        written: Option<&Written>,
+        decision_id: Option<&str>,
+    ) {
         out.reserve(1024);
         let mut record = Object::open(out);
         if fields.has(Field::Id) {
@@ -734,6 +746,9 @@ impl Report {
         }
         if fields.has(Field::Revision) {
             json_write::write_str(record.field("revision"), &self.revision);
+        }
+        if let Some(decision_id) = decision_id {
+            json_write::write_str(record.field("decision_id"), decision_id);
         }
         record.close();
     }

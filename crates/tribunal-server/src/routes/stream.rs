@@ -30,7 +30,7 @@ use super::{
     error, ndjson_response, permit, with_decision_id, InFlight, Logged, ResponseBody, State,
 };
 use crate::body;
-use crate::registry::Served;
+use tribunal::Served;
 
 /// A served pack, held by its session for as long as the stream lasts (a
 /// reload swaps the registry's revision, not this one).
@@ -40,7 +40,7 @@ impl Deref for Held {
     type Target = Pack;
 
     fn deref(&self) -> &Pack {
-        &self.0.pack
+        self.0.pack()
     }
 }
 
@@ -131,7 +131,7 @@ pub fn stream(
     };
     let in_flight = InFlight::new(&state.metrics);
     let (sender, response_body) = body::event_channel();
-    let decision_id = state.ids.next();
+    let decision_id = state.engine.next_decision_id();
     let mut session = Stream::new(Held(Arc::clone(&served)), input);
     if release {
         session = session.with_release();
@@ -303,7 +303,7 @@ impl Judged {
         self.judged_for(finishing);
         let mut entry = logged.entry(
             &self.decision_id,
-            served.pack.name(),
+            served.pack().name(),
             &report,
             self.started.elapsed(),
         );

@@ -1,17 +1,17 @@
-//! The packs the service serves, by name, and their hot reload.
+//! The packs an [`Engine`](super::Engine) serves, by name, and their hot reload.
 //!
-//! Every pack loads on the service's one engine runtime. A reload thread looks
-//! at each pack's files every `reload_every`: when they changed (a file's
-//! size or modification time, a file added or removed) and then stayed as they
-//! are for the settle time, and at least until the next look (an editor saving
-//! several files, or one file in several writes with pauses shorter than the
-//! settle time, is loaded once it is done), the pack loads again in the
-//! background and the new revision is swapped in at once; requests in flight
-//! finish on the revision they started with. A pack that fails to load
-//! keeps its old revision serving, and the failure is shown in `/v1/packs`
-//! and the log (once per change) until a later change loads. A pack whose
-//! folder is gone for the settle time is dropped (`pack.unknown`), even when
-//! no pack is left.
+//! Every pack loads on the engine's one runtime. [`Packs::watch`] looks at
+//! each pack's files every so often: when they changed (a file's size or
+//! modification time, a file added or removed) and then stayed as they are for
+//! the settle time, and at least until the next look (an editor saving several
+//! files, or one file in several writes with pauses shorter than the settle
+//! time, is loaded once it is done), the pack loads again and the new revision
+//! is swapped in at once; requests in flight finish on the revision they
+//! started with. A pack that fails to load keeps its old revision serving, and
+//! the failure is kept (shown by the front end) and reported once per change
+//! until a later change loads. A pack whose folder is gone for the settle time
+//! is dropped, even when no pack is left. What happens is told to the engine's
+//! observer as [`PackEvent`]s.
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::BTreeMap;
@@ -19,40 +19,82 @@ use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
-use serde_json::{json, Value};
-use tribunal::{LoadOptions, Pack, Runtime};
+use crate::pack::{LoadOptions, Pack};
+use crate::runtime::Runtime;
 
-use crate::metrics::Metrics;
-
-/// A pack as served: the loaded pack and where it came from.
+/// A pack as served: the loaded pack, the folder it came from, when.
 #[derive(Debug)]
 pub struct Served {
-    pub pack: Pack,
-    pub dir: PathBuf,
-    /// When this revision was loaded (RFC 3339).
-    pub loaded_at: String,
+    pack: Pack,
+    dir: PathBuf,
+    loaded_at: SystemTime,
     fingerprint: u64,
 }
 
-/// A reload that failed: the old revision kept serving.
-#[derive(Debug, Clone)]
-struct Failure {
-    message: String,
-    at: String,
+impl Served {
+    /// The pack.
+    pub fn pack(&self) -> &Pack {
+        &self.pack
+    }
+
+    /// The folder it was loaded from.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// When this revision was loaded.
+    pub fn loaded_at(&self) -> SystemTime {
+        self.loaded_at
+    }
+}
+
+/// A reload that failed: the old revision (if any) kept serving.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReloadFailure {
+    /// Why it did not load.
+    pub message: String,
+    /// When it failed.
+    pub at: SystemTime,
     fingerprint: u64,
 }
+
+/// What a look at the packs' files did, as the engine tells its observer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PackEvent {
+    /// What happened.
+    pub kind: PackEventKind,
+    /// It, in words (a line for the service's log).
+    pub message: String,
+}
+
+/// The kinds of [`PackEvent`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PackEventKind {
+    /// A pack was added, or a new revision of one swapped in.
+    Loaded,
+    /// A changed pack did not load: its last revision (if any) still serves.
+    Failed,
+    /// A pack whose folder no longer holds it was dropped.
+    Removed,
+    /// A problem with the folders served (said once, until it changes).
+    Problem,
+}
+
+/// Who is told of [`PackEvent`]s.
+pub(crate) type Observer = Arc<dyn Fn(&PackEvent) + Send + Sync>;
 
 /// The packs by name.
-#[derive(Debug)]
-pub struct Registry {
+pub(crate) struct Packs {
     runtime: Runtime,
     load: LoadOptions,
     sources: Vec<PathBuf>,
     packs: RwLock<BTreeMap<String, Arc<Served>>>,
     /// Failed reloads, by pack folder.
-    failures: Mutex<BTreeMap<PathBuf, Failure>>,
+    failures: Mutex<BTreeMap<PathBuf, ReloadFailure>>,
     /// Pack folders whose files changed, how they are now and since when:
     /// loaded once they have stayed so for `settle`.
     settling: Mutex<BTreeMap<PathBuf, (u64, Instant)>>,
@@ -60,31 +102,40 @@ pub struct Registry {
     /// once they have been gone for `settle`.
     gone: Mutex<BTreeMap<PathBuf, Instant>>,
     /// How long a pack's files must stay unchanged (or gone) before the
-    /// change is taken (`--reload-settle-ms`).
+    /// change is taken.
     settle: Duration,
-    /// The last problem a look had with the served folders, logged once.
+    /// The last problem a look had with the served folders, said once.
     problem: Mutex<Option<String>>,
-    metrics: Arc<Metrics>,
-    /// Serve packs a folder of packs links to outside itself
-    /// (`--follow-links`).
+    observer: Observer,
+    /// Serve packs a folder of packs links to outside itself.
     follow_links: bool,
 }
 
-impl Registry {
+impl std::fmt::Debug for Packs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Packs")
+            .field("sources", &self.sources)
+            .field("settle", &self.settle)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Packs {
     /// Loads every pack of `sources` (pack folders, or folders holding packs).
-    /// Any pack that does not load, or two packs of one name, is an error.
-    /// A pack that a folder of packs links to outside itself is served only
-    /// when `follow_links`, else it is an error.
-    pub fn load(
+    /// Any pack that does not load, or two packs of one name, is an error
+    /// (one message each). A pack that a folder of packs links to outside
+    /// itself is served only when `follow_links`, else it is an error.
+    pub(crate) fn load(
         sources: Vec<PathBuf>,
         runtime: Runtime,
         load: LoadOptions,
-        metrics: Arc<Metrics>,
         follow_links: bool,
-    ) -> Result<Self, String> {
-        let (dirs, refused) = pack_dirs(&sources, follow_links)?;
+        settle: Duration,
+        observer: Observer,
+    ) -> Result<Self, Vec<String>> {
+        let (dirs, refused) = pack_dirs(&sources, follow_links).map_err(|e| vec![e])?;
         if !refused.is_empty() {
-            return Err(refused.join("\n"));
+            return Err(refused);
         }
         let mut packs = BTreeMap::new();
         let mut errors = Vec::new();
@@ -106,7 +157,7 @@ impl Registry {
             }
         }
         if !errors.is_empty() {
-            return Err(errors.join("\n"));
+            return Err(errors);
         }
         Ok(Self {
             runtime,
@@ -116,98 +167,41 @@ impl Registry {
             failures: Mutex::default(),
             settling: Mutex::default(),
             gone: Mutex::default(),
-            settle: Duration::ZERO,
+            settle,
             problem: Mutex::default(),
-            metrics,
+            observer,
             follow_links,
         })
     }
 
-    /// The same registry, taking a change only once the files have stayed
-    /// as they are for `settle` (a pack written in parts, or a folder being
-    /// removed, is never served half-way).
-    #[must_use]
-    pub fn with_settle(mut self, settle: Duration) -> Self {
-        self.settle = settle;
-        self
-    }
-
-    /// The engine runtime every pack is loaded on.
-    pub fn runtime(&self) -> &Runtime {
-        &self.runtime
+    fn tell(&self, kind: PackEventKind, message: String) {
+        (self.observer)(&PackEvent { kind, message });
     }
 
     /// The pack named `name`, as served now.
-    pub fn get(&self, name: &str) -> Option<Arc<Served>> {
-        self.packs
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(name)
-            .cloned()
+    pub(crate) fn get(&self, name: &str) -> Option<Arc<Served>> {
+        read(&self.packs).get(name).cloned()
     }
 
     /// The names of the packs served.
-    pub fn names(&self) -> Vec<String> {
-        self.packs
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .keys()
-            .cloned()
-            .collect()
+    pub(crate) fn names(&self) -> Vec<String> {
+        read(&self.packs).keys().cloned().collect()
     }
 
     /// The packs served now, by name.
-    fn current(&self) -> Vec<Arc<Served>> {
-        self.packs
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .values()
-            .cloned()
-            .collect()
+    pub(crate) fn current(&self) -> Vec<Arc<Served>> {
+        read(&self.packs).values().cloned().collect()
     }
 
-    /// Each pack served, by name, with the revision it serves.
-    pub fn revisions(&self) -> Vec<(String, String)> {
-        self.current()
-            .iter()
-            .map(|s| (s.pack.name().to_owned(), s.pack.revision().to_owned()))
-            .collect()
-    }
-
-    /// What `/v1/packs` says of each pack, by name.
-    pub fn describe_all(&self) -> Value {
-        Value::Array(self.current().iter().map(|s| self.describe(s)).collect())
-    }
-
-    /// What `/v1/packs/{name}` says of a pack.
-    pub fn describe(&self, served: &Served) -> Value {
-        let pack = &served.pack;
-        let metrics: Vec<Value> = pack
-            .metric_steps()
-            .map(|(name, weight)| json!({"name": name, "weight": weight}))
-            .collect();
-        let failure = self
-            .failures
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(&served.dir)
-            .map(|f| json!({"message": f.message, "at": f.at}));
-        json!({
-            "name": pack.name(),
-            "version": pack.version(),
-            "revision": pack.revision(),
-            "description": pack.description(),
-            "metrics": metrics,
-            "has_contract": pack.json_schema().is_some(),
-            "dir": served.dir.display().to_string(),
-            "loaded_at": served.loaded_at,
-            "reload_error": failure,
-        })
+    /// The failed reload of the pack folder `dir` that is still the last
+    /// word on it, if any.
+    pub(crate) fn failure(&self, dir: &Path) -> Option<ReloadFailure> {
+        lock(&self.failures).get(dir).cloned()
     }
 
     /// Looks at every pack's files once, and loads again what changed.
     /// Returns how many packs were swapped in.
-    pub fn reload_changed(&self) -> usize {
+    pub(crate) fn reload_changed(&self) -> usize {
         // (No pack left where the server looks: every served one is gone.
         // The problem is logged once, not at every look.)
         let (dirs, problem) = match pack_dirs(&self.sources, self.follow_links) {
@@ -220,7 +214,7 @@ impl Registry {
             let mut last = lock(&self.problem);
             if *last != problem {
                 if let Some(message) = &problem {
-                    log(&format!("reload: {message}"));
+                    self.tell(PackEventKind::Problem, format!("reload: {message}"));
                 }
                 (*last).clone_from(&problem);
             }
@@ -232,16 +226,10 @@ impl Registry {
             let fingerprint = fingerprint(dir, served.map(|s| &s.pack));
             if served.is_some_and(|s| s.fingerprint == fingerprint) {
                 // (Back as served: a change seen before is no longer waiting.)
-                self.settling
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .remove(dir);
+                lock(&self.settling).remove(dir);
                 continue;
             }
-            let failed_before = self
-                .failures
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
+            let failed_before = lock(&self.failures)
                 .get(dir)
                 .is_some_and(|f| f.fingerprint == fingerprint);
             if failed_before || !self.settled(dir, fingerprint) {
@@ -270,16 +258,15 @@ impl Registry {
             }
             gone.remove(&served.dir);
             let name = served.pack.name();
-            self.packs
-                .write()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .remove(name);
+            write(&self.packs).remove(name);
             lock(&self.failures).remove(&served.dir);
-            self.metrics.reload(true);
-            log(&format!(
-                "pack `{name}` removed: {} no longer holds a pack",
-                served.dir.display()
-            ));
+            self.tell(
+                PackEventKind::Removed,
+                format!(
+                    "pack `{name}` removed: {} no longer holds a pack",
+                    served.dir.display()
+                ),
+            );
         }
         swapped
     }
@@ -307,30 +294,29 @@ impl Registry {
     /// Loads `dir` again (or for the first time); swaps it in when it loads.
     fn reload_one(&self, dir: &Path, old: Option<&Arc<Served>>, fingerprint: u64) -> bool {
         let fail = |message: String| {
-            log(&format!(
-                "reload of {} failed, {}: {message}",
-                dir.display(),
-                match old {
-                    Some(old) => format!(
-                        "revision {} of `{}` still serving",
-                        old.pack.revision(),
-                        old.pack.name()
-                    ),
-                    None => "not served".to_owned(),
-                }
-            ));
-            self.failures
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .insert(
-                    dir.to_path_buf(),
-                    Failure {
-                        message,
-                        at: crate::time::now(),
-                        fingerprint,
-                    },
-                );
-            self.metrics.reload(false);
+            self.tell(
+                PackEventKind::Failed,
+                format!(
+                    "reload of {} failed, {}: {message}",
+                    dir.display(),
+                    match old {
+                        Some(old) => format!(
+                            "revision {} of `{}` still serving",
+                            old.pack.revision(),
+                            old.pack.name()
+                        ),
+                        None => "not served".to_owned(),
+                    }
+                ),
+            );
+            lock(&self.failures).insert(
+                dir.to_path_buf(),
+                ReloadFailure {
+                    message,
+                    at: SystemTime::now(),
+                    fingerprint,
+                },
+            );
             false
         };
         let served = match load_pack(&self.runtime, &self.load, dir) {
@@ -338,10 +324,7 @@ impl Registry {
             Err(message) => return fail(message),
         };
         let name = served.pack.name().to_owned();
-        let mut packs = self
-            .packs
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut packs = write(&self.packs);
         if let Some(other) = packs.get(&name).filter(|other| other.dir != dir) {
             let message = format!(
                 "its pack is named `{name}`, as is the pack in {}",
@@ -358,32 +341,31 @@ impl Registry {
         let revision = served.pack.revision().to_owned();
         packs.insert(name.clone(), Arc::new(served));
         drop(packs);
-        self.failures
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .remove(dir);
-        self.metrics.reload(true);
-        log(&match old {
-            Some(old) => format!(
-                "pack `{name}` reloaded from {}: revision {} replaces {}",
-                dir.display(),
-                revision,
-                old.pack.revision()
-            ),
-            None => format!(
-                "pack `{name}` added from {}: revision {revision}",
-                dir.display()
-            ),
-        });
+        lock(&self.failures).remove(dir);
+        self.tell(
+            PackEventKind::Loaded,
+            match old {
+                Some(old) => format!(
+                    "pack `{name}` reloaded from {}: revision {} replaces {}",
+                    dir.display(),
+                    revision,
+                    old.pack.revision()
+                ),
+                None => format!(
+                    "pack `{name}` added from {}: revision {revision}",
+                    dir.display()
+                ),
+            },
+        );
         true
     }
 
     /// Looks for changes every `every` until `stop` is set (on a thread of its own).
-    pub fn watch(self: &Arc<Self>, every: Duration, stop: Arc<AtomicBool>) {
+    pub(crate) fn watch(self: &Arc<Self>, every: Duration, stop: Arc<AtomicBool>) {
         let registry = Arc::clone(self);
         let spawned = std::thread::Builder::new()
             .name("tribunal-reload".into())
-            .stack_size(tribunal::STACK_SIZE)
+            .stack_size(crate::parallel::STACK_SIZE)
             .spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
                     std::thread::sleep(every);
@@ -393,20 +375,12 @@ impl Registry {
                 }
             });
         if let Err(err) = spawned {
-            log(&format!(
-                "cannot start the reload thread: {err}; packs will not reload"
-            ));
+            self.tell(
+                PackEventKind::Problem,
+                format!("cannot start the reload thread: {err}; packs will not reload"),
+            );
         }
     }
-}
-
-/// A line on the service's log (stderr).
-pub fn log(message: &str) {
-    eprintln!(
-        "{} tribunal serve: {}",
-        crate::time::now(),
-        tribunal::frontend::text::printable(message)
-    );
 }
 
 fn load_pack(runtime: &Runtime, load: &LoadOptions, dir: &Path) -> Result<Served, String> {
@@ -421,7 +395,7 @@ fn load_pack(runtime: &Runtime, load: &LoadOptions, dir: &Path) -> Result<Served
     Ok(Served {
         pack,
         dir: dir.to_path_buf(),
-        loaded_at: crate::time::now(),
+        loaded_at: SystemTime::now(),
         fingerprint,
     })
 }
@@ -430,6 +404,18 @@ fn load_pack(runtime: &Runtime, load: &LoadOptions, dir: &Path) -> Result<Served
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex
         .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The packs, read, even after a panic while they were written.
+fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    lock.read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The packs, to write, even after a panic while they were written.
+fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    lock.write()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
@@ -446,7 +432,7 @@ fn pack_dirs(
         let found = if source.join("pack.yaml").is_file() {
             vec![source.clone()]
         } else if source.is_dir() {
-            let found = tribunal::frontend::pack::packs_in(source);
+            let found = crate::pack::packs_in(source);
             if follow_links {
                 found
             } else {
@@ -465,7 +451,7 @@ fn pack_dirs(
             Vec::new()
         };
         if found.is_empty() && refused.is_empty() {
-            return Err(tribunal::frontend::pack::no_pack_message(source));
+            return Err(crate::pack::no_pack_message(source));
         }
         for dir in found {
             if !dirs.contains(&dir) {
@@ -545,8 +531,19 @@ mod tests {
     use std::path::Path;
     use std::sync::Arc;
 
-    use super::Registry;
-    use crate::metrics::Metrics;
+    use super::Packs as Registry;
+
+    fn load(source: &Path, settle: std::time::Duration) -> Registry {
+        Registry::load(
+            vec![source.to_path_buf()],
+            crate::Runtime::new(),
+            crate::LoadOptions::default(),
+            false,
+            settle,
+            Arc::new(|_: &super::PackEvent| {}),
+        )
+        .unwrap()
+    }
 
     fn write(dir: &Path, version: &str) {
         std::fs::write(
@@ -560,14 +557,7 @@ mod tests {
     fn a_change_loads_once_the_files_stay_as_they_are_for_one_look() {
         let dir = tempfile::tempdir().unwrap();
         write(dir.path(), "1.0.0");
-        let registry = Registry::load(
-            vec![dir.path().to_path_buf()],
-            tribunal::Runtime::new(),
-            tribunal::LoadOptions::default(),
-            Arc::new(Metrics::default()),
-            false,
-        )
-        .unwrap();
+        let registry = load(dir.path(), std::time::Duration::ZERO);
         let version = || registry.get("p").unwrap().pack.version().to_owned();
         // Nothing changed: nothing loads.
         assert_eq!(registry.reload_changed(), 0);
@@ -591,15 +581,7 @@ mod tests {
 
     /// A registry of the packs in `source`, taking changes after `settle`.
     fn settling(source: &Path, settle: std::time::Duration) -> Registry {
-        Registry::load(
-            vec![source.to_path_buf()],
-            tribunal::Runtime::new(),
-            tribunal::LoadOptions::default(),
-            Arc::new(Metrics::default()),
-            false,
-        )
-        .unwrap()
-        .with_settle(settle)
+        load(source, settle)
     }
 
     /// With a settle time, a pack written in parts with pauses longer than

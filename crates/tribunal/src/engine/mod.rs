@@ -1,0 +1,291 @@
+//! The engine: one request API over a set of packs. An [`Engine`] holds the
+//! runtime, the packs it serves by name (reloaded when their files change),
+//! the one executor whose threads judge, and the decision ids; a front end
+//! hands it a [`Request`] (the bytes of a record, or of a transcript whose
+//! proposed tool calls are to be decided) and gets a [`Decision`] back: the
+//! report, the bytes of the answer as written, the decision id, the pack
+//! revision that judged it. [`Engine::decide`] judges on the caller's thread,
+//! [`Engine::submit`] on the executor's.
+//!
+//! ```
+//! # std::env::set_current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).unwrap(); // the repository
+//! use tribunal::{Engine, Request};
+//!
+//! let engine = Engine::builder()
+//!     .source("rules/ksi-emission")
+//!     .build()
+//!     .expect("the shipped pack loads");
+//! let record = br#"{"id": 7, "output": "{\"ksi\": 4}"}"#;
+//! let decision = engine
+//!     .decide(Request::check("ksi-emission", record.to_vec()))
+//!     .expect("a record");
+//! assert_eq!(decision.pack().name(), "ksi-emission");
+//! let written = String::from_utf8(decision.bytes().to_vec()).unwrap();
+//! assert!(written.starts_with(r#"{"id":7,"status":"#));
+//! assert!(written.ends_with(&format!(r#""decision_id":"{}"}}"#, decision.id())));
+//! ```
+
+mod packs;
+mod request;
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::pack::LoadOptions;
+use crate::parallel::Executor;
+use crate::runtime::Runtime;
+
+pub use packs::{PackEvent, PackEventKind, ReloadFailure, Served};
+pub use request::{Ask, Decision, Judged, Request, RequestError, RequestErrorKind};
+
+use packs::{Observer, Packs};
+use request::DecisionIds;
+
+/// Packs served by name on one runtime, judged on one executor: what a
+/// front end (the server, a program) asks for decisions. Cheap to clone
+/// (clones share it).
+#[derive(Clone)]
+pub struct Engine {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    runtime: Runtime,
+    packs: Arc<Packs>,
+    executor: Executor,
+    ids: DecisionIds,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("runtime", &self.inner.runtime)
+            .field("packs", &self.inner.packs.names())
+            .field("threads", &self.inner.executor.threads())
+            .finish()
+    }
+}
+
+/// Why an [`Engine`] did not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EngineError {
+    /// Packs that did not load, could not be found, or share a name: one
+    /// message each (a load error names file, line and column).
+    #[error("{}", .0.join("\n"))]
+    Packs(Vec<String>),
+    /// The evaluation threads did not start.
+    #[error("cannot start the evaluation threads: {0}")]
+    Threads(#[source] std::io::Error),
+}
+
+/// Settings of an [`Engine`] (see [`Engine::builder`]).
+pub struct EngineBuilder {
+    runtime: Option<Runtime>,
+    sources: Vec<PathBuf>,
+    load: LoadOptions,
+    follow_links: bool,
+    settle: Duration,
+    threads: usize,
+    observer: Option<Observer>,
+}
+
+impl std::fmt::Debug for EngineBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EngineBuilder")
+            .field("sources", &self.sources)
+            .field("threads", &self.threads)
+            .finish_non_exhaustive()
+    }
+}
+
+impl EngineBuilder {
+    /// The runtime the packs load on (default: a new one).
+    #[must_use]
+    pub fn runtime(mut self, runtime: Runtime) -> Self {
+        self.runtime = Some(runtime);
+        self
+    }
+
+    /// A pack folder, or a folder holding packs, to serve (each pack by its
+    /// name).
+    #[must_use]
+    pub fn source(mut self, source: impl Into<PathBuf>) -> Self {
+        self.sources.push(source.into());
+        self
+    }
+
+    /// How the packs load (overrides, plugin consent).
+    #[must_use]
+    pub fn load_options(mut self, load: LoadOptions) -> Self {
+        self.load = load;
+        self
+    }
+
+    /// Serve packs that a folder of packs links to outside itself (default:
+    /// such a pack is an error).
+    #[must_use]
+    pub fn follow_links(mut self, follow: bool) -> Self {
+        self.follow_links = follow;
+        self
+    }
+
+    /// How long a pack's changed files must stay as they are before the
+    /// change is loaded (and a removed pack's folder stay gone before it is
+    /// dropped). Default: none, the next look.
+    #[must_use]
+    pub fn settle(mut self, settle: Duration) -> Self {
+        self.settle = settle;
+        self
+    }
+
+    /// The executor's threads: the only threads that judge (0, the default:
+    /// one per core).
+    #[must_use]
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.threads = threads;
+        self
+    }
+
+    /// Who is told what a reload did (a pack loaded, failed, removed).
+    #[must_use]
+    pub fn on_pack_event(mut self, observer: impl Fn(&PackEvent) + Send + Sync + 'static) -> Self {
+        self.observer = Some(Arc::new(observer));
+        self
+    }
+
+    /// Loads every pack and starts the executor.
+    pub fn build(self) -> Result<Engine, EngineError> {
+        let runtime = self.runtime.unwrap_or_default();
+        let observer = self
+            .observer
+            .unwrap_or_else(|| Arc::new(|_: &PackEvent| {}));
+        let packs = Packs::load(
+            self.sources,
+            runtime.clone(),
+            self.load,
+            self.follow_links,
+            self.settle,
+            observer,
+        )
+        .map_err(EngineError::Packs)?;
+        let threads = if self.threads == 0 {
+            crate::parallel::cores()
+        } else {
+            self.threads
+        };
+        let executor = Executor::new(threads, "tribunal-check").map_err(EngineError::Threads)?;
+        Ok(Engine {
+            inner: Arc::new(Inner {
+                runtime,
+                packs: Arc::new(packs),
+                executor,
+                ids: DecisionIds::new(),
+            }),
+        })
+    }
+}
+
+impl Engine {
+    /// Settings for an engine: its sources, runtime, threads.
+    pub fn builder() -> EngineBuilder {
+        EngineBuilder {
+            runtime: None,
+            sources: Vec::new(),
+            load: LoadOptions::default(),
+            follow_links: false,
+            settle: Duration::ZERO,
+            threads: 0,
+            observer: None,
+        }
+    }
+
+    /// The runtime its packs are loaded on.
+    pub fn runtime(&self) -> &Runtime {
+        &self.inner.runtime
+    }
+
+    /// The pack named `name`, as served now.
+    pub fn pack(&self, name: &str) -> Option<Arc<Served>> {
+        self.inner.packs.get(name)
+    }
+
+    /// The pack named `name`, as served now, or the error that says it is
+    /// not served (with the nearest name served, and the names).
+    pub fn find(&self, name: &str) -> Result<Arc<Served>, RequestError> {
+        self.pack(name)
+            .ok_or_else(|| request::unknown_pack(self, name))
+    }
+
+    /// The names of the packs served, in order.
+    pub fn names(&self) -> Vec<String> {
+        self.inner.packs.names()
+    }
+
+    /// The packs served now, by name.
+    pub fn packs(&self) -> Vec<Arc<Served>> {
+        self.inner.packs.current()
+    }
+
+    /// The failed reload that is the last word on `served`'s folder, if
+    /// any (its revision still serves).
+    pub fn reload_failure(&self, served: &Served) -> Option<ReloadFailure> {
+        self.inner.packs.failure(served.dir())
+    }
+
+    /// Looks at every pack's files once, and loads again what changed (and
+    /// stayed so for the settle time). Returns how many packs were swapped in.
+    pub fn reload_changed(&self) -> usize {
+        self.inner.packs.reload_changed()
+    }
+
+    /// Looks for changes every `every` on a thread of its own, until `stop`
+    /// is set.
+    pub fn watch(&self, every: Duration, stop: Arc<AtomicBool>) {
+        self.inner.packs.watch(every, stop);
+    }
+
+    /// The executor's threads.
+    pub fn threads(&self) -> usize {
+        self.inner.executor.threads()
+    }
+
+    /// Requests submitted and not yet started.
+    pub fn waiting(&self) -> usize {
+        self.inner.executor.waiting()
+    }
+
+    /// A new decision id: 32 hex digits, unique within the process and
+    /// across restarts.
+    pub fn next_decision_id(&self) -> String {
+        self.inner.ids.next()
+    }
+
+    /// Judges `request` on this thread: its pack looked up, its bytes read
+    /// as a record, judged by its deadline, the answer written with a new
+    /// decision id.
+    pub fn decide(&self, request: Request) -> Result<Decision, RequestError> {
+        request::decide(self, request)
+    }
+
+    /// [`decide`](Self::decide) on one of the executor's threads, after the
+    /// requests submitted before it; `done` gets the decision there. A
+    /// request still waiting when its deadline passes is not judged
+    /// (`RequestErrorKind::Expired`).
+    pub fn submit(
+        &self,
+        request: Request,
+        done: impl FnOnce(Result<Decision, RequestError>) + Send + 'static,
+    ) {
+        let engine = self.clone();
+        self.inner.executor.submit(move || {
+            if let Some(expired) = request.expired() {
+                done(Err(expired));
+                return;
+            }
+            done(engine.decide(request));
+        });
+    }
+}

@@ -1,0 +1,363 @@
+//! One request to the engine and its decision: what a front end sends (the
+//! bytes it received) and what it answers with (the bytes written here).
+
+use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::decision::Decisions;
+use crate::pipeline::Input;
+use crate::report::Report;
+
+use super::{Engine, Served};
+
+/// What a request asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Ask {
+    /// Judge the record: its result record.
+    Check,
+    /// Decide the tool calls its transcript's last assistant message
+    /// proposes, before they run: `allow` or `deny` each.
+    Decide,
+}
+
+/// One request: a pack's name, and the bytes of a record (JSON, as a line of
+/// `eval` input; for [`Ask::Decide`] the list of messages alone too).
+#[derive(Debug, Clone)]
+pub struct Request {
+    pack: String,
+    ask: Ask,
+    body: Vec<u8>,
+    deadline: Option<Instant>,
+    max_record_bytes: usize,
+    keep_input: bool,
+}
+
+impl Request {
+    /// Judge the record `body` with the pack `pack`.
+    pub fn check(pack: impl Into<String>, body: Vec<u8>) -> Self {
+        Self::new(pack.into(), Ask::Check, body)
+    }
+
+    /// Decide the tool calls that the transcript of `body` (a record with
+    /// `messages`, or the list of messages) proposes, with the pack `pack`.
+    pub fn decide(pack: impl Into<String>, body: Vec<u8>) -> Self {
+        Self::new(pack.into(), Ask::Decide, body)
+    }
+
+    fn new(pack: String, ask: Ask, body: Vec<u8>) -> Self {
+        Self {
+            pack,
+            ask,
+            body,
+            deadline: None,
+            max_record_bytes: crate::jsonl::DEFAULT_MAX_RECORD_BYTES,
+            keep_input: false,
+        }
+    }
+
+    /// Judged by `deadline`: a step still running then stops there (the
+    /// record is `ERROR`, kind `timeout`; a proposal denies every call), and
+    /// a request that has not started by then is not judged.
+    #[must_use]
+    pub fn deadline(mut self, deadline: Instant) -> Self {
+        self.deadline = Some(deadline);
+        self
+    }
+
+    /// A longer body is an `ERROR` record (default 4 MiB, as `eval`'s
+    /// `--max-record-bytes`).
+    #[must_use]
+    pub fn max_record_bytes(mut self, bytes: usize) -> Self {
+        self.max_record_bytes = bytes;
+        self
+    }
+
+    /// Keep the record read in the decision ([`Decision::input`]), for a
+    /// log that records what was judged.
+    #[must_use]
+    pub fn keep_input(mut self, keep: bool) -> Self {
+        self.keep_input = keep;
+        self
+    }
+
+    /// The pack it names.
+    pub fn pack(&self) -> &str {
+        &self.pack
+    }
+
+    /// What it asks.
+    pub fn ask(&self) -> Ask {
+        self.ask
+    }
+
+    /// Why it is no longer to be judged: its deadline passed.
+    pub(super) fn expired(&self) -> Option<RequestError> {
+        self.deadline
+            .is_some_and(|deadline| Instant::now() >= deadline)
+            .then(|| {
+                RequestError::new(
+                    RequestErrorKind::Expired,
+                    "the deadline passed before the request was judged".to_owned(),
+                )
+            })
+    }
+}
+
+/// What a decision judged: a record's report, or a proposal's decisions.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum Judged {
+    /// The record's report ([`Ask::Check`]).
+    Report(Report),
+    /// The decisions on the proposed calls ([`Ask::Decide`]).
+    Calls(Decisions),
+}
+
+impl Judged {
+    /// Why it could not be judged (a step failed, a deadline passed), if so.
+    pub fn error(&self) -> Option<&str> {
+        match self {
+            Self::Report(report) => report.error(),
+            Self::Calls(decisions) => decisions.error.as_deref(),
+        }
+    }
+}
+
+/// A request's answer: what was judged, the bytes written for it (one JSON
+/// object and a newline for a proposal; the result record, without newline,
+/// for a check), its decision id (the answer's last member), the pack that
+/// judged it.
+#[derive(Debug, Clone)]
+pub struct Decision {
+    id: String,
+    pack: Arc<Served>,
+    judged: Judged,
+    bytes: Vec<u8>,
+    input: Option<Input>,
+}
+
+impl Decision {
+    /// Its decision id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The pack (the revision) that judged it.
+    pub fn pack(&self) -> &crate::Pack {
+        self.served().pack()
+    }
+
+    /// The pack as served.
+    pub fn served(&self) -> &Arc<Served> {
+        &self.pack
+    }
+
+    /// What was judged.
+    pub fn judged(&self) -> &Judged {
+        &self.judged
+    }
+
+    /// The answer, as written.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The answer's bytes, taken.
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.bytes
+    }
+
+    /// The record read, when the request asked to keep it.
+    pub fn input(&self) -> Option<&Input> {
+        self.input.as_ref()
+    }
+}
+
+/// Why a request got no decision.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct RequestError {
+    kind: RequestErrorKind,
+    message: String,
+}
+
+impl RequestError {
+    fn new(kind: RequestErrorKind, message: String) -> Self {
+        Self { kind, message }
+    }
+
+    /// What kind of error.
+    pub fn kind(&self) -> RequestErrorKind {
+        self.kind
+    }
+
+    /// Its stable code ([`RequestErrorKind::code`]).
+    pub fn code(&self) -> &'static str {
+        self.kind.code()
+    }
+
+    /// It, in words, saying where (`not valid JSON: … at line 1 column 15`).
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+/// The kinds of [`RequestError`], each with a stable code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RequestErrorKind {
+    /// No pack of that name is served.
+    UnknownPack,
+    /// The body is not UTF-8.
+    NotUtf8,
+    /// The body is not JSON.
+    BadJson,
+    /// JSON, but not a record (not an object, no `output`, …).
+    InvalidRecord,
+    /// A proposal to decide without `messages`.
+    NoMessages,
+    /// Its deadline passed before it was judged.
+    Expired,
+}
+
+impl RequestErrorKind {
+    /// The stable code: `pack.unknown`, `request.not-utf8`,
+    /// `request.bad-json`, `request.invalid-record`, `request.no-messages`,
+    /// `request.timeout`.
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::UnknownPack => "pack.unknown",
+            Self::NotUtf8 => "request.not-utf8",
+            Self::BadJson => "request.bad-json",
+            Self::InvalidRecord => "request.invalid-record",
+            Self::NoMessages => "request.no-messages",
+            Self::Expired => "request.timeout",
+        }
+    }
+}
+
+/// Decision ids: 32 hex digits, a random start per process and a counter,
+/// unique within a process and across restarts.
+#[derive(Debug)]
+pub(super) struct DecisionIds {
+    prefix: u64,
+    next: AtomicU64,
+}
+
+impl DecisionIds {
+    pub(super) fn new() -> Self {
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_nanos(),
+        );
+        hasher.write_u32(std::process::id());
+        Self {
+            prefix: hasher.finish(),
+            next: AtomicU64::new(1),
+        }
+    }
+
+    pub(super) fn next(&self) -> String {
+        format!(
+            "{:016x}{:016x}",
+            self.prefix,
+            self.next.fetch_add(1, Ordering::Relaxed)
+        )
+    }
+}
+
+/// [`Engine::decide`].
+pub(super) fn decide(engine: &Engine, request: Request) -> Result<Decision, RequestError> {
+    let served = engine.find(&request.pack)?;
+    let mut options = crate::jsonl::Options::default();
+    options.max_record_bytes = request.max_record_bytes;
+    let body = match request.ask {
+        // A list of messages is the record of those messages.
+        Ask::Decide if request.body.trim_ascii_start().starts_with(b"[") => {
+            let mut record = Vec::with_capacity(request.body.len() + 14);
+            record.extend_from_slice(b"{\"messages\":");
+            record.extend_from_slice(&request.body);
+            record.push(b'}');
+            record
+        }
+        _ => request.body,
+    };
+    let (input, note) = crate::jsonl::read_record(&body, 1, &options)
+        .map_err(|err| not_a_record(&body, &err.message))?;
+    if request.ask == Ask::Decide && input.messages.is_null() {
+        return Err(RequestError::new(
+            RequestErrorKind::NoMessages,
+            "the body has no `messages`: decide judges the tool calls a transcript's last assistant message proposes (send the messages, or a record with them)".to_owned(),
+        ));
+    }
+    let kept = request.keep_input.then(|| input.clone());
+    let id = engine.next_decision_id();
+    let (judged, bytes) = match request.ask {
+        Ask::Check => {
+            let mut bytes = Vec::with_capacity(256 + input.output.len());
+            let report = crate::jsonl::judge_record(
+                served.pack(),
+                input,
+                note,
+                request.deadline,
+                &mut bytes,
+                Some(&id),
+            );
+            (Judged::Report(report), bytes)
+        }
+        Ask::Decide => {
+            let decisions = served.pack().decide_within(&input, request.deadline);
+            let mut value = decisions.to_value();
+            if let Some(fields) = value.as_object_mut() {
+                fields.insert("decision_id".into(), id.clone().into());
+            }
+            let mut bytes = serde_json::to_vec(&value).unwrap_or_default();
+            bytes.push(b'\n');
+            (Judged::Calls(decisions), bytes)
+        }
+    };
+    Ok(Decision {
+        id,
+        pack: served,
+        judged,
+        bytes,
+        input: kept,
+    })
+}
+
+/// The error of a pack name not served: the nearest name, and those served.
+pub(super) fn unknown_pack(engine: &Engine, name: &str) -> RequestError {
+    let names = engine.names();
+    let hint = crate::suggest::nearest(name, &names).map_or_else(String::new, |near| {
+        format!(": {}", crate::suggest::did_you_mean(&near))
+    });
+    let known = if names.is_empty() {
+        "none".to_owned()
+    } else {
+        names.join(", ")
+    };
+    RequestError::new(
+        RequestErrorKind::UnknownPack,
+        format!("no pack named `{name}`{hint} (served: {known})"),
+    )
+}
+
+/// The error of a body that is not a record: not UTF-8 and bad JSON say where
+/// (the byte; line and column of the body).
+fn not_a_record(body: &[u8], message: &str) -> RequestError {
+    let kind = match std::str::from_utf8(body) {
+        Err(_) => RequestErrorKind::NotUtf8,
+        Ok(text) if serde_json::from_str::<serde::de::IgnoredAny>(text).is_err() => {
+            RequestErrorKind::BadJson
+        }
+        Ok(_) => RequestErrorKind::InvalidRecord,
+    };
+    let message = message.strip_prefix("line 1: ").unwrap_or(message);
+    RequestError::new(kind, message.to_owned())
+}
