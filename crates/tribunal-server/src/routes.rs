@@ -497,6 +497,10 @@ fn request_error(err: &tribunal::RequestError) -> Response<ResponseBody> {
     use tribunal::RequestErrorKind as Kind;
     let (status, message) = match err.kind() {
         Kind::UnknownPack => (StatusCode::NOT_FOUND, err.message().to_owned()),
+        Kind::TooLarge => (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the body: {}", err.message()),
+        ),
         Kind::Expired => (StatusCode::GATEWAY_TIMEOUT, err.message().to_owned()),
         _ => (
             StatusCode::BAD_REQUEST,

@@ -25,12 +25,21 @@ use crate::pack::{LoadOptions, Pack};
 use crate::runtime::Runtime;
 
 /// A pack as served: the loaded pack, the folder it came from, when.
-#[derive(Debug)]
 pub struct Served {
     pack: Pack,
     dir: PathBuf,
     loaded_at: SystemTime,
     fingerprint: u64,
+}
+
+impl std::fmt::Debug for Served {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Served")
+            .field("pack", &self.pack.label())
+            .field("revision", &self.pack.revision())
+            .field("dir", &self.dir)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Served {

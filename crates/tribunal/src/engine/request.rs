@@ -67,8 +67,8 @@ impl Request {
         self
     }
 
-    /// A longer body is an `ERROR` record (default 4 MiB, as `eval`'s
-    /// `--max-record-bytes`).
+    /// A longer body is refused (`RequestErrorKind::TooLarge`; default
+    /// 4 MiB, as `eval`'s `--max-record-bytes`).
     #[must_use]
     pub fn max_record_bytes(mut self, bytes: usize) -> Self {
         self.max_record_bytes = bytes;
@@ -219,6 +219,8 @@ pub enum RequestErrorKind {
     InvalidRecord,
     /// A proposal to decide without `messages`.
     NoMessages,
+    /// The body is longer than the request's `max_record_bytes`.
+    TooLarge,
     /// Its deadline passed before it was judged.
     Expired,
 }
@@ -226,7 +228,7 @@ pub enum RequestErrorKind {
 impl RequestErrorKind {
     /// The stable code: `pack.unknown`, `request.not-utf8`,
     /// `request.bad-json`, `request.invalid-record`, `request.no-messages`,
-    /// `request.timeout`.
+    /// `request.too-large`, `request.timeout`.
     pub fn code(self) -> &'static str {
         match self {
             Self::UnknownPack => "pack.unknown",
@@ -234,6 +236,7 @@ impl RequestErrorKind {
             Self::BadJson => "request.bad-json",
             Self::InvalidRecord => "request.invalid-record",
             Self::NoMessages => "request.no-messages",
+            Self::TooLarge => "request.too-large",
             Self::Expired => "request.timeout",
         }
     }
@@ -275,6 +278,16 @@ impl DecisionIds {
 /// [`Engine::decide`].
 pub(super) fn decide(engine: &Engine, request: Request) -> Result<Decision, RequestError> {
     let served = engine.find(&request.pack)?;
+    if request.body.len() > request.max_record_bytes {
+        return Err(RequestError::new(
+            RequestErrorKind::TooLarge,
+            format!(
+                "the body is {} bytes, above the limit of {} bytes",
+                request.body.len(),
+                request.max_record_bytes
+            ),
+        ));
+    }
     let mut options = crate::jsonl::Options::default();
     options.max_record_bytes = request.max_record_bytes;
     let body = match request.ask {
