@@ -376,3 +376,103 @@ fn the_python_and_node_bindings_use_only_the_public_api() {
     );
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// Where threads are started, outside tests: the runtime's pool (the only
+/// threads that evaluate: a batch's workers, a server's checks and its long
+/// requests) and the few threads that only wait (for a signal, a pipe, a
+/// file to write, files to change). A new place that starts threads is a
+/// second scheduler: run the work on the runtime's pool instead, or say here
+/// why it only waits.
+const THREAD_STARTS: &[(&str, usize, &str)] = &[
+    (
+        "crates/tribunal/src/parallel.rs",
+        1,
+        "the runtime's pool: the one executor",
+    ),
+    (
+        "crates/tribunal/src/engine/packs.rs",
+        1,
+        "the reload watcher: looks at files, sleeps",
+    ),
+    (
+        "crates/tribunal/src/plugin/isolated.rs",
+        1,
+        "reads a plugin helper's pipe",
+    ),
+    (
+        "crates/tribunal-server/src/decision_log.rs",
+        1,
+        "writes the decision log",
+    ),
+    ("src/result_file.rs", 1, "writes the result file"),
+    ("src/cli/eval.rs", 1, "waits for a signal"),
+    (
+        "src/main.rs",
+        1,
+        "the command line's main thread, on the engine's deep stack",
+    ),
+    // Not yet on the runtime's pool (issue 62): the sentence-embedding
+    // forward pass's helper and rayon's pool under gemm and the panels.
+    (
+        "crates/tribunal/src/semantic/bert.rs",
+        2,
+        "embedding helper, gemm on rayon (to move)",
+    ),
+    (
+        "crates/semantic-kernels/src/panels.rs",
+        1,
+        "rayon (to move)",
+    ),
+];
+
+/// What starts threads.
+const STARTS: &[&str] = &[
+    "thread::Builder::new()",
+    "thread::spawn(",
+    "spawn_blocking(",
+    "rayon::",
+    "ThreadPoolBuilder",
+    "Parallelism::Rayon",
+];
+
+#[test]
+fn threads_start_only_where_stated() {
+    let root = repository();
+    let mut files = Vec::new();
+    for dir in [
+        "crates/tribunal/src",
+        "crates/tribunal-server/src",
+        "crates/semantic-kernels/src",
+        "src",
+        "python/src",
+        "node/src",
+    ] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    let mut found = Vec::new();
+    for file in &files {
+        let text = fs::read_to_string(file).unwrap();
+        // The code before the file's tests.
+        let code = text.split("#[cfg(test)]\nmod ").next().unwrap_or(&text);
+        let starts: usize = code
+            .lines()
+            .filter(|line| !line.trim_start().starts_with("//"))
+            .filter(|line| STARTS.iter().any(|start| line.contains(start)))
+            .filter(|line| !line.trim_start().starts_with("use "))
+            .count();
+        if starts > 0 {
+            let relative = file.strip_prefix(root).unwrap().display().to_string();
+            found.push((relative, starts));
+        }
+    }
+    found.sort();
+    let mut stated: Vec<(String, usize)> = THREAD_STARTS
+        .iter()
+        .map(|(file, count, _)| ((*file).to_owned(), *count))
+        .collect();
+    stated.sort();
+    assert_eq!(
+        found, stated,
+        "threads started where the architecture does not say (THREAD_STARTS)"
+    );
+}

@@ -186,7 +186,7 @@ fn submitted_requests_are_judged_on_the_executor_and_expire_unjudged() {
         match decision {
             Ok(_) => {
                 judged += 1;
-                assert_eq!(thread.as_deref(), Some("tribunal-check"));
+                assert_eq!(thread.as_deref(), Some("tribunal-worker"));
             }
             Err(err) => assert_eq!(err.kind(), RequestErrorKind::Expired),
         }

@@ -756,7 +756,7 @@ fn eval(
     let log_state = Arc::clone(state);
     let max_record_bytes = state.limits.max_record_bytes;
     let request = request_id.clone();
-    tokio::task::spawn_blocking(move || {
+    state.engine.spawn(move || {
         let _held = (permit, in_flight);
         let mut options = jsonl::Options::default();
         options.max_record_bytes = max_record_bytes;

@@ -86,8 +86,8 @@ pub fn serve(config: &Config, on_ready: impl FnOnce(SocketAddr)) -> Result<(), S
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(HTTP_THREADS)
         .thread_name("tribunal-http")
-        // `/eval` and `/stream` bodies are judged as they arrive on blocking
-        // threads of this runtime: the engine's deep stack.
+        // A `/stream` chunk's early checks run as it arrives, here: the
+        // engine's deep stack.
         .thread_stack_size(tribunal::STACK_SIZE)
         .enable_all()
         .build()

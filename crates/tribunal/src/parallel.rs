@@ -36,16 +36,28 @@ pub fn cores() -> usize {
 /// Work a pool thread runs: a [`Scope::spawn`] closure, its borrows erased.
 type Job = Box<dyn FnOnce() + Send + 'static>;
 
-/// Worker threads, started when a call first needs them and kept (a thread
-/// kept keeps its allocator's memory warm, and starting threads for each call
-/// cost about 50 µs a call). Threads are started while the calls in progress
-/// ask for more than there are (up to [`MAX_JOBS`]), so a call does not wait
-/// for another to end. They end when the pool is dropped. A process forked
-/// from the one that started them (Python's `multiprocessing`) has none of
-/// them, and starts its own.
-#[derive(Debug)]
+/// The runtime's threads: the only threads that evaluate. Started when a call
+/// first needs them and kept (a thread kept keeps its allocator's memory warm,
+/// and starting threads for each call cost about 50 µs a call). Three kinds
+/// of work share them, from one queue, in order:
+///
+/// - the closures of a [`scope`](Self::scope) (a batch's ordered map);
+/// - jobs [`submit`](Self::submit)ted by a front end (a server's checks),
+///   on the threads [`reserve`](Self::reserve)d for them;
+/// - long jobs [`spawn`](Self::spawn)ed (a request that reads its records
+///   as they arrive), each with a thread of its own for as long as it runs.
+///
+/// Threads are started while the calls in progress, the reservations and the
+/// long jobs ask for more than there are (up to [`MAX_JOBS`]), so a call does
+/// not wait for another to end, and a long job waiting for input never holds
+/// a thread another needs. They end when the pool is dropped. A process
+/// forked from the one that started them (Python's `multiprocessing`) has
+/// none of them, and starts its own.
+#[derive(Debug, Default)]
 pub struct Pool {
-    state: Mutex<PoolState>,
+    state: Arc<Mutex<PoolState>>,
+    /// Submitted jobs not yet started.
+    waiting: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 #[derive(Debug)]
@@ -91,11 +103,9 @@ impl PoolState {
     }
 }
 
-impl Default for Pool {
+impl Default for PoolState {
     fn default() -> Self {
-        Self {
-            state: Mutex::new(PoolState::new()),
-        }
+        Self::new()
     }
 }
 
@@ -126,26 +136,86 @@ impl Pool {
     /// refuses a thread, the threads there are do the work; when there are
     /// none, it panics (the caller's `Wait` then gives back what it asked).
     fn lease(&self, workers: usize) -> mpsc::Sender<Job> {
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        if state.process != std::process::id() {
-            // A forked child: the threads (and the lock their channel may be
-            // under) stayed with the parent.
-            std::mem::forget(std::mem::replace(&mut *state, PoolState::new()));
-        }
-        state.asked += workers;
-        while state.threads < state.asked.min(MAX_JOBS) {
-            let waiting = Arc::clone(&state.waiting);
-            match state.start(move || serve(&waiting)) {
-                Ok(()) => state.threads += 1,
-                Err(err) if state.threads == 0 => {
-                    drop(state);
-                    panic!("cannot start a worker thread: {err}");
-                }
-                Err(_) => break,
-            }
-        }
-        state.jobs.clone()
+        lease(&self.state, workers)
     }
+
+    /// Keeps `threads` threads for [`submit`](Self::submit)ted jobs, on top
+    /// of what the calls in progress use, until [`release`](Self::release).
+    pub(crate) fn reserve(&self, threads: usize) {
+        drop(self.lease(threads));
+    }
+
+    /// Gives back threads [`reserve`](Self::reserve)d.
+    pub(crate) fn release(&self, threads: usize) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.asked = state.asked.saturating_sub(threads);
+    }
+
+    /// Runs `job` on one of the threads, after the work queued before it. A
+    /// panic in it ends that job only.
+    pub(crate) fn submit(&self, job: impl FnOnce() + Send + 'static) {
+        use std::sync::atomic::Ordering;
+        self.waiting.fetch_add(1, Ordering::Relaxed);
+        let waiting = Arc::clone(&self.waiting);
+        let job: Job = Box::new(move || {
+            waiting.fetch_sub(1, Ordering::Relaxed);
+            let _ = panic::catch_unwind(AssertUnwindSafe(job));
+        });
+        send(&self.lease(0), job);
+    }
+
+    /// Runs `job`, which may wait for input as long as it likes, with a
+    /// thread of its own on top of the others for as long as it runs. A
+    /// panic in it ends that job only.
+    pub(crate) fn spawn(&self, job: impl FnOnce() + Send + 'static) {
+        let jobs = self.lease(1);
+        let state = Arc::clone(&self.state);
+        let job: Job = Box::new(move || {
+            let _ = panic::catch_unwind(AssertUnwindSafe(job));
+            let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
+            state.asked = state.asked.saturating_sub(1);
+        });
+        send(&jobs, job);
+    }
+
+    /// Submitted jobs not yet started.
+    pub(crate) fn waiting(&self) -> usize {
+        self.waiting.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// Sends `job` to the threads (run here when none takes jobs, which cannot
+/// happen while the pool lives).
+fn send(jobs: &mpsc::Sender<Job>, job: Job) {
+    if let Err(mpsc::SendError(job)) = jobs.send(job) {
+        job();
+    }
+}
+
+/// Starts threads until there are enough for the work in progress and
+/// `workers` more; returns where to send their work (see [`Pool::lease`]).
+fn lease(state: &Mutex<PoolState>, workers: usize) -> mpsc::Sender<Job> {
+    let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
+    if state.process != std::process::id() {
+        // A forked child: the threads (and the lock their channel may be
+        // under) stayed with the parent.
+        std::mem::forget(std::mem::take(&mut *state));
+    }
+    state.asked += workers;
+    // (Work submitted with no reservation still gets a thread.)
+    let wanted = state.asked.clamp(1, MAX_JOBS);
+    while state.threads < wanted {
+        let waiting = Arc::clone(&state.waiting);
+        match state.start(move || serve(&waiting)) {
+            Ok(()) => state.threads += 1,
+            Err(err) if state.threads == 0 => {
+                drop(state);
+                panic!("cannot start a worker thread: {err}");
+            }
+            Err(_) => break,
+        }
+    }
+    state.jobs.clone()
 }
 
 /// A pool thread: runs jobs until the pool is gone.
@@ -598,96 +668,73 @@ mod refused_threads {
     }
 }
 
-/// A fixed number of threads (with the deep stacks of [`STACK_SIZE`]) that
-/// run jobs in the order they are submitted: where a front end runs its
-/// evaluation work, so that the threads that accept and answer requests never
-/// run a check (the server's `/healthz` answers while every one of these is
-/// busy). A job waits in the queue while every thread is busy; a panic in a
-/// job ends that job only. Dropping the executor lets its threads end once
-/// the jobs already queued have run.
-#[derive(Debug)]
-pub struct Executor {
-    jobs: mpsc::Sender<Job>,
-    threads: usize,
-    waiting: Arc<std::sync::atomic::AtomicUsize>,
-}
-
-impl Executor {
-    /// Starts `threads` threads (at least one) named `name`.
-    pub fn new(threads: usize, name: &str) -> std::io::Result<Self> {
-        let threads = threads.clamp(1, MAX_JOBS);
-        let (jobs, receiver) = mpsc::channel::<Job>();
-        let receiver = Arc::new(Mutex::new(receiver));
-        for _ in 0..threads {
-            let receiver = Arc::clone(&receiver);
-            thread::Builder::new()
-                .name(name.to_owned())
-                .stack_size(STACK_SIZE)
-                .spawn(move || serve(&receiver))?;
-        }
-        Ok(Self {
-            jobs,
-            threads,
-            waiting: Arc::default(),
-        })
-    }
-
-    /// Runs `job` on one of the threads, after the jobs submitted before it.
-    pub fn submit(&self, job: impl FnOnce() + Send + 'static) {
-        use std::sync::atomic::Ordering;
-        self.waiting.fetch_add(1, Ordering::Relaxed);
-        let waiting = Arc::clone(&self.waiting);
-        let job: Job = Box::new(move || {
-            waiting.fetch_sub(1, Ordering::Relaxed);
-            let _ = panic::catch_unwind(AssertUnwindSafe(job));
-        });
-        if let Err(mpsc::SendError(job)) = self.jobs.send(job) {
-            // Every thread is gone (cannot happen while `self` lives): here.
-            job();
-        }
-    }
-
-    /// Its threads.
-    pub fn threads(&self) -> usize {
-        self.threads
-    }
-
-    /// Jobs submitted and not yet started.
-    pub fn waiting(&self) -> usize {
-        self.waiting.load(std::sync::atomic::Ordering::Relaxed)
-    }
-}
-
 #[cfg(test)]
-mod executor_tests {
-    use super::Executor;
-    use std::sync::mpsc;
+mod submitted_jobs {
+    use super::*;
     use std::time::Duration;
 
+    /// Submitted jobs run on the reserved threads in the order they came; a
+    /// panic ends its job only; `waiting` counts those not yet started.
     #[test]
-    fn jobs_run_on_its_threads_in_order_and_a_panic_ends_only_its_job() {
-        let executor = Executor::new(1, "test-executor").unwrap();
+    fn submitted_jobs_run_in_order_and_a_panic_ends_only_its_job() {
+        let pool = Pool::default();
+        pool.reserve(1);
         let (done, finished) = mpsc::channel();
         let (go, gate) = mpsc::channel::<()>();
-        executor.submit(move || gate.recv().unwrap());
-        executor.submit(|| panic!("this job only"));
+        pool.submit(move || gate.recv().unwrap());
+        pool.submit(|| panic!("this job only"));
         for i in 0..3 {
             let done = done.clone();
-            executor.submit(move || {
-                let name = std::thread::current().name().map(str::to_owned);
+            pool.submit(move || {
+                let name = thread::current().name().map(str::to_owned);
                 done.send((i, name)).unwrap();
             });
         }
         // The first job holds the only thread: the others wait.
         assert!(finished.recv_timeout(Duration::from_millis(100)).is_err());
-        assert_eq!(executor.waiting(), 4);
+        assert_eq!(pool.waiting(), 4);
         go.send(()).unwrap();
         for i in 0..3 {
             let (n, name) = finished.recv_timeout(Duration::from_secs(10)).unwrap();
             assert_eq!(n, i);
-            assert_eq!(name.as_deref(), Some("test-executor"));
+            assert_eq!(name.as_deref(), Some("tribunal-worker"));
         }
-        assert_eq!(executor.waiting(), 0);
-        assert_eq!(executor.threads(), 1);
+        assert_eq!(pool.waiting(), 0);
+        pool.release(1);
+        assert_eq!(pool.state.lock().unwrap().asked, 0);
+    }
+
+    /// A long job waiting for its input has a thread of its own: with every
+    /// reserved thread's worth of it waiting, submitted jobs still run, and
+    /// the batch it runs (an ordered map) too; its thread is given back.
+    #[test]
+    fn long_jobs_never_hold_a_reserved_thread() {
+        let pool = Arc::new(Pool::default());
+        pool.reserve(1);
+        let (release, wait) = mpsc::channel::<()>();
+        let (batch_done, batch) = mpsc::channel();
+        let inner = Arc::clone(&pool);
+        pool.spawn(move || {
+            wait.recv().unwrap();
+            let mut sum = 0;
+            ordered_map(&inner, 0..100u64, 2, 3, |x| x, |x| sum += x);
+            batch_done.send(sum).unwrap();
+        });
+        let (done, finished) = mpsc::channel();
+        pool.submit(move || done.send(()).unwrap());
+        finished
+            .recv_timeout(Duration::from_secs(10))
+            .expect("a submitted job runs while the long job waits");
+        release.send(()).unwrap();
+        assert_eq!(batch.recv_timeout(Duration::from_secs(10)).unwrap(), 4950);
+        // (Given back once it has ended.)
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while pool.state.lock().unwrap().asked != 1 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the long job's thread kept"
+            );
+            thread::sleep(Duration::from_millis(5));
+        }
     }
 }

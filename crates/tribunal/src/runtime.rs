@@ -178,6 +178,11 @@ impl Runtime {
         self.inner.pool.scope(workers, body)
     }
 
+    /// The runtime's threads, for an engine's submitted and long jobs.
+    pub(crate) fn pool(&self) -> &Pool {
+        &self.inner.pool
+    }
+
     /// [`parallel::ordered_map`] on this runtime's threads, `jobs` resolved.
     pub(crate) fn ordered_map<T, R, I, F, S>(
         &self,

@@ -273,13 +273,16 @@ impl Judged {
         let deadline = Instant::now() + timeout;
         let served = Arc::clone(&self.served);
         let logged = Logged::of_text(&self.state, session.text(), &self.trace);
-        let judged = tokio::task::spawn_blocking(move || {
+        // On the engine's threads (one of its own while it runs, as the
+        // stream's earlier checks were paid for as the text came).
+        let (sent, judged) = tokio::sync::oneshot::channel();
+        self.state.engine.spawn(move || {
             let mut record = Vec::with_capacity(256 + session.text().len());
             let judging = std::time::Instant::now();
             let report = session.finish_into(Some(deadline.into_std()), &mut record);
-            (served, report, record, judging.elapsed())
-        })
-        .await;
+            let _ = sent.send((served, report, record, judging.elapsed()));
+        });
+        let judged = judged.await;
         let Ok((served, report, mut record, finishing)) = judged else {
             return Err(Stopped {
                 status: StatusCode::INTERNAL_SERVER_ERROR,

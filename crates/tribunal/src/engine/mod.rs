@@ -34,7 +34,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::pack::LoadOptions;
-use crate::parallel::Executor;
 use crate::runtime::Runtime;
 
 pub use packs::{PackEvent, PackEventKind, ReloadFailure, Served};
@@ -54,8 +53,15 @@ pub struct Engine {
 struct Inner {
     runtime: Runtime,
     packs: Arc<Packs>,
-    executor: Executor,
+    /// The runtime's threads kept for submitted requests.
+    threads: usize,
     ids: DecisionIds,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.runtime.pool().release(self.threads);
+    }
 }
 
 impl std::fmt::Debug for Engine {
@@ -63,7 +69,7 @@ impl std::fmt::Debug for Engine {
         f.debug_struct("Engine")
             .field("runtime", &self.inner.runtime)
             .field("packs", &self.inner.packs.names())
-            .field("threads", &self.inner.executor.threads())
+            .field("threads", &self.inner.threads)
             .finish()
     }
 }
@@ -76,9 +82,6 @@ pub enum EngineError {
     /// message each (a load error names file, line and column).
     #[error("{}", .0.join("\n"))]
     Packs(Vec<String>),
-    /// The evaluation threads did not start.
-    #[error("cannot start the evaluation threads: {0}")]
-    Threads(#[source] std::io::Error),
 }
 
 /// Settings of an [`Engine`] (see [`Engine::builder`]).
@@ -141,8 +144,8 @@ impl EngineBuilder {
         self
     }
 
-    /// The executor's threads: the only threads that judge (0, the default:
-    /// one per core).
+    /// The runtime's threads kept for submitted requests, on top of what
+    /// its batches use (0, the default: one per core).
     #[must_use]
     pub fn threads(mut self, threads: usize) -> Self {
         self.threads = threads;
@@ -156,7 +159,8 @@ impl EngineBuilder {
         self
     }
 
-    /// Loads every pack and starts the executor.
+    /// Loads every pack, and keeps the runtime's threads for submitted
+    /// requests (started as they are first needed).
     pub fn build(self) -> Result<Engine, EngineError> {
         let runtime = self.runtime.unwrap_or_default();
         let observer = self
@@ -176,12 +180,13 @@ impl EngineBuilder {
         } else {
             self.threads
         };
-        let executor = Executor::new(threads, "tribunal-check").map_err(EngineError::Threads)?;
+        let threads = threads.min(crate::parallel::MAX_JOBS);
+        runtime.pool().reserve(threads);
         Ok(Engine {
             inner: Arc::new(Inner {
                 runtime,
                 packs: Arc::new(packs),
-                executor,
+                threads,
                 ids: DecisionIds::new(),
             }),
         })
@@ -247,14 +252,14 @@ impl Engine {
         self.inner.packs.watch(every, stop);
     }
 
-    /// The executor's threads.
+    /// The runtime's threads kept for submitted requests.
     pub fn threads(&self) -> usize {
-        self.inner.executor.threads()
+        self.inner.threads
     }
 
     /// Requests submitted and not yet started.
     pub fn waiting(&self) -> usize {
-        self.inner.executor.waiting()
+        self.inner.runtime.pool().waiting()
     }
 
     /// A new decision id: 32 hex digits, unique within the process and
@@ -270,9 +275,9 @@ impl Engine {
         request::decide(self, request)
     }
 
-    /// [`decide`](Self::decide) on one of the executor's threads, after the
-    /// requests submitted before it; `done` gets the decision there. A
-    /// request still waiting when its deadline passes is not judged
+    /// [`decide`](Self::decide) on one of the runtime's threads, after the
+    /// work queued before it; `done` gets the decision there. A request
+    /// still waiting when its deadline passes is not judged
     /// (`RequestErrorKind::Expired`).
     pub fn submit(
         &self,
@@ -280,12 +285,20 @@ impl Engine {
         done: impl FnOnce(Result<Decision, RequestError>) + Send + 'static,
     ) {
         let engine = self.clone();
-        self.inner.executor.submit(move || {
+        self.inner.runtime.pool().submit(move || {
             if let Some(expired) = request.expired() {
                 done(Err(expired));
                 return;
             }
             done(engine.decide(request));
         });
+    }
+
+    /// Runs `job` on the runtime's threads with a thread of its own for as
+    /// long as it runs: for work that waits for its input as it arrives (a
+    /// server's batch request reading its body), which so never holds a
+    /// thread a submitted request needs.
+    pub fn spawn(&self, job: impl FnOnce() + Send + 'static) {
+        self.inner.runtime.pool().spawn(job);
     }
 }

@@ -101,7 +101,7 @@ pub(crate) struct Packs {
     runtime: Runtime,
     load: LoadOptions,
     sources: Vec<PathBuf>,
-    packs: RwLock<BTreeMap<String, Arc<Served>>>,
+    by_name: RwLock<BTreeMap<String, Arc<Served>>>,
     /// Failed reloads, by pack folder.
     failures: Mutex<BTreeMap<PathBuf, ReloadFailure>>,
     /// Pack folders whose files changed, how they are now and since when:
@@ -172,7 +172,7 @@ impl Packs {
             runtime,
             load,
             sources,
-            packs: RwLock::new(packs),
+            by_name: RwLock::new(packs),
             failures: Mutex::default(),
             settling: Mutex::default(),
             gone: Mutex::default(),
@@ -189,17 +189,17 @@ impl Packs {
 
     /// The pack named `name`, as served now.
     pub(crate) fn get(&self, name: &str) -> Option<Arc<Served>> {
-        read(&self.packs).get(name).cloned()
+        read(&self.by_name).get(name).cloned()
     }
 
     /// The names of the packs served.
     pub(crate) fn names(&self) -> Vec<String> {
-        read(&self.packs).keys().cloned().collect()
+        read(&self.by_name).keys().cloned().collect()
     }
 
     /// The packs served now, by name.
     pub(crate) fn current(&self) -> Vec<Arc<Served>> {
-        read(&self.packs).values().cloned().collect()
+        read(&self.by_name).values().cloned().collect()
     }
 
     /// The failed reload of the pack folder `dir` that is still the last
@@ -267,7 +267,7 @@ impl Packs {
             }
             gone.remove(&served.dir);
             let name = served.pack.name();
-            write(&self.packs).remove(name);
+            write(&self.by_name).remove(name);
             lock(&self.failures).remove(&served.dir);
             self.tell(
                 PackEventKind::Removed,
@@ -333,7 +333,7 @@ impl Packs {
             Err(message) => return fail(message),
         };
         let name = served.pack.name().to_owned();
-        let mut packs = write(&self.packs);
+        let mut packs = write(&self.by_name);
         if let Some(other) = packs.get(&name).filter(|other| other.dir != dir) {
             let message = format!(
                 "its pack is named `{name}`, as is the pack in {}",
@@ -545,8 +545,8 @@ mod tests {
     fn load(source: &Path, settle: std::time::Duration) -> Registry {
         Registry::load(
             vec![source.to_path_buf()],
-            crate::Runtime::new(),
-            crate::LoadOptions::default(),
+            crate::runtime::Runtime::new(),
+            crate::pack::LoadOptions::default(),
             false,
             settle,
             Arc::new(|_: &super::PackEvent| {}),

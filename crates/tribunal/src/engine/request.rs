@@ -146,7 +146,7 @@ impl Decision {
     }
 
     /// The pack (the revision) that judged it.
-    pub fn pack(&self) -> &crate::Pack {
+    pub fn pack(&self) -> &crate::pack::Pack {
         self.served().pack()
     }
 
@@ -288,8 +288,10 @@ pub(super) fn decide(engine: &Engine, request: Request) -> Result<Decision, Requ
             ),
         ));
     }
-    let mut options = crate::jsonl::Options::default();
-    options.max_record_bytes = request.max_record_bytes;
+    let options = crate::jsonl::Options {
+        max_record_bytes: request.max_record_bytes,
+        ..Default::default()
+    };
     let body = match request.ask {
         // A list of messages is the record of those messages.
         Ask::Decide if request.body.trim_ascii_start().starts_with(b"[") => {
