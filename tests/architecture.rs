@@ -51,6 +51,7 @@ const ENGINE: &[(&str, &str)] = &[
     ("manifest", "pack"),
     ("source", "pack"),
     ("pack", "pack"),
+    ("bundle", "pack"),
     // Runs.
     ("decision", "runs"),
     ("pipeline", "runs"),

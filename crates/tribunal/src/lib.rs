@@ -27,6 +27,7 @@
 // targets). `docs/architecture.md` maps the modules.
 mod alloc;
 mod build;
+mod bundle;
 mod builtins;
 mod codes;
 mod component;
@@ -70,6 +71,9 @@ pub mod jsonl;
 mod stream;
 
 pub use alloc::Counting as CountingAllocator;
+pub use bundle::{
+    Bundle, BundleError, BundledFile, BundledPack, Manifest as BundleManifest, PublicKey, SecretKey,
+};
 pub use component::{Judging, ToolDefinition};
 pub use decision::{CallDecision, Decisions, Verdict};
 pub use engine::{
