@@ -48,10 +48,10 @@ const ENGINE: &[(&str, &str)] = &[
     ("parallel", "runtime"),
     ("runtime", "runtime"),
     // The pack: manifest, resolution, compilation.
+    ("bundle", "pack"),
     ("manifest", "pack"),
     ("source", "pack"),
     ("pack", "pack"),
-    ("bundle", "pack"),
     // Runs.
     ("decision", "runs"),
     ("pipeline", "runs"),

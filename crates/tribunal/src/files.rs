@@ -48,6 +48,12 @@ pub fn read_regular_text(path: &Path, limit: u64) -> Result<String, FileError> {
     read_text_named(path, &path.display().to_string(), limit)
 }
 
+/// The bytes of the regular file at `path`, at most `limit` of them (see
+/// [`read_regular_text`]).
+pub(crate) fn read_regular_bytes(path: &Path, limit: u64) -> Result<Vec<u8>, FileError> {
+    read_bytes(path, &path.display().to_string(), limit)
+}
+
 /// Reads the regular file at `path` (see [`read_regular_text`]), with errors
 /// naming the file `shown` (as its user wrote it).
 fn read_bytes(path: &Path, shown: &str, limit: u64) -> Result<Vec<u8>, FileError> {

@@ -28,9 +28,6 @@ use std::path::{Component, Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::pack::LoadOptions;
-use crate::runtime::Runtime;
-
 pub use keys::{PublicKey, SecretKey};
 
 /// The manifest's name in the archive.
@@ -163,49 +160,12 @@ impl std::fmt::Debug for Bundle {
 }
 
 impl Bundle {
-    /// Builds the bundle of the packs in `dirs` (each loaded on `runtime`
-    /// with `load` first: a pack that does not load is not bundled): every
-    /// file of each pack's folder (names starting with `.` left out). A pack
-    /// that reads a file from outside its folder, or holds a link, is refused.
-    pub fn build(
-        dirs: &[PathBuf],
-        runtime: &Runtime,
-        load: &LoadOptions,
-    ) -> Result<Vec<u8>, BundleError> {
-        let mut packs = Vec::new();
-        let mut files = BTreeMap::new();
-        for dir in dirs {
-            let pack = runtime
-                .load_with(dir, load)
-                .map_err(|err| BundleError::Build(err.to_string()))?;
-            let name = pack.name().to_owned();
-            if packs.iter().any(|p: &BundledPack| p.name == name) {
-                return Err(BundleError::Build(format!(
-                    "two packs are named `{name}`: a bundle serves each pack by its name"
-                )));
-            }
-            let root = pack_root(dir)?;
-            for (what, path) in pack.inputs() {
-                let read = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-                if !read.starts_with(&root) {
-                    return Err(BundleError::Build(format!(
-                        "pack `{name}` reads {what} {} from outside its folder {}: a bundle holds a pack's folder (copy the file into it)",
-                        path.display(),
-                        root.display()
-                    )));
-                }
-            }
-            collect(&root, &root, &name, &mut files)?;
-            packs.push(BundledPack {
-                dir: name.clone(),
-                name,
-                version: pack.version().to_owned(),
-                revision: pack.revision().to_owned(),
-            });
-        }
+    /// The bundle of `packs` whose files (under each pack's `dir/`) are
+    /// `files`: its bytes.
+    pub(crate) fn assemble(packs: Vec<BundledPack>, files: BTreeMap<String, Vec<u8>>) -> Vec<u8> {
         let listed = files
             .iter()
-            .map(|(path, bytes): (&String, &Vec<u8>)| BundledFile {
+            .map(|(path, bytes)| BundledFile {
                 path: path.clone(),
                 sha256: hex(&Sha256::digest(bytes)),
                 size: bytes.len() as u64,
@@ -220,13 +180,13 @@ impl Bundle {
             files: listed,
         };
         let manifest_bytes = manifest_text(&manifest);
-        Ok(Self {
+        Self {
             manifest,
             manifest_bytes,
             signatures: Vec::new(),
             files,
         }
-        .write())
+        .write()
     }
 
     /// Reads and checks a bundle (see the module's documentation), holding
@@ -426,7 +386,7 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
 }
 
 /// The pack folder, canonical.
-fn pack_root(dir: &Path) -> Result<PathBuf, BundleError> {
+pub(crate) fn pack_root(dir: &Path) -> Result<PathBuf, BundleError> {
     let dir = if dir.is_file() {
         dir.parent().unwrap_or(Path::new(".")).to_path_buf()
     } else {
@@ -436,8 +396,9 @@ fn pack_root(dir: &Path) -> Result<PathBuf, BundleError> {
         .map_err(|err| BundleError::Build(format!("{}: {err}", dir.display())))
 }
 
-/// Every file under `folder` (in the pack folder `root`), under `prefix/`.
-fn collect(
+/// Every file under `folder` (in the pack folder `root`), under `prefix/`:
+/// names starting with `.` left out, a link refused.
+pub(crate) fn collect(
     root: &Path,
     folder: &Path,
     prefix: &str,

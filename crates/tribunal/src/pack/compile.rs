@@ -114,6 +114,7 @@ impl PackLoader {
             tests,
             test_patterns: manifest.tests.clone(),
             warnings: self.warnings,
+            bundle: None,
         };
         Ok(Pack {
             info,

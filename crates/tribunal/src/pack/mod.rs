@@ -12,6 +12,7 @@
 //! - `compile`: the strategies, the contract and every pipeline step, built once;
 //! - `revision`: the hash of what the pack is made of.
 
+mod bundled;
 mod compile;
 mod overrides;
 mod resolve;
@@ -51,6 +52,10 @@ pub struct LoadOptions {
     /// With `allow_plugins`: the libraries consented to by digest (a server
     /// pins those present at start, so a reload opens no other).
     pub plugin_pins: Option<crate::plugin::PluginPins>,
+    /// The keys a bundle must be signed by (`--trust`). None (the default):
+    /// a bundle's files are checked against its manifest, its signature is
+    /// not, and its plugin libraries do not load.
+    pub trust: Vec<crate::bundle::PublicKey>,
 }
 
 /// Loading packs on a runtime.
@@ -191,6 +196,8 @@ pub(crate) struct PackInfo {
     /// Plugin components left unloaded, without consent, by
     /// [`Pack::load_for_inspection`]: a note each, at the manifest's `library:`.
     pub not_loaded: Vec<LoadError>,
+    /// The bundle it was loaded from (its folder kept while the pack lives).
+    pub bundle: Option<Arc<bundled::Unpacked>>,
 }
 
 /// What a pack does to a record: extraction, postprocessors, metrics, scoring,
@@ -351,6 +358,9 @@ impl Pack {
         inspect_only: bool,
         runtime: &Runtime,
     ) -> Result<Self, LoadErrors> {
+        if let Some((file, name)) = bundled::bundle_path(path) {
+            return Self::load_bundled(&file, name.as_deref(), options, inspect_only, runtime);
+        }
         let manifest_path = if path.is_dir() {
             path.join("pack.yaml")
         } else {
