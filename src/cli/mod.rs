@@ -42,6 +42,7 @@ fn write_out(text: &str) {
     }
 }
 
+mod bundle;
 mod check;
 mod diff;
 mod eval;
@@ -114,6 +115,8 @@ enum Command {
     Schema(SchemaArgs),
     /// Print a new pack: `new tools --from FILE` holds a tools file's argument rules.
     New(NewArgs),
+    /// Packs as one signed archive: build, sign, verify, keygen.
+    Bundle(bundle::BundleArgs),
     /// Print a shell completion script.
     Completions(CompletionsArgs),
     /// Print the man page, or write one page per command into a folder.
@@ -160,6 +163,11 @@ struct LoadFlags {
     /// TRIBUNAL_ALLOW_PLUGINS=1 (or true, yes).
     #[arg(long = "allow-plugins")]
     allow_plugins: bool,
+    /// A key a bundle must be signed by (a NAME.pub of `tribunal bundle keygen`;
+    /// repeatable). Without one, a bundle's files are checked against its manifest
+    /// and its plugin libraries do not load.
+    #[arg(long = "trust", value_name = "PUB")]
+    trust: Vec<PathBuf>,
     #[allow(clippy::doc_markdown)] // clap's help text: no Markdown
     /// Keep SEMANTIC embeddings in this folder across runs (default: $TRIBUNAL_CACHE_DIR,
     /// else $XDG_CACHE_HOME/tribunal, else ~/.cache/tribunal).
@@ -194,14 +202,15 @@ impl LoadFlags {
         Ok(runtime.build())
     }
 
-    /// The load options.
-    fn options(&self) -> LoadOptions {
-        LoadOptions {
+    /// The load options (the trusted keys read).
+    fn options(&self) -> Result<LoadOptions, String> {
+        Ok(LoadOptions {
             plugin_dirs: self.plugin_dirs.clone(),
             allow_paths: self.allow_paths.clone(),
             allow_plugins: self.allow_plugins || consent_from_env(),
+            trust: bundle::read_public_keys(&self.trust)?,
             ..LoadOptions::default()
-        }
+        })
     }
 }
 
@@ -255,7 +264,7 @@ impl PackOptions {
         let runtime = self.load.runtime(limits)?;
         let options = LoadOptions {
             overrides,
-            ..self.load.options()
+            ..self.load.options()?
         };
         load(&runtime, path, &options).map_err(|e| e.to_string())
     }
@@ -354,6 +363,7 @@ pub fn main() -> ExitCode {
         Command::Prompt(args) => prompt(&args),
         Command::Schema(args) => schema(&args),
         Command::New(args) => new(&args),
+        Command::Bundle(args) => bundle::bundle(&args),
         Command::Completions(args) => Ok(completions(&args)),
         Command::Man(args) => man(&args),
         Command::PluginHost(args) => {

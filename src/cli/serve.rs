@@ -120,7 +120,7 @@ pub(super) fn serve(args: &ServeArgs) -> Result<u8, String> {
     let runtime = args.load.runtime_with_jobs(limits, args.jobs)?;
     let load = LoadOptions {
         overrides,
-        ..args.load.options()
+        ..args.load.options()?
     };
     let mut config = Config::new(args.sources.clone(), runtime, load);
     config.listen = args.listen;

@@ -66,7 +66,7 @@ pub(super) fn run_tests(args: &TestArgs) -> Result<u8, String> {
         paths.push(rules);
     }
     let packs = discover_packs(&paths, |_, _| {})?;
-    let base = args.packs.load.options();
+    let base = args.packs.load.options()?;
     let runtime = args.packs.load.runtime(Vec::new())?;
     let (mut passed, mut failed) = (0, 0);
     let mut outcomes = Vec::new();
@@ -116,6 +116,15 @@ pub(crate) fn discover_packs(
 ) -> Result<Vec<PathBuf>, String> {
     let mut packs = Vec::new();
     for path in paths {
+        if let Some(names) = bundled_packs(path)? {
+            // (A bundle holds packs: each is FILE#NAME.)
+            packs.extend(
+                names
+                    .iter()
+                    .map(|name| PathBuf::from(format!("{}#{name}", path.display()))),
+            );
+            continue;
+        }
         if path.join("pack.yaml").is_file() || path.is_file() {
             packs.push(path.clone());
             continue;
@@ -130,6 +139,29 @@ pub(crate) fn discover_packs(
     Ok(packs)
 }
 
+/// The names of the packs in the bundle at `path`, when it is one (a gzip
+/// file).
+fn bundled_packs(path: &std::path::Path) -> Result<Option<Vec<String>>, String> {
+    let mut magic = [0u8; 2];
+    let is_bundle = path.is_file()
+        && std::fs::File::open(path)
+            .and_then(|mut file| std::io::Read::read_exact(&mut file, &mut magic))
+            .is_ok()
+        && magic == [0x1f, 0x8b];
+    if !is_bundle {
+        return Ok(None);
+    }
+    let bundle = tribunal::Bundle::read_file(path).map_err(|err| err.to_string())?;
+    Ok(Some(
+        bundle
+            .manifest()
+            .packs
+            .iter()
+            .map(|pack| pack.name.clone())
+            .collect(),
+    ))
+}
+
 pub(super) fn lint(args: &LintArgs) -> Result<u8, String> {
     let packs = discover_packs(&args.packs.paths(), |folder, count| {
         out!(
@@ -142,7 +174,7 @@ pub(super) fn lint(args: &LintArgs) -> Result<u8, String> {
         return Err("no pack given: name packs or folders of packs as arguments".to_owned());
     }
     let mut failed = false;
-    let options = args.packs.load.options();
+    let options = args.packs.load.options()?;
     let runtime = args.packs.load.runtime(Vec::new())?;
     for path in packs {
         match runtime.load_for_inspection(&path, &options) {

@@ -127,6 +127,20 @@ pub enum BundleError {
 }
 
 impl BundleError {
+    /// The same error, its message starting with `place` (a file, a URL).
+    #[must_use]
+    pub fn at(self, place: &str) -> Self {
+        let at = |message: String| format!("{place}: {message}");
+        match self {
+            Self::Build(m) => Self::Build(at(m)),
+            Self::Invalid(m) => Self::Invalid(at(m)),
+            Self::Tampered(m) => Self::Tampered(at(m)),
+            Self::BadSignature(m) => Self::BadSignature(at(m)),
+            Self::Untrusted(m) => Self::Untrusted(at(m)),
+            Self::Key(m) => Self::Key(at(m)),
+        }
+    }
+
     /// Its stable code.
     pub fn code(&self) -> &'static str {
         match self {
@@ -232,6 +246,15 @@ impl Bundle {
             signatures,
             files,
         })
+    }
+
+    /// Reads and checks the bundle file at `path` (see [`read`](Self::read)),
+    /// with the default bound ([`MAX_UNPACKED_BYTES`]).
+    pub fn read_file(path: &Path) -> Result<Self, BundleError> {
+        let bytes = crate::files::read_regular_bytes(path, MAX_UNPACKED_BYTES)
+            .map_err(|err| BundleError::Invalid(err.to_string()))?;
+        Self::read(&bytes, MAX_UNPACKED_BYTES)
+            .map_err(|err| err.at(&path.display().to_string()))
     }
 
     /// What its manifest says.
@@ -547,7 +570,7 @@ fn unpack_entries(bytes: &[u8], max_unpacked: u64) -> Result<Vec<(String, Vec<u8
     // The unpacked tar, bounded (a small archive may unpack to gigabytes).
     let mut tar = Vec::new();
     flate2::read::GzDecoder::new(bytes)
-        .take(max_unpacked + 1)
+        .take(max_unpacked.saturating_add(1))
         .read_to_end(&mut tar)
         .map_err(invalid)?;
     if tar.len() as u64 > max_unpacked {
