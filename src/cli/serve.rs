@@ -23,9 +23,24 @@ pub(super) struct ServeArgs {
     /// Pack folders, or folders holding packs (every pack below is served, by name).
     #[arg(
         value_name = "PACK_OR_FOLDER",
-        required_unless_present = "print_openapi"
+        required_unless_present_any = ["print_openapi", "bundle"],
+        conflicts_with = "bundle"
     )]
     sources: Vec<PathBuf>,
+    /// Serve the packs of a bundle (`tribunal bundle build`) fetched from an
+    /// http:// URL or a file, again every --poll-interval-ms, swapped in whole
+    /// once verified (give --trust); until the first good one, pack routes answer 503.
+    #[arg(long, value_name = "URL_OR_FILE")]
+    bundle: Option<String>,
+    /// Fetch the bundle again every this many ms (an unchanged one, by ETag or bytes, is not loaded again).
+    #[arg(long, value_name = "MS", default_value_t = 10_000, requires = "bundle")]
+    poll_interval_ms: u64,
+    /// Largest bundle fetched, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = 64 << 20, requires = "bundle")]
+    bundle_max_bytes: usize,
+    /// A bundle fetch is done within this many ms, or failed (the last good bundle keeps serving).
+    #[arg(long, value_name = "MS", default_value_t = 30_000, requires = "bundle")]
+    bundle_timeout_ms: u64,
     /// Print the service's `OpenAPI` document (what `GET /openapi.json` answers) and exit.
     #[arg(long)]
     print_openapi: bool,
@@ -123,6 +138,13 @@ pub(super) fn serve(args: &ServeArgs) -> Result<u8, String> {
         ..args.load.options()?
     };
     let mut config = Config::new(args.sources.clone(), runtime, load);
+    if let Some(source) = &args.bundle {
+        let mut bundle = tribunal_server::BundleConfig::new(source.clone());
+        bundle.poll_every = Duration::from_millis(args.poll_interval_ms.max(1));
+        bundle.max_bytes = args.bundle_max_bytes;
+        bundle.timeout = Duration::from_millis(args.bundle_timeout_ms.max(1));
+        config.bundle = Some(bundle);
+    }
     config.listen = args.listen;
     config.insecure_no_auth = args.insecure_no_auth;
     if let Some(path) = &args.token_file {

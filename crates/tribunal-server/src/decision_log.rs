@@ -67,6 +67,8 @@ pub struct DecisionLog {
 pub struct Entry<'a> {
     pub decision_id: &'a str,
     pub pack: &'a str,
+    /// The revision of the bundle the pack came from, if it did.
+    pub bundle: Option<&'a str>,
     pub report: &'a Report,
     /// Time from the request's headers to the decision (for an `eval`
     /// record, to that record's).
@@ -163,6 +165,9 @@ impl DecisionLog {
             "latency_us": micros(entry.latency),
         });
         if let Some(fields) = line.as_object_mut() {
+            if let Some(bundle) = entry.bundle {
+                fields.insert("bundle".into(), bundle.into());
+            }
             if let Some(judging) = entry.judging {
                 fields.insert("judging_us".into(), micros(judging).into());
             }
@@ -189,7 +194,7 @@ impl DecisionLog {
     pub fn calls_line(
         &self,
         decision_id: &str,
-        pack: &str,
+        pack: &tribunal::Pack,
         decisions: &tribunal::Decisions,
         latency: std::time::Duration,
         tool_calls: Option<&serde_json::Value>,
@@ -226,7 +231,7 @@ impl DecisionLog {
         let mut line = json!({
             "decision_id": decision_id,
             "time": crate::time::now(),
-            "pack": pack,
+            "pack": pack.name(),
             "revision": decisions.revision,
             "id": decisions.id,
             "calls": calls,
@@ -234,6 +239,9 @@ impl DecisionLog {
             "latency_us": micros(latency),
         });
         if let Some(fields) = line.as_object_mut() {
+            if let Some(bundle) = pack.bundle_revision() {
+                fields.insert("bundle".into(), bundle.into());
+            }
             trace.log_into(fields);
         }
         let mut text = line.to_string();

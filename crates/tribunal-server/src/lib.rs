@@ -30,6 +30,7 @@ use std::time::Duration;
 use tribunal::{LoadOptions, Runtime};
 
 mod body;
+mod bundle_source;
 mod decision_log;
 mod metrics;
 mod packs;
@@ -38,6 +39,7 @@ mod server;
 mod time;
 mod trace;
 
+pub use bundle_source::BundleConfig;
 pub use decision_log::DecisionLogConfig;
 pub use server::serve;
 
@@ -78,6 +80,10 @@ pub struct Config {
     /// Threads that run checks (0: one per core); connections are served
     /// on two threads of their own, which never judge.
     pub threads: usize,
+    /// Serve the packs of a bundle fetched from a URL or a file, polled
+    /// (`--bundle`), instead of pack folders: verified against the load
+    /// options' trusted keys.
+    pub bundle: Option<BundleConfig>,
 }
 
 impl Config {
@@ -97,6 +103,7 @@ impl Config {
             decision_log: None,
             follow_links: false,
             threads: 0,
+            bundle: None,
         }
     }
 }

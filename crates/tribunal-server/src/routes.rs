@@ -46,6 +46,8 @@ pub struct State {
     pub token: Option<Vec<u8>>,
     pub permits: Arc<Semaphore>,
     pub shutting_down: AtomicBool,
+    /// The bundle the packs come from, when they come from one.
+    pub bundle: Option<Arc<crate::bundle_source::BundleStatus>>,
 }
 
 impl State {
@@ -64,6 +66,7 @@ impl State {
             limits,
             token,
             shutting_down: AtomicBool::new(false),
+            bundle: None,
         }
     }
 }
@@ -85,13 +88,13 @@ impl State {
     /// decision log.
     fn decided_calls(
         &self,
-        pack: &str,
+        pack: &tribunal::Pack,
         decisions: &tribunal::Decisions,
         decision_id: &str,
         latency: std::time::Duration,
         logged: &Logged,
     ) {
-        self.metrics.calls(pack, decisions);
+        self.metrics.calls(pack.name(), decisions);
         if let Some(log) = &self.log {
             log.send(log.calls_line(
                 decision_id,
@@ -178,7 +181,13 @@ async fn route(
     }
     let name = segments.get(2).copied().unwrap_or_default();
     let response = match route {
-        Route::Healthz => json_response(StatusCode::OK, &json!({"status": "ok"})),
+        Route::Healthz => {
+            let mut health = json!({"status": "ok"});
+            if let Some(bundle) = &state.bundle {
+                health["bundle"] = bundle.describe(&state.engine);
+            }
+            json_response(StatusCode::OK, &health)
+        }
         Route::Readyz => readiness(state),
         Route::Metrics => metrics(state),
         Route::OpenApi => openapi(),
@@ -186,6 +195,23 @@ async fn route(
             StatusCode::OK,
             &json!({"packs": crate::packs::describe_all(&state.engine)}),
         ),
+        // (Until the first good bundle, no pack is served, nor said unknown.)
+        _ if state
+            .bundle
+            .as_ref()
+            .is_some_and(|_| state.engine.bundle_revision().is_none()) =>
+        {
+            let why = state
+                .bundle
+                .as_ref()
+                .map(|b| b.not_loaded())
+                .unwrap_or_default();
+            let mut response = error(StatusCode::SERVICE_UNAVAILABLE, "bundle.not-loaded", why);
+            response
+                .headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+            response
+        }
         _ => match find_pack(state, name) {
             Err(response) => response,
             Ok(served) => match route {
@@ -257,6 +283,20 @@ fn readiness(state: &State) -> Response<ResponseBody> {
             StatusCode::SERVICE_UNAVAILABLE,
             &json!({"status": "shutting down"}),
         )
+    } else if let Some(bundle) = &state.bundle {
+        let ready = state.engine.bundle_revision().is_some();
+        json_response(
+            if ready {
+                StatusCode::OK
+            } else {
+                StatusCode::SERVICE_UNAVAILABLE
+            },
+            &json!({
+                "status": if ready { "ready" } else { "waiting for a bundle" },
+                "packs": state.engine.names(),
+                "bundle": bundle.describe(&state.engine),
+            }),
+        )
     } else {
         json_response(
             StatusCode::OK,
@@ -267,10 +307,13 @@ fn readiness(state: &State) -> Response<ResponseBody> {
 
 fn metrics(state: &State) -> Response<ResponseBody> {
     let served = crate::packs::revisions(&state.engine);
-    let text = state.metrics.render(
+    let mut text = state.metrics.render(
         state.engine.runtime().embedding_cache_report().as_ref(),
         &served,
     );
+    if let Some(bundle) = &state.bundle {
+        bundle.render(&state.engine, &mut text);
+    }
     let mut response = Response::new(full(text));
     response.headers_mut().insert(
         CONTENT_TYPE,
@@ -547,7 +590,7 @@ async fn check(
         let logged = Logged::of(state, decision.input(), trace);
         state.decided(&logged.entry(
             decision.id(),
-            decision.pack().name(),
+            decision.pack(),
             report,
             started.elapsed(),
         ));
@@ -595,7 +638,7 @@ async fn decide(
     if let tribunal::Judged::Calls(decisions) = decision.judged() {
         let logged = Logged::of(state, decision.input(), trace);
         state.decided_calls(
-            decision.pack().name(),
+            decision.pack(),
             decisions,
             decision.id(),
             started.elapsed(),
@@ -646,13 +689,14 @@ impl Logged {
     pub(crate) fn entry<'a>(
         &'a self,
         decision_id: &'a str,
-        pack: &'a str,
+        pack: &'a tribunal::Pack,
         report: &'a tribunal::Report,
         latency: std::time::Duration,
     ) -> Entry<'a> {
         Entry {
             decision_id,
-            pack,
+            pack: pack.name(),
+            bundle: pack.bundle_revision(),
             report,
             latency,
             output: self.output.as_deref(),
@@ -747,7 +791,7 @@ fn eval(
                 let logged = Logged::of(&state, input, &trace);
                 let latency = started.elapsed();
                 out.extend_from_slice(
-                    log.line(&logged.entry(&decision_id, served.pack().name(), report, latency))
+                    log.line(&logged.entry(&decision_id, served.pack(), report, latency))
                         .as_bytes(),
                 );
             }

@@ -38,6 +38,11 @@ pub fn serve(config: &Config, on_ready: impl FnOnce(SocketAddr)) -> Result<(), S
     if token.as_ref().is_some_and(Vec::is_empty) {
         return Err(ServeError::Config("the token file is empty".to_owned()));
     }
+    if config.bundle.is_some() && !config.sources.is_empty() {
+        return Err(ServeError::Config(
+            "give pack folders or --bundle, not both: a bundle holds every pack served".to_owned(),
+        ));
+    }
     let metrics = Arc::new(Metrics::default());
     // Consent to plugins covers the libraries present now, by digest: pinned
     // as the packs load, then sealed, so a reload opens no library dropped
@@ -92,15 +97,25 @@ pub fn serve(config: &Config, on_ready: impl FnOnce(SocketAddr)) -> Result<(), S
         .enable_all()
         .build()
         .map_err(|e| ServeError::Io(format!("cannot start the service's threads: {e}")))?;
-    let state = Arc::new(State::new(
+    let mut state = State::new(
         engine.clone(),
         metrics,
         decision_log,
         config.limits.clone(),
         token,
-    ));
+    );
+    state.bundle = config
+        .bundle
+        .clone()
+        .map(|bundle| Arc::new(crate::bundle_source::BundleStatus::new(bundle)));
+    let state = Arc::new(state);
     let stop_watching = Arc::new(AtomicBool::new(false));
-    if let Some(every) = config.reload_every {
+    if let Some(bundle) = &state.bundle {
+        runtime.spawn(crate::bundle_source::poll(
+            Arc::clone(&state),
+            Arc::clone(bundle),
+        ));
+    } else if let Some(every) = config.reload_every {
         engine.watch(every, Arc::clone(&stop_watching));
     }
     let result = runtime.block_on(run(config, Arc::clone(&state), on_ready));
@@ -137,11 +152,18 @@ async fn run(
         // the connection still gets its answer.)
         .half_close(true);
     let mut shutdown = std::pin::pin!(shutdown_signal());
-    log(&format!(
-        "listening on http://{address} with {} pack(s): {}",
-        state.engine.names().len(),
-        state.engine.names().join(", ")
-    ));
+    log(&match &config.bundle {
+        Some(bundle) => format!(
+            "listening on http://{address}, serving the bundle of {} (fetched every {} ms)",
+            bundle.source,
+            bundle.poll_every.as_millis()
+        ),
+        None => format!(
+            "listening on http://{address} with {} pack(s): {}",
+            state.engine.names().len(),
+            state.engine.names().join(", ")
+        ),
+    });
     on_ready(address);
     loop {
         let (stream, _) = tokio::select! {

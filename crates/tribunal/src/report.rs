@@ -652,17 +652,17 @@ impl Report {
         fields: Fields,
         written: Option<&Written>,
     ) {
-        self.write_record(out, fields, written, None);
+        self.write_record(out, fields, written, &[]);
     }
 
-    /// [`write_fields_with`](Self::write_fields_with), ending with the
-    /// member `decision_id` when there is one (a service's answer).
+    /// [`write_fields_with`](Self::write_fields_with), ending with the string
+    /// members `tail` (a service's answer: `bundle`, `decision_id`).
     pub(crate) fn write_record(
         &self,
         out: &mut Vec<u8>,
         fields: Fields,
         written: Option<&Written>,
-        decision_id: Option<&str>,
+        tail: &[(&'static str, &str)],
     ) {
         out.reserve(1024);
         let mut record = Object::open(out);
@@ -747,8 +747,8 @@ impl Report {
         if fields.has(Field::Revision) {
             json_write::write_str(record.field("revision"), &self.revision);
         }
-        if let Some(decision_id) = decision_id {
-            json_write::write_str(record.field("decision_id"), decision_id);
+        for (name, value) in tail {
+            json_write::write_str(record.field(name), value);
         }
         record.close();
     }

@@ -306,7 +306,7 @@ impl Judged {
         self.judged_for(finishing);
         let mut entry = logged.entry(
             &self.decision_id,
-            served.pack().name(),
+            served.pack(),
             &report,
             self.started.elapsed(),
         );

@@ -82,6 +82,9 @@ pub enum EngineError {
     /// message each (a load error names file, line and column).
     #[error("{}", .0.join("\n"))]
     Packs(Vec<String>),
+    /// A bundle that was not installed: why.
+    #[error("{0}")]
+    Bundle(String),
 }
 
 /// Settings of an [`Engine`] (see [`Engine::builder`]).
@@ -238,6 +241,25 @@ impl Engine {
     /// any (its revision still serves).
     pub fn reload_failure(&self, served: &Served) -> Option<ReloadFailure> {
         self.inner.packs.failure(served.dir())
+    }
+
+    /// Installs the bundle `bytes` in place of every pack served: checked
+    /// against its manifest, verified against the trusted keys of the load
+    /// options, its packs loaded aside and swapped in at once. A bundle that
+    /// fails changes nothing (what served before still serves), and is kept
+    /// as [`bundle_failure`](Self::bundle_failure). Returns its revision.
+    pub fn install_bundle(&self, bytes: &[u8]) -> Result<String, EngineError> {
+        self.inner.packs.install(bytes).map_err(EngineError::Bundle)
+    }
+
+    /// The revision of the bundle served, if the packs come from one.
+    pub fn bundle_revision(&self) -> Option<String> {
+        self.inner.packs.bundle_revision()
+    }
+
+    /// Why the last bundle was not installed, until one is.
+    pub fn bundle_failure(&self) -> Option<ReloadFailure> {
+        self.inner.packs.bundle_failure()
     }
 
     /// Looks at every pack's files once, and loads again what changed (and

@@ -104,6 +104,8 @@ pub(crate) struct Packs {
     by_name: RwLock<BTreeMap<String, Arc<Served>>>,
     /// Failed reloads, by pack folder.
     failures: Mutex<BTreeMap<PathBuf, ReloadFailure>>,
+    /// The last bundle that failed to install, until one installs.
+    bundle_failure: Mutex<Option<ReloadFailure>>,
     /// Pack folders whose files changed, how they are now and since when:
     /// loaded once they have stayed so for `settle`.
     settling: Mutex<BTreeMap<PathBuf, (u64, Instant)>>,
@@ -174,6 +176,7 @@ impl Packs {
             sources,
             by_name: RwLock::new(packs),
             failures: Mutex::default(),
+            bundle_failure: Mutex::default(),
             settling: Mutex::default(),
             gone: Mutex::default(),
             settle,
@@ -200,6 +203,93 @@ impl Packs {
     /// The packs served now, by name.
     pub(crate) fn current(&self) -> Vec<Arc<Served>> {
         read(&self.by_name).values().cloned().collect()
+    }
+
+    /// Installs the bundle `bytes`: checked and verified as the load options
+    /// say, every pack loaded aside, then all swapped in at once in place of
+    /// every pack served (requests in flight finish on the packs they
+    /// started with). Nothing of a bundle that fails is served: the packs
+    /// served before stay. Returns the bundle's revision.
+    pub(crate) fn install(&self, bytes: &[u8]) -> Result<String, String> {
+        let result = self.install_aside(bytes);
+        match &result {
+            Ok((revision, names)) => {
+                *lock(&self.bundle_failure) = None;
+                self.tell(
+                    PackEventKind::Loaded,
+                    format!("bundle revision {revision} installed: {}", names.join(", ")),
+                );
+            }
+            Err(message) => {
+                *lock(&self.bundle_failure) = Some(ReloadFailure {
+                    message: message.clone(),
+                    at: SystemTime::now(),
+                    fingerprint: 0,
+                });
+                let serving = read(&self.by_name)
+                    .values()
+                    .find_map(|s| s.pack.bundle_revision().map(str::to_owned));
+                self.tell(
+                    PackEventKind::Failed,
+                    format!(
+                        "bundle not installed, {}: {message}",
+                        serving.map_or_else(
+                            || "no bundle serving yet".to_owned(),
+                            |r| format!("revision {r} still serving")
+                        )
+                    ),
+                );
+            }
+        }
+        result.map(|(revision, _)| revision)
+    }
+
+    fn install_aside(&self, bytes: &[u8]) -> Result<(String, Vec<String>), String> {
+        // A bundle's plugin libraries load on its trusted signature, not on
+        // the digests pinned at start.
+        let options = LoadOptions {
+            plugin_pins: None,
+            ..self.load.clone()
+        };
+        let (unpacked, dirs) =
+            crate::pack::bundled::unpack(bytes, &options).map_err(|err| err.to_string())?;
+        let mut loaded = BTreeMap::new();
+        let mut errors = Vec::new();
+        for (name, dir) in &dirs {
+            match Pack::load_unpacked(dir, &unpacked, &options, false, &self.runtime) {
+                Ok(pack) => {
+                    loaded.insert(
+                        name.clone(),
+                        Arc::new(Served {
+                            pack,
+                            dir: dir.clone(),
+                            loaded_at: SystemTime::now(),
+                            fingerprint: 0,
+                        }),
+                    );
+                }
+                Err(err) => errors.push(format!("pack `{name}`: {err}")),
+            }
+        }
+        if !errors.is_empty() {
+            return Err(errors.join("\n"));
+        }
+        let names = loaded.keys().cloned().collect();
+        let revision = unpacked.revision.clone();
+        *write(&self.by_name) = loaded;
+        Ok((revision, names))
+    }
+
+    /// The revision of the bundle served, if packs come from one.
+    pub(crate) fn bundle_revision(&self) -> Option<String> {
+        read(&self.by_name)
+            .values()
+            .find_map(|s| s.pack.bundle_revision().map(str::to_owned))
+    }
+
+    /// The last bundle that failed to install, if no bundle installed since.
+    pub(crate) fn bundle_failure(&self) -> Option<ReloadFailure> {
+        lock(&self.bundle_failure).clone()
     }
 
     /// The failed reload of the pack folder `dir` that is still the last
@@ -253,7 +343,8 @@ impl Packs {
         let mut gone = lock(&self.gone);
         gone.retain(|dir, _| !dirs.contains(dir));
         for served in &current {
-            if dirs.contains(&served.dir) {
+            // (A bundle's packs are not the folders': a bundle replaces them.)
+            if dirs.contains(&served.dir) || served.pack.bundle_revision().is_some() {
                 continue;
             }
             // (Seen gone at an earlier look, and for the settle time.)

@@ -313,6 +313,14 @@ pub(super) fn decide(engine: &Engine, request: Request) -> Result<Decision, Requ
     }
     let kept = request.keep_input.then(|| input.clone());
     let id = engine.next_decision_id();
+    // The answer ends with the bundle's revision (when the pack came from
+    // one) and the decision id.
+    let bundle = served.pack().bundle_revision();
+    let tail: Vec<(&'static str, &str)> = bundle
+        .map(|revision| ("bundle", revision))
+        .into_iter()
+        .chain([("decision_id", id.as_str())])
+        .collect();
     let (judged, bytes) = match request.ask {
         Ask::Check => {
             let mut bytes = Vec::with_capacity(256 + input.output.len());
@@ -322,7 +330,7 @@ pub(super) fn decide(engine: &Engine, request: Request) -> Result<Decision, Requ
                 note,
                 request.deadline,
                 &mut bytes,
-                Some(&id),
+                &tail,
             );
             (Judged::Report(report), bytes)
         }
@@ -330,7 +338,9 @@ pub(super) fn decide(engine: &Engine, request: Request) -> Result<Decision, Requ
             let decisions = served.pack().decide_within(&input, request.deadline);
             let mut value = decisions.to_value();
             if let Some(fields) = value.as_object_mut() {
-                fields.insert("decision_id".into(), id.clone().into());
+                for (name, member) in &tail {
+                    fields.insert((*name).into(), (*member).into());
+                }
             }
             let mut bytes = serde_json::to_vec(&value).unwrap_or_default();
             bytes.push(b'\n');

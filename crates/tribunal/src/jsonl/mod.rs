@@ -279,24 +279,24 @@ pub fn evaluate_record_into(
     deadline: Option<std::time::Instant>,
     out: &mut Vec<u8>,
 ) -> Report {
-    judge_record(pack, input, note, deadline, out, None)
+    judge_record(pack, input, note, deadline, out, &[])
 }
 
-/// [`evaluate_record_into`], the record ending with the member `decision_id`
-/// when there is one (the engine's answer to a request).
+/// [`evaluate_record_into`], the record ending with the string members
+/// `tail` (the engine's answer to a request: `bundle`, `decision_id`).
 pub(crate) fn judge_record(
     pack: &Pack,
     input: Input,
     note: Option<Issue>,
     deadline: Option<std::time::Instant>,
     out: &mut Vec<u8>,
-    decision_id: Option<&str>,
+    tail: &[(&'static str, &str)],
 ) -> Report {
     let records = [Ok((input, note))];
     let mut judged = None;
     crate::deadline::by_caller(deadline, || {
         reports(pack, &records, std::iter::once(None), |report, written| {
-            report.write_record(out, Fields::ALL, written.as_ref(), decision_id);
+            report.write_record(out, Fields::ALL, written.as_ref(), tail);
             judged = Some(report);
         });
     });

@@ -12,7 +12,7 @@
 //! - `compile`: the strategies, the contract and every pipeline step, built once;
 //! - `revision`: the hash of what the pack is made of.
 
-mod bundled;
+pub(crate) mod bundled;
 mod compile;
 mod overrides;
 mod resolve;
