@@ -72,7 +72,10 @@ struct Last {
 /// One fetch's outcome.
 enum Fetched {
     NotModified,
-    Body { bytes: Vec<u8>, etag: Option<String> },
+    Body {
+        bytes: Vec<u8>,
+        etag: Option<String>,
+    },
 }
 
 impl BundleStatus {

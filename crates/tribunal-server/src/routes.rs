@@ -588,12 +588,7 @@ async fn check(
     };
     if let tribunal::Judged::Report(report) = decision.judged() {
         let logged = Logged::of(state, decision.input(), trace);
-        state.decided(&logged.entry(
-            decision.id(),
-            decision.pack(),
-            report,
-            started.elapsed(),
-        ));
+        state.decided(&logged.entry(decision.id(), decision.pack(), report, started.elapsed()));
     }
     let id = decision.id().to_owned();
     json_bytes_response(decision.into_bytes(), &id)

@@ -154,7 +154,7 @@ async fn run(
     let mut shutdown = std::pin::pin!(shutdown_signal());
     log(&match &config.bundle {
         Some(bundle) => format!(
-            "listening on http://{address}, serving the bundle of {} (fetched every {} ms)",
+            "listening on http://{address} with the packs of the bundle {} (fetched every {} ms)",
             bundle.source,
             bundle.poll_every.as_millis()
         ),

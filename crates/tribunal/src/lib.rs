@@ -27,8 +27,8 @@
 // targets). `docs/architecture.md` maps the modules.
 mod alloc;
 mod build;
-mod bundle;
 mod builtins;
+mod bundle;
 mod codes;
 mod component;
 mod contract;

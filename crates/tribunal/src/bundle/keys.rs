@@ -142,7 +142,11 @@ fn key_bytes(text: &str, tag: &str, shown: &str) -> Result<[u8; 32], BundleError
             SECRET_TAG
         };
         let why = if line.trim().starts_with(other) {
-            format!("this is a {} key, where a {} key is wanted", kind(other), kind(tag))
+            format!(
+                "this is a {} key, where a {} key is wanted",
+                kind(other),
+                kind(tag)
+            )
         } else {
             format!("expected `{tag} BASE64`")
         };
@@ -155,9 +159,7 @@ fn key_bytes(text: &str, tag: &str, shown: &str) -> Result<[u8; 32], BundleError
         BundleError::Key(format!("{}: a key is 32 bytes, not {}", at(), bytes.len()))
     })?;
     if lines.next().is_some() {
-        return Err(BundleError::Key(format!(
-            "{shown}: more than one key line"
-        )));
+        return Err(BundleError::Key(format!("{shown}: more than one key line")));
     }
     Ok(bytes)
 }
@@ -190,7 +192,11 @@ mod tests {
         assert!(!other.verifies(b"message", &signature));
         // Errors say where and what.
         let err = PublicKey::from_text(&key.to_text(), "trust.pub").unwrap_err();
-        assert!(err.to_string().contains("trust.pub:2: this is a secret (signing) key"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("trust.pub:2: this is a secret (signing) key"),
+            "{err}"
+        );
         let err = PublicKey::from_text("# nothing\n", "p").unwrap_err();
         assert!(err.to_string().contains("no key"), "{err}");
         let err = PublicKey::from_text("tribunal-ed25519-public-key AAAA\n", "p").unwrap_err();

@@ -219,9 +219,8 @@ impl Bundle {
                 }
             }
         }
-        let manifest_bytes = manifest_bytes.ok_or_else(|| {
-            BundleError::Invalid(format!("it has no {MANIFEST_NAME}"))
-        })?;
+        let manifest_bytes = manifest_bytes
+            .ok_or_else(|| BundleError::Invalid(format!("it has no {MANIFEST_NAME}")))?;
         let manifest: Manifest = serde_json::from_slice(&manifest_bytes)
             .map_err(|err| BundleError::Invalid(format!("{MANIFEST_NAME}: {err}")))?;
         if manifest.format != FORMAT {
@@ -253,8 +252,7 @@ impl Bundle {
     pub fn read_file(path: &Path) -> Result<Self, BundleError> {
         let bytes = crate::files::read_regular_bytes(path, MAX_UNPACKED_BYTES)
             .map_err(|err| BundleError::Invalid(err.to_string()))?;
-        Self::read(&bytes, MAX_UNPACKED_BYTES)
-            .map_err(|err| err.at(&path.display().to_string()))
+        Self::read(&bytes, MAX_UNPACKED_BYTES).map_err(|err| err.at(&path.display().to_string()))
     }
 
     /// What its manifest says.
@@ -461,9 +459,7 @@ pub(crate) fn collect(
             collect(root, &path, prefix, files)?;
         } else if kind.is_file() {
             if files.len() >= MAX_FILES {
-                return Err(BundleError::Build(format!(
-                    "more than {MAX_FILES} files"
-                )));
+                return Err(BundleError::Build(format!("more than {MAX_FILES} files")));
             }
             let data = std::fs::read(&path).map_err(failed)?;
             files.insert(archived, data);
@@ -594,9 +590,7 @@ fn unpack_entries(bytes: &[u8], max_unpacked: u64) -> Result<Vec<(String, Vec<u8
                 )))
             }
         }
-        let plain = path
-            .components()
-            .all(|c| matches!(c, Component::Normal(_)));
+        let plain = path.components().all(|c| matches!(c, Component::Normal(_)));
         let Some(text) = path.to_str().filter(|_| plain && !shown.is_empty()) else {
             return Err(BundleError::Invalid(format!(
                 "{shown}: not a plain relative path"

@@ -7,7 +7,10 @@ fn built(_root: &Path) -> Vec<u8> {
     let mut files = BTreeMap::new();
     let mut packs = Vec::new();
     for name in ["alpha", "beta"] {
-        files.insert(format!("{name}/pack.yaml"), format!("name: {name}\nversion: 1.0.0\n").into_bytes());
+        files.insert(
+            format!("{name}/pack.yaml"),
+            format!("name: {name}\nversion: 1.0.0\n").into_bytes(),
+        );
         files.insert(format!("{name}/tests/cases.yaml"), b"cases: []\n".to_vec());
         packs.push(BundledPack {
             name: name.to_owned(),
@@ -22,7 +25,9 @@ fn built(_root: &Path) -> Vec<u8> {
 /// The archive's entries, as they are.
 fn entries(bytes: &[u8]) -> Vec<(String, Vec<u8>)> {
     let mut tar = Vec::new();
-    flate2::read::GzDecoder::new(bytes).read_to_end(&mut tar).unwrap();
+    flate2::read::GzDecoder::new(bytes)
+        .read_to_end(&mut tar)
+        .unwrap();
     let mut archive = tar::Archive::new(tar.as_slice());
     archive
         .entries()
@@ -92,11 +97,17 @@ fn signatures_verify_against_trusted_keys_only() {
     let key = SecretKey::generate().unwrap();
     let other = SecretKey::generate().unwrap();
     let unsigned = Bundle::read(&bytes, MAX_UNPACKED_BYTES).unwrap();
-    assert!(matches!(unsigned.verify(&[key.public()]), Err(BundleError::Untrusted(_))));
+    assert!(matches!(
+        unsigned.verify(&[key.public()]),
+        Err(BundleError::Untrusted(_))
+    ));
     let signed = unsigned.sign(&key);
     assert_eq!(signed, unsigned.sign(&key), "signing is reproducible too");
     let read = Bundle::read(&signed, MAX_UNPACKED_BYTES).unwrap();
-    assert_eq!(read.verify(&[other.public(), key.public()]).unwrap(), key.public().id());
+    assert_eq!(
+        read.verify(&[other.public(), key.public()]).unwrap(),
+        key.public().id()
+    );
     let err = read.verify(&[other.public()]).unwrap_err();
     assert!(matches!(err, BundleError::Untrusted(_)), "{err}");
     assert!(err.to_string().contains(&key.public().id()), "{err}");
@@ -104,7 +115,13 @@ fn signatures_verify_against_trusted_keys_only() {
     let twice = read.sign(&other);
     let twice = Bundle::read(&twice, MAX_UNPACKED_BYTES).unwrap();
     assert_eq!(twice.signatures.len(), 2);
-    assert_eq!(Bundle::read(&twice.sign(&key), MAX_UNPACKED_BYTES).unwrap().signatures.len(), 2);
+    assert_eq!(
+        Bundle::read(&twice.sign(&key), MAX_UNPACKED_BYTES)
+            .unwrap()
+            .signatures
+            .len(),
+        2
+    );
     // The same manifest written otherwise (its meaning, its revision kept):
     // a signature is over the bytes, and no longer verifies.
     let rewritten = with(&signed, |all| {
@@ -138,12 +155,26 @@ fn damaged_and_hostile_archives_are_refused() {
     let root = tempfile::tempdir().unwrap();
     let bytes = built(root.path());
     let tampered: Vec<(&str, Vec<u8>)> = vec![
-        ("one byte of a file", with(&bytes, |all| all[1].1.push(b' '))),
-        ("a file replaced", with(&bytes, |all| all[1].1 = b"name: evil\n".to_vec())),
-        ("a file added", with(&bytes, |all| all.push(("alpha/extra.yaml".into(), b"x".to_vec())))),
-        ("a file removed", with(&bytes, |all| {
-            all.remove(2);
-        })),
+        (
+            "one byte of a file",
+            with(&bytes, |all| all[1].1.push(b' ')),
+        ),
+        (
+            "a file replaced",
+            with(&bytes, |all| all[1].1 = b"name: evil\n".to_vec()),
+        ),
+        (
+            "a file added",
+            with(&bytes, |all| {
+                all.push(("alpha/extra.yaml".into(), b"x".to_vec()))
+            }),
+        ),
+        (
+            "a file removed",
+            with(&bytes, |all| {
+                all.remove(2);
+            }),
+        ),
     ];
     for (what, archive) in tampered {
         let err = Bundle::read(&archive, MAX_UNPACKED_BYTES).unwrap_err();
@@ -153,21 +184,65 @@ fn damaged_and_hostile_archives_are_refused() {
     let manifest = entries(&bytes).remove(0).1;
     let hostile: Vec<(&str, Vec<u8>)> = vec![
         ("not gzip", b"name: x\n".to_vec()),
-        ("no manifest", archive(&[("alpha/pack.yaml", b"x", tar::EntryType::Regular)])),
-        ("a parent path", archive(&[(MANIFEST_NAME, &manifest, tar::EntryType::Regular), ("../evil", b"x", tar::EntryType::Regular)])),
-        ("an absolute path", archive(&[(MANIFEST_NAME, &manifest, tar::EntryType::Regular), ("/etc/evil", b"x", tar::EntryType::Regular)])),
-        ("a link", archive(&[(MANIFEST_NAME, &manifest, tar::EntryType::Regular), ("alpha/link", b"", tar::EntryType::Symlink)])),
-        ("a device", archive(&[(MANIFEST_NAME, &manifest, tar::EntryType::Regular), ("alpha/dev", b"", tar::EntryType::Char)])),
-        ("twice", archive(&[(MANIFEST_NAME, &manifest, tar::EntryType::Regular), (MANIFEST_NAME, &manifest, tar::EntryType::Regular)])),
+        (
+            "no manifest",
+            archive(&[("alpha/pack.yaml", b"x", tar::EntryType::Regular)]),
+        ),
+        (
+            "a parent path",
+            archive(&[
+                (MANIFEST_NAME, &manifest, tar::EntryType::Regular),
+                ("../evil", b"x", tar::EntryType::Regular),
+            ]),
+        ),
+        (
+            "an absolute path",
+            archive(&[
+                (MANIFEST_NAME, &manifest, tar::EntryType::Regular),
+                ("/etc/evil", b"x", tar::EntryType::Regular),
+            ]),
+        ),
+        (
+            "a link",
+            archive(&[
+                (MANIFEST_NAME, &manifest, tar::EntryType::Regular),
+                ("alpha/link", b"", tar::EntryType::Symlink),
+            ]),
+        ),
+        (
+            "a device",
+            archive(&[
+                (MANIFEST_NAME, &manifest, tar::EntryType::Regular),
+                ("alpha/dev", b"", tar::EntryType::Char),
+            ]),
+        ),
+        (
+            "twice",
+            archive(&[
+                (MANIFEST_NAME, &manifest, tar::EntryType::Regular),
+                (MANIFEST_NAME, &manifest, tar::EntryType::Regular),
+            ]),
+        ),
         ("a truncated archive", bytes[..bytes.len() / 2].to_vec()),
-        ("another format", with(&bytes, |all| {
-            all[0].1 = String::from_utf8(all[0].1.clone()).unwrap().replace("tribunal-bundle/1", "tribunal-bundle/9").into_bytes();
-        })),
-        ("another Tribunal", with(&bytes, |all| {
-            let text = String::from_utf8(all[0].1.clone()).unwrap();
-            let range = &serde_json::from_str::<Manifest>(&text).unwrap().tribunal;
-            all[0].1 = text.replace(range.as_str(), ">=99.0.0, <100.0.0").into_bytes();
-        })),
+        (
+            "another format",
+            with(&bytes, |all| {
+                all[0].1 = String::from_utf8(all[0].1.clone())
+                    .unwrap()
+                    .replace("tribunal-bundle/1", "tribunal-bundle/9")
+                    .into_bytes();
+            }),
+        ),
+        (
+            "another Tribunal",
+            with(&bytes, |all| {
+                let text = String::from_utf8(all[0].1.clone()).unwrap();
+                let range = &serde_json::from_str::<Manifest>(&text).unwrap().tribunal;
+                all[0].1 = text
+                    .replace(range.as_str(), ">=99.0.0, <100.0.0")
+                    .into_bytes();
+            }),
+        ),
     ];
     for (what, archive) in hostile {
         let err = Bundle::read(&archive, MAX_UNPACKED_BYTES).unwrap_err();
@@ -175,7 +250,10 @@ fn damaged_and_hostile_archives_are_refused() {
     }
     // A bomb: a small archive that unpacks past the bound.
     let zeros = vec![0u8; 4 << 20];
-    let bomb = archive(&[(MANIFEST_NAME, &manifest, tar::EntryType::Regular), ("alpha/zeros", &zeros, tar::EntryType::Regular)]);
+    let bomb = archive(&[
+        (MANIFEST_NAME, &manifest, tar::EntryType::Regular),
+        ("alpha/zeros", &zeros, tar::EntryType::Regular),
+    ]);
     assert!(bomb.len() < 64 << 10);
     let err = Bundle::read(&bomb, 1 << 20).unwrap_err();
     assert!(err.to_string().contains("more than 1048576 bytes"), "{err}");

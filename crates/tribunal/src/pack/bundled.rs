@@ -96,7 +96,10 @@ pub(crate) fn bundle_path(path: &Path) -> Option<(PathBuf, Option<String>)> {
 /// Whether `bundle` may be used as `options` say: signed by a trusted key
 /// when keys are trusted; its plugin libraries only with consent and a
 /// trusted signature. Returns the signer's key id, if verified.
-pub(crate) fn trusted(bundle: &Bundle, options: &LoadOptions) -> Result<Option<String>, BundleError> {
+pub(crate) fn trusted(
+    bundle: &Bundle,
+    options: &LoadOptions,
+) -> Result<Option<String>, BundleError> {
     let signer = if options.trust.is_empty() {
         None
     } else {
@@ -166,7 +169,12 @@ impl Pack {
                 .iter()
                 .find(|(n, _)| n == name)
                 .map(|(_, dir)| dir.clone())
-                .ok_or_else(|| whole(format!("the bundle has no pack `{name}` (it holds {})", names())))?,
+                .ok_or_else(|| {
+                    whole(format!(
+                        "the bundle has no pack `{name}` (it holds {})",
+                        names()
+                    ))
+                })?,
             None if packs.len() == 1 => packs[0].1.clone(),
             None => {
                 return Err(whole(format!(
@@ -222,25 +230,47 @@ mod tests {
         pack(&a, "alpha", "0.5");
         pack(&b, "beta", "0.7");
         let bytes = build(&[a.clone(), b.clone()]).unwrap();
-        assert_eq!(bytes, build(&[a.clone(), b.clone()]).unwrap(), "same packs, other bytes");
+        assert_eq!(
+            bytes,
+            build(&[a.clone(), b.clone()]).unwrap(),
+            "same packs, other bytes"
+        );
         let bundle = Bundle::read(&bytes, bundle::MAX_UNPACKED_BYTES).unwrap();
-        let paths: Vec<&str> = bundle.manifest().files.iter().map(|f| f.path.as_str()).collect();
+        let paths: Vec<&str> = bundle
+            .manifest()
+            .files
+            .iter()
+            .map(|f| f.path.as_str())
+            .collect();
         assert_eq!(
             paths,
-            ["alpha/pack.yaml", "alpha/tests/cases.yaml", "beta/pack.yaml", "beta/tests/cases.yaml"]
+            [
+                "alpha/pack.yaml",
+                "alpha/tests/cases.yaml",
+                "beta/pack.yaml",
+                "beta/tests/cases.yaml"
+            ]
         );
         let file = root.path().join("packs.tar.gz");
         std::fs::write(&file, &bytes).unwrap();
         // Two packs: one is named.
         let err = Pack::load(&file).unwrap_err().to_string();
-        assert!(err.contains("holds 2 packs (alpha, beta): name one"), "{err}");
+        assert!(
+            err.contains("holds 2 packs (alpha, beta): name one"),
+            "{err}"
+        );
         let named = PathBuf::from(format!("{}#beta", file.display()));
         let loaded = Pack::load(&named).unwrap();
         assert_eq!(loaded.name(), "beta");
         assert_eq!(loaded.revision(), Pack::load(&b).unwrap().revision());
         assert_eq!(loaded.bundle_revision(), Some(bundle.revision()));
-        let err = Pack::load(format!("{}#gamma", file.display())).unwrap_err().to_string();
-        assert!(err.contains("no pack `gamma` (it holds alpha, beta)"), "{err}");
+        let err = Pack::load(format!("{}#gamma", file.display()))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("no pack `gamma` (it holds alpha, beta)"),
+            "{err}"
+        );
         // Its folder goes with the last pack loaded from it.
         let unpacked = loaded.info.bundle.as_ref().unwrap().dir.clone();
         assert!(unpacked.join("beta/pack.yaml").is_file());
@@ -274,19 +304,37 @@ mod tests {
         // Plugins: never unsigned, never without consent.
         for (bundle, options) in [
             (&bundle, &LoadOptions::default()),
-            (&bundle, &LoadOptions { allow_plugins: true, ..LoadOptions::default() }),
-            (&signed, &LoadOptions { allow_plugins: true, ..LoadOptions::default() }),
+            (
+                &bundle,
+                &LoadOptions {
+                    allow_plugins: true,
+                    ..LoadOptions::default()
+                },
+            ),
+            (
+                &signed,
+                &LoadOptions {
+                    allow_plugins: true,
+                    ..LoadOptions::default()
+                },
+            ),
             (&signed, &trusting),
         ] {
             let err = trusted(bundle, options).unwrap_err();
             assert!(err.to_string().contains("plugin libraries"), "{err}");
         }
-        assert_eq!(trusted(&signed, &consenting).unwrap(), Some(key.public().id()));
+        assert_eq!(
+            trusted(&signed, &consenting).unwrap(),
+            Some(key.public().id())
+        );
         // Trusted keys given: an unsigned bundle is refused.
         std::fs::remove_file(a.join("libthing.so")).unwrap();
         let plain = Bundle::read(&build(&[a]).unwrap(), bundle::MAX_UNPACKED_BYTES).unwrap();
         assert_eq!(trusted(&plain, &LoadOptions::default()).unwrap(), None);
-        assert!(matches!(trusted(&plain, &trusting), Err(BundleError::Untrusted(_))));
+        assert!(matches!(
+            trusted(&plain, &trusting),
+            Err(BundleError::Untrusted(_))
+        ));
     }
 
     #[test]
@@ -300,6 +348,9 @@ mod tests {
         std::fs::remove_file(a.join("link")).unwrap();
         pack(&b, "alpha", "0.5");
         let err = build(&[a, b]).unwrap_err();
-        assert!(err.to_string().contains("two packs are named `alpha`"), "{err}");
+        assert!(
+            err.to_string().contains("two packs are named `alpha`"),
+            "{err}"
+        );
     }
 }
