@@ -46,6 +46,11 @@ export type LoadOptions = {
      */
     allowPaths?: string[] | undefined;
     /**
+     * Verifying keys' files (`NAME.pub` of `tribunal
+     * bundle keygen`): a bundle must be signed by one of them (`--trust`).
+     */
+    trust?: string[] | undefined;
+    /**
      * Keep SEMANTIC embeddings in this folder across
      * runs (`--cache-dir`); without it they are kept in memory only.
      */
@@ -370,9 +375,11 @@ export type WatchOptions = {
  */
 export class Pack {
     /**
-     * Loads and compiles the pack at `path` (a folder with `pack.yaml`, or the
-     * file itself). Throws a `PackError` naming file, line and column when it
-     * does not load.
+     * Loads and compiles the pack at `path` (a folder with `pack.yaml`, the
+     * file itself, or a bundle of `tribunal bundle build`: `FILE`, or
+     * `FILE#NAME` for one of its packs; `options.trust` names the keys one of
+     * which must have signed it). Throws a `PackError` naming file, line and
+     * column when it does not load.
      * @param {string} packPath
      * @param {LoadOptions} [options]
      * @returns {Pack}
@@ -411,6 +418,11 @@ export class Pack {
      * @returns {string}
      */
     get revision(): string;
+    /**
+     * The revision of the bundle the pack was loaded from, or `null` (a folder).
+     * @returns {string | null}
+     */
+    get bundleRevision(): string | null;
     /**
      * The pack's description, or `null`.
      * @returns {string | null}

@@ -81,6 +81,8 @@ class PackError extends TribunalError {
  *   (`--plugin-dir`).
  * @property {string[]} [allowPaths] Files or folders outside the pack that its
  *   files may resolve into (`--allow-path`).
+ * @property {string[]} [trust] Verifying keys' files (`NAME.pub` of `tribunal
+ *   bundle keygen`): a bundle must be signed by one of them (`--trust`).
  * @property {string} [cacheDir] Keep SEMANTIC embeddings in this folder across
  *   runs (`--cache-dir`); without it they are kept in memory only.
  */
@@ -318,9 +320,11 @@ class Pack {
   }
 
   /**
-   * Loads and compiles the pack at `path` (a folder with `pack.yaml`, or the
-   * file itself). Throws a `PackError` naming file, line and column when it
-   * does not load.
+   * Loads and compiles the pack at `path` (a folder with `pack.yaml`, the
+   * file itself, or a bundle of `tribunal bundle build`: `FILE`, or
+   * `FILE#NAME` for one of its packs; `options.trust` names the keys one of
+   * which must have signed it). Throws a `PackError` naming file, line and
+   * column when it does not load.
    * @param {string} packPath
    * @param {LoadOptions} [options]
    * @returns {Pack}
@@ -368,6 +372,14 @@ class Pack {
    */
   get revision() {
     return this.info.revision;
+  }
+
+  /**
+   * The revision of the bundle the pack was loaded from, or `null` (a folder).
+   * @returns {string | null}
+   */
+  get bundleRevision() {
+    return this.info.bundleRevision;
   }
 
   /**
@@ -732,20 +744,20 @@ function checkLoadOptions(options) {
   if (options === null || typeof options !== 'object') {
     throw new TypeError(`Pack.load: options must be an object, not ${describe(options)}`);
   }
-  const known = ['overrides', 'allowPlugins', 'pluginDirs', 'allowPaths', 'cacheDir'];
+  const known = ['overrides', 'allowPlugins', 'pluginDirs', 'allowPaths', 'trust', 'cacheDir'];
   for (const key of Object.keys(options)) {
     if (!known.includes(key)) {
       throw new TypeError(`Pack.load: unknown option \`${key}\` (options are ${known.join(', ')})`);
     }
   }
-  const { overrides = {}, allowPlugins = false, pluginDirs = [], allowPaths = [], cacheDir } = options;
+  const { overrides = {}, allowPlugins = false, pluginDirs = [], allowPaths = [], trust = [], cacheDir } = options;
   if (overrides === null || typeof overrides !== 'object' || Array.isArray(overrides)) {
     throw new TypeError(`Pack.load: overrides must be an object like {"json_emission.threshold": 0.8}, not ${describe(overrides)}`);
   }
   if (typeof allowPlugins !== 'boolean') {
     throw new TypeError(`Pack.load: allowPlugins must be true or false, not ${describe(allowPlugins)}`);
   }
-  for (const [name, list] of /** @type {const} */ ([['pluginDirs', pluginDirs], ['allowPaths', allowPaths]])) {
+  for (const [name, list] of /** @type {const} */ ([['pluginDirs', pluginDirs], ['allowPaths', allowPaths], ['trust', trust]])) {
     if (!Array.isArray(list) || !list.every((p) => typeof p === 'string')) {
       throw new TypeError(`Pack.load: ${name} must be an array of paths, not ${describe(list)}`);
     }
@@ -759,7 +771,7 @@ function checkLoadOptions(options) {
   } catch (err) {
     throw new TypeError(`Pack.load: overrides cannot be written as JSON: ${messageOf(err)}`);
   }
-  return { overrides: written, allowPlugins, pluginDirs, allowPaths, cacheDir };
+  return { overrides: written, allowPlugins, pluginDirs, allowPaths, trust, cacheDir };
 }
 
 /**

@@ -77,7 +77,7 @@ fn load_failure(errors: &LoadErrors) -> String {
 }
 
 /// `options` (JSON from index.js: `overrides`, `pluginDirs`, `allowPaths`,
-/// `allowPlugins`, `cacheDir`, already checked for their types there) as load
+/// `allowPlugins`, `trust`, `cacheDir`, already checked for their types there) as load
 /// options and the cache folder; or the load error an override makes.
 fn load_options(
     path: &str,
@@ -94,10 +94,23 @@ fn load_options(
             })
             .unwrap_or_default()
     };
+    let mut trust = Vec::new();
+    for file in paths("trust") {
+        let key = tribunal::PublicKey::read(&file).map_err(|err| {
+            LoadErrors(vec![LoadError {
+                file: file.clone(),
+                position: None,
+                message: format!("trust: {err}"),
+                help: None,
+            }])
+        })?;
+        trust.push(key);
+    }
     let mut load = LoadOptions {
         plugin_dirs: paths("pluginDirs"),
         allow_paths: paths("allowPaths"),
         allow_plugins: options["allowPlugins"].as_bool().unwrap_or(false),
+        trust,
         ..LoadOptions::default()
     };
     if let Some(overrides) = options["overrides"].as_object() {
@@ -131,7 +144,7 @@ pub fn load(path: String, options: String) -> Either<External<NativePack>, Strin
 }
 
 /// The pack's identity as JSON: `name`, `version`, `label`, `revision`,
-/// `description`, `metrics` (in pipeline order) and `warnings`.
+/// `bundleRevision`, `description`, `metrics` (in pipeline order) and `warnings`.
 #[napi]
 pub fn info(
     #[napi(ts_arg_type = "ExternalObject<'NativePack'>")] pack: &External<NativePack>,
@@ -142,6 +155,7 @@ pub fn info(
         "version": pack.version(),
         "label": pack.label(),
         "revision": pack.revision(),
+        "bundleRevision": pack.bundle_revision(),
         "description": pack.description(),
         "metrics": pack.metric_names().collect::<Vec<_>>(),
         "warnings": pack.warnings().iter().map(ToString::to_string).collect::<Vec<_>>(),

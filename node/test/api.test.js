@@ -271,3 +271,24 @@ test('watch reads OpenAI and Anthropic SDK streams and yields events as they com
   assert.throws(() => watch(pack, [], { text: 1 }), TypeError);
   assert.throws(() => watch(pack, [], { nope: 1 }), TypeError);
 });
+
+test('a bundle loads as a pack, verified against the keys it is told to trust', () => {
+  const dir = tempDir();
+  const bundle = path.join(dir, 'rules.tar.gz');
+  const key = path.join(dir, 'team');
+  cli(['bundle', 'keygen', '-o', key]);
+  cli(['bundle', 'build', KSI, path.join(root, 'rules/json-eval'), '-o', bundle]);
+  const folder = Pack.load(KSI);
+  assert.equal(folder.bundleRevision, null);
+  assert.throws(() => Pack.load(bundle), (err) => err instanceof PackError && /name one/.test(err.message));
+  const pack = Pack.load(`${bundle}#ksi-emission`);
+  assert.equal(pack.revision, folder.revision);
+  assert.match(pack.bundleRevision, /^[0-9a-f]{16}$/);
+  assert.deepEqual(pack.evaluate(EMITTED), folder.evaluate(EMITTED));
+  const trust = [`${key}.pub`];
+  assert.throws(() => Pack.load(`${bundle}#ksi-emission`, { trust }), (err) => err instanceof PackError && /not signed/.test(err.message));
+  cli(['bundle', 'sign', bundle, '--key', `${key}.key`]);
+  assert.equal(Pack.load(`${bundle}#ksi-emission`, { trust }).name, 'ksi-emission');
+  assert.throws(() => Pack.load(KSI, { trust: 'team.pub' }), /trust must be an array of paths/);
+  assert.throws(() => Pack.load(KSI, { trust: [`${key}.key`] }), (err) => err instanceof PackError && /secret \(signing\) key/.test(err.message));
+});

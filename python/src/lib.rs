@@ -74,6 +74,8 @@ struct PyPack {
     overrides: Vec<(String, Value)>,
     plugin_dirs: Vec<PathBuf>,
     allow_plugins: bool,
+    /// The verifying keys' files a bundle must be signed by.
+    trust: Vec<PathBuf>,
 }
 
 #[pymethods]
@@ -83,21 +85,32 @@ impl PyPack {
     /// (the CLI's `--set`); `plugin_dirs` are folders to find plugin libraries in;
     /// `allow_plugins=True` is the consent to opening the pack's plugin
     /// libraries (native code; the CLI's `--allow-plugins`): without it a pack
-    /// with a plugin component does not load.
+    /// with a plugin component does not load. `path` may be a bundle
+    /// (`tribunal bundle build`: `FILE`, or `FILE#NAME` for one of its packs);
+    /// `trust` lists the verifying keys' files (`NAME.pub`) one of which must
+    /// have signed it (the CLI's `--trust`).
     #[staticmethod]
-    #[pyo3(signature = (path, overrides = None, plugin_dirs = None, *, allow_plugins = false))]
+    #[pyo3(signature = (path, overrides = None, plugin_dirs = None, *, allow_plugins = false, trust = None))]
     fn load(
         py: Python<'_>,
         path: PathBuf,
         overrides: Option<&Bound<'_, PyAny>>,
         plugin_dirs: Option<Vec<PathBuf>>,
         allow_plugins: bool,
+        trust: Option<Vec<PathBuf>>,
     ) -> PyResult<Self> {
         let overrides = read_overrides(overrides)?;
         let plugin_dirs = plugin_dirs.unwrap_or_default();
+        let trust = trust.unwrap_or_default();
+        let keys = trust
+            .iter()
+            .map(|file| tribunal::PublicKey::read(file))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|err| pyo3::exceptions::PyValueError::new_err(format!("trust: {err}")))?;
         let mut options = LoadOptions {
             plugin_dirs: plugin_dirs.clone(),
             allow_plugins,
+            trust: keys,
             ..LoadOptions::default()
         };
         for (target, value) in &overrides {
@@ -123,7 +136,14 @@ impl PyPack {
             overrides,
             plugin_dirs,
             allow_plugins,
+            trust,
         })
+    }
+
+    /// The revision of the bundle the pack was loaded from (`None`: a folder).
+    #[getter]
+    fn bundle_revision(&self) -> Option<&str> {
+        self.pack.bundle_revision()
     }
 
     /// The pack's name.
@@ -362,6 +382,7 @@ impl PyPack {
             (&self.plugin_dirs, absolute_dirs),
             self.pack.revision(),
             self.allow_plugins,
+            &self.trust,
         )
             .into_pyobject(py)?;
         Ok((restore.unbind(), args.unbind()))
@@ -552,7 +573,7 @@ type Chunk = (usize, Vec<ReadRecord>, Option<u64>);
 /// from; the same for each plugin folder. Warns when the pack found is not the
 /// revision that was pickled.
 #[pyfunction]
-#[pyo3(signature = (path, absolute, overrides, plugin_dirs, revision, allow_plugins = false))]
+#[pyo3(signature = (path, absolute, overrides, plugin_dirs, revision, allow_plugins = false, trust = None))]
 fn _restore_pack(
     py: Python<'_>,
     path: PathBuf,
@@ -561,6 +582,7 @@ fn _restore_pack(
     plugin_dirs: (Vec<PathBuf>, Vec<Option<PathBuf>>),
     revision: &str,
     allow_plugins: bool,
+    trust: Option<Vec<PathBuf>>,
 ) -> PyResult<PyPack> {
     let here = |given: PathBuf, absolute: Option<PathBuf>| match absolute {
         Some(absolute) if !given.exists() && absolute.exists() => absolute,
@@ -573,7 +595,14 @@ fn _restore_pack(
         .zip(absolute_dirs)
         .map(|(given, absolute)| here(given, absolute))
         .collect();
-    let pack = PyPack::load(py, path, Some(overrides), Some(plugin_dirs), allow_plugins)?;
+    let pack = PyPack::load(
+        py,
+        path,
+        Some(overrides),
+        Some(plugin_dirs),
+        allow_plugins,
+        trust,
+    )?;
     if pack.pack.revision() != revision {
         let message = format!(
             "the pack at {} is revision {}, not the revision {revision} that was pickled: its files changed",

@@ -387,3 +387,40 @@ def test_a_script_comparing_semantically_loads_the_model_outside_its_limits(tmp_
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "PASS None", done.stdout
+
+
+def test_a_bundle_loads_as_a_pack_and_is_verified_when_keys_are_trusted(tmp_path, root):
+    cli = str(Path(os.environ.get("TRIBUNAL_BIN", root / "target" / "debug" / "tribunal")).resolve())
+
+    def run(*args):
+        done = subprocess.run([cli, *args], cwd=tmp_path, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return done
+
+    run("bundle", "keygen", "-o", "team")
+    run("bundle", "keygen", "-o", "stranger")
+    bundle = tmp_path / "rules.tar.gz"
+    run("bundle", "build", str(root / "rules/ksi-emission"), str(root / "rules/json-eval"), "-o", str(bundle))
+    folder = tribunal.Pack.load(root / "rules/ksi-emission")
+    assert folder.bundle_revision is None
+    # Two packs: one is named, as FILE#NAME.
+    with pytest.raises(tribunal.PackError) as caught:
+        tribunal.Pack.load(bundle)
+    assert "name one" in str(caught.value)
+    pack = tribunal.Pack.load(f"{bundle}#ksi-emission")
+    assert pack.revision == folder.revision and pack.bundle_revision
+    output = '{"event": "agent:status", "data": {}}'
+    assert pack.evaluate(output).to_json() == folder.evaluate(output).to_json()
+    # Trusted keys: unsigned and strangers' bundles are refused; pickling keeps the trust.
+    with pytest.raises(tribunal.PackError) as caught:
+        tribunal.Pack.load(f"{bundle}#ksi-emission", trust=[tmp_path / "team.pub"])
+    assert "not signed" in str(caught.value)
+    run("bundle", "sign", str(bundle), "--key", "stranger.key")
+    with pytest.raises(tribunal.PackError) as caught:
+        tribunal.Pack.load(f"{bundle}#ksi-emission", trust=[tmp_path / "team.pub"])
+    assert "not signed by a trusted key" in str(caught.value)
+    run("bundle", "sign", str(bundle), "--key", "team.key")
+    trusted = tribunal.Pack.load(f"{bundle}#ksi-emission", trust=[tmp_path / "team.pub"])
+    assert pickle.loads(pickle.dumps(trusted)).bundle_revision == trusted.bundle_revision
+    with pytest.raises(ValueError):
+        tribunal.Pack.load(bundle, trust=[tmp_path / "team.key"])

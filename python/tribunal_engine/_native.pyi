@@ -64,6 +64,9 @@ class Result:
     def pack(self) -> str: ...
     @property
     def revision(self) -> str: ...
+    @property
+    def bundle_revision(self) -> Optional[str]:
+        """The revision of the bundle the pack was loaded from (None: a folder)."""
     def to_dict(self) -> dict[str, Any]:
         """The CLI's result record for the same input, as a dict."""
     def to_json(self) -> str:
@@ -79,11 +82,15 @@ class Pack:
         plugin_dirs: Optional[Sequence[StrPath]] = None,
         *,
         allow_plugins: bool = False,
+        trust: Optional[Sequence[StrPath]] = None,
     ) -> Pack:
-        """Loads and compiles the pack at `path`. `allow_plugins=True` is the
-        consent to opening the pack's plugin libraries (native code that runs
-        with your privileges; only from the pack or `plugin_dirs`): without it,
-        a pack with a plugin component raises PackError."""
+        """Loads and compiles the pack at `path`: a folder, or a bundle
+        (`tribunal bundle build`: `FILE`, or `FILE#NAME` for one of its packs).
+        `allow_plugins=True` is the consent to opening the pack's plugin
+        libraries (native code that runs with your privileges; only from the
+        pack or `plugin_dirs`): without it, a pack with a plugin component
+        raises PackError. `trust` lists verifying keys' files (`NAME.pub`): a
+        bundle must be signed by one of them."""
     @property
     def name(self) -> str: ...
     @property
