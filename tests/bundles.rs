@@ -8,6 +8,8 @@
 
 #[path = "support/files.rs"]
 mod files;
+#[path = "support/plugin_build.rs"]
+mod plugin_build;
 #[path = "support/server.rs"]
 mod server_support;
 
@@ -699,4 +701,122 @@ fn the_command_line_reads_bundles_as_packs() {
     // keygen never writes over a key.
     let out = tribunal(&["bundle", "keygen", "-o", "team"], dir);
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// A bundle with plugin libraries: they load only from a bundle signed by a
+/// trusted key, with consent to plugins; then the results are the pack
+/// folder's, from the command line and from a server pulling the bundle.
+#[test]
+fn plugin_libraries_load_only_from_a_trusted_signed_bundle_with_consent() {
+    let workshop = Workshop::new();
+    let dir = workshop.path();
+    let pack = dir.join("invoice");
+    files::copy_dir(&root().join("examples/packs/invoice-summary"), &pack);
+    for stem in ["tribunal_readability", "tribunal_tolerance"] {
+        let library = plugin_build::library_path(stem);
+        std::fs::copy(
+            &library,
+            pack.join("components").join(library.file_name().unwrap()),
+        )
+        .unwrap();
+    }
+    let bundle = dir.join("invoice.tar.gz").display().to_string();
+    let out = tribunal(
+        &[
+            "bundle",
+            "build",
+            &pack.display().to_string(),
+            "-o",
+            &bundle,
+            "--allow-plugins",
+        ],
+        dir,
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("plugin libraries"),
+        "{out:?}"
+    );
+    let data = root()
+        .join("examples/data/invoice-summary.jsonl")
+        .display()
+        .to_string();
+    let trust = workshop.file("team.pub");
+    let eval = |extra: &[&str]| {
+        let mut args = vec!["eval", &bundle, "--input", &data, "--quiet"];
+        args.extend_from_slice(extra);
+        tribunal(&args, dir)
+    };
+    // Unsigned: never, whatever the flags.
+    for flags in [&["--allow-plugins"][..], &[]] {
+        let out = eval(flags);
+        assert_eq!(out.status.code(), Some(2), "{flags:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("plugin libraries"),
+            "{out:?}"
+        );
+    }
+    let out = tribunal(
+        &[
+            "bundle",
+            "sign",
+            &bundle,
+            "--key",
+            &workshop.file("team.key"),
+        ],
+        dir,
+    );
+    assert!(out.status.success(), "{out:?}");
+    // Signed and trusted, without consent: no.
+    let out = eval(&["--trust", &trust]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    // Signed, trusted, consented: the folder's results.
+    let from_bundle = eval(&["--trust", &trust, "--allow-plugins"]);
+    let plugins = plugin_build::plugin_dir().display().to_string();
+    let pack_arg = pack.display().to_string();
+    let from_folder = tribunal(
+        &[
+            "eval",
+            &pack_arg,
+            "--input",
+            &data,
+            "--quiet",
+            "--allow-plugins",
+            "--plugin-dir",
+            &plugins,
+        ],
+        dir,
+    );
+    assert_eq!(
+        from_bundle.status.code(),
+        from_folder.status.code(),
+        "{from_bundle:?}"
+    );
+    assert!(!from_bundle.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&from_bundle.stdout),
+        String::from_utf8_lossy(&from_folder.stdout)
+    );
+    // A server pulling it, with consent: judged by the plugins.
+    let server = Server::start(&["--bundle", &bundle, "--trust", &trust, "--allow-plugins"]);
+    wait_for("the bundle", || health(&server).0);
+    let record: Value = serde_json::from_str(
+        std::fs::read_to_string(&data)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    let response = server.check("invoice-summary", &record);
+    assert_eq!(response.status, 200, "{}", response.text());
+    let answer = response.json();
+    assert!(
+        answer["metrics"]["summary_readability"]["score"].is_number(),
+        "{answer}"
+    );
+    // Without consent, the server installs nothing.
+    let refusing = Server::start(&["--bundle", &bundle, "--trust", &trust]);
+    let error = wait_for("a refusal", || health(&refusing).1);
+    assert!(error.contains("plugin libraries"), "{error}");
 }
