@@ -14,6 +14,7 @@ mod plugin_build;
 mod server_support;
 
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::PermissionsExt as _;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -152,7 +153,7 @@ impl Workshop {
 /// What the bundle server answers.
 #[derive(Clone)]
 enum Mode {
-    /// The bundle, with an ETag; 304 to its ETag.
+    /// The bundle, with an entity tag; 304 to that tag.
     Serve(Arc<Vec<u8>>),
     /// This status, no bundle.
     Status(u16),
@@ -692,7 +693,6 @@ fn the_command_line_reads_bundles_as_packs() {
         "{printed}"
     );
     // The secret key is its owner's only.
-    use std::os::unix::fs::PermissionsExt as _;
     let mode = std::fs::metadata(dir.join("team.key"))
         .unwrap()
         .permissions()

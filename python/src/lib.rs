@@ -574,6 +574,8 @@ type Chunk = (usize, Vec<ReadRecord>, Option<u64>);
 /// revision that was pickled.
 #[pyfunction]
 #[pyo3(signature = (path, absolute, overrides, plugin_dirs, revision, allow_plugins = false, trust = None))]
+// (Its parameters are the pickled tuple's members, older pickles' first.)
+#[allow(clippy::too_many_arguments)]
 fn _restore_pack(
     py: Python<'_>,
     path: PathBuf,

@@ -32,7 +32,7 @@ pub(super) struct ServeArgs {
     /// once verified (give --trust); until the first good one, pack routes answer 503.
     #[arg(long, value_name = "URL_OR_FILE")]
     bundle: Option<String>,
-    /// Fetch the bundle again every this many ms (an unchanged one, by ETag or bytes, is not loaded again).
+    /// Fetch the bundle again every this many ms (an unchanged one, by entity tag or bytes, is not loaded again).
     #[arg(long, value_name = "MS", default_value_t = 10_000, requires = "bundle")]
     poll_interval_ms: u64,
     /// Largest bundle fetched, in bytes.

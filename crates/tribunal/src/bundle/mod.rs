@@ -90,12 +90,12 @@ pub struct BundledFile {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Signatures {
-    signatures: Vec<Signature>,
+    signatures: Vec<SignatureEntry>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Signature {
+struct SignatureEntry {
     keyid: String,
     algorithm: String,
     signature: String,
@@ -159,7 +159,7 @@ impl BundleError {
 pub struct Bundle {
     manifest: Manifest,
     manifest_bytes: Vec<u8>,
-    signatures: Vec<Signature>,
+    signatures: Vec<SignatureEntry>,
     files: BTreeMap<String, Vec<u8>>,
 }
 
@@ -326,7 +326,7 @@ impl Bundle {
         let keyid = key.public().id();
         let mut signed = self.clone();
         signed.signatures.retain(|s| s.keyid != keyid);
-        signed.signatures.push(Signature {
+        signed.signatures.push(SignatureEntry {
             keyid,
             algorithm: "ed25519".to_owned(),
             signature: base64::engine::general_purpose::STANDARD

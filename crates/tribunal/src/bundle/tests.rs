@@ -151,6 +151,7 @@ fn signatures_verify_against_trusted_keys_only() {
 /// Every way an archive can differ from its manifest is refused, saying
 /// which file; so is every entry that is not a plain file at a plain path.
 #[test]
+#[allow(clippy::too_many_lines)]
 fn damaged_and_hostile_archives_are_refused() {
     let root = tempfile::tempdir().unwrap();
     let bytes = built(root.path());
@@ -166,7 +167,7 @@ fn damaged_and_hostile_archives_are_refused() {
         (
             "a file added",
             with(&bytes, |all| {
-                all.push(("alpha/extra.yaml".into(), b"x".to_vec()))
+                all.push(("alpha/extra.yaml".into(), b"x".to_vec()));
             }),
         ),
         (

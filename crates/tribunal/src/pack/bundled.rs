@@ -113,12 +113,12 @@ pub(crate) fn trusted(
     Ok(signer)
 }
 
+/// A bundle unpacked, and each of its packs' name and folder there.
+pub(crate) type UnpackedPacks = (Arc<Unpacked>, Vec<(String, PathBuf)>);
+
 /// Reads `bytes` as a bundle, checks it as `options` say, and unpacks it in
 /// a folder of its own: the folder, and each pack's name and folder there.
-pub(crate) fn unpack(
-    bytes: &[u8],
-    options: &LoadOptions,
-) -> Result<(Arc<Unpacked>, Vec<(String, PathBuf)>), BundleError> {
+pub(crate) fn unpack(bytes: &[u8], options: &LoadOptions) -> Result<UnpackedPacks, BundleError> {
     let bundle = Bundle::read(bytes, bundle::MAX_UNPACKED_BYTES)?;
     trusted(&bundle, options)?;
     let failed = |err: std::io::Error| BundleError::Invalid(format!("cannot unpack it: {err}"));
