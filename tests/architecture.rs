@@ -477,3 +477,71 @@ fn threads_start_only_where_stated() {
         "threads started where the architecture does not say (THREAD_STARTS)"
     );
 }
+
+/// The engine's ways to evaluate other than `Engine`'s (`decide`, `submit`,
+/// `stream` with `finish`, `run`): a front end that calls one assembles its
+/// own evaluation.
+const EVALUATION_CALLS: &[&str] = &[
+    "jsonl::run_into(",
+    "jsonl::run(",
+    "evaluate_record_into(",
+    "evaluate_records(",
+    ".evaluate(",
+    ".evaluate_many(",
+    ".evaluate_batch(",
+    ".decide_within(",
+    ".decide(",
+    "Stream::new(",
+    ".finish_into(",
+    ".stream_for(",
+    ".stream()",
+];
+
+/// Each front end, and how many such calls it still makes (issue 62 moves
+/// them onto `Engine`): the server none; the count may only go down.
+const FRONT_ENDS: &[(&str, usize)] = &[
+    ("crates/tribunal-server/src", 0),
+    ("src", 4),
+    ("python/src", 6),
+    ("node/src", 5),
+];
+
+#[test]
+fn front_ends_evaluate_through_the_engine() {
+    let root = repository();
+    for (dir, allowed) in FRONT_ENDS {
+        let mut files = Vec::new();
+        rust_files(&root.join(dir), &mut files);
+        let mut calls = Vec::new();
+        for file in &files {
+            let text = fs::read_to_string(file).unwrap();
+            let code = text.split("#[cfg(test)]\nmod ").next().unwrap_or(&text);
+            for (number, line) in code.lines().enumerate() {
+                if line.trim_start().starts_with("//") {
+                    continue;
+                }
+                for call in EVALUATION_CALLS {
+                    let uses = line.matches(call).count()
+                        - if *call == ".decide(" {
+                            line.matches("engine.decide(").count()
+                        } else {
+                            0
+                        };
+                    for _ in 0..uses {
+                        calls.push(format!(
+                            "{}:{}: {call}",
+                            file.strip_prefix(root).unwrap().display(),
+                            number + 1
+                        ));
+                    }
+                }
+            }
+        }
+        assert!(
+            calls.len() <= *allowed,
+            "{dir} evaluates outside `Engine` {} times (at most {allowed}):\n{}",
+            calls.len(),
+            calls.join("\n")
+        );
+    }
+}

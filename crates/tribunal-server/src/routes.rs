@@ -702,20 +702,6 @@ impl Logged {
     }
 }
 
-/// The record's last member becomes `decision_id` (the record is one JSON
-/// object, maybe followed by a newline).
-fn with_decision_id(record: &mut Vec<u8>, decision_id: &str) {
-    while record.last().is_some_and(u8::is_ascii_whitespace) {
-        record.pop();
-    }
-    if record.last() == Some(&b'}') {
-        record.pop();
-        record.extend_from_slice(b",\"decision_id\":\"");
-        record.extend_from_slice(decision_id.as_bytes());
-        record.extend_from_slice(b"\"}");
-    }
-}
-
 fn too_large(limit: usize) -> Response<ResponseBody> {
     error(
         StatusCode::PAYLOAD_TOO_LARGE,
@@ -795,6 +781,7 @@ fn eval(
     let log_state = Arc::clone(state);
     let max_record_bytes = state.limits.max_record_bytes;
     let request = request_id.clone();
+    let engine = state.engine.clone();
     state.engine.spawn(move || {
         let _held = (permit, in_flight);
         let mut options = jsonl::Options::default();
@@ -804,15 +791,7 @@ fn eval(
             out: &mut delivered,
             write: &decided,
         };
-        if let Err(err) = jsonl::run_into(
-            served.pack(),
-            reader,
-            None,
-            &mut sink,
-            Some(beside),
-            &options,
-            |_| {},
-        ) {
+        if let Err(err) = engine.run(&served, reader, &mut sink, Some(beside), &options) {
             crate::packs::log(&format!(
                 "eval {request} on `{}` stopped: {err}",
                 served.pack().name()

@@ -78,7 +78,7 @@ pub use component::{Judging, ToolDefinition};
 pub use decision::{CallDecision, Decisions, Verdict};
 pub use engine::{
     Ask, Decision, Engine, EngineBuilder, EngineError, Judged, PackEvent, PackEventKind,
-    ReloadFailure, Request, RequestError, RequestErrorKind, Served,
+    ReloadFailure, Request, RequestError, RequestErrorKind, Served, ServedPack,
 };
 pub use error::Error;
 pub use extract::{MultipleValues, Repair, Tier};

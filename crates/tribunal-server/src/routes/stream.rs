@@ -12,7 +12,6 @@
 //! ends with an error line instead, `{"error": {"code", "message", "status"}}`,
 //! the status being the one `check` would have answered with.
 
-use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -24,25 +23,10 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tribunal::frontend::text::Utf8Chunks;
-use tribunal::{Input, Pack, Stream};
+use tribunal::{Input, Served, ServedPack, Stream};
 
-use super::{
-    error, ndjson_response, permit, with_decision_id, InFlight, Logged, ResponseBody, State,
-};
+use super::{error, ndjson_response, permit, InFlight, Logged, ResponseBody, State};
 use crate::body;
-use tribunal::Served;
-
-/// A served pack, held by its session for as long as the stream lasts (a
-/// reload swaps the registry's revision, not this one).
-struct Held(Arc<Served>);
-
-impl Deref for Held {
-    type Target = Pack;
-
-    fn deref(&self) -> &Pack {
-        self.0.pack()
-    }
-}
 
 /// What the query asks for: the record without its output, and whether to
 /// report releases.
@@ -132,13 +116,13 @@ pub fn stream(
     let in_flight = InFlight::new(&state.metrics);
     let (sender, response_body) = body::event_channel();
     let decision_id = state.engine.next_decision_id();
-    let mut session = Stream::new(Held(Arc::clone(&served)), input);
+    // (The session holds the revision it starts with, whatever reloads.)
+    let mut session = state.engine.stream(&served, input);
     if release {
         session = session.with_release();
     }
     let job = Judged {
         state: Arc::clone(state),
-        served,
         decision_id: decision_id.clone(),
         sender,
         started,
@@ -155,7 +139,6 @@ pub fn stream(
 /// One stream being judged.
 struct Judged {
     state: Arc<State>,
-    served: Arc<Served>,
     decision_id: String,
     sender: mpsc::Sender<Bytes>,
     started: Instant,
@@ -173,7 +156,7 @@ struct Stopped {
 }
 
 impl Judged {
-    async fn run(self, mut session: Stream<Held>, body: Incoming) {
+    async fn run(self, mut session: Stream<ServedPack>, body: Incoming) {
         let last = match self.read(&mut session, body).await {
             Ok(()) => self.judge(session).await,
             Err(None) => return, // the client went away
@@ -215,7 +198,7 @@ impl Judged {
     /// each before the next is read. `Err(None)`: the client is gone.
     async fn read(
         &self,
-        session: &mut Stream<Held>,
+        session: &mut Stream<ServedPack>,
         mut body: Incoming,
     ) -> Result<(), Option<Stopped>> {
         let limits = &self.state.limits;
@@ -268,27 +251,30 @@ impl Judged {
 
     /// The whole text's result record, with its decision id, as `check`
     /// answers it; counted and logged.
-    async fn judge(&self, session: Stream<Held>) -> Result<Vec<u8>, Stopped> {
+    async fn judge(&self, session: Stream<ServedPack>) -> Result<Vec<u8>, Stopped> {
         let timeout = self.state.limits.request_timeout;
         let deadline = Instant::now() + timeout;
-        let served = Arc::clone(&self.served);
         let logged = Logged::of_text(&self.state, session.text(), &self.trace);
         // On the engine's threads (one of its own while it runs, as the
         // stream's earlier checks were paid for as the text came).
         let (sent, judged) = tokio::sync::oneshot::channel();
+        let engine = self.state.engine.clone();
+        let decision_id = self.decision_id.clone();
         self.state.engine.spawn(move || {
-            let mut record = Vec::with_capacity(256 + session.text().len());
             let judging = std::time::Instant::now();
-            let report = session.finish_into(Some(deadline.into_std()), &mut record);
-            let _ = sent.send((served, report, record, judging.elapsed()));
+            let decision = engine.finish(session, Some(deadline.into_std()), decision_id);
+            let _ = sent.send((decision, judging.elapsed()));
         });
         let judged = judged.await;
-        let Ok((served, report, mut record, finishing)) = judged else {
+        let Ok((decision, finishing)) = judged else {
             return Err(Stopped {
                 status: StatusCode::INTERNAL_SERVER_ERROR,
                 code: "server.fault",
                 message: "the judgement of the stream failed".to_owned(),
             });
+        };
+        let tribunal::Judged::Report(report) = decision.judged() else {
+            unreachable!("a stream's decision is a report");
         };
         if Instant::now() >= deadline {
             let during = report
@@ -306,15 +292,15 @@ impl Judged {
         self.judged_for(finishing);
         let mut entry = logged.entry(
             &self.decision_id,
-            served.pack(),
-            &report,
+            decision.pack(),
+            report,
             self.started.elapsed(),
         );
         entry.judging = Some(std::time::Duration::from_nanos(
             self.judging_ns.load(Ordering::Relaxed),
         ));
         self.state.decided(&entry);
-        with_decision_id(&mut record, &self.decision_id);
+        let mut record = decision.into_bytes();
         record.push(b'\n');
         Ok(record)
     }

@@ -33,14 +33,39 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::pack::LoadOptions;
+use std::time::Instant;
+
+use crate::jsonl;
+use crate::pack::{LoadOptions, Pack};
+use crate::pipeline::Input;
 use crate::runtime::Runtime;
+use crate::stream::Stream;
 
 pub use packs::{PackEvent, PackEventKind, ReloadFailure, Served};
 pub use request::{Ask, Decision, Judged, Request, RequestError, RequestErrorKind};
 
 use packs::{Observer, Packs};
 use request::DecisionIds;
+
+/// A pack an engine serves, held by a streaming session: it derefs to the
+/// pack, and keeps the revision it started with however the packs reload.
+#[derive(Debug, Clone)]
+pub struct ServedPack(Arc<Served>);
+
+impl std::ops::Deref for ServedPack {
+    type Target = Pack;
+
+    fn deref(&self) -> &Pack {
+        self.0.pack()
+    }
+}
+
+impl ServedPack {
+    /// The pack as served.
+    pub fn served(&self) -> &Arc<Served> {
+        &self.0
+    }
+}
 
 /// Packs served by name on one runtime, judged on one executor: what a
 /// front end (the server, a program) asks for decisions. Cheap to clone
@@ -314,6 +339,48 @@ impl Engine {
             }
             done(engine.decide(request));
         });
+    }
+
+    /// A streaming session on the pack `served` (found by
+    /// [`find`](Self::find)) for `record`, whose output arrives in chunks
+    /// ([`Stream::push`]); [`finish`](Self::finish) ends it.
+    pub fn stream(&self, served: &Arc<Served>, record: Input) -> Stream<ServedPack> {
+        Stream::new(ServedPack(Arc::clone(served)), record)
+    }
+
+    /// The end of a streaming session: the whole text judged (by `deadline`),
+    /// the answer written as a check's, ending with the bundle's revision and
+    /// `decision_id` (given when the session began, its answer's header).
+    pub fn finish(
+        &self,
+        stream: Stream<ServedPack>,
+        deadline: Option<Instant>,
+        decision_id: String,
+    ) -> Decision {
+        let served = Arc::clone(&stream.pack_ref().0);
+        let mut bytes = Vec::with_capacity(256 + stream.text().len());
+        let report =
+            stream.finish_writing(deadline, &mut bytes, &request::tail(&served, &decision_id));
+        request::decision(decision_id, served, report, bytes)
+    }
+
+    /// A batch: the JSONL records of `input` judged by the pack `served`, one
+    /// result record each to `out`, in input order, on the runtime's threads
+    /// (`options.jobs`), with what `beside` makes of each record; see
+    /// [`jsonl::run_into`].
+    pub fn run<R, W>(
+        &self,
+        served: &Served,
+        input: R,
+        out: &mut W,
+        beside: Option<jsonl::Beside<'_>>,
+        options: &jsonl::Options,
+    ) -> Result<jsonl::Summary, jsonl::RunError>
+    where
+        R: std::io::BufRead + Send,
+        W: jsonl::ResultSink + ?Sized,
+    {
+        jsonl::run_into(served.pack(), input, None, out, beside, options, |_| {})
     }
 
     /// Runs `job` on the runtime's threads with a thread of its own for as

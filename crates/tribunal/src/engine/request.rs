@@ -313,14 +313,7 @@ pub(super) fn decide(engine: &Engine, request: Request) -> Result<Decision, Requ
     }
     let kept = request.keep_input.then(|| input.clone());
     let id = engine.next_decision_id();
-    // The answer ends with the bundle's revision (when the pack came from
-    // one) and the decision id.
-    let bundle = served.pack().bundle_revision();
-    let tail: Vec<(&'static str, &str)> = bundle
-        .map(|revision| ("bundle", revision))
-        .into_iter()
-        .chain([("decision_id", id.as_str())])
-        .collect();
+    let tail = tail(&served, &id);
     let (judged, bytes) = match request.ask {
         Ask::Check => {
             let mut bytes = Vec::with_capacity(256 + input.output.len());
@@ -354,6 +347,29 @@ pub(super) fn decide(engine: &Engine, request: Request) -> Result<Decision, Requ
         bytes,
         input: kept,
     })
+}
+
+/// The members an answer ends with: the bundle's revision (when the pack
+/// came from one) and the decision id.
+pub(super) fn tail<'a>(served: &'a Served, id: &'a str) -> Vec<(&'static str, &'a str)> {
+    served
+        .pack()
+        .bundle_revision()
+        .map(|revision| ("bundle", revision))
+        .into_iter()
+        .chain([("decision_id", id)])
+        .collect()
+}
+
+/// A decision made apart from a request (a stream's).
+pub(super) fn decision(id: String, pack: Arc<Served>, report: Report, bytes: Vec<u8>) -> Decision {
+    Decision {
+        id,
+        pack,
+        judged: Judged::Report(report),
+        bytes,
+        input: None,
+    }
 }
 
 /// The error of a pack name not served: the nearest name, and those served.

@@ -167,6 +167,11 @@ impl<P: Deref<Target = Pack>> Stream<P> {
         stream
     }
 
+    /// How the session holds its pack.
+    pub(crate) fn pack_ref(&self) -> &P {
+        &self.pack
+    }
+
     /// The same session, reporting [`StreamEvent::Release`] too.
     #[must_use]
     pub fn with_release(mut self) -> Self {
@@ -252,8 +257,19 @@ impl<P: Deref<Target = Pack>> Stream<P> {
     /// deadline: the steps still to run end by it as by their own limits), with
     /// the report's result record written to `out` as `eval` writes it.
     pub fn finish_into(self, deadline: Option<std::time::Instant>, out: &mut Vec<u8>) -> Report {
+        self.finish_writing(deadline, out, &[])
+    }
+
+    /// [`finish_into`](Self::finish_into), the record ending with the string
+    /// members `tail` (the engine's answer: `bundle`, `decision_id`).
+    pub(crate) fn finish_writing(
+        self,
+        deadline: Option<std::time::Instant>,
+        out: &mut Vec<u8>,
+        tail: &[(&'static str, &str)],
+    ) -> Report {
         let report = crate::deadline::by_caller(deadline, || self.finish());
-        report.write_fields_with(out, crate::report::Fields::ALL, None);
+        report.write_record(out, crate::report::Fields::ALL, None, tail);
         report
     }
 }
