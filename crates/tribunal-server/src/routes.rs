@@ -214,18 +214,30 @@ async fn route(
         }
         _ => match find_pack(state, name) {
             Err(response) => response,
-            Ok(served) => match route {
-                Route::Pack => json_response(
-                    StatusCode::OK,
-                    &crate::packs::describe(&state.engine, &served),
-                ),
-                Route::Prompt => prompt(&served),
-                Route::Schema => schema(&served),
-                Route::Check => check(state, request, served, started, trace).await,
-                Route::Decide => decide(state, request, served, started, trace).await,
-                Route::Stream => stream::stream(state, request, served, started, trace),
-                _ => eval(state, request, served, started, trace),
-            },
+            Ok(served) => {
+                // (Every answer of a bundle's pack names the bundle: an
+                // `eval` body's lines are `eval`'s own, without it.)
+                let bundle = served
+                    .pack()
+                    .bundle_revision()
+                    .and_then(|revision| HeaderValue::from_str(revision).ok());
+                let mut response = match route {
+                    Route::Pack => json_response(
+                        StatusCode::OK,
+                        &crate::packs::describe(&state.engine, &served),
+                    ),
+                    Route::Prompt => prompt(&served),
+                    Route::Schema => schema(&served),
+                    Route::Check => check(state, request, served, started, trace).await,
+                    Route::Decide => decide(state, request, served, started, trace).await,
+                    Route::Stream => stream::stream(state, request, served, started, trace),
+                    _ => eval(state, request, served, started, trace),
+                };
+                if let Some(bundle) = bundle {
+                    response.headers_mut().insert("x-tribunal-bundle", bundle);
+                }
+                response
+            }
         },
     };
     (route, response)
