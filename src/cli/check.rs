@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use tribunal::jsonl::DEFAULT_MAX_RECORD_BYTES;
 use tribunal::Input;
 use tribunal::Report;
+use tribunal::{Engine, Judged, Request};
 
 use super::{read_limited, PackOptions, EXIT_NOT_PASSED, EXIT_OK};
 
@@ -63,8 +64,15 @@ pub(super) fn check(args: &CheckArgs) -> Result<u8, String> {
         (_, first, file) => (first.as_ref(), file.as_ref()),
     };
     let pack = args.pack.load(pack_arg)?;
+    let name = pack.name().to_owned();
+    // One pack, judged on this thread: the engine's request road.
+    let engine = Engine::builder()
+        .pack(pack)
+        .threads(1)
+        .build()
+        .map_err(|err| err.to_string())?;
     if args.stream {
-        return check_streaming(args, &pack, file);
+        return check_streaming(args, &engine, &name, file);
     }
     let output = match file {
         None => read_limited(io::stdin().lock(), args.max_record_bytes, "stdin")?,
@@ -77,10 +85,17 @@ pub(super) fn check(args: &CheckArgs) -> Result<u8, String> {
         }
     };
     if args.proposed {
-        return check_proposed(args, &pack, &output, file);
+        return check_proposed(args, &engine, &name, &output, file);
     }
     let input = record(args, output, file)?;
-    let report = pack.evaluate(&input);
+    let request = Request::check_record(name, input).anonymous();
+    let Judged::Report(report) = engine
+        .decide(request)
+        .map_err(|e| e.to_string())?
+        .into_judged()
+    else {
+        unreachable!("a check's report");
+    };
     let mut stdout = io::stdout().lock();
     let written = if args.json {
         writeln!(
@@ -100,7 +115,8 @@ pub(super) fn check(args: &CheckArgs) -> Result<u8, String> {
 /// `check --proposed`: the decisions on the proposed tool calls.
 fn check_proposed(
     args: &CheckArgs,
-    pack: &tribunal::Pack,
+    engine: &Engine,
+    name: &str,
     text: &str,
     file: Option<&PathBuf>,
 ) -> Result<u8, String> {
@@ -144,7 +160,14 @@ fn check_proposed(
         Some(arg) => json_arg("--expected", arg)?.into(),
         None => expected.into(),
     };
-    let decisions = pack.decide(&input);
+    let request = Request::decide_record(name, input).anonymous();
+    let Judged::Calls(decisions) = engine
+        .decide(request)
+        .map_err(|e| e.to_string())?
+        .into_judged()
+    else {
+        unreachable!("a decision's calls");
+    };
     let mut stdout = io::stdout().lock();
     let written = if args.json {
         writeln!(
@@ -237,7 +260,8 @@ fn record(args: &CheckArgs, output: String, file: Option<&PathBuf>) -> Result<In
 /// (and flushed) when it is certain, then the result as `check` prints it.
 fn check_streaming(
     args: &CheckArgs,
-    pack: &tribunal::Pack,
+    engine: &Engine,
+    name: &str,
     file: Option<&PathBuf>,
 ) -> Result<u8, String> {
     use std::io::Read as _;
@@ -248,7 +272,8 @@ fn check_streaming(
         ),
         _ => (Box::new(io::stdin().lock()), "stdin".to_owned()),
     };
-    let mut session = pack.stream_for(record(args, String::new(), file)?);
+    let served = engine.find(name).map_err(|e| e.to_string())?;
+    let mut session = engine.stream(&served, record(args, String::new(), file)?);
     let mut stdout = io::stdout().lock();
     let mut text = tribunal::frontend::text::Utf8Chunks::default();
     let (mut read, mut buffer) = (0usize, vec![0u8; 8192]);
@@ -282,7 +307,9 @@ fn check_streaming(
             "{what} is not valid UTF-8 (it ends inside a character)"
         ));
     }
-    let report = session.finish();
+    let Judged::Report(report) = engine.finish(session, None, None).into_judged() else {
+        unreachable!("a stream's report");
+    };
     let written = if args.json {
         writeln!(stdout, "{}", report.to_json_line())
     } else {

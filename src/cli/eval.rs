@@ -121,15 +121,33 @@ fn stop_on_signals() -> Option<Arc<AtomicBool>> {
     handler.is_ok().then_some(stop)
 }
 
+/// The pack, served by an engine of its own: the batch runs through it.
+fn one_pack_engine(
+    pack: tribunal::Pack,
+) -> Result<(tribunal::Engine, std::sync::Arc<tribunal::Served>), String> {
+    let engine = tribunal::Engine::builder()
+        .pack(pack)
+        .threads(1)
+        .build()
+        .map_err(|err| err.to_string())?;
+    let served = engine
+        .packs()
+        .into_iter()
+        .next()
+        .ok_or("the engine serves no pack")?;
+    Ok((engine, served))
+}
+
 pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
-    let pack = args.pack.load()?;
+    let (engine, served) = one_pack_engine(args.pack.load()?)?;
+    let pack = served.pack();
     let gates = Gates {
         fail_under: args.fail_under.clone(),
         max_errors: args.max_errors,
         require_pass: args.require_pass,
     };
     gates.check_names(pack.metric_names())?;
-    check_files(args, &pack, &gates)?;
+    check_files(args, pack, &gates)?;
     let input_path = (args.input.as_os_str() != "-").then_some(args.input.as_path());
     // Signals are handled from here on: a stop leaves the partial results
     // (with whatever was written) for --resume, never a stray file.
@@ -168,19 +186,15 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
         results: &mut r.kept,
         checks: &mut r.checks,
     });
-    let result = jsonl::run_into(
-        &pack,
-        reader,
-        kept,
-        &mut sink,
-        junit_out,
-        &options,
-        |records| {
-            if let Some(bar) = &progress {
-                bar.inc(records);
-            }
-        },
-    );
+    let mut on_records = |records| {
+        if let Some(bar) = &progress {
+            bar.inc(records);
+        }
+    };
+    let batch = tribunal::Batch::new(&options, &mut on_records)
+        .beside(junit_out)
+        .kept(kept);
+    let result = engine.run(&served, reader, &mut sink, batch);
     if let Some(bar) = &progress {
         bar.finish_and_clear();
     }
@@ -214,13 +228,13 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
     let outcomes = gates.check(&summary);
     if let (Some(path), Some(cases)) = (&args.junit, cases) {
         let seconds = started.elapsed().as_secs_f64();
-        if let Err(err) = write_junit(path, input_path, cases, &pack, &summary, seconds) {
+        if let Err(err) = write_junit(path, input_path, cases, pack, &summary, seconds) {
             eprintln!("error: cannot write JUnit XML to {}: {err}", path.display());
             return Ok(EXIT_ABORTED);
         }
     }
     let elapsed = started.elapsed().as_secs_f64();
-    if let Err(code) = say_how_it_went(args, &pack, &summary, &gates, &outcomes, elapsed) {
+    if let Err(code) = say_how_it_went(args, pack, &summary, &gates, &outcomes, elapsed) {
         return Ok(code);
     }
     if summary.records == 0 {

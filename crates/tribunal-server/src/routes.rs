@@ -195,52 +195,65 @@ async fn route(
             StatusCode::OK,
             &json!({"packs": crate::packs::describe_all(&state.engine)}),
         ),
-        // (Until the first good bundle, no pack is served, nor said unknown.)
-        _ if state
-            .bundle
-            .as_ref()
-            .is_some_and(|_| state.engine.bundle_revision().is_none()) =>
-        {
-            let why = state
-                .bundle
-                .as_ref()
-                .map(|b| b.not_loaded())
-                .unwrap_or_default();
-            let mut response = error(StatusCode::SERVICE_UNAVAILABLE, "bundle.not-loaded", why);
-            response
-                .headers_mut()
-                .insert(RETRY_AFTER, HeaderValue::from_static("1"));
-            response
-        }
-        _ => match find_pack(state, name) {
-            Err(response) => response,
-            Ok(served) => {
-                // (Every answer of a bundle's pack names the bundle: an
-                // `eval` body's lines are `eval`'s own, without it.)
-                let bundle = served
-                    .pack()
-                    .bundle_revision()
-                    .and_then(|revision| HeaderValue::from_str(revision).ok());
-                let mut response = match route {
-                    Route::Pack => json_response(
-                        StatusCode::OK,
-                        &crate::packs::describe(&state.engine, &served),
-                    ),
-                    Route::Prompt => prompt(&served),
-                    Route::Schema => schema(&served),
-                    Route::Check => check(state, request, served, started, trace).await,
-                    Route::Decide => decide(state, request, served, started, trace).await,
-                    Route::Stream => stream::stream(state, request, served, started, trace),
-                    _ => eval(state, request, served, started, trace),
-                };
-                if let Some(bundle) = bundle {
-                    response.headers_mut().insert("x-tribunal-bundle", bundle);
-                }
-                response
-            }
+        _ => match bundle_not_loaded(state) {
+            Some(response) => response,
+            None => match find_pack(state, name) {
+                Err(response) => response,
+                Ok(served) => pack_route(state, route, request, served, started, trace).await,
+            },
         },
     };
     (route, response)
+}
+
+/// Until the first good bundle (`--bundle`), no pack is served, nor said
+/// unknown: the pack routes' 503.
+fn bundle_not_loaded(state: &State) -> Option<Response<ResponseBody>> {
+    let bundle = state.bundle.as_ref()?;
+    if state.engine.bundle_revision().is_some() {
+        return None;
+    }
+    let mut response = error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "bundle.not-loaded",
+        bundle.not_loaded(),
+    );
+    response
+        .headers_mut()
+        .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+    Some(response)
+}
+
+/// A route of the pack `served`. (Every answer of a bundle's pack names
+/// the bundle: an `eval` body's lines are `eval`'s own, without it.)
+async fn pack_route(
+    state: &Arc<State>,
+    route: Route,
+    request: Request<Incoming>,
+    served: Arc<Served>,
+    started: Instant,
+    trace: &Trace,
+) -> Response<ResponseBody> {
+    let bundle = served
+        .pack()
+        .bundle_revision()
+        .and_then(|revision| HeaderValue::from_str(revision).ok());
+    let mut response = match route {
+        Route::Pack => json_response(
+            StatusCode::OK,
+            &crate::packs::describe(&state.engine, &served),
+        ),
+        Route::Prompt => prompt(&served),
+        Route::Schema => schema(&served),
+        Route::Check => check(state, request, served, started, trace).await,
+        Route::Decide => decide(state, request, served, started, trace).await,
+        Route::Stream => stream::stream(state, request, &served, started, trace),
+        _ => eval(state, request, served, started, trace),
+    };
+    if let Some(bundle) = bundle {
+        response.headers_mut().insert("x-tribunal-bundle", bundle);
+    }
+    response
 }
 
 /// The service's `OpenAPI` document (docs/openapi.json, which a test holds
@@ -803,7 +816,9 @@ fn eval(
             out: &mut delivered,
             write: &decided,
         };
-        if let Err(err) = engine.run(&served, reader, &mut sink, Some(beside), &options) {
+        let mut progress = |_| {};
+        let batch = tribunal::Batch::new(&options, &mut progress).beside(Some(beside));
+        if let Err(err) = engine.run(&served, reader, &mut sink, batch) {
             crate::packs::log(&format!(
                 "eval {request} on `{}` stopped: {err}",
                 served.pack().name()

@@ -77,7 +77,7 @@ pub use bundle::{
 pub use component::{Judging, ToolDefinition};
 pub use decision::{CallDecision, Decisions, Verdict};
 pub use engine::{
-    Ask, Decision, Engine, EngineBuilder, EngineError, Judged, PackEvent, PackEventKind,
+    Ask, Batch, Decision, Engine, EngineBuilder, EngineError, Judged, PackEvent, PackEventKind,
     ReloadFailure, Request, RequestError, RequestErrorKind, Served, ServedPack,
 };
 pub use error::Error;

@@ -142,7 +142,9 @@ impl Pool {
     /// Keeps `threads` threads for [`submit`](Self::submit)ted jobs, on top
     /// of what the calls in progress use, until [`release`](Self::release).
     pub(crate) fn reserve(&self, threads: usize) {
-        drop(self.lease(threads));
+        // (Counted now, started when work is first submitted.)
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.asked += threads;
     }
 
     /// Gives back threads [`reserve`](Self::reserve)d.

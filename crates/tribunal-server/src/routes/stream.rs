@@ -101,7 +101,7 @@ fn percent_decoded(text: &str) -> Result<String, String> {
 pub fn stream(
     state: &Arc<State>,
     request: Request<Incoming>,
-    served: Arc<Served>,
+    served: &Arc<Served>,
     started: Instant,
     trace: &crate::trace::Trace,
 ) -> Response<ResponseBody> {
@@ -117,7 +117,7 @@ pub fn stream(
     let (sender, response_body) = body::event_channel();
     let decision_id = state.engine.next_decision_id();
     // (The session holds the revision it starts with, whatever reloads.)
-    let mut session = state.engine.stream(&served, input);
+    let mut session = state.engine.stream(served, input);
     if release {
         session = session.with_release();
     }
@@ -262,7 +262,7 @@ impl Judged {
         let decision_id = self.decision_id.clone();
         self.state.engine.spawn(move || {
             let judging = std::time::Instant::now();
-            let decision = engine.finish(session, Some(deadline.into_std()), decision_id);
+            let decision = engine.finish(session, Some(deadline.into_std()), Some(decision_id));
             let _ = sent.send((decision, judging.elapsed()));
         });
         let judged = judged.await;

@@ -78,14 +78,17 @@ pub struct Engine {
 struct Inner {
     runtime: Runtime,
     packs: Arc<Packs>,
-    /// The runtime's threads kept for submitted requests.
+    /// The runtime's threads kept for submitted requests (from the first).
     threads: usize,
+    reserved: std::sync::Once,
     ids: DecisionIds,
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
-        self.runtime.pool().release(self.threads);
+        if self.reserved.is_completed() {
+            self.runtime.pool().release(self.threads);
+        }
     }
 }
 
@@ -96,6 +99,55 @@ impl std::fmt::Debug for Engine {
             .field("packs", &self.inner.packs.names())
             .field("threads", &self.inner.threads)
             .finish()
+    }
+}
+
+/// What a batch ([`Engine::run`]) does besides judging each record: its
+/// options, what a front end writes beside each result, the results kept
+/// from an earlier run to resume, and who is told of progress.
+#[non_exhaustive]
+pub struct Batch<'a> {
+    /// The run's options (jobs, field names, the record size limit, ...).
+    pub options: &'a jsonl::Options,
+    /// What is written beside each result (a JUnit case, a log line).
+    pub beside: Option<jsonl::Beside<'a>>,
+    /// The results an unfinished run kept, checked instead of judged again.
+    pub kept: Option<jsonl::Kept<'a>>,
+    /// Told after each batch of records how many were written.
+    pub on_records: &'a mut dyn FnMut(u64),
+}
+
+impl std::fmt::Debug for Batch<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Batch")
+            .field("options", self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> Batch<'a> {
+    /// A batch with `options` and nothing beside.
+    pub fn new(options: &'a jsonl::Options, on_records: &'a mut dyn FnMut(u64)) -> Self {
+        Self {
+            options,
+            beside: None,
+            kept: None,
+            on_records,
+        }
+    }
+
+    /// Writes what `beside` makes of each record beside its result.
+    #[must_use]
+    pub fn beside(mut self, beside: Option<jsonl::Beside<'a>>) -> Self {
+        self.beside = beside;
+        self
+    }
+
+    /// Resumes after the results `kept`.
+    #[must_use]
+    pub fn kept(mut self, kept: Option<jsonl::Kept<'a>>) -> Self {
+        self.kept = kept;
+        self
     }
 }
 
@@ -116,6 +168,7 @@ pub enum EngineError {
 pub struct EngineBuilder {
     runtime: Option<Runtime>,
     sources: Vec<PathBuf>,
+    given: Vec<Pack>,
     load: LoadOptions,
     follow_links: bool,
     settle: Duration,
@@ -145,6 +198,18 @@ impl EngineBuilder {
     #[must_use]
     pub fn source(mut self, source: impl Into<PathBuf>) -> Self {
         self.sources.push(source.into());
+        self
+    }
+
+    /// A pack loaded by the front end itself (its own options, a bundle):
+    /// served by its name, never reloaded. The engine runs on its runtime
+    /// unless [`runtime`](Self::runtime) says otherwise.
+    #[must_use]
+    pub fn pack(mut self, pack: Pack) -> Self {
+        if self.runtime.is_none() {
+            self.runtime = Some(pack.runtime.clone());
+        }
+        self.given.push(pack);
         self
     }
 
@@ -187,8 +252,9 @@ impl EngineBuilder {
         self
     }
 
-    /// Loads every pack, and keeps the runtime's threads for submitted
-    /// requests (started as they are first needed).
+    /// Loads every pack. The runtime's threads for submitted requests are
+    /// kept from the first request submitted (a front end that judges on its
+    /// own threads keeps none).
     pub fn build(self) -> Result<Engine, EngineError> {
         let runtime = self.runtime.unwrap_or_default();
         let observer = self
@@ -196,6 +262,7 @@ impl EngineBuilder {
             .unwrap_or_else(|| Arc::new(|_: &PackEvent| {}));
         let packs = Packs::load(
             self.sources,
+            self.given,
             runtime.clone(),
             self.load,
             self.follow_links,
@@ -208,13 +275,12 @@ impl EngineBuilder {
         } else {
             self.threads
         };
-        let threads = threads.min(crate::parallel::MAX_JOBS);
-        runtime.pool().reserve(threads);
         Ok(Engine {
             inner: Arc::new(Inner {
                 runtime,
                 packs: Arc::new(packs),
-                threads,
+                threads: threads.min(crate::parallel::MAX_JOBS),
+                reserved: std::sync::Once::new(),
                 ids: DecisionIds::new(),
             }),
         })
@@ -227,6 +293,7 @@ impl Engine {
         EngineBuilder {
             runtime: None,
             sources: Vec::new(),
+            given: Vec::new(),
             load: LoadOptions::default(),
             follow_links: false,
             settle: Duration::ZERO,
@@ -332,7 +399,11 @@ impl Engine {
         done: impl FnOnce(Result<Decision, RequestError>) + Send + 'static,
     ) {
         let engine = self.clone();
-        self.inner.runtime.pool().submit(move || {
+        let inner = &self.inner;
+        inner
+            .reserved
+            .call_once(|| inner.runtime.pool().reserve(inner.threads));
+        inner.runtime.pool().submit(move || {
             if let Some(expired) = request.expired() {
                 done(Err(expired));
                 return;
@@ -350,37 +421,46 @@ impl Engine {
 
     /// The end of a streaming session: the whole text judged (by `deadline`),
     /// the answer written as a check's, ending with the bundle's revision and
-    /// `decision_id` (given when the session began, its answer's header).
+    /// `decision_id` (given when the session began, its answer's header;
+    /// `None`: an anonymous decision, the record alone).
     pub fn finish(
         &self,
         stream: Stream<ServedPack>,
         deadline: Option<Instant>,
-        decision_id: String,
+        decision_id: Option<String>,
     ) -> Decision {
         let served = Arc::clone(&stream.pack_ref().0);
         let mut bytes = Vec::with_capacity(256 + stream.text().len());
-        let report =
-            stream.finish_writing(deadline, &mut bytes, &request::tail(&served, &decision_id));
-        request::decision(decision_id, served, report, bytes)
+        let tail = decision_id
+            .as_deref()
+            .map(|id| request::tail(&served, id))
+            .unwrap_or_default();
+        let report = stream.finish_writing(deadline, &mut bytes, &tail);
+        request::decision(decision_id.unwrap_or_default(), served, report, bytes)
     }
 
     /// A batch: the JSONL records of `input` judged by the pack `served`, one
     /// result record each to `out`, in input order, on the runtime's threads
-    /// (`options.jobs`), with what `beside` makes of each record; see
-    /// [`jsonl::run_into`].
+    /// (`batch.options.jobs`), with what `batch` adds (see [`Batch`] and
+    /// [`jsonl::run_into`]).
     pub fn run<R, W>(
         &self,
         served: &Served,
         input: R,
         out: &mut W,
-        beside: Option<jsonl::Beside<'_>>,
-        options: &jsonl::Options,
+        batch: Batch<'_>,
     ) -> Result<jsonl::Summary, jsonl::RunError>
     where
         R: std::io::BufRead + Send,
         W: jsonl::ResultSink + ?Sized,
     {
-        jsonl::run_into(served.pack(), input, None, out, beside, options, |_| {})
+        let Batch {
+            options,
+            beside,
+            kept,
+            on_records,
+        } = batch;
+        jsonl::run_into(served.pack(), input, kept, out, beside, options, on_records)
     }
 
     /// Runs `job` on the runtime's threads with a thread of its own for as

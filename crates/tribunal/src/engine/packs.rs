@@ -30,6 +30,8 @@ pub struct Served {
     dir: PathBuf,
     loaded_at: SystemTime,
     fingerprint: u64,
+    /// Given loaded (`EngineBuilder::pack`): never reloaded nor dropped.
+    fixed: bool,
 }
 
 impl std::fmt::Debug for Served {
@@ -138,6 +140,7 @@ impl Packs {
     /// itself is served only when `follow_links`, else it is an error.
     pub(crate) fn load(
         sources: Vec<PathBuf>,
+        given: Vec<Pack>,
         runtime: Runtime,
         load: LoadOptions,
         follow_links: bool,
@@ -150,6 +153,21 @@ impl Packs {
         }
         let mut packs = BTreeMap::new();
         let mut errors = Vec::new();
+        for pack in given {
+            let name = pack.name().to_owned();
+            if packs.contains_key(&name) {
+                errors.push(format!("two packs are named `{name}`"));
+                continue;
+            }
+            let served = Served {
+                dir: pack.dir().to_path_buf(),
+                pack,
+                loaded_at: SystemTime::now(),
+                fingerprint: 0,
+                fixed: true,
+            };
+            packs.insert(name, Arc::new(served));
+        }
         for dir in dirs {
             match load_pack(&runtime, &load, &dir) {
                 Ok(served) => {
@@ -265,6 +283,7 @@ impl Packs {
                             dir: dir.clone(),
                             loaded_at: SystemTime::now(),
                             fingerprint: 0,
+                            fixed: false,
                         }),
                     );
                 }
@@ -344,7 +363,8 @@ impl Packs {
         gone.retain(|dir, _| !dirs.contains(dir));
         for served in &current {
             // (A bundle's packs are not the folders': a bundle replaces them.)
-            if dirs.contains(&served.dir) || served.pack.bundle_revision().is_some() {
+            if dirs.contains(&served.dir) || served.fixed || served.pack.bundle_revision().is_some()
+            {
                 continue;
             }
             // (Seen gone at an earlier look, and for the settle time.)
@@ -497,6 +517,7 @@ fn load_pack(runtime: &Runtime, load: &LoadOptions, dir: &Path) -> Result<Served
         dir: dir.to_path_buf(),
         loaded_at: SystemTime::now(),
         fingerprint,
+        fixed: false,
     })
 }
 
@@ -636,6 +657,7 @@ mod tests {
     fn load(source: &Path, settle: std::time::Duration) -> Registry {
         Registry::load(
             vec![source.to_path_buf()],
+            Vec::new(),
             crate::runtime::Runtime::new(),
             crate::pack::LoadOptions::default(),
             false,

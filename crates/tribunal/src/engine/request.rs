@@ -24,30 +24,49 @@ pub enum Ask {
 }
 
 /// One request: a pack's name, and the bytes of a record (JSON, as a line of
-/// `eval` input; for [`Ask::Decide`] the list of messages alone too).
+/// `eval` input; for [`Ask::Decide`] the list of messages alone too), or a
+/// record a front end has read itself.
 #[derive(Debug, Clone)]
 pub struct Request {
     pack: String,
     ask: Ask,
-    body: Vec<u8>,
+    body: Body,
     deadline: Option<Instant>,
     max_record_bytes: usize,
     keep_input: bool,
+    anonymous: bool,
+}
+
+/// What a request holds.
+#[derive(Debug, Clone)]
+enum Body {
+    Bytes(Vec<u8>),
+    Record(Box<Input>),
 }
 
 impl Request {
     /// Judge the record `body` with the pack `pack`.
     pub fn check(pack: impl Into<String>, body: Vec<u8>) -> Self {
-        Self::new(pack.into(), Ask::Check, body)
+        Self::new(pack.into(), Ask::Check, Body::Bytes(body))
+    }
+
+    /// Judge `record` (read by the front end) with the pack `pack`.
+    pub fn check_record(pack: impl Into<String>, record: Input) -> Self {
+        Self::new(pack.into(), Ask::Check, Body::Record(Box::new(record)))
+    }
+
+    /// Decide the tool calls that `record`'s transcript proposes.
+    pub fn decide_record(pack: impl Into<String>, record: Input) -> Self {
+        Self::new(pack.into(), Ask::Decide, Body::Record(Box::new(record)))
     }
 
     /// Decide the tool calls that the transcript of `body` (a record with
     /// `messages`, or the list of messages) proposes, with the pack `pack`.
     pub fn decide(pack: impl Into<String>, body: Vec<u8>) -> Self {
-        Self::new(pack.into(), Ask::Decide, body)
+        Self::new(pack.into(), Ask::Decide, Body::Bytes(body))
     }
 
-    fn new(pack: String, ask: Ask, body: Vec<u8>) -> Self {
+    fn new(pack: String, ask: Ask, body: Body) -> Self {
         Self {
             pack,
             ask,
@@ -55,7 +74,17 @@ impl Request {
             deadline: None,
             max_record_bytes: crate::jsonl::DEFAULT_MAX_RECORD_BYTES,
             keep_input: false,
+            anonymous: false,
         }
+    }
+
+    /// No decision id: the answer's bytes are the result record alone (as
+    /// `eval` writes it, without `line`), for a front end that keeps no
+    /// decisions (the command line's `check`).
+    #[must_use]
+    pub fn anonymous(mut self) -> Self {
+        self.anonymous = true;
+        self
     }
 
     /// Judged by `deadline`: a step still running then stops there (the
@@ -163,6 +192,11 @@ impl Decision {
     /// The answer, as written.
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
+    }
+
+    /// What was judged, taken.
+    pub fn into_judged(self) -> Judged {
+        self.judged
     }
 
     /// The answer's bytes, taken.
@@ -278,33 +312,15 @@ impl DecisionIds {
 /// [`Engine::decide`].
 pub(super) fn decide(engine: &Engine, request: Request) -> Result<Decision, RequestError> {
     let served = engine.find(&request.pack)?;
-    if request.body.len() > request.max_record_bytes {
-        return Err(RequestError::new(
-            RequestErrorKind::TooLarge,
-            format!(
-                "the body is {} bytes, above the limit of {} bytes",
-                request.body.len(),
-                request.max_record_bytes
-            ),
-        ));
-    }
-    let options = crate::jsonl::Options {
-        max_record_bytes: request.max_record_bytes,
-        ..Default::default()
-    };
-    let body = match request.ask {
-        // A list of messages is the record of those messages.
-        Ask::Decide if request.body.trim_ascii_start().starts_with(b"[") => {
-            let mut record = Vec::with_capacity(request.body.len() + 14);
-            record.extend_from_slice(b"{\"messages\":");
-            record.extend_from_slice(&request.body);
-            record.push(b'}');
-            record
+    // (A record read by the front end is judged as `Pack::evaluate` judges
+    // it: its report holds the extracted JSON, whichever steps read it.)
+    let (input, note, whole) = match request.body {
+        Body::Record(record) => (*record, None, true),
+        Body::Bytes(body) => {
+            let (input, note) = read(request.ask, body, request.max_record_bytes)?;
+            (input, note, false)
         }
-        _ => request.body,
     };
-    let (input, note) = crate::jsonl::read_record(&body, 1, &options)
-        .map_err(|err| not_a_record(&body, &err.message))?;
     if request.ask == Ask::Decide && input.messages.is_null() {
         return Err(RequestError::new(
             RequestErrorKind::NoMessages,
@@ -312,9 +328,24 @@ pub(super) fn decide(engine: &Engine, request: Request) -> Result<Decision, Requ
         ));
     }
     let kept = request.keep_input.then(|| input.clone());
-    let id = engine.next_decision_id();
-    let tail = tail(&served, &id);
+    let id = if request.anonymous {
+        String::new()
+    } else {
+        engine.next_decision_id()
+    };
+    let tail = if request.anonymous {
+        Vec::new()
+    } else {
+        tail(&served, &id)
+    };
     let (judged, bytes) = match request.ask {
+        Ask::Check if whole => {
+            let report =
+                crate::deadline::by_caller(request.deadline, || served.pack().evaluate(&input));
+            let mut bytes = Vec::with_capacity(1024);
+            report.write_record(&mut bytes, crate::report::Fields::ALL, None, &tail);
+            (Judged::Report(report), bytes)
+        }
         Ask::Check => {
             let mut bytes = Vec::with_capacity(256 + input.output.len());
             let report = crate::jsonl::judge_record(
@@ -347,6 +378,39 @@ pub(super) fn decide(engine: &Engine, request: Request) -> Result<Decision, Requ
         bytes,
         input: kept,
     })
+}
+
+/// The record in a request's bytes: a list of messages is the record of
+/// those messages (for a decision).
+fn read(
+    ask: Ask,
+    body: Vec<u8>,
+    max_record_bytes: usize,
+) -> Result<(Input, Option<crate::report::Issue>), RequestError> {
+    if body.len() > max_record_bytes {
+        return Err(RequestError::new(
+            RequestErrorKind::TooLarge,
+            format!(
+                "the body is {} bytes, above the limit of {max_record_bytes} bytes",
+                body.len()
+            ),
+        ));
+    }
+    let options = crate::jsonl::Options {
+        max_record_bytes,
+        ..Default::default()
+    };
+    let body = match ask {
+        Ask::Decide if body.trim_ascii_start().starts_with(b"[") => {
+            let mut record = Vec::with_capacity(body.len() + 14);
+            record.extend_from_slice(b"{\"messages\":");
+            record.extend_from_slice(&body);
+            record.push(b'}');
+            record
+        }
+        _ => body,
+    };
+    crate::jsonl::read_record(&body, 1, &options).map_err(|err| not_a_record(&body, &err.message))
 }
 
 /// The members an answer ends with: the bundle's revision (when the pack
