@@ -401,6 +401,11 @@ const THREAD_STARTS: &[(&str, usize, &str)] = &[
         "reads a plugin helper's pipe",
     ),
     (
+        "crates/tribunal-server/src/otlp.rs",
+        1,
+        "sends spans to the collector",
+    ),
+    (
         "crates/tribunal-server/src/decision_log.rs",
         1,
         "writes the decision log",

@@ -46,7 +46,8 @@ fn instructions(text: &str) -> Vec<(String, String)> {
 
 /// The arguments of an exec-form (JSON array) instruction.
 fn exec_form(arguments: &str) -> Vec<String> {
-    serde_json::from_str(arguments).unwrap_or_else(|e| panic!("not an exec form ({e}): {arguments}"))
+    serde_json::from_str(arguments)
+        .unwrap_or_else(|e| panic!("not an exec form ({e}): {arguments}"))
 }
 
 #[test]
@@ -76,7 +77,8 @@ fn the_runtime_stage_runs_the_service_unprivileged_with_a_health_check() {
         .unwrap()
         .trim_matches('"');
     assert!(
-        all.iter().any(|(k, a)| k == "ARG" && a == &format!("RUST_VERSION={rust_version}")),
+        all.iter()
+            .any(|(k, a)| k == "ARG" && a == &format!("RUST_VERSION={rust_version}")),
         "the build's Rust is the workspace's rust-version ({rust_version})"
     );
     assert!(get(build, "RUN")
@@ -91,7 +93,12 @@ fn the_runtime_stage_runs_the_service_unprivileged_with_a_health_check() {
     // Unprivileged: a numeric user other than root.
     let user = get(runtime, "USER");
     assert_eq!(user.len(), 1);
-    let uid: u32 = user[0].split(':').next().unwrap().parse().expect("a numeric user");
+    let uid: u32 = user[0]
+        .split(':')
+        .next()
+        .unwrap()
+        .parse()
+        .expect("a numeric user");
     assert_ne!(uid, 0);
     assert_eq!(get(runtime, "VOLUME"), [r#"["/packs"]"#]);
     assert_eq!(get(runtime, "EXPOSE"), ["8080"]);
@@ -132,6 +139,9 @@ fn the_runtime_stage_runs_the_service_unprivileged_with_a_health_check() {
     // The build context leaves out what is built or fetched.
     let ignored = std::fs::read_to_string(root().join(".dockerignore")).unwrap();
     for entry in ["target/", ".git/", "models/"] {
-        assert!(ignored.lines().any(|l| l == entry), "{entry} in .dockerignore");
+        assert!(
+            ignored.lines().any(|l| l == entry),
+            "{entry} in .dockerignore"
+        );
     }
 }

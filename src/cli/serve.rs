@@ -121,6 +121,10 @@ pub(super) struct ServeArgs {
     /// two threads of their own, which never judge.
     #[arg(long, value_name = "N", default_value_t = 0)]
     threads: usize,
+    #[allow(clippy::doc_markdown)] // clap's help text: no Markdown
+    /// Export a span per request (each decision's gen_ai.evaluation.result event in it) to this OTLP/HTTP collector, e.g. http://127.0.0.1:4318 (default: $OTEL_EXPORTER_OTLP_ENDPOINT).
+    #[arg(long, value_name = "URL")]
+    otlp_endpoint: Option<String>,
     /// Worker threads of the engine for eval bodies (0: all cores).
     #[arg(long, short, value_name = "N", default_value_t = 0)]
     jobs: usize,
@@ -138,6 +142,11 @@ pub(super) fn serve(args: &ServeArgs) -> Result<u8, String> {
         ..args.load.options()?
     };
     let mut config = Config::new(args.sources.clone(), runtime, load);
+    config.otlp_endpoint = args.otlp_endpoint.clone().or_else(|| {
+        std::env::var("OTEL_EXPORTER_OTLP_ENDPOINT")
+            .ok()
+            .filter(|endpoint| !endpoint.trim().is_empty())
+    });
     if let Some(source) = &args.bundle {
         let mut bundle = tribunal_server::BundleConfig::new(source.clone());
         bundle.poll_every = Duration::from_millis(args.poll_interval_ms.max(1));

@@ -33,6 +33,7 @@ mod body;
 mod bundle_source;
 mod decision_log;
 mod metrics;
+mod otlp;
 mod packs;
 mod routes;
 mod server;
@@ -84,6 +85,9 @@ pub struct Config {
     /// (`--bundle`), instead of pack folders: verified against the load
     /// options' trusted keys.
     pub bundle: Option<BundleConfig>,
+    /// Export a span per request, with each decision's evaluation event, to
+    /// this OTLP/HTTP collector (`http://HOST:4318`; `--otlp-endpoint`).
+    pub otlp_endpoint: Option<String>,
 }
 
 impl Config {
@@ -104,6 +108,7 @@ impl Config {
             follow_links: false,
             threads: 0,
             bundle: None,
+            otlp_endpoint: None,
         }
     }
 }

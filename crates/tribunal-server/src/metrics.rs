@@ -51,7 +51,7 @@ impl Route {
         Route::Other,
     ];
 
-    fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Route::Check => "/v1/packs/{name}/check",
             Route::Decide => "/v1/packs/{name}/decide",

@@ -48,6 +48,8 @@ pub struct State {
     pub shutting_down: AtomicBool,
     /// The bundle the packs come from, when they come from one.
     pub bundle: Option<Arc<crate::bundle_source::BundleStatus>>,
+    /// Where spans go (`--otlp-endpoint`).
+    pub otlp: Option<Arc<crate::otlp::Exporter>>,
 }
 
 impl State {
@@ -67,6 +69,7 @@ impl State {
             token,
             shutting_down: AtomicBool::new(false),
             bundle: None,
+            otlp: None,
         }
     }
 }
@@ -76,6 +79,9 @@ impl State {
     /// is a decision log.
     fn decided(&self, entry: &Entry<'_>) {
         self.metrics.decision(entry.pack, entry.report);
+        if let Some(span) = &entry.trace.span {
+            span.decided(entry.pack, entry.decision_id, entry.report);
+        }
         if let Some(log) = &self.log {
             log.log(entry);
         }
@@ -95,6 +101,9 @@ impl State {
         logged: &Logged,
     ) {
         self.metrics.calls(pack.name(), decisions);
+        if let Some(span) = &logged.trace.span {
+            span.decided_calls(pack.name(), decision_id, decisions);
+        }
         if let Some(log) = &self.log {
             log.send(log.calls_line(
                 decision_id,
@@ -114,9 +123,17 @@ pub async fn handle(
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, Infallible> {
     let started = Instant::now();
-    let trace = Trace::of(request.headers());
+    let mut trace = Trace::of(request.headers());
+    if let Some(exporter) = &state.otlp {
+        let span = crate::otlp::Span::start(exporter, trace.traceparent.as_deref());
+        trace.span = Some(Arc::new(span));
+    }
+    let method = request.method().clone();
     let (route, mut response) = route(&state, request, started, &trace).await;
     trace.echo(response.headers_mut());
+    if let Some(span) = &trace.span {
+        span.answered(method.as_str(), route.label(), response.status().as_u16());
+    }
     state
         .metrics
         .request(route, response.status().as_u16(), started.elapsed());
@@ -338,6 +355,9 @@ fn metrics(state: &State) -> Response<ResponseBody> {
     );
     if let Some(bundle) = &state.bundle {
         bundle.render(&state.engine, &mut text);
+    }
+    if let Some(otlp) = &state.otlp {
+        crate::otlp::render(otlp, &mut text);
     }
     let mut response = Response::new(full(text));
     response.headers_mut().insert(
@@ -791,6 +811,10 @@ fn eval(
         let trace = trace.clone();
         move |report: &tribunal::Report, input: Option<&tribunal::Input>, out: &mut Vec<u8>| {
             state.metrics.decision(served.pack().name(), report);
+            if let Some(span) = &trace.span {
+                let decision_id = format!("{id}-{}", report.line.unwrap_or(0));
+                span.decided(served.pack().name(), &decision_id, report);
+            }
             if let Some(log) = &state.log {
                 let decision_id = format!("{id}-{}", report.line.unwrap_or(0));
                 // (A line that could not be read has no input: its trace alone.)

@@ -104,6 +104,9 @@ pub fn serve(config: &Config, on_ready: impl FnOnce(SocketAddr)) -> Result<(), S
         config.limits.clone(),
         token,
     );
+    if let Some(endpoint) = &config.otlp_endpoint {
+        state.otlp = Some(crate::otlp::Exporter::start(endpoint).map_err(ServeError::Config)?);
+    }
     state.bundle = config
         .bundle
         .clone()

@@ -9,13 +9,17 @@ use hyper::header::{HeaderMap, HeaderValue};
 /// The longest `X-Request-Id` kept.
 const MAX_REQUEST_ID: usize = 200;
 
-/// A request's tracing headers, as given (when well formed).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// A request's tracing headers, as given (when well formed), and its span
+/// when the service exports traces.
+#[derive(Debug, Clone, Default)]
 pub struct Trace {
     /// `X-Request-Id`.
     pub request_id: Option<String>,
     /// `traceparent`: `00-TRACE_ID-PARENT_ID-FLAGS`.
     pub traceparent: Option<String>,
+    /// The request's span (`--otlp-endpoint`), ended when the last holder
+    /// of it lets it go.
+    pub span: Option<std::sync::Arc<crate::otlp::Span>>,
 }
 
 impl Trace {
@@ -31,6 +35,7 @@ impl Trace {
                 .map(str::trim)
                 .filter(|t| is_traceparent(t))
                 .map(str::to_owned),
+            span: None,
         }
     }
 
