@@ -89,11 +89,8 @@ pub(super) fn check(args: &CheckArgs) -> Result<u8, String> {
     }
     let input = record(args, output, file)?;
     let request = Request::check_record(name, input).anonymous();
-    let Judged::Report(report) = engine
-        .decide(request)
-        .map_err(|e| e.to_string())?
-        .into_judged()
-    else {
+    let decision = engine.decide(request).map_err(|e| e.to_string())?;
+    let Judged::Report(report) = decision.into_judged() else {
         unreachable!("a check's report");
     };
     let mut stdout = io::stdout().lock();
@@ -161,11 +158,8 @@ fn check_proposed(
         None => expected.into(),
     };
     let request = Request::decide_record(name, input).anonymous();
-    let Judged::Calls(decisions) = engine
-        .decide(request)
-        .map_err(|e| e.to_string())?
-        .into_judged()
-    else {
+    let decision = engine.decide(request).map_err(|e| e.to_string())?;
+    let Judged::Calls(decisions) = decision.into_judged() else {
         unreachable!("a decision's calls");
     };
     let mut stdout = io::stdout().lock();
