@@ -411,10 +411,12 @@ fn a_fleet_serves_one_revision_and_takes_a_new_one_with_none_failing() {
         [r1.as_str(), r2.as_str()].into_iter().collect(),
         "answers carry the bundle revision"
     );
-    // One poll interval (300 ms), and up to 2 s to fetch and load it.
+    // One poll interval (300 ms), and the time to fetch and load it (a
+    // debug build on a loaded machine: up to 3 s).
     let slowest = took.iter().max().unwrap();
+    eprintln!("the fleet took the new bundle after {took:?}");
     assert!(
-        *slowest < Duration::from_millis(2300),
+        *slowest < Duration::from_millis(3300),
         "the fleet took {took:?}"
     );
     for server in fleet {

@@ -31,9 +31,7 @@ mod request;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::Duration;
-
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::jsonl;
 use crate::pack::{LoadOptions, Pack};
