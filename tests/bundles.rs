@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use server_support::{read_response, Server};
+use server_support::{read_response, wait_for, Server};
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -306,17 +306,6 @@ fn bundle_revision(bytes: &[u8]) -> String {
         .unwrap()
         .revision()
         .to_owned()
-}
-
-fn wait_for<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Some(found) = probe() {
-            return found;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 fn replica(workshop: &Workshop, url: &str, extra: &[&str]) -> Server {

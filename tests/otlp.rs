@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use server_support::Server;
+use server_support::{wait_for, Server};
 
 /// A collector: every batch of spans it was sent, decoded.
 struct Collector {
@@ -93,17 +93,6 @@ fn attribute<'a>(attributes: &'a Value, key: &str) -> &'a Value {
         .iter()
         .find(|a| a["key"] == key)
         .map_or(&Value::Null, |a| &a["value"])
-}
-
-fn wait_for<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Some(found) = probe() {
-            return found;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(25));
-    }
 }
 
 const PARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";

@@ -236,3 +236,16 @@ pub fn read_response(stream: &mut TcpStream) -> std::io::Result<Response> {
         body,
     })
 }
+
+/// What `probe` finds, once it finds something (within 30 s; `what` names it
+/// when it never does).
+pub fn wait_for<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(found) = probe() {
+            return found;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

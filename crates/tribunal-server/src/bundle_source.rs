@@ -263,15 +263,9 @@ async fn fetch_http(
     etag: Option<String>,
 ) -> Result<Fetched, String> {
     let url = &config.source;
-    let (authority, path) = rest.find('/').map_or((rest, "/"), |at| rest.split_at(at));
-    if authority.is_empty() {
-        return Err(format!("{url}: no host"));
-    }
-    let address = if authority.contains(':') {
-        authority.to_owned()
-    } else {
-        format!("{authority}:80")
-    };
+    let (authority, address, path) =
+        crate::http_url(rest, 80).ok_or_else(|| format!("{url}: no host"))?;
+    let path = if path.is_empty() { "/" } else { path };
     let stream = tokio::net::TcpStream::connect(&address)
         .await
         .map_err(|err| format!("{url}: cannot connect: {err}"))?;

@@ -44,6 +44,22 @@ pub use bundle_source::BundleConfig;
 pub use decision_log::DecisionLogConfig;
 pub use server::serve;
 
+/// An `http://` URL's parts after the scheme (`rest`): its authority (host
+/// and port as written), the address to connect to (`default_port` when it
+/// names none), and its path (`""` when it has none). `None`: no host.
+pub(crate) fn http_url(rest: &str, default_port: u16) -> Option<(&str, String, &str)> {
+    let (authority, path) = rest.find('/').map_or((rest, ""), |at| rest.split_at(at));
+    if authority.is_empty() {
+        return None;
+    }
+    let address = if authority.contains(':') {
+        authority.to_owned()
+    } else {
+        format!("{authority}:{default_port}")
+    };
+    Some((authority, address, path))
+}
+
 /// The service's `OpenAPI` document (`GET /openapi.json`, `tribunal serve
 /// --print-openapi`): docs/openapi.json, which a test holds to what the server
 /// answers, route by route.

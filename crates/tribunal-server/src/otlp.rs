@@ -285,15 +285,8 @@ impl Target {
         let rest = endpoint.strip_prefix("http://").ok_or_else(|| {
             format!("--otlp-endpoint {endpoint}: an http:// URL of an OTLP/HTTP collector (http://HOST:4318)")
         })?;
-        let (authority, base) = rest.find('/').map_or((rest, ""), |at| rest.split_at(at));
-        if authority.is_empty() {
-            return Err(format!("--otlp-endpoint {endpoint}: no host"));
-        }
-        let address = if authority.contains(':') {
-            authority.to_owned()
-        } else {
-            format!("{authority}:4318")
-        };
+        let (authority, address, base) = crate::http_url(rest, 4318)
+            .ok_or_else(|| format!("--otlp-endpoint {endpoint}: no host"))?;
         Ok(Self {
             host: authority.to_owned(),
             address,
