@@ -165,7 +165,9 @@ fn chosen_fields_are_written_in_the_records_order() {
         let expected = json!({"id": full["id"], "status": full["status"], "score": full["score"]});
         assert_eq!(String::from_utf8(out).unwrap(), expected.to_string());
     }
-    let err = tribunal::Fields::parse("id,stauts").unwrap_err();
+    let err = tribunal::Fields::parse("id,stauts")
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("unknown result field `stauts` (did you mean `status`?)"),
         "{err}"

@@ -240,7 +240,7 @@ pub fn evaluate_many(
     let fields = if fields.is_empty() {
         Fields::ALL
     } else {
-        Fields::parse(&fields).map_err(Error::from_reason)?
+        Fields::parse(&fields).map_err(|err| Error::from_reason(err.to_string()))?
     };
     Ok(AsyncTask::new(EvaluateMany {
         pack: Arc::clone(&pack.0),

@@ -88,8 +88,8 @@ pub use parallel::{on_deep_stack, STACK_SIZE};
 pub use pipeline::{Input, MissingOutput};
 pub use plugin::PluginPins;
 pub use report::{
-    Details, ErrorKind, ExtractionInfo, Field, Fields, Issue, MetricResult, Report, SchemaRepair,
-    Severity, Status, TurnResult,
+    Details, ErrorKind, ExtractionInfo, Field, Fields, FieldsError, Issue, MetricResult, Report,
+    SchemaRepair, Severity, Status, TurnResult,
 };
 pub use runtime::{Runtime, RuntimeBuilder};
 pub use semantic::{

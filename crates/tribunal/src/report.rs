@@ -891,7 +891,7 @@ impl Fields {
 
     /// Reads a comma-separated list of field names (`id,status,score`); an
     /// unknown name is an error that lists the known ones.
-    pub fn parse(list: &str) -> Result<Self, String> {
+    pub fn parse(list: &str) -> Result<Self, FieldsError> {
         let mut bits = 0u16;
         for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
             let field = Field::ALL
@@ -903,17 +903,32 @@ impl Fields {
                         .map_or_else(String::new, |near| {
                             format!(" ({})", crate::suggest::did_you_mean(&near))
                         });
-                    format!(
+                    FieldsError(format!(
                         "unknown result field `{name}`{hint}; the fields are {}",
                         names.join(", ")
-                    )
+                    ))
                 })?;
             bits |= 1 << *field as u16;
         }
         if bits == 0 {
-            return Err("no result field named (e.g. `id,status,score`)".to_owned());
+            return Err(FieldsError(
+                "no result field named (e.g. `id,status,score`)".to_owned(),
+            ));
         }
         Ok(Fields(bits))
+    }
+}
+
+/// A list of result fields that cannot be read: what is wrong, with the
+/// nearest field name and every one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct FieldsError(String);
+
+impl FieldsError {
+    /// It, in words.
+    pub fn message(&self) -> &str {
+        &self.0
     }
 }
 
