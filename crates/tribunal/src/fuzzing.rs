@@ -332,7 +332,10 @@ fn stream_pack() -> &'static Pack {
              - use: no_placeholders\n      as: anywhere\n      with: { tokens: [TODO, '<'] }\n",
         )
         .expect("the fuzz pack is written");
-        Pack::load(&dir).expect("the fuzz pack loads")
+        let pack = Pack::load(&dir).expect("the fuzz pack loads");
+        // (Loaded, it needs its files no more: none is left in the temp folder.)
+        let _ = std::fs::remove_dir_all(&dir);
+        pack
     })
 }
 
