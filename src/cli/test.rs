@@ -142,13 +142,7 @@ pub(crate) fn discover_packs(
 /// The names of the packs in the bundle at `path`, when it is one (a gzip
 /// file).
 fn bundled_packs(path: &std::path::Path) -> Result<Option<Vec<String>>, String> {
-    let mut magic = [0u8; 2];
-    let is_bundle = path.is_file()
-        && std::fs::File::open(path)
-            .and_then(|mut file| std::io::Read::read_exact(&mut file, &mut magic))
-            .is_ok()
-        && magic == [0x1f, 0x8b];
-    if !is_bundle {
+    if !tribunal::Bundle::is_bundle_file(path) {
         return Ok(None);
     }
     let bundle = tribunal::Bundle::read_file(path).map_err(|err| err.to_string())?;

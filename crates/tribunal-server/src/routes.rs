@@ -811,12 +811,14 @@ fn eval(
         let trace = trace.clone();
         move |report: &tribunal::Report, input: Option<&tribunal::Input>, out: &mut Vec<u8>| {
             state.metrics.decision(served.pack().name(), report);
+            if trace.span.is_none() && state.log.is_none() {
+                return;
+            }
+            let decision_id = format!("{id}-{}", report.line.unwrap_or(0));
             if let Some(span) = &trace.span {
-                let decision_id = format!("{id}-{}", report.line.unwrap_or(0));
                 span.decided(served.pack().name(), &decision_id, report);
             }
             if let Some(log) = &state.log {
-                let decision_id = format!("{id}-{}", report.line.unwrap_or(0));
                 // (A line that could not be read has no input: its trace alone.)
                 let logged = Logged::of(&state, input, &trace);
                 let latency = started.elapsed();

@@ -255,6 +255,17 @@ impl Bundle {
         Self::read(&bytes, MAX_UNPACKED_BYTES).map_err(|err| err.at(&path.display().to_string()))
     }
 
+    /// Whether `path` is a file that looks like a bundle (it starts with
+    /// gzip's magic number): what is read as a bundle where a pack is named.
+    pub fn is_bundle_file(path: &Path) -> bool {
+        let mut magic = [0u8; 2];
+        path.is_file()
+            && std::fs::File::open(path)
+                .and_then(|mut file| file.read_exact(&mut magic))
+                .is_ok()
+            && looks_like_bundle(&magic)
+    }
+
     /// What its manifest says.
     pub fn manifest(&self) -> &Manifest {
         &self.manifest
@@ -633,10 +644,9 @@ fn check_files(manifest: &Manifest, files: &BTreeMap<String, Vec<u8>>) -> Result
             )));
         }
     }
-    if let Some(unlisted) = files
-        .keys()
-        .find(|path| !manifest.files.iter().any(|f| &f.path == *path))
-    {
+    let listed: std::collections::BTreeSet<&str> =
+        manifest.files.iter().map(|f| f.path.as_str()).collect();
+    if let Some(unlisted) = files.keys().find(|path| !listed.contains(path.as_str())) {
         return Err(BundleError::Tampered(format!(
             "{unlisted} is not listed in the manifest"
         )));

@@ -244,9 +244,7 @@ impl Packs {
                     at: SystemTime::now(),
                     fingerprint: 0,
                 });
-                let serving = read(&self.by_name)
-                    .values()
-                    .find_map(|s| s.pack.bundle_revision().map(str::to_owned));
+                let serving = self.bundle_revision();
                 self.tell(
                     PackEventKind::Failed,
                     format!(

@@ -76,21 +76,12 @@ impl Drop for Unpacked {
 /// The bundle file `path` names, and the pack it names in it: `FILE` or
 /// `FILE#NAME`, where `FILE` is a gzip file (a bundle). `None`: not a bundle.
 pub(crate) fn bundle_path(path: &Path) -> Option<(PathBuf, Option<String>)> {
-    let is_bundle = |file: &Path| {
-        use std::io::Read as _;
-        let mut magic = [0u8; 2];
-        file.is_file()
-            && std::fs::File::open(file)
-                .and_then(|mut f| f.read_exact(&mut magic))
-                .is_ok()
-            && bundle::looks_like_bundle(&magic)
-    };
-    if is_bundle(path) {
+    if Bundle::is_bundle_file(path) {
         return Some((path.to_path_buf(), None));
     }
     let text = path.to_str()?;
     let (file, name) = text.rsplit_once('#')?;
-    is_bundle(Path::new(file)).then(|| (PathBuf::from(file), Some(name.to_owned())))
+    Bundle::is_bundle_file(Path::new(file)).then(|| (PathBuf::from(file), Some(name.to_owned())))
 }
 
 /// Whether `bundle` may be used as `options` say: signed by a trusted key
