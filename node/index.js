@@ -12,16 +12,44 @@ const path = require('node:path');
 /** @type {typeof import('./native')} */
 const native = loadNative();
 
+/**
+ * The compiled engine: `tribunal.node` in this folder when the package was
+ * built from source (`npm install` of a clone), else the prebuilt addon of
+ * this platform's package (`tribunal-linux-x64-gnu`, installed beside this one
+ * as an optional dependency, the napi-rs layout; scripts/dist builds both).
+ */
 function loadNative() {
-  const file = path.join(__dirname, 'tribunal.node');
-  try {
-    return require(file);
-  } catch (err) {
-    throw new Error(
-      `tribunal: the compiled engine (${file}) did not load: ${messageOf(err)}\n` +
-        'It is built when the package is installed; build it again with `npm run build` in the package folder.',
-    );
+  const local = path.join(__dirname, 'tribunal.node');
+  const tried = [];
+  // The platform's name only when needed: a process report takes a moment.
+  for (const where of [() => local, platformPackage]) {
+    const candidate = where();
+    try {
+      return require(candidate);
+    } catch (err) {
+      const missing = /** @type {NodeJS.ErrnoException} */ (err).code === 'MODULE_NOT_FOUND';
+      tried.push(`${candidate}: ${missing ? 'not installed' : messageOf(err)}`);
+    }
   }
+  throw new Error(
+    `tribunal: the compiled engine did not load (tried ${tried.join('; ')}).\n` +
+      'A prebuilt engine comes in the platform package beside this one (scripts/dist builds it); ' +
+      'from a clone, `npm install ./node` compiles it (`npm run build` in the package folder builds it again).',
+  );
+}
+
+/**
+ * The name of this platform's prebuilt package (`tribunal-<os>-<cpu>[-gnu|-musl]`),
+ * glibc or musl told apart by the process report's glibc version.
+ * @returns {string}
+ */
+function platformPackage() {
+  let name = `tribunal-${process.platform}-${process.arch}`;
+  if (process.platform === 'linux') {
+    const report = /** @type {{ header?: { glibcVersionRuntime?: string } }} */ (process.report?.getReport() ?? {});
+    name += report.header?.glibcVersionRuntime ? '-gnu' : '-musl';
+  }
+  return name;
 }
 
 /**

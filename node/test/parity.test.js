@@ -8,8 +8,9 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { test } = require('node:test');
 
-const { Pack } = require('..');
-const { root, cli, pluginDir, DATA_SETS } = require('./support.js');
+const { root, packagePath, cli, pluginDir, DATA_SETS } = require('./support.js');
+
+const { Pack } = require(packagePath);
 
 test('every example data set is covered', () => {
   const shipped = fs

@@ -9,6 +9,10 @@ const path = require('node:path');
 /** The repository. */
 const root = path.resolve(__dirname, '..', '..');
 const target = process.env.CARGO_TARGET_DIR ? path.resolve(process.env.CARGO_TARGET_DIR) : path.join(root, 'target');
+/** The package under test: node/ (built from source by scripts/node-test), or an
+ * installed copy (TRIBUNAL_NODE_PACKAGE; scripts/dist-test installs the release
+ * tarballs into a new project and points here). */
+const packagePath = process.env.TRIBUNAL_NODE_PACKAGE ? path.resolve(process.env.TRIBUNAL_NODE_PACKAGE) : path.join(root, 'node');
 /** The debug build's folder: the CLI, and the plugin libraries the example packs load. */
 const pluginDir = path.join(target, 'debug');
 /** The `tribunal` command the results are compared with (scripts/node-test builds it). */
@@ -50,4 +54,4 @@ const DATA_SETS = [
   ['examples/packs/travel-agent', 'examples/data/travel-agent-generated.jsonl'],
 ];
 
-module.exports = { root, target, pluginDir, cliPath, cli, tempDir, DATA_SETS };
+module.exports = { root, packagePath, target, pluginDir, cliPath, cli, tempDir, DATA_SETS };

@@ -1116,8 +1116,10 @@ impl Convert {
     }
 
     fn text(&mut self, text: &Bound<'_, PyString>) -> String {
-        if let Ok(text) = text.to_str() {
-            text.to_owned()
+        // `to_cow`: borrowed where the Python has it (3.10+), copied on the
+        // stable ABI's 3.9 (the wheel scripts/dist builds).
+        if let Ok(text) = text.to_cow() {
+            text.into_owned()
         } else {
             self.lossy = true;
             text.to_string_lossy().into_owned()
