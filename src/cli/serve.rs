@@ -132,7 +132,7 @@ pub(super) struct ServeArgs {
 
 pub(super) fn serve(args: &ServeArgs) -> Result<u8, String> {
     if args.print_openapi {
-        super::write_out(tribunal_server::OPENAPI.trim_end());
+        super::write_out(tribunal_server::openapi_document().trim_end());
         return Ok(super::EXIT_OK);
     }
     let (limits, overrides) = super::split_overrides(&args.set)?;

@@ -35,7 +35,7 @@ pub enum Route {
 }
 
 impl Route {
-    const ALL: [Route; 13] = [
+    pub(crate) const ALL: [Route; 13] = [
         Route::Check,
         Route::Decide,
         Route::Eval,
@@ -50,6 +50,11 @@ impl Route {
         Route::OpenApi,
         Route::Other,
     ];
+
+    /// Whether a `--token-file` token is asked for (all but the probes).
+    pub(crate) fn needs_token(self) -> bool {
+        !matches!(self, Route::Healthz | Route::Readyz)
+    }
 
     pub(crate) fn label(self) -> &'static str {
         match self {

@@ -30,6 +30,7 @@ use crate::Limits;
 use tribunal::{Engine, Served};
 
 mod stream;
+pub(crate) mod table;
 
 /// The response body type of every route.
 pub type ResponseBody = BoxBody<Bytes, Infallible>;
@@ -148,32 +149,19 @@ async fn route(
 ) -> (Route, Response<ResponseBody>) {
     let path = request.uri().path().to_owned();
     let segments: Vec<&str> = path.trim_end_matches('/').split('/').skip(1).collect();
-    let (route, allowed) = match segments.as_slice() {
-        ["healthz"] => (Route::Healthz, Method::GET),
-        ["readyz"] => (Route::Readyz, Method::GET),
-        ["metrics"] => (Route::Metrics, Method::GET),
-        ["openapi.json"] => (Route::OpenApi, Method::GET),
-        ["v1", "packs"] => (Route::Packs, Method::GET),
-        ["v1", "packs", _] => (Route::Pack, Method::GET),
-        ["v1", "packs", _, "prompt"] => (Route::Prompt, Method::GET),
-        ["v1", "packs", _, "schema"] => (Route::Schema, Method::GET),
-        ["v1", "packs", _, "check"] => (Route::Check, Method::POST),
-        ["v1", "packs", _, "eval"] => (Route::Eval, Method::POST),
-        ["v1", "packs", _, "stream"] => (Route::Stream, Method::POST),
-        ["v1", "packs", _, "decide"] => (Route::Decide, Method::POST),
-        _ => {
-            return (
-                Route::Other,
-                error(
-                    StatusCode::NOT_FOUND,
-                    "route.unknown",
-                    format!("no route {path}: see GET /v1/packs, POST /v1/packs/{{name}}/check and docs/server.md"),
-                ),
-            )
-        }
+    let Some(def) = table::find(&segments) else {
+        return (
+            Route::Other,
+            error(
+                StatusCode::NOT_FOUND,
+                "route.unknown",
+                format!("no route {path}: see GET /v1/packs, POST /v1/packs/{{name}}/check and docs/server.md"),
+            ),
+        );
     };
+    let (route, allowed) = (def.route, def.method.clone());
     // Probes need no token.
-    if !matches!(route, Route::Healthz | Route::Readyz) {
+    if route.needs_token() {
         if let Some(denied) = authorize(state, &request) {
             return (route, denied);
         }
@@ -273,10 +261,10 @@ async fn pack_route(
     response
 }
 
-/// The service's `OpenAPI` document (docs/openapi.json, which a test holds
-/// to what the server answers).
+/// The service's `OpenAPI` document (generated from the route table; a test
+/// holds it to what the server answers).
 fn openapi() -> Response<ResponseBody> {
-    let mut response = Response::new(full(crate::OPENAPI));
+    let mut response = Response::new(full(crate::openapi::document()));
     response
         .headers_mut()
         .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
