@@ -61,6 +61,12 @@ fn four_decimals(x: f64) -> String {
         }
         return text;
     }
+    four_decimals_by_formatting(x)
+}
+
+/// [`four_decimals`] by float formatting, for every `x` (the fast path's
+/// reference in the tests).
+fn four_decimals_by_formatting(x: f64) -> String {
     let text = format!("{x:.4}");
     let text = text.trim_end_matches('0').trim_end_matches('.');
     if text == "-0" {
@@ -105,16 +111,6 @@ pub(crate) fn regex(source: &str) -> Result<regex::Regex, String> {
 
 #[cfg(test)]
 mod tests {
-    /// [`super::four_decimals`] as it was written first, the reference.
-    fn four_decimals_by_formatting(x: f64) -> String {
-        let text = format!("{x:.4}");
-        let text = text.trim_end_matches('0').trim_end_matches('.');
-        if text == "-0" {
-            "0".to_owned()
-        } else {
-            text.to_owned()
-        }
-    }
 
     #[test]
     fn four_decimals_without_formatting_writes_what_formatting_writes() {
