@@ -77,6 +77,7 @@ fn generate(base: &str, common: &str, operations: &str) -> Result<String, String
         ));
     }
     // The paths after `security`, before `components`, as OpenAPI documents list them.
+    member(&base, "components", "base.json")?;
     let mut document = Map::new();
     for (key, value) in base {
         if key == "components" {
