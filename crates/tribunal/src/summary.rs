@@ -94,12 +94,11 @@ pub struct Digest {
 impl Digest {
     pub fn of(report: &Report) -> Self {
         let extraction = report.extraction.as_ref();
+        // (Bit `i` is the kind with discriminant `i`: asserted where `Repair` is.)
         let repairs = extraction.map_or(0, |e| {
-            Repair::ALL
+            e.repairs
                 .iter()
-                .enumerate()
-                .filter(|(_, r)| e.repairs.contains(r))
-                .fold(0, |bits, (i, _)| bits | (1 << i))
+                .fold(0, |bits, &repair| bits | (1 << (repair as u32)))
         });
         Self {
             status: report.status(),
@@ -283,10 +282,11 @@ impl Summary {
         if let Some(tier) = digest.tier {
             count_one(&mut self.tiers, tier);
         }
-        for (bit, repair) in Repair::ALL.iter().enumerate() {
-            if digest.repairs & (1 << bit) != 0 {
-                count_one(&mut self.repairs, repair.as_str());
-            }
+        let mut bits = digest.repairs;
+        while bits != 0 {
+            let bit = bits.trailing_zeros();
+            count_one(&mut self.repairs, Repair::ALL[bit as usize].as_str());
+            bits &= bits - 1;
         }
     }
 

@@ -272,8 +272,16 @@ impl Repair {
     }
 }
 
-// The repair tier's and the summary's sets of kinds are the bits of a `u64`.
-const _: () = assert!(Repair::ALL.len() <= 64);
+// The repair tier's and the summary's sets of kinds are the bits of a `u64`,
+// bit `i` for `Repair::ALL[i]`, which is the kind whose discriminant is `i`.
+const _: () = {
+    assert!(Repair::ALL.len() <= 64);
+    let mut i = 0;
+    while i < Repair::ALL.len() {
+        assert!(Repair::ALL[i] as usize == i);
+        i += 1;
+    }
+};
 
 impl std::fmt::Display for Repair {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

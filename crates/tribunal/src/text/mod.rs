@@ -25,13 +25,19 @@ pub use utf8::Utf8Chunks;
 /// A number for messages, as the built-ins write scores and similarities: up to
 /// four decimals, trailing zeros dropped (`0.2549`, `0.85`, `1`), and every
 /// digit when four would make it look equal to `other`, the number it is
-/// compared with (`0.69995 < 0.7`, not `0.7 < 0.7`).
+/// compared with (`0.699996 < 0.7`, not `0.7 < 0.7`).
 pub fn short_number(value: f64, other: f64) -> String {
-    let (a, b) = (four_decimals(value), four_decimals(other));
-    if a == b && value.to_bits() != other.to_bits() {
-        format!("{value}")
+    short_numbers(value, other).0
+}
+
+/// [`short_number`] of each of two numbers compared with each other (`score
+/// 0.4 is below min_score 0.8`): each formatted once.
+pub fn short_numbers(a: f64, b: f64) -> (String, String) {
+    let (a_text, b_text) = (four_decimals(a), four_decimals(b));
+    if a_text == b_text && a.to_bits() != b.to_bits() {
+        (format!("{a}"), format!("{b}"))
     } else {
-        a
+        (a_text, b_text)
     }
 }
 
@@ -54,10 +60,31 @@ fn four_decimals(x: f64) -> String {
         if k < 0 {
             text.push('-');
         }
-        text.push_str(&whole.to_string());
+        // The digits by hand: `to_string` and `format!` go through the
+        // formatting machinery, hundreds of instructions a call.
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        let mut rest = whole;
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (rest % 10) as u8;
+            rest /= 10;
+            if rest == 0 {
+                break;
+            }
+        }
+        text.extend(digits[at..].iter().map(|&digit| char::from(digit)));
         if fraction != 0 {
-            let digits = format!(".{fraction:04}");
-            text.push_str(digits.trim_end_matches('0'));
+            text.push('.');
+            // Up to the last decimal that is not zero.
+            let (mut shown, mut trimmed) = (4, fraction);
+            while trimmed % 10 == 0 {
+                trimmed /= 10;
+                shown -= 1;
+            }
+            for place in &[1000, 100, 10, 1][..shown] {
+                text.push(char::from(b'0' + (fraction / place % 10) as u8));
+            }
         }
         return text;
     }
@@ -163,6 +190,26 @@ mod tests {
                 "{x:e} ({:#x})",
                 x.to_bits()
             );
+        }
+    }
+
+    #[test]
+    fn short_numbers_show_every_digit_only_when_four_would_look_equal() {
+        let pairs = [
+            (0.4, 0.7, "0.4", "0.7"),
+            (0.0, 0.7, "0", "0.7"),
+            (0.69995, 0.7, "0.6999", "0.7"),
+            (0.699_996, 0.7, "0.699996", "0.7"),
+            (0.700_001, 0.7, "0.700001", "0.7"),
+            (0.25, 0.25, "0.25", "0.25"),
+            (1.0, 0.99999, "1", "0.99999"),
+            (-0.5, 1e-5, "-0.5", "0"),
+        ];
+        for (a, b, a_text, b_text) in pairs {
+            let (a_shown, b_shown) = short_numbers(a, b);
+            assert_eq!((a_shown.as_str(), b_shown.as_str()), (a_text, b_text));
+            assert_eq!(a_shown, short_number(a, b));
+            assert_eq!(b_shown, short_number(b, a));
         }
     }
 
