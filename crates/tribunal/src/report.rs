@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::json::Json;
 
 use crate::extract::{Repair, Tier, Written};
-use crate::json_write::{self, Object};
+use crate::json_write::{self, field, Object};
 
 /// How much an issue counts. Only `error` issues count towards the status. The
 /// plugin SDK's type, so plugins and the engine share one definition.
@@ -296,23 +296,23 @@ impl ExtractionInfo {
     fn write(&self, out: &mut Vec<u8>) {
         let mut entry = Object::open(out);
         match self.tier {
-            Some(tier) => json_write::write_str(entry.field("tier"), tier.as_str()),
-            None => json_write::write_null(entry.field("tier")),
+            Some(tier) => json_write::write_str(field!(entry, "tier"), tier.as_str()),
+            None => json_write::write_null(field!(entry, "tier")),
         }
         json_write::write_array(
-            entry.field("repairs"),
+            field!(entry, "repairs"),
             self.repairs.iter().map(|r| r.as_str()),
             json_write::write_str,
         );
-        json_write::write_bool(entry.field("raw_fallback"), self.raw_fallback);
+        json_write::write_bool(field!(entry, "raw_fallback"), self.raw_fallback);
         if !self.schema_repairs.is_empty() {
             json_write::write_array(
-                entry.field("schema_repairs"),
+                field!(entry, "schema_repairs"),
                 &self.schema_repairs,
                 |out, change| {
                     let mut one = Object::open(out);
-                    json_write::write_str(one.field("repair"), change.repair.as_str());
-                    json_write::write_str(one.field("path"), &change.path);
+                    json_write::write_str(field!(one, "repair"), change.repair.as_str());
+                    json_write::write_str(field!(one, "path"), &change.path);
                     one.close();
                 },
             );
@@ -667,88 +667,88 @@ impl Report {
         out.reserve(1024);
         let mut record = Object::open(out);
         if fields.has(Field::Id) {
-            json_write::write_json(record.field("id"), &self.id);
+            json_write::write_json(field!(record, "id"), &self.id);
         }
         if let (true, Some(line)) = (fields.has(Field::Line), self.line) {
-            json_write::write_u64(record.field("line"), line);
+            json_write::write_u64(field!(record, "line"), line);
         }
         if fields.has(Field::Status) {
-            json_write::write_str(record.field("status"), self.status.as_str());
+            json_write::write_str(field!(record, "status"), self.status.as_str());
         }
         if fields.has(Field::Passed) {
-            json_write::write_bool(record.field("passed"), self.passed);
+            json_write::write_bool(field!(record, "passed"), self.passed);
         }
         if fields.has(Field::Score) {
-            write_option_f64(record.field("score"), self.score);
+            write_option_f64(field!(record, "score"), self.score);
         }
         if fields.has(Field::Metrics) {
-            let mut metrics = Object::open(record.field("metrics"));
+            let mut metrics = Object::open(field!(record, "metrics"));
             for (name, metric) in &self.metrics {
                 let mut entry = Object::open(metrics.key(name));
-                write_option_f64(entry.field("score"), metric.value());
-                json_write::write_f64(entry.field("weight"), metric.weight);
+                write_option_f64(field!(entry, "score"), metric.value());
+                json_write::write_f64(field!(entry, "weight"), metric.weight);
                 if !metric.details.is_null() {
-                    metric.details.write(entry.field("details"));
+                    metric.details.write(field!(entry, "details"));
                 }
                 if let Some(reason) = &metric.skipped {
-                    json_write::write_str(entry.field("skipped"), reason);
+                    json_write::write_str(field!(entry, "skipped"), reason);
                 }
                 entry.close();
             }
             metrics.close();
         }
         if fields.has(Field::Issues) {
-            write_issues(record.field("issues"), &self.issues);
+            write_issues(field!(record, "issues"), &self.issues);
         }
         if let (true, Some(turns)) = (fields.has(Field::Turns), &self.turns) {
-            let out = record.field("turns");
+            let out = field!(record, "turns");
             out.push(b'[');
             for (i, turn) in turns.iter().enumerate() {
                 if i > 0 {
                     out.push(b',');
                 }
                 let mut entry = Object::open(out);
-                json_write::write_str(entry.field("role"), turn.role.as_str());
-                json_write::write_str(entry.field("path"), &turn.path);
-                json_write::write_str(entry.field("status"), turn.status.as_str());
-                write_option_f64(entry.field("score"), turn.score);
-                write_issues(entry.field("issues"), &turn.issues);
+                json_write::write_str(field!(entry, "role"), turn.role.as_str());
+                json_write::write_str(field!(entry, "path"), &turn.path);
+                json_write::write_str(field!(entry, "status"), turn.status.as_str());
+                write_option_f64(field!(entry, "score"), turn.score);
+                write_issues(field!(entry, "issues"), &turn.issues);
                 entry.close();
             }
             out.push(b']');
         }
         if fields.has(Field::Extraction) {
             match &self.extraction {
-                None => json_write::write_null(record.field("extraction")),
-                Some(extraction) => extraction.write(record.field("extraction")),
+                None => json_write::write_null(field!(record, "extraction")),
+                Some(extraction) => extraction.write(field!(record, "extraction")),
             }
         }
         if fields.has(Field::Json) {
             match written {
-                Some(Written(text)) => record.field("json").extend_from_slice(text),
-                None => json_write::write_json(record.field("json"), &self.json),
+                Some(Written(text)) => field!(record, "json").extend_from_slice(text),
+                None => json_write::write_json(field!(record, "json"), &self.json),
             }
         }
         if fields.has(Field::Feedback) {
-            write_option_str(record.field("feedback"), self.feedback.as_deref());
+            write_option_str(field!(record, "feedback"), self.feedback.as_deref());
         }
         if fields.has(Field::Error) {
-            write_option_str(record.field("error"), self.error.as_deref());
+            write_option_str(field!(record, "error"), self.error.as_deref());
         }
         if fields.has(Field::ErrorKind) {
             write_option_str(
-                record.field("error_kind"),
+                field!(record, "error_kind"),
                 self.error_kind.map(ErrorKind::as_str),
             );
         }
         if fields.has(Field::Pack) {
-            json_write::write_str(record.field("pack"), &self.pack);
+            json_write::write_str(field!(record, "pack"), &self.pack);
         }
         if fields.has(Field::Revision) {
-            json_write::write_str(record.field("revision"), &self.revision);
+            json_write::write_str(field!(record, "revision"), &self.revision);
         }
         for (name, value) in tail {
-            json_write::write_str(record.field(name), value);
+            json_write::write_str(record.key(name), value);
         }
         record.close();
     }
@@ -767,16 +767,16 @@ fn write_issues(out: &mut Vec<u8>, issues: &[Issue]) {
             out.push(b',');
         }
         let mut entry = Object::open(out);
-        json_write::write_str(entry.field("rule"), &issue.rule);
-        json_write::write_str(entry.field("code"), &issue.code);
-        json_write::write_str(entry.field("severity"), issue.severity.as_str());
-        json_write::write_str(entry.field("message"), &issue.message);
+        json_write::write_str(field!(entry, "rule"), &issue.rule);
+        json_write::write_str(field!(entry, "code"), &issue.code);
+        json_write::write_str(field!(entry, "severity"), issue.severity.as_str());
+        json_write::write_str(field!(entry, "message"), &issue.message);
         match &issue.path {
-            Some(path) => json_write::write_str(entry.field("path"), path),
-            None => json_write::write_null(entry.field("path")),
+            Some(path) => json_write::write_str(field!(entry, "path"), path),
+            None => json_write::write_null(field!(entry, "path")),
         }
         if let Some(turn) = issue.turn {
-            json_write::write_u64(entry.field("turn"), turn as u64);
+            json_write::write_u64(field!(entry, "turn"), turn as u64);
         }
         entry.close();
     }

@@ -20,7 +20,7 @@ use crate::component::{
     self, BuildError, Compiled, Context, EvalError, Kind, Metric, MetricOutput,
 };
 use crate::contract::RAW_FALLBACK_KEY;
-use crate::json_write::{self, Object};
+use crate::json_write::{self, field, Object};
 use crate::report::{Details, ErrorKind, Issue};
 use crate::strategy::{Exact, Semantic};
 use crate::text::{is_python_space, json_type_name as type_name, short_number};
@@ -514,12 +514,12 @@ impl Metric for JsonCompare {
         // hashed, cost more than the comparison itself).
         let mut details = Vec::with_capacity(256 + 128 * gt.len());
         let mut object = Object::open(&mut details);
-        json_write::write_f64(object.field("completeness"), completeness);
-        json_write::write_f64(object.field("hallucination"), hallucination);
-        json_write::write_f64(object.field("accuracy"), accuracy);
-        json_write::write_f64(object.field("safety"), safety);
-        json_write::write_f64(object.field("rqs"), rqs);
-        let mut lists = Object::open(object.field("buckets"));
+        json_write::write_f64(field!(object, "completeness"), completeness);
+        json_write::write_f64(field!(object, "hallucination"), hallucination);
+        json_write::write_f64(field!(object, "accuracy"), accuracy);
+        json_write::write_f64(field!(object, "safety"), safety);
+        json_write::write_f64(field!(object, "rqs"), rqs);
+        let mut lists = Object::open(field!(object, "buckets"));
         for (name, keys) in [
             ("extra_keys", &buckets.extra_keys),
             ("gt_null_aio_has_value", &buckets.gt_null_aio_has_value),
@@ -527,26 +527,22 @@ impl Metric for JsonCompare {
             ("aio_missing_or_null", &buckets.aio_missing_or_null),
             ("both_non_null", &buckets.both_non_null),
         ] {
-            json_write::write_array(
-                lists.field(name),
-                keys.iter().copied(),
-                json_write::write_str,
-            );
+            json_write::write_array(lists.key(name), keys.iter().copied(), json_write::write_str);
         }
         lists.close();
-        let mut fields = Object::open(object.field("fields"));
+        let mut fields = Object::open(field!(object, "fields"));
         for (key, strategy, compared) in &buckets.fields {
             let mut entry = Object::open(fields.key(key));
-            json_write::write_str(entry.field("strategy"), strategy);
+            json_write::write_str(field!(entry, "strategy"), strategy);
             if let Some((similarity, matched)) = compared {
-                json_write::write_f64(entry.field("similarity"), *similarity);
-                json_write::write_bool(entry.field("matched"), *matched);
+                json_write::write_f64(field!(entry, "similarity"), *similarity);
+                json_write::write_bool(field!(entry, "matched"), *matched);
             }
             entry.close();
         }
         fields.close();
         json_write::write_array(
-            object.field("ignored"),
+            field!(object, "ignored"),
             buckets.ignored.iter().copied(),
             json_write::write_str,
         );

@@ -15,7 +15,7 @@ use crate::codes;
 use crate::component::{
     self, BuildError, Compiled, Context, EvalError, Kind, Metric, MetricOutput,
 };
-use crate::json_write::{self, Object};
+use crate::json_write::{self, field, Object};
 use crate::report::{Details, Issue};
 use crate::text::is_python_space;
 
@@ -525,11 +525,11 @@ impl Metric for JsonEmission {
         let score = if 1.0 < score { 1.0 } else { score };
         let mut details = Vec::with_capacity(96);
         let mut object = Object::open(&mut details);
-        json_write::write_u64(object.field("matches"), matches as u64);
-        json_write::write_u64(object.field("valid"), valid as u64);
-        json_write::write_bool(object.field("known_event"), known_event);
-        json_write::write_bool(object.field("described"), described);
-        json_write::write_bool(object.field("verdict"), verdict);
+        json_write::write_u64(field!(object, "matches"), matches as u64);
+        json_write::write_u64(field!(object, "valid"), valid as u64);
+        json_write::write_bool(field!(object, "known_event"), known_event);
+        json_write::write_bool(field!(object, "described"), described);
+        json_write::write_bool(field!(object, "verdict"), verdict);
         object.close();
         Ok(MetricOutput {
             score,
