@@ -19,7 +19,12 @@ use std::io::{BufRead, Read};
 
 use serde_json::{Map, Value};
 
-use xxhash_rust::xxh3::xxh3_64_with_seed;
+use twox_hash::XxHash3_64;
+
+/// XXH3 (64 bits) of `bytes` with `seed`.
+fn xxh3_64_with_seed(bytes: &[u8], seed: u64) -> u64 {
+    XxHash3_64::oneshot_with_seed(seed, bytes)
+}
 
 use super::record::parse_record;
 use super::{Batch, Beside, Options, RawBody, RawRecord, RecordReader};

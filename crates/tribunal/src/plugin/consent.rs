@@ -77,7 +77,7 @@ impl PluginPins {
     /// recording; once sealed, `Err` when it was not recorded or its bytes
     /// changed (`true` for changed).
     fn check(&self, path: &Path) -> Result<(), bool> {
-        let digest = fs::read(path).map_or(0, |bytes| xxhash_rust::xxh3::xxh3_64(&bytes));
+        let digest = fs::read(path).map_or(0, |bytes| twox_hash::XxHash3_64::oneshot(&bytes));
         let mut pins = self.lock();
         if !pins.sealed {
             pins.libraries.insert(path.to_path_buf(), digest);
