@@ -322,6 +322,11 @@ fn only_the_stated_modules_are_public() {
             "`{hidden}` is public for the command line or the fuzzer only: keep it #[doc(hidden)]"
         );
     }
+    // The fuzz targets' bodies are not compiled into a shipped build.
+    assert!(
+        lib.contains("#[cfg(feature = \"fuzzing\")]\n#[doc(hidden)]\npub mod fuzzing;"),
+        "`fuzzing` is built only with the engine's `fuzzing` feature"
+    );
 }
 
 /// The Python and Node.js bindings are front ends over the public API: they

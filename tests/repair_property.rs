@@ -144,14 +144,14 @@ fn a_damaged_document_never_yields_an_inner_value() {
                     if std::env::var_os("PROPERTY_TRACE").is_some() {
                         eprintln!("{name}: {why}\n  whole: {whole}");
                     }
-                    failures.entry(name).or_default().push(why);
+                    failures.entry(name).or_default().push(why.to_string());
                 }
                 // Also as models wrap it: after prose, in a code fence, after a
                 // comment, or followed by a stray closer.
                 let wrapped = WRAPPERS[n % WRAPPERS.len()].replace("{}", &damaged);
                 for text in [&damaged, &wrapped] {
                     if let Err(why) = lists_its_repairs(text) {
-                        unlisted.entry(name).or_default().push(why);
+                        unlisted.entry(name).or_default().push(why.to_string());
                     }
                 }
             }

@@ -194,8 +194,9 @@ fn write_key(out: &mut Vec<u8>, value: &crate::json::Json) {
     }
 }
 
-/// [`equal_values`] for `serde_json` values (a pack's own data: expected
-/// results, fuzzing's round trips): the same function, off the hot path.
+/// [`equal_values`] for `serde_json` values (the fuzz targets' round trips,
+/// tests): the same function, off the hot path.
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn equal_json(a: &serde_json::Value, b: &serde_json::Value) -> bool {
     equal_values(&a.into(), &b.into())
 }

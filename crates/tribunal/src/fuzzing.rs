@@ -614,6 +614,12 @@ pub fn damage(text: &str, kind: usize, at: usize, pick: usize) -> Option<String>
     Some(out)
 }
 
+/// A promise of the extraction ladder broken ([`no_inner_value`],
+/// [`lists_its_repairs`]): which tier found what, in which text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BrokenPromise(pub String);
+
 /// The promise of the extraction ladder for a damaged document: whatever any tier,
 /// and the default ladder, finds in `damaged` (with `multiple_values` first, last
 /// or all) is never a strict sub-value of `whole`, the document before the damage,
@@ -622,7 +628,7 @@ pub fn damage(text: &str, kind: usize, at: usize, pick: usize) -> Option<String>
 /// object or array (a document cut at its start repairs to one), and a value
 /// that starts as the whole does. `Err` says which tier found
 /// which inner value.
-pub fn no_inner_value(whole: &Value, damaged: &str) -> Result<(), String> {
+pub fn no_inner_value(whole: &Value, damaged: &str) -> Result<(), BrokenPromise> {
     const LADDER: [Tier; 4] = [Tier::Strict, Tier::Fence, Tier::Embedded, Tier::Repair];
     let ladders: [&[Tier]; 5] = [
         &LADDER,
@@ -673,10 +679,10 @@ pub fn no_inner_value(whole: &Value, damaged: &str) -> Result<(), String> {
                     && !is_cut_of(part, whole)
                     && is_inner_value(part, whole)
             }) {
-                return Err(format!(
+                return Err(BrokenPromise(format!(
                     "{tier} ({multiple:?}, repairs {repairs:?}) found the inner value {part} \
                      in {damaged:?}"
-                ));
+                )));
             }
         }
     }
@@ -687,7 +693,7 @@ pub fn no_inner_value(whole: &Value, damaged: &str) -> Result<(), String> {
 /// or as the default ladder's last tier (with `multiple_values` first, last or all),
 /// lists at least one repair unless it is what the strict tier reads from `text`
 /// (an unlisted repair otherwise). `Err` says which ladder found what.
-pub fn lists_its_repairs(text: &str) -> Result<(), String> {
+pub fn lists_its_repairs(text: &str) -> Result<(), BrokenPromise> {
     const LADDER: [Tier; 4] = [Tier::Strict, Tier::Fence, Tier::Embedded, Tier::Repair];
     for tiers in [&LADDER[..], &[Tier::Repair]] {
         for multiple in [
@@ -700,9 +706,9 @@ pub fn lists_its_repairs(text: &str) -> Result<(), String> {
             };
             let strict = ladder(text, &[Tier::Strict], multiple);
             if repairs.is_empty() && !strict.is_some_and(|(read, _, _)| same_json(&read, &found)) {
-                return Err(format!(
+                return Err(BrokenPromise(format!(
                     "{tiers:?} ({multiple:?}) found {found} in {text:?} and listed no repair"
-                ));
+                )));
             }
         }
     }

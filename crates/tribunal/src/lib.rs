@@ -65,6 +65,9 @@ mod yaml;
 
 #[doc(hidden)]
 pub mod frontend;
+// The fuzz targets' bodies, for `fuzz/` and the tests that replay their
+// corpora: not in a build that does not ask for them.
+#[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod jsonl;

@@ -318,7 +318,9 @@ pub enum MultipleValues {
     All,
 }
 
-/// A JSON value found in a model's output, with how it was found.
+/// A JSON value found in a model's output, with how it was found (for the
+/// fuzz targets and tests; the pipeline takes [`extract_as`]'s parts).
+#[cfg(any(test, feature = "fuzzing"))]
 #[derive(Debug, Clone, PartialEq)]
 pub struct Extracted {
     /// The object or array.
@@ -334,6 +336,7 @@ pub struct Extracted {
 /// first of several documents ([`extract_with`] and [`MultipleValues::First`]).
 ///
 /// [`Tier::Fallback`] is ignored here: the caller handles it.
+#[cfg(any(test, feature = "fuzzing"))]
 pub fn extract(text: &str, tiers: &[Tier]) -> Option<Extracted> {
     extract_with(text, tiers, MultipleValues::First)
 }
@@ -342,6 +345,7 @@ pub fn extract(text: &str, tiers: &[Tier]) -> Option<Extracted> {
 /// says what to do with several top-level documents.
 ///
 /// [`Tier::Fallback`] is ignored here: the caller handles it.
+#[cfg(any(test, feature = "fuzzing"))]
 pub fn extract_with(text: &str, tiers: &[Tier], multiple: MultipleValues) -> Option<Extracted> {
     extract_as(text, tiers, multiple).map(|(value, tier, repairs)| Extracted {
         value,

@@ -36,6 +36,7 @@ use crate::report::{Fields, Issue, Report, Status};
 use crate::summary::{BatchIssues, Digest};
 
 mod record;
+#[cfg(feature = "fuzzing")]
 pub(crate) use record::check_fast_record_reader;
 mod resume;
 pub use crate::summary::{IssueCounts, ScoreStats, Summary};

@@ -211,6 +211,7 @@ impl Visitor<'_> for KeySeed<'_> {
 
 /// For the fuzz targets: whatever line the fast reader reads, it reads as a
 /// parsed object gives its members (with the default field names).
+#[cfg(feature = "fuzzing")]
 pub(crate) fn check_fast_record_reader(text: &str) {
     let names = FieldNames::default();
     let Some(fields) = fast::read_fields(text, &names) else {

@@ -244,6 +244,7 @@ fn open(path: &Path) -> Result<PluginLibrary, PluginError> {
 
 /// Reads what a plugin returned: the value of its `{"ok": value}`, or the
 /// message of its `{"error": "message"}` (the fuzz target's entry point).
+#[cfg(feature = "fuzzing")]
 pub(crate) fn read_reply(bytes: Option<&[u8]>) -> Result<Value, String> {
     envelope(bytes)
 }
