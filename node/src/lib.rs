@@ -24,7 +24,7 @@ use napi_derive::napi;
 use serde_json::{json, Value};
 use tribunal::jsonl::{self, ReadRecord};
 use tribunal::on_deep_stack;
-use tribunal::{ErrorKind, Fields, LoadError, LoadErrors, LoadOptions, Override, Report};
+use tribunal::{ErrorKind, Fields, LoadError, LoadErrors, LoadOptions, Override};
 
 // The library's script memory limit counts allocations through this allocator,
 // as in the CLI.
@@ -60,20 +60,7 @@ pub struct NativePack(Arc<tribunal::Pack>);
 /// Why `load` failed, as JSON: `{"message", "errors": [{file, line, column,
 /// message, help}]}` (index.js throws it as a `PackError`).
 fn load_failure(errors: &LoadErrors) -> String {
-    let list: Vec<Value> = errors
-        .0
-        .iter()
-        .map(|error| {
-            json!({
-                "file": error.file.display().to_string(),
-                "line": error.position.map(|(line, _)| line),
-                "column": error.position.map(|(_, column)| column),
-                "message": error.message,
-                "help": error.help,
-            })
-        })
-        .collect();
-    json!({"message": errors.to_string(), "errors": list}).to_string()
+    errors.to_json().to_string()
 }
 
 /// `options` (JSON from index.js: `overrides`, `pluginDirs`, `allowPaths`,
@@ -261,7 +248,9 @@ pub fn errored(
     let id = id
         .and_then(|id| serde_json::from_str::<Value>(&id).ok())
         .unwrap_or(Value::Null);
-    errored_report(&pack.0, tribunal::Json::from(id), reason).to_json_line()
+    pack.0
+        .errored(tribunal::Json::from(id), ErrorKind::Input, reason)
+        .to_json_line()
 }
 
 /// A streaming session for one output; `record` is the record's other members
@@ -292,16 +281,7 @@ fn read(record: &str) -> ReadRecord {
         options.max_record_bytes = NO_RECORD_LIMIT;
         options
     });
-    jsonl::read_record(record.as_bytes(), 1, options).map_err(|mut err| {
-        if let Some(rest) = err.message.strip_prefix("line 1: ") {
-            err.message = rest.to_owned();
-        }
-        err
-    })
-}
-
-fn errored_report(pack: &tribunal::Pack, id: tribunal::Json, reason: String) -> Report {
-    Report::errored(id, ErrorKind::Input, reason, pack.label(), pack.revision())
+    jsonl::read_call_record(record.as_bytes(), options)
 }
 
 /// One record line's result record (without `line`).
@@ -312,7 +292,9 @@ fn evaluate_one(pack: &tribunal::Pack, record: &str) -> String {
             jsonl::evaluate_record_into(pack, input, note, None, &mut out);
             String::from_utf8(out).expect("result records are UTF-8")
         }
-        Err(err) => errored_report(pack, err.id, err.message).to_json_line(),
+        Err(err) => pack
+            .errored(err.id, ErrorKind::Input, err.message)
+            .to_json_line(),
     }
 }
 

@@ -274,7 +274,7 @@ impl PyPack {
                 }
                 report
             }
-            Err(err) => errored(&self.pack, err.id, ErrorKind::Input, err.message),
+            Err(err) => self.pack.errored(err.id, ErrorKind::Input, err.message),
         };
         PyRecord::lazy(report)
     }
@@ -559,11 +559,6 @@ fn evaluate_part(
         .collect()
 }
 
-/// The `ERROR` result of a record, with the kind of failure and the reason.
-fn errored(pack: &tribunal::Pack, id: Json, kind: ErrorKind, reason: String) -> Report {
-    Report::errored(id, kind, reason, pack.label(), pack.revision())
-}
-
 /// A chunk of one `evaluate_many` call's records: its place among the call's
 /// chunks, the records, and the `line` of the first.
 type Chunk = (usize, Vec<ReadRecord>, Option<u64>);
@@ -829,16 +824,11 @@ impl PyRecord {
 /// `PackError` with the message the CLI prints, and each error as a dict.
 fn pack_error(py: Python<'_>, errors: &LoadErrors) -> PyErr {
     let err = PackError::new_err(errors.to_string());
+    // (Each error as the engine writes it for every front end.)
     let details = || -> PyResult<Bound<'_, PyList>> {
         let list = PyList::empty(py);
         for error in &errors.0 {
-            let entry = PyDict::new(py);
-            entry.set_item("file", error.file.display().to_string())?;
-            entry.set_item("line", error.position.map(|(line, _)| line))?;
-            entry.set_item("column", error.position.map(|(_, column)| column))?;
-            entry.set_item("message", &error.message)?;
-            entry.set_item("help", error.help.as_deref())?;
-            list.append(entry)?;
+            list.append(to_python(py, &error.to_json())?)?;
         }
         Ok(list)
     };

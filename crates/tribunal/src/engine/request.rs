@@ -410,7 +410,7 @@ fn read(
         }
         _ => body,
     };
-    crate::jsonl::read_record(&body, 1, &options).map_err(|err| not_a_record(&body, &err.message))
+    crate::jsonl::read_call_record(&body, &options).map_err(|err| not_a_record(&body, err.message))
 }
 
 /// The members an answer ends with: the bundle's revision (when the pack
@@ -455,7 +455,7 @@ pub(super) fn unknown_pack(engine: &Engine, name: &str) -> RequestError {
 
 /// The error of a body that is not a record: not UTF-8 and bad JSON say where
 /// (the byte; line and column of the body).
-fn not_a_record(body: &[u8], message: &str) -> RequestError {
+fn not_a_record(body: &[u8], message: String) -> RequestError {
     let kind = match std::str::from_utf8(body) {
         Err(_) => RequestErrorKind::NotUtf8,
         Ok(text) if serde_json::from_str::<serde::de::IgnoredAny>(text).is_err() => {
@@ -463,6 +463,5 @@ fn not_a_record(body: &[u8], message: &str) -> RequestError {
         }
         Ok(_) => RequestErrorKind::InvalidRecord,
     };
-    let message = message.strip_prefix("line 1: ").unwrap_or(message);
-    RequestError::new(kind, message.to_owned())
+    RequestError::new(kind, message)
 }

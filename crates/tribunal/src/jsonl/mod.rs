@@ -196,6 +196,19 @@ pub fn read_record(bytes: &[u8], line: u64, options: &Options) -> ReadRecord {
     parse_record(&RawRecord { line, body }, options)
 }
 
+/// A record given to an API call rather than read from a file (a request's
+/// body, a binding's argument): [`read_record`], its errors without the
+/// `line 1: ` a file's line numbers put first. The one place that prefix is
+/// left out, for every front end.
+pub fn read_call_record(bytes: &[u8], options: &Options) -> ReadRecord {
+    read_record(bytes, 1, options).map_err(|mut err| {
+        if let Some(rest) = err.message.strip_prefix("line 1: ") {
+            err.message = rest.to_owned();
+        }
+        err
+    })
+}
+
 /// A record read for evaluation: its `Input` and a warning about how it was
 /// read, to put first in its result's issues; or why it cannot be evaluated.
 pub type ReadRecord = Result<(Input, Option<Issue>), LineError>;
@@ -355,12 +368,10 @@ fn reports(
             match record {
                 Ok((_, note)) => return Some((note.clone(), line)),
                 Err(err) => {
-                    let mut report = Report::errored(
+                    let mut report = pack.errored(
                         err.id.clone(),
                         crate::report::ErrorKind::Input,
                         err.message.clone(),
-                        pack.label(),
-                        &pack.info.revision,
                     );
                     report.line = line;
                     each(report, None);

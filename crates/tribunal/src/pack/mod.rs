@@ -432,6 +432,19 @@ impl Pack {
         &self.info.revision
     }
 
+    /// The `ERROR` result of a record this pack could not judge (`kind`
+    /// says why, `reason` in words), as every front end writes one: the
+    /// batch runner for a line that is not a record, the bindings for an
+    /// argument that is not one.
+    pub fn errored(
+        &self,
+        id: impl Into<crate::json::Json>,
+        kind: crate::report::ErrorKind,
+        reason: impl Into<String>,
+    ) -> crate::report::Report {
+        crate::report::Report::errored(id, kind, reason, self.label(), self.revision())
+    }
+
     /// The folder the pack was loaded from.
     pub fn dir(&self) -> &Path {
         &self.info.dir

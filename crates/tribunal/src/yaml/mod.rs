@@ -92,6 +92,33 @@ impl fmt::Display for LoadErrors {
     }
 }
 
+impl LoadError {
+    /// The error as every front end gives it as data (Python's
+    /// `PackError.errors`, Node's `PackError.errors`): `{"file", "line",
+    /// "column", "message", "help"}`, `line` and `column` null for an error
+    /// about the file as a whole, `help` null without one.
+    pub fn to_json(&self) -> Value {
+        serde_json::json!({
+            "file": self.file.display().to_string(),
+            "line": self.position.map(|(line, _)| line),
+            "column": self.position.map(|(_, column)| column),
+            "message": self.message,
+            "help": self.help,
+        })
+    }
+}
+
+impl LoadErrors {
+    /// `{"message": the text the command line prints, "errors": [each
+    /// error's` [`LoadError::to_json`]`]}`.
+    pub fn to_json(&self) -> Value {
+        serde_json::json!({
+            "message": self.to_string(),
+            "errors": self.0.iter().map(LoadError::to_json).collect::<Vec<_>>(),
+        })
+    }
+}
+
 impl From<LoadError> for LoadErrors {
     fn from(error: LoadError) -> Self {
         Self(vec![error])
