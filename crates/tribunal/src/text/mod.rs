@@ -56,26 +56,15 @@ fn four_decimals(x: f64) -> String {
         #[allow(clippy::cast_possible_truncation)]
         let k = scaled as i64;
         let (whole, fraction) = (k.unsigned_abs() / 10_000, k.unsigned_abs() % 10_000);
-        let mut text = String::with_capacity(24);
+        // The digits by hand (`to_string` and `format!` go through the
+        // formatting machinery, hundreds of instructions a call).
+        let mut text = Vec::with_capacity(24);
         if k < 0 {
-            text.push('-');
+            text.push(b'-');
         }
-        // The digits by hand: `to_string` and `format!` go through the
-        // formatting machinery, hundreds of instructions a call.
-        let mut digits = [0u8; 20];
-        let mut at = digits.len();
-        let mut rest = whole;
-        loop {
-            at -= 1;
-            digits[at] = b'0' + (rest % 10) as u8;
-            rest /= 10;
-            if rest == 0 {
-                break;
-            }
-        }
-        text.extend(digits[at..].iter().map(|&digit| char::from(digit)));
+        crate::json_write::write_u64(&mut text, whole);
         if fraction != 0 {
-            text.push('.');
+            text.push(b'.');
             // Up to the last decimal that is not zero.
             let (mut shown, mut trimmed) = (4, fraction);
             while trimmed % 10 == 0 {
@@ -83,10 +72,10 @@ fn four_decimals(x: f64) -> String {
                 shown -= 1;
             }
             for place in &[1000, 100, 10, 1][..shown] {
-                text.push(char::from(b'0' + (fraction / place % 10) as u8));
+                text.push(b'0' + (fraction / place % 10) as u8);
             }
         }
-        return text;
+        return String::from_utf8(text).expect("ASCII digits");
     }
     four_decimals_by_formatting(x)
 }
