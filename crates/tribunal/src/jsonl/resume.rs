@@ -21,11 +21,6 @@ use serde_json::{Map, Value};
 
 use twox_hash::XxHash3_64;
 
-/// XXH3 (64 bits) of `bytes` with `seed`.
-fn xxh3_64_with_seed(bytes: &[u8], seed: u64) -> u64 {
-    XxHash3_64::oneshot_with_seed(seed, bytes)
-}
-
 use super::record::parse_record;
 use super::{Batch, Beside, Options, RawBody, RawRecord, RecordReader};
 use crate::json::Json;
@@ -48,6 +43,11 @@ pub const CHECKS_HEADER: &[u8] = b"tribunal resume checks 1\n";
 
 /// The length of one check line: two 16-digit hex hashes, a space, a newline.
 pub const CHECK_LINE: u64 = 34;
+
+/// XXH3 (64 bits) of `bytes` with `seed`.
+fn xxh3_64_with_seed(bytes: &[u8], seed: u64) -> u64 {
+    XxHash3_64::oneshot_with_seed(seed, bytes)
+}
 
 /// The hash of an input record: its bytes (or what was kept of an oversized
 /// line, and its size; or the read error), seeded with its line number.
