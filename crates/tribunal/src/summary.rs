@@ -94,11 +94,10 @@ pub struct Digest {
 impl Digest {
     pub fn of(report: &Report) -> Self {
         let extraction = report.extraction.as_ref();
-        // (Bit `i` is the kind with discriminant `i`: asserted where `Repair` is.)
         let repairs = extraction.map_or(0, |e| {
             e.repairs
                 .iter()
-                .fold(0, |bits, &repair| bits | (1 << (repair as u32)))
+                .fold(0, |bits, &repair| bits | repair.bit())
         });
         Self {
             status: report.status(),

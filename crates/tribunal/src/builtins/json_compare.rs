@@ -23,7 +23,7 @@ use crate::contract::RAW_FALLBACK_KEY;
 use crate::json_write::{self, field, Object};
 use crate::report::{Details, ErrorKind, Issue};
 use crate::strategy::{Exact, Semantic};
-use crate::text::{is_python_space, json_type_name as type_name, short_number};
+use crate::text::{is_python_space, json_type_name as type_name, short_numbers};
 
 pub const BUILTIN: Builtin = Builtin {
     name: "json_compare",
@@ -687,14 +687,13 @@ impl JsonCompare {
         if matched {
             buckets.matched += 1;
         } else {
+            let (shown, threshold) = short_numbers(similarity, resolved.threshold);
             issues.push(
                 Issue::warning(
                     "",
                     format!(
-                        "`{key}` does not match the expected value ({} {} < {})",
+                        "`{key}` does not match the expected value ({} {shown} < {threshold})",
                         resolved.name,
-                        short_number(similarity, resolved.threshold),
-                        short_number(resolved.threshold, similarity),
                     ),
                 )
                 .at(pointer(key))

@@ -268,12 +268,14 @@ impl Trajectory {
                 None => format!(
                     "`{tool}` is called without the argument `{argument}`, expected {expected}"
                 ),
-                Some(actual) => format!(
-                    "`{tool}`'s argument `{argument}` is {actual}, expected {expected} ({} {} < {})",
-                    resolved.name,
-                    crate::text::short_number(similarity, resolved.threshold),
-                    crate::text::short_number(resolved.threshold, similarity),
-                ),
+                Some(actual) => {
+                    let (shown, threshold) =
+                        crate::text::short_numbers(similarity, resolved.threshold);
+                    format!(
+                        "`{tool}`'s argument `{argument}` is {actual}, expected {expected} ({} {shown} < {threshold})",
+                        resolved.name,
+                    )
+                }
             };
             let at = format!("{}/{}", call.arguments_path, escape_pointer(argument));
             issues.push(issue(codes::TOOL_CALLS_ARGUMENT_MISMATCH, message, &at).in_turn(turn));

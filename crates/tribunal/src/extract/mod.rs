@@ -263,6 +263,12 @@ impl Repair {
         }
     }
 
+    /// This kind's bit in a set of kinds held as a `u64` (the repair tier's,
+    /// the summary's): bit `i` for `Repair::ALL[i]`.
+    pub(crate) const fn bit(self) -> u64 {
+        1 << (self as u32)
+    }
+
     /// The repair kind with that `snake_case` name.
     pub fn parse(name: &str) -> Option<Repair> {
         let name = name.trim();

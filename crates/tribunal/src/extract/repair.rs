@@ -423,15 +423,15 @@ struct RepairSet(u64);
 
 impl RepairSet {
     fn insert(&mut self, repair: Repair) {
-        self.0 |= 1 << (repair as u32);
+        self.0 |= repair.bit();
     }
 
     fn remove(&mut self, repair: Repair) {
-        self.0 &= !(1 << (repair as u32));
+        self.0 &= !repair.bit();
     }
 
     fn contains(self, repair: Repair) -> bool {
-        self.0 & (1 << (repair as u32)) != 0
+        self.0 & repair.bit() != 0
     }
 
     fn to_vec(self) -> Vec<Repair> {
