@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use tribunal::{jsonl, Engine, Judged, Request, RequestErrorKind};
+use tribunal::{jsonl, Engine, ErrorKind, Judged, Request, RequestErrorKind};
 
 fn repository() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -220,4 +220,118 @@ fn a_list_of_messages_is_the_record_of_those_messages() {
         .collect();
     assert_eq!(answers[0], answers[1]);
     assert!(!answers[0]["decisions"].as_array().unwrap().is_empty());
+}
+
+/// A library binding's calls (`answer_unreadable`): a record that cannot be
+/// read gets its `ERROR` result, with the reason a server's request is refused
+/// for and the id as far as it could be read; what is not a record's fault
+/// (an unknown pack, a proposal without messages) is still refused.
+#[test]
+fn an_unreadable_record_is_answered_with_its_error_result_when_asked() {
+    let engine = engine();
+    let served = engine.pack("ksi-emission").expect("served");
+    let bodies: [&[u8]; 6] = [
+        b"{\"id\": 7, \"output\": ",
+        b"{\"id\": 8, \"output\": \"\xff\"}",
+        b"[1, 2]",
+        b"{\"id\": \"no output\"}",
+        b"\"just text\"",
+        b"{\"id\": 9, \"output\": \"0123456789\"}",
+    ];
+    for body in bodies {
+        let request = || Request::check("ksi-emission", body.to_vec()).max_record_bytes(30);
+        let refused = engine.decide(request()).expect_err("not a record");
+        let answered = engine
+            .decide(request().anonymous().answer_unreadable())
+            .expect("answered");
+        let report = answered.judged().clone().into_report().expect("a report");
+        assert_eq!(report.error(), Some(refused.message()), "{body:?}");
+        assert_eq!(report.error_kind(), Some(ErrorKind::Input));
+        let expected =
+            served
+                .pack()
+                .errored(report.id.clone(), ErrorKind::Input, refused.message());
+        assert_eq!(
+            String::from_utf8_lossy(answered.bytes()),
+            expected.to_json_line()
+        );
+    }
+    let ids: Vec<String> = bodies
+        .iter()
+        .map(|body| {
+            let request = Request::check("ksi-emission", body.to_vec()).answer_unreadable();
+            let decision = engine.decide(request.max_record_bytes(30)).unwrap();
+            decision
+                .judged()
+                .clone()
+                .into_report()
+                .unwrap()
+                .id
+                .to_string()
+        })
+        .collect();
+    assert_eq!(ids, ["7", "8", "null", "\"no output\"", "null", "null"]);
+    let record = b"{\"output\": \"x\"}".to_vec();
+    let unknown = Request::check("ksi-emision", record.clone()).answer_unreadable();
+    assert_eq!(
+        engine.decide(unknown).unwrap_err().kind(),
+        RequestErrorKind::UnknownPack
+    );
+    let no_messages = Request::decide("support-agent", record).answer_unreadable();
+    assert_eq!(
+        engine.decide(no_messages).unwrap_err().kind(),
+        RequestErrorKind::NoMessages
+    );
+}
+
+/// A record the front end read itself, with the warning reading it gave
+/// (`note`), is judged as the same bytes are; `unwritten` leaves the answer
+/// unwritten; an engine made for one loaded pack serves it, and its
+/// streams start their issues with the note too.
+#[test]
+fn a_record_read_by_the_front_end_keeps_its_note() {
+    let pack = tribunal::Pack::load(repository().join("rules/ksi-emission")).unwrap();
+    let (engine, served) = Engine::with_pack(pack);
+    assert_eq!(engine.names(), ["ksi-emission"]);
+    let line =
+        br#"{"id": 1, "output": "{\"ksi\": 4, \"x\": \"\ud800\"}", "meta": {"k": "\udfff"}}"#;
+    let (input, note) = jsonl::read_call_record(line, &jsonl::Options::default()).unwrap();
+    assert!(note.is_some(), "lone surrogates are noted");
+    let from_bytes = engine
+        .decide(Request::check("ksi-emission", line.to_vec()).anonymous())
+        .unwrap();
+    let from_record = engine
+        .decide(
+            Request::check_record("ksi-emission", input.clone())
+                .note(note.clone())
+                .anonymous(),
+        )
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(from_record.bytes()),
+        String::from_utf8_lossy(from_bytes.bytes())
+    );
+    let report = from_record.into_judged().into_report().unwrap();
+    assert_eq!(report.issues.first(), note.as_ref());
+    let unwritten = engine
+        .decide(
+            Request::check_record("ksi-emission", input.clone())
+                .note(note.clone())
+                .unwritten(),
+        )
+        .unwrap();
+    assert!(unwritten.bytes().is_empty());
+    assert_eq!(
+        unwritten.into_judged().into_report().unwrap().issues,
+        report.issues
+    );
+    let mut session = engine
+        .stream(&served, input.clone())
+        .with_note(note.clone());
+    session.push("");
+    let streamed = engine.finish(session, None, None);
+    assert_eq!(
+        String::from_utf8_lossy(streamed.bytes()),
+        String::from_utf8_lossy(from_bytes.bytes())
+    );
 }

@@ -1,9 +1,10 @@
 //! `tribunal.node`, the compiled half of the npm package `tribunal`: the
 //! library's public API (`Pack`, streaming sessions) for Node.js, over Node-API
 //! (napi-rs). No engine logic lives here, and no JavaScript object is read or
-//! made here: a record comes in as one line of JSON, read by the rules the CLI
-//! reads an input line by (`tribunal::jsonl`), and a result goes out as the
-//! CLI's result record, which `index.js` parses into a plain object (V8's
+//! made here: a loaded pack is an engine serving it, a record comes in as one
+//! line of JSON and is handed to the engine (`Engine::decide`, `run`,
+//! `stream`), which reads it as the CLI reads an input line, and a result goes
+//! out as the CLI's result record, which `index.js` parses into a plain object (V8's
 //! `JSON.parse` makes objects faster than Node-API calls could, one property
 //! at a time). `index.js` is the package's API; this module is its engine room.
 
@@ -22,9 +23,12 @@ use napi::bindgen_prelude::{AsyncTask, Either, External};
 use napi::{Env, Error, Result, Task};
 use napi_derive::napi;
 use serde_json::{json, Value};
-use tribunal::jsonl::{self, ReadRecord};
+use tribunal::jsonl;
 use tribunal::on_deep_stack;
-use tribunal::{ErrorKind, Fields, LoadError, LoadErrors, LoadOptions, Override};
+use tribunal::{
+    Batch, Engine, ErrorKind, Fields, LoadError, LoadErrors, LoadOptions, Override, Request,
+    Served, ServedPack,
+};
 
 // The library's script memory limit counts allocations through this allocator,
 // as in the CLI.
@@ -52,10 +56,36 @@ fn runtime(cache_dir: Option<PathBuf>) -> tribunal::Runtime {
 }
 
 /// A compiled rule pack (`Pack` in index.js), held by JavaScript as an
-/// external value. (Functions over externals, not a `#[napi]` class: a class
-/// method call costs Node-API's unwrap and napi-rs's borrow tracking, about
-/// 3,400 instructions, more than evaluating a short output.)
-pub struct NativePack(Arc<tribunal::Pack>);
+/// external value: an engine serving it alone, on the runtime of the packs
+/// loaded with the same cache folder, and the pack as served. Every record
+/// is judged through the engine (`Engine::decide`, `run`, `stream`).
+/// (Functions over externals, not a `#[napi]` class: a class method call
+/// costs Node-API's unwrap and napi-rs's borrow tracking, about 3,400
+/// instructions, more than evaluating a short output.)
+#[derive(Clone)]
+pub struct NativePack {
+    engine: Engine,
+    served: Arc<Served>,
+}
+
+impl NativePack {
+    fn new(pack: tribunal::Pack) -> Self {
+        let (engine, served) = Engine::with_pack(pack);
+        Self { engine, served }
+    }
+
+    fn pack(&self) -> &tribunal::Pack {
+        self.served.pack()
+    }
+
+    /// A request for this pack: a record line of an API call (no length
+    /// limit) with no decision id.
+    fn check(&self, record: String) -> Request {
+        Request::check(self.pack().name(), record.into_bytes())
+            .anonymous()
+            .max_record_bytes(NO_RECORD_LIMIT)
+    }
+}
 
 /// Why `load` failed, as JSON: `{"message", "errors": [{file, line, column,
 /// message, help}]}` (index.js throws it as a `PackError`).
@@ -123,9 +153,10 @@ fn load_options(
 pub fn load(path: String, options: String) -> Either<External<NativePack>, String> {
     let options: Value = serde_json::from_str(&options).unwrap_or(Value::Null);
     let loaded = load_options(&path, &options)
-        .and_then(|(load, cache_dir)| on_deep_stack(|| runtime(cache_dir).load_with(&path, &load)));
+        .and_then(|(load, cache_dir)| on_deep_stack(|| runtime(cache_dir).load_with(&path, &load)))
+        .map(NativePack::new);
     match loaded {
-        Ok(pack) => Either::A(External::new(NativePack(Arc::new(pack)))),
+        Ok(pack) => Either::A(External::new(pack)),
         Err(errors) => Either::B(load_failure(&errors)),
     }
 }
@@ -136,7 +167,7 @@ pub fn load(path: String, options: String) -> Either<External<NativePack>, Strin
 pub fn info(
     #[napi(ts_arg_type = "ExternalObject<'NativePack'>")] pack: &External<NativePack>,
 ) -> String {
-    let pack = &pack.0;
+    let pack = pack.pack();
     json!({
         "name": pack.name(),
         "version": pack.version(),
@@ -155,7 +186,7 @@ pub fn info(
 pub fn prompt(
     #[napi(ts_arg_type = "ExternalObject<'NativePack'>")] pack: &External<NativePack>,
 ) -> Option<String> {
-    pack.0.prompt()
+    pack.pack().prompt()
 }
 
 /// The contract's JSON Schema as JSON text (`strict`: OpenAI's subset),
@@ -166,12 +197,12 @@ pub fn json_schema(
     strict: bool,
 ) -> Result<Option<String>> {
     let schema = if strict {
-        pack.0
+        pack.pack()
             .json_schema_strict()
             .transpose()
             .map_err(|err| Error::from_reason(err.to_string()))?
     } else {
-        pack.0.json_schema()
+        pack.pack().json_schema()
     };
     Ok(schema.map(|schema| schema.to_string()))
 }
@@ -183,7 +214,7 @@ pub fn evaluate(
     #[napi(ts_arg_type = "ExternalObject<'NativePack'>")] pack: &External<NativePack>,
     record: String,
 ) -> String {
-    on_deep_stack(|| evaluate_one(&pack.0, &record))
+    on_deep_stack(|| evaluate_one(pack, record))
 }
 
 /// Decides the tool calls the last assistant message of the record's
@@ -195,10 +226,16 @@ pub fn decide(
     #[napi(ts_arg_type = "ExternalObject<'NativePack'>")] pack: &External<NativePack>,
     record: String,
 ) -> Result<String> {
-    let (input, _) = read(&record).map_err(|err| Error::from_reason(err.message))?;
-    Ok(on_deep_stack(|| pack.0.decide(&input))
-        .to_value()
-        .to_string())
+    let request = Request::decide(pack.pack().name(), record.into_bytes())
+        .anonymous()
+        .max_record_bytes(NO_RECORD_LIMIT);
+    let decision = on_deep_stack(|| pack.engine.decide(request))
+        .map_err(|err| Error::from_reason(err.message().to_owned()))?;
+    let mut bytes = decision.into_bytes();
+    if bytes.last() == Some(&b'\n') {
+        bytes.pop();
+    }
+    Ok(String::from_utf8(bytes).expect("decisions are UTF-8"))
 }
 
 /// `evaluate` on a thread of libuv's pool.
@@ -208,8 +245,8 @@ pub fn evaluate_async(
     record: String,
 ) -> AsyncTask<EvaluateOne> {
     AsyncTask::new(EvaluateOne {
-        pack: Arc::clone(&pack.0),
-        record,
+        pack: NativePack::clone(pack),
+        record: Some(record),
     })
 }
 
@@ -230,7 +267,7 @@ pub fn evaluate_many(
         Fields::parse(&fields).map_err(|err| Error::from_reason(err.to_string()))?
     };
     Ok(AsyncTask::new(EvaluateMany {
-        pack: Arc::clone(&pack.0),
+        pack: NativePack::clone(pack),
         lines,
         jobs: jobs as usize,
         fields,
@@ -248,7 +285,7 @@ pub fn errored(
     let id = id
         .and_then(|id| serde_json::from_str::<Value>(&id).ok())
         .unwrap_or(Value::Null);
-    pack.0
+    pack.pack()
         .errored(tribunal::Json::from(id), ErrorKind::Input, reason)
         .to_json_line()
 }
@@ -261,47 +298,35 @@ pub fn stream(
     record: String,
     release: bool,
 ) -> Result<External<NativeStream>> {
-    let (input, note) = read(&record).map_err(|err| Error::from_reason(err.message))?;
-    let mut session = tribunal::Stream::new(Arc::clone(&pack.0), input);
+    let mut options = jsonl::Options::default();
+    options.max_record_bytes = NO_RECORD_LIMIT;
+    let (input, note) = jsonl::read_call_record(record.as_bytes(), &options)
+        .map_err(|err| Error::from_reason(err.message))?;
+    let mut session = pack.engine.stream(&pack.served, input).with_note(note);
     if release {
         session = session.with_release();
     }
     Ok(External::new(NativeStream {
+        engine: pack.engine.clone(),
         session: Some(session),
-        note,
     }))
 }
 
-/// A record line read as an API call's record: no length limit, and its
-/// errors without the `line 1: ` a JSONL file's line numbers put first.
-fn read(record: &str) -> ReadRecord {
-    static OPTIONS: OnceLock<jsonl::Options> = OnceLock::new();
-    let options = OPTIONS.get_or_init(|| {
-        let mut options = jsonl::Options::default();
-        options.max_record_bytes = NO_RECORD_LIMIT;
-        options
-    });
-    jsonl::read_call_record(record.as_bytes(), options)
-}
-
-/// One record line's result record (without `line`).
-fn evaluate_one(pack: &tribunal::Pack, record: &str) -> String {
-    match read(record) {
-        Ok((input, note)) => {
-            let mut out = Vec::new();
-            jsonl::evaluate_record_into(pack, input, note, None, &mut out);
-            String::from_utf8(out).expect("result records are UTF-8")
-        }
-        Err(err) => pack
-            .errored(err.id, ErrorKind::Input, err.message)
-            .to_json_line(),
-    }
+/// One record line's result record (without `line`); a line that is not a
+/// record gets its `ERROR` result.
+fn evaluate_one(pack: &NativePack, record: String) -> String {
+    let request = pack.check(record).answer_unreadable();
+    let decision = pack
+        .engine
+        .decide(request)
+        .expect("an engine answers a check of its own pack, readable or not");
+    String::from_utf8(decision.into_bytes()).expect("result records are UTF-8")
 }
 
 /// [`evaluate_async`]'s work.
 pub struct EvaluateOne {
-    pack: Arc<tribunal::Pack>,
-    record: String,
+    pack: NativePack,
+    record: Option<String>,
 }
 
 impl Task for EvaluateOne {
@@ -309,7 +334,8 @@ impl Task for EvaluateOne {
     type JsValue = String;
 
     fn compute(&mut self) -> Result<String> {
-        Ok(on_deep_stack(|| evaluate_one(&self.pack, &self.record)))
+        let record = self.record.take().unwrap_or_default();
+        Ok(on_deep_stack(|| evaluate_one(&self.pack, record)))
     }
 
     fn resolve(&mut self, _env: Env, output: String) -> Result<String> {
@@ -319,7 +345,7 @@ impl Task for EvaluateOne {
 
 /// [`evaluate_many`]'s work.
 pub struct EvaluateMany {
-    pack: Arc<tribunal::Pack>,
+    pack: NativePack,
     lines: String,
     jobs: usize,
     fields: Fields,
@@ -340,8 +366,16 @@ impl Task for EvaluateMany {
         // but the last becomes the comma between two records.
         let mut out = Vec::with_capacity(lines.len() * 3 + 2);
         out.push(b'[');
-        on_deep_stack(|| jsonl::run(&self.pack, Cursor::new(lines), &mut out, &options, |_| ()))
-            .map_err(|err| Error::from_reason(format!("evaluateMany: {err}")))?;
+        let pack = &self.pack;
+        on_deep_stack(|| {
+            pack.engine.run(
+                &pack.served,
+                Cursor::new(lines),
+                &mut jsonl::Plain(&mut out),
+                Batch::new(&options, &mut |_| ()),
+            )
+        })
+        .map_err(|err| Error::from_reason(format!("evaluateMany: {err}")))?;
         if out.last() == Some(&b'\n') {
             out.pop();
         }
@@ -361,9 +395,8 @@ impl Task for EvaluateMany {
 
 /// A streaming session (`Stream` in index.js), held as an external value.
 pub struct NativeStream {
-    session: Option<tribunal::Stream<Arc<tribunal::Pack>>>,
-    /// A note on how the record was read, first in the result's issues.
-    note: Option<tribunal::Issue>,
+    engine: Engine,
+    session: Option<tribunal::Stream<ServedPack>>,
 }
 
 fn finished() -> Error {
@@ -390,11 +423,8 @@ pub fn stream_finish(
     #[napi(ts_arg_type = "ExternalObject<'NativeStream'>")] stream: &mut External<NativeStream>,
 ) -> Result<String> {
     let session = stream.session.take().ok_or_else(finished)?;
-    let mut report = on_deep_stack(|| session.finish());
-    if let Some(note) = stream.note.take() {
-        report.issues.insert(0, note);
-    }
-    Ok(report.to_json_line())
+    let decision = on_deep_stack(|| stream.engine.finish(session, None, None));
+    Ok(String::from_utf8(decision.into_bytes()).expect("result records are UTF-8"))
 }
 
 /// The text pushed so far.

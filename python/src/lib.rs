@@ -18,7 +18,8 @@ use serde_json::Value;
 use tribunal::jsonl::{Evaluated, LineError, ReadRecord};
 use tribunal::on_deep_stack;
 use tribunal::{
-    ErrorKind, Input, Issue, LoadError, LoadErrors, LoadOptions, Override, Report, Severity, Status,
+    Engine, ErrorKind, Input, Issue, LoadError, LoadErrors, LoadOptions, Override, Report, Request,
+    Served, ServedPack, Severity, Status,
 };
 use tribunal::{Json, Number, Object};
 
@@ -67,7 +68,10 @@ fn runtime() -> &'static tribunal::Runtime {
 /// number of threads.
 #[pyclass(module = "tribunal_engine", name = "Pack", frozen)]
 struct PyPack {
-    pack: Arc<tribunal::Pack>,
+    /// An engine serving the pack alone (every record is judged through
+    /// it), and the pack as served.
+    engine: Engine,
+    served: Arc<Served>,
     /// The path as given, and as an absolute path (for pickling).
     path: PathBuf,
     absolute: Option<PathBuf>,
@@ -129,8 +133,10 @@ impl PyPack {
             .detach(|| runtime().load_with(&path, &options))
             .map_err(|errors| pack_error(py, &errors))?;
         let absolute = std::path::absolute(&path).ok();
+        let (engine, served) = Engine::with_pack(pack);
         Ok(Self {
-            pack: Arc::new(pack),
+            engine,
+            served,
             path,
             absolute,
             overrides,
@@ -143,37 +149,37 @@ impl PyPack {
     /// The revision of the bundle the pack was loaded from (`None`: a folder).
     #[getter]
     fn bundle_revision(&self) -> Option<&str> {
-        self.pack.bundle_revision()
+        self.pack().bundle_revision()
     }
 
     /// The pack's name.
     #[getter]
     fn name(&self) -> &str {
-        self.pack.name()
+        self.pack().name()
     }
 
     /// The pack's version.
     #[getter]
     fn version(&self) -> &str {
-        self.pack.version()
+        self.pack().version()
     }
 
     /// `name@version`, as in each result's `pack`.
     #[getter]
     fn label(&self) -> &str {
-        self.pack.label()
+        self.pack().label()
     }
 
     /// The content revision (a hash of the pack's files and the overrides).
     #[getter]
     fn revision(&self) -> &str {
-        self.pack.revision()
+        self.pack().revision()
     }
 
     /// The pack's description, if it has one.
     #[getter]
     fn description(&self) -> Option<&str> {
-        self.pack.description()
+        self.pack().description()
     }
 
     /// The path the pack was loaded from, as given.
@@ -185,13 +191,13 @@ impl PyPack {
     /// The metrics, in pipeline order.
     #[getter]
     fn metrics(&self) -> Vec<&str> {
-        self.pack.metric_names().collect()
+        self.pack().metric_names().collect()
     }
 
     /// Warnings found while loading (as `tribunal lint` prints them).
     #[getter]
     fn warnings(&self) -> Vec<String> {
-        self.pack
+        self.pack()
             .warnings()
             .iter()
             .map(ToString::to_string)
@@ -201,7 +207,7 @@ impl PyPack {
     /// The OUTPUT FORMAT block for the pack's contract (`tribunal prompt`), or
     /// `None` when the pack has no contract.
     fn prompt(&self) -> Option<String> {
-        self.pack.prompt()
+        self.pack().prompt()
     }
 
     /// A streaming session for one output: `push(chunk)` returns the events
@@ -221,13 +227,13 @@ impl PyPack {
         let empty = PyString::new(py, "").into_any();
         let (record, note) = read_members([id, Some(&empty), expected, meta, None])
             .map_err(|err| pyo3::exceptions::PyValueError::new_err(err.message))?;
-        let mut session = tribunal::Stream::new(Arc::clone(&self.pack), record);
+        let mut session = self.engine.stream(&self.served, record).with_note(note);
         if release {
             session = session.with_release();
         }
         Ok(PyStream {
+            engine: self.engine.clone(),
             session: Some(session),
-            note,
             result: None,
         })
     }
@@ -239,12 +245,12 @@ impl PyPack {
     #[pyo3(signature = (*, strict = false))]
     fn json_schema(&self, py: Python<'_>, strict: bool) -> PyResult<Py<PyAny>> {
         let schema = if strict {
-            self.pack
+            self.pack()
                 .json_schema_strict()
                 .transpose()
                 .map_err(|err| pyo3::exceptions::PyValueError::new_err(err.to_string()))?
         } else {
-            self.pack.json_schema()
+            self.pack().json_schema()
         };
         match schema {
             Some(schema) => to_python(py, &schema),
@@ -268,13 +274,17 @@ impl PyPack {
         let record = read_members([id, output, expected, meta, messages]);
         let report = match record {
             Ok((input, note)) => {
-                let mut report = py.detach(|| on_deep_stack(|| self.pack.evaluate(&input)));
-                if let Some(note) = note {
-                    report.issues.insert(0, note);
-                }
-                report
+                let request = Request::check_record(self.pack().name(), input)
+                    .note(note)
+                    .anonymous()
+                    .unwritten();
+                let decision = py.detach(|| on_deep_stack(|| self.engine.decide(request)));
+                decision
+                    .ok()
+                    .and_then(|decision| decision.into_judged().into_report())
+                    .expect("an engine judges a record of its own pack")
             }
-            Err(err) => self.pack.errored(err.id, ErrorKind::Input, err.message),
+            Err(err) => self.pack().errored(err.id, ErrorKind::Input, err.message),
         };
         PyRecord::lazy(report)
     }
@@ -297,12 +307,18 @@ impl PyPack {
         expected: Option<&Bound<'_, PyAny>>,
         id: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
-        let decisions = match read_members([id, None, expected, meta, Some(messages)]) {
-            Ok((input, _)) => py.detach(|| on_deep_stack(|| self.pack.decide(&input))),
-            Err(err) => {
-                return Err(pyo3::exceptions::PyValueError::new_err(err.message));
-            }
-        };
+        let (input, _) = read_members([id, None, expected, meta, Some(messages)])
+            .map_err(|err| pyo3::exceptions::PyValueError::new_err(err.message))?;
+        let request = Request::decide_record(self.pack().name(), input)
+            .anonymous()
+            .unwritten();
+        let decision = py
+            .detach(|| on_deep_stack(|| self.engine.decide(request)))
+            .map_err(|err| pyo3::exceptions::PyValueError::new_err(err.message().to_owned()))?;
+        let decisions = decision
+            .into_judged()
+            .into_calls()
+            .expect("a proposal is answered with decisions");
         to_python(py, &decisions.to_value())
     }
 
@@ -323,7 +339,7 @@ impl PyPack {
         jobs: Option<usize>,
         first_line: Option<u64>,
     ) -> PyResult<Py<PyList>> {
-        let jobs = self.pack.runtime().jobs(jobs.unwrap_or(0));
+        let jobs = self.pack().runtime().jobs(jobs.unwrap_or(0));
         // A short list (a Ray batch of 1,000 records) in chunks: with one
         // job, a few (a worker starts on the first while this thread reads
         // the rest; each hand-over costs a thread wake-up); with more, small
@@ -348,7 +364,7 @@ impl PyPack {
         // more than sharing so little work saves.
         if records.len().is_ok_and(|len| len < INLINE_RECORDS) {
             let (lines, chunk) = reader.chunk(usize::MAX)?;
-            let done = py.detach(|| on_deep_stack(|| evaluate_part(&self.pack, &chunk, lines)));
+            let done = py.detach(|| on_deep_stack(|| evaluate_part(self.pack(), &chunk, lines)));
             results.collect(0, done)?;
             return Ok(results.list.unbind());
         }
@@ -380,7 +396,7 @@ impl PyPack {
             self.absolute.as_deref(),
             overrides,
             (&self.plugin_dirs, absolute_dirs),
-            self.pack.revision(),
+            self.pack().revision(),
             self.allow_plugins,
             &self.trust,
         )
@@ -391,14 +407,18 @@ impl PyPack {
     fn __repr__(&self) -> String {
         format!(
             "<tribunal_engine.Pack {} revision {} from {:?}>",
-            self.pack.label(),
-            self.pack.revision(),
+            self.pack().label(),
+            self.pack().revision(),
             self.path.display().to_string()
         )
     }
 }
 
 impl PyPack {
+    fn pack(&self) -> &tribunal::Pack {
+        self.served.pack()
+    }
+
     /// `evaluate_many` on `jobs` threads: this thread, holding the GIL, reads
     /// the records into chunks and collects the results in order, while
     /// threads of the runtime's pool evaluate chunks for the whole call. With
@@ -418,7 +438,7 @@ impl PyPack {
         // Room for a short list's chunks with one job (this thread does not
         // wait); with more, a chunk that finds the queue full is evaluated here.
         let room = if evaluates_here { 2 * workers } else { 4 };
-        let pack: &tribunal::Pack = &self.pack;
+        let pack = self.pack();
         let mut sent = 0;
         let (work_tx, work_rx) = mpsc::sync_channel::<Chunk>(room);
         let (done_tx, done_rx) = mpsc::channel::<(usize, Vec<PyRecord>)>();
@@ -600,11 +620,11 @@ fn _restore_pack(
         allow_plugins,
         trust,
     )?;
-    if pack.pack.revision() != revision {
+    if pack.pack().revision() != revision {
         let message = format!(
             "the pack at {} is revision {}, not the revision {revision} that was pickled: its files changed",
             pack.path.display(),
-            pack.pack.revision()
+            pack.pack().revision()
         );
         let warning = py.get_type::<pyo3::exceptions::PyUserWarning>();
         PyErr::warn(py, &warning, &std::ffi::CString::new(message)?, 1)?;
@@ -667,6 +687,20 @@ impl PyRecord {
             record: Record::Report(Box::new(report), OnceLock::new()),
             parsed: OnceLock::new(),
         }
+    }
+
+    /// A result the engine decided and wrote.
+    fn decided(decision: tribunal::Decision) -> Self {
+        let (judged, bytes) = decision.into_parts();
+        let text = String::from_utf8(bytes).expect("result records are UTF-8");
+        let report = judged
+            .into_report()
+            .expect("a check is answered with a report");
+        let record = Self::lazy(report);
+        if let Record::Report(_, line) = &record.record {
+            let _ = line.set(text);
+        }
+        record
     }
 
     /// The result record as `tribunal eval` writes it.
@@ -1214,9 +1248,8 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
 /// finishes it, and `result` holds the `Result`.
 #[pyclass(module = "tribunal_engine", name = "Stream")]
 struct PyStream {
-    session: Option<tribunal::Stream<Arc<tribunal::Pack>>>,
-    /// A note on the record (`expected` or `meta` read leniently).
-    note: Option<Issue>,
+    engine: Engine,
+    session: Option<tribunal::Stream<ServedPack>>,
     result: Option<Py<PyRecord>>,
 }
 
@@ -1231,37 +1264,10 @@ impl PyStream {
     fn push(&mut self, py: Python<'_>, chunk: &str) -> PyResult<Py<PyList>> {
         let session = self.session.as_mut().ok_or_else(finished)?;
         let events = py.detach(|| session.push(chunk));
+        // (Each as the engine writes it for every front end.)
         let list = PyList::empty(py);
         for event in events {
-            let dict = PyDict::new(py);
-            match event {
-                tribunal::StreamEvent::Violation(v) => {
-                    dict.set_item("event", "violation")?;
-                    dict.set_item("rule", v.rule)?;
-                    dict.set_item("code", v.code)?;
-                    dict.set_item("severity", v.severity.as_str())?;
-                    dict.set_item("message", v.message)?;
-                    dict.set_item("path", v.path)?;
-                    dict.set_item("start", v.start)?;
-                    dict.set_item("offset", v.offset)?;
-                }
-                tribunal::StreamEvent::Release { up_to } => {
-                    dict.set_item("event", "release")?;
-                    dict.set_item("up_to", up_to)?;
-                }
-                tribunal::StreamEvent::Stopped { at, reason } => {
-                    dict.set_item("event", "stopped")?;
-                    dict.set_item("at", at)?;
-                    dict.set_item("reason", reason)?;
-                }
-                // (An event kind this binding does not know yet: as the
-                // engine writes it.)
-                other => {
-                    list.append(to_python(py, &other.to_json())?)?;
-                    continue;
-                }
-            }
-            list.append(dict)?;
+            list.append(to_python(py, &event.to_json())?)?;
         }
         Ok(list.unbind())
     }
@@ -1270,11 +1276,8 @@ impl PyStream {
     /// gives for the whole text.
     fn finish(&mut self, py: Python<'_>) -> PyResult<Py<PyRecord>> {
         let session = self.session.take().ok_or_else(finished)?;
-        let mut report = py.detach(|| on_deep_stack(|| session.finish()));
-        if let Some(note) = self.note.take() {
-            report.issues.insert(0, note);
-        }
-        let result = Py::new(py, PyRecord::lazy(report))?;
+        let decision = py.detach(|| on_deep_stack(|| self.engine.finish(session, None, None)));
+        let result = Py::new(py, PyRecord::decided(decision))?;
         self.result = Some(result.clone_ref(py));
         Ok(result)
     }

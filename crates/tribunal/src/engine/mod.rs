@@ -286,6 +286,20 @@ impl EngineBuilder {
 }
 
 impl Engine {
+    /// An engine serving `pack` alone (loaded by the front end, on its
+    /// runtime), and the pack as served: a library binding's `Pack`.
+    pub fn with_pack(pack: Pack) -> (Self, Arc<Served>) {
+        let name = pack.name().to_owned();
+        let engine = Self::builder()
+            .pack(pack)
+            .build()
+            .expect("one pack given, and no source, is served as it is");
+        let served = engine
+            .find(&name)
+            .expect("an engine serves the pack it was built with");
+        (engine, served)
+    }
+
     /// Settings for an engine: its sources, runtime, threads.
     pub fn builder() -> EngineBuilder {
         EngineBuilder {

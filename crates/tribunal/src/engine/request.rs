@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use crate::decision::Decisions;
 use crate::pipeline::Input;
-use crate::report::Report;
+use crate::report::{Issue, Report};
 
 use super::{Engine, Served};
 
@@ -35,13 +35,16 @@ pub struct Request {
     max_record_bytes: usize,
     keep_input: bool,
     anonymous: bool,
+    answer_unreadable: bool,
+    unwritten: bool,
 }
 
-/// What a request holds.
+/// What a request holds: bytes, or a record read by the front end and the
+/// warning reading it gave.
 #[derive(Debug, Clone)]
 enum Body {
     Bytes(Vec<u8>),
-    Record(Box<Input>),
+    Record(Box<Input>, Option<Issue>),
 }
 
 impl Request {
@@ -52,12 +55,20 @@ impl Request {
 
     /// Judge `record` (read by the front end) with the pack `pack`.
     pub fn check_record(pack: impl Into<String>, record: Input) -> Self {
-        Self::new(pack.into(), Ask::Check, Body::Record(Box::new(record)))
+        Self::new(
+            pack.into(),
+            Ask::Check,
+            Body::Record(Box::new(record), None),
+        )
     }
 
     /// Decide the tool calls that `record`'s transcript proposes.
     pub fn decide_record(pack: impl Into<String>, record: Input) -> Self {
-        Self::new(pack.into(), Ask::Decide, Body::Record(Box::new(record)))
+        Self::new(
+            pack.into(),
+            Ask::Decide,
+            Body::Record(Box::new(record), None),
+        )
     }
 
     /// Decide the tool calls that the transcript of `body` (a record with
@@ -75,6 +86,8 @@ impl Request {
             max_record_bytes: crate::jsonl::DEFAULT_MAX_RECORD_BYTES,
             keep_input: false,
             anonymous: false,
+            answer_unreadable: false,
+            unwritten: false,
         }
     }
 
@@ -84,6 +97,37 @@ impl Request {
     #[must_use]
     pub fn anonymous(mut self) -> Self {
         self.anonymous = true;
+        self
+    }
+
+    /// A check whose body is not a record (not JSON, not an object, too
+    /// long) is answered with that record's `ERROR` result (kind `input`,
+    /// its `id` when one could be read), as `eval` answers a line it cannot
+    /// read, instead of a [`RequestError`]: for a front end whose callers
+    /// want a result for every record (a library call).
+    #[must_use]
+    pub fn answer_unreadable(mut self) -> Self {
+        self.answer_unreadable = true;
+        self
+    }
+
+    /// The record's answer starts its issues with `note` (a warning the
+    /// front end's reading of the record gave: lone surrogates read as
+    /// U+FFFD), as `eval`'s does. For a record read by the front end.
+    #[must_use]
+    pub fn note(mut self, note: Option<Issue>) -> Self {
+        if let Body::Record(_, slot) = &mut self.body {
+            *slot = note;
+        }
+        self
+    }
+
+    /// The answer is not written ([`Decision::bytes`] is empty): for a
+    /// front end that answers from what was judged ([`Decision::judged`]),
+    /// writing it only if asked.
+    #[must_use]
+    pub fn unwritten(mut self) -> Self {
+        self.unwritten = true;
         self
     }
 
@@ -146,6 +190,22 @@ pub enum Judged {
 }
 
 impl Judged {
+    /// The record's report, if a record was judged.
+    pub fn into_report(self) -> Option<Report> {
+        match self {
+            Self::Report(report) => Some(report),
+            Self::Calls(_) => None,
+        }
+    }
+
+    /// The decisions on the proposed calls, if a proposal was decided.
+    pub fn into_calls(self) -> Option<Decisions> {
+        match self {
+            Self::Calls(decisions) => Some(decisions),
+            Self::Report(_) => None,
+        }
+    }
+
     /// Why it could not be judged (a step failed, a deadline passed), if so.
     pub fn error(&self) -> Option<&str> {
         match self {
@@ -202,6 +262,11 @@ impl Decision {
     /// The answer's bytes, taken.
     pub fn into_bytes(self) -> Vec<u8> {
         self.bytes
+    }
+
+    /// What was judged and the answer's bytes, taken.
+    pub fn into_parts(self) -> (Judged, Vec<u8>) {
+        (self.judged, self.bytes)
     }
 
     /// The record read, when the request asked to keep it.
@@ -314,20 +379,6 @@ pub(super) fn decide(engine: &Engine, request: Request) -> Result<Decision, Requ
     let served = engine.find(&request.pack)?;
     // (A record read by the front end is judged as `Pack::evaluate` judges
     // it: its report holds the extracted JSON, whichever steps read it.)
-    let (input, note, whole) = match request.body {
-        Body::Record(record) => (*record, None, true),
-        Body::Bytes(body) => {
-            let (input, note) = read(request.ask, body, request.max_record_bytes)?;
-            (input, note, false)
-        }
-    };
-    if request.ask == Ask::Decide && input.messages.is_null() {
-        return Err(RequestError::new(
-            RequestErrorKind::NoMessages,
-            "the body has no `messages`: decide judges the tool calls a transcript's last assistant message proposes (send the messages, or a record with them)".to_owned(),
-        ));
-    }
-    let kept = request.keep_input.then(|| input.clone());
     let id = if request.anonymous {
         String::new()
     } else {
@@ -338,12 +389,41 @@ pub(super) fn decide(engine: &Engine, request: Request) -> Result<Decision, Requ
     } else {
         tail(&served, &id)
     };
+    let (input, note, whole) = match request.body {
+        Body::Record(record, note) => (*record, note, true),
+        Body::Bytes(body) => match read(request.ask, &body, request.max_record_bytes) {
+            Ok((input, note)) => (input, note, false),
+            Err((_, err)) if request.answer_unreadable && request.ask == Ask::Check => {
+                let report =
+                    served
+                        .pack()
+                        .errored(err.id, crate::report::ErrorKind::Input, err.message);
+                let mut bytes = Vec::with_capacity(256);
+                report.write_record(&mut bytes, crate::report::Fields::ALL, None, &tail);
+                return Ok(decision(id, served, report, bytes));
+            }
+            Err((kind, err)) => return Err(RequestError::new(kind, err.message)),
+        },
+    };
+    if request.ask == Ask::Decide && input.messages.is_null() {
+        return Err(RequestError::new(
+            RequestErrorKind::NoMessages,
+            "the body has no `messages`: decide judges the tool calls a transcript's last assistant message proposes (send the messages, or a record with them)".to_owned(),
+        ));
+    }
+    let kept = request.keep_input.then(|| input.clone());
     let (judged, bytes) = match request.ask {
         Ask::Check if whole => {
-            let report =
+            let mut report =
                 crate::deadline::by_caller(request.deadline, || served.pack().evaluate(&input));
-            let mut bytes = Vec::with_capacity(1024);
-            report.write_record(&mut bytes, crate::report::Fields::ALL, None, &tail);
+            if let Some(note) = note {
+                report.issues.insert(0, note);
+            }
+            let mut bytes = Vec::new();
+            if !request.unwritten {
+                bytes.reserve(1024);
+                report.write_record(&mut bytes, crate::report::Fields::ALL, None, &tail);
+            }
             (Judged::Report(report), bytes)
         }
         Ask::Check => {
@@ -356,18 +436,24 @@ pub(super) fn decide(engine: &Engine, request: Request) -> Result<Decision, Requ
                 &mut bytes,
                 &tail,
             );
+            if request.unwritten {
+                bytes = Vec::new();
+            }
             (Judged::Report(report), bytes)
         }
         Ask::Decide => {
             let decisions = served.pack().decide_within(&input, request.deadline);
-            let mut value = decisions.to_value();
-            if let Some(fields) = value.as_object_mut() {
-                for (name, member) in &tail {
-                    fields.insert((*name).into(), (*member).into());
+            let mut bytes = Vec::new();
+            if !request.unwritten {
+                let mut value = decisions.to_value();
+                if let Some(fields) = value.as_object_mut() {
+                    for (name, member) in &tail {
+                        fields.insert((*name).into(), (*member).into());
+                    }
                 }
+                bytes = serde_json::to_vec(&value).unwrap_or_default();
+                bytes.push(b'\n');
             }
-            let mut bytes = serde_json::to_vec(&value).unwrap_or_default();
-            bytes.push(b'\n');
             (Judged::Calls(decisions), bytes)
         }
     };
@@ -381,36 +467,38 @@ pub(super) fn decide(engine: &Engine, request: Request) -> Result<Decision, Requ
 }
 
 /// The record in a request's bytes: a list of messages is the record of
-/// those messages (for a decision).
+/// those messages (for a decision). Or why it is not one, and what kind of
+/// error that is.
 fn read(
     ask: Ask,
-    body: Vec<u8>,
+    body: &[u8],
     max_record_bytes: usize,
-) -> Result<(Input, Option<crate::report::Issue>), RequestError> {
+) -> Result<(Input, Option<crate::report::Issue>), (RequestErrorKind, crate::jsonl::LineError)> {
     if body.len() > max_record_bytes {
-        return Err(RequestError::new(
+        let message = format!(
+            "the body is {} bytes, above the limit of {max_record_bytes} bytes",
+            body.len()
+        );
+        return Err((
             RequestErrorKind::TooLarge,
-            format!(
-                "the body is {} bytes, above the limit of {max_record_bytes} bytes",
-                body.len()
-            ),
+            crate::jsonl::LineError::new(crate::json::Json::Null, message),
         ));
     }
     let options = crate::jsonl::Options {
         max_record_bytes,
         ..Default::default()
     };
-    let body = match ask {
+    let read = match ask {
         Ask::Decide if body.trim_ascii_start().starts_with(b"[") => {
             let mut record = Vec::with_capacity(body.len() + 14);
             record.extend_from_slice(b"{\"messages\":");
-            record.extend_from_slice(&body);
+            record.extend_from_slice(body);
             record.push(b'}');
-            record
+            crate::jsonl::read_call_record(&record, &options)
         }
-        _ => body,
+        _ => crate::jsonl::read_call_record(body, &options),
     };
-    crate::jsonl::read_call_record(&body, &options).map_err(|err| not_a_record(&body, err.message))
+    read.map_err(|err| (unread_kind(body), err))
 }
 
 /// The members an answer ends with: the bundle's revision (when the pack
@@ -453,15 +541,15 @@ pub(super) fn unknown_pack(engine: &Engine, name: &str) -> RequestError {
     )
 }
 
-/// The error of a body that is not a record: not UTF-8 and bad JSON say where
-/// (the byte; line and column of the body).
-fn not_a_record(body: &[u8], message: String) -> RequestError {
-    let kind = match std::str::from_utf8(body) {
+/// What kind of error a body that is not a record is: not UTF-8, bad JSON
+/// (its message says where: the byte; line and column), or JSON that is not
+/// a record.
+fn unread_kind(body: &[u8]) -> RequestErrorKind {
+    match std::str::from_utf8(body) {
         Err(_) => RequestErrorKind::NotUtf8,
         Ok(text) if serde_json::from_str::<serde::de::IgnoredAny>(text).is_err() => {
             RequestErrorKind::BadJson
         }
         Ok(_) => RequestErrorKind::InvalidRecord,
-    };
-    RequestError::new(kind, message)
+    }
 }

@@ -65,8 +65,10 @@ pub trait ResultSink {
     fn flush(&mut self) -> io::Result<()>;
 }
 
-/// A writer as a [`ResultSink`] without checks.
-struct Plain<'a, W>(&'a mut W);
+/// A writer as a [`ResultSink`] without checks (an API call's results: the
+/// engine's batch `run` into a buffer).
+#[derive(Debug)]
+pub struct Plain<'a, W>(pub &'a mut W);
 
 impl<W: Write> ResultSink for Plain<'_, W> {
     fn write_results(&mut self, lines: &[u8], _checks: &[u8]) -> io::Result<()> {

@@ -115,6 +115,8 @@ pub struct Stream<P: Deref<Target = Pack>> {
     /// (code, path, message) of every violation reported, so that none is
     /// reported twice (a container's checks at its close repeat its members').
     reported: HashSet<(String, Option<String>, String)>,
+    /// A note on how the record was read, first in the report's issues.
+    note: Option<crate::report::Issue>,
 }
 
 impl Pack {
@@ -160,6 +162,7 @@ impl<P: Deref<Target = Pack>> Stream<P> {
             release: false,
             released: 0,
             reported: HashSet::new(),
+            note: None,
         };
         if !start.is_empty() {
             let _ = stream.push(&start);
@@ -176,6 +179,14 @@ impl<P: Deref<Target = Pack>> Stream<P> {
     #[must_use]
     pub fn with_release(mut self) -> Self {
         self.release = true;
+        self
+    }
+
+    /// The same session, its report's issues starting with `note` (how the
+    /// record was read: the warning reading a record line gives).
+    #[must_use]
+    pub fn with_note(mut self, note: Option<crate::report::Issue>) -> Self {
+        self.note = note;
         self
     }
 
@@ -241,7 +252,7 @@ impl<P: Deref<Target = Pack>> Stream<P> {
     /// is not read again, and when the contract's checks found nothing in it
     /// as it streamed, they do not run again.)
     pub fn finish(mut self) -> Report {
-        match self.scanner.take_document() {
+        let mut report = match self.scanner.take_document() {
             Some((json, contract_clean)) => self.pack.evaluate_prepared(
                 &self.record,
                 Prepared {
@@ -250,7 +261,11 @@ impl<P: Deref<Target = Pack>> Stream<P> {
                 },
             ),
             None => self.pack.evaluate(&self.record),
+        };
+        if let Some(note) = self.note {
+            report.issues.insert(0, note);
         }
+        report
     }
 
     /// [`finish`](Self::finish) by the caller's `deadline` (a server's request
