@@ -512,7 +512,7 @@ const EVALUATION_CALLS: &[&str] = &[
 const FRONT_ENDS: &[(&str, usize)] = &[
     ("crates/tribunal-server/src", 0),
     ("src", 0),
-    ("python/src", 1),
+    ("python/src", 0),
     ("node/src", 0),
 ];
 

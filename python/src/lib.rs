@@ -5,10 +5,8 @@
 //! `tribunal::Input::from_members`, as the CLI reads an input line, and a result
 //! is the library's `Report`, whose `to_dict()` is the CLI's result record.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::mpsc::{self, TrySendError};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyTypeError};
@@ -18,8 +16,8 @@ use serde_json::Value;
 use tribunal::jsonl::{Evaluated, LineError, ReadRecord};
 use tribunal::on_deep_stack;
 use tribunal::{
-    Engine, ErrorKind, Input, Issue, LoadError, LoadErrors, LoadOptions, Override, Report, Request,
-    Served, ServedPack, Severity, Status,
+    Engine, ErrorKind, FedError, Input, Issue, LoadError, LoadErrors, LoadOptions, Override,
+    RecordFeed, Report, Request, Served, ServedPack, Severity, Status,
 };
 use tribunal::{Json, Number, Object};
 
@@ -43,11 +41,6 @@ create_exception!(
      `line`, `column`, `message` and `help`."
 );
 
-/// Records per chunk handed to a worker (at most): read from Python (holding
-/// the GIL) while the chunks before them are evaluated (without it).
-const CHUNK_RECORDS: usize = 256;
-/// Fewer records than this, `evaluate_many` evaluates on the calling thread.
-const INLINE_RECORDS: usize = 128;
 /// Arrays and objects nested in a record's member, read from Python objects:
 /// what the CLI reads in an input line (`serde_json` stops at the 128th level of
 /// arrays and objects, the record's own object included).
@@ -339,43 +332,21 @@ impl PyPack {
         jobs: Option<usize>,
         first_line: Option<u64>,
     ) -> PyResult<Py<PyList>> {
-        let jobs = self.pack().runtime().jobs(jobs.unwrap_or(0));
-        // A short list (a Ray batch of 1,000 records) in chunks: with one
-        // job, a few (a worker starts on the first while this thread reads
-        // the rest; each hand-over costs a thread wake-up); with more, small
-        // enough that every thread gets several and all finish close together.
-        let chunks = if jobs == 1 { 4 } else { 16 * jobs };
-        let chunk_records = records.len().map_or(CHUNK_RECORDS, |len| {
-            len.div_ceil(chunks).clamp(1, CHUNK_RECORDS)
-        });
-        let mut reader = Reader {
+        let mut feed = Feed {
+            py,
             records: records.try_iter()?,
             position: 0,
             first_line,
-            chunk_records,
+            results: PyList::empty(py),
         };
-        let mut results = InOrder {
-            list: PyList::empty(py),
-            pending: BTreeMap::new(),
-            next: 0,
-        };
-        // A few records: evaluated here. Handing them to other threads and the
-        // results back costs thread wake-ups (40-50 µs a call on a 2-core VM),
-        // more than sharing so little work saves.
-        if records.len().is_ok_and(|len| len < INLINE_RECORDS) {
-            let (lines, chunk) = reader.chunk(usize::MAX)?;
-            let done = py.detach(|| on_deep_stack(|| evaluate_part(self.pack(), &chunk, lines)));
-            results.collect(0, done)?;
-            return Ok(results.list.unbind());
-        }
-        let sent = self.evaluate_on_workers(py, jobs, &mut reader, &mut results)?;
-        if results.next < sent {
-            return Err(TribunalError::new_err(format!(
-                "evaluation stopped early: {} of {sent} chunks of records came back",
-                results.next
-            )));
-        }
-        Ok(results.list.unbind())
+        let count = records.len().ok();
+        self.engine
+            .judge_records(&self.served, jobs.unwrap_or(0), count, &mut feed)
+            .map_err(|err| match err {
+                FedError::Feed(err) => err,
+                other => TribunalError::new_err(other.to_string()),
+            })?;
+        Ok(feed.results.unbind())
     }
 
     fn __reduce__(&self, py: Python<'_>) -> PyResult<(Py<PyAny>, Py<PyTuple>)> {
@@ -418,108 +389,23 @@ impl PyPack {
     fn pack(&self) -> &tribunal::Pack {
         self.served.pack()
     }
-
-    /// `evaluate_many` on `jobs` threads: this thread, holding the GIL, reads
-    /// the records into chunks and collects the results in order, while
-    /// threads of the runtime's pool evaluate chunks for the whole call. With
-    /// more than one job it is also one of the `jobs` threads that evaluate: a
-    /// chunk that finds the workers' queue full is evaluated here, with the
-    /// GIL released, so that `jobs` busy threads share `jobs` cores. Returns
-    /// how many chunks it sent.
-    fn evaluate_on_workers(
-        &self,
-        py: Python<'_>,
-        jobs: usize,
-        reader: &mut Reader<'_>,
-        results: &mut InOrder<'_>,
-    ) -> PyResult<usize> {
-        let evaluates_here = jobs > 1;
-        let workers = if evaluates_here { jobs - 1 } else { 1 };
-        // Room for a short list's chunks with one job (this thread does not
-        // wait); with more, a chunk that finds the queue full is evaluated here.
-        let room = if evaluates_here { 2 * workers } else { 4 };
-        let pack = self.pack();
-        let mut sent = 0;
-        let (work_tx, work_rx) = mpsc::sync_channel::<Chunk>(room);
-        let (done_tx, done_rx) = mpsc::channel::<(usize, Vec<PyRecord>)>();
-        let work_rx = Mutex::new(work_rx);
-        let work_rx = &work_rx;
-        // The scope ends once its workers have; by then every result is in
-        // (they end before `done_rx` runs dry), so holding the GIL there costs
-        // nothing: the workers never take it.
-        pack.runtime().scope(workers, |scope| -> PyResult<()> {
-            for _ in 0..workers {
-                let done_tx = done_tx.clone();
-                scope.spawn(move || loop {
-                    let next = work_rx.lock().map(|work| work.recv());
-                    let Ok(Ok((seq, chunk, lines))) = next else {
-                        break;
-                    };
-                    let done = evaluate_part(pack, &chunk, lines);
-                    if done_tx.send((seq, done)).is_err() {
-                        break;
-                    }
-                });
-            }
-            drop(done_tx);
-            let fed = (|| -> PyResult<()> {
-                loop {
-                    // Ctrl-C stops the call between chunks.
-                    py.check_signals()?;
-                    let (lines, chunk) = reader.chunk(reader.chunk_records)?;
-                    if chunk.is_empty() {
-                        return Ok(());
-                    }
-                    // A full queue: this thread evaluates the chunk itself, or
-                    // (one job) waits for room without the GIL.
-                    let here = match work_tx.try_send((sent, chunk, lines)) {
-                        Ok(()) => None,
-                        Err(TrySendError::Full(work)) if evaluates_here => Some(work),
-                        Err(TrySendError::Full(work)) => {
-                            if py.detach(|| work_tx.send(work).is_ok()) {
-                                None
-                            } else {
-                                return Ok(());
-                            }
-                        }
-                        Err(TrySendError::Disconnected(_)) => return Ok(()),
-                    };
-                    sent += 1;
-                    if let Some((seq, chunk, lines)) = here {
-                        let done =
-                            py.detach(|| on_deep_stack(|| evaluate_part(pack, &chunk, lines)));
-                        results.collect(seq, done)?;
-                    }
-                    while let Ok((seq, done)) = done_rx.try_recv() {
-                        results.collect(seq, done)?;
-                    }
-                }
-            })();
-            // No more work: the workers finish what they have and end.
-            drop(work_tx);
-            let rest: Vec<(usize, Vec<PyRecord>)> = py.detach(move || done_rx.iter().collect());
-            fed?;
-            for (seq, done) in rest {
-                results.collect(seq, done)?;
-            }
-            Ok(())
-        })?;
-        Ok(sent)
-    }
 }
 
-/// The records of one `evaluate_many` call, read in chunks under the GIL.
-struct Reader<'py> {
+/// The records of one `evaluate_many` call, read from Python (holding the
+/// GIL) as the engine asks for them, and their results appended to the
+/// list it returns.
+struct Feed<'py> {
+    py: Python<'py>,
     records: Bound<'py, pyo3::types::PyIterator>,
     /// Records read so far.
     position: u64,
     /// Where records and results are numbered from: their `line`, and the
     /// place error messages give.
     first_line: Option<u64>,
-    chunk_records: usize,
+    results: Bound<'py, PyList>,
 }
 
-impl Reader<'_> {
+impl Feed<'_> {
     /// The number of the record at `position` (1-based).
     fn number(&self, position: u64) -> u64 {
         match self.first_line {
@@ -527,11 +413,14 @@ impl Reader<'_> {
             None => position,
         }
     }
+}
 
-    /// The next records (at most `limit`), and the `line` of the first.
-    fn chunk(&mut self, limit: usize) -> PyResult<(Option<u64>, Vec<ReadRecord>)> {
+impl RecordFeed for Feed<'_> {
+    type Error = PyErr;
+
+    fn read(&mut self, limit: usize) -> PyResult<(Option<u64>, Vec<ReadRecord>)> {
         let lines = self.first_line.map(|_| self.number(self.position + 1));
-        let mut chunk = Vec::with_capacity(limit.min(self.chunk_records));
+        let mut chunk = Vec::with_capacity(limit.min(256));
         while chunk.len() < limit {
             let Some(record) = self.records.next().transpose()? else {
                 break;
@@ -541,47 +430,24 @@ impl Reader<'_> {
         }
         Ok((lines, chunk))
     }
-}
 
-/// Results of one `evaluate_many` call, appended to its list in input order
-/// as the chunks come back.
-struct InOrder<'py> {
-    list: Bound<'py, PyList>,
-    pending: BTreeMap<usize, Vec<PyRecord>>,
-    /// The chunk whose results are appended next.
-    next: usize,
-}
-
-impl InOrder<'_> {
-    fn collect(&mut self, seq: usize, done: Vec<PyRecord>) -> PyResult<()> {
-        self.pending.insert(seq, done);
-        while let Some(done) = self.pending.remove(&self.next) {
-            for record in done {
-                self.list.append(record)?;
-            }
-            self.next += 1;
+    fn write(&mut self, results: Vec<Evaluated>) -> PyResult<()> {
+        for result in results {
+            self.results.append(PyRecord::written(result))?;
         }
         Ok(())
     }
-}
 
-/// Evaluates records in one batch on this thread, and keeps each result's
-/// record line; `lines` numbers them. A component that panics makes its record
-/// `ERROR` (the engine's policy, as in the CLI).
-fn evaluate_part(
-    pack: &tribunal::Pack,
-    records: &[ReadRecord],
-    lines: Option<u64>,
-) -> Vec<PyRecord> {
-    tribunal::jsonl::evaluate_records(pack, records, lines)
-        .into_iter()
-        .map(PyRecord::written)
-        .collect()
-}
+    /// Ctrl-C stops the call between chunks.
+    fn between(&mut self) -> PyResult<()> {
+        self.py.check_signals()
+    }
 
-/// A chunk of one `evaluate_many` call's records: its place among the call's
-/// chunks, the records, and the `line` of the first.
-type Chunk = (usize, Vec<ReadRecord>, Option<u64>);
+    /// Without the GIL.
+    fn outside<T: Send>(&mut self, work: impl FnOnce() -> T + Send) -> T {
+        self.py.detach(work)
+    }
+}
 
 /// Reloads a pickled `Pack`: from its path as given when it exists (relative to
 /// this process's working folder), else from the absolute path it was loaded

@@ -80,8 +80,9 @@ pub use bundle::{
 pub use component::{Judging, ToolDefinition};
 pub use decision::{CallDecision, Decisions, Verdict};
 pub use engine::{
-    Ask, Batch, Decision, Engine, EngineBuilder, EngineError, Judged, PackEvent, PackEventKind,
-    ReloadFailure, Request, RequestError, RequestErrorKind, Served, ServedPack,
+    Ask, Batch, Decision, Engine, EngineBuilder, EngineError, FedError, Judged, PackEvent,
+    PackEventKind, RecordFeed, ReloadFailure, Request, RequestError, RequestErrorKind, Served,
+    ServedPack,
 };
 pub use error::Error;
 pub use extract::{MultipleValues, Repair, Tier};

@@ -167,10 +167,9 @@ impl Runtime {
     }
 
     /// Runs `body` with a scope whose closures run on `workers` of the
-    /// runtime's threads, and returns once all of them have ended: for a front
-    /// end that feeds its workers itself (Python reads records under its lock).
-    #[doc(hidden)]
-    pub fn scope<'env, R>(
+    /// runtime's threads, and returns once all of them have ended: for a batch
+    /// whose caller feeds its workers itself (`Engine::judge_records`).
+    pub(crate) fn scope<'env, R>(
         &self,
         workers: usize,
         body: impl FnOnce(&parallel::Scope<'_, 'env>) -> R,

@@ -26,6 +26,7 @@
 //! ```
 
 mod packs;
+mod records;
 mod request;
 
 use std::path::PathBuf;
@@ -40,6 +41,7 @@ use crate::runtime::Runtime;
 use crate::stream::Stream;
 
 pub use packs::{PackEvent, PackEventKind, ReloadFailure, Served};
+pub use records::{FedError, RecordFeed};
 pub use request::{Ask, Decision, Judged, Request, RequestError, RequestErrorKind};
 
 use packs::{Observer, Packs};
@@ -473,6 +475,72 @@ impl Engine {
             on_records,
         } = batch;
         jsonl::run_into(served.pack(), input, kept, out, beside, options, on_records)
+    }
+
+    /// A batch of records the front end reads itself, on this thread (see
+    /// [`RecordFeed`]: Python's objects, read holding its interpreter's
+    /// lock), judged by the pack `served` on `jobs` threads (0: every core,
+    /// or the runtime's default), each result handed back on this thread, in
+    /// input order, as `eval` writes it. `records`: how many there are, when
+    /// known (a few are judged on this thread; a short list is cut into
+    /// chunks small enough for every thread to get several).
+    ///
+    /// ```
+    /// # std::env::set_current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).unwrap(); // the repository
+    /// use tribunal::jsonl::{self, Evaluated, ReadRecord};
+    /// use tribunal::{Engine, RecordFeed, Status};
+    ///
+    /// /// Records from lines of JSON; results kept.
+    /// struct Lines {
+    ///     lines: Vec<&'static str>,
+    ///     read: usize,
+    ///     results: Vec<Evaluated>,
+    /// }
+    ///
+    /// impl RecordFeed for Lines {
+    ///     type Error = std::convert::Infallible;
+    ///
+    ///     fn read(&mut self, limit: usize) -> Result<(Option<u64>, Vec<ReadRecord>), Self::Error> {
+    ///         let first = self.read as u64 + 1;
+    ///         let chunk: Vec<ReadRecord> = (first..)
+    ///             .zip(self.lines.iter().skip(self.read).take(limit))
+    ///             .map(|(line, text)| jsonl::read_line(text, line))
+    ///             .collect();
+    ///         self.read += chunk.len();
+    ///         Ok((Some(first), chunk))
+    ///     }
+    ///
+    ///     fn write(&mut self, results: Vec<Evaluated>) -> Result<(), Self::Error> {
+    ///         self.results.extend(results);
+    ///         Ok(())
+    ///     }
+    /// }
+    ///
+    /// let engine = Engine::builder().source("rules/ksi-emission").build()?;
+    /// let served = engine.find("ksi-emission")?;
+    /// let mut feed = Lines {
+    ///     lines: vec![r#"{"id": 1, "output": "{\"event\": \"agent:status\", \"data\": {}}"}"#, "not json"],
+    ///     read: 0,
+    ///     results: Vec::new(),
+    /// };
+    /// engine.judge_records(&served, 0, Some(2), &mut feed)?;
+    /// assert_eq!(feed.results[0].status, Status::Pass);
+    /// assert!(feed.results[0].record.starts_with(r#"{"id":1,"line":1,"#));
+    /// assert_eq!(feed.results[1].status, Status::Error);
+    /// assert_eq!(
+    ///     feed.results[1].error.as_deref(),
+    ///     Some("line 2: not valid JSON: expected ident at line 1 column 2")
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn judge_records<F: RecordFeed>(
+        &self,
+        served: &Served,
+        jobs: usize,
+        records: Option<usize>,
+        feed: &mut F,
+    ) -> Result<(), FedError<F::Error>> {
+        records::judge(&self.inner.runtime, served.pack(), jobs, records, feed)
     }
 
     /// Runs `job` on the runtime's threads with a thread of its own for as

@@ -248,23 +248,7 @@ pub struct Evaluated {
 /// of the pack's steps reads the extracted JSON, it is never built as a value
 /// (its text is written into the record).
 ///
-/// ```
-/// # std::env::set_current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).unwrap(); // the repository
-/// use tribunal::{jsonl, Pack, Status};
-///
-/// let pack = Pack::load("rules/ksi-emission")?;
-/// let records = [
-///     jsonl::read_line(r#"{"id": 1, "output": "{\"event\": \"agent:status\", \"data\": {}}"}"#, 1),
-///     jsonl::read_line("not json", 2),
-/// ];
-/// let results = jsonl::evaluate_records(&pack, &records, Some(1));
-/// assert_eq!(results[0].status, Status::Pass);
-/// assert!(results[0].record.starts_with(r#"{"id":1,"line":1,"#));
-/// assert_eq!(results[1].status, Status::Error);
-/// assert_eq!(results[1].error.as_deref(), Some("line 2: not valid JSON: expected ident at line 1 column 2"));
-/// # Ok::<(), tribunal::Error>(())
-/// ```
-pub fn evaluate_records(
+pub(crate) fn evaluate_records(
     pack: &Pack,
     records: &[ReadRecord],
     first_line: Option<u64>,
