@@ -32,6 +32,7 @@ use tribunal::{LoadOptions, Runtime};
 mod body;
 mod bundle_source;
 mod decision_log;
+mod failure;
 mod metrics;
 mod openapi;
 mod otlp;

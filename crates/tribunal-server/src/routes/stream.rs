@@ -18,7 +18,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
-use hyper::{Request, Response, StatusCode};
+use hyper::{Request, Response};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -27,6 +27,7 @@ use tribunal::{Input, Served, ServedPack, Stream};
 
 use super::{error, ndjson_response, permit, InFlight, Logged, ResponseBody, State};
 use crate::body;
+use crate::failure::Failure;
 
 /// What the query asks for: the record without its output, and whether to
 /// report releases.
@@ -107,7 +108,7 @@ pub fn stream(
 ) -> Response<ResponseBody> {
     let (input, release) = match from_query(request.uri().query().unwrap_or_default()) {
         Ok(query) => query,
-        Err(message) => return error(StatusCode::BAD_REQUEST, "request.bad-query", message),
+        Err(message) => return error(Failure::BadQuery, message),
     };
     let permit = match permit(state) {
         Ok(permit) => permit,
@@ -150,8 +151,7 @@ struct Judged {
 
 /// Why a stream ends without a record: its error line.
 struct Stopped {
-    status: StatusCode,
-    code: &'static str,
+    failure: Failure,
     message: String,
 }
 
@@ -166,8 +166,8 @@ impl Judged {
             Ok(record) => record,
             Err(stopped) => {
                 let mut line = serde_json::to_vec(&json!({"error": {
-                    "code": stopped.code, "message": stopped.message,
-                    "status": stopped.status.as_u16(),
+                    "code": stopped.failure.code(), "message": stopped.message,
+                    "status": stopped.failure.status().as_u16(),
                 }}))
                 .unwrap_or_default();
                 line.push(b'\n');
@@ -208,8 +208,7 @@ impl Judged {
             let frame = match tokio::time::timeout(limits.read_timeout, body.frame()).await {
                 Err(_) => {
                     return Err(Some(Stopped {
-                        status: StatusCode::REQUEST_TIMEOUT,
-                        code: "request.timeout",
+                        failure: Failure::ReadTimeout,
                         message: format!(
                             "the output stopped: nothing came for {} ms ({received} bytes received; --read-timeout-ms)",
                             limits.read_timeout.as_millis()
@@ -226,8 +225,7 @@ impl Judged {
             received += chunk.len();
             if received > limits.max_body_bytes {
                 return Err(Some(Stopped {
-                    status: StatusCode::PAYLOAD_TOO_LARGE,
-                    code: "request.too-large",
+                    failure: Failure::TooLarge,
                     message: format!(
                         "the output is longer than {} bytes (--max-body-bytes)",
                         limits.max_body_bytes
@@ -268,8 +266,7 @@ impl Judged {
         let judged = judged.await;
         let Ok((decision, finishing)) = judged else {
             return Err(Stopped {
-                status: StatusCode::INTERNAL_SERVER_ERROR,
-                code: "server.fault",
+                failure: Failure::Fault,
                 message: "the judgement of the stream failed".to_owned(),
             });
         };
@@ -281,8 +278,7 @@ impl Judged {
                 .error()
                 .map_or_else(String::new, |why| format!(" ({why})"));
             return Err(Stopped {
-                status: StatusCode::GATEWAY_TIMEOUT,
-                code: "request.timeout",
+                failure: Failure::Timeout,
                 message: format!(
                     "the judgement of the whole output took longer than {} ms (--request-timeout-ms){during}",
                     timeout.as_millis()
@@ -308,8 +304,7 @@ impl Judged {
 
 fn not_utf8(at: usize) -> Stopped {
     Stopped {
-        status: StatusCode::BAD_REQUEST,
-        code: "request.not-utf8",
+        failure: Failure::NotUtf8,
         message: format!("the output is not valid UTF-8 (at byte {})", at + 1),
     }
 }
