@@ -1,8 +1,8 @@
 //! One request, answered: routing, access, limits, and the handlers.
 //!
 //! Every error is JSON, `{"error": {"code": ..., "message": ...}}`, with a
-//! stable code (`Failure`: docs/server.md's table is generated from it) and a message that says what and
-//! where.
+//! stable code (a `Failure`: docs/server.md's table is generated from them)
+//! and a message that says what and where.
 
 // A handler's early answer is its response, as `Err`: built once per request,
 // never in a hot loop, so its size does not matter.
