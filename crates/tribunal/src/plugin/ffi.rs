@@ -1,6 +1,6 @@
-//! All the engine's `unsafe` code but the counting allocator (`crate::alloc`):
-//! opening a plugin library and calling the
-//! six functions of its C ABI (described in the `tribunal-plugin` crate docs).
+//! The plugin host's `unsafe` code (docs/architecture.md lists the engine's
+//! other, smaller uses): opening a plugin library and calling the six
+//! functions of its C ABI (described in the `tribunal-plugin` crate docs).
 //!
 //! Invariants every call below relies on:
 //! - a library is opened once and never closed (`Library` is leaked), so the
