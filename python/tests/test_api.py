@@ -162,6 +162,34 @@ def test_results_in_input_order_and_equal_to_one_by_one(ksi):
     assert ksi.evaluate_many([]) == []
 
 
+def test_an_iterable_that_raises_stops_evaluate_many_with_its_exception(ksi):
+    """The records' own iterator fails part way (after chunks were handed to
+    the threads, or before any was, or in a short list): its exception comes
+    out of the call, nothing hangs, and the pack goes on evaluating."""
+
+    class Broken(Exception):
+        pass
+
+    def records(count):
+        for i in range(count):
+            yield {"id": i, "output": EMITTED}
+        raise Broken(f"after {count}")
+
+    for count, jobs in [(1_500, 1), (1_500, 2), (0, 2), (3, 1)]:
+        with pytest.raises(Broken, match=f"after {count}"):
+            ksi.evaluate_many(records(count), jobs=jobs)
+    short = [{"id": 1, "output": EMITTED}, 5]
+
+    class Failing(list):
+        def __iter__(self):
+            yield from super().__iter__()
+            raise Broken("short")
+
+    with pytest.raises(Broken, match="short"):
+        ksi.evaluate_many(Failing(short))
+    assert [r.status for r in ksi.evaluate_many(short)] == ["PASS", "ERROR"]
+
+
 def test_evaluate_many_calls_at_once_share_the_packs_threads(ksi):
     # Lists short enough to be evaluated on the calling thread and long enough
     # to go to the pack's helper threads, with 1 to 3 jobs, from four Python
