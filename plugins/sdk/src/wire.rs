@@ -11,6 +11,34 @@
 /// which that limit would refuse.
 pub const MAX_DEPTH: usize = 256;
 
+/// Why [`from_slice_deep`] read nothing.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum WireError {
+    /// Arrays and objects nested deeper than [`MAX_DEPTH`]: how deep.
+    TooDeep(usize),
+    /// Not the JSON of a `T` (`serde_json`'s error, with line and column).
+    Json(serde_json::Error),
+}
+
+impl std::fmt::Display for WireError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::TooDeep(depth) => write!(f, "nested {depth} levels deep, more than {MAX_DEPTH}"),
+            Self::Json(err) => err.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for WireError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::TooDeep(_) => None,
+            Self::Json(err) => Some(err),
+        }
+    }
+}
+
 /// `serde_json::from_slice`, allowing nesting up to [`MAX_DEPTH`] levels.
 ///
 /// ```
@@ -18,19 +46,22 @@ pub const MAX_DEPTH: usize = 256;
 /// assert!(serde_json::from_str::<serde_json::Value>(&deep).is_err());
 /// let value: serde_json::Value = tribunal_plugin::wire::from_slice_deep(deep.as_bytes()).unwrap();
 /// assert!(value.is_array());
+/// let deeper = format!("{}{}", "[".repeat(300), "]".repeat(300));
+/// let err = tribunal_plugin::wire::from_slice_deep::<serde_json::Value>(deeper.as_bytes()).unwrap_err();
+/// assert_eq!(err.to_string(), "nested 300 levels deep, more than 256");
 /// ```
-pub fn from_slice_deep<T: serde::de::DeserializeOwned>(input: &[u8]) -> Result<T, String> {
+pub fn from_slice_deep<T: serde::de::DeserializeOwned>(input: &[u8]) -> Result<T, WireError> {
     // The depth is measured first, not read off serde_json's error message:
     // deeper than the limit is refused, anything else is read with serde_json's
     // own recursion limit lifted, which the check keeps bounded.
     let depth = nesting_depth(input);
     if depth > MAX_DEPTH {
-        return Err(format!("nested {depth} levels deep, more than {MAX_DEPTH}"));
+        return Err(WireError::TooDeep(depth));
     }
     let mut deserializer = serde_json::Deserializer::from_slice(input);
     deserializer.disable_recursion_limit();
-    let value = T::deserialize(&mut deserializer).map_err(|err| err.to_string())?;
-    deserializer.end().map_err(|err| err.to_string())?;
+    let value = T::deserialize(&mut deserializer).map_err(WireError::Json)?;
+    deserializer.end().map_err(WireError::Json)?;
     Ok(value)
 }
 

@@ -484,19 +484,22 @@ fn read(
             crate::jsonl::LineError::new(crate::json::Json::Null, message),
         ));
     }
-    let options = crate::jsonl::Options {
-        max_record_bytes,
+    // The record's field names as `eval`'s defaults, made once: the size was
+    // checked above (a request's `max_record_bytes`).
+    static OPTIONS: std::sync::OnceLock<crate::jsonl::Options> = std::sync::OnceLock::new();
+    let options = OPTIONS.get_or_init(|| crate::jsonl::Options {
+        max_record_bytes: usize::MAX,
         ..Default::default()
-    };
+    });
     let read = match ask {
         Ask::Decide if body.trim_ascii_start().starts_with(b"[") => {
             let mut record = Vec::with_capacity(body.len() + 14);
             record.extend_from_slice(b"{\"messages\":");
             record.extend_from_slice(body);
             record.push(b'}');
-            crate::jsonl::read_call_record(&record, &options)
+            crate::jsonl::read_call_record(&record, options)
         }
-        _ => crate::jsonl::read_call_record(body, &options),
+        _ => crate::jsonl::read_call_record(body, options),
     };
     read.map_err(|err| (unread_kind(body), err))
 }
