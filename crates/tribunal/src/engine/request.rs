@@ -474,6 +474,9 @@ fn read(
     body: &[u8],
     max_record_bytes: usize,
 ) -> Result<(Input, Option<crate::report::Issue>), (RequestErrorKind, crate::jsonl::LineError)> {
+    // The record's field names as `eval`'s defaults, made once (its size is
+    // checked here, against the request's `max_record_bytes`).
+    static OPTIONS: std::sync::OnceLock<crate::jsonl::Options> = std::sync::OnceLock::new();
     if body.len() > max_record_bytes {
         let message = format!(
             "the body is {} bytes, above the limit of {max_record_bytes} bytes",
@@ -484,9 +487,6 @@ fn read(
             crate::jsonl::LineError::new(crate::json::Json::Null, message),
         ));
     }
-    // The record's field names as `eval`'s defaults, made once: the size was
-    // checked above (a request's `max_record_bytes`).
-    static OPTIONS: std::sync::OnceLock<crate::jsonl::Options> = std::sync::OnceLock::new();
     let options = OPTIONS.get_or_init(|| crate::jsonl::Options {
         max_record_bytes: usize::MAX,
         ..Default::default()
