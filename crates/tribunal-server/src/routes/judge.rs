@@ -195,34 +195,46 @@ pub(super) async fn check(
     started: Instant,
     trace: &Trace,
 ) -> Response<ResponseBody> {
-    let JudgeRequest {
-        body,
-        permit,
-        _in_flight,
-        deadline,
-    } = match judge_request(state, request, started).await {
-        Ok(request) => request,
-        Err(response) => return response,
-    };
-    let request = tribunal::Request::check(served.pack().name(), body);
-    let decision = match on_executor(state, permit, deadline, request).await {
-        Ok(decision) => decision,
+    let name = served.pack().name();
+    let ask = |body| tribunal::Request::check(name, body);
+    let (decision, _in_flight) = match judged(state, request, started, ask).await {
+        Ok(judged) => judged,
         Err(response) => return response,
     };
     if let tribunal::Judged::Report(report) = decision.judged() {
         let logged = Logged::of(state, decision.input(), trace);
         state.decided(&logged.entry(decision.id(), decision.pack(), report, started.elapsed()));
     }
-    let id = decision.id().to_owned();
-    json_bytes_response(decision.into_bytes(), &id)
+    json_bytes_response(decision)
 }
 
-/// A JSON answer (its bytes) naming its decision.
-pub(super) fn json_bytes_response(body: Vec<u8>, decision_id: &str) -> Response<ResponseBody> {
-    let mut response = Response::new(full(body));
+/// A `check` or `decide` request judged: its body read within the request's
+/// deadline, the request `ask` makes of it judged on the engine's executor.
+/// The decision, and what counts the request in flight (until the answer is
+/// made); or the answer that says why there is none.
+async fn judged(
+    state: &Arc<State>,
+    request: Request<Incoming>,
+    started: Instant,
+    ask: impl FnOnce(Vec<u8>) -> tribunal::Request,
+) -> Result<(tribunal::Decision, InFlight), Response<ResponseBody>> {
+    let JudgeRequest {
+        body,
+        permit,
+        _in_flight: in_flight,
+        deadline,
+    } = judge_request(state, request, started).await?;
+    let decision = on_executor(state, permit, deadline, ask(body)).await?;
+    Ok((decision, in_flight))
+}
+
+/// The JSON answer of `decision` (its bytes), naming it.
+fn json_bytes_response(decision: tribunal::Decision) -> Response<ResponseBody> {
+    let id = HeaderValue::from_str(decision.id());
+    let mut response = Response::new(full(decision.into_bytes()));
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    if let Ok(value) = HeaderValue::from_str(decision_id) {
+    if let Ok(value) = id {
         headers.insert("x-tribunal-decision-id", value);
     }
     response
@@ -239,18 +251,10 @@ pub(super) async fn decide(
     started: Instant,
     trace: &Trace,
 ) -> Response<ResponseBody> {
-    let JudgeRequest {
-        body,
-        permit,
-        _in_flight,
-        deadline,
-    } = match judge_request(state, request, started).await {
-        Ok(request) => request,
-        Err(response) => return response,
-    };
-    let request = tribunal::Request::decide(served.pack().name(), body);
-    let decision = match on_executor(state, permit, deadline, request).await {
-        Ok(decision) => decision,
+    let name = served.pack().name();
+    let ask = |body| tribunal::Request::decide(name, body);
+    let (decision, _in_flight) = match judged(state, request, started, ask).await {
+        Ok(judged) => judged,
         Err(response) => return response,
     };
     if let tribunal::Judged::Calls(decisions) = decision.judged() {
@@ -263,8 +267,7 @@ pub(super) async fn decide(
             &logged,
         );
     }
-    let id = decision.id().to_owned();
-    json_bytes_response(decision.into_bytes(), &id)
+    json_bytes_response(decision)
 }
 
 /// What the decision log keeps of a request beside its result: its trace,
