@@ -295,7 +295,7 @@ fn a_record_read_by_the_front_end_keeps_its_note() {
     assert_eq!(engine.names(), ["ksi-emission"]);
     let line =
         br#"{"id": 1, "output": "{\"ksi\": 4, \"x\": \"\ud800\"}", "meta": {"k": "\udfff"}}"#;
-    let (input, note) = jsonl::read_call_record(line, &jsonl::Options::default()).unwrap();
+    let (input, note) = jsonl::read_call_record(line).unwrap();
     assert!(note.is_some(), "lone surrogates are noted");
     let from_bytes = engine
         .decide(Request::check("ksi-emission", line.to_vec()).anonymous())

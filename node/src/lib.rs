@@ -78,12 +78,10 @@ impl NativePack {
         self.served.pack()
     }
 
-    /// A request for this pack: a record line of an API call (no length
-    /// limit) with no decision id.
-    fn check(&self, record: String) -> Request {
-        Request::check(self.pack().name(), record.into_bytes())
-            .anonymous()
-            .max_record_bytes(NO_RECORD_LIMIT)
+    /// `request` (of this pack) as an API call makes it: no length limit of
+    /// its own, no decision id.
+    fn call(request: Request) -> Request {
+        request.anonymous().max_record_bytes(NO_RECORD_LIMIT)
     }
 }
 
@@ -226,9 +224,7 @@ pub fn decide(
     #[napi(ts_arg_type = "ExternalObject<'NativePack'>")] pack: &External<NativePack>,
     record: String,
 ) -> Result<String> {
-    let request = Request::decide(pack.pack().name(), record.into_bytes())
-        .anonymous()
-        .max_record_bytes(NO_RECORD_LIMIT);
+    let request = NativePack::call(Request::decide(pack.pack().name(), record.into_bytes()));
     let decision = on_deep_stack(|| pack.engine.decide(request))
         .map_err(|err| Error::from_reason(err.message().to_owned()))?;
     let mut bytes = decision.into_bytes();
@@ -246,7 +242,7 @@ pub fn evaluate_async(
 ) -> AsyncTask<EvaluateOne> {
     AsyncTask::new(EvaluateOne {
         pack: NativePack::clone(pack),
-        record: Some(record),
+        record,
     })
 }
 
@@ -298,9 +294,7 @@ pub fn stream(
     record: String,
     release: bool,
 ) -> Result<External<NativeStream>> {
-    let mut options = jsonl::Options::default();
-    options.max_record_bytes = NO_RECORD_LIMIT;
-    let (input, note) = jsonl::read_call_record(record.as_bytes(), &options)
+    let (input, note) = jsonl::read_call_record(record.as_bytes())
         .map_err(|err| Error::from_reason(err.message))?;
     let mut session = pack.engine.stream(&pack.served, input).with_note(note);
     if release {
@@ -315,7 +309,8 @@ pub fn stream(
 /// One record line's result record (without `line`); a line that is not a
 /// record gets its `ERROR` result.
 fn evaluate_one(pack: &NativePack, record: String) -> String {
-    let request = pack.check(record).answer_unreadable();
+    let request = Request::check(pack.pack().name(), record.into_bytes());
+    let request = NativePack::call(request).answer_unreadable();
     let decision = pack
         .engine
         .decide(request)
@@ -326,7 +321,7 @@ fn evaluate_one(pack: &NativePack, record: String) -> String {
 /// [`evaluate_async`]'s work.
 pub struct EvaluateOne {
     pack: NativePack,
-    record: Option<String>,
+    record: String,
 }
 
 impl Task for EvaluateOne {
@@ -334,7 +329,7 @@ impl Task for EvaluateOne {
     type JsValue = String;
 
     fn compute(&mut self) -> Result<String> {
-        let record = self.record.take().unwrap_or_default();
+        let record = std::mem::take(&mut self.record);
         Ok(on_deep_stack(|| evaluate_one(&self.pack, record)))
     }
 

@@ -588,6 +588,15 @@ impl Report {
         self.error.as_deref()
     }
 
+    /// Puts `note` (a warning about how the record was read: lone
+    /// surrogates read as U+FFFD) first in the issues, where every front end's
+    /// result has it.
+    pub(crate) fn note_first(&mut self, note: Option<Issue>) {
+        if let Some(note) = note {
+            self.issues.insert(0, note);
+        }
+    }
+
     /// What kind of failure [`error`](Self::error) was.
     pub fn error_kind(&self) -> Option<ErrorKind> {
         self.error_kind

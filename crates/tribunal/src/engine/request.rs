@@ -389,6 +389,15 @@ pub(super) fn decide(engine: &Engine, request: Request) -> Result<Decision, Requ
     } else {
         tail(&served, &id)
     };
+    // A report's answer, as `eval` writes it (empty when `unwritten`).
+    let written = |report: &Report| {
+        let mut bytes = Vec::new();
+        if !request.unwritten {
+            bytes.reserve(1024);
+            report.write_record(&mut bytes, crate::report::Fields::ALL, None, &tail);
+        }
+        bytes
+    };
     let (input, note, whole) = match request.body {
         Body::Record(record, note) => (*record, note, true),
         Body::Bytes(body) => match read(request.ask, &body, request.max_record_bytes) {
@@ -398,8 +407,7 @@ pub(super) fn decide(engine: &Engine, request: Request) -> Result<Decision, Requ
                     served
                         .pack()
                         .errored(err.id, crate::report::ErrorKind::Input, err.message);
-                let mut bytes = Vec::with_capacity(256);
-                report.write_record(&mut bytes, crate::report::Fields::ALL, None, &tail);
+                let bytes = written(&report);
                 return Ok(decision(id, served, report, bytes));
             }
             Err((kind, err)) => return Err(RequestError::new(kind, err.message)),
@@ -416,14 +424,8 @@ pub(super) fn decide(engine: &Engine, request: Request) -> Result<Decision, Requ
         Ask::Check if whole => {
             let mut report =
                 crate::deadline::by_caller(request.deadline, || served.pack().evaluate(&input));
-            if let Some(note) = note {
-                report.issues.insert(0, note);
-            }
-            let mut bytes = Vec::new();
-            if !request.unwritten {
-                bytes.reserve(1024);
-                report.write_record(&mut bytes, crate::report::Fields::ALL, None, &tail);
-            }
+            report.note_first(note);
+            let bytes = written(&report);
             (Judged::Report(report), bytes)
         }
         Ask::Check => {
@@ -474,9 +476,6 @@ fn read(
     body: &[u8],
     max_record_bytes: usize,
 ) -> Result<(Input, Option<crate::report::Issue>), (RequestErrorKind, crate::jsonl::LineError)> {
-    // The record's field names as `eval`'s defaults, made once (its size is
-    // checked here, against the request's `max_record_bytes`).
-    static OPTIONS: std::sync::OnceLock<crate::jsonl::Options> = std::sync::OnceLock::new();
     if body.len() > max_record_bytes {
         let message = format!(
             "the body is {} bytes, above the limit of {max_record_bytes} bytes",
@@ -487,19 +486,15 @@ fn read(
             crate::jsonl::LineError::new(crate::json::Json::Null, message),
         ));
     }
-    let options = OPTIONS.get_or_init(|| crate::jsonl::Options {
-        max_record_bytes: usize::MAX,
-        ..Default::default()
-    });
     let read = match ask {
         Ask::Decide if body.trim_ascii_start().starts_with(b"[") => {
             let mut record = Vec::with_capacity(body.len() + 14);
             record.extend_from_slice(b"{\"messages\":");
             record.extend_from_slice(body);
             record.push(b'}');
-            crate::jsonl::read_call_record(&record, options)
+            crate::jsonl::read_call_record(&record)
         }
-        _ => crate::jsonl::read_call_record(body, options),
+        _ => crate::jsonl::read_call_record(body),
     };
     read.map_err(|err| (unread_kind(body), err))
 }

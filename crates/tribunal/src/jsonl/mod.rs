@@ -180,7 +180,8 @@ impl LineError {
 /// the result's issues), the same error. `line` is its 1-based number, for
 /// messages.
 pub fn read_line(text: &str, line: u64) -> ReadRecord {
-    read_record(text.as_bytes(), line, &Options::default())
+    static DEFAULT: std::sync::OnceLock<Options> = std::sync::OnceLock::new();
+    read_record(text.as_bytes(), line, DEFAULT.get_or_init(Options::default))
 }
 
 /// [`read_line`] with the field names and the record size limit of `options`,
@@ -199,10 +200,17 @@ pub fn read_record(bytes: &[u8], line: u64, options: &Options) -> ReadRecord {
 }
 
 /// A record given to an API call rather than read from a file (a request's
-/// body, a binding's argument): [`read_record`], its errors without the
-/// `line 1: ` a file's line numbers put first. The one place that prefix is
-/// left out, for every front end.
-pub fn read_call_record(bytes: &[u8], options: &Options) -> ReadRecord {
+/// body, a binding's argument): [`read_record`] with the default field names
+/// and no size limit of its own (the caller limits what it takes), its
+/// errors without the `line 1: ` a file's line numbers put first. The one
+/// place that prefix is left out, for every front end.
+pub fn read_call_record(bytes: &[u8]) -> ReadRecord {
+    // (Made once: the field names are five strings.)
+    static UNLIMITED: std::sync::OnceLock<Options> = std::sync::OnceLock::new();
+    let options = UNLIMITED.get_or_init(|| Options {
+        max_record_bytes: usize::MAX,
+        ..Options::default()
+    });
     read_record(bytes, 1, options).map_err(|mut err| {
         if let Some(rest) = err.message.strip_prefix("line 1: ") {
             err.message = rest.to_owned();
@@ -368,9 +376,7 @@ fn reports(
     };
     pack.evaluate_for_records(&inputs, |mut report, written| {
         let (note, line) = unread(&mut each).expect("one read record per report");
-        if let Some(note) = note {
-            report.issues.insert(0, note);
-        }
+        report.note_first(note);
         report.line = line;
         each(report, written);
     });

@@ -262,9 +262,7 @@ impl<P: Deref<Target = Pack>> Stream<P> {
             ),
             None => self.pack.evaluate(&self.record),
         };
-        if let Some(note) = self.note {
-            report.issues.insert(0, note);
-        }
+        report.note_first(self.note);
         report
     }
 
