@@ -572,6 +572,15 @@ impl Report {
         }
     }
 
+    /// The report, leaving an empty one in its place (no allocation): for
+    /// the callers that keep a report lent to them.
+    pub(crate) fn take(&mut self) -> Report {
+        std::mem::replace(
+            self,
+            Report::evaluated(Json::Null, None, Json::Null, "", ""),
+        )
+    }
+
     /// The verdict.
     pub fn status(&self) -> Status {
         self.status

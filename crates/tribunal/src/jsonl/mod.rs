@@ -305,7 +305,7 @@ pub(crate) fn judge_record(
     crate::deadline::by_caller(deadline, || {
         reports(pack, &records, std::iter::once(None), |report, written| {
             report.write_record(out, Fields::ALL, written.as_ref(), tail);
-            judged = Some(report);
+            judged = Some(report.take());
         });
     });
     judged.expect("one report per record")
@@ -314,7 +314,7 @@ pub(crate) fn judge_record(
 impl Evaluated {
     /// The report's result, its record written through `buffer` (with
     /// `written` as the `json` field's text, when the report left it out).
-    fn of(report: Report, written: Option<&Written>, buffer: &mut Vec<u8>) -> Self {
+    fn of(report: &mut Report, written: Option<&Written>, buffer: &mut Vec<u8>) -> Self {
         buffer.clear();
         report.write_fields_with(buffer, Fields::ALL, written);
         Self {
@@ -327,15 +327,15 @@ impl Evaluated {
             line: report.line,
             error: report.error().map(str::to_owned),
             error_kind: report.error_kind(),
-            feedback: report.feedback,
+            feedback: report.feedback.take(),
         }
     }
 }
 
 impl From<Report> for Evaluated {
     /// The report's result, its record written.
-    fn from(report: Report) -> Self {
-        Self::of(report, None, &mut Vec::new())
+    fn from(mut report: Report) -> Self {
+        Self::of(&mut report, None, &mut Vec::new())
     }
 }
 
@@ -347,7 +347,7 @@ fn reports(
     pack: &Pack,
     records: &[ReadRecord],
     mut lines: impl Iterator<Item = Option<u64>>,
-    mut each: impl FnMut(Report, Option<Written>),
+    mut each: impl FnMut(&mut Report, Option<Written>),
 ) {
     let inputs: Vec<&Input> = records
         .iter()
@@ -356,7 +356,7 @@ fn reports(
     let mut records = records.iter();
     // The reports of the records that could not be read, up to the next one
     // that was read: its note and line.
-    let mut unread = |each: &mut dyn FnMut(Report, Option<Written>)| {
+    let mut unread = |each: &mut dyn FnMut(&mut Report, Option<Written>)| {
         for record in records.by_ref() {
             let line = lines.next().flatten();
             match record {
@@ -368,13 +368,13 @@ fn reports(
                         err.message.clone(),
                     );
                     report.line = line;
-                    each(report, None);
+                    each(&mut report, None);
                 }
             }
         }
         None
     };
-    pack.evaluate_for_records(&inputs, |mut report, written| {
+    pack.evaluate_for_records(&inputs, |report, written| {
         let (note, line) = unread(&mut each).expect("one read record per report");
         report.note_first(note);
         report.line = line;
@@ -680,7 +680,7 @@ fn evaluate_batch(
         .map(|record| record.as_ref().ok().map(|(input, _)| input));
     reports(pack, &read, lines, |report, written| {
         let input = inputs.next().flatten();
-        if result.cut || crate::deadline::interrupted() && was_interrupted(&report) {
+        if result.cut || crate::deadline::interrupted() && was_interrupted(report) {
             result.cut = true;
             return;
         }
@@ -692,10 +692,10 @@ fn evaluate_batch(
         }
         result.lines.push(b'\n');
         if let Some(beside) = beside {
-            beside(&report, input, &mut result.beside);
+            beside(report, input, &mut result.beside);
         }
-        result.digests.push(Digest::of(&report));
-        result.issues.add(&report);
+        result.digests.push(Digest::of(report));
+        result.issues.add(report);
         result.metric_scores.extend(pack.metric_names().map(|name| {
             report
                 .metrics
