@@ -33,15 +33,11 @@ mod codes;
 mod component;
 mod contract;
 mod deadline;
-pub(crate) mod decimal;
 mod decision;
 mod engine;
 mod error;
 mod extract;
 mod files;
-mod json;
-mod json_read;
-mod json_write;
 mod manifest;
 mod overrides;
 mod pack;
@@ -62,6 +58,10 @@ mod text;
 mod transcript;
 mod wire;
 mod yaml;
+
+// The JSON layer is a crate of its own (crates/tribunal-json): its modules
+// are named here as the engine's own (`crate::json::Json`).
+use tribunal_json::{decimal, json, json_read, json_write};
 
 #[doc(hidden)]
 pub mod frontend;

@@ -34,7 +34,7 @@ use std::cmp::Ordering;
 
 /// How two number texts' exact values compare (see the module's doc for texts
 /// that are not JSON numbers: they order before every number).
-pub(crate) fn compare(a: &str, b: &str) -> Ordering {
+pub fn compare(a: &str, b: &str) -> Ordering {
     match (normalize(a), normalize(b)) {
         (Some(x), Some(y)) => compare_numbers(&x, &y),
         (Some(_), None) => Ordering::Greater,
@@ -46,7 +46,7 @@ pub(crate) fn compare(a: &str, b: &str) -> Ordering {
 /// How a number text compares with a finite `f64` bound taken as its shortest
 /// round-trip decimal (`0.1` is the decimal 0.1, `500.0` is 500); `None` when
 /// the bound is NaN or infinite.
-pub(crate) fn compare_f64(a: &str, b: f64) -> Option<Ordering> {
+pub fn compare_f64(a: &str, b: f64) -> Option<Ordering> {
     // `{:e}` writes the shortest digits that read back as `b`, in a form the
     // JSON grammar accepts (`1e-1`, `5e2`, `-0e0`, `1.7976931348623157e308`).
     b.is_finite().then(|| compare(a, &format!("{b:e}")))
@@ -54,13 +54,13 @@ pub(crate) fn compare_f64(a: &str, b: f64) -> Option<Ordering> {
 
 /// Whether two number texts have the same exact value (`25`, `25.0`, `2.5e1`
 /// and `250e-1` do; so do `0` and `-0`).
-pub(crate) fn equal(a: &str, b: &str) -> bool {
+pub fn equal(a: &str, b: &str) -> bool {
     compare(a, b) == Ordering::Equal
 }
 
 /// Whether a number text's exact value is an integer (`5`, `5.0`, `2.5e1` and
 /// `1e400` are; `5.5` and `1e-400` are not).
-pub(crate) fn is_integer(a: &str) -> bool {
+pub fn is_integer(a: &str) -> bool {
     normalize(a).is_some_and(|number| match number.magnitude {
         None => true,
         // 0.d1…dn × 10^E is an integer when the point moves past the last digit.
@@ -78,7 +78,7 @@ pub(crate) fn is_integer(a: &str) -> bool {
 /// between `f64::MAX` and 2^1024, 2^1024 − 2^970, excluded (the tie goes to the
 /// even neighbour, 2^1024, which is infinite): a text a little above
 /// `f64::MAX`, such as `1.7976931348623158e308`, still reads as `f64::MAX`.
-pub(crate) fn fits_f64(a: &str) -> bool {
+pub fn fits_f64(a: &str) -> bool {
     /// 2^1024 − 2^970, the least magnitude that reads as an infinite `f64`.
     const OVERFLOW: &str = "179769313486231580793728971405303415079934132710037826936173778980444968292764750946649017977587207096330286416692887910946555547851940402630657488671505820681908902000708383676273854845817711531764475730270069855571366959622842914819860834936475292719074168444365510704342711559699508093042880177904174497792";
     let magnitude = a.strip_prefix('-').unwrap_or(a);
@@ -90,7 +90,7 @@ pub(crate) fn fits_f64(a: &str) -> bool {
 /// or the sign, the significant digits and the adjusted exponent
 /// (`0.25e2` → `25e2`, as `±d1…dn` then `e` and `E`). A text that is not a
 /// JSON number is returned as it is.
-pub(crate) fn canonical(a: &str) -> Cow<'_, str> {
+pub fn canonical(a: &str) -> Cow<'_, str> {
     let Some(number) = normalize(a) else {
         return Cow::Borrowed(a);
     };
@@ -122,7 +122,7 @@ pub(crate) fn canonical(a: &str) -> Cow<'_, str> {
 /// their members' order: the one equality of values that rules compare
 /// (`enum`, `unique_items`, `no_repeat`, expected values, pack tests'
 /// `expect`).
-pub(crate) fn equal_values(a: &crate::json::Json, b: &crate::json::Json) -> bool {
+pub fn equal_values(a: &crate::json::Json, b: &crate::json::Json) -> bool {
     use crate::json::Json;
     match (a, b) {
         (Json::Number(x), Json::Number(y)) => equal(x.as_str(), y.as_str()),
@@ -141,7 +141,7 @@ pub(crate) fn equal_values(a: &crate::json::Json, b: &crate::json::Json) -> bool
 
 /// Whether a number is written as an integer: digits alone, with no fraction
 /// or exponent (`5`, `-12`; not `5.0` nor `5e0`), as typed graders read it.
-pub(crate) fn written_as_integer(a: &str) -> bool {
+pub fn written_as_integer(a: &str) -> bool {
     !a.bytes().any(|b| matches!(b, b'.' | b'e' | b'E'))
 }
 
@@ -149,7 +149,7 @@ pub(crate) fn written_as_integer(a: &str) -> bool {
 /// number written as an integer meets, at the same place in `actual`, a number
 /// written with a fraction or an exponent (`5` against `5.0`: not equal; `5.0`
 /// against `5`: no objection).
-pub(crate) fn strict_mismatch(expected: &crate::json::Json, actual: &crate::json::Json) -> bool {
+pub fn strict_mismatch(expected: &crate::json::Json, actual: &crate::json::Json) -> bool {
     use crate::json::Json;
     match (expected, actual) {
         (Json::Number(x), Json::Number(y)) => {
@@ -170,7 +170,7 @@ pub(crate) fn strict_mismatch(expected: &crate::json::Json, actual: &crate::json
 /// in name order and every number in its [`canonical`] form, so two values have
 /// the same key exactly when they are equal (for sets and maps of values:
 /// `unique_items`, `no_repeat`).
-pub(crate) fn value_key(value: &crate::json::Json) -> Vec<u8> {
+pub fn value_key(value: &crate::json::Json) -> Vec<u8> {
     let mut out = Vec::new();
     write_key(&mut out, value);
     out
@@ -196,8 +196,8 @@ fn write_key(out: &mut Vec<u8>, value: &crate::json::Json) {
 
 /// [`equal_values`] for `serde_json` values (the fuzz targets' round trips,
 /// tests): the same function, off the hot path.
-#[cfg(any(test, feature = "fuzzing"))]
-pub(crate) fn equal_json(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+#[doc(hidden)]
+pub fn equal_json(a: &serde_json::Value, b: &serde_json::Value) -> bool {
     equal_values(&a.into(), &b.into())
 }
 

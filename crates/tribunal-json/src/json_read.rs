@@ -24,7 +24,7 @@ const ROOM: usize = 4096;
 
 /// The value `text` holds, with nothing but JSON whitespace around it: what
 /// `serde_json::from_str::<serde_json::Value>` gives, `None` where it fails.
-pub(crate) fn parse(text: &str) -> Option<Json> {
+pub fn parse(text: &str) -> Option<Json> {
     Reader::new(text).whole().map(|(value, _)| value)
 }
 
@@ -35,7 +35,7 @@ pub(crate) fn parse(text: &str) -> Option<Json> {
 /// gives a name twice: then `out` holds the text's members, not the value's,
 /// and the caller writes the value. `None` (`out` then holding part of the
 /// text) where [`parse`] gives `None`.
-pub(crate) fn parse_writing(text: &str, out: &mut Vec<u8>) -> Option<(Json, bool)> {
+pub fn parse_writing(text: &str, out: &mut Vec<u8>) -> Option<(Json, bool)> {
     Reader::writing(text, Echo(out))
         .whole()
         .map(|(value, repeated)| (value, !repeated))
@@ -45,7 +45,7 @@ pub(crate) fn parse_writing(text: &str, out: &mut Vec<u8>) -> Option<(Json, bool
 /// `serde_json`'s `StreamDeserializer` gives, `None` where it fails. (Like it, a
 /// number, `true`, `false` or `null` must be followed by whitespace, a bracket, a
 /// comma, a colon, a quote or the end.)
-pub(crate) fn parse_first(text: &str) -> Option<(Json, usize)> {
+pub fn parse_first(text: &str) -> Option<(Json, usize)> {
     let mut reader = Reader::new(text);
     let value = reader.value()?;
     let self_delimited = matches!(value, Json::String(_) | Json::Array(_) | Json::Object(_));
@@ -65,7 +65,7 @@ pub(crate) fn parse_first(text: &str) -> Option<(Json, usize)> {
 /// when they have no escape): what `serde_json` reads from the object, member by
 /// member, and `None` where it fails. A reader that keeps only some members
 /// need not build the object.
-pub(crate) fn parse_members<'a>(text: &'a str, each: impl FnMut(Cow<'a, str>, Json)) -> Option<()> {
+pub fn parse_members<'a>(text: &'a str, each: impl FnMut(Cow<'a, str>, Json)) -> Option<()> {
     let mut reader = Reader::new(text);
     reader.skip_space();
     if reader.peek()? != b'{' {
@@ -81,7 +81,7 @@ pub(crate) fn parse_members<'a>(text: &'a str, each: impl FnMut(Cow<'a, str>, Js
 /// building it; `None`, with `out` as it was, where [`parse`] gives `None` or
 /// something else than an object or an array. A pack whose components never
 /// read the JSON needs only its text, for the result.
-pub(crate) fn write_container(text: &str, out: &mut Vec<u8>) -> Option<()> {
+pub fn write_container(text: &str, out: &mut Vec<u8>) -> Option<()> {
     thread_local! {
         /// The name list of the last document written on this thread, kept
         /// for the next (a document would otherwise grow its own).
@@ -508,7 +508,7 @@ impl<'a, S: Sink> Reader<'a, S> {
 /// and where it ends (after its closing quote); `None` for an unescaped control
 /// character, an unknown escape, a UTF-16 surrogate without its pair, or no end.
 /// Borrowed from the text when it has no escape.
-pub(crate) fn string(text: &str, start: usize) -> Option<(Cow<'_, str>, usize)> {
+pub fn string(text: &str, start: usize) -> Option<(Cow<'_, str>, usize)> {
     let bytes = text.as_bytes();
     let stop = start + plain_run(bytes.get(start..)?);
     if bytes.get(stop) == Some(&b'"') {

@@ -37,7 +37,7 @@ use serde::{Deserialize, Serialize};
 /// [`Json::to_serde`]).
 ///
 /// ```
-/// use tribunal::Json;
+/// use tribunal_json::json::Json; // `tribunal::Json` in the engine
 ///
 /// let value: Json = serde_json::json!({"b": [1.0, "x"], "a": null}).into();
 /// assert_eq!(value["b"][1], "x");
@@ -251,7 +251,7 @@ pub enum Seg {
 
 /// An array index as JSON Pointer writes it (and a canonical index in a field
 /// path): `0`, or digits without a leading zero.
-pub(crate) fn array_index(token: &str) -> Option<usize> {
+pub fn array_index(token: &str) -> Option<usize> {
     if token.starts_with('+') || (token.len() > 1 && token.starts_with('0')) {
         return None;
     }
@@ -368,7 +368,7 @@ impl Number {
     /// A number from its text, which the caller has read as a JSON number: kept
     /// as written, but for the exponent, which is written as `serde_json` keeps
     /// it (`e`, then its sign: `1E5` is `1e+5`).
-    pub(crate) fn from_json_text(text: &str) -> Number {
+    pub fn from_json_text(text: &str) -> Number {
         let [mantissa, mark, exponent] = kept_number_text(text);
         if mark.is_empty() {
             return Number(CompactString::new(text));
@@ -477,7 +477,7 @@ impl std::error::Error for NotANumber {}
 /// A JSON number's text as a [`Number`] keeps it, in three pieces to join: the
 /// mantissa, then `e` or `e+` (empty without an exponent), then the exponent's
 /// sign and digits (`1E5` is `1`, `e+`, `5`).
-pub(crate) fn kept_number_text(text: &str) -> [&str; 3] {
+pub fn kept_number_text(text: &str) -> [&str; 3] {
     // `E` or `e` (`| 0x20` lowers an ASCII letter; no other byte gives `e`).
     match text.bytes().position(|b| b | 0x20 == b'e') {
         None => [text, "", ""],
@@ -496,7 +496,7 @@ pub(crate) fn kept_number_text(text: &str) -> [&str; 3] {
 /// Where the JSON number starting at `start` ends (`None` where none starts):
 /// `-`, an integer part without a leading zero, then an optional fraction and
 /// exponent.
-pub(crate) fn number_end(bytes: &[u8], start: usize) -> Option<usize> {
+pub fn number_end(bytes: &[u8], start: usize) -> Option<usize> {
     let digits = |mut at: usize| {
         while bytes.get(at).is_some_and(u8::is_ascii_digit) {
             at += 1;
@@ -616,7 +616,7 @@ impl Object {
     }
 
     /// Adds member `name` last; the caller knows the object does not have it.
-    pub(crate) fn push_new(&mut self, name: impl Into<Str>, value: Json) {
+    pub fn push_new(&mut self, name: impl Into<Str>, value: Json) {
         let name = name.into();
         debug_assert!(!self.contains_key(&name), "push_new of a name it has");
         if let Some(index) = &mut self.index {
@@ -632,7 +632,7 @@ impl Object {
     /// copied straight into its place. (Built aside and then moved, its bytes,
     /// copied a few at a time, were read back as words before the copy had
     /// landed: a stall on every member, 2-3% of a context-agent record.)
-    pub(crate) fn push_new_read(&mut self, name: std::borrow::Cow<'_, str>, value: Json) {
+    pub fn push_new_read(&mut self, name: std::borrow::Cow<'_, str>, value: Json) {
         match name {
             std::borrow::Cow::Borrowed(text)
                 if text.len() <= INLINE && self.entries.len() + 1 < INDEXED =>
@@ -1007,32 +1007,36 @@ impl<'de> Deserialize<'de> for Json {
     }
 }
 
-/// `serde_json::json!`, as a [`Json`] (for tests).
-#[cfg(test)]
+/// `serde_json::json!`, as a [`Json`] (for tests: the engine's too).
+#[doc(hidden)]
+#[macro_export]
 macro_rules! json {
     ($($value:tt)+) => {
-        $crate::json::Json::from(serde_json::json!($($value)+))
+        $crate::json::Json::from($crate::json::__serde_json::json!($($value)+))
     };
 }
-#[cfg(test)]
-pub(crate) use json;
+#[doc(hidden)]
+pub use crate::json;
+// What `json!` expands to, wherever it is used.
+#[doc(hidden)]
+pub use serde_json as __serde_json;
 
 /// `serde_json`'s nesting limit, the one every reader and writer of nested
 /// values in the engine is held to: the 128th array or object opened inside
 /// one another is refused (the JSON reader, the repair tier, a script's return
 /// value). The plugin wire allows more (`tribunal_plugin::wire::MAX_DEPTH`),
 /// to wrap values this deep in its envelopes.
-pub(crate) const NESTING_LIMIT: usize = 128;
+pub const NESTING_LIMIT: usize = 128;
 
 /// Escapes one key for a JSON Pointer (RFC 6901): `~` → `~0`, `/` → `~1`.
-pub(crate) fn escape_pointer(key: &str) -> String {
+pub fn escape_pointer(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
 }
 
 /// The key one JSON Pointer token names (RFC 6901): `~1` → `/`, `~0` → `~`;
 /// `None` when a `~` is followed by anything else. Borrowed when there is
 /// nothing to unescape.
-pub(crate) fn unescape_pointer(token: &str) -> Option<std::borrow::Cow<'_, str>> {
+pub fn unescape_pointer(token: &str) -> Option<std::borrow::Cow<'_, str>> {
     if !token.contains('~') {
         return Some(std::borrow::Cow::Borrowed(token));
     }
@@ -1052,10 +1056,10 @@ pub(crate) fn unescape_pointer(token: &str) -> Option<std::borrow::Cow<'_, str>>
     Some(std::borrow::Cow::Owned(out))
 }
 
-/// A seeded stream of pseudo-random numbers (xorshift), for generated test cases
-/// (here, in the first module of the foundation: before every module that uses it).
-#[cfg(test)]
-pub(crate) fn numbers(seed: u64) -> impl FnMut() -> u64 {
+/// A seeded stream of pseudo-random numbers (xorshift), for generated test
+/// cases (here and in the engine's tests).
+#[doc(hidden)]
+pub fn numbers(seed: u64) -> impl FnMut() -> u64 {
     let mut state = seed;
     move || {
         state ^= state << 13;

@@ -99,7 +99,7 @@ fn escapes16_sse2(low: u64, high: u64) -> u32 {
 /// index of the first control character, `"` or `\` (the length if there is none).
 /// Reading and writing JSON strings both stop there.
 #[inline]
-pub(crate) fn plain_run(bytes: &[u8]) -> usize {
+pub fn plain_run(bytes: &[u8]) -> usize {
     // Sixteen bytes at a time, then eight, then the last few one by one.
     let mut at = 0;
     while let Some(chunk) = bytes.get(at..at + 16) {
@@ -127,7 +127,8 @@ pub(crate) fn plain_run(bytes: &[u8]) -> usize {
 /// dense with escapes (JSON inside JSON escapes a byte in three to eight),
 /// written with the vector's own `push`, `extend` and `truncate`, spent most of
 /// its time on their checks and on its length, kept in memory, between them.
-pub(crate) struct Room<'v> {
+#[derive(Debug)]
+pub struct Room<'v> {
     out: &'v mut Vec<u8>,
     /// The bytes written, from the vector's start; all of them initialised.
     len: usize,
@@ -140,7 +141,7 @@ impl<'v> Room<'v> {
     /// The most a call writes whole.
     const MOST: usize = 32;
 
-    pub(crate) fn new(out: &'v mut Vec<u8>) -> Self {
+    pub fn new(out: &'v mut Vec<u8>) -> Self {
         Self {
             len: out.len(),
             buf: out.as_mut_ptr(),
@@ -175,7 +176,7 @@ impl<'v> Room<'v> {
     /// the next write goes): a run of a few bytes in one fixed-size copy.
     #[allow(clippy::inline_always)]
     #[inline(always)]
-    pub(crate) fn put<const N: usize>(&mut self, bytes: &[u8; N], keep: usize) {
+    pub fn put<const N: usize>(&mut self, bytes: &[u8; N], keep: usize) {
         const { assert!(N <= Self::MOST) };
         debug_assert!(keep <= N);
         self.make(N);
@@ -191,14 +192,14 @@ impl<'v> Room<'v> {
     /// Appends one byte.
     #[allow(clippy::inline_always)]
     #[inline(always)]
-    pub(crate) fn byte(&mut self, byte: u8) {
+    pub fn byte(&mut self, byte: u8) {
         self.put(&[byte], 1);
     }
 
     /// Appends `bytes`, whatever their length.
     #[allow(clippy::inline_always)]
     #[inline(always)]
-    pub(crate) fn slice(&mut self, bytes: &[u8]) {
+    pub fn slice(&mut self, bytes: &[u8]) {
         self.make(bytes.len());
         #[allow(unsafe_code)]
         // SAFETY: as in `put`, for `bytes.len()` bytes.
@@ -213,7 +214,7 @@ impl<'v> Room<'v> {
     /// there is none): sixteen bytes at a time, each sixteen written whole.
     #[allow(clippy::inline_always)]
     #[inline(always)]
-    pub(crate) fn plain(&mut self, bytes: &[u8], mut at: usize) -> usize {
+    pub fn plain(&mut self, bytes: &[u8], mut at: usize) -> usize {
         while let Some(chunk) = bytes.get(at..at + 16) {
             let chunk: &[u8; 16] = chunk.try_into().expect("sixteen bytes");
             let special = escapes16(chunk);
@@ -473,12 +474,13 @@ impl<'a> Object<'a> {
 /// `field!(object, "name")`: the buffer to write the member `name`'s value
 /// into, after `,"name":` (or `"name":` first): [`Object::member`] with the
 /// name's text made at compile time. For names that need no escaping.
+#[macro_export]
 macro_rules! field {
     ($object:expr, $name:literal) => {
         $object.member(concat!(",\"", $name, "\":").as_bytes())
     };
 }
-pub(crate) use field;
+pub use crate::field;
 
 #[cfg(test)]
 mod tests {
