@@ -12,7 +12,7 @@ partial result record the seed's logic gives for it:
 - `score`: the seed's return value;
 - `status`: "PASS" iff score >= 0.7, else "FAIL". The pack sets
   `scoring.min_score: 0.7` (rules/ksi-emission/pack.yaml) and the engine's status
-  rule (src/pipeline.rs `status`) first counts error issues, then FAILs any score
+  rule (crates/tribunal/src/pipeline/verdict.rs `status`) first counts error issues, then FAILs any score
   below min_score. A description of JSON emission is an error issue (alone it
   would give NEEDS_IMPROVEMENT), but it only happens when nothing matched, so the
   score is 0 and min_score makes the record FAIL. With a match there is no issue.

@@ -3,7 +3,7 @@
 //! `Pack::load` reads `pack.yaml`, the component manifests its globs name, the
 //! contract and the pipeline; it builds every component once and reports every
 //! error it finds (file, line, column, suggestion). The loaded `Pack` is
-//! immutable and `Send + Sync`; evaluation lives in `pipeline.rs`.
+//! immutable and `Send + Sync`; evaluation lives in `pipeline/`.
 //!
 //! - `resolve`: component manifests (globs, duplicate names, their
 //!   implementation through `source`), dependencies, scoring, the contract as written;
