@@ -10,10 +10,11 @@
 //! An entry records the text's hash and the model's fingerprint beside the
 //! embedding, with a checksum over them (XXH3, 128 bits: it catches a damaged
 //! or truncated entry; an entry put there on purpose is caught by what it
-//! records, and whoever can write the cache can write any embedding into it): an entry that belongs to another text
-//! or model (copied there), fails its checksum, is not a regular file (a link, a
-//! FIFO: opened without following links and without waiting) or is not of its
-//! exact size is ignored, counted ([`DiskCache::rejected`]) and written again.
+//! records, and whoever can write the cache can write any embedding into it):
+//! an entry that belongs to another text or model (copied there), fails its
+//! checksum, is not a regular file (a link, a FIFO: opened without following
+//! links and without waiting) or is not of its exact size is ignored, counted
+//! ([`DiskCache::rejected`]) and written again.
 //! Nothing larger than an entry is ever read. A file is written to a new file
 //! of an unguessable name beside its place and renamed into it.
 //!
