@@ -287,9 +287,7 @@ impl Pack {
                 }
             }
         }
-        // Each finished where it lies, not moved out of the vector.
-        let mut staged = staged;
-        for (input, staged) in inputs.iter().zip(&mut staged) {
+        for (input, mut staged) in inputs.iter().zip(staged) {
             let written = staged.written.take();
             // A proposal's calls, as the record's transcript was read.
             let proposed = if staged.judging == crate::component::Judging::Proposal {

@@ -12,28 +12,31 @@ use crate::component::EvalError;
 use crate::deadline::Steps;
 use crate::manifest::NoJson;
 use crate::pack::{Pack, Step};
-use crate::report::{ErrorKind, ExtractionInfo, Issue, MetricResult, Report, Severity, Status};
+use crate::report::{ErrorKind, Issue, MetricResult, Report, Severity, Status};
 use crate::text::{short_numbers, write_python_repr_list};
 use serde_json::Value;
 
 impl Pack {
     /// The metrics in order, then score, status and feedback.
-    /// (What of `staged` the report keeps is taken out of it.)
-    pub(super) fn finish(&self, input: &Input, staged: &mut Staged) -> Report {
-        let json = std::mem::take(&mut staged.json);
-        let extraction = std::mem::replace(&mut staged.extraction, ExtractionInfo::none());
-        let mut issues = std::mem::take(&mut staged.issues);
-        let failure = staged.failure.take();
-        let turns = staged.turns.take();
-        let output_calls = staged.output_calls.as_deref();
-        let mut runs = std::mem::take(&mut staged.runs);
-        let (memo, judging) = (&staged.memo, staged.judging);
+    pub(super) fn finish(&self, input: &Input, staged: Staged) -> Report {
+        let Staged {
+            json,
+            extraction,
+            mut issues,
+            failure,
+            turns,
+            output_calls,
+            mut runs,
+            memo,
+            judging,
+            ..
+        } = staged;
         let mut scores: BTreeMap<String, f64> = BTreeMap::new();
         let mut metrics: BTreeMap<String, MetricResult> = BTreeMap::new();
         let record = Record {
             input,
-            turns: turns.as_deref().or(output_calls),
-            memo,
+            turns: turns.as_deref().or(output_calls.as_deref()),
+            memo: &memo,
             judging,
         };
 
