@@ -34,7 +34,7 @@ pub const NO_SECRETS: Builtin = Builtin {
     summary: "No credentials (cloud keys, VCS, chat-service and AI-provider tokens, private key blocks) in the output, messages, tool outputs or call arguments",
     streaming: "at `finish()`",
     applies: APPLIES,
-    docs: SECRETS_DOCS,
+    docs: include_str!("../../../../docs/builtins/no_secrets.md"),
     build: build_secrets,
 };
 
@@ -44,82 +44,9 @@ pub const NO_HIDDEN_UNICODE: Builtin = Builtin {
     summary: "No characters a reader cannot see (bidirectional controls, tag characters, zero-width and other invisible characters) in the output, messages, tool outputs or call arguments",
     streaming: "at `finish()`",
     applies: APPLIES,
-    docs: UNICODE_DOCS,
+    docs: include_str!("../../../../docs/builtins/no_hidden_unicode.md"),
     build: build_unicode,
 };
-
-const SECRETS_DOCS: &str = r"# no_secrets
-
-Postprocessor. Finds credentials written in a provider's token format in every
-text of the record: the output, a transcript's messages (by role), tool outputs,
-and each tool call's arguments (every string in them). One issue per text that
-holds one (code `secret.found`), at the text's path (a message, or the argument's
-JSON pointer under the call's `arguments`), naming the kind of secret and its
-first characters only, never the secret itself. On a proposal (`decide`), a call
-whose arguments hold a secret is denied: the agent is about to send it somewhere.
-
-Formats found: AWS access key ids (`AKIA…`, `ASIA…`), Google API keys (`AIza…`),
-GitHub tokens (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`, `github_pat_`), GitLab
-personal access tokens (`glpat-`), Slack tokens (`xoxb-`, `xoxp-`, `xoxa-`,
-`xoxr-`, `xoxs-`) and webhook URLs, Stripe secret and restricted keys
-(`sk_live_`, `rk_live_`, `sk_test_`, `rk_test_`), OpenAI keys (`sk-…`,
-`sk-proj-…`), Anthropic keys (`sk-ant-…`), Hugging Face tokens (`hf_`), npm
-tokens (`npm_`), PyPI tokens (`pypi-…`), SendGrid keys (`SG.…`), Telegram bot
-tokens, and private key blocks (`-----BEGIN … PRIVATE KEY-----`).
-
-## Config
-
-| key | default | meaning |
-|-----|---------|---------|
-| `in` | every place | where to look: `output` (a record's output, when it has no transcript), `system`, `user`, `assistant`, `tool` (a transcript's messages of that role; `tool` is tool outputs), `arguments` (tool calls' arguments) |
-| `severity` | `error` | `error`, `warning` or `info` |
-
-On a transcript, the final answer is the last assistant message: `assistant`
-covers it.
-
-## Example
-
-```yaml
-pipeline:
-  postprocessors:
-    - use: no_secrets
-      with: { in: [arguments, assistant] }
-```
-";
-
-const UNICODE_DOCS: &str = r"# no_hidden_unicode
-
-Postprocessor. Finds characters a reader cannot see, which can hide
-instructions or change how a text reads, in every text of the record: the
-output, a transcript's messages (by role), tool outputs, and each tool call's
-arguments. One issue per text that holds any (code `unicode.hidden`), at the
-text's path, naming the first one (its code point, its name and its class), its
-place (in characters) and how many more there are.
-
-Found: bidirectional controls (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F,
-U+061C), tag characters (U+E0000–U+E007F, except in an emoji flag's tag
-sequence), zero-width characters (U+200B, U+200C, U+2060, U+FEFF, and U+200D
-except between two emoji), invisible operators and fillers (U+00AD, U+034F,
-U+115F, U+1160, U+17B4, U+17B5, U+180E, U+2061–U+2064, U+3164, U+FFA0), and
-variation selectors that change no emoji (U+FE00–U+FE0D, U+E0100–U+E01EF).
-The emoji presentation selectors U+FE0E and U+FE0F are not flagged.
-
-## Config
-
-| key | default | meaning |
-|-----|---------|---------|
-| `in` | every place | where to look: `output`, `system`, `user`, `assistant`, `tool`, `arguments` (as `no_secrets`) |
-| `severity` | `error` | `error`, `warning` or `info` |
-
-## Example
-
-```yaml
-pipeline:
-  postprocessors:
-    - use: no_hidden_unicode
-      with: { in: [user, tool, arguments], severity: warning }
-```
-";
 
 /// Where a detector looks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

@@ -35,97 +35,9 @@ pub const BUILTIN: Builtin = Builtin {
         single_output: "applied",
         proposal: "not applied (skipped): it scores the final answer",
     },
-    docs: DOCS,
+    docs: include_str!("../../../../docs/builtins/json_compare.md"),
     build,
 };
-
-const DOCS: &str = r#"# json_compare
-
-Metric. It reproduces, score for score, the Python JSON evaluator Tribunal was
-seeded with ("seed 002"; below, "the seed"). Compares the top-level keys of the extracted JSON (the AIO) with
-the record's ground truth `expected` (the GT) and scores the Response Quality Score.
-
-**Null**: JSON `null`, `""`, or a string of whitespace only (Python `str.strip()`
-whitespace).
-
-**Phase 0, buckets** (keys listed in GT order, then AIO-only keys in AIO order):
-`extra_keys` (in AIO, not in GT), `gt_null_aio_has_value`, `gt_non_null`,
-`aio_missing_or_null` (GT non-null, AIO missing or null), `both_non_null`.
-
-- **Completeness** = `|both_non_null| / |gt_non_null|` (1.0 when nothing is expected).
-- **Hallucination** = `(|extra_keys| + |gt_null_aio_has_value|) / |GT keys ∪ AIO keys|`
-  (0.0 when there are no keys).
-- **Accuracy** = matching fields / scorable fields over `both_non_null`, fields with
-  the `ignore` strategy excluded (1.0 when nothing is scorable). A field matches when
-  its strategy's similarity is at least the strategy's threshold.
-- **RQS** = `(w_accuracy × accuracy) + (w_completeness × completeness) +
-  (w_safety × safety) − (w_hallucination × hallucination)`, clamped to [0, 1]. The
-  score is the RQS.
-
-**Strategy per field**: the `field_strategies` entry for the key (strategy names are
-case-insensitive: `EXACT`, `FUZZY`, `SEMANTIC`, `IGNORE`, or any strategy component of
-the pack), else detected from the GT value: numbers, booleans, arrays, objects,
-ISO-8601 dates (`2024-05-01`) and date-times (`2024-05-01T10:30`, optional seconds,
-fraction, `Z` or `±HH:MM`, `T` or a space) and e-mail addresses → `exact`; any other
-string → `semantic`.
-
-## Config
-
-| key | default | meaning |
-|-----|---------|---------|
-| `field_strategies` | `{}` | map of field → strategy name, or a path (relative to the manifest) to a JSON file in the seed's format, e.g. `{"customer_name": "FUZZY", "internal_notes": "IGNORE"}`; read and checked at load: the strategies, and the fields against the pack's contract (a field no output can have is an error, one it does not describe a warning) |
-| `fuzzy_threshold` | `0.85` | similarity a `fuzzy` field needs |
-| `semantic_threshold` | `0.80` | similarity a `semantic` field needs |
-| `text_strategy` | `semantic` | strategy auto-detection gives plain-text strings (e.g. `fuzzy` to avoid the embedding model) |
-| `thresholds` | `{}` | thresholds of other strategies by name (else the strategy's own default) |
-| `normalize` | `{strip: ",./-_*^"}` | the characters `NORMALIZED` removes besides whitespace (`strip`) |
-| `weights` | `{accuracy: 0.45, completeness: 0.25, hallucination: 0.15, safety: 0.15}` | RQS weights (each ≥ 0) |
-| `safety_metric` | none | a metric that runs earlier in the pipeline (any other name is a load error); its score is the safety score (1.0 when unset) |
-| `model` | none | folder (relative to the manifest) of the sentence-transformers model `semantic` uses; else `$TRIBUNAL_MODEL_DIR`, else the set-up's `models/all-MiniLM-L6-v2` (see docs/semantic.md) |
-| `when_no_expected` | `error` | a record without `expected`: `error` makes it `ERROR`; `skip` skips the metric for that record (`"skipped"` in its result, its weight out of the record's score) |
-
-Details: `completeness`, `hallucination`, `accuracy`, `safety`, `rqs`, `buckets` (the
-five key lists), `fields` (per `both_non_null` key: `strategy`, `similarity`,
-`matched`; ignored keys carry only `strategy: ignore`), `ignored`.
-
-Issues (warnings, so they feed re-ask feedback without changing the status): ``missing
-`key` `` for each `aio_missing_or_null` key, ``unexpected `key` `` for each hallucinated
-key, `` `key` does not match the expected value (fuzzy 0.72 < 0.85)`` for each
-non-matching field, each at the key's JSON pointer; and an error ``output has no JSON
-object to compare`` when nothing was extracted (the AIO is then `{}`).
-
-A record without `expected`, or whose `expected` is not an object, a strategy failure
-(e.g. `semantic` with no embedding model installed), or a `safety_metric` without a
-score is an evaluation error: the record becomes `ERROR`. A field mapped to
-`semantic` explicitly (or a `model:` folder) with no usable model is a load error
-that says how to install one.
-
-**SEMANTIC** compares two strings by the cosine similarity of their sentence
-embeddings (all-MiniLM-L6-v2 by default, run locally; clamped to [0, 1]); other
-values as EXACT. Texts are embedded in batches before a batch of records is scored,
-and cached for the run.
-
-## Example
-
-```yaml
-pipeline:
-  metrics:
-    - use: json_compare
-      with:
-        field_strategies: field_strategies.json   # or { name: FUZZY, bio: SEMANTIC }
-        fuzzy_threshold: 0.85
-        weights: { accuracy: 0.45, completeness: 0.25, hallucination: 0.15, safety: 0.15 }
-```
-
-## Refinements of the seed
-
-- Fuzzy similarity is a normalised Levenshtein ratio, not an LLM call; EXACT compares
-  numbers numerically (`2` equals `2.0`).
-- Strategy names are looked up once at load; unknown names are load errors with a
-  suggestion, and any strategy component of the pack can be named.
-- Hallucinated keys whose GT value is null read ``unexpected `key` (no value
-  expected)``.
-"#;
 
 #[derive(Debug, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]

@@ -29,78 +29,9 @@ pub const BUILTIN: Builtin = Builtin {
         single_output: "applied",
         proposal: "not applied (skipped): it scores the final answer",
     },
-    docs: DOCS,
+    docs: include_str!("../../../../docs/builtins/json_emission.md"),
     build,
 };
-
-const DOCS: &str = r#"# json_emission
-
-Metric. It reproduces, bit for bit, the DSPy metric `validate_json_emission` Tribunal
-was seeded with ("seed 000"; below, "the seed"). Scores whether the raw output actually
-emits a JSON event such as `{"event": "agent:status", "data": {"status": "ready"}}`
-rather than describing one ("I would emit an agent:status event...").
-
-Scoring, exactly as the seed's evaluation mode (the float additions happen in the
-seed's order, so the score is bit-identical to Python's):
-
-1. Every non-overlapping match of `pattern` in the raw output (Python `re.findall`).
-2. Any match → `+points.structure` (0.4).
-3. Any match that parses (as Python's `json.loads` would) to an object with `event`
-   and `data` keys → `+points.valid` (0.3); then, looking at the matches in order and
-   skipping unparseable ones, the first whose `event` is in `events` →
-   `+points.event` (0.3).
-4. No match, and a `description_patterns` entry matches (case-insensitively) →
-   `score = max(0, score - penalty)` and an error issue `description_message`.
-5. Score = `min(score, 1)`. `verdict` (the seed's bootstrapping bool) is
-   `score >= threshold`, taken before the `min`, as in the seed.
-
-## Config
-
-| key | default |
-|-----|---------|
-| `events` | `[agent:status, agent:spawn, state:entity:create, state:entity:update, message:send, message:publish]` |
-| `threshold` | `0.7` |
-| `pattern` | `\{[^{}]*"event"\s*:\s*"[^"]+"\s*,[^{}]*"data"\s*:\s*\{[^{}]*\}[^{}]*\}` |
-| `description_patterns` | `I (would\|will\|can\|should) (emit\|send\|output\|generate)`, `(emit\|send\|output\|generate) (a\|an\|the) (JSON\|event)`, `JSON (event\|message\|object) (would\|will\|should) be`, `here('s\| is) (the\|a\|an) JSON` |
-| `points` | `{structure: 0.4, valid: 0.3, event: 0.3}` (each ≥ 0) |
-| `penalty` | `0.2` (≥ 0) |
-| `description_message` | `describes JSON instead of emitting it` |
-
-Where the pack's contract lists its outputs' kinds by their `event` member
-(`kind_field: event` with `may_emit`), an `events` entry it does not take is a
-load error (no output of that event could pass), with the kind it meant.
-
-Details: `matches` (number of pattern matches), `valid` (number of matches that parse
-to an object with `event` and `data`), `known_event` (a match carries a listed event),
-`described` (no match, and a description pattern matched), `verdict`.
-
-## Example
-
-```yaml
-pipeline:
-  metrics:
-    - use: json_emission
-      with:
-        events: [agent:status, message:send]
-        threshold: 0.7
-```
-
-## Refinements of the seed
-
-- Python's `json.loads` is reproduced, not approximated by a strict JSON parser: `NaN`,
-  `Infinity`, `-Infinity`, out-of-range numbers such as `1e400` and lone surrogate
-  escapes are accepted, duplicate keys keep the last value, raw control characters in
-  strings are rejected, and so (as in Python 3.11+) are integers of more than 4,300
-  digits; nesting deeper than 1,000 levels counts as unparseable (Python raises
-  `RecursionError` at a version-dependent depth, which the seed's bare `except`
-  swallows).
-- Patterns use the Rust `regex` syntax (the seed's patterns mean the same in both);
-  `\s` and `\S` are widened to Python's whitespace set (which also holds the
-  separators U+001C–U+001F). The whole match is used even if a custom `pattern` has
-  capture groups.
-- A description of JSON emission adds an error issue (the seed only lowers a score
-  that is already 0).
-"#;
 
 const DEFAULT_PATTERN: &str =
     r#"\{[^{}]*"event"\s*:\s*"[^"]+"\s*,[^{}]*"data"\s*:\s*\{[^{}]*\}[^{}]*\}"#;

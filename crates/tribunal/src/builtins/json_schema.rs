@@ -17,38 +17,6 @@ use std::borrow::Cow;
 use crate::codes;
 use crate::report::{Issue, Severity};
 
-const DOCS: &str = r#"# json_schema (postprocessor)
-
-Validates the extracted JSON against a JSON Schema (drafts 4, 6, 7, 2019-09 and
-2020-12; the draft is read from `$schema`, 2020-12 when absent). The schema is
-compiled once when the pack loads; a schema that does not compile is a load error.
-Remote `$ref`s are not fetched.
-
-Each violation is an issue whose `path` is the JSON pointer of the offending value,
-for example `/scores/alice: "high" is not of type "number"`. When nothing was
-extracted, one issue says so.
-
-## Config
-
-| key | default | meaning |
-|---|---|---|
-| `schema` | — (required) | path of a JSON (or YAML) schema file, relative to the manifest (or the pack when used by name), or the schema itself inline |
-| `max_issues` | `20` | at most this many violations are reported per record |
-| `severity` | `error` | severity of the issues |
-
-## Example
-
-```yaml
-pipeline:
-  postprocessors:
-    - use: json_schema
-      with: { schema: schemas/verdict.json }
-```
-
-`tribunal prompt --schema` prints a schema of the pack's contract, which can be
-saved and used here.
-"#;
-
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Config {
@@ -179,7 +147,7 @@ pub const BUILTIN: Builtin = Builtin {
         single_output: "applied",
         proposal: "not applied: it judges the final answer",
     },
-    docs: DOCS,
+    docs: include_str!("../../../../docs/builtins/json_schema.md"),
     build,
 };
 

@@ -27,44 +27,9 @@ pub const BUILTIN: Builtin = Builtin {
         single_output: "applied: the output, as the assistant's message",
         proposal: "applied: the proposing message's findings decide no call; the earlier messages' are `history`",
     },
-    docs: DOCS,
+    docs: include_str!("../../../../docs/builtins/messages.md"),
     build,
 };
-
-const DOCS: &str = r#"# messages
-
-Postprocessor. Rules on the text of a transcript's messages, by role: for each
-role it names (`system`, `user`, `assistant`, `tool` for tool outputs), text each
-message must contain, a regular expression each must match, and one no message
-may match. Each finding is an issue at the message's path. A single output (a
-record without `messages`) is the assistant's message. `contains` and `matches`
-hold the messages that have text: an assistant message that only calls tools
-has none to hold them to. `not_matches` holds every message.
-
-## Config
-
-| key | default | meaning |
-|-----|---------|---------|
-| `system` | none | the rules for system (and developer) messages: `contains` (a text, or a list: each message must contain every one; code `message.missing-text`), `matches` (a regular expression each message must match somewhere; `message.no-match`), `not_matches` (one no message may match; `message.forbidden-match`). Rust's [`regex` syntax](https://docs.rs/regex/latest/regex/#syntax); `(?i)` makes a pattern case-insensitive |
-| `user` | none | the same, for the user's messages |
-| `assistant` | none | the same, for the agent's messages (and a single output) |
-| `tool` | none | the same, for tool outputs |
-| `severity` | `error` | `error`, `warning` or `info` |
-
-A role must be named with at least one rule; a pattern that is not a regular
-expression is a load error at its key.
-
-## Example
-
-```yaml
-pipeline:
-  postprocessors:
-    - use: messages
-      with:
-        assistant: { not_matches: "(?i)as an ai language model" }
-        tool: { not_matches: "(?i)ignore (all )?previous instructions" }
-```
-"#;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -32,57 +32,9 @@ pub const BUILTIN: Builtin = Builtin {
         single_output: "applied",
         proposal: "not applied: it judges the final answer",
     },
-    docs: DOCS,
+    docs: include_str!("../../../../docs/builtins/no_placeholders.md"),
     build,
 };
-
-const DOCS: &str = r#"# no_placeholders
-
-Postprocessor, generalising rule 1 of the JSON validator Tribunal was seeded with
-("seed 003"; below, "the seed"), `if "TODO" in readme or "TBD" in readme or "FIXME"
-in readme`. Reports text that still contains an unfilled placeholder token.
-
-- With `fields`: each listed field is checked in order. A string is checked by
-  substring (like Python's `in`); an array or object is checked through its string
-  leaves; numbers, booleans, `null` and missing fields are fine. At most one issue per
-  field, at the field's JSON pointer.
-- Without `fields`: every string leaf of the extracted JSON is checked, in document
-  order, one issue per leaf that contains a token, at the leaf's JSON pointer. When
-  nothing was extracted (`json` is `null`), the raw output text is checked instead
-  (one issue, no path).
-
-## Config
-
-| key | default | meaning |
-|-----|---------|---------|
-| `tokens` | `[TODO, TBD, FIXME]` | substrings that mark a placeholder (non-empty strings) |
-| `fields` | the whole document | paths to check, dotted (`docs.readme`) or JSON pointer (`/docs/readme`) |
-| `containers` | `leaves` | how a listed field holding an array or object is checked: `leaves` (every string inside it) or `python` (Python's `in`, as seed 003's code: an array holds a token as an element, an object as a key) |
-| `case_sensitive` | `true` | `false` also finds `todo`, `Tbd`... (Unicode simple case folding) |
-| `message` | ``` `{field}` contains an unfilled placeholder ({token})``` | issue text |
-| `severity` | `error` | `error`, `warning` or `info` |
-
-Message placeholders: `{field}` is the field's path as written in `fields`, or the
-JSON pointer of the leaf when scanning the whole document (`output` for the raw
-text); `{token}` is the first configured token found (in `tokens` order, within the
-first offending string leaf of the field). `{{` and `}}` write literal braces.
-
-## Example (seed 003's wording)
-
-```yaml
-pipeline:
-  postprocessors:
-    - use: no_placeholders
-      with:
-        fields: [readme]
-        message: README contains unfilled placeholders
-```
-
-## Refinements of the seed
-
-- The seed checks one string (`readme`); here any fields, nested values, or the whole
-  document can be checked, and tokens, case sensitivity and severity are configurable.
-"#;
 
 const DEFAULT_MESSAGE: &str = "`{field}` contains an unfilled placeholder ({token})";
 

@@ -34,71 +34,9 @@ pub const BUILTIN: Builtin = Builtin {
         single_output: "applied",
         proposal: "not applied: it judges the final answer",
     },
-    docs: DOCS,
+    docs: include_str!("../../../../docs/builtins/required_fields.md"),
     build,
 };
-
-const DOCS: &str = r#"# required_fields
-
-Postprocessor (seed 003, rules 2 and 3). Checks that fields of the extracted JSON
-exist, optionally that they are non-empty, and optionally that they contain required
-members. Each failing check adds one issue (at the field's JSON pointer), in config
-order, so the seed's `issues` list is reproduced word for word.
-
-## Config
-
-| key | default | meaning |
-|-----|---------|---------|
-| `paths` | (required) | list of checks; each entry is a path string or a map (below) |
-
-A map entry:
-
-| key | default | meaning |
-|-----|---------|---------|
-| `path` | (required) | dotted (`check_logic.parsing_method`) or JSON pointer (`/check_logic/parsing_method`); may contain `{name}` |
-| `each` | none | list of names; the entry is expanded once per name, substituting `{name}` in the path and the messages |
-| `message` | ``missing required field `{path}` `` | issue when the field is missing |
-| `non_empty` | `false` | Python-falsy values (`null`, `false`, `0`, `0.0`, `""`, `[]`, `{}`) count as missing (seed: `if not check_logic.get("parsing_method")`) |
-| `require` | `[]` | members the value must contain, checked like Python's `in`: object → key present, string → substring, array → contains that string; any other value (null, number, bool) lacks them all. Of a field the contract makes an object, a member it cannot have is a load error (one it does not describe, a warning) |
-| `incomplete_message` | ``` `{path}` is incomplete: missing {missing}``` | issue when a `require` member is absent |
-| `severity` | `error` | `error`, `warning` or `info` |
-
-Message placeholders: `{name}` is the `each` item, or else the last path segment;
-`{path}` is the path as written (after `{name}` substitution); `{missing}` (in
-`incomplete_message` only) lists the absent `require` members, comma-separated, in
-config order. `{{` and `}}` write literal braces. An unknown placeholder is a load
-error.
-
-Presence means the key exists, even with a `null` value (seed: `t not in
-type_examples`); use `non_empty: true` for the seed's `not x.get(...)` checks. A
-missing intermediate object, or a parent that is not an object, means the field is
-missing. Path segments index arrays when the parent is an array and the segment is a
-canonical index (`items.0`, `/items/0`).
-
-## Example (seed 003, rules 2 and 3)
-
-```yaml
-pipeline:
-  postprocessors:
-    - use: required_fields
-      with:
-        paths:
-          - path: type_examples.{name}
-            each: [type1, type2, type3, type4]
-            message: "Missing {name} example"
-            require: [yaml, behavior]
-            incomplete_message: "{name} example incomplete"
-          - { path: check_logic.parsing_method, non_empty: true, message: "Missing parsing_method" }
-          - { path: check_logic.pass_fail_logic, non_empty: true, message: "Missing pass_fail_logic" }
-```
-
-## Refinements of the seed
-
-- The seed's `"yaml" not in example` raises `TypeError` when `example` is `null`, a
-  number or a boolean; here such a value is simply incomplete.
-- The seed reads a missing `type_examples` / `check_logic` as empty; here a missing or
-  non-object parent likewise makes every field under it missing.
-"#;
 
 // ---------------------------------------------------------------------------
 // Shared helpers: field paths and message templates.
