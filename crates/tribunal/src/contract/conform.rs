@@ -15,7 +15,8 @@ use crate::extract::Repair;
 use crate::json::{Json, Number, Object};
 use crate::report::SchemaRepair;
 
-use super::validate::{Place, Shape};
+use super::place::Place;
+use super::validate::Shape;
 use super::{Contract, FieldRule, JsonType, RepairMode, Variant};
 
 impl Contract {

@@ -29,8 +29,11 @@ pub use spec::{
     ContractSpec, FieldSpec, ItemSpec, JsonType, Numbers, OnViolation, RepairMode, SentencesSpec,
     TypeSpec, VariantSpec,
 };
+mod place;
 mod validate;
-pub(crate) use validate::{pointer_of, Last, Seg, Uniques};
+pub(crate) use place::{pointer_of, Last, Seg};
+mod uniques;
+pub(crate) use uniques::Uniques;
 
 /// The ladder used when a pack does not configure one.
 pub const DEFAULT_LADDER: [Tier; 4] = [Tier::Strict, Tier::Fence, Tier::Embedded, Tier::Repair];

@@ -3,7 +3,6 @@
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
-use std::collections::hash_map::{Entry, HashMap};
 
 use crate::json::{escape_pointer, Json, Object};
 
@@ -12,6 +11,8 @@ use crate::decimal;
 use crate::report::Issue;
 use crate::text::{count_sentences_with, json_type_name as type_name};
 
+use super::place::{with_place, Last, Place, Seg};
+use super::uniques::Uniques;
 use super::{
     article, display_value, items_phrase, sentences_phrase, types_phrase, Contract, EnumEquality,
     FieldRule, OnViolation, Variant, RAW_FALLBACK_KEY,
@@ -395,56 +396,6 @@ fn repeated_item(place: Place<'_>, later: usize, first: usize) -> Issue {
     .code(codes::CONTRACT_UNIQUE_ITEMS)
 }
 
-/// The items of an array so far, to find each that equals an earlier one
-/// (`unique_items`): compared one by one while the array is short, then
-/// through an index of their canonical text (an object's members in name
-/// order, as objects are equal whatever their order), so that a long array
-/// costs time linear in its length, read whole or streamed item by item.
-#[derive(Debug, Default)]
-pub(crate) struct Uniques<'v> {
-    /// The items, while there are at most [`Uniques::SHORT`].
-    short: Vec<Cow<'v, Json>>,
-    /// The first index of each item's canonical text, from then on.
-    index: HashMap<Vec<u8>, usize>,
-    count: usize,
-}
-
-impl<'v> Uniques<'v> {
-    const SHORT: usize = 16;
-
-    /// Whether no item was added.
-    pub fn is_empty(&self) -> bool {
-        self.count == 0
-    }
-
-    /// Adds the next item: the index of the first earlier item equal to it,
-    /// if there is one.
-    pub fn add(&mut self, item: Cow<'v, Json>) -> Option<usize> {
-        let at = self.count;
-        self.count += 1;
-        if at < Self::SHORT {
-            let first = self
-                .short
-                .iter()
-                .position(|earlier| decimal::equal_values(earlier, &item));
-            self.short.push(item);
-            return first;
-        }
-        if at == Self::SHORT {
-            for (i, earlier) in std::mem::take(&mut self.short).iter().enumerate() {
-                self.index.entry(decimal::value_key(earlier)).or_insert(i);
-            }
-        }
-        match self.index.entry(decimal::value_key(&item)) {
-            Entry::Occupied(first) => Some(*first.get()),
-            Entry::Vacant(slot) => {
-                slot.insert(at);
-                None
-            }
-        }
-    }
-}
-
 /// Equality for `enum`: [`decimal::equal_values`] (numbers by their exact
 /// value, 2 == 2.0 == 2e0, 1 != 1.0000000000000000000001; members in any
 /// order), without converting a listed scalar.
@@ -630,102 +581,6 @@ impl<'r> Shape<'r> {
     }
 }
 
-/// Where a value is in the extracted JSON, built as validation descends and
-/// written out only for an issue: its JSON pointer (`/citations/2/doc_id`)
-/// and the name messages use (`citations[2].doc_id`).
-#[derive(Clone, Copy)]
-pub(super) enum Place<'a> {
-    Root,
-    Member(&'a Place<'a>, &'a str),
-    Item(&'a Place<'a>, usize),
-}
-
-impl Place<'_> {
-    pub fn pointer(&self) -> String {
-        let mut out = String::new();
-        self.write_pointer(&mut out);
-        out
-    }
-
-    fn write_pointer(&self, out: &mut String) {
-        match self {
-            Place::Root => {}
-            Place::Member(parent, key) => {
-                parent.write_pointer(out);
-                out.push('/');
-                out.push_str(&escape_pointer(key));
-            }
-            Place::Item(parent, index) => {
-                parent.write_pointer(out);
-                out.push('/');
-                out.push_str(&index.to_string());
-            }
-        }
-    }
-
-    fn label(&self) -> String {
-        let mut out = String::new();
-        self.write_label(&mut out);
-        out
-    }
-
-    fn write_label(&self, out: &mut String) {
-        match self {
-            Place::Root => {}
-            Place::Member(parent, key) => {
-                parent.write_label(out);
-                if !out.is_empty() {
-                    out.push('.');
-                }
-                out.push_str(key);
-            }
-            Place::Item(parent, index) => {
-                parent.write_label(out);
-                out.push('[');
-                out.push_str(&index.to_string());
-                out.push(']');
-            }
-        }
-    }
-}
-
-pub use crate::json::Seg;
-
-/// The last step of a path, kept apart from the path (so that a reader need
-/// not copy a key into it to check the key's value): a member, by its key, or
-/// an item, by its index.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Last<'a> {
-    Member(&'a str),
-    Item(usize),
-}
-
-/// Calls `then` with the [`Place`] of `path`, then `last` when given.
-fn with_place<R>(path: &[Seg], last: Option<Last<'_>>, then: &mut dyn FnMut(Place<'_>) -> R) -> R {
-    fn go<R>(
-        place: Place<'_>,
-        rest: &[Seg],
-        last: Option<Last<'_>>,
-        then: &mut dyn FnMut(Place<'_>) -> R,
-    ) -> R {
-        match (rest.split_first(), last) {
-            (None, None) => then(place),
-            (None, Some(Last::Member(key))) => then(Place::Member(&place, key)),
-            (None, Some(Last::Item(index))) => then(Place::Item(&place, index)),
-            (Some((Seg::Member(key), tail)), _) => go(Place::Member(&place, key), tail, last, then),
-            (Some((Seg::Item(index), tail)), _) => {
-                go(Place::Item(&place, *index), tail, last, then)
-            }
-        }
-    }
-    go(Place::Root, path, last, then)
-}
-
-/// The JSON pointer of `path` (`/citations/2/doc_id`), as issues give it.
-pub(crate) fn pointer_of(path: &[Seg]) -> String {
-    with_place(path, None, &mut |place| place.pointer())
-}
-
 /// The checks a streaming session runs as values complete: the same checks,
 /// with the same messages, codes and paths as [`Contract::validate`], on one
 /// value at a time.
@@ -846,78 +701,5 @@ impl Contract {
         let mut issues = Vec::new();
         let _ = self.coerce_kind(&object, &mut issues);
         issues
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::borrow::Cow;
-
-    use super::Uniques;
-    use crate::json::Json;
-
-    /// The first earlier equal item of each item, compared one by one.
-    fn by_hand(items: &[Json]) -> Vec<Option<usize>> {
-        (0..items.len())
-            .map(|later| {
-                items[..later]
-                    .iter()
-                    .position(|e| crate::decimal::equal_values(e, &items[later]))
-            })
-            .collect()
-    }
-
-    fn by_uniques(items: &[Json]) -> Vec<Option<usize>> {
-        let mut uniques = Uniques::default();
-        items
-            .iter()
-            .map(|item| uniques.add(Cow::Borrowed(item)))
-            .collect()
-    }
-
-    #[test]
-    fn repeats_are_found_as_json_equality_finds_them_short_or_long() {
-        // Values that are equal or not in the ways JSON equality decides:
-        // member order and a number's writing (1, 1.0) do not count, item
-        // order does.
-        let pool: Vec<Json> = [
-            r#"{"a": 1, "b": [1, 2]}"#,
-            r#"{"b": [1, 2], "a": 1}"#,
-            r#"{"b": [2, 1], "a": 1}"#,
-            r#"{"a": 1.0, "b": [1, 2]}"#,
-            r#""1""#,
-            "1",
-            "1.0",
-            "10e-1",
-            "1.0000000000000000000001",
-            "null",
-            "true",
-            r#"{"a": {"y": "x", "z": null}}"#,
-            r#"{"a": {"z": null, "y": "x"}}"#,
-            r#"["a\"b", {}]"#,
-            r#"["a\"b", []]"#,
-        ]
-        .iter()
-        .map(|text| Json::from(serde_json::from_str::<serde_json::Value>(text).unwrap()))
-        .collect();
-        let mut state = 0x2545_f491_4f6c_dd1d_u64;
-        for length in [0, 1, 5, 16, 17, 40, 300] {
-            for _ in 0..20 {
-                let items: Vec<Json> = (0..length)
-                    .map(|i: i32| {
-                        state ^= state << 13;
-                        state ^= state >> 7;
-                        state ^= state << 17;
-                        // Mostly distinct numbers, with pool values mixed in.
-                        if state.is_multiple_of(4) {
-                            pool[usize::try_from(state % 15).unwrap()].clone()
-                        } else {
-                            Json::from(i64::from(i % 97))
-                        }
-                    })
-                    .collect();
-                assert_eq!(by_uniques(&items), by_hand(&items), "{items:?}");
-            }
-        }
     }
 }
