@@ -283,6 +283,14 @@ impl Metrics {
         self.render_requests(&mut out);
         self.render_latency(&mut out);
         self.render_packs(&mut out);
+        self.render_scalars(&mut out, cache);
+        out
+    }
+
+    /// The series of one value each: the counters and gauges of reloads,
+    /// connections, requests in flight, the decision log, the embedding cache
+    /// and uptime.
+    fn render_scalars(&self, out: &mut String, cache: Option<&tribunal::EmbeddingCacheReport>) {
         let counter = |out: &mut String, name: &str, help: &str, value: u64| {
             let _ = write!(
                 out,
@@ -297,67 +305,66 @@ impl Metrics {
         };
         let load = |value: &AtomicU64| value.load(Ordering::Relaxed);
         counter(
-            &mut out,
+            out,
             "tribunal_reloads_total",
             "Changed packs loaded again and swapped in.",
             load(&self.reloads),
         );
         counter(
-            &mut out,
+            out,
             "tribunal_reload_failures_total",
             "Changed packs that failed to load (the old revision kept serving).",
             load(&self.reload_failures),
         );
         gauge(
-            &mut out,
+            out,
             "tribunal_connections",
             "Connections open.",
             self.connections.load(Ordering::Relaxed) as f64,
         );
         counter(
-            &mut out,
+            out,
             "tribunal_connections_refused_total",
             "Connections closed as they came: too many were open.",
             load(&self.connections_refused),
         );
         gauge(
-            &mut out,
+            out,
             "tribunal_requests_in_flight",
             "Check and eval requests being judged.",
             self.in_flight.load(Ordering::Relaxed) as f64,
         );
         counter(
-            &mut out,
+            out,
             "tribunal_decision_log_entries_total",
             "Decisions written to the decision log.",
             load(&self.log_written),
         );
         counter(
-            &mut out,
+            out,
             "tribunal_decision_log_dropped_total",
             "Decisions left out of the decision log: its writer fell behind.",
             load(&self.log_dropped),
         );
         let (hits, misses) = cache.map_or((0, 0), |c| (c.hits, c.misses));
         counter(
-            &mut out,
+            out,
             "tribunal_embedding_cache_hits_total",
             "SEMANTIC embeddings read from the disk cache.",
             hits,
         );
         counter(
-            &mut out,
+            out,
             "tribunal_embedding_cache_misses_total",
             "SEMANTIC embeddings computed by the model.",
             misses,
         );
         gauge(
-            &mut out,
+            out,
             "tribunal_uptime_seconds",
             "Seconds since the service started.",
             self.started.elapsed().as_secs_f64().floor(),
         );
-        out
     }
 
     fn render_requests(&self, out: &mut String) {

@@ -277,41 +277,8 @@ pub(super) fn compile_field(
     at: &str,
 ) -> Result<FieldRule, BuildError> {
     let fail = |message: String| Err(BuildError::new(message).at_key(at));
-    let sentences = match field.sentences {
-        None => None,
-        Some(SentencesSpec::Exactly(n)) => Some((n, n)),
-        Some(SentencesSpec::Range([a, b])) if a <= b => Some((a, b)),
-        Some(SentencesSpec::Range([a, b])) => {
-            return fail(format!(
-                "field `{label}`: sentences [{a}, {b}] has min above max"
-            ));
-        }
-    };
-    if let (Some(min), Some(max)) = (field.min, field.max) {
-        if min > max {
-            return fail(format!("field `{label}`: min {min} is above max {max}"));
-        }
-    }
-    if let (Some(min), Some(max)) = (field.min_items, field.max_items) {
-        if min > max {
-            return fail(format!(
-                "field `{label}`: min_items {min} is above max_items {max}"
-            ));
-        }
-    }
-    let mut types = field
-        .types
-        .as_ref()
-        .map(TypeSpec::to_vec)
-        .unwrap_or_default();
-    // A type listed twice counts once (a JSON Schema's `type` list must not
-    // repeat one).
-    let mut seen = Vec::with_capacity(types.len());
-    types.retain(|t| {
-        let first = !seen.contains(t);
-        seen.push(*t);
-        first
-    });
+    let sentences = field_bounds(field, &label, at)?;
+    let types = field_types(field);
     let allows = |wanted: JsonType| {
         types.is_empty() || types.contains(&wanted) || types.contains(&JsonType::Any)
     };
@@ -372,6 +339,56 @@ pub(super) fn compile_field(
         pattern,
         enum_equality: EnumEquality::Value,
     })
+}
+
+/// A field's `sentences` as (min, max), once its bounds are checked: none
+/// above the max it goes with.
+fn field_bounds(
+    field: &FieldSpec,
+    label: &str,
+    at: &str,
+) -> Result<Option<(usize, usize)>, BuildError> {
+    let fail = |message: String| Err(BuildError::new(message).at_key(at));
+    let sentences = match field.sentences {
+        None => None,
+        Some(SentencesSpec::Exactly(n)) => Some((n, n)),
+        Some(SentencesSpec::Range([a, b])) if a <= b => Some((a, b)),
+        Some(SentencesSpec::Range([a, b])) => {
+            return fail(format!(
+                "field `{label}`: sentences [{a}, {b}] has min above max"
+            ));
+        }
+    };
+    if let (Some(min), Some(max)) = (field.min, field.max) {
+        if min > max {
+            return fail(format!("field `{label}`: min {min} is above max {max}"));
+        }
+    }
+    if let (Some(min), Some(max)) = (field.min_items, field.max_items) {
+        if min > max {
+            return fail(format!(
+                "field `{label}`: min_items {min} is above max_items {max}"
+            ));
+        }
+    }
+    Ok(sentences)
+}
+
+/// A field's types (`type:`), each once: a type listed twice counts once (a
+/// JSON Schema's `type` list must not repeat one).
+fn field_types(field: &FieldSpec) -> Vec<JsonType> {
+    let mut types = field
+        .types
+        .as_ref()
+        .map(TypeSpec::to_vec)
+        .unwrap_or_default();
+    let mut seen = Vec::with_capacity(types.len());
+    types.retain(|t| {
+        let first = !seen.contains(t);
+        seen.push(*t);
+        first
+    });
+    types
 }
 
 /// The rule every item of an array field follows (`items:`), if it has one.

@@ -332,31 +332,22 @@ impl Pack {
             (Some(turns), Some(scope)) => self.turn_runs(turns, scope, &mut issues),
             _ => Vec::new(),
         };
-        let (mut json, mut written, extraction) = match make {
-            Make::Text => {
-                debug_assert!(
-                    self.pipeline.postprocessors.is_empty(),
-                    "only a pack without postprocessors"
-                );
-                let (written, extraction) = self.extract(&input.output, &mut issues);
-                return Staged {
-                    written,
-                    extraction,
-                    ..Staged::begun(issues, turns, runs, memo, judging)
-                };
-            }
-            Make::Value => {
-                // (A transcript's steps run on its turns, not on this document.)
-                let prepared = prepared.filter(|_| turns.is_none());
-                let (json, extraction) = self.extract_value(input, prepared, &memo, &mut issues);
-                (json.unwrap_or(Json::Null), None, extraction)
-            }
-            Make::Both => {
-                let (found, extraction) = self.extract::<Found>(&input.output, &mut issues);
-                let (json, written) = found.map_or((Json::Null, None), |f| (f.json, f.written));
-                (json, written, extraction)
-            }
-        };
+        if matches!(make, Make::Text) {
+            debug_assert!(
+                self.pipeline.postprocessors.is_empty(),
+                "only a pack without postprocessors"
+            );
+            let (written, extraction) = self.extract(&input.output, &mut issues);
+            return Staged {
+                written,
+                extraction,
+                ..Staged::begun(issues, turns, runs, memo, judging)
+            };
+        }
+        // (A transcript's steps run on its turns, not on this document.)
+        let prepared = prepared.filter(|_| turns.is_none());
+        let (mut json, mut written, extraction) =
+            self.document(input, make, prepared, &memo, &mut issues);
         let output_calls = output_calls(turns.is_none(), &json, &mut issues);
         let scores: BTreeMap<String, f64> = BTreeMap::new();
         let mut failure = None;
@@ -420,6 +411,26 @@ impl Pack {
             memo,
             judging,
         }
+    }
+
+    /// The record's document, as `make` asks for it ([`Make::Value`] or
+    /// [`Make::Both`]): the `prepared` one when given, else extracted from the
+    /// output, with the text a result record writes for it when made.
+    fn document(
+        &self,
+        input: &Input,
+        make: Make,
+        prepared: Option<Prepared>,
+        memo: &RecordMemo,
+        issues: &mut Vec<Issue>,
+    ) -> (Json, Option<Written>, ExtractionInfo) {
+        if matches!(make, Make::Both) {
+            let (found, extraction) = self.extract::<Found>(&input.output, issues);
+            let (json, written) = found.map_or((Json::Null, None), |f| (f.json, f.written));
+            return (json, written, extraction);
+        }
+        let (json, extraction) = self.extract_value(input, prepared, memo, issues);
+        (json.unwrap_or(Json::Null), None, extraction)
     }
 
     /// Evaluates many records on `jobs` threads (0 = all cores), handing each
