@@ -447,7 +447,7 @@ const THREAD_STARTS: &[(&str, usize, &str)] = &[
         1,
         "writes the decision log",
     ),
-    ("src/result_file.rs", 1, "writes the result file"),
+    ("src/result_file/mod.rs", 1, "writes the result file"),
     ("src/cli/eval.rs", 1, "waits for a signal"),
     (
         "src/main.rs",
@@ -457,7 +457,7 @@ const THREAD_STARTS: &[(&str, usize, &str)] = &[
     // Not yet on the runtime's pool (issue 62): the sentence-embedding
     // forward pass's helper and rayon's pool under gemm and the panels.
     (
-        "crates/tribunal/src/semantic/bert.rs",
+        "crates/tribunal/src/semantic/bert/mod.rs",
         2,
         "embedding helper, gemm on rayon (to move)",
     ),
@@ -654,4 +654,241 @@ fn without_strings(code: &str) -> String {
 fn raw_string_start(rest: &str) -> Option<usize> {
     let hashes = rest.len() - rest.trim_start_matches('#').len();
     rest[hashes..].starts_with('"').then_some(hashes)
+}
+
+/// The most code lines (neither blank nor a comment) a source file holds
+/// before its tests, and a function from its `fn` to its closing brace: each
+/// file one subject, each function one step (issue 62).
+const MAX_FILE_LINES: usize = 600;
+const MAX_FUNCTION_LINES: usize = 100;
+
+/// The folders the limits hold in: every crate's code (its tests, the
+/// benches' harnesses and the fixtures aside).
+const LIMITED: &[&str] = &[
+    "src",
+    "crates",
+    "python/src",
+    "node/src",
+    "plugins/sdk/src",
+    "plugins/readability/src",
+    "plugins/tolerance/src",
+    "benches/io-floor/src",
+    "benches/loadgen/src",
+];
+
+/// The files a `#[cfg(test)] mod NAME;` brings in: tests, held to no limit.
+fn test_only_files(files: &[std::path::PathBuf]) -> BTreeSet<std::path::PathBuf> {
+    let mut tests = BTreeSet::new();
+    for file in files {
+        let text = fs::read_to_string(file).unwrap();
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        let stem = file.file_stem().unwrap().to_string_lossy();
+        let dir = file.parent().unwrap();
+        // A `mod.rs`, `lib.rs` or `main.rs` holds its submodules beside it;
+        // `NAME.rs` in `NAME/`.
+        let home = if ["mod", "lib", "main"].contains(&stem.as_ref()) {
+            dir.to_path_buf()
+        } else {
+            dir.join(stem.as_ref())
+        };
+        for pair in lines.windows(2) {
+            let declared = pair[1]
+                .strip_prefix("mod ")
+                .and_then(|rest| rest.strip_suffix(';'));
+            if let (true, Some(name)) = (pair[0] == "#[cfg(test)]", declared) {
+                tests.insert(home.join(format!("{name}.rs")));
+                tests.insert(home.join(name).join("mod.rs"));
+            }
+        }
+    }
+    tests
+}
+
+/// `text` before its `#[cfg(test)] mod tests`, as lines.
+fn code_before_tests(text: &str) -> Vec<&str> {
+    let end = text.find("#[cfg(test)]\nmod tests").unwrap_or(text.len());
+    text[..end].lines().collect()
+}
+
+fn is_code(line: &str) -> bool {
+    let line = line.trim();
+    !line.is_empty() && !line.starts_with("//")
+}
+
+/// Each function in `lines` that starts at the start of its line: its name,
+/// its first line (from 1) and its code lines.
+fn functions(lines: &[&str]) -> Vec<(String, usize, usize)> {
+    let skeleton = skeleton(&lines.join("\n"));
+    let skeleton: Vec<&str> = skeleton.lines().collect();
+    let mut found = Vec::new();
+    for (at, line) in lines.iter().enumerate() {
+        let Some(name) = function_name(line) else {
+            continue;
+        };
+        let (mut depth, mut opened, mut code) = (0i64, false, 0);
+        for (line, bare) in lines[at..].iter().zip(&skeleton[at..]) {
+            code += usize::from(is_code(line));
+            let line = bare;
+            for c in line.chars() {
+                match c {
+                    '{' => (depth, opened) = (depth + 1, true),
+                    '}' => depth -= 1,
+                    _ => {}
+                }
+            }
+            // A declaration without a body (in a trait, or `extern`).
+            if !opened && line.trim_end().ends_with(';') || opened && depth == 0 {
+                break;
+            }
+        }
+        if opened {
+            found.push((name, at + 1, code));
+        }
+    }
+    found
+}
+
+/// `code` with what is inside its strings, character literals and comments
+/// left out, line for line (each newline kept), so that only its own braces
+/// and semicolons are left.
+fn skeleton(code: &str) -> String {
+    let mut out = String::with_capacity(code.len());
+    let mut rest = code;
+    while let Some(c) = rest.chars().next() {
+        let after = &rest[c.len_utf8()..];
+        let ident = |ch: char| ch.is_alphanumeric() || ch == '_';
+        // (`br"…"` is a raw string too: its `b` is not a name's end.)
+        let mut before = out.chars().rev();
+        let ident_before = match (before.next(), before.next()) {
+            (Some('b'), previous) => previous.is_some_and(ident),
+            (last, _) => last.is_some_and(ident),
+        };
+        // The length of what is left out from here, and whether it ends a line.
+        let skipped = if rest.starts_with("//") {
+            rest.find('\n').unwrap_or(rest.len())
+        } else if rest.starts_with("/*") {
+            rest.find("*/").map_or(rest.len(), |end| end + 2)
+        } else if c == '"' {
+            let mut escaped = false;
+            let end = after.char_indices().find(|&(_, ch)| {
+                let ends = !escaped && ch == '"';
+                escaped = !escaped && ch == '\\';
+                ends
+            });
+            end.map_or(rest.len(), |(i, _)| i + 2)
+        } else if c == 'r' && !ident_before && raw_string_start(after).is_some() {
+            let hashes = raw_string_start(after).unwrap_or_default();
+            let close = format!("\"{}", "#".repeat(hashes));
+            let body = &after[hashes + 1..];
+            body.find(&close)
+                .map_or(rest.len(), |end| 1 + hashes + 1 + end + close.len())
+        } else if c == '\'' {
+            // A character literal (`'x'`, `'\n'`, `'\u{7f}'`), not a lifetime.
+            let mut chars = after.chars();
+            match (chars.next(), chars.next()) {
+                (Some('\\'), _) => after.find('\'').map_or(1, |end| end + 2),
+                (Some(ch), Some('\'')) => 2 + ch.len_utf8(),
+                _ => 0,
+            }
+        } else {
+            0
+        };
+        if skipped == 0 {
+            out.push(c);
+            rest = after;
+        } else {
+            out.extend(rest[..skipped].chars().filter(|&ch| ch == '\n'));
+            rest = &rest[skipped..];
+        }
+    }
+    out
+}
+
+/// The name of the function `line` starts, if it starts one.
+fn function_name(line: &str) -> Option<String> {
+    let mut rest = line.trim_start();
+    if let Some(after) = rest.strip_prefix("pub") {
+        rest = match after.strip_prefix('(') {
+            Some(scoped) => &scoped[scoped.find(')')? + 1..],
+            None => after,
+        }
+        .trim_start();
+    }
+    for qualifier in ["const ", "async ", "unsafe ", "extern \"C\" "] {
+        rest = rest.strip_prefix(qualifier).unwrap_or(rest);
+    }
+    let name: String = rest
+        .strip_prefix("fn ")?
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    (!name.is_empty()).then_some(name)
+}
+
+#[test]
+fn no_file_over_600_code_lines_and_no_function_over_100() {
+    let mut files = Vec::new();
+    for dir in LIMITED {
+        rust_files(&repository().join(dir), &mut files);
+    }
+    files.retain(|f| {
+        let relative = f.strip_prefix(repository()).unwrap();
+        !relative.components().any(|c| {
+            let c = c.as_os_str();
+            c == "tests" || c == "benches" || c == "target" || c == "fixtures"
+        })
+    });
+    let tests = test_only_files(&files);
+    assert!(
+        tests.iter().any(|t| t.ends_with("extract/repair/tests.rs")),
+        "the test-only files are found: {tests:?}"
+    );
+    let mut over = Vec::new();
+    for file in files.iter().filter(|f| !tests.contains(*f)) {
+        let text = fs::read_to_string(file).unwrap();
+        let lines = code_before_tests(&text);
+        let shown = file.strip_prefix(repository()).unwrap().display();
+        let code = lines.iter().filter(|l| is_code(l)).count();
+        if code > MAX_FILE_LINES {
+            over.push(format!("{shown}: {code} code lines"));
+        }
+        for (name, at, code) in functions(&lines) {
+            if code > MAX_FUNCTION_LINES {
+                over.push(format!("{shown}:{at}: fn {name} has {code} code lines"));
+            }
+        }
+    }
+    assert!(
+        over.is_empty(),
+        "over {MAX_FILE_LINES} code lines a file or {MAX_FUNCTION_LINES} a function (split by subject):\n{}",
+        over.join("\n")
+    );
+}
+
+#[test]
+fn the_size_counter_finds_functions_and_their_ends() {
+    let text = [
+        "pub(crate) fn a<'t>(x: &'t str) {",
+        "    let s = \"} \\\" }\";",
+        "    // }",
+        "    if x { '{' } else { '\\'' };",
+        "    let r = r#\"{ \"",
+        "    }\"#; /* { */",
+        "    let b = br\"\\\"; let m = \"{",
+        "    \";",
+        "}",
+        "fn b();",
+        "    pub async fn c<T>(x: T)",
+        "    where T: Copy,",
+        "    {",
+        "    }",
+    ];
+    assert_eq!(
+        functions(&text),
+        vec![("a".to_owned(), 1, 8), ("c".to_owned(), 11, 4)],
+        "{text:#?}"
+    );
+    let limited = "fn x() {\n".to_owned() + &"    y();\n".repeat(MAX_FUNCTION_LINES) + "}\n";
+    let lines: Vec<&str> = limited.lines().collect();
+    assert_eq!(functions(&lines)[0].2, MAX_FUNCTION_LINES + 2);
 }
