@@ -9,8 +9,8 @@ use std::io::BufRead;
 
 use serde_json::{json, Value};
 
-use tribunal::frontend::files::{BoundedLine, BoundedLines, MAX_RESULT_LINE_BYTES};
 use tribunal::Status;
+use tribunal_base::files::{BoundedLine, BoundedLines, MAX_RESULT_LINE_BYTES};
 
 /// What the diff keeps of one result record.
 #[derive(Debug, Clone)]
@@ -73,12 +73,11 @@ impl Run {
             }
             Value::String(s) => (
                 record["id"].to_string(),
-                tribunal::frontend::text::clip_chars(s, MAX_NAME_CHARS).into_owned(),
+                tribunal_base::text::clip_chars(s, MAX_NAME_CHARS).into_owned(),
             ),
             other => {
                 let text = other.to_string();
-                let shown =
-                    tribunal::frontend::text::clip_chars(&text, MAX_NAME_CHARS).into_owned();
+                let shown = tribunal_base::text::clip_chars(&text, MAX_NAME_CHARS).into_owned();
                 (text, shown)
             }
         };
@@ -135,7 +134,7 @@ fn bounded_key(key: String) -> String {
             let _ = std::fmt::Write::write_fmt(&mut hex, format_args!("{b:02x}"));
             hex
         });
-    format!("{} #{hex}", tribunal::frontend::text::clip_chars(&key, 64))
+    format!("{} #{hex}", tribunal_base::text::clip_chars(&key, 64))
 }
 
 /// One line of a result file: a result record (its line number, the record and
@@ -226,13 +225,13 @@ impl PackSeen {
                 // Clipped: a page or a summary shows them, whatever a file holds.
                 None => {
                     self.pack = Some((
-                        tribunal::frontend::text::clip_chars(pack, MAX_NAME_CHARS).into_owned(),
-                        tribunal::frontend::text::clip_chars(revision, MAX_NAME_CHARS).into_owned(),
+                        tribunal_base::text::clip_chars(pack, MAX_NAME_CHARS).into_owned(),
+                        tribunal_base::text::clip_chars(revision, MAX_NAME_CHARS).into_owned(),
                     ));
                 }
                 Some((p, r))
-                    if *p != tribunal::frontend::text::clip_chars(pack, MAX_NAME_CHARS)
-                        || *r != tribunal::frontend::text::clip_chars(revision, MAX_NAME_CHARS) =>
+                    if *p != tribunal_base::text::clip_chars(pack, MAX_NAME_CHARS)
+                        || *r != tribunal_base::text::clip_chars(revision, MAX_NAME_CHARS) =>
                 {
                     self.mixed = true;
                 }

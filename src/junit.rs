@@ -65,7 +65,7 @@ pub fn write_case(
     out.extend_from_slice(b"\" message=\"");
     escape(
         out,
-        tribunal::frontend::text::prefix_chars(message, MESSAGE_CHARS),
+        tribunal_base::text::prefix_chars(message, MESSAGE_CHARS),
         true,
     );
     out.extend_from_slice(b"\">");

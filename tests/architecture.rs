@@ -18,7 +18,9 @@ const ENGINE: &[(&str, &str)] = &[
     ("alloc", "foundation"),
     ("codes", "foundation"),
     ("deadline", "foundation"),
-    // The JSON layer's modules, from crates/tribunal-json (see `BORROWED`).
+    // The JSON layer's modules, from crates/tribunal-json, and codes,
+    // deadline, text, suggest and files from crates/tribunal-base (see
+    // `BORROWED`).
     ("json", "foundation"),
     ("json_write", "foundation"),
     ("decimal", "foundation"),
@@ -168,6 +170,20 @@ const JSON_LAYER: &[(&str, &str)] = &[
     ("json_read", "reader"),
 ];
 
+/// The foundation's crate (crates/tribunal-base), its modules in order, after
+/// the JSON layer's it names as its own: issue codes, the deadline, text,
+/// suggestions, files.
+const BASE_LAYER: &[(&str, &str)] = &[
+    ("json", "value"),
+    ("json_write", "writer"),
+    ("decimal", "numbers"),
+    ("codes", "codes"),
+    ("deadline", "deadline"),
+    ("text", "text"),
+    ("suggest", "suggestions"),
+    ("files", "files"),
+];
+
 /// Modules the engine names as its own (`crate::json`, through a `use` in its
 /// lib.rs) that live in a crate below it: the module and that crate's `src`.
 const BORROWED: &[(&str, &str)] = &[
@@ -175,6 +191,11 @@ const BORROWED: &[(&str, &str)] = &[
     ("json_write", "crates/tribunal-json/src"),
     ("decimal", "crates/tribunal-json/src"),
     ("json_read", "crates/tribunal-json/src"),
+    ("codes", "crates/tribunal-base/src"),
+    ("deadline", "crates/tribunal-base/src"),
+    ("text", "crates/tribunal-base/src"),
+    ("suggest", "crates/tribunal-base/src"),
+    ("files", "crates/tribunal-base/src"),
 ];
 
 /// Macros a crate exports (at its root, `#[macro_export]`), re-exported by
@@ -247,6 +268,10 @@ fn modules_use_only_the_layers_before_them() {
     problems.extend(layer_problems(
         &repository().join("crates/tribunal-json/src"),
         JSON_LAYER,
+    ));
+    problems.extend(layer_problems(
+        &repository().join("crates/tribunal-base/src"),
+        BASE_LAYER,
     ));
     problems.extend(layer_problems(&repository().join("src"), CLI));
     assert!(problems.is_empty(), "{}", problems.join("\n"));
@@ -485,6 +510,7 @@ fn threads_start_only_where_stated() {
     for dir in [
         "crates/tribunal/src",
         "crates/tribunal-json/src",
+        "crates/tribunal-base/src",
         "crates/tribunal-server/src",
         "crates/semantic-kernels/src",
         "src",

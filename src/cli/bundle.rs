@@ -198,7 +198,7 @@ fn write_new(path: &Path, bytes: &[u8], replace: bool, private: bool) -> Result<
     };
     let failed = |err: std::io::Error| format!("cannot write {}: {err}", path.display());
     let (temporary, mut file) =
-        tribunal::frontend::files::create_temporary(&folder, "bundle").map_err(failed)?;
+        tribunal_base::files::create_temporary(&folder, "bundle").map_err(failed)?;
     let restricted = if private {
         use std::os::unix::fs::PermissionsExt as _;
         file.set_permissions(std::fs::Permissions::from_mode(0o600))

@@ -80,7 +80,7 @@ pub(super) fn check(args: &CheckArgs) -> Result<u8, String> {
             read_limited(io::stdin().lock(), args.max_record_bytes, "stdin")?
         }
         Some(path) => {
-            let file = tribunal::frontend::files::open_stream(path).map_err(|e| e.to_string())?;
+            let file = tribunal_base::files::open_stream(path).map_err(|e| e.to_string())?;
             read_limited(file, args.max_record_bytes, &path.display().to_string())?
         }
     };
@@ -102,7 +102,7 @@ pub(super) fn check(args: &CheckArgs) -> Result<u8, String> {
         )
     } else if args.feedback {
         let feedback = report.feedback.as_deref().unwrap_or("");
-        writeln!(stdout, "{}", tribunal::frontend::text::printable(feedback))
+        writeln!(stdout, "{}", tribunal_base::text::printable(feedback))
     } else {
         write!(stdout, "{}", render_report(&report))
     };
@@ -183,7 +183,7 @@ fn check_proposed(
 /// The decisions for a terminal: one line per call, its issues under it.
 fn render_decisions(decisions: &tribunal::Decisions) -> String {
     use std::fmt::Write as _;
-    let printable = tribunal::frontend::text::printable;
+    let printable = tribunal_base::text::printable;
     let mut out = String::new();
     if let Some(error) = &decisions.error {
         let _ = writeln!(out, "error: {}", printable(error));
@@ -261,7 +261,7 @@ fn check_streaming(
     use std::io::Read as _;
     let (mut reader, what): (Box<dyn io::Read>, String) = match file {
         Some(path) if path.as_os_str() != "-" => (
-            Box::new(tribunal::frontend::files::open_stream(path).map_err(|e| e.to_string())?),
+            Box::new(tribunal_base::files::open_stream(path).map_err(|e| e.to_string())?),
             path.display().to_string(),
         ),
         _ => (Box::new(io::stdin().lock()), "stdin".to_owned()),
@@ -269,7 +269,7 @@ fn check_streaming(
     let served = engine.find(name).map_err(|e| e.to_string())?;
     let mut session = engine.stream(&served, record(args, String::new(), file)?);
     let mut stdout = io::stdout().lock();
-    let mut text = tribunal::frontend::text::Utf8Chunks::default();
+    let mut text = tribunal_base::text::Utf8Chunks::default();
     let (mut read, mut buffer) = (0usize, vec![0u8; 8192]);
     loop {
         let n = match reader.read(&mut buffer) {
@@ -314,7 +314,7 @@ fn check_streaming(
 
 /// One streaming event as `check --stream` prints it.
 fn event_line(event: &tribunal::StreamEvent, json: bool) -> String {
-    use tribunal::frontend::text::one_line;
+    use tribunal_base::text::one_line;
     match event {
         _ if json => event.to_json().to_string(),
         tribunal::StreamEvent::Violation(v) => format!(
@@ -337,7 +337,7 @@ fn event_line(event: &tribunal::StreamEvent, json: bool) -> String {
 /// model's output or the pack is shown with control characters escaped.
 pub(crate) fn render_report(report: &Report) -> String {
     use std::fmt::Write as _;
-    use tribunal::frontend::text::{one_line, printable};
+    use tribunal_base::text::{one_line, printable};
     let mut out = String::new();
     let score = report
         .score
@@ -444,9 +444,9 @@ fn json_arg(flag: &str, value: &str) -> Result<Value, String> {
     });
     match file {
         Some(path) => {
-            let text = tribunal::frontend::files::read_regular_text(
+            let text = tribunal_base::files::read_regular_text(
                 &path,
-                tribunal::frontend::files::MAX_VALUE_FILE_BYTES,
+                tribunal_base::files::MAX_VALUE_FILE_BYTES,
             )
             .map_err(|e| format!("{flag}: {e}"))?;
             serde_json::from_str(&text)

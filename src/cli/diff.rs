@@ -27,7 +27,7 @@ pub(super) struct DiffArgs {
 
 pub(super) fn run_diff(args: &DiffArgs) -> Result<u8, String> {
     let read = |path: &PathBuf| -> Result<Run, String> {
-        let file = tribunal::frontend::files::open_stream(path).map_err(|e| e.to_string())?;
+        let file = tribunal_base::files::open_stream(path).map_err(|e| e.to_string())?;
         Run::read(BufReader::new(file)).map_err(|e| format!("cannot read {}: {e}", path.display()))
     };
     let (old, new) = (read(&args.old)?, read(&args.new)?);

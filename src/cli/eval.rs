@@ -115,7 +115,7 @@ fn stop_on_signals() -> Option<Arc<AtomicBool>> {
             .name("tribunal-stop".into())
             .spawn(|| {
                 std::thread::sleep(FINISH_GRACE);
-                tribunal::frontend::deadline::interrupt();
+                tribunal_base::deadline::interrupt();
             });
     });
     handler.is_ok().then_some(stop)
@@ -156,8 +156,7 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
     let reader: Box<dyn BufRead + Send> = if args.input.as_os_str() == "-" {
         Box::new(BufReader::with_capacity(1 << 16, io::stdin()))
     } else {
-        let file =
-            tribunal::frontend::files::open_stream(&args.input).map_err(|e| e.to_string())?;
+        let file = tribunal_base::files::open_stream(&args.input).map_err(|e| e.to_string())?;
         Box::new(BufReader::with_capacity(1 << 16, file))
     };
     let options = run_options(args, stop);
@@ -548,7 +547,7 @@ fn write_summaries(
         if args.output.is_some() {
             out!("{text}");
         } else {
-            eprintln!("{}", tribunal::frontend::text::printable(&text));
+            eprintln!("{}", tribunal_base::text::printable(&text));
         }
     }
     Ok(())
@@ -563,7 +562,7 @@ fn warn_empty(args: &EvalArgs, from_file: bool, gates: &Gates) {
     };
     eprintln!(
         "warning: {}: no records (the data set is empty or holds only blank lines){}",
-        tribunal::frontend::text::printable(&input),
+        tribunal_base::text::printable(&input),
         if gates.require_pass || !gates.fail_under.is_empty() {
             "; --require-pass and --fail-under fail on an empty data set"
         } else {
@@ -610,7 +609,7 @@ impl CasesFile {
             _ => PathBuf::from("."),
         };
         let (path, file) =
-            tribunal::frontend::files::create_temporary(&folder, &format!("{name}.cases"))?;
+            tribunal_base::files::create_temporary(&folder, &format!("{name}.cases"))?;
         Ok(Self {
             path,
             writer: std::io::BufWriter::new(file),

@@ -77,9 +77,9 @@ impl Gates {
         let names: Vec<&str> = ["pass_rate", "score"].into_iter().chain(metrics).collect();
         for gate in &self.fail_under {
             if !names.contains(&gate.name.as_str()) {
-                let hint = tribunal::frontend::suggest::nearest(&gate.name, &names)
+                let hint = tribunal_base::suggest::nearest(&gate.name, &names)
                     .map_or_else(String::new, |n| {
-                        format!(" ({})", tribunal::frontend::suggest::did_you_mean(&n))
+                        format!(" ({})", tribunal_base::suggest::did_you_mean(&n))
                     });
                 return Err(format!(
                     "--fail-under {}: no such gate{hint}; the gates are pass_rate, score and the pack's metrics ({})",

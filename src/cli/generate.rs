@@ -68,10 +68,9 @@ pub(super) fn man(args: &ManArgs) -> Result<u8, String> {
         // planted at a page's name is replaced, never written through.
         let cannot =
             |e: std::io::Error| format!("cannot write man pages into {}: {e}", dir.display());
-        let staging =
-            tribunal::frontend::files::create_temporary_dir(dir, "man").map_err(cannot)?;
+        let staging = tribunal_base::files::create_temporary_dir(dir, "man").map_err(cannot)?;
         let written = clap_mangen::generate_to(command, &staging)
-            .and_then(|()| tribunal::frontend::files::move_into(&staging, dir));
+            .and_then(|()| tribunal_base::files::move_into(&staging, dir));
         if let Err(err) = written {
             let _ = std::fs::remove_dir_all(&staging);
             return Err(cannot(err));

@@ -174,7 +174,7 @@ pub(super) fn explain(args: &ExplainArgs) -> Result<u8, String> {
     let names: Vec<&str> = tribunal::frontend::builtins::names().collect();
     let strategy_names: Vec<&str> = strategies.iter().map(|(s, _)| *s).collect();
     let every = names.iter().chain(&strategy_names).copied();
-    let hint = tribunal::frontend::suggest::nearest(name, every)
+    let hint = tribunal_base::suggest::nearest(name, every)
         .map_or_else(String::new, |s| format!("; did you mean `{s}`?"));
     Err(format!(
         "no component, built-in or strategy named `{name}`{hint} (built-ins: {}; strategies: {})",

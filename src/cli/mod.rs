@@ -12,12 +12,12 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 
 /// `println!` for human-readable command output, with control characters escaped
-/// (see [`tribunal::frontend::text::printable`]): when stdout is closed early (`tribunal list |
+/// (see [`tribunal_base::text::printable`]): when stdout is closed early (`tribunal list |
 /// head`) the process ends quietly instead of panicking; another write error ends it
 /// with exit code 2 and a message on stderr.
 macro_rules! out {
     ($($arg:tt)*) => {
-        write_out(&tribunal::frontend::text::printable(&format!($($arg)*)))
+        write_out(&tribunal_base::text::printable(&format!($($arg)*)))
     };
 }
 
@@ -314,7 +314,7 @@ fn note_not_loaded(pack: &Pack) {
     for note in pack.not_loaded() {
         eprintln!(
             "note: {}",
-            tribunal::frontend::text::printable(&note.to_string())
+            tribunal_base::text::printable(&note.to_string())
         );
     }
 }
@@ -374,7 +374,7 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(message) => {
-            let message = tribunal::frontend::text::printable(message.trim_end());
+            let message = tribunal_base::text::printable(message.trim_end());
             if message.starts_with("error:") {
                 eprintln!("{message}");
             } else {

@@ -48,7 +48,7 @@ pub(super) fn run_report(args: &ReportArgs) -> Result<u8, String> {
     }
     check_outputs(&inputs, &[Named::new("-o", &args.output)]).map_err(|e| e.to_string())?;
     let open = |path: &PathBuf| {
-        tribunal::frontend::files::open_stream(path)
+        tribunal_base::files::open_stream(path)
             .map(BufReader::new)
             .map_err(|e| e.to_string())
     };

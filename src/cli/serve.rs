@@ -157,7 +157,7 @@ pub(super) fn serve(args: &ServeArgs) -> Result<u8, String> {
     config.listen = args.listen;
     config.insecure_no_auth = args.insecure_no_auth;
     if let Some(path) = &args.token_file {
-        let token = tribunal::frontend::files::read_regular_text(path, 4096)
+        let token = tribunal_base::files::read_regular_text(path, 4096)
             .map_err(|e| format!("--token-file: {e}"))?;
         config.auth = Auth::Token(token);
     }

@@ -73,7 +73,7 @@ pub(super) fn run_tests(args: &TestArgs) -> Result<u8, String> {
     for pack in packs {
         let started = std::time::Instant::now();
         let outcome = tribunal::frontend::pack_tests::run(&runtime, &pack, args.verbose, &base);
-        print!("{}", tribunal::frontend::text::printable(&outcome.log));
+        print!("{}", tribunal_base::text::printable(&outcome.log));
         passed += outcome.passed;
         failed += outcome.failed;
         if args.junit.is_some() {
@@ -173,10 +173,7 @@ pub(super) fn lint(args: &LintArgs) -> Result<u8, String> {
     for path in packs {
         match runtime.load_for_inspection(&path, &options) {
             Err(errors) => {
-                eprintln!(
-                    "{}",
-                    tribunal::frontend::text::printable(&errors.to_string())
-                );
+                eprintln!("{}", tribunal_base::text::printable(&errors.to_string()));
                 failed = true;
             }
             Ok(pack) => {
@@ -204,7 +201,7 @@ pub(super) fn lint(args: &LintArgs) -> Result<u8, String> {
                     plural(pack.test_files().len(), "test file")
                 );
                 for warning in &warnings {
-                    eprintln!("warning: {}", tribunal::frontend::text::printable(warning));
+                    eprintln!("warning: {}", tribunal_base::text::printable(warning));
                 }
                 super::note_not_loaded(&pack);
             }

@@ -12,10 +12,10 @@ use std::io::BufRead;
 use serde_json::Value;
 
 use crate::diff::{read_results, PackSeen, ResultLine, Run, MAX_NAME_CHARS};
-use tribunal::frontend::files::{BoundedLine, BoundedLines, MAX_RESULT_LINE_BYTES};
 use tribunal::frontend::summary::count_one;
-use tribunal::frontend::text::clip_chars;
 use tribunal::Status;
+use tribunal_base::files::{BoundedLine, BoundedLines, MAX_RESULT_LINE_BYTES};
+use tribunal_base::text::clip_chars;
 
 mod render;
 

@@ -89,7 +89,7 @@ pub(super) fn write_row(out: &mut String, row: &Row) {
     } else {
         format!(
             "error: {}",
-            tribunal::frontend::text::clip_chars(&row.error, 160)
+            tribunal_base::text::clip_chars(&row.error, 160)
         )
     };
     let more = if row.issues.len() > 1 {

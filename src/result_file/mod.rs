@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::thread;
 
-use tribunal::frontend::files::{not_regular, open_own_file, OwnFileError};
+use tribunal_base::files::{not_regular, open_own_file, OwnFileError};
 
 /// Why an output could not be opened or finished.
 #[derive(Debug, thiserror::Error)]
@@ -650,7 +650,7 @@ fn same_file(meta: &fs::Metadata, input: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tribunal::frontend::files::create_temporary;
+    use tribunal_base::files::create_temporary;
 
     #[cfg(unix)]
     #[test]

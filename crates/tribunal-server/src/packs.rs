@@ -11,7 +11,7 @@ pub fn log(message: &str) {
     eprintln!(
         "{} tribunal serve: {}",
         crate::time::now(),
-        tribunal::frontend::text::printable(message)
+        tribunal_base::text::printable(message)
     );
 }
 

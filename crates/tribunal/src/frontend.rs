@@ -1,26 +1,8 @@
-//! What Tribunal's own front ends (the `tribunal` command line, the Python
-//! binding) use of the engine beyond its public API: file handling, text
-//! helpers, the pack test runner. Hidden and without stability promises: a
+//! What the `tribunal` command line uses of the engine beyond its public API:
+//! the pack test runner, manifests' schemas, the built-ins' docs, the plugin
+//! helper. (File handling, text helpers and suggestions are the foundation
+//! crate's, `tribunal-base`.) Hidden and without stability promises: a
 //! program embedding Tribunal uses the crate's documented API.
-
-/// Reading and writing files safely (own files, bounded reads, streams).
-pub mod files {
-    pub use crate::files::{
-        create_temporary, create_temporary_dir, move_into, not_regular, open_own_file, open_stream,
-        read_regular_text, BoundedLine, BoundedLines, OwnFileError, MAX_RESULT_LINE_BYTES,
-        MAX_VALUE_FILE_BYTES,
-    };
-}
-
-/// Text for terminals and pages.
-pub mod text {
-    pub use crate::text::{clip_chars, one_line, prefix_chars, printable, Utf8Chunks};
-}
-
-/// "Did you mean" suggestions.
-pub mod suggest {
-    pub use crate::suggest::{did_you_mean, nearest};
-}
 
 /// The summary's counting.
 pub mod summary {
@@ -57,9 +39,4 @@ pub mod tools {
 /// The plugin helper process (`tribunal __plugin-host`).
 pub mod plugin {
     pub use crate::plugin::serve_helper;
-}
-
-/// Interrupting the evaluations in progress (`eval` on a signal).
-pub mod deadline {
-    pub use crate::deadline::interrupt;
 }

@@ -29,15 +29,12 @@ mod alloc;
 mod build;
 mod builtins;
 mod bundle;
-mod codes;
 mod component;
 mod contract;
-mod deadline;
 mod decision;
 mod engine;
 mod error;
 mod extract;
-mod files;
 mod manifest;
 mod overrides;
 mod pack;
@@ -52,9 +49,7 @@ mod semantic;
 mod source;
 mod strategy;
 mod strict_config;
-mod suggest;
 mod summary;
-mod text;
 mod transcript;
 mod wire;
 mod yaml;
@@ -62,6 +57,8 @@ mod yaml;
 // The JSON layer is a crate of its own (crates/tribunal-json): its modules
 // are named here as the engine's own (`crate::json::Json`).
 use tribunal_json::{decimal, json, json_read, json_write};
+// The foundation is a crate of its own too (crates/tribunal-base).
+use tribunal_base::{codes, deadline, files, suggest, text};
 
 #[doc(hidden)]
 pub mod frontend;

@@ -22,8 +22,8 @@ use hyper::{Request, Response};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
-use tribunal::frontend::text::Utf8Chunks;
 use tribunal::{Input, Served, ServedPack, Stream};
+use tribunal_base::text::Utf8Chunks;
 
 use super::{error, ndjson_response, permit, InFlight, Logged, ResponseBody, State};
 use crate::body;
@@ -60,9 +60,9 @@ fn from_query(query: &str) -> Result<(Input, bool), String> {
             }
             other => {
                 let known = ["id", "expected", "meta", "release"];
-                let hint = tribunal::frontend::suggest::nearest(other, &known)
+                let hint = tribunal_base::suggest::nearest(other, &known)
                     .map_or_else(String::new, |near| {
-                        format!(": {}", tribunal::frontend::suggest::did_you_mean(&near))
+                        format!(": {}", tribunal_base::suggest::did_you_mean(&near))
                     });
                 return Err(format!(
                     "the query has an unknown parameter `{other}`{hint} (known: {})",

@@ -114,16 +114,23 @@ pub fn value_type_name(value: &serde_json::Value) -> &'static str {
 }
 
 /// `source` compiled as a regular expression (Rust's `regex` syntax), or why
-/// it is not one, on one line (the crate's message spans lines: a caret
-/// diagram).
-pub(crate) fn regex(source: &str) -> Result<regex::Regex, String> {
+/// it is not one ([`NotARegex`]).
+pub fn regex(source: &str) -> Result<regex::Regex, NotARegex> {
     regex::Regex::new(source).map_err(|err| {
-        err.to_string()
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ")
+        NotARegex(
+            err.to_string()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" "),
+        )
     })
 }
+
+/// Why a text is not a regular expression: the `regex` crate's message, on
+/// one line (the crate's spans lines: a caret diagram).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct NotARegex(String);
 
 #[cfg(test)]
 mod tests {

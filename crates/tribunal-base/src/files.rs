@@ -50,7 +50,7 @@ pub fn read_regular_text(path: &Path, limit: u64) -> Result<String, FileError> {
 
 /// The bytes of the regular file at `path`, at most `limit` of them (see
 /// [`read_regular_text`]).
-pub(crate) fn read_regular_bytes(path: &Path, limit: u64) -> Result<Vec<u8>, FileError> {
+pub fn read_regular_bytes(path: &Path, limit: u64) -> Result<Vec<u8>, FileError> {
     read_bytes(path, &path.display().to_string(), limit)
 }
 
@@ -384,7 +384,7 @@ fn slash_path(path: &Path) -> String {
 }
 
 /// Removes `.` components and folds `dir/..` pairs, without touching the disk.
-pub(crate) fn lexical_normalise(path: &Path) -> PathBuf {
+pub fn lexical_normalise(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {
@@ -693,7 +693,7 @@ impl<R: BufRead> Iterator for BoundedLines<R> {
 
 /// The repository this crate was built in (it lives in `crates/tribunal`): where
 /// tests find the shipped packs and docs, and a binary built here its model.
-pub(crate) fn built_in_repository() -> &'static Path {
+pub fn built_in_repository() -> &'static Path {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
     here.ancestors().nth(2).unwrap_or(here)
 }

@@ -8,11 +8,11 @@ macro_rules! codes {
     ($($name:ident = $code:literal: $what:literal;)*) => {
         $(
             #[doc = $what]
-            pub(crate) const $name: &str = $code;
+            pub const $name: &str = $code;
         )*
         /// Every built-in code, with what it means (docs/builtins.md).
         #[cfg_attr(not(test), allow(dead_code))]
-        pub(crate) const ALL: &[(&str, &str)] = &[$(($code, $what)),*];
+        pub const ALL: &[(&str, &str)] = &[$(($code, $what)),*];
     };
 }
 
@@ -71,7 +71,7 @@ codes! {
 }
 
 /// `schema.KEYWORD` for a JSON Schema keyword: `minLength` → `schema.min-length`.
-pub(crate) fn schema_keyword(keyword: &str) -> String {
+pub fn schema_keyword(keyword: &str) -> String {
     let mut code = String::from(SCHEMA_KEYWORD.trim_end_matches("KEYWORD"));
     for c in keyword.trim_start_matches('$').chars() {
         if c.is_ascii_uppercase() {
@@ -89,7 +89,7 @@ pub(crate) fn schema_keyword(keyword: &str) -> String {
 /// Whether an issue of `code` is about the output's format (its JSON, the
 /// contract's fields and kinds, a JSON Schema, required fields): the issues
 /// after which a transcript's re-ask text shows the OUTPUT FORMAT block.
-pub(crate) fn about_format(code: &str) -> bool {
+pub fn about_format(code: &str) -> bool {
     [
         "contract.",
         "extraction.",
@@ -105,7 +105,7 @@ pub(crate) fn about_format(code: &str) -> bool {
 /// Whether `code` is one a script or plugin may give an issue (namespaced by
 /// the host): lower-case letters, digits, `-` and `.`, at most 64 bytes, not
 /// starting or ending with `.`.
-pub(crate) fn is_custom_code(code: &str) -> bool {
+pub fn is_custom_code(code: &str) -> bool {
     !code.is_empty()
         && code.len() <= 64
         && !code.starts_with('.')
