@@ -34,7 +34,6 @@ mod contract;
 mod decision;
 mod engine;
 mod error;
-mod extract;
 mod manifest;
 mod overrides;
 mod pack;
@@ -59,6 +58,8 @@ mod yaml;
 use tribunal_json::{decimal, json, json_read, json_write};
 // The foundation is a crate of its own too (crates/tribunal-base).
 use tribunal_base::{codes, deadline, files, suggest, text};
+// And the extraction ladder (crates/tribunal-extract).
+use tribunal_extract as extract;
 
 #[doc(hidden)]
 pub mod frontend;

@@ -6,7 +6,7 @@ use super::super::lex::{
     Quote,
 };
 use super::{Fail, Rewriter, Role, StringEnd};
-use crate::extract::Repair;
+use crate::Repair;
 
 impl<'a> Rewriter<'a> {
     /// Whether the value at the current position is in doubled quotes (`""text""`): two

@@ -1,7 +1,7 @@
 //! The rewriter's byte-level reading: quotes, placeholders, blanks, words and
 //! the shapes of numbers as models write them.
 
-use crate::extract::Repair;
+use crate::Repair;
 
 /// The quote a string was opened with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,7 +7,7 @@ use super::lex::{
     past_blanks, past_spaces, placeholder_len, unicode_space_len, word_end, NumberShape,
 };
 use super::{RepairSet, MAX_DEPTH};
-use crate::extract::Repair;
+use crate::Repair;
 
 /// The input cannot be rewritten into JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,4 +1,6 @@
 //! The extraction ladder: finds the JSON object or array in what a model emitted.
+//! A crate of its own under the engine (which names it as its module
+//! `extract`), on the JSON layer and the foundation.
 //!
 //! Each [`Tier`] is a more forgiving way of reading the text:
 //!
@@ -18,6 +20,11 @@ pub mod embedded;
 pub mod fence;
 pub mod repair;
 pub mod strict;
+
+// The JSON layer's and the foundation's modules under the names the ladder
+// uses (`crate::json`), as in the engine.
+use tribunal_base::text;
+use tribunal_json::{json, json_read, json_write};
 
 use crate::json::Json;
 
@@ -265,7 +272,7 @@ impl Repair {
 
     /// This kind's bit in a set of kinds held as a `u64` (the repair tier's,
     /// the summary's): bit `i` for `Repair::ALL[i]`.
-    pub(crate) const fn bit(self) -> u64 {
+    pub const fn bit(self) -> u64 {
         1 << (self as u32)
     }
 
@@ -324,9 +331,8 @@ pub enum MultipleValues {
     All,
 }
 
-/// A JSON value found in a model's output, with how it was found (for the
-/// fuzz targets and tests; the pipeline takes [`extract_as`]'s parts).
-#[cfg(any(test, feature = "fuzzing"))]
+/// A JSON value found in a model's output, with how it was found (the
+/// pipeline takes [`extract_as`]'s parts).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Extracted {
     /// The object or array.
@@ -342,7 +348,6 @@ pub struct Extracted {
 /// first of several documents ([`extract_with`] and [`MultipleValues::First`]).
 ///
 /// [`Tier::Fallback`] is ignored here: the caller handles it.
-#[cfg(any(test, feature = "fuzzing"))]
 pub fn extract(text: &str, tiers: &[Tier]) -> Option<Extracted> {
     extract_with(text, tiers, MultipleValues::First)
 }
@@ -351,7 +356,6 @@ pub fn extract(text: &str, tiers: &[Tier]) -> Option<Extracted> {
 /// says what to do with several top-level documents.
 ///
 /// [`Tier::Fallback`] is ignored here: the caller handles it.
-#[cfg(any(test, feature = "fuzzing"))]
 pub fn extract_with(text: &str, tiers: &[Tier], multiple: MultipleValues) -> Option<Extracted> {
     extract_as(text, tiers, multiple).map(|(value, tier, repairs)| Extracted {
         value,
@@ -362,7 +366,7 @@ pub fn extract_with(text: &str, tiers: &[Tier], multiple: MultipleValues) -> Opt
 
 /// [`extract_with`], making a `D` of the document found: its value, or only its
 /// text.
-pub(crate) fn extract_as<D: Document>(
+pub fn extract_as<D: Document>(
     text: &str,
     tiers: &[Tier],
     multiple: MultipleValues,
@@ -392,7 +396,7 @@ pub(crate) fn extract_as<D: Document>(
 /// What the ladder makes of the document it finds: its value ([`Json`]), or
 /// only the text a result writes for it ([`Written`]), when nothing reads the
 /// value.
-pub(crate) trait Document: Sized {
+pub trait Document: Sized {
     /// The object or array `text` holds, with nothing around it.
     fn read(text: &str) -> Option<Self>;
     /// The document that holds `value` (found by a tier that builds it).
@@ -420,7 +424,7 @@ impl Document for Json {
 /// A document as compact JSON text: what [`crate::json_write::write_json`]
 /// writes for its value.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Written(pub Vec<u8>);
+pub struct Written(pub Vec<u8>);
 
 impl Document for Written {
     fn read(text: &str) -> Option<Self> {
@@ -455,7 +459,7 @@ impl Document for Written {
 /// write it: for a pack whose steps read the value, the result copies that
 /// text instead of writing the value again.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Found {
+pub struct Found {
     pub json: Json,
     pub written: Option<Written>,
 }
@@ -580,7 +584,7 @@ pub fn parse_failure(text: &str) -> Option<String> {
 ///
 /// Returns at once (without parsing) unless `text` starts with `{` or `[`, so a long
 /// string or number costs nothing.
-pub(crate) fn parse_container<D: Document>(text: &str) -> Option<D> {
+pub fn parse_container<D: Document>(text: &str) -> Option<D> {
     if !text.starts_with(['{', '[']) {
         return None;
     }
@@ -593,7 +597,7 @@ pub(crate) fn parse_container<D: Document>(text: &str) -> Option<D> {
 /// array or object (`[{`, `{{`), or what follows a stray closer in a member's
 /// place (`"key": } {`). Such a candidate's document lost its opener or
 /// failed around it, and the candidate is one of its inner values.
-pub(crate) fn inside_a_structure(bytes: &[u8], start: usize) -> bool {
+pub fn inside_a_structure(bytes: &[u8], start: usize) -> bool {
     let before = |end: usize| {
         bytes[..end]
             .iter()
@@ -644,7 +648,7 @@ fn next_significant(bytes: &[u8], end: usize) -> Option<u8> {
 /// `[...]]`). A `}` is a stray one and is ignored (`{...}}`): an object or array
 /// inside an object is a member's value, found as such by
 /// [`inside_a_structure`].
-pub(crate) fn continues_after(bytes: &[u8], end: usize) -> bool {
+pub fn continues_after(bytes: &[u8], end: usize) -> bool {
     next_significant(bytes, end).is_some_and(|next| matches!(next, b',' | b':' | b']'))
 }
 
@@ -657,7 +661,7 @@ pub(crate) fn continues_after(bytes: &[u8], end: usize) -> bool {
 /// inside a structure or did not end there. `None` when the end is in doubt: no
 /// later document may then be looked for, since it could be one of this one's
 /// inner values. Linear in the length read.
-pub(crate) fn failed_span_end(bytes: &[u8], start: usize) -> Option<usize> {
+pub fn failed_span_end(bytes: &[u8], start: usize) -> Option<usize> {
     let mut open: Vec<u8> = Vec::new();
     // The depth counting every bracket, inside strings too.
     let mut blind = 0usize;
