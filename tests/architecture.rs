@@ -273,9 +273,9 @@ fn layer_problems(src: &Path, order: &[(&str, &str)]) -> Vec<String> {
         let borrowed = BORROWED
             .iter()
             .any(|(name, from)| name == module && is_module(&repository().join(from), module))
-            || BORROWED_CRATES
-                .iter()
-                .any(|(name, from)| name == module && repository().join(from).join("lib.rs").is_file());
+            || BORROWED_CRATES.iter().any(|(name, from)| {
+                name == module && repository().join(from).join("lib.rs").is_file()
+            });
         if !is_module(src, module) && !borrowed {
             problems.push(format!(
                 "the order names `{module}`, which is not a module of {shown}"
@@ -894,7 +894,9 @@ fn no_file_over_600_code_lines_and_no_function_over_100() {
     });
     let tests = test_only_files(&files);
     assert!(
-        tests.iter().any(|t| t.ends_with("tribunal-extract/src/repair/tests.rs")),
+        tests
+            .iter()
+            .any(|t| t.ends_with("tribunal-extract/src/repair/tests.rs")),
         "the test-only files are found: {tests:?}"
     );
     let mut over = Vec::new();
