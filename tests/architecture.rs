@@ -948,3 +948,53 @@ fn the_size_counter_finds_functions_and_their_ends() {
     let lines: Vec<&str> = limited.lines().collect();
     assert_eq!(functions(&lines)[0].2, MAX_FUNCTION_LINES + 2);
 }
+
+/// The library crates: what a program embedding Tribunal (or a plugin) links.
+const LIBRARIES: &[&str] = &[
+    "crates/tribunal/src",
+    "crates/tribunal-json/src",
+    "crates/tribunal-base/src",
+    "crates/tribunal-extract/src",
+    "crates/tribunal-server/src",
+    "crates/semantic-kernels/src",
+    "plugins/sdk/src",
+];
+
+/// A public function's error is a type a caller can match on, never a bare
+/// `String` (issue 62): what went wrong has a name, and a message can change
+/// without breaking a caller.
+#[test]
+fn no_public_function_returns_a_string_error() {
+    let mut files = Vec::new();
+    for dir in LIBRARIES {
+        rust_files(&repository().join(dir), &mut files);
+    }
+    let mut found = Vec::new();
+    for file in &files {
+        let text = fs::read_to_string(file).unwrap();
+        let code = skeleton(&text);
+        let mut rest = code.as_str();
+        while let Some(at) = rest.find("pub fn ") {
+            let starts_item = rest[..at]
+                .chars()
+                .next_back()
+                .is_none_or(char::is_whitespace);
+            let signature = &rest[at..];
+            let end = signature.find(['{', ';']).unwrap_or(signature.len());
+            let signature = &signature[..end];
+            let returns = signature.split("->").nth(1).unwrap_or_default();
+            let returns: String = returns.split_whitespace().collect();
+            if starts_item && returns.starts_with("Result<") && returns.ends_with(",String>") {
+                let line = code[..code.len() - rest.len() + at].matches('\n').count() + 1;
+                let shown = file.strip_prefix(repository()).unwrap().display();
+                found.push(format!("{shown}:{line}: {}", signature.trim()));
+            }
+            rest = &rest[at + "pub fn ".len()..];
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "public functions with a String error (give it a type; or keep the function in its crate, `pub(crate)`):\n{}",
+        found.join("\n")
+    );
+}

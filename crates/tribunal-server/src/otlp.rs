@@ -50,7 +50,7 @@ struct Finished(Value);
 impl Exporter {
     /// Starts the export thread for the collector at `endpoint`
     /// (`http://HOST:PORT[/PATH]`: spans go to `PATH/v1/traces`).
-    pub fn start(endpoint: &str) -> Result<Arc<Self>, String> {
+    pub(crate) fn start(endpoint: &str) -> Result<Arc<Self>, String> {
         let target = Target::parse(endpoint)?;
         let (queue, spans) = mpsc::sync_channel(QUEUE);
         let counts = Arc::new(Counts::default());

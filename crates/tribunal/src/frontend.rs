@@ -33,7 +33,7 @@ pub mod builtins {
 
 /// Argument rules from the tools files of model APIs (`tribunal new tools`).
 pub mod tools {
-    pub use crate::contract::{tools_from_file, ToolRules};
+    pub use crate::contract::{tools_from_file, ToolRules, ToolsFileError};
 }
 
 /// The plugin helper process (`tribunal __plugin-host`).

@@ -5,6 +5,40 @@
 
 use serde_json::{Map, Value};
 
+/// Why a tools file is not one (`tribunal new tools --from FILE`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolsFileError {
+    /// Neither a list nor an object with a `tools` list.
+    #[error("a tools file is a list of tools, or an object with a `tools` list")]
+    NotAList,
+    /// The tool at `index` (from 0) has no name.
+    #[error("tool {index} has no `name` (at /{index})")]
+    NoName {
+        /// Where the tool is in the list.
+        index: usize,
+    },
+    /// A second tool of that name, at `index`.
+    #[error("tool {index}: `{name}` is declared twice")]
+    Twice {
+        /// Where the second one is in the list.
+        index: usize,
+        /// The name.
+        name: String,
+    },
+    /// The tool's parameters are not a JSON object.
+    #[error("tool `{name}`: its parameters are not a JSON Schema object")]
+    NotASchema {
+        /// The tool.
+        name: String,
+    },
+    /// The tool's parameters' schema is not of an object.
+    #[error("tool `{name}`: its parameters must be an object schema (`type: object`)")]
+    NotAnObject {
+        /// The tool.
+        name: String,
+    },
+}
+
 /// One tool of a tools file, as `tool_calls`' rules of its arguments.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolRules {
@@ -26,29 +60,26 @@ pub struct ToolRules {
 /// "parameters"}}`), OpenAI Responses tools (`{"type": "function", "name",
 /// "parameters"}`) or Anthropic tools (`{"name", "description",
 /// "input_schema"}`). An error says which item is not a tool, and why.
-pub fn tools_from_file(file: &Value) -> Result<Vec<ToolRules>, String> {
+pub fn tools_from_file(file: &Value) -> Result<Vec<ToolRules>, ToolsFileError> {
     let list = match file {
         Value::Array(list) => list,
         Value::Object(object) => match object.get("tools") {
             Some(Value::Array(list)) => list,
-            _ => {
-                return Err(
-                    "a tools file is a list of tools, or an object with a `tools` list".into(),
-                )
-            }
+            _ => return Err(ToolsFileError::NotAList),
         },
-        _ => {
-            return Err("a tools file is a list of tools, or an object with a `tools` list".into())
-        }
+        _ => return Err(ToolsFileError::NotAList),
     };
     let mut tools = Vec::with_capacity(list.len());
     for (index, item) in list.iter().enumerate() {
         let tool = item.get("function").unwrap_or(item);
         let Some(name) = tool.get("name").and_then(Value::as_str) else {
-            return Err(format!("tool {index} has no `name` (at /{index})"));
+            return Err(ToolsFileError::NoName { index });
         };
         if tools.iter().any(|t: &ToolRules| t.name == name) {
-            return Err(format!("tool {index}: `{name}` is declared twice"));
+            return Err(ToolsFileError::Twice {
+                index,
+                name: name.to_owned(),
+            });
         }
         let empty = Value::Object(Map::new());
         let schema = tool
@@ -58,14 +89,16 @@ pub fn tools_from_file(file: &Value) -> Result<Vec<ToolRules>, String> {
         let mut dropped = Vec::new();
         let object = schema
             .as_object()
-            .ok_or_else(|| format!("tool `{name}`: its parameters are not a JSON Schema object"))?;
+            .ok_or_else(|| ToolsFileError::NotASchema {
+                name: name.to_owned(),
+            })?;
         if object
             .get("type")
             .is_some_and(|t| t.as_str() != Some("object"))
         {
-            return Err(format!(
-                "tool `{name}`: its parameters must be an object schema (`type: object`)"
-            ));
+            return Err(ToolsFileError::NotAnObject {
+                name: name.to_owned(),
+            });
         }
         let fields = members(object, name, &mut dropped);
         for key in object.keys() {
@@ -233,9 +266,17 @@ mod tests {
                 "weather.unit: default (the argument is required)",
             ]
         );
-        assert!(tools_from_file(&json!([{"description": "x"}]))
-            .unwrap_err()
-            .contains("tool 0 has no `name`"));
-        assert!(tools_from_file(&json!({"a": 1})).is_err());
+        let no_name = tools_from_file(&json!([{"description": "x"}])).unwrap_err();
+        assert_eq!(no_name, ToolsFileError::NoName { index: 0 });
+        assert_eq!(no_name.to_string(), "tool 0 has no `name` (at /0)");
+        assert_eq!(
+            tools_from_file(&json!({"a": 1})),
+            Err(ToolsFileError::NotAList)
+        );
+        let twice = json!([{"name": "a"}, {"name": "a"}]);
+        assert_eq!(
+            tools_from_file(&twice).unwrap_err().to_string(),
+            "tool 1: `a` is declared twice"
+        );
     }
 }

@@ -14,7 +14,7 @@ use crate::json::{Json, Object};
 mod compile;
 mod conform;
 mod from_schema;
-pub use from_schema::{tools_from_file, ToolRules};
+pub use from_schema::{tools_from_file, ToolRules, ToolsFileError};
 mod index;
 pub(crate) use index::{Members, RuleId};
 mod prompt;

@@ -43,7 +43,7 @@ const EVALUATE: u8 = b'E';
 
 /// The binary that runs helpers: `TRIBUNAL_PLUGIN_HOST`, else this program if
 /// it is `tribunal`, else `tribunal` found on `PATH`.
-pub fn helper_binary() -> Result<PathBuf, String> {
+pub(crate) fn helper_binary() -> Result<PathBuf, String> {
     if let Some(path) = std::env::var_os(HELPER_ENV).filter(|p| !p.is_empty()) {
         return Ok(PathBuf::from(path));
     }

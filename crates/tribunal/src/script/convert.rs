@@ -176,7 +176,7 @@ fn index_int(index: usize) -> INT {
 
 /// A Rhai value as JSON. Fails on values JSON cannot hold (NaN, functions,
 /// timestamps, ...), naming where in the value they are.
-pub fn to_value(value: &Dynamic) -> Result<Value, String> {
+pub(crate) fn to_value(value: &Dynamic) -> Result<Value, String> {
     convert(value, &mut String::new(), 0)
 }
 

@@ -488,7 +488,7 @@ struct Buffers {
 
 impl Bert {
     /// Loads `config.json` and `model.safetensors` from `dir`.
-    pub fn load(dir: &Path) -> Result<Self, String> {
+    pub(crate) fn load(dir: &Path) -> Result<Self, String> {
         let config_path = dir.join("config.json");
         let text = std::fs::read_to_string(&config_path)
             .map_err(|e| format!("cannot read `{}`: {e}", config_path.display()))?;
@@ -593,7 +593,10 @@ impl Bert {
     /// the other stayed idle: a check's 7 ms took 10–17 ms.) The caller waits
     /// only for groups a helper has taken; a helper that starts when every
     /// group is taken has nothing to do.
-    pub fn mean_pooled(self: &Arc<Self>, sequences: &[&[u32]]) -> Result<Vec<Vec<f32>>, String> {
+    pub(crate) fn mean_pooled(
+        self: &Arc<Self>,
+        sequences: &[&[u32]],
+    ) -> Result<Vec<Vec<f32>>, String> {
         let groups = if PASSES.load(Ordering::Relaxed) == 0 {
             groups(sequences, cores())
         } else {
@@ -647,7 +650,7 @@ impl Bert {
         Ok(out)
     }
 
-    pub fn mean_pooled_with(
+    pub(crate) fn mean_pooled_with(
         &self,
         sequences: &[&[u32]],
         threads: Threads,
