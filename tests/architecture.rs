@@ -200,7 +200,22 @@ const EXTRACT_LAYER: &[(&str, &str)] = &[
 
 /// Crates the engine names as one of its modules (`use tribunal_extract as
 /// extract;` in its lib.rs): the module and that crate's `src`.
-const BORROWED_CRATES: &[(&str, &str)] = &[("extract", "crates/tribunal-extract/src")];
+const BORROWED_CRATES: &[(&str, &str)] = &[
+    ("extract", "crates/tribunal-extract/src"),
+    ("semantic", "crates/tribunal-semantic/src"),
+];
+
+/// The sentence embeddings' crate (crates/tribunal-semantic), its modules in
+/// order, after the foundation's it names as its own: finding the model, the
+/// disk cache, the forward pass.
+const SEMANTIC_LAYER: &[(&str, &str)] = &[
+    ("text", "text"),
+    ("files", "files"),
+    ("locate", "model files"),
+    ("disk_cache", "disk cache"),
+    ("bert", "forward pass"),
+    ("model_tests", "tests against the model"),
+];
 
 /// Modules the engine names as its own (`crate::json`, through a `use` in its
 /// lib.rs) that live in a crate below it: the module and that crate's `src`.
@@ -299,6 +314,10 @@ fn modules_use_only_the_layers_before_them() {
     problems.extend(layer_problems(
         &repository().join("crates/tribunal-extract/src"),
         EXTRACT_LAYER,
+    ));
+    problems.extend(layer_problems(
+        &repository().join("crates/tribunal-semantic/src"),
+        SEMANTIC_LAYER,
     ));
     problems.extend(layer_problems(&repository().join("src"), CLI));
     assert!(problems.is_empty(), "{}", problems.join("\n"));
@@ -509,7 +528,7 @@ const THREAD_STARTS: &[(&str, usize, &str)] = &[
     // Not yet on the runtime's pool (issue 62): the sentence-embedding
     // forward pass's helper and rayon's pool under gemm and the panels.
     (
-        "crates/tribunal/src/semantic/bert/mod.rs",
+        "crates/tribunal-semantic/src/bert/mod.rs",
         2,
         "embedding helper, gemm on rayon (to move)",
     ),
@@ -539,6 +558,7 @@ fn threads_start_only_where_stated() {
         "crates/tribunal-json/src",
         "crates/tribunal-base/src",
         "crates/tribunal-extract/src",
+        "crates/tribunal-semantic/src",
         "crates/tribunal-server/src",
         "crates/semantic-kernels/src",
         "src",
@@ -955,6 +975,7 @@ const LIBRARIES: &[&str] = &[
     "crates/tribunal-json/src",
     "crates/tribunal-base/src",
     "crates/tribunal-extract/src",
+    "crates/tribunal-semantic/src",
     "crates/tribunal-server/src",
     "crates/semantic-kernels/src",
     "plugins/sdk/src",

@@ -2,7 +2,7 @@
 //! installed by `scripts/setup` into models/): the seed's walkthrough score, and
 //! batched and parallel evaluation equal to records one by one. The model itself
 //! (tokens and embeddings against sentence-transformers') is tested beside its
-//! code, in `src/semantic/model_tests.rs`.
+//! code, in `crates/tribunal-semantic/src/model_tests.rs`.
 
 #![allow(clippy::too_many_lines)] // a test reads top to bottom; the 100-line limit is for code
 

@@ -1,5 +1,5 @@
 //! The element-wise and attention kernels of Tribunal's BERT forward pass
-//! (`crates/tribunal/src/semantic/bert/mod.rs`), and its matrix products on CPUs with AVX-512
+//! (`crates/tribunal-semantic/src/bert/mod.rs`), and its matrix products on CPUs with AVX-512
 //! ([`panels`]; elsewhere they are the `gemm` crate's).
 //!
 //! A crate of its own so that debug builds (the test suite) run it optimised,

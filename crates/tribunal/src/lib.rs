@@ -44,7 +44,6 @@ mod plugin;
 mod report;
 mod runtime;
 mod script;
-mod semantic;
 mod source;
 mod strategy;
 mod strict_config;
@@ -60,6 +59,8 @@ use tribunal_json::{decimal, json, json_read, json_write};
 use tribunal_base::{codes, deadline, files, suggest, text};
 // And the extraction ladder (crates/tribunal-extract).
 use tribunal_extract as extract;
+// And the sentence embeddings (crates/tribunal-semantic).
+use tribunal_semantic as semantic;
 
 #[doc(hidden)]
 pub mod frontend;

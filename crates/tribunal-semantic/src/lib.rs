@@ -1,4 +1,5 @@
-//! Sentence embeddings for the `semantic` strategy: a sentence-transformers model
+//! Sentence embeddings for the `semantic` strategy, a crate of its own under the
+//! engine (which names it as its module `semantic`): a sentence-transformers model
 //! (BERT encoder, mean pooling, L2 normalisation) loaded from a local folder, run
 //! on the CPU (matrix products by gemm), and the cosine similarity of two texts.
 //!
@@ -12,6 +13,10 @@
 mod bert;
 pub mod disk_cache;
 pub mod locate;
+
+// The foundation's modules under the names the code uses (`crate::files`), as
+// in the engine.
+use tribunal_base::{files, text};
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
@@ -662,7 +667,7 @@ impl SemanticModel {
 }
 
 #[cfg(test)]
-#[path = "../../../../tests/support/model.rs"]
+#[path = "../../../tests/support/model.rs"]
 mod model_support;
 /// Against the real model (installed by `scripts/setup`).
 #[cfg(test)]
