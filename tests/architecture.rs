@@ -837,7 +837,7 @@ fn skeleton(code: &str) -> String {
             (Some('b'), previous) => previous.is_some_and(ident),
             (last, _) => last.is_some_and(ident),
         };
-        // The length of what is left out from here, and whether it ends a line.
+        // The length of what is left out from here (0: nothing).
         let skipped = if rest.starts_with("//") {
             rest.find('\n').unwrap_or(rest.len())
         } else if rest.starts_with("/*") {
@@ -860,7 +860,10 @@ fn skeleton(code: &str) -> String {
             // A character literal (`'x'`, `'\n'`, `'\u{7f}'`), not a lifetime.
             let mut chars = after.chars();
             match (chars.next(), chars.next()) {
-                (Some('\\'), _) => after.find('\'').map_or(1, |end| end + 2),
+                (Some('\\'), _) => after
+                    .get(2..)
+                    .and_then(|escaped| escaped.find('\''))
+                    .map_or(1, |end| end + 4),
                 (Some(ch), Some('\'')) => 2 + ch.len_utf8(),
                 _ => 0,
             }
@@ -947,7 +950,7 @@ fn the_size_counter_finds_functions_and_their_ends() {
         "pub(crate) fn a<'t>(x: &'t str) {",
         "    let s = \"} \\\" }\";",
         "    // }",
-        "    if x { '{' } else { '\\'' };",
+        "    if x { '{' } else { '\\'' } + '\\u{7b}' + '\\\\';",
         "    let r = r#\"{ \"",
         "    }\"#; /* { */",
         "    let b = br\"\\\"; let m = \"{",
