@@ -47,9 +47,39 @@ pub fn compare(a: &str, b: &str) -> Ordering {
 /// round-trip decimal (`0.1` is the decimal 0.1, `500.0` is 500); `None` when
 /// the bound is NaN or infinite.
 pub fn compare_f64(a: &str, b: f64) -> Option<Ordering> {
+    if !b.is_finite() {
+        return None;
+    }
+    // A whole bound (`min: 1`, the common case) is written as its integer's
+    // digits, exact below 2^53, without the float formatter or an allocation:
+    // a contract compares every number of a record with its bounds.
+    if b.fract() == 0.0 && b.abs() < 9.0e15 {
+        let mut digits = [0u8; 20];
+        return Some(compare(a, integer_text(b as i64, &mut digits)));
+    }
     // `{:e}` writes the shortest digits that read back as `b`, in a form the
-    // JSON grammar accepts (`1e-1`, `5e2`, `-0e0`, `1.7976931348623157e308`).
-    b.is_finite().then(|| compare(a, &format!("{b:e}")))
+    // JSON grammar accepts (`1e-1`, `5e2`, `1.7976931348623157e308`).
+    Some(compare(a, &format!("{b:e}")))
+}
+
+/// `n` in decimal digits (with its sign), written into the end of `digits`.
+fn integer_text(n: i64, digits: &mut [u8; 20]) -> &str {
+    let mut at = digits.len();
+    let mut rest = n.unsigned_abs();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    if n < 0 {
+        at -= 1;
+        digits[at] = b'-';
+    }
+    // Only ASCII digits and a sign were written.
+    std::str::from_utf8(&digits[at..]).unwrap_or("0")
 }
 
 /// Whether two number texts have the same exact value (`25`, `25.0`, `2.5e1`
@@ -1228,6 +1258,60 @@ mod tests {
         }
         for bound in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
             assert_eq!(compare_f64("1", bound), None);
+        }
+    }
+
+    /// Whole bounds are written as integers, others by the float formatter:
+    /// either way a text compares with a bound as with the bound's shortest
+    /// round-trip text.
+    #[test]
+    fn a_bound_compares_as_its_shortest_text_whole_or_not() {
+        let mut bounds = vec![
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            9.0e15,
+            -9.0e15,
+            8_999_999_999_999_998.0,
+        ];
+        bounds.extend([
+            2f64.powi(53),
+            2f64.powi(53) + 2.0,
+            1e16,
+            1e300,
+            0.5,
+            -2.5,
+            1e-7,
+        ]);
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        for _ in 0..2000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let whole = (state % 2_000_001) as f64 - 1_000_000.0;
+            bounds.extend([whole, whole * 1e9, whole / 8.0, whole * 1e-3]);
+        }
+        for bound in bounds {
+            let shortest = format!("{bound:e}");
+            let near = [
+                shortest.clone(),
+                format!("{}", bound.trunc() as i128),
+                format!("{}", (bound.trunc() as i128).saturating_add(1)),
+                format!("{}", (bound.trunc() as i128).saturating_sub(1)),
+                format!("{}.5", bound.trunc() as i128),
+                "0".to_owned(),
+                "-0.0".to_owned(),
+                "1e400".to_owned(),
+                "x".to_owned(),
+            ];
+            for text in &near {
+                assert_eq!(
+                    compare_f64(text, bound),
+                    Some(compare(text, &shortest)),
+                    "{text} vs {shortest}"
+                );
+            }
         }
     }
 
