@@ -62,18 +62,10 @@ pub fn compare_f64(a: &str, b: f64) -> Option<Ordering> {
     Some(compare(a, &format!("{b:e}")))
 }
 
-/// `n` in decimal digits (with its sign), written into the end of `digits`.
+/// `n` in decimal digits (with its sign), written into the end of `digits`
+/// (|n| < 9e15: room for the sign is left).
 fn integer_text(n: i64, digits: &mut [u8; 20]) -> &str {
-    let mut at = digits.len();
-    let mut rest = n.unsigned_abs();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
+    let mut at = crate::json_write::u64_digits(n.unsigned_abs(), digits);
     if n < 0 {
         at -= 1;
         digits[at] = b'-';

@@ -307,6 +307,12 @@ pub fn write_u64(out: &mut Vec<u8>, value: u64) {
         return;
     }
     let mut digits = [0u8; 20];
+    let at = u64_digits(value, &mut digits);
+    out.extend_from_slice(&digits[at..]);
+}
+
+/// Writes `value`'s decimal digits into the end of `digits`: where they start.
+pub(crate) fn u64_digits(value: u64, digits: &mut [u8; 20]) -> usize {
     let mut at = digits.len();
     let mut rest = value;
     loop {
@@ -314,10 +320,9 @@ pub fn write_u64(out: &mut Vec<u8>, value: u64) {
         digits[at] = b'0' + (rest % 10) as u8;
         rest /= 10;
         if rest == 0 {
-            break;
+            return at;
         }
     }
-    out.extend_from_slice(&digits[at..]);
 }
 
 /// Appends an array, each item written by `write` (`write_str`, `write_value`, ...).
