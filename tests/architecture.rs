@@ -302,24 +302,18 @@ fn layer_problems(src: &Path, order: &[(&str, &str)]) -> Vec<String> {
 
 #[test]
 fn modules_use_only_the_layers_before_them() {
-    let mut problems = layer_problems(&engine_src(), ENGINE);
-    problems.extend(layer_problems(
-        &repository().join("crates/tribunal-json/src"),
-        JSON_LAYER,
-    ));
-    problems.extend(layer_problems(
-        &repository().join("crates/tribunal-base/src"),
-        BASE_LAYER,
-    ));
-    problems.extend(layer_problems(
-        &repository().join("crates/tribunal-extract/src"),
-        EXTRACT_LAYER,
-    ));
-    problems.extend(layer_problems(
-        &repository().join("crates/tribunal-semantic/src"),
-        SEMANTIC_LAYER,
-    ));
-    problems.extend(layer_problems(&repository().join("src"), CLI));
+    let crates: [(&str, &[(&str, &str)]); 6] = [
+        ("crates/tribunal/src", ENGINE),
+        ("crates/tribunal-json/src", JSON_LAYER),
+        ("crates/tribunal-base/src", BASE_LAYER),
+        ("crates/tribunal-extract/src", EXTRACT_LAYER),
+        ("crates/tribunal-semantic/src", SEMANTIC_LAYER),
+        ("src", CLI),
+    ];
+    let problems: Vec<String> = crates
+        .iter()
+        .flat_map(|(src, order)| layer_problems(&repository().join(src), order))
+        .collect();
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
