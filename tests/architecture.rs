@@ -66,8 +66,7 @@ const ENGINE: &[(&str, &str)] = &[
     ("error", "api"),
     // One request API over served packs, judged on one executor.
     ("engine", "api"),
-    // What the front ends and the fuzz targets reach (hidden).
-    ("frontend", "front ends' access"),
+    // What the fuzz targets reach (hidden).
     ("fuzzing", "front ends' access"),
 ];
 
@@ -396,9 +395,8 @@ fn the_scanner_sees_grouped_and_plain_paths() {
 }
 
 /// The library's public API is what the engine's `lib.rs` re-exports and the
-/// JSONL batch runner; what the front ends reach beyond it and the fuzz targets'
-/// bodies are public but hidden (`#[doc(hidden)]`, for the command line and
-/// `fuzz/`): every other module is internal, so it can change without breaking
+/// JSONL batch runner; the fuzz targets' bodies are public but hidden
+/// (`#[doc(hidden)]`, for `fuzz/`): every other module is internal, so it can change without breaking
 /// a program that embeds the engine.
 #[test]
 fn only_the_stated_modules_are_public() {
@@ -410,15 +408,13 @@ fn only_the_stated_modules_are_public() {
         .collect();
     assert_eq!(
         public,
-        ["frontend", "fuzzing", "jsonl"],
+        ["fuzzing", "jsonl"],
         "a new public module widens the API: re-export what is needed instead"
     );
-    for hidden in ["frontend", "fuzzing"] {
-        assert!(
-            lib.contains(&format!("#[doc(hidden)]\npub mod {hidden};")),
-            "`{hidden}` is public for the command line or the fuzzer only: keep it #[doc(hidden)]"
-        );
-    }
+    assert!(
+        lib.contains("#[doc(hidden)]\npub mod fuzzing;"),
+        "`fuzzing` is public for the fuzzer only: keep it #[doc(hidden)]"
+    );
     // The fuzz targets' bodies are not compiled into a shipped build.
     assert!(
         lib.contains("#[cfg(feature = \"fuzzing\")]\n#[doc(hidden)]\npub mod fuzzing;"),
@@ -426,11 +422,11 @@ fn only_the_stated_modules_are_public() {
     );
 }
 
-/// The Python and Node.js bindings are front ends over the public API: they
-/// name only what the engine's `lib.rs` re-exports (and `jsonl`), never the
-/// hidden `frontend`.
+/// The front ends (the command line, the server, the Python and Node.js
+/// bindings) are built on the public API: they name only what the engine's
+/// `lib.rs` re-exports (and `jsonl`). There is no back door for them.
 #[test]
-fn the_python_and_node_bindings_use_only_the_public_api() {
+fn the_front_ends_use_only_the_public_api() {
     let root = repository();
     let lib = fs::read_to_string(engine_src().join("lib.rs")).unwrap();
     // Each `pub use …;` statement, however many lines it spans.
@@ -454,7 +450,12 @@ fn the_python_and_node_bindings_use_only_the_public_api() {
         .chain(["jsonl".to_owned()])
         .collect();
     let mut files = Vec::new();
-    for binding in ["python/src", "node/src"] {
+    for binding in [
+        "src",
+        "crates/tribunal-server/src",
+        "python/src",
+        "node/src",
+    ] {
         let before = files.len();
         rust_files(&root.join(binding), &mut files);
         assert!(files.len() > before, "{binding} has the binding");

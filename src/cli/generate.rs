@@ -41,12 +41,12 @@ pub(super) struct ManArgs {
     # yaml-language-server: $schema=../docs/schemas/pack.schema.json")]
 pub(super) struct SchemaArgs {
     /// Which file: `pack` (pack.yaml) or `component` (a component manifest).
-    #[arg(value_parser = clap::builder::PossibleValuesParser::new(tribunal::frontend::manifest::SCHEMA_NAMES))]
+    #[arg(value_parser = clap::builder::PossibleValuesParser::new(tribunal::MANIFEST_SCHEMAS))]
     name: String,
 }
 
 pub(super) fn schema(args: &SchemaArgs) -> Result<u8, String> {
-    let schema = tribunal::frontend::manifest::schema(&args.name)
+    let schema = tribunal::manifest_schema(&args.name)
         .ok_or_else(|| format!("no schema named `{}`", args.name))?;
     out_json!(&schema);
     Ok(EXIT_OK)
@@ -127,8 +127,7 @@ pub(super) fn new(args: &NewArgs) -> Result<u8, String> {
     let text = std::fs::read_to_string(&args.from).map_err(|err| format!("{shown}: {err}"))?;
     let file: serde_json::Value = serde_json::from_str(&text)
         .map_err(|err| format!("{shown}:{}:{}: not JSON: {err}", err.line(), err.column()))?;
-    let tools = tribunal::frontend::tools::tools_from_file(&file)
-        .map_err(|why| format!("{shown}: {why}"))?;
+    let tools = tribunal::tools_from_file(&file).map_err(|why| format!("{shown}: {why}"))?;
     if tools.is_empty() {
         return Err(format!("{shown}: the file declares no tools"));
     }
@@ -143,7 +142,7 @@ pub(super) fn new(args: &NewArgs) -> Result<u8, String> {
 
 /// The pack `new tools` writes: YAML, each rule in JSON's flow form (which
 /// YAML reads as written).
-fn tools_pack(name: &str, from: &str, tools: &[tribunal::frontend::tools::ToolRules]) -> String {
+fn tools_pack(name: &str, from: &str, tools: &[tribunal::ToolRules]) -> String {
     let json = |value: &serde_json::Value| serde_json::to_string(value).unwrap_or_default();
     let names: Vec<String> = tools
         .iter()

@@ -135,12 +135,7 @@ pub(super) fn explain(args: &ExplainArgs) -> Result<u8, String> {
             if let Some(description) = &c.description {
                 out!("\n{}", description.trim());
             }
-            let is_script = matches!(
-                c.implementation,
-                tribunal::frontend::manifest::Implementation::Script(_)
-                    | tribunal::frontend::manifest::Implementation::Inline(_)
-            );
-            if let (true, Some(serde_json::Value::Object(config))) = (is_script, &c.config) {
+            if let (true, Some(serde_json::Value::Object(config))) = (c.is_script(), &c.config) {
                 // The keys `with:` and `--set` may set, each with its default: a
                 // script takes exactly these, of these types. (A built-in's and
                 // a plugin's config are in their own docs, printed below.)
@@ -159,20 +154,11 @@ pub(super) fn explain(args: &ExplainArgs) -> Result<u8, String> {
             return Ok(EXIT_OK);
         }
     }
-    if let Some(builtin) = tribunal::frontend::builtins::find(name) {
-        out!("{}", builtin.docs.trim());
+    if let Some(docs) = tribunal::builtin_docs(name) {
+        out!("{}", docs.trim());
         return Ok(EXIT_OK);
     }
-    let strategies = tribunal::frontend::builtins::STRATEGY_DOCS;
-    if let Some((_, docs)) = strategies
-        .iter()
-        .find(|(s, _)| s.eq_ignore_ascii_case(name))
-    {
-        out!("{docs}");
-        return Ok(EXIT_OK);
-    }
-    let names: Vec<&str> = tribunal::frontend::builtins::names().collect();
-    let strategy_names: Vec<&str> = strategies.iter().map(|(s, _)| *s).collect();
+    let (names, strategy_names) = tribunal::builtin_names();
     let every = names.iter().chain(&strategy_names).copied();
     let hint = tribunal_base::suggest::nearest(name, every)
         .map_or_else(String::new, |s| format!("; did you mean `{s}`?"));

@@ -367,7 +367,7 @@ pub fn main() -> ExitCode {
         Command::Completions(args) => Ok(completions(&args)),
         Command::Man(args) => man(&args),
         Command::PluginHost(args) => {
-            let code = tribunal::frontend::plugin::serve_helper(&args.library);
+            let code = tribunal::serve_plugin_helper(&args.library);
             return ExitCode::from(u8::try_from(code).unwrap_or(EXIT_USAGE));
         }
     };

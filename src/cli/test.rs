@@ -5,7 +5,6 @@ use crate::result_file::{check_outputs, Named};
 use clap::Args;
 use std::io::Write as _;
 use std::path::PathBuf;
-use tribunal::frontend::pack::{no_pack_message, packs_in};
 
 /// The packs of `test` and `lint`: arguments and `--pack` flags, in that order.
 #[derive(Debug, Args)]
@@ -72,7 +71,7 @@ pub(super) fn run_tests(args: &TestArgs) -> Result<u8, String> {
     let mut outcomes = Vec::new();
     for pack in packs {
         let started = std::time::Instant::now();
-        let outcome = tribunal::frontend::pack_tests::run(&runtime, &pack, args.verbose, &base);
+        let outcome = runtime.test_pack(&pack, args.verbose, &base);
         print!("{}", tribunal_base::text::printable(&outcome.log));
         passed += outcome.passed;
         failed += outcome.failed;
@@ -129,9 +128,13 @@ pub(crate) fn discover_packs(
             packs.push(path.clone());
             continue;
         }
-        let found = packs_in(path);
+        let found = tribunal::Pack::packs_in(path);
         if found.is_empty() {
-            return Err(format!("{}: {}", path.display(), no_pack_message(path)));
+            return Err(format!(
+                "{}: {}",
+                path.display(),
+                tribunal::Pack::why_not_a_pack(path)
+            ));
         }
         folders(path, found.len());
         packs.extend(found);
@@ -214,7 +217,7 @@ pub(super) fn lint(args: &LintArgs) -> Result<u8, String> {
 /// (named `FILE: NAME`); a mismatch is a failure, a case that could not run an error.
 fn write_junit(
     path: &std::path::Path,
-    outcomes: &[(tribunal::frontend::pack_tests::Outcome, f64)],
+    outcomes: &[(tribunal::PackTestOutcome, f64)],
 ) -> Result<(), String> {
     use crate::junit::{write_case, Suite, Verdict};
     let mut suites = Vec::new();

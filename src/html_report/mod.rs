@@ -12,7 +12,6 @@ use std::io::BufRead;
 use serde_json::Value;
 
 use crate::diff::{read_results, PackSeen, ResultLine, Run, MAX_NAME_CHARS};
-use tribunal::frontend::summary::count_one;
 use tribunal::Status;
 use tribunal_base::files::{BoundedLine, BoundedLines, MAX_RESULT_LINE_BYTES};
 use tribunal_base::text::clip_chars;
@@ -117,6 +116,18 @@ fn bounded_name<'a, V>(counts: &BTreeMap<String, V>, name: &'a str) -> Cow<'a, s
     }
 }
 
+/// Adds one to the count of `name` (of its bounded name: [`bounded_name`]),
+/// copying the name only the first time it is seen.
+fn count_name(counts: &mut BTreeMap<String, u64>, name: &str) {
+    let name = bounded_name(counts, name);
+    match counts.get_mut(name.as_ref()) {
+        Some(n) => *n += 1,
+        None => {
+            counts.insert(name.into_owned(), 1);
+        }
+    }
+}
+
 fn text_of(value: &Value) -> String {
     match value {
         Value::String(s) => s.clone(),
@@ -179,12 +190,10 @@ impl Page {
             }
         }
         let tier = record["extraction"]["tier"].as_str().unwrap_or("none");
-        let tier = bounded_name(&self.tiers, tier);
-        count_one(&mut self.tiers, &tier);
+        count_name(&mut self.tiers, tier);
         if let Some(repairs) = record["extraction"]["repairs"].as_array() {
             for repair in repairs.iter().filter_map(Value::as_str) {
-                let repair = bounded_name(&self.repairs, repair);
-                count_one(&mut self.repairs, &repair);
+                count_name(&mut self.repairs, repair);
             }
         }
         // Counted from the record as it is: nothing is copied for a pair seen before.

@@ -23,8 +23,7 @@
 #![warn(missing_docs)]
 
 // Every module is internal: the public API is the re-exports below and `jsonl`
-// (`frontend` and `fuzzing` are hidden, for Tribunal's own front ends and fuzz
-// targets). `docs/architecture.md` maps the modules.
+// (`fuzzing` is hidden, for the fuzz targets). `docs/architecture.md` maps the modules.
 mod alloc;
 mod build;
 mod builtins;
@@ -62,8 +61,6 @@ use tribunal_extract as extract;
 // And the sentence embeddings (crates/tribunal-semantic).
 use tribunal_semantic as semantic;
 
-#[doc(hidden)]
-pub mod frontend;
 // The fuzz targets' bodies, for `fuzz/` and the tests that replay their
 // corpora: not in a build that does not ask for them.
 #[cfg(feature = "fuzzing")]
@@ -73,10 +70,12 @@ pub mod jsonl;
 mod stream;
 
 pub use alloc::Counting as CountingAllocator;
+pub use builtins::{builtin_docs, builtin_names};
 pub use bundle::{
     Bundle, BundleError, BundledFile, BundledPack, Manifest as BundleManifest, PublicKey, SecretKey,
 };
 pub use component::{Judging, ToolDefinition};
+pub use contract::{tools_from_file, ToolRules, ToolsFileError};
 pub use decision::{CallDecision, Decisions, Verdict};
 pub use engine::{
     Ask, Batch, Decision, Engine, EngineBuilder, EngineError, FedError, Judged, PackEvent,
@@ -86,9 +85,15 @@ pub use engine::{
 pub use error::Error;
 pub use extract::{MultipleValues, Repair, Tier};
 pub use json::{Json, NotANumber, Number, Object, Str};
+pub use manifest::{schema as manifest_schema, SCHEMA_NAMES as MANIFEST_SCHEMAS};
 pub use pack::{LoadOptions, Override, OverrideError, Pack};
+pub use pack_tests::{CaseOutcome as PackTestCase, Outcome as PackTestOutcome};
 pub use parallel::{on_deep_stack, STACK_SIZE};
 pub use pipeline::{Input, MissingOutput};
+/// The plugin helper process's entry point (`tribunal __plugin-host LIBRARY`):
+/// serves the plugin library's calls on stdin and stdout, returns the exit code.
+#[doc(hidden)]
+pub use plugin::serve_helper as serve_plugin_helper;
 pub use plugin::PluginPins;
 pub use report::{
     Details, ErrorKind, ExtractionInfo, Field, Fields, FieldsError, Issue, MetricResult, Report,

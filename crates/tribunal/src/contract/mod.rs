@@ -297,12 +297,6 @@ impl Contract {
         PathKnown::Known
     }
 
-    /// The variant for an object's kind, if the contract has variants and the
-    /// kind is one of them.
-    pub fn variant_of(&self, object: &Object) -> Option<&Variant> {
-        variant_of(&self.variants, &self.kind_field, object)
-    }
-
     /// The key the allowed kinds are listed under, as messages name it.
     fn kinds_key(&self) -> &'static str {
         if self.variants.is_empty() {

@@ -116,6 +116,15 @@ pub struct ComponentInfo {
 }
 
 impl ComponentInfo {
+    /// Whether it is a Rhai script (`script:` or `inline:`), whose config keys
+    /// are exactly the ones its manifest's `config` lists.
+    pub fn is_script(&self) -> bool {
+        matches!(
+            self.implementation,
+            Implementation::Script(_) | Implementation::Inline(_)
+        )
+    }
+
     /// Documentation the component's code carries (a built-in's, a plugin's),
     /// shown by `explain` after the manifest's own.
     pub fn code_docs(&self) -> Option<String> {
@@ -239,7 +248,7 @@ impl Pipeline {
 
 /// The sub-folders of `dir` that hold a `pack.yaml`, sorted (none when `dir` cannot
 /// be read).
-pub fn packs_in(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn packs_in(dir: &Path) -> Vec<PathBuf> {
     let mut packs: Vec<PathBuf> = std::fs::read_dir(dir)
         .into_iter()
         .flatten()
@@ -253,7 +262,7 @@ pub fn packs_in(dir: &Path) -> Vec<PathBuf> {
 
 /// Why `path` is not a pack, in words: it does not exist, or it is a folder without
 /// a `pack.yaml` (naming the packs in its sub-folders, when it is a folder of packs).
-pub fn no_pack_message(path: &Path) -> String {
+pub(crate) fn no_pack_message(path: &Path) -> String {
     const WHAT: &str = "a pack is a folder holding a pack.yaml (or the pack.yaml itself)";
     if !path.exists() {
         return format!("no such file or folder; {WHAT}");
@@ -276,6 +285,20 @@ pub fn no_pack_message(path: &Path) -> String {
 }
 
 impl Pack {
+    /// The packs in the folder `dir`: its sub-folders that hold a `pack.yaml`,
+    /// sorted (none when `dir` cannot be read). `tribunal test rules/` tests
+    /// each.
+    pub fn packs_in(dir: &Path) -> Vec<PathBuf> {
+        packs_in(dir)
+    }
+
+    /// Why `path` is not a pack, in words, for a front end's message: it does
+    /// not exist, it is a file other than a `pack.yaml`, or a folder without
+    /// one (naming the packs in its sub-folders when it is a folder of packs).
+    pub fn why_not_a_pack(path: &Path) -> String {
+        no_pack_message(path)
+    }
+
     /// Every file this pack's load read, each with what it was to the command
     /// ("the pack's file", "the --set file"): inputs no output may be.
     #[doc(hidden)]

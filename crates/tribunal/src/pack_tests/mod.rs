@@ -281,9 +281,21 @@ pub struct CaseOutcome {
     pub error: Option<String>,
 }
 
+/// A pack's own test cases, on a runtime.
+impl Runtime {
+    /// Runs the test cases of the pack in `dir` (each `tests/*.yaml` file's
+    /// cases, as `tribunal test` does): the pack is loaded on this runtime with
+    /// `options` (plugin folders, allowed paths), and a test file's `set` adds
+    /// its overrides. `verbose` logs every case, not only the failures. A pack
+    /// that does not load is one failed case, with its errors.
+    pub fn test_pack(&self, dir: &Path, verbose: bool, options: &LoadOptions) -> Outcome {
+        run(self, dir, verbose, options)
+    }
+}
+
 /// Runs every test file of the pack in `dir`, loaded on `runtime` with `base`
 /// (plugin folders, allowed paths); a test file's `set` adds its overrides.
-pub fn run(runtime: &Runtime, dir: &Path, verbose: bool, base: &LoadOptions) -> Outcome {
+fn run(runtime: &Runtime, dir: &Path, verbose: bool, base: &LoadOptions) -> Outcome {
     let mut outcome = Outcome {
         label: dir.display().to_string(),
         ..Outcome::default()
