@@ -2,6 +2,7 @@
 
 use super::gates::{self, FailUnder, Gates};
 use super::{write_out, OnePack, EXIT_ABORTED, EXIT_NOT_PASSED, EXIT_OK};
+use crate::result_file::resume::{self, KeptResults};
 use crate::result_file::{Named, ResultFile};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -181,10 +182,12 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
         out: &mut c.writer,
         write: &write_case,
     });
-    let kept = resumed.as_mut().map(|r| jsonl::Kept {
-        results: &mut r.kept,
-        checks: &mut r.checks,
-    });
+    let revision = pack.revision().to_owned();
+    let fields = options.result_fields;
+    let mut kept = resumed
+        .as_mut()
+        .map(|r| KeptResults::new(&mut r.kept, &mut r.checks, &revision, fields));
+    let seal: Option<&jsonl::SealFn> = sink.keeps_checks().then_some(&resume::seal);
     let mut on_records = |records| {
         if let Some(bar) = &progress {
             bar.inc(records);
@@ -192,7 +195,8 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
     };
     let batch = tribunal::Batch::new(&options, &mut on_records)
         .beside(junit_out)
-        .kept(kept);
+        .seal(seal)
+        .resume(kept.as_mut().map(|k| k as &mut dyn jsonl::Resume));
     let result = engine.run(&served, reader, &mut sink, batch);
     if let Some(bar) = &progress {
         bar.finish_and_clear();

@@ -12,6 +12,7 @@
 //! file, through any path or link) is refused before anything is opened for writing.
 
 mod outputs;
+pub mod resume;
 
 use outputs::same_inode;
 pub use outputs::{check_outputs, Named};
@@ -225,7 +226,7 @@ fn open_checks(partial: &Path, given: &Path) -> Result<(PathBuf, File), OutputEr
 fn start_checks(file: &mut File) -> io::Result<()> {
     file.set_len(0)?;
     file.seek(SeekFrom::Start(0))?;
-    file.write_all(tribunal::jsonl::CHECKS_HEADER)
+    file.write_all(resume::CHECKS_HEADER)
 }
 
 /// Reads a file from its start by position (`pread`), leaving the offset that
@@ -327,6 +328,12 @@ fn whole_lines_length(file: &mut File) -> io::Result<u64> {
 const BUFFER: usize = 1 << 16;
 
 impl ResultFile {
+    /// Whether the run keeps the checks of its results (a replaced regular
+    /// file: what `--resume` verifies), made by [`resume::seal`].
+    pub fn keeps_checks(&self) -> bool {
+        self.checks.is_some()
+    }
+
     /// Standard output, written directly.
     pub fn stdout() -> Self {
         Self {
@@ -600,10 +607,6 @@ impl Write for ResultFile {
 }
 
 impl tribunal::jsonl::ResultSink for ResultFile {
-    fn keeps_checks(&self) -> bool {
-        self.checks.is_some()
-    }
-
     fn write_results(&mut self, lines: &[u8], checks: &[u8]) -> io::Result<()> {
         if let Some(file) = &mut self.checks {
             file.write_all(checks)?;
@@ -617,8 +620,8 @@ impl tribunal::jsonl::ResultSink for ResultFile {
                 // Nothing kept: the checks start over, as a new run's do.
                 start_checks(file)?;
             } else {
-                let header = tribunal::jsonl::CHECKS_HEADER.len() as u64;
-                file.set_len(header + records * tribunal::jsonl::CHECK_LINE)?;
+                let header = resume::CHECKS_HEADER.len() as u64;
+                file.set_len(header + records * resume::CHECK_LINE)?;
                 file.seek(SeekFrom::End(0))?;
             }
         }

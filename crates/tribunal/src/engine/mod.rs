@@ -40,6 +40,7 @@ use crate::pipeline::Input;
 use crate::runtime::Runtime;
 use crate::stream::Stream;
 
+pub use crate::jsonl::Batch;
 pub use packs::{PackEvent, PackEventKind, ReloadFailure, Served};
 pub use records::{FedError, RecordFeed};
 pub use request::{Ask, Decision, Judged, Request, RequestError, RequestErrorKind};
@@ -99,55 +100,6 @@ impl std::fmt::Debug for Engine {
             .field("packs", &self.inner.packs.names())
             .field("threads", &self.inner.threads)
             .finish()
-    }
-}
-
-/// What a batch ([`Engine::run`]) does besides judging each record: its
-/// options, what a front end writes beside each result, the results kept
-/// from an earlier run to resume, and who is told of progress.
-#[non_exhaustive]
-pub struct Batch<'a> {
-    /// The run's options (jobs, field names, the record size limit, ...).
-    pub options: &'a jsonl::Options,
-    /// What is written beside each result (a JUnit case, a log line).
-    pub beside: Option<jsonl::Beside<'a>>,
-    /// The results an unfinished run kept, checked instead of judged again.
-    pub kept: Option<jsonl::Kept<'a>>,
-    /// Told after each batch of records how many were written.
-    pub on_records: &'a mut dyn FnMut(u64),
-}
-
-impl std::fmt::Debug for Batch<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Batch")
-            .field("options", self.options)
-            .finish_non_exhaustive()
-    }
-}
-
-impl<'a> Batch<'a> {
-    /// A batch with `options` and nothing beside.
-    pub fn new(options: &'a jsonl::Options, on_records: &'a mut dyn FnMut(u64)) -> Self {
-        Self {
-            options,
-            beside: None,
-            kept: None,
-            on_records,
-        }
-    }
-
-    /// Writes what `beside` makes of each record beside its result.
-    #[must_use]
-    pub fn beside(mut self, beside: Option<jsonl::Beside<'a>>) -> Self {
-        self.beside = beside;
-        self
-    }
-
-    /// Resumes after the results `kept`.
-    #[must_use]
-    pub fn kept(mut self, kept: Option<jsonl::Kept<'a>>) -> Self {
-        self.kept = kept;
-        self
     }
 }
 
@@ -468,13 +420,7 @@ impl Engine {
         R: std::io::BufRead + Send,
         W: jsonl::ResultSink + ?Sized,
     {
-        let Batch {
-            options,
-            beside,
-            kept,
-            on_records,
-        } = batch;
-        jsonl::run_into(served.pack(), input, kept, out, beside, options, on_records)
+        jsonl::run_into(served.pack(), input, out, batch)
     }
 
     /// A batch of records the front end reads itself, on this thread (see

@@ -35,31 +35,28 @@ use crate::pipeline::Input;
 use crate::report::{Fields, Issue, Report, Status};
 use crate::summary::{BatchIssues, Digest};
 
+mod batch;
 mod reader;
 mod record;
 #[cfg(feature = "fuzzing")]
 pub(crate) use record::check_fast_record_reader;
 mod resume;
 pub use crate::summary::{IssueCounts, ScoreStats, Summary};
-pub(crate) use reader::{Batch, RawBody, RawRecord, RecordReader};
+pub use batch::{Batch, Beside, BesideFn, Resume, SealFn};
+pub(crate) use reader::{Lines, RecordReader};
+pub use reader::{RawBody, RawRecord};
 use record::parse_record;
-pub use resume::Kept;
 pub use resume::KeptError;
-#[doc(hidden)]
-pub use resume::{CHECKS_HEADER, CHECK_LINE};
 
 /// Where a run's result records go: any writer, or a result file that also
-/// keeps the checks `--resume` verifies (see [`resume`]).
+/// keeps what the batch's [`SealFn`] makes of each (the command line's resume
+/// checks).
 pub trait ResultSink {
-    /// Whether [`write_results`](Self::write_results) wants the records' checks.
-    fn keeps_checks(&self) -> bool {
-        false
-    }
-    /// Writes a batch's result lines, and their check lines when kept (before
-    /// the lines: a check is never behind its record).
-    fn write_results(&mut self, lines: &[u8], checks: &[u8]) -> io::Result<()>;
-    /// The first `records` kept results of a resumed run were verified: what
-    /// follows them (in the checks) is written over.
+    /// Writes a batch's result lines, and what the batch's seal made of them
+    /// (empty without one).
+    fn write_results(&mut self, lines: &[u8], sealed: &[u8]) -> io::Result<()>;
+    /// The first `records` results were kept from an unfinished run (checked
+    /// by the batch's [`Resume`]), before any line is written.
     fn kept(&mut self, _records: u64) -> io::Result<()> {
         Ok(())
     }
@@ -73,7 +70,7 @@ pub trait ResultSink {
 pub struct Plain<'a, W>(pub &'a mut W);
 
 impl<W: Write> ResultSink for Plain<'_, W> {
-    fn write_results(&mut self, lines: &[u8], _checks: &[u8]) -> io::Result<()> {
+    fn write_results(&mut self, lines: &[u8], _sealed: &[u8]) -> io::Result<()> {
         self.0.write_all(lines)
     }
 
@@ -390,8 +387,8 @@ fn reports(
 /// write, and the few figures the summary needs.
 struct BatchResult {
     lines: Vec<u8>,
-    /// The records' resume checks, when asked for.
-    checks: Vec<u8>,
+    /// What the batch's seal made of each result written.
+    sealed: Vec<u8>,
     /// What the front end writes beside each record (see [`Beside`]).
     beside: Vec<u8>,
     digests: Vec<Digest>,
@@ -408,19 +405,15 @@ struct BatchResult {
 /// Evaluates a batch into its result lines (and what `beside` makes of each).
 fn evaluate_batch(
     pack: &Pack,
-    batch: &Batch,
+    batch: &Lines,
     options: &Options,
     metric_count: usize,
     beside: Option<&BesideFn>,
-    checks: bool,
+    seal: Option<&SealFn>,
 ) -> BatchResult {
     let mut result = BatchResult {
         lines: Vec::with_capacity(batch.data.len() * 2 + 256 * batch.len()),
-        checks: Vec::with_capacity(if checks {
-            batch.len() * CHECK_LINE as usize
-        } else {
-            0
-        }),
+        sealed: Vec::with_capacity(if seal.is_some() { batch.len() * 40 } else { 0 }),
         beside: Vec::new(),
         digests: Vec::with_capacity(batch.len()),
         metric_scores: Vec::with_capacity(batch.len() * metric_count),
@@ -448,8 +441,8 @@ fn evaluate_batch(
         // Straight into the batch's buffer: no string per record.
         let start = result.lines.len();
         report.write_fields_with(&mut result.lines, options.result_fields, written.as_ref());
-        if let (true, Some(raw)) = (checks, raw.next()) {
-            resume::push_check(&mut result.checks, raw, &result.lines[start..]);
+        if let (Some(seal), Some(raw)) = (seal, raw.next()) {
+            seal(raw, &result.lines[start..], &mut result.sealed);
         }
         result.lines.push(b'\n');
         if let Some(beside) = beside {
@@ -489,14 +482,12 @@ where
     W: Write,
     P: FnMut(u64),
 {
+    let mut on_records = on_records;
     run_into(
         pack,
         input,
-        None,
         &mut Plain(out),
-        None,
-        options,
-        on_records,
+        Batch::new(options, &mut on_records),
     )
     .map_err(|err| match err {
         RunError::Io(err) => err,
@@ -516,46 +507,29 @@ pub enum RunError {
     Kept(#[from] KeptError),
 }
 
-/// What a front end writes for each result record beside the results (the
-/// CLI's JUnit test cases, a server's decision log): made by `write` on the
-/// worker threads from the report and the record's input (`None` for a line
-/// that could not be read, and for the kept records of a resumed run, which
-/// get theirs too), written to `out` in input order.
-pub struct Beside<'a> {
-    /// Where it goes.
-    pub out: &'a mut dyn Write,
-    /// What it is for one record.
-    pub write: &'a BesideFn,
-}
-
-impl std::fmt::Debug for Beside<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Beside")
-    }
-}
-
-/// Appends what is written beside one result record.
-pub type BesideFn = dyn Fn(&Report, Option<&Input>, &mut Vec<u8>) + Sync;
-
-/// [`run`], also writing what `beside` makes of each record (in input order)
-/// when there is one. With `kept` (the results a previous, unfinished
-/// run wrote, and their checks), the input's first records are not evaluated
-/// again: each is checked against its kept result, which counts in the summary
-/// as if evaluated now, and `out` gets only the results after them.
-pub fn run_into<R, W, P>(
+/// [`run`] with what `batch` adds: what its `beside` makes of each record,
+/// written in input order; what its `seal` makes of each result, handed to
+/// `out` with the results; and with its `resume` (the results a previous,
+/// unfinished run kept), the input's first records are not judged again:
+/// each is checked against its kept result, which counts in the summary as
+/// if judged now, and `out` gets only the results after them.
+pub fn run_into<R, W>(
     pack: &Pack,
     input: R,
-    kept: Option<Kept<'_>>,
     out: &mut W,
-    mut beside: Option<Beside<'_>>,
-    options: &Options,
-    mut on_records: P,
+    batch: Batch<'_>,
 ) -> Result<Summary, RunError>
 where
     R: BufRead + Send,
     W: ResultSink + ?Sized,
-    P: FnMut(u64),
 {
+    let Batch {
+        options,
+        mut beside,
+        seal,
+        resume,
+        on_records,
+    } = batch;
     let names: Vec<String> = pack.metric_names().map(str::to_owned).collect();
     let metric_count = names.len();
     let mut summary = Summary::new(names);
@@ -563,22 +537,15 @@ where
     let mut batches =
         RecordReader::new(input, options.max_record_bytes).stopping_on(options.stop.clone());
     let mut leftover = None;
-    if let Some(mut kept) = kept {
-        let skipped = resume::skip_kept(
-            pack,
-            &mut batches,
-            &mut kept,
-            &mut summary,
-            beside.as_mut(),
-            options,
-        )?;
+    if let Some(resume) = resume {
+        let skipped =
+            resume::skip_kept(&mut batches, resume, &mut summary, beside.as_mut(), options)?;
         out.kept(skipped.kept)?;
         summary.resumed = skipped.kept;
         on_records(skipped.kept);
         leftover = skipped.leftover;
     }
     let write_beside = beside.as_ref().map(|b| b.write);
-    let make_checks = out.keeps_checks();
     let mut cut = false;
     {
         let mut rest = leftover.into_iter().chain(batches.by_ref());
@@ -586,16 +553,7 @@ where
             &mut rest,
             options.jobs,
             1,
-            |batch| {
-                evaluate_batch(
-                    pack,
-                    &batch,
-                    options,
-                    metric_count,
-                    write_beside,
-                    make_checks,
-                )
-            },
+            |batch| evaluate_batch(pack, &batch, options, metric_count, write_beside, seal),
             |result| {
                 // Past a record stopped by an interrupt, nothing is written:
                 // the results stay a prefix of the input, for `--resume`.
@@ -604,7 +562,7 @@ where
                 }
                 cut = result.cut;
                 if write_error.is_none() {
-                    if let Err(err) = out.write_results(&result.lines, &result.checks) {
+                    if let Err(err) = out.write_results(&result.lines, &result.sealed) {
                         write_error = Some(err);
                     }
                 }
@@ -656,7 +614,7 @@ mod tests {
             let _ = writeln!(text, "{{\"i\": {i}}}");
             text
         });
-        let batches: Vec<Batch> = RecordReader::new(text.as_bytes(), 100).collect();
+        let batches: Vec<Lines> = RecordReader::new(text.as_bytes(), 100).collect();
         assert!(batches.len() > 1);
         let lines: Vec<u64> = batches
             .iter()
@@ -732,7 +690,7 @@ mod tests {
         out
     }
 
-    fn records_of(batches: impl Iterator<Item = Batch>) -> Vec<(u64, String)> {
+    fn records_of(batches: impl Iterator<Item = Lines>) -> Vec<(u64, String)> {
         batches
             .flat_map(|batch| {
                 assert!(batch.len() <= BATCH_RECORDS);

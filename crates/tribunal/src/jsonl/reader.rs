@@ -9,23 +9,30 @@ use std::sync::Arc;
 
 use super::OVERSIZE_PREFIX;
 
-/// One raw input line, borrowed from its batch.
+/// One input line as the runner read it, before it is judged (what a resumed
+/// run checks its kept results against: [`Resume`](super::Resume)).
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct RawRecord<'a> {
+pub struct RawRecord<'a> {
     /// 1-based line number.
     pub line: u64,
+    /// Its bytes, or what was kept of it.
     pub body: RawBody<'a>,
 }
 
+/// The bytes of one input line.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum RawBody<'a> {
+pub enum RawBody<'a> {
+    /// The line, without its line end (and without a first line's byte order
+    /// mark).
     Bytes(&'a [u8]),
     /// The line was longer than the limit; only its start is kept.
     TooLarge {
+        /// The line's length in bytes.
         size: usize,
+        /// Its first bytes.
         prefix: &'a [u8],
     },
-    /// Reading the input failed here.
+    /// Reading the input failed here: why.
     ReadError(&'a str),
 }
 
@@ -46,12 +53,12 @@ enum Slot {
 /// A batch of consecutive input lines sharing one buffer, so that a batch costs
 /// two allocations however many records it holds.
 #[derive(Debug, Default)]
-pub(crate) struct Batch {
+pub(crate) struct Lines {
     pub(super) data: Vec<u8>,
     records: Vec<(u64, Slot)>,
 }
 
-impl Batch {
+impl Lines {
     pub fn len(&self) -> usize {
         self.records.len()
     }
@@ -184,9 +191,9 @@ impl<R: BufRead> RecordReader<R> {
 }
 
 impl<R: BufRead> Iterator for RecordReader<R> {
-    type Item = Batch;
+    type Item = Lines;
 
-    fn next(&mut self) -> Option<Batch> {
+    fn next(&mut self) -> Option<Lines> {
         if !self.done
             && self
                 .stop
@@ -196,7 +203,7 @@ impl<R: BufRead> Iterator for RecordReader<R> {
             self.done = true;
             self.stopped = true;
         }
-        let mut batch = Batch::default();
+        let mut batch = Lines::default();
         // With a quarter more: a batch as long as the last in records is as
         // often longer as shorter, and growing it copies all of it.
         batch

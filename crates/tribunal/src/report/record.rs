@@ -1,11 +1,56 @@
 //! The result record: its fields ([`Field`], [`Fields`]) and a report
 //! written as one, straight into a byte buffer in the record's order.
 
-use super::{ErrorKind, Issue, Report};
+use super::{ErrorKind, Issue, Report, Status};
 use crate::extract::Written;
 use crate::json_write::{self, field, Object};
 
 impl Report {
+    /// The report a result record holds, as `eval` wrote it: what a resumed
+    /// run counts for a kept record. Members it does not have (`--fields` left
+    /// them out) are empty; a member that is not what the record's would be
+    /// is empty too (a `status` that is not one: `ERROR`).
+    ///
+    /// ```
+    /// # std::env::set_current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).unwrap(); // the repository
+    /// use tribunal::{Input, Pack, Report};
+    ///
+    /// let pack = Pack::load("rules/ksi-emission")?;
+    /// let report = pack.evaluate(&Input::new(r#"{"event": "x:y", "data": {}}"#));
+    /// let record = serde_json::from_str(&report.to_json_line()).unwrap();
+    /// assert_eq!(Report::from_record(record).to_json_line(), report.to_json_line());
+    /// # Ok::<(), tribunal::Error>(())
+    /// ```
+    pub fn from_record(mut record: serde_json::Map<String, serde_json::Value>) -> Self {
+        use serde_json::{from_value, Value};
+        let mut take = |name: &str| record.remove(name).unwrap_or(Value::Null);
+        let text = |value: Value| match value {
+            Value::String(s) => Some(s),
+            _ => None,
+        };
+        let status: Status = from_value(take("status")).unwrap_or(Status::Error);
+        let mut report = Report::evaluated(
+            take("id").into(),
+            from_value(take("extraction")).unwrap_or_default(),
+            take("json").into(),
+            &text(take("pack")).unwrap_or_default(),
+            &text(take("revision")).unwrap_or_default(),
+        );
+        report.line = take("line").as_u64();
+        report.score = take("score").as_f64();
+        report.metrics = from_value(take("metrics")).unwrap_or_default();
+        report.issues = from_value(take("issues")).unwrap_or_default();
+        report.turns = from_value(take("turns")).unwrap_or_default();
+        report.feedback = text(take("feedback"));
+        if status == Status::Error {
+            let kind = from_value(take("error_kind")).unwrap_or(ErrorKind::Internal);
+            report.set_failed(kind, text(take("error")).unwrap_or_default());
+        } else {
+            report.set_verdict(status);
+        }
+        report
+    }
+
     /// The result record as one line of JSON (no newline).
     pub fn to_json_line(&self) -> String {
         let mut out = Vec::with_capacity(512);
