@@ -19,6 +19,11 @@ use std::time::Duration;
 use timing::time;
 use tribunal::{Input, Pack};
 
+/// The allocator every front end installs (the command line, the server, the
+/// Python and Node.js packages): measured as users run it.
+#[global_allocator]
+static ALLOC: tribunal::CountingAllocator = tribunal::CountingAllocator;
+
 const PACK: &str = r"name: cited
 contract:
   additional_fields: false

@@ -117,6 +117,9 @@ pub struct Stream<P: Deref<Target = Pack>> {
     reported: HashSet<(String, Option<String>, String)>,
     /// A note on how the record was read, first in the report's issues.
     note: Option<crate::report::Issue>,
+    /// What the last chunk made certain (kept for the next: no vector made
+    /// per chunk).
+    found: Vec<scanner::Found>,
 }
 
 impl Pack {
@@ -163,6 +166,7 @@ impl<P: Deref<Target = Pack>> Stream<P> {
             released: 0,
             reported: HashSet::new(),
             note: None,
+            found: Vec::new(),
         };
         if !start.is_empty() {
             let _ = stream.push(&start);
@@ -196,14 +200,15 @@ impl<P: Deref<Target = Pack>> Stream<P> {
     pub fn push(&mut self, chunk: &str) -> Vec<StreamEvent> {
         let start = self.record.output.len();
         self.record.output.push_str(chunk);
-        let found = self.scanner.scan(&self.record.output, start);
+        self.scanner
+            .scan(&self.record.output, start, &mut self.found);
         let mut events = Vec::new();
         let stopped = self.scanner.take_stop();
-        if found.is_empty() && !self.release && stopped.is_none() {
+        if self.found.is_empty() && !self.release && stopped.is_none() {
             // Most chunks: nothing to say.
             return events;
         }
-        for (issue, start, offset) in found {
+        for (issue, start, offset) in self.found.drain(..) {
             let key = (
                 issue.code.to_string(),
                 issue.path.clone(),
