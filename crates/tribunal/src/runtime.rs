@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use crate::overrides::{Override, OverrideError};
 use crate::parallel::{self, Pool, MAX_JOBS};
+use crate::script::RegexCache;
 use crate::semantic::{CacheReport, Models};
 
 /// What packs loaded through it share: the worker pool that evaluates batches
@@ -47,6 +48,8 @@ struct Inner {
     plugins: crate::plugin::Libraries,
     /// The limits set for every pack (`limits.*` overrides).
     limits: Vec<Override>,
+    /// The patterns scripts' regex helpers compiled, for every pack's scripts.
+    regexes: Arc<RegexCache>,
 }
 
 /// Settings of a [`Runtime`] (see [`Runtime::builder`]).
@@ -107,6 +110,7 @@ impl RuntimeBuilder {
                 models: Models::new(self.embedding_cache),
                 limits: self.limits,
                 plugins: crate::plugin::Libraries::default(),
+                regexes: Arc::default(),
             }),
         }
     }
@@ -151,6 +155,12 @@ impl Runtime {
     /// The limits set for every pack loaded on the runtime.
     pub fn limits(&self) -> &[Override] {
         &self.inner.limits
+    }
+
+    /// The patterns the scripts of every pack on this runtime compiled (their
+    /// regex helpers'): a cache the runtime owns, not the process.
+    pub(crate) fn regexes(&self) -> &Arc<RegexCache> {
+        &self.inner.regexes
     }
 
     pub(crate) fn plugins(&self) -> &crate::plugin::Libraries {

@@ -5,7 +5,7 @@
 //! starts with `name(): `, which scripts may catch with `try { } catch (e) { }`.
 
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::{Arc, RwLock};
 
 use regex::{Regex, RegexBuilder};
 use rhai::{Array, Dynamic, Engine, EvalAltResult, Map, FLOAT, INT};
@@ -56,7 +56,7 @@ fn fail<T>(helper: &str, message: impl std::fmt::Display) -> HelperResult<T> {
     Err(format!("{helper}(): {message}").into())
 }
 
-pub fn register(engine: &mut Engine, limits: &super::ScriptLimits) {
+pub fn register(engine: &mut Engine, limits: &super::ScriptLimits, regexes: &Arc<RegexCache>) {
     // Rhai's core `sleep` would block the worker thread past the call's deadline
     // (no operations run while it sleeps): scripts get an error instead.
     engine.register_fn("sleep", |_: INT| -> HelperResult<()> {
@@ -65,7 +65,7 @@ pub fn register(engine: &mut Engine, limits: &super::ScriptLimits) {
     engine.register_fn("sleep", |_: FLOAT| -> HelperResult<()> {
         fail("sleep", "not available to scripts")
     });
-    register_regex(engine, limits.max_array_size);
+    register_regex(engine, limits.max_array_size, regexes);
     register_text(engine);
     register_json(engine);
     engine.register_fn("tool_calls", tool_calls);
@@ -89,17 +89,19 @@ pub fn register(engine: &mut Engine, limits: &super::ScriptLimits) {
 
 /// `regex_test`, `regex_find_all`, `regex_captures`, `regex_escape`, and the
 /// `split` family (arrays of at most `max_items`).
-fn register_regex(engine: &mut Engine, max_items: usize) {
+fn register_regex(engine: &mut Engine, max_items: usize, regexes: &Arc<RegexCache>) {
+    let cache = Arc::clone(regexes);
     engine.register_fn(
         "regex_test",
-        |text: &str, pattern: &str| -> HelperResult<bool> {
-            Ok(cached_regex("regex_test", pattern)?.is_match(text))
+        move |text: &str, pattern: &str| -> HelperResult<bool> {
+            Ok(cache.get("regex_test", pattern)?.is_match(text))
         },
     );
+    let cache = Arc::clone(regexes);
     engine.register_fn(
         "regex_find_all",
         move |text: &str, pattern: &str| -> HelperResult<Array> {
-            let regex = cached_regex("regex_find_all", pattern)?;
+            let regex = cache.get("regex_find_all", pattern)?;
             let mut found = Array::new();
             for m in regex.find_iter(text) {
                 if max_items > 0 && found.len() >= max_items {
@@ -114,10 +116,11 @@ fn register_regex(engine: &mut Engine, max_items: usize) {
         },
     );
     register_split(engine, max_items);
+    let cache = Arc::clone(regexes);
     engine.register_fn(
         "regex_captures",
-        |text: &str, pattern: &str| -> HelperResult<Dynamic> {
-            let regex = cached_regex("regex_captures", pattern)?;
+        move |text: &str, pattern: &str| -> HelperResult<Dynamic> {
+            let regex = cache.get("regex_captures", pattern)?;
             let Some(caps) = regex.captures(text) else {
                 return Ok(Dynamic::UNIT);
             };
@@ -436,9 +439,9 @@ fn lookup<'a>(value: &Dynamic, mut tokens: impl Iterator<Item = &'a str>) -> Dyn
     Dynamic::UNIT
 }
 
-/// Compiled patterns, shared by every script and thread. Bounded: when full it
-/// is emptied (scripts use a handful of literal patterns; a script building
-/// patterns per record must not grow memory without end).
+/// The most patterns a [`RegexCache`] holds: when full it is emptied (scripts
+/// use a handful of literal patterns; a script building patterns per record
+/// must not grow memory without end).
 const REGEX_CACHE_CAPACITY: usize = 512;
 
 /// Patterns whose compiled form is larger than this are compiled for the call
@@ -446,16 +449,34 @@ const REGEX_CACHE_CAPACITY: usize = 512;
 /// would hold gigabytes for the whole run.
 const CACHED_REGEX_SIZE_LIMIT: usize = 256 << 10;
 
-fn regex_cache() -> &'static RwLock<HashMap<String, Arc<Regex>>> {
-    static CACHE: OnceLock<RwLock<HashMap<String, Arc<Regex>>>> = OnceLock::new();
-    CACHE.get_or_init(|| RwLock::new(HashMap::new()))
-}
-
 /// The longest pattern a script may compile: parsing a megabyte of pattern takes
 /// a second and hundreds of megabytes before it can fail.
 const MAX_PATTERN_BYTES: usize = 64 << 10;
 
-fn cached_regex(helper: &str, pattern: &str) -> HelperResult<Arc<Regex>> {
+/// The patterns the regex helpers compiled, shared by the scripts of every
+/// pack a runtime holds and by its threads: the runtime owns it
+/// (`Runtime::regexes`), and each pack's script engine is handed it.
+#[derive(Debug, Default)]
+pub struct RegexCache(RwLock<HashMap<String, Arc<Regex>>>);
+
+impl RegexCache {
+    /// `pattern` compiled for `helper`: from the cache, or compiled now and
+    /// kept (unless it compiles big).
+    fn get(&self, helper: &str, pattern: &str) -> HelperResult<Arc<Regex>> {
+        cached_regex(&self.0, helper, pattern)
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.0.read().map_or(0, |c| c.len())
+    }
+}
+
+fn cached_regex(
+    cache: &RwLock<HashMap<String, Arc<Regex>>>,
+    helper: &str,
+    pattern: &str,
+) -> HelperResult<Arc<Regex>> {
     if pattern.len() > MAX_PATTERN_BYTES {
         return fail(
             helper,
@@ -466,7 +487,7 @@ fn cached_regex(helper: &str, pattern: &str) -> HelperResult<Arc<Regex>> {
             ),
         );
     }
-    if let Some(regex) = regex_cache()
+    if let Some(regex) = cache
         .read()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .get(pattern)
@@ -504,7 +525,7 @@ fn cached_regex(helper: &str, pattern: &str) -> HelperResult<Arc<Regex>> {
         }
         Err(err) => return invalid(err),
     };
-    let mut cache = regex_cache()
+    let mut cache = cache
         .write()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     if cache.len() >= REGEX_CACHE_CAPACITY {
@@ -512,11 +533,6 @@ fn cached_regex(helper: &str, pattern: &str) -> HelperResult<Arc<Regex>> {
     }
     cache.insert(pattern.to_owned(), Arc::clone(&regex));
     Ok(regex)
-}
-
-#[cfg(test)]
-pub(crate) fn regex_cache_len() -> usize {
-    regex_cache().read().map_or(0, |c| c.len())
 }
 
 #[cfg(test)]
@@ -532,11 +548,18 @@ mod tests {
 
     #[test]
     fn patterns_are_compiled_once() {
-        let a = cached_regex("regex_test", "^unit-test-[0-9]+$").unwrap();
-        let b = cached_regex("regex_test", "^unit-test-[0-9]+$").unwrap();
+        let cache = RegexCache::default();
+        let a = cache.get("regex_test", "^unit-test-[0-9]+$").unwrap();
+        let b = cache.get("regex_test", "^unit-test-[0-9]+$").unwrap();
         assert!(Arc::ptr_eq(&a, &b));
-        assert!(regex_cache_len() >= 1);
-        let err = cached_regex("regex_test", "(unclosed").unwrap_err();
+        assert_eq!(cache.len(), 1);
+        // Another runtime's cache is its own.
+        let other = RegexCache::default();
+        assert!(!Arc::ptr_eq(
+            &a,
+            &other.get("regex_test", "^unit-test-[0-9]+$").unwrap()
+        ));
+        let err = cache.get("regex_test", "(unclosed").unwrap_err();
         assert!(
             err.to_string()
                 .contains("regex_test(): invalid regex `(unclosed`"),
@@ -544,14 +567,15 @@ mod tests {
         );
         // A pattern that compiles big is not kept (it still works).
         let big = r"^\w{100}$";
-        assert!(cached_regex("regex_test", big)
+        assert!(cache
+            .get("regex_test", big)
             .unwrap()
             .is_match(&"é".repeat(100)));
-        assert!(!regex_cache().read().map_or(true, |c| c.contains_key(big)));
-        // Bounded (in this one test: filling the shared cache empties it).
+        assert!(!cache.0.read().map_or(true, |c| c.contains_key(big)));
+        // Bounded: filling it empties it.
         for i in 0..REGEX_CACHE_CAPACITY + 50 {
-            cached_regex("regex_test", &format!("^bounded-{i}$")).unwrap();
-            assert!(regex_cache_len() <= REGEX_CACHE_CAPACITY);
+            cache.get("regex_test", &format!("^bounded-{i}$")).unwrap();
+            assert!(cache.len() <= REGEX_CACHE_CAPACITY);
         }
     }
 }

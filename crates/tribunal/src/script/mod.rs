@@ -26,6 +26,7 @@ use frame::{
     current_script, over_budget, past_deadline, print_capped, progress, tripped,
     with_current_context, TIMEOUT_TOKEN,
 };
+pub use helpers::RegexCache;
 pub use limits::ScriptLimits;
 
 use std::fmt;
@@ -55,7 +56,9 @@ impl ScriptHost {
     /// The hardened engine: raw engine plus the standard package, no module
     /// resolver, `import` and `eval` disabled, strict variables, every limit,
     /// a wall-clock deadline and the helper library.
-    pub fn new(limits: ScriptLimits) -> Self {
+    /// The regex helpers compile their patterns into `regexes` (the
+    /// runtime's, shared by its packs).
+    pub fn new(limits: ScriptLimits, regexes: &Arc<RegexCache>) -> Self {
         // Quadratic text work below this layer stops at a script call's deadline.
         crate::deadline::install(past_deadline);
         let mut engine = Engine::new_raw();
@@ -82,7 +85,7 @@ impl ScriptHost {
         engine.on_debug(|text, _, pos| {
             print_capped(&format!("[script {} {pos}] ", current_script()), text);
         });
-        helpers::register(&mut engine, &limits);
+        helpers::register(&mut engine, &limits, regexes);
         Self { engine, limits }
     }
 }

@@ -250,7 +250,7 @@ impl Sources {
     ) -> Result<Arc<dyn Implementation>, LoadError> {
         let host = self
             .script_host
-            .get_or_init(|| Arc::new(ScriptHost::new(self.limits)));
+            .get_or_init(|| Arc::new(ScriptHost::new(self.limits, self.runtime.regexes())));
         let script = crate::script::compile(host, &component.name, component.kind, text, origin)?;
         let declared =
             DeclaredConfig::for_script(component.config.as_ref(), component.config_schema.as_ref())
