@@ -54,12 +54,39 @@ pub fn compare_f64(a: &str, b: f64) -> Option<Ordering> {
     // digits, exact below 2^53, without the float formatter or an allocation:
     // a contract compares every number of a record with its bounds.
     if b.fract() == 0.0 && b.abs() < 9.0e15 {
+        // And a small integer's text (a page number, a count) as its value.
+        if let Some(n) = small_integer(a) {
+            return Some(n.cmp(&(b as i64)));
+        }
         let mut digits = [0u8; 20];
         return Some(compare(a, integer_text(b as i64, &mut digits)));
     }
     // `{:e}` writes the shortest digits that read back as `b`, in a form the
     // JSON grammar accepts (`1e-1`, `5e2`, `1.7976931348623157e308`).
     Some(compare(a, &format!("{b:e}")))
+}
+
+/// The value of a JSON integer's text of at most 15 digits (`-?(0|[1-9][0-9]*)`:
+/// exact in an `i64`); `None` for any other text, which the exact decimal
+/// comparison reads (`01` is not a number).
+fn small_integer(a: &str) -> Option<i64> {
+    let negative = a.starts_with('-');
+    let digits = if negative {
+        &a.as_bytes()[1..]
+    } else {
+        a.as_bytes()
+    };
+    if digits.is_empty() || digits.len() > 15 || (digits[0] == b'0' && digits.len() > 1) {
+        return None;
+    }
+    let mut n = 0i64;
+    for &digit in digits {
+        if !digit.is_ascii_digit() {
+            return None;
+        }
+        n = n * 10 + i64::from(digit - b'0');
+    }
+    Some(if negative { -n } else { n })
 }
 
 /// `n` in decimal digits (with its sign), written into the end of `digits`
@@ -83,6 +110,10 @@ pub fn equal(a: &str, b: &str) -> bool {
 /// Whether a number text's exact value is an integer (`5`, `5.0`, `2.5e1` and
 /// `1e400` are; `5.5` and `1e-400` are not).
 pub fn is_integer(a: &str) -> bool {
+    // The common case (`page: 3` checked as an integer) without normalizing.
+    if small_integer(a).is_some() {
+        return true;
+    }
     normalize(a).is_some_and(|number| match number.magnitude {
         None => true,
         // 0.d1…dn × 10^E is an integer when the point moves past the last digit.
@@ -1293,9 +1324,18 @@ mod tests {
                 format!("{}", (bound.trunc() as i128).saturating_sub(1)),
                 format!("{}.5", bound.trunc() as i128),
                 "0".to_owned(),
+                "-0".to_owned(),
                 "-0.0".to_owned(),
                 "1e400".to_owned(),
                 "x".to_owned(),
+                // Not numbers (leading zeros, a lone sign), and integers at
+                // the edge of the small ones (15 and 16 digits).
+                format!("0{}", (bound.trunc() as i128).unsigned_abs()),
+                format!("-0{}", (bound.trunc() as i128).unsigned_abs()),
+                "-".to_owned(),
+                "999999999999999".to_owned(),
+                "-999999999999999".to_owned(),
+                "1000000000000000".to_owned(),
             ];
             for text in &near {
                 assert_eq!(
@@ -1303,6 +1343,14 @@ mod tests {
                     Some(compare(text, &shortest)),
                     "{text} vs {shortest}"
                 );
+                // The small integers' shortcut says what normalizing says.
+                let whole = normalize(text).is_some_and(|number| match number.magnitude {
+                    None => true,
+                    Some(magnitude) => {
+                        magnitude.exponent.cmp_i128(count(magnitude.digits.len())) != Ordering::Less
+                    }
+                });
+                assert_eq!(is_integer(text), whole, "{text}");
             }
         }
     }
