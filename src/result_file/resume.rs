@@ -125,6 +125,8 @@ pub struct KeptResults<'a> {
     count: u64,
     /// The record [`Resume::next_kept`] read, and its input's check.
     next: Option<(Map<String, Value>, u64)>,
+    /// The line read last (one buffer for every line).
+    text: String,
 }
 
 impl<'a> KeptResults<'a> {
@@ -141,21 +143,23 @@ impl<'a> KeptResults<'a> {
             fields,
             count: 0,
             next: None,
+            text: String::new(),
         }
     }
 }
 
 impl Resume for KeptResults<'_> {
     fn next_kept(&mut self) -> Result<bool, String> {
-        let mut text = String::new();
-        match self.results.read_line(&mut text) {
+        let text = &mut self.text;
+        text.clear();
+        match self.results.read_line(text) {
             Ok(0) => return Ok(false),
             Ok(_) => {}
             Err(err) => return Err(format!("cannot be read: {err}")),
         }
         self.count += 1;
         let (input_check, result_check) = next_check(self.checks, self.count == 1)?;
-        let written = text.strip_suffix('\n').unwrap_or(&text);
+        let written = text.strip_suffix('\n').unwrap_or(text);
         if xxh3_64_with_seed(written.as_bytes(), 0) != result_check {
             return Err(
                 "was changed after the run wrote it (it does not match its check): evaluate the data set again without --resume".to_owned(),

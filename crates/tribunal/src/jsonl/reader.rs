@@ -73,7 +73,16 @@ impl Lines {
     }
 
     pub fn records(&self) -> impl Iterator<Item = RawRecord<'_>> {
-        self.records.iter().map(|(line, slot)| RawRecord {
+        self.records.iter().map(|entry| self.raw(entry))
+    }
+
+    /// The record at `at` (from 0), if there is one.
+    pub fn record(&self, at: usize) -> Option<RawRecord<'_>> {
+        self.records.get(at).map(|entry| self.raw(entry))
+    }
+
+    fn raw<'a>(&'a self, (line, slot): &'a (u64, Slot)) -> RawRecord<'a> {
+        RawRecord {
             line: *line,
             body: match slot {
                 Slot::Bytes { start, end } => RawBody::Bytes(&self.data[*start..*end]),
@@ -83,7 +92,7 @@ impl Lines {
                 },
                 Slot::ReadError(err) => RawBody::ReadError(err),
             },
-        })
+        }
     }
 }
 

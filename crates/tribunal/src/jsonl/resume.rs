@@ -49,7 +49,7 @@ pub(super) fn skip_kept<R: BufRead>(
         // The input record at the same position.
         let report = loop {
             if let Some((lines, index)) = &mut current {
-                if let Some(raw) = lines.records().nth(*index) {
+                if let Some(raw) = lines.record(*index) {
                     *index += 1;
                     let id = match parse_record(&raw, options) {
                         Ok((input, _)) => input.id,
