@@ -551,7 +551,7 @@ fn pack_dirs(
         let found = if source.join("pack.yaml").is_file() {
             vec![source.clone()]
         } else if source.is_dir() {
-            let found = crate::pack::packs_in(source);
+            let found = Pack::packs_in(source);
             if follow_links {
                 found
             } else {
@@ -570,7 +570,7 @@ fn pack_dirs(
             Vec::new()
         };
         if found.is_empty() && refused.is_empty() {
-            return Err(crate::pack::no_pack_message(source));
+            return Err(Pack::why_not_a_pack(source));
         }
         for dir in found {
             if !dirs.contains(&dir) {

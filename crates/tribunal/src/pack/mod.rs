@@ -246,57 +246,45 @@ impl Pipeline {
     }
 }
 
-/// The sub-folders of `dir` that hold a `pack.yaml`, sorted (none when `dir` cannot
-/// be read).
-pub(crate) fn packs_in(dir: &Path) -> Vec<PathBuf> {
-    let mut packs: Vec<PathBuf> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|entry| entry.path())
-        .filter(|sub| sub.join("pack.yaml").is_file())
-        .collect();
-    packs.sort();
-    packs
-}
-
-/// Why `path` is not a pack, in words: it does not exist, or it is a folder without
-/// a `pack.yaml` (naming the packs in its sub-folders, when it is a folder of packs).
-pub(crate) fn no_pack_message(path: &Path) -> String {
-    const WHAT: &str = "a pack is a folder holding a pack.yaml (or the pack.yaml itself)";
-    if !path.exists() {
-        return format!("no such file or folder; {WHAT}");
-    }
-    if !path.is_dir() {
-        return format!("not a pack; {WHAT}");
-    }
-    let packs: Vec<String> = packs_in(path)
-        .iter()
-        .map(|sub| sub.display().to_string())
-        .collect();
-    match packs.len() {
-        0 => format!("no pack.yaml in this folder; {WHAT}"),
-        n => {
-            let shown = packs.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
-            let more = if n > 3 { ", …" } else { "" };
-            format!("a folder of packs, not a pack: name one of them ({shown}{more})")
-        }
-    }
-}
-
 impl Pack {
     /// The packs in the folder `dir`: its sub-folders that hold a `pack.yaml`,
     /// sorted (none when `dir` cannot be read). `tribunal test rules/` tests
     /// each.
     pub fn packs_in(dir: &Path) -> Vec<PathBuf> {
-        packs_in(dir)
+        let mut packs: Vec<PathBuf> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|entry| entry.path())
+            .filter(|sub| sub.join("pack.yaml").is_file())
+            .collect();
+        packs.sort();
+        packs
     }
 
     /// Why `path` is not a pack, in words, for a front end's message: it does
     /// not exist, it is a file other than a `pack.yaml`, or a folder without
     /// one (naming the packs in its sub-folders when it is a folder of packs).
     pub fn why_not_a_pack(path: &Path) -> String {
-        no_pack_message(path)
+        const WHAT: &str = "a pack is a folder holding a pack.yaml (or the pack.yaml itself)";
+        if !path.exists() {
+            return format!("no such file or folder; {WHAT}");
+        }
+        if !path.is_dir() {
+            return format!("not a pack; {WHAT}");
+        }
+        let packs: Vec<String> = Self::packs_in(path)
+            .iter()
+            .map(|sub| sub.display().to_string())
+            .collect();
+        match packs.len() {
+            0 => format!("no pack.yaml in this folder; {WHAT}"),
+            n => {
+                let shown = packs.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
+                let more = if n > 3 { ", …" } else { "" };
+                format!("a folder of packs, not a pack: name one of them ({shown}{more})")
+            }
+        }
     }
 
     /// Every file this pack's load read, each with what it was to the command
@@ -390,7 +378,7 @@ impl Pack {
             path.to_path_buf()
         };
         if !manifest_path.is_file() {
-            return Err(LoadError::whole_file(path, no_pack_message(path)).into());
+            return Err(LoadError::whole_file(path, Pack::why_not_a_pack(path)).into());
         }
         let dir = manifest_path
             .parent()

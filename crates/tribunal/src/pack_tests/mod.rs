@@ -285,89 +285,83 @@ pub struct CaseOutcome {
 impl Runtime {
     /// Runs the test cases of the pack in `dir` (each `tests/*.yaml` file's
     /// cases, as `tribunal test` does): the pack is loaded on this runtime with
-    /// `options` (plugin folders, allowed paths), and a test file's `set` adds
+    /// `base` (plugin folders, allowed paths), and a test file's `set` adds
     /// its overrides. `verbose` logs every case, not only the failures. A pack
     /// that does not load is one failed case, with its errors.
-    pub fn test_pack(&self, dir: &Path, verbose: bool, options: &LoadOptions) -> Outcome {
-        run(self, dir, verbose, options)
-    }
-}
-
-/// Runs every test file of the pack in `dir`, loaded on `runtime` with `base`
-/// (plugin folders, allowed paths); a test file's `set` adds its overrides.
-fn run(runtime: &Runtime, dir: &Path, verbose: bool, base: &LoadOptions) -> Outcome {
-    let mut outcome = Outcome {
-        label: dir.display().to_string(),
-        ..Outcome::default()
-    };
-    let pack = match runtime.load_with(dir, base) {
-        Ok(pack) => pack,
-        Err(errors) => {
-            let manifest = if dir.is_dir() {
-                dir.join("pack.yaml")
-            } else {
-                dir.to_path_buf()
-            };
-            outcome.inputs.push(("the pack's file", manifest));
-            outcome.fail_file("pack.yaml", "the pack loads", 1, errors.to_string());
-            let _ = writeln!(outcome.log, "{}\n{errors}", dir.display());
-            return outcome;
-        }
-    };
-    pack.label().clone_into(&mut outcome.label);
-    outcome.inputs = pack
-        .inputs()
-        .map(|(what, file)| (what, file.to_path_buf()))
-        .chain(
-            pack.info
-                .tests
-                .iter()
-                .map(|f| ("the pack's test file", f.clone())),
-        )
-        .collect();
-    let _ = writeln!(outcome.log, "{} ({})", dir.display(), pack.label());
-    if pack.info.tests.is_empty() {
-        let _ = writeln!(outcome.log, "  (no tests)");
-    }
-    for file in &pack.info.tests {
-        let shown = file.strip_prefix(dir).unwrap_or(file).display().to_string();
-        let (overrides, cases) = match read_test_file(file) {
-            Ok(parsed) => parsed,
-            Err(err) => {
-                let _ = writeln!(outcome.log, "  FAIL  {err}");
-                outcome.fail_file(&shown, &shown, 1, err.to_string());
-                continue;
+    pub fn test_pack(&self, dir: &Path, verbose: bool, base: &LoadOptions) -> Outcome {
+        let mut outcome = Outcome {
+            label: dir.display().to_string(),
+            ..Outcome::default()
+        };
+        let pack = match self.load_with(dir, base) {
+            Ok(pack) => pack,
+            Err(errors) => {
+                let manifest = if dir.is_dir() {
+                    dir.join("pack.yaml")
+                } else {
+                    dir.to_path_buf()
+                };
+                outcome.inputs.push(("the pack's file", manifest));
+                outcome.fail_file("pack.yaml", "the pack loads", 1, errors.to_string());
+                let _ = writeln!(outcome.log, "{}\n{errors}", dir.display());
+                return outcome;
             }
         };
-        let owned;
-        let run_pack = if overrides.is_empty() {
-            &pack
-        } else {
-            let options = LoadOptions {
-                overrides,
-                ..base.clone()
-            };
-            match runtime.load_with(dir, &options) {
-                Ok(p) => {
-                    owned = p;
-                    &owned
-                }
-                Err(errors) => {
-                    let _ = writeln!(
-                        outcome.log,
-                        "  FAIL  {shown}: `set` does not load:\n{errors}"
-                    );
-                    let error = format!("`set` does not load:\n{errors}");
-                    outcome.fail_file(&shown, &shown, cases.len().max(1), error);
+        pack.label().clone_into(&mut outcome.label);
+        outcome.inputs = pack
+            .inputs()
+            .map(|(what, file)| (what, file.to_path_buf()))
+            .chain(
+                pack.info
+                    .tests
+                    .iter()
+                    .map(|f| ("the pack's test file", f.clone())),
+            )
+            .collect();
+        let _ = writeln!(outcome.log, "{} ({})", dir.display(), pack.label());
+        if pack.info.tests.is_empty() {
+            let _ = writeln!(outcome.log, "  (no tests)");
+        }
+        for file in &pack.info.tests {
+            let shown = file.strip_prefix(dir).unwrap_or(file).display().to_string();
+            let (overrides, cases) = match read_test_file(file) {
+                Ok(parsed) => parsed,
+                Err(err) => {
+                    let _ = writeln!(outcome.log, "  FAIL  {err}");
+                    outcome.fail_file(&shown, &shown, 1, err.to_string());
                     continue;
                 }
+            };
+            let owned;
+            let run_pack = if overrides.is_empty() {
+                &pack
+            } else {
+                let options = LoadOptions {
+                    overrides,
+                    ..base.clone()
+                };
+                match self.load_with(dir, &options) {
+                    Ok(p) => {
+                        owned = p;
+                        &owned
+                    }
+                    Err(errors) => {
+                        let _ = writeln!(
+                            outcome.log,
+                            "  FAIL  {shown}: `set` does not load:\n{errors}"
+                        );
+                        let error = format!("`set` does not load:\n{errors}");
+                        outcome.fail_file(&shown, &shown, cases.len().max(1), error);
+                        continue;
+                    }
+                }
+            };
+            for case in &cases {
+                outcome.check_case(run_pack, &shown, case, verbose);
             }
-        };
-        for case in &cases {
-            outcome.check_case(run_pack, &shown, case, verbose);
         }
+        outcome
     }
-    outcome
 }
 
 impl Outcome {

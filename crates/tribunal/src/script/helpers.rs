@@ -463,76 +463,70 @@ impl RegexCache {
     /// `pattern` compiled for `helper`: from the cache, or compiled now and
     /// kept (unless it compiles big).
     fn get(&self, helper: &str, pattern: &str) -> HelperResult<Arc<Regex>> {
-        cached_regex(&self.0, helper, pattern)
+        if pattern.len() > MAX_PATTERN_BYTES {
+            return fail(
+                helper,
+                format!(
+                    "the pattern `{}` is {} bytes; patterns may be at most {MAX_PATTERN_BYTES}",
+                    crate::files::excerpt(pattern),
+                    pattern.len()
+                ),
+            );
+        }
+        if let Some(regex) = self
+            .0
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(pattern)
+        {
+            return Ok(Arc::clone(regex));
+        }
+        // Compiling a large pattern takes long and counts no operation: a script
+        // compiling new patterns in a loop must not outrun its deadline by much.
+        if super::past_deadline() {
+            return timed_out();
+        }
+        let invalid = |err: regex::Error| {
+            let reason = err
+                .to_string()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
+            // regex's message quotes the pattern: keep its start only.
+            let reason = crate::text::clip_chars(&reason, MAX_REASON_CHARS);
+            fail(
+                helper,
+                format!(
+                    "invalid regex `{}`: {reason}",
+                    crate::files::excerpt(pattern)
+                ),
+            )
+        };
+        let regex = match RegexBuilder::new(pattern)
+            .size_limit(CACHED_REGEX_SIZE_LIMIT)
+            .build()
+        {
+            Ok(regex) => Arc::new(regex),
+            Err(regex::Error::CompiledTooBig(_)) => {
+                return Regex::new(pattern).map(Arc::new).or_else(invalid);
+            }
+            Err(err) => return invalid(err),
+        };
+        let mut cache = self
+            .0
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if cache.len() >= REGEX_CACHE_CAPACITY {
+            cache.clear();
+        }
+        cache.insert(pattern.to_owned(), Arc::clone(&regex));
+        Ok(regex)
     }
 
     #[cfg(test)]
     fn len(&self) -> usize {
         self.0.read().map_or(0, |c| c.len())
     }
-}
-
-fn cached_regex(
-    cache: &RwLock<HashMap<String, Arc<Regex>>>,
-    helper: &str,
-    pattern: &str,
-) -> HelperResult<Arc<Regex>> {
-    if pattern.len() > MAX_PATTERN_BYTES {
-        return fail(
-            helper,
-            format!(
-                "the pattern `{}` is {} bytes; patterns may be at most {MAX_PATTERN_BYTES}",
-                crate::files::excerpt(pattern),
-                pattern.len()
-            ),
-        );
-    }
-    if let Some(regex) = cache
-        .read()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .get(pattern)
-    {
-        return Ok(Arc::clone(regex));
-    }
-    // Compiling a large pattern takes long and counts no operation: a script
-    // compiling new patterns in a loop must not outrun its deadline by much.
-    if super::past_deadline() {
-        return timed_out();
-    }
-    let invalid = |err: regex::Error| {
-        let reason = err
-            .to_string()
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
-        // regex's message quotes the pattern: keep its start only.
-        let reason = crate::text::clip_chars(&reason, MAX_REASON_CHARS);
-        fail(
-            helper,
-            format!(
-                "invalid regex `{}`: {reason}",
-                crate::files::excerpt(pattern)
-            ),
-        )
-    };
-    let regex = match RegexBuilder::new(pattern)
-        .size_limit(CACHED_REGEX_SIZE_LIMIT)
-        .build()
-    {
-        Ok(regex) => Arc::new(regex),
-        Err(regex::Error::CompiledTooBig(_)) => {
-            return Regex::new(pattern).map(Arc::new).or_else(invalid);
-        }
-        Err(err) => return invalid(err),
-    };
-    let mut cache = cache
-        .write()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if cache.len() >= REGEX_CACHE_CAPACITY {
-        cache.clear();
-    }
-    cache.insert(pattern.to_owned(), Arc::clone(&regex));
-    Ok(regex)
 }
 
 #[cfg(test)]
