@@ -520,17 +520,10 @@ const THREAD_STARTS: &[(&str, usize, &str)] = &[
         1,
         "the command line's main thread, on the engine's deep stack",
     ),
-    // Not yet on the runtime's pool (issue 62): the sentence-embedding
-    // forward pass's helper and rayon's pool under gemm and the panels.
     (
-        "crates/tribunal-semantic/src/bert/mod.rs",
-        2,
-        "embedding helper, gemm on rayon (to move)",
-    ),
-    (
-        "crates/semantic-kernels/src/panels.rs",
+        "crates/semantic-kernels/src/lib.rs",
         1,
-        "rayon (to move)",
+        "`ThreadPerShare`, a thread per share: only for the tests of the crates above (feature `testing`); the engine hands the embedding passes its pool (`Fork`)",
     ),
 ];
 
@@ -538,6 +531,7 @@ const THREAD_STARTS: &[(&str, usize, &str)] = &[
 const STARTS: &[&str] = &[
     "thread::Builder::new()",
     "thread::spawn(",
+    "thread::scope(",
     "spawn_blocking(",
     "rayon::",
     "ThreadPoolBuilder",

@@ -31,7 +31,8 @@ import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 RELEASE = os.path.join(ROOT, "target", "release")
-TRIBUNAL = os.path.join(RELEASE, "tribunal")
+# TRIBUNAL_BIN: another build to measure (an A/B against an older commit).
+TRIBUNAL = os.environ.get("TRIBUNAL_BIN", os.path.join(RELEASE, "tribunal"))
 HELLO = os.path.join(RELEASE, "examples", "hello")
 LOADGEN = os.path.join(RELEASE, "loadgen")
 

@@ -20,6 +20,55 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 pub mod panels;
 
+/// Where the forward pass runs work on several threads: the caller's
+/// executor (the engine hands its runtime's worker pool), so the kernels start
+/// no threads of their own.
+pub trait Fork: Send + Sync + std::fmt::Debug {
+    /// Runs `task(0)` to `task(shares - 1)`, each once, and returns when all
+    /// have ended: on the calling thread and whichever threads of the executor
+    /// are free. A share nobody else has started when the caller is done with
+    /// its own is the caller's too, so a busy executor never makes the caller
+    /// wait for a share not begun. A panic in a share reaches the caller once
+    /// every share has ended.
+    fn fork(&self, shares: usize, task: &(dyn Fn(usize) + Sync));
+}
+
+/// The [`Fork`] that runs every share on the calling thread, in order.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OnCaller;
+
+impl Fork for OnCaller {
+    fn fork(&self, shares: usize, task: &(dyn Fn(usize) + Sync)) {
+        (0..shares).for_each(task);
+    }
+}
+
+/// A [`Fork`] for tests: a thread started for each share but the caller's,
+/// every thread taking the next share not yet taken.
+#[cfg(any(test, feature = "testing"))]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ThreadPerShare;
+
+#[cfg(any(test, feature = "testing"))]
+impl Fork for ThreadPerShare {
+    fn fork(&self, shares: usize, task: &(dyn Fn(usize) + Sync)) {
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let take = || loop {
+            let share = next.fetch_add(1, Ordering::Relaxed);
+            if share >= shares {
+                return;
+            }
+            task(share);
+        };
+        std::thread::scope(|scope| {
+            for _ in 1..shares {
+                scope.spawn(take);
+            }
+            take();
+        });
+    }
+}
+
 /// Whether the AVX2 builds may run.
 static WIDE: AtomicBool = AtomicBool::new(true);
 

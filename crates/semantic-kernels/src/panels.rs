@@ -22,6 +22,8 @@
 
 use std::ops::Range;
 
+use crate::Fork;
+
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::{
     __m512, _mm512_add_ps, _mm512_fmadd_ps, _mm512_loadu_ps, _mm512_set1_ps, _mm512_setzero_ps,
@@ -100,8 +102,8 @@ impl Panels {
 
     /// `out[r][j] += Σ x[r][i] · W[j][i]` for every row `r` of `x` and output
     /// `j`, the inputs summed in blocks of `depth` (see the module's notes);
-    /// `out`'s rows start `out_stride` floats apart. On `threads` threads of
-    /// rayon's pool, each taking a share of the panels, when that is worth it.
+    /// `out`'s rows start `out_stride` floats apart. In up to `threads` shares
+    /// of the panels run by `fork`, when that is worth it.
     pub fn product(
         &self,
         x: Rows<'_>,
@@ -109,6 +111,7 @@ impl Panels {
         out_stride: usize,
         depth: usize,
         threads: usize,
+        fork: &dyn Fork,
     ) {
         let Rows {
             data: x,
@@ -137,17 +140,12 @@ impl Panels {
             unsafe { self.run(&packed, target, 0..panels) };
             return;
         }
-        rayon::scope(|scope| {
-            for part in 0..threads {
-                let share = panels * part / threads..panels * (part + 1) / threads;
-                let packed = &packed;
-                scope.spawn(move |_| {
-                    // SAFETY: the shares are disjoint, so no two threads write
-                    // the same floats of `out`, which is borrowed mutably for as
-                    // long as the scope runs; its bounds were checked.
-                    unsafe { self.run(packed, target, share) };
-                });
-            }
+        fork.fork(threads, &|part| {
+            let share = panels * part / threads..panels * (part + 1) / threads;
+            // SAFETY: the shares are disjoint, so no two threads write the same
+            // floats of `out`, which is borrowed mutably until `fork` returns,
+            // once every share has ended; its bounds were checked.
+            unsafe { self.run(&packed, target, share) };
         });
     }
 
@@ -357,7 +355,7 @@ mod tests {
                         count: rows,
                         stride: inputs,
                     };
-                    panels.product(x, &mut out, outputs, depth, threads);
+                    panels.product(x, &mut out, outputs, depth, threads, &crate::ThreadPerShare);
                     assert!(
                         out.iter()
                             .zip(&want)

@@ -29,6 +29,7 @@ use tokenizers::{Tokenizer, TruncationParams};
 
 pub use disk_cache::{default_root as default_cache_root, DiskCache};
 pub use locate::{locate, MODEL_DIR_ENV, SETUP_COMMAND};
+pub use tribunal_semantic_kernels::{Fork, OnCaller};
 
 /// What a runtime's embedding caches did, for the run's summary.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,15 +51,25 @@ pub struct CacheReport {
 /// The sentence-embedding models of one runtime (`Runtime`): a handle
 /// per model folder as components name it, one loaded model (with its caches)
 /// per folder, and where embeddings are kept across runs.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Models {
     handles: Mutex<HashMap<Option<PathBuf>, Arc<SemanticModel>>>,
     shared: Arc<Shared>,
 }
 
+impl Default for Models {
+    /// Models kept only in memory, each pass on the calling thread.
+    fn default() -> Self {
+        Self::new(None, Arc::new(OnCaller))
+    }
+}
+
 /// What the handles of one [`Models`] share.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Shared {
+    /// Where the forward passes share out their work (the engine's runtime
+    /// pool).
+    fork: Arc<dyn Fork>,
     /// Where embeddings are kept across runs (`None`: only in memory). The
     /// cache is content-addressed (one file per embedding, under
     /// `root/embeddings/MODEL/`, named by the text's SHA-256 and kept per
@@ -71,11 +82,13 @@ struct Shared {
 
 impl Models {
     /// Models whose embeddings are kept on disk under `cache_root`, shared by
-    /// every run, or only in memory (`None`).
-    pub fn new(cache_root: Option<PathBuf>) -> Self {
+    /// every run, or only in memory (`None`); their forward passes share out
+    /// their work on `fork`.
+    pub fn new(cache_root: Option<PathBuf>, fork: Arc<dyn Fork>) -> Self {
         Self {
             handles: Mutex::default(),
             shared: Arc::new(Shared {
+                fork,
                 cache_root,
                 loaded: Mutex::default(),
             }),
@@ -157,7 +170,9 @@ pub const CACHE_ENTRIES: usize = 16_384;
 #[derive(Debug)]
 pub struct Embedder {
     tokenizer: Tokenizer,
-    bert: std::sync::Arc<bert::Bert>,
+    bert: bert::Bert,
+    /// Where its passes share out their work.
+    fork: Arc<dyn Fork>,
     /// For a BERT tokenizer: how many words of a text can reach the model (see
     /// [`cut_after_words`]); `None` for other tokenizers, which see whole texts.
     words_seen: Option<usize>,
@@ -186,10 +201,11 @@ impl Embedder {
     /// Loads the model in `dir` (see [`locate`] for where that is).
     #[cfg(test)]
     pub fn load(dir: &Path) -> Result<Self, ModelError> {
-        Self::open(dir).map_err(ModelError::Load)
+        Self::open(dir, Arc::new(tribunal_semantic_kernels::ThreadPerShare))
+            .map_err(ModelError::Load)
     }
 
-    fn open(dir: &Path) -> Result<Self, String> {
+    fn open(dir: &Path, fork: Arc<dyn Fork>) -> Result<Self, String> {
         let pooling = dir.join("1_Pooling").join("config.json");
         if let Ok(text) = std::fs::read_to_string(&pooling) {
             let config: PoolingConfig =
@@ -205,7 +221,7 @@ impl Embedder {
                 ));
             }
         }
-        let bert = std::sync::Arc::new(bert::Bert::load(dir)?);
+        let bert = bert::Bert::load(dir)?;
         let sentence = dir.join("sentence_bert_config.json");
         let max_len = match std::fs::read_to_string(&sentence) {
             Ok(text) => {
@@ -241,6 +257,7 @@ impl Embedder {
         Ok(Self {
             tokenizer,
             bert,
+            fork,
             words_seen: bert_tokenizer.then_some(max_len),
         })
     }
@@ -298,7 +315,7 @@ impl Embedder {
             let sequences: Vec<&[u32]> = pass.iter().map(|&i| ids[i].as_slice()).collect();
             let pooled = self
                 .bert
-                .mean_pooled(&sequences)
+                .mean_pooled(&sequences, &*self.fork)
                 .map_err(|e| ModelError::Embed(format!("embedding failed: {e}")))?;
             for (&i, row) in pass.iter().zip(pooled) {
                 out[i] = normalised(row);
@@ -480,16 +497,17 @@ impl SemanticModel {
                 if let Some(loaded) = models.get(&key) {
                     return Ok(Arc::clone(loaded));
                 }
-                let embedder = Embedder::open(&dir).map_err(|e| {
-                    ModelError::Load(format!(
-                        "cannot load the sentence-embedding model in `{}`: {e}. Its files are \
+                let embedder =
+                    Embedder::open(&dir, Arc::clone(&self.shared.fork)).map_err(|e| {
+                        ModelError::Load(format!(
+                            "cannot load the sentence-embedding model in `{}`: {e}. Its files are \
                          damaged or not a BERT sentence-transformers model (a Git LFS pointer, \
                          an interrupted copy?): reinstall it (`{SETUP_COMMAND}` installs the \
                          default all-MiniLM-L6-v2) or point {MODEL_DIR_ENV} or json_compare's \
                          `model:` at a complete one",
-                        dir.display()
-                    ))
-                })?;
+                            dir.display()
+                        ))
+                    })?;
                 let root = self.shared.cache_root.clone();
                 // A cache that cannot be opened (an unreadable model file) is
                 // left out: the embeddings are still computed.

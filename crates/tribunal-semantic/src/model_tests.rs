@@ -151,7 +151,13 @@ fn embeddings_do_not_depend_on_threads_or_vector_width() {
         .filter(|s| !s.is_empty())
         .map(Vec::as_slice)
         .collect();
-    let run = |threads| embedder.bert.mean_pooled_with(&sequences, threads).unwrap();
+    let fork = tribunal_semantic_kernels::ThreadPerShare;
+    let run = |threads| {
+        embedder
+            .bert
+            .mean_pooled_with(&sequences, threads, &fork)
+            .unwrap()
+    };
     let one = run(super::bert::Threads::Fixed(1));
     assert_eq!(
         one,
@@ -161,7 +167,7 @@ fn embeddings_do_not_depend_on_threads_or_vector_width() {
     // A pass alone spreads its texts over the cores in groups.
     assert_eq!(
         one,
-        embedder.bert.mean_pooled(&sequences).unwrap(),
+        embedder.bert.mean_pooled(&sequences, &fork).unwrap(),
         "in groups"
     );
     tribunal_semantic_kernels::set_wide(false);

@@ -98,6 +98,7 @@ impl RuntimeBuilder {
 
     /// The runtime.
     pub fn build(self) -> Runtime {
+        let pool = Pool::default();
         let jobs = if self.jobs == 0 {
             parallel::cores()
         } else {
@@ -106,13 +107,21 @@ impl RuntimeBuilder {
         Runtime {
             inner: Arc::new(Inner {
                 jobs: jobs.min(MAX_JOBS),
-                pool: Pool::default(),
-                models: Models::new(self.embedding_cache),
+                models: Models::new(self.embedding_cache, Arc::new(pool.clone())),
+                pool,
                 limits: self.limits,
                 plugins: crate::plugin::Libraries::default(),
                 regexes: Arc::default(),
             }),
         }
+    }
+}
+
+/// The embedding models' forward passes share their work out on the
+/// runtime's threads (see [`Pool::fork`]).
+impl crate::semantic::Fork for Pool {
+    fn fork(&self, shares: usize, task: &(dyn Fn(usize) + Sync)) {
+        Pool::fork(self, shares, task);
     }
 }
 

@@ -10,10 +10,14 @@
 //! every text of a pass, stacked into one matrix; attention runs within each text.
 //! Every token row goes through the same operations in the same order whatever else
 //! shares its pass: gemm picks its blocking of the inner dimension from that
-//! dimension alone and never splits it between threads, and a one-row product (which
-//! gemm would route through another kernel) is computed as two rows. The panels sum
-//! in gemm's order and blocks. So a text's embedding is the same bits alone, in any
-//! batch and with any number of threads.
+//! dimension alone, and a one-row product (which gemm would route through another
+//! kernel) is computed as two rows. The panels sum in gemm's order and blocks. So a
+//! text's embedding is the same bits alone, in any batch and with any number of
+//! threads.
+//!
+//! Threads: the pass starts none. Work shared out (a pass's groups of texts, a
+//! product's panels or rows) goes to the [`Fork`] the embedder was given, the
+//! engine's runtime pool.
 //!
 //! The element-wise and attention kernels are the `tribunal-semantic-kernels`
 //! crate's (crates/semantic-kernels), which debug builds optimise like gemm.
@@ -24,12 +28,13 @@ mod weights;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
+use std::sync::{Mutex, PoisonError};
 
 use gemm_common::Parallelism;
 use serde::Deserialize;
 use tribunal_semantic_kernels as kernels;
 use tribunal_semantic_kernels::panels::{Panels, Rows};
+use tribunal_semantic_kernels::Fork;
 use weights::Weights;
 
 /// The keys of a Hugging Face `config.json` a BERT forward pass needs.
@@ -122,24 +127,12 @@ pub enum Threads {
 }
 
 impl Threads {
-    /// How many threads, 1 where rayon's pool may not be used.
+    /// How many threads.
     fn count(self) -> usize {
-        let threads = match self {
+        match self {
             Self::Auto if PASSES.load(Ordering::Relaxed) <= 1 => cores(),
             Self::Auto => 1,
-            Self::Fixed(n) => n,
-        };
-        if threads > 1 && pool_usable() {
-            threads
-        } else {
-            1
-        }
-    }
-
-    fn parallelism(self) -> Parallelism {
-        match self.count() {
-            1 => Parallelism::None,
-            n => Parallelism::Rayon(n),
+            Self::Fixed(n) => n.max(1),
         }
     }
 }
@@ -158,17 +151,6 @@ pub fn matrix_kernels() -> &'static str {
         }
     }
     std::env::consts::ARCH
-}
-
-/// The process that first used rayon's pool (gemm's threads, the panels'
-/// shared products). A forked child inherits the pool's state but not its
-/// threads: work handed to them would wait forever (a Python worker forked
-/// after its parent embedded), so a child computes on its own thread.
-static POOL_PROCESS: OnceLock<u32> = OnceLock::new();
-
-/// Whether this process may hand work to rayon's pool (see [`POOL_PROCESS`]).
-fn pool_usable() -> bool {
-    *POOL_PROCESS.get_or_init(std::process::id) == std::process::id()
 }
 
 fn cores() -> usize {
@@ -239,7 +221,7 @@ impl Dense {
     /// `out = x W^T + b` for `rows` rows of `x`, which start `x_stride`
     /// floats apart (at least `inputs`); `out`'s rows start `out_stride`
     /// floats apart (at least `outputs`; the floats between are zero).
-    fn forward(&self, x: Rows<'_>, out: &mut Vec<f32>, out_stride: usize, threads: Threads) {
+    fn forward(&self, x: Rows<'_>, out: &mut Vec<f32>, out_stride: usize, share: Sharing<'_>) {
         assert_eq!(self.bias.len(), self.outputs, "one bias per output");
         out.clear();
         for _ in 0..x.count {
@@ -250,21 +232,23 @@ impl Dense {
             Some(panels) => {
                 // gemm's blocks for this product (computed as two rows when one).
                 let depth = gemm_depth(x.count.max(2), self.outputs, self.inputs);
-                panels.product(x, out, out_stride, depth, threads.count());
+                let threads = share.threads.count();
+                panels.product(x, out, out_stride, depth, threads, share.fork);
             }
-            None => self.gemm(x, out, out_stride, threads),
+            None => self.gemm(x, out, out_stride, share),
         }
     }
 
-    /// `out += x W^T` by gemm, `out` holding `x.count` rows of `out_stride`.
-    fn gemm(&self, x: Rows<'_>, out: &mut Vec<f32>, out_stride: usize, threads: Threads) {
+    /// `out += x W^T` by gemm, `out` holding `x.count` rows of `out_stride`;
+    /// in shares of the rows when that is worth it.
+    fn gemm(&self, x: Rows<'_>, out: &mut Vec<f32>, out_stride: usize, share: Sharing<'_>) {
         let Rows {
             data: x,
             count: rows,
             stride: x_stride,
         } = x;
-        // The bounds the unsafe gemm call below relies on, checked in every
-        // build: a wrong shape is a panic, never a read past a buffer.
+        // The bounds the unsafe gemm calls rely on, checked in every build: a
+        // wrong shape is a panic, never a read past a buffer.
         assert!(x_stride >= self.inputs && out_stride >= self.outputs);
         assert_eq!(
             x.len(),
@@ -277,28 +261,82 @@ impl Dense {
             "the weights are `outputs` rows of `inputs`"
         );
         assert_eq!(out.len(), rows * out_stride, "`rows` rows of `out_stride`");
-        // gemm computes a one-row product with another kernel (other rounding):
-        // a second, zero row keeps every row on the same path.
-        let padded;
-        let (x, m) = if rows == 1 {
-            padded = [x, &vec![0.0; x_stride]].concat();
+        if rows == 1 {
+            // gemm computes a one-row product with another kernel (other
+            // rounding): a second, zero row keeps every row on the same path.
+            let padded = [x, &vec![0.0; x_stride]].concat();
             out.resize(2 * out_stride, 0.0);
-            (&padded[..], 2)
-        } else {
-            (x, rows)
-        };
+            // SAFETY: two rows of each, as checked above and made here.
+            unsafe { self.gemm_rows(&padded, 2, x_stride, out.as_mut_ptr(), out_stride) };
+            out.truncate(out_stride);
+            return;
+        }
+        let shares = self.row_shares(rows, share.threads.count());
+        if shares == 1 {
+            // SAFETY: `rows` rows of each, as checked above.
+            unsafe { self.gemm_rows(x, rows, x_stride, out.as_mut_ptr(), out_stride) };
+            return;
+        }
+        let target = Target(out.as_mut_ptr());
+        share.fork.fork(shares, &|part| {
+            let mine = rows * part / shares..rows * (part + 1) / shares;
+            let x = &x[mine.start * x_stride..mine.end * x_stride];
+            // SAFETY: the shares' rows are disjoint, so no two threads write
+            // the same floats of `out`, which is borrowed mutably until `fork`
+            // returns, once every share has ended; its bounds were checked.
+            unsafe {
+                let out = target.at(mine.start * out_stride);
+                self.gemm_rows(x, mine.len(), x_stride, out, out_stride);
+            }
+        });
+    }
+
+    /// Shares of about equal rows to compute a product of `rows` rows in, on
+    /// up to `threads` threads: 1 when the product is too small to be worth
+    /// sharing out (below about a million multiply-adds a share). Each share
+    /// takes gemm's path for the whole product: at least two rows (one takes
+    /// the one-row kernel), more than 256 outputs in all (gemm computes at
+    /// most 16 × 16 with other kernels), and more than 64 outputs (gemm's
+    /// blocking of the inner dimension for at most 64 rows by 64 outputs is
+    /// its own).
+    fn row_shares(&self, rows: usize, threads: usize) -> usize {
+        if self.outputs <= 64 {
+            return 1;
+        }
+        let least_rows = (256 / self.outputs + 1).max(2);
+        let work = rows * self.inputs * self.outputs;
+        threads.min(rows / least_rows).min(work >> 20).max(1)
+    }
+
+    /// `out += x W^T` by gemm on this thread, for `rows` rows of `x` (starting
+    /// `x_stride` floats apart) and of `out` (`out_stride` apart).
+    ///
+    /// # Safety
+    /// `x` holds `rows` rows of `x_stride` floats and `out` points to as many
+    /// rows of `out_stride` that no one else reads or writes meanwhile, with
+    /// `x_stride >= inputs` and `out_stride >= outputs`.
+    unsafe fn gemm_rows(
+        &self,
+        x: &[f32],
+        rows: usize,
+        x_stride: usize,
+        out: *mut f32,
+        out_stride: usize,
+    ) {
+        debug_assert!(x.len() >= rows * x_stride);
         // Slices never hold more than isize::MAX bytes.
         let stride = |n: usize| isize::try_from(n).expect("a row fits in memory");
-        // SAFETY: `out` holds `m` rows of `out_stride` floats (`outputs` of them
-        // written), `x` `m` rows of `x_stride` (`inputs` of them read) and
-        // `weight` `outputs` rows of `inputs`, all contiguous, as the strides
-        // say; `out` does not overlap the inputs.
+        // SAFETY: `out` holds `rows` rows of `out_stride` floats (`outputs` of
+        // them written), `x` `rows` rows of `x_stride` (`inputs` of them read)
+        // and `weight` `outputs` rows of `inputs`, all contiguous, as the
+        // strides say (the caller's promise and `gemm`'s checks); `out` does
+        // not overlap the inputs.
         unsafe {
             gemm_f32::gemm::f32::get_gemm_fn()(
-                m,
+                rows,
                 self.outputs,
                 self.inputs,
-                out.as_mut_ptr(),
+                out,
                 1,
                 stride(out_stride),
                 true,
@@ -313,80 +351,42 @@ impl Dense {
                 false,
                 false,
                 false,
-                threads.parallelism(),
+                Parallelism::None,
             );
         }
-        out.truncate(rows * out_stride);
     }
 }
 
-/// The core the calling thread runs on (Linux).
-fn current_cpu() -> Option<usize> {
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: sched_getcpu reads no memory of ours.
-        usize::try_from(unsafe { libc::sched_getcpu() }).ok()
-    }
-    #[cfg(not(target_os = "linux"))]
-    None
-}
+/// Where a product's shares write: `out`'s first float.
+#[derive(Clone, Copy)]
+struct Target(*mut f32);
 
-/// Keeps `thread` off core `cpu`, on the others it may run on (Linux; nothing
-/// when `cpu` is the only one). Done by the caller as soon as the thread
-/// exists: the new thread would otherwise often wait its turn on the caller's
-/// core (3 ms here) before it could move itself.
-fn keep_off<T>(thread: &std::thread::JoinHandle<T>, cpu: usize) {
-    #[cfg(target_os = "linux")]
-    // SAFETY: `set` is a plain bit set that the calls below read and write
-    // within its size; the thread's handle is alive (its `JoinHandle`).
-    unsafe {
-        use std::os::unix::thread::JoinHandleExt;
-        let size = std::mem::size_of::<libc::cpu_set_t>();
-        if cpu >= 8 * size {
-            return;
-        }
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, size, &raw mut set) != 0 || !libc::CPU_ISSET(cpu, &set) {
-            return;
-        }
-        libc::CPU_CLR(cpu, &mut set);
-        if libc::CPU_COUNT(&set) > 0 {
-            libc::pthread_setaffinity_np(thread.as_pthread_t(), size, &raw const set);
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (thread, cpu);
-}
-
-/// A grouped pass (see [`Bert::mean_pooled`]): the groups, the next one not yet
-/// taken, and each one's result once done (a panic's payload if it panicked).
-struct Shared {
-    bert: Arc<Bert>,
-    groups: Vec<Vec<Vec<u32>>>,
-    next: AtomicUsize,
-    done: Mutex<Vec<Option<GroupResult>>>,
-    finished: Condvar,
-}
-
-type GroupResult = std::thread::Result<Result<Vec<Vec<f32>>, String>>;
-
-impl Shared {
-    /// Runs the groups not yet taken, one at a time, until none is left.
-    fn take_groups(&self) {
-        loop {
-            let i = self.next.fetch_add(1, Ordering::Relaxed);
-            let Some(group) = self.groups.get(i) else {
-                return;
-            };
-            let mine: Vec<&[u32]> = group.iter().map(Vec::as_slice).collect();
-            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                self.bert.mean_pooled_with(&mine, Threads::Fixed(1))
-            }));
-            self.done.lock().unwrap_or_else(PoisonError::into_inner)[i] = Some(result);
-            self.finished.notify_all();
-        }
+impl Target {
+    /// The float `offset` floats on.
+    ///
+    /// # Safety
+    /// As for [`pointer::add`]: within `out`.
+    unsafe fn at(self, offset: usize) -> *mut f32 {
+        // SAFETY: the caller's.
+        unsafe { self.0.add(offset) }
     }
 }
+
+// SAFETY: each share writes through a `Target` only to its own rows (see
+// `Dense::gemm`).
+unsafe impl Send for Target {}
+unsafe impl Sync for Target {}
+
+/// How a pass's products may be shared out: on up to `threads` threads, by
+/// `fork`.
+#[derive(Clone, Copy)]
+struct Sharing<'a> {
+    threads: Threads,
+    fork: &'a dyn Fork,
+}
+
+/// A pass's embeddings, or why it failed.
+type PassResult = Result<Vec<Vec<f32>>, String>;
 
 /// `sequences` (their indices, each group in order) in up to `count` groups of
 /// about equal tokens, the longest first, each to the group with the fewest
@@ -587,74 +587,44 @@ impl Bert {
     /// the same bits. One sequence, or a pass beside another, lets the products
     /// be shared out instead.
     ///
-    /// The calling thread takes the groups one by one, and so do helper
-    /// threads started for the pass, each kept off the caller's core. (Woken
-    /// on rayon's pool, a helper was often put on the caller's busy core while
-    /// the other stayed idle: a check's 7 ms took 10–17 ms.) The caller waits
-    /// only for groups a helper has taken; a helper that starts when every
-    /// group is taken has nothing to do.
-    pub(crate) fn mean_pooled(
-        self: &Arc<Self>,
-        sequences: &[&[u32]],
-    ) -> Result<Vec<Vec<f32>>, String> {
+    /// The groups are shares of one `fork`: the calling thread takes them one
+    /// by one, and so do the executor's threads that are free; the caller
+    /// waits only for groups another thread has begun.
+    pub(crate) fn mean_pooled(&self, sequences: &[&[u32]], fork: &dyn Fork) -> PassResult {
         let groups = if PASSES.load(Ordering::Relaxed) == 0 {
             groups(sequences, cores())
         } else {
             Vec::new()
         };
         if groups.len() < 2 {
-            return self.mean_pooled_with(sequences, Threads::Auto);
+            return self.mean_pooled_with(sequences, Threads::Auto, fork);
         }
-        let shared = Arc::new(Shared {
-            bert: Arc::clone(self),
-            groups: groups
-                .iter()
-                .map(|group| group.iter().map(|&i| sequences[i].to_vec()).collect())
-                .collect(),
-            next: AtomicUsize::new(0),
-            done: Mutex::new(groups.iter().map(|_| None).collect()),
-            finished: Condvar::new(),
+        let done: Vec<Mutex<Option<PassResult>>> =
+            groups.iter().map(|_| Mutex::default()).collect();
+        fork.fork(groups.len(), &|share| {
+            let mine: Vec<&[u32]> = groups[share].iter().map(|&i| sequences[i]).collect();
+            let pooled = self.mean_pooled_with(&mine, Threads::Fixed(1), fork);
+            *done[share].lock().unwrap_or_else(PoisonError::into_inner) = Some(pooled);
         });
-        let caller = current_cpu();
-        for _ in 1..groups.len() {
-            let shared = Arc::clone(&shared);
-            // (A helper that cannot be started leaves its groups to the caller.)
-            let helper = std::thread::Builder::new()
-                .name("tribunal-embed".to_owned())
-                .spawn(move || shared.take_groups());
-            if let (Ok(helper), Some(cpu)) = (helper, caller) {
-                keep_off(&helper, cpu);
-            }
-        }
-        shared.take_groups();
-        let mut done = shared.done.lock().unwrap_or_else(PoisonError::into_inner);
-        while done.iter().any(Option::is_none) {
-            done = shared
-                .finished
-                .wait(done)
-                .unwrap_or_else(PoisonError::into_inner);
-        }
         let mut out = vec![Vec::new(); sequences.len()];
-        for (group, pooled) in groups.iter().zip(done.iter_mut()) {
-            match pooled.take().expect("every group ran") {
-                Ok(Ok(rows)) => {
-                    for (&i, row) in group.iter().zip(rows) {
-                        out[i] = row;
-                    }
-                }
-                Ok(Err(err)) => return Err(err),
-                // A group that panicked on a helper panics here, the caller.
-                Err(panic) => std::panic::resume_unwind(panic),
+        for (group, pooled) in groups.iter().zip(done) {
+            let pooled = pooled.into_inner().unwrap_or_else(PoisonError::into_inner);
+            let rows = pooled.expect("every group ran")?;
+            for (&i, row) in group.iter().zip(rows) {
+                out[i] = row;
             }
         }
         Ok(out)
     }
 
+    /// The mean-pooled states of `sequences` in one pass, its products
+    /// shared out on up to `threads` threads by `fork`.
     pub(crate) fn mean_pooled_with(
         &self,
         sequences: &[&[u32]],
         threads: Threads,
-    ) -> Result<Vec<Vec<f32>>, String> {
+        fork: &dyn Fork,
+    ) -> PassResult {
         let _running = Running::start();
         let h = self.hidden;
         let vocab = self.words.len() / h;
@@ -680,8 +650,9 @@ impl Bert {
         }
         self.embeddings_norm.apply(&mut x);
         let mut buffers = Buffers::default();
+        let share = Sharing { threads, fork };
         for layer in &self.layers {
-            self.layer(layer, sequences, &mut x, &mut buffers, threads);
+            self.layer(layer, sequences, &mut x, &mut buffers, share);
         }
         let mut pooled = Vec::with_capacity(sequences.len());
         let mut start = 0;
@@ -699,12 +670,12 @@ impl Bert {
         sequences: &[&[u32]],
         x: &mut Vec<f32>,
         b: &mut Buffers,
-        threads: Threads,
+        share: Sharing<'_>,
     ) {
         let h = self.hidden;
         layer
             .qkv
-            .forward(Rows::packed(x, h), &mut b.qkv, layer.qkv.outputs, threads);
+            .forward(Rows::packed(x, h), &mut b.qkv, layer.qkv.outputs, share);
         b.context.clear();
         b.context.resize(x.len(), 0.0);
         let shape = kernels::Heads {
@@ -724,19 +695,19 @@ impl Bert {
         }
         layer
             .attention_out
-            .forward(Rows::packed(&b.context, h), &mut b.dense, h, threads);
+            .forward(Rows::packed(&b.context, h), &mut b.dense, h, share);
         kernels::add_into(&mut b.dense, x);
         layer.attention_norm.apply(&mut b.dense);
         std::mem::swap(x, &mut b.dense);
         let inner = row_stride(layer.intermediate.outputs);
         layer
             .intermediate
-            .forward(Rows::packed(x, h), &mut b.inner, inner, threads);
+            .forward(Rows::packed(x, h), &mut b.inner, inner, share);
         // (The floats between the rows are never read.)
         self.activation.apply(&mut b.inner);
         layer
             .output
-            .forward(Rows::packed(&b.inner, inner), &mut b.dense, h, threads);
+            .forward(Rows::packed(&b.inner, inner), &mut b.dense, h, share);
         kernels::add_into(&mut b.dense, x);
         layer.output_norm.apply(&mut b.dense);
         std::mem::swap(x, &mut b.dense);
@@ -784,9 +755,62 @@ mod tests {
         assert_eq!(of(&[20, 10], 2), [vec![0], vec![1]]);
     }
 
+    /// Products on up to `threads` threads (a thread per share beyond the
+    /// caller's).
+    fn on(threads: usize) -> Sharing<'static> {
+        Sharing {
+            threads: Threads::Fixed(threads),
+            fork: &kernels::ThreadPerShare,
+        }
+    }
+
+    fn bits(v: &[f32]) -> Vec<u32> {
+        v.iter().map(|f| f.to_bits()).collect()
+    }
+
+    /// gemm's products shared out by rows give the bits of the whole product
+    /// on one thread: outputs on either side of each bound `row_shares` keeps
+    /// (64, 128 where two rows make 256), inner dimensions on either side of
+    /// gemm's 512, row counts from two to beyond gemm's 64-row blocks.
+    #[test]
+    fn products_shared_out_by_rows_give_the_bits_of_one_thread() {
+        let shapes = [
+            (4096, 64),
+            (4096, 65),
+            (3000, 100),
+            (3000, 128),
+            (2048, 129),
+            (384, 300),
+            (1536, 384),
+            (384, 1152),
+            (511, 700),
+        ];
+        let mut shared_out = 0;
+        for (inputs, outputs) in shapes {
+            let plain = dense(inputs, outputs);
+            for rows in [2, 3, 4, 5, 7, 8, 13, 24, 70, 130] {
+                let x: Vec<f32> = (0..rows * inputs)
+                    .map(|i| (i as f32 * 0.37).sin())
+                    .collect();
+                let mut want = Vec::new();
+                plain.forward(Rows::packed(&x, inputs), &mut want, outputs, on(1));
+                for threads in [2, 3, 4] {
+                    shared_out += usize::from(plain.row_shares(rows, threads) > 1);
+                    let mut got = Vec::new();
+                    plain.forward(Rows::packed(&x, inputs), &mut got, outputs, on(threads));
+                    assert!(
+                        bits(&want) == bits(&got),
+                        "{rows} rows of {inputs} → {outputs}, {threads} threads"
+                    );
+                }
+            }
+        }
+        assert!(shared_out > 100, "{shared_out} products shared out");
+    }
+
     /// Weights packed into panels give gemm's products bit for bit: the shapes
     /// of all-MiniLM-L6-v2's and bert-base's layers and a few more, from one row to more
-    /// than a block of gemm's, on one thread or two. Small layers stay gemm's.
+    /// than a block of gemm's, on one to three threads. Small layers stay gemm's.
     #[test]
     fn panels_give_the_bits_of_gemms_products() {
         if !kernels::panels::available() {
@@ -811,14 +835,14 @@ mod tests {
                 let x: Vec<f32> = (0..rows * inputs)
                     .map(|i| (i as f32 * 0.37).sin())
                     .collect();
-                for threads in [Threads::Fixed(1), Threads::Fixed(2)] {
-                    let (mut want, mut got) = (Vec::new(), Vec::new());
-                    plain.forward(Rows::packed(&x, inputs), &mut want, outputs, threads);
-                    packed.forward(Rows::packed(&x, inputs), &mut got, outputs, threads);
-                    let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+                let mut want = Vec::new();
+                plain.forward(Rows::packed(&x, inputs), &mut want, outputs, on(1));
+                for threads in [1, 2, 3] {
+                    let mut got = Vec::new();
+                    packed.forward(Rows::packed(&x, inputs), &mut got, outputs, on(threads));
                     assert!(
                         bits(&want) == bits(&got),
-                        "{rows} rows of {inputs} → {outputs}, {threads:?}"
+                        "{rows} rows of {inputs} → {outputs}, {threads} threads"
                     );
                 }
             }
@@ -833,8 +857,8 @@ mod tests {
         for rows in [1, 2, 5] {
             let x: Vec<f32> = (0..rows * 24).map(|i| (i as f32).sin()).collect();
             let (mut packed, mut spaced) = (Vec::new(), Vec::new());
-            up.forward(Rows::packed(&x, 24), &mut packed, 512, Threads::Fixed(1));
-            up.forward(Rows::packed(&x, 24), &mut spaced, 528, Threads::Fixed(1));
+            up.forward(Rows::packed(&x, 24), &mut packed, 512, on(1));
+            up.forward(Rows::packed(&x, 24), &mut spaced, 528, on(1));
             assert_eq!(spaced.len(), rows * 528);
             for row in 0..rows {
                 let (p, s) = (&packed[row * 512..][..512], &spaced[row * 528..][..528]);
@@ -845,19 +869,8 @@ mod tests {
                 );
             }
             let (mut from_packed, mut from_spaced) = (Vec::new(), Vec::new());
-            down.forward(
-                Rows::packed(&packed, 512),
-                &mut from_packed,
-                8,
-                Threads::Fixed(1),
-            );
-            down.forward(
-                Rows::packed(&spaced, 528),
-                &mut from_spaced,
-                8,
-                Threads::Fixed(1),
-            );
-            let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+            down.forward(Rows::packed(&packed, 512), &mut from_packed, 8, on(1));
+            down.forward(Rows::packed(&spaced, 528), &mut from_spaced, 8, on(1));
             assert_eq!(bits(&from_packed), bits(&from_spaced), "{rows} rows");
         }
     }
