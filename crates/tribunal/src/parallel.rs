@@ -209,7 +209,9 @@ impl Pool {
     /// A thread woken for a share is kept off this thread's core while it
     /// runs it: the kernel would often wake it there, behind this thread's
     /// own share, while another core sat idle (in `tribunal serve` at 20
-    /// SEMANTIC checks a second, a fifth of the helpers began 3 ms late).
+    /// SEMANTIC checks a second, a check's p50 went from 12–13 ms to 15–18;
+    /// with the helper moving itself off once it ran there, one in five to
+    /// fifteen still began 3 ms late).
     pub(crate) fn fork(&self, shares: usize, task: &(dyn Fn(usize) + Sync)) {
         if shares <= 1 {
             (0..shares).for_each(task);
