@@ -235,8 +235,8 @@ impl Pool {
             task,
             count: shares,
             next: std::sync::atomic::AtomicUsize::new(0),
-            ended: Mutex::new((0, None)),
-            all_ended: Condvar::new(),
+            running: Pending::of(shares),
+            panic: Mutex::new(None),
         });
         // Gives back the threads asked for, on unwinding too.
         let _give_back = Asked {
@@ -257,13 +257,13 @@ impl Pool {
 }
 
 /// The shares of a [`Pool::fork`]: the task (its borrows erased), how many,
-/// the next not yet taken, how many have ended and the first panic.
+/// the next not yet taken, those not yet ended and the first panic.
 struct Shares {
     task: *const (dyn Fn(usize) + Sync + 'static),
     count: usize,
     next: std::sync::atomic::AtomicUsize,
-    ended: Mutex<(usize, Option<Box<dyn std::any::Any + Send>>)>,
-    all_ended: Condvar,
+    running: Pending,
+    panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
 }
 
 // SAFETY: `task` is `Sync`, and is called only while the fork that owns it
@@ -286,28 +286,21 @@ impl Shares {
             // for it to end before its task's borrows can end.
             #[allow(unsafe_code)]
             let task = unsafe { &*self.task };
-            let outcome = panic::catch_unwind(AssertUnwindSafe(|| task(share)));
-            let mut ended = self.ended.lock().unwrap_or_else(PoisonError::into_inner);
-            ended.0 += 1;
-            if let Err(panic) = outcome {
-                ended.1.get_or_insert(panic);
+            if let Err(panic) = panic::catch_unwind(AssertUnwindSafe(|| task(share))) {
+                let mut first = self.panic.lock().unwrap_or_else(PoisonError::into_inner);
+                first.get_or_insert(panic);
             }
-            if ended.0 == self.count {
-                self.all_ended.notify_all();
-            }
+            self.running.end_one();
         }
     }
 
     /// Waits for every share to end; the first panic, if one did.
     fn wait(&self) -> Option<Box<dyn std::any::Any + Send>> {
-        let mut ended = self.ended.lock().unwrap_or_else(PoisonError::into_inner);
-        while ended.0 < self.count {
-            ended = self
-                .all_ended
-                .wait(ended)
-                .unwrap_or_else(PoisonError::into_inner);
-        }
-        ended.1.take()
+        self.running.wait();
+        self.panic
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
     }
 }
 
@@ -354,11 +347,46 @@ fn lease(state: &Mutex<PoolState>, workers: usize) -> Jobs {
     Jobs(Arc::clone(&state.queue))
 }
 
-/// Closures spawned in a scope and not yet ended.
+/// Work not yet ended: a scope's closures, a fork's shares.
 #[derive(Default)]
 struct Pending {
     count: Mutex<usize>,
     ended: Condvar,
+}
+
+impl Pending {
+    /// `count` pieces of work not yet ended.
+    fn of(count: usize) -> Self {
+        Self {
+            count: Mutex::new(count),
+            ended: Condvar::new(),
+        }
+    }
+
+    /// One more.
+    fn add(&self) {
+        *self.count.lock().unwrap_or_else(PoisonError::into_inner) += 1;
+    }
+
+    /// One has ended.
+    fn end_one(&self) {
+        let mut count = self.count.lock().unwrap_or_else(PoisonError::into_inner);
+        *count -= 1;
+        if *count == 0 {
+            self.ended.notify_all();
+        }
+    }
+
+    /// Waits until every one has ended.
+    fn wait(&self) {
+        let mut count = self.count.lock().unwrap_or_else(PoisonError::into_inner);
+        while *count > 0 {
+            count = self
+                .ended
+                .wait(count)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+    }
 }
 
 /// Waits, when dropped, for a scope's closures; then gives its threads back
@@ -370,18 +398,7 @@ struct Wait<'pool> {
 
 impl Drop for Wait<'_> {
     fn drop(&mut self) {
-        let mut count = self
-            .pending
-            .count
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        while *count > 0 {
-            count = self
-                .pending
-                .ended
-                .wait(count)
-                .unwrap_or_else(PoisonError::into_inner);
-        }
+        self.pending.wait();
     }
 }
 
@@ -398,19 +415,11 @@ impl<'env> Scope<'_, 'env> {
     /// Runs `work` on a pool thread. A panic in it is caught and dropped:
     /// `work` reports its own outcome (as [`ordered_map`] does).
     pub fn spawn<F: FnOnce() + Send + 'env>(&self, work: F) {
-        *self
-            .pending
-            .count
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) += 1;
+        self.pending.add();
         let pending = Arc::clone(&self.pending);
         let job: Box<dyn FnOnce() + Send + 'env> = Box::new(move || {
             let _ = panic::catch_unwind(AssertUnwindSafe(work));
-            let mut count = pending.count.lock().unwrap_or_else(PoisonError::into_inner);
-            *count -= 1;
-            if *count == 0 {
-                pending.ended.notify_all();
-            }
+            pending.end_one();
         });
         // SAFETY: only the lifetime changes. `Pool::scope` does not return,
         // nor unwind past its `Wait`, before every job spawned in the scope
