@@ -241,3 +241,59 @@ fn a_runtime_resolves_job_counts_in_one_place() {
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     assert_eq!(Runtime::new().jobs(0), cores, "every core by default");
 }
+
+#[test]
+fn an_interrupt_ends_its_runtime_s_evaluations_and_no_other_s() {
+    // A script that counts to the number its output gives, with no time or
+    // operation limit: only an interrupt stops a long count.
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("m.rhai"),
+        "fn evaluate(ctx) { let n = 0; for i in 0..parse_int(ctx.output) { n += 1; } 1.0 }\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("m.yaml"),
+        "kind: metric\nname: m\nimplementation: { script: m.rhai }\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("pack.yaml"),
+        "name: t\nversion: 1.0.0\ncomponents: [m.yaml]\npipeline:\n  metrics: [m]\n",
+    )
+    .unwrap();
+    let cwd = Path::new(".");
+    let unlimited = || {
+        Runtime::builder()
+            .limit(Override::parse("limits.max_operations=0", cwd).unwrap())
+            .unwrap()
+            .limit(Override::parse("limits.timeout_ms=0", cwd).unwrap())
+            .unwrap()
+            .build()
+    };
+    let (stopped, other) = (unlimited(), unlimited());
+    let pack = stopped.load(dir.path()).unwrap();
+    let others = other.load(dir.path()).unwrap();
+    let counting = std::thread::spawn(move || {
+        let started = std::time::Instant::now();
+        (
+            pack.evaluate(&Input::new("100000000000")),
+            started.elapsed(),
+        )
+    });
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    stopped.interrupt().clone().interrupt();
+    let (report, took) = counting.join().unwrap();
+    assert_eq!(report.status(), Status::Error, "{report:?}");
+    assert!(
+        report.error().unwrap().contains("interrupted"),
+        "{:?}",
+        report.error()
+    );
+    assert!(took.as_secs() < 60, "stopped mid-count, after {took:?}");
+    // The other runtime's evaluations go on; the interrupted one's stop at
+    // their first step.
+    assert_eq!(others.evaluate(&Input::new("1000")).status(), Status::Pass);
+    let after = stopped.load(dir.path()).unwrap().evaluate(&Input::new("1"));
+    assert!(after.error().unwrap().contains("interrupted"), "{after:?}");
+}

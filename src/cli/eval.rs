@@ -100,7 +100,7 @@ const FINISH_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 /// being evaluated [`FINISH_GRACE`] to finish, then stop them (they are left
 /// out, for `--resume`), write every result judged, keep the partial results.
 /// A second signal ends the process at once.
-fn stop_on_signals() -> Option<Arc<AtomicBool>> {
+fn stop_on_signals(interrupt: tribunal::Interrupt) -> Option<Arc<AtomicBool>> {
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
     let handler = ctrlc::set_handler(move || {
@@ -114,9 +114,12 @@ fn stop_on_signals() -> Option<Arc<AtomicBool>> {
         );
         let _ = std::thread::Builder::new()
             .name("tribunal-stop".into())
-            .spawn(|| {
-                std::thread::sleep(FINISH_GRACE);
-                tribunal_base::deadline::interrupt();
+            .spawn({
+                let interrupt = interrupt.clone();
+                move || {
+                    std::thread::sleep(FINISH_GRACE);
+                    interrupt.interrupt();
+                }
             });
     });
     handler.is_ok().then_some(stop)
@@ -152,7 +155,7 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, String> {
     let input_path = (args.input.as_os_str() != "-").then_some(args.input.as_path());
     // Signals are handled from here on: a stop leaves the partial results
     // (with whatever was written) for --resume, never a stray file.
-    let stop = stop_on_signals();
+    let stop = stop_on_signals(engine.runtime().interrupt().clone());
     let (mut sink, mut resumed) = open_results(args, input_path)?;
     let reader: Box<dyn BufRead + Send> = if args.input.as_os_str() == "-" {
         Box::new(BufReader::with_capacity(1 << 16, io::stdin()))

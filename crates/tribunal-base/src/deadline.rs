@@ -1,94 +1,197 @@
-//! The time budget of the work in progress on this thread, for code below the
-//! layer that sets it.
+//! The time budget of an evaluation, handed down explicitly.
 //!
-//! Quadratic string work (similarity, Levenshtein) lives in `text` and is reached
-//! from scripts (helpers, `fuzzy` through `compare()`), whose calls have a deadline.
-//! The script host, a later layer, installs the check of its current call's
-//! deadline here once; the work asks [`watch`] as it goes. Outside a call, or when
-//! no host installed a check, the budget is unlimited.
-//!
-//! The pipeline also runs every step within the pack's time limit ([`Steps`]), so
-//! the built-ins' long work (matching many tokens, similarity) stops there too.
+//! A [`Budget`] is made for each record an engine evaluates: the deadline of
+//! its caller (a server's request deadline, none for a batch), the run's
+//! [`Interrupt`] (a front end stopping on a signal) and the deadline of the
+//! pipeline step running on it ([`Steps`]). The pipeline hands it to every
+//! component in its context; the work that can run long asks it as it goes:
+//! quadratic string work (similarity, Levenshtein) through [`Budget::watch`],
+//! a plugin's helper process through [`Budget::remaining`]. Nothing of it
+//! lives in a thread-local or a process-wide static: two engines in one
+//! process, or work handed to another thread, keep their own.
 
-use std::cell::Cell;
-use std::sync::OnceLock;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-static CHECK: OnceLock<fn() -> bool> = OnceLock::new();
+/// A flag that ends the work of a run: set once (a front end that is about to
+/// exit on a signal, after the records already judged are written), it cannot
+/// be undone, and from then on every deadline of the budgets made with it has
+/// passed (the steps running stop at their next check). Clones share the flag.
+#[derive(Debug, Clone, Default)]
+pub struct Interrupt(Arc<AtomicBool>);
 
-thread_local! {
-    /// The deadline of the pipeline step running on this thread ([`Steps`]).
-    static STEP: Cell<Option<Tick>> = const { Cell::new(None) };
-    /// The deadline a caller set for the work on this thread ([`by_caller`]),
-    /// on the precise clock: a caller compares it with its own reading.
-    static CALLER: Cell<Option<std::time::Instant>> = const { Cell::new(None) };
+impl Interrupt {
+    /// Ends the work in progress under this flag, and all work after it.
+    pub fn interrupt(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether [`interrupt`](Self::interrupt) was called.
+    pub fn is_set(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
 }
 
-/// Runs `work` by the caller's `deadline` (a server's request deadline): the
-/// steps inside end by it as by their own limits ([`passed`], [`remaining`]
-/// and [`step_passed`] count it), and [`caller_passed`] tells a step that ran
-/// late whose deadline it was. Read on the precise clock, so that when the
-/// work says the deadline passed, the caller's clock says so too. (`None`:
-/// no deadline of this caller's; an outer one still holds.)
-pub fn by_caller<T>(deadline: Option<std::time::Instant>, work: impl FnOnce() -> T) -> T {
-    let outer = CALLER.get();
-    CALLER.set(earliest(deadline, outer));
-    let result = work();
-    CALLER.set(outer);
-    result
-}
-
-/// Moves the deadline of the pipeline step running on this thread `by` later:
-/// the step spent that long on the engine's one-time set-up (a model loaded
-/// for a script's `compare()`), not on its own work. A caller's deadline
-/// ([`by_caller`]) does not move: the caller did wait.
-pub fn postpone_step(by: Duration) {
-    STEP.set(STEP.get().map(|deadline| deadline + by));
-}
-
-/// Whether the deadline of the pipeline step running on this thread, or of its
-/// caller, has passed (not asking the installed check: for the script host's
-/// own use).
-pub fn step_passed() -> bool {
-    STEP.get().is_some_and(|d| Tick::now() >= d) || caller_passed()
-}
-
-/// Set once the process's evaluations are interrupted ([`interrupt`]).
-static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Ends the work in progress on every thread, and all work after it: from
-/// now on every deadline has passed, as a caller's (the steps running stop
-/// at their next check of it). For a front end that is about to exit on a
-/// signal, after the records already judged are written: it cannot be undone.
-pub fn interrupt() {
-    INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
-}
-
-/// The error of a step stopped by [`interrupt`].
+/// The error of a step stopped by an [`Interrupt`].
 pub const INTERRUPTED_MESSAGE: &str = "stopped: the run was interrupted";
 
-/// Whether [`interrupt`] was called.
-pub fn interrupted() -> bool {
-    INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed)
+/// The step deadline's value when no step with a limit is running.
+const NO_STEP: u64 = u64::MAX;
+/// The latest step deadline there is (a later one is this one).
+const LATEST: u64 = NO_STEP - 1;
+
+/// The time budget of one evaluation (see the module's documentation).
+#[derive(Debug)]
+pub struct Budget<'a> {
+    /// The caller's deadline, on the precise clock: a caller compares it with
+    /// its own reading.
+    caller: Option<Instant>,
+    interrupt: Option<&'a Interrupt>,
+    /// The deadline of the step running ([`Steps`]), a [`Tick`] in
+    /// nanoseconds ([`NO_STEP`]: none). Atomic, so that a budget shared with
+    /// the components (which may hand their context to other threads) can be
+    /// postponed through a shared reference.
+    step: AtomicU64,
 }
 
-/// Whether the deadline a caller set for the work on this thread has passed
-/// (or the process's evaluations were interrupted).
-pub fn caller_passed() -> bool {
-    interrupted()
-        || CALLER
-            .get()
-            .is_some_and(|deadline| std::time::Instant::now() >= deadline)
+impl Budget<'static> {
+    /// No deadline, no interrupt: work under it is never stopped (outside an
+    /// evaluation, and in tests).
+    pub const fn unlimited() -> Self {
+        Self {
+            caller: None,
+            interrupt: None,
+            step: AtomicU64::new(NO_STEP),
+        }
+    }
 }
 
-/// A reading of the clock steps are timed by: on Linux the kernel's coarse
-/// monotonic clock, which advances once per timer tick (1–4 ms) and takes about
-/// 3 ns to read, where the precise one takes about 21 ns (a record reads it once
-/// per step and once more: 2.5% of a short record's time); elsewhere the
-/// precise clock. A step's limit (1 s by default) is kept to within a tick.
-/// Readings compare only with each other.
+impl<'a> Budget<'a> {
+    /// The budget of work that ends by the caller's `deadline` (`None`: no
+    /// deadline of the caller's) or when `interrupt` is set: the steps inside
+    /// end by it as by their own limits ([`passed`](Self::passed),
+    /// [`remaining`](Self::remaining)), and
+    /// [`caller_passed`](Self::caller_passed) tells a step that ran late whose
+    /// deadline it was.
+    pub fn new(deadline: Option<Instant>, interrupt: Option<&'a Interrupt>) -> Self {
+        Self {
+            caller: deadline,
+            interrupt,
+            step: AtomicU64::new(NO_STEP),
+        }
+    }
+
+    /// The caller's deadline.
+    pub fn caller(&self) -> Option<Instant> {
+        self.caller
+    }
+
+    /// The budget of work inside this one that must also end by `deadline`
+    /// (a script call's own, for the strategy it calls): the same interrupt
+    /// and step deadline, and `deadline` as its caller's when that is
+    /// earlier. (Its step is its own from then on: a postponement in it does
+    /// not move this one's.)
+    #[must_use]
+    pub fn ending_by(&self, deadline: Option<Instant>) -> Budget<'a> {
+        Budget {
+            caller: earliest(self.caller, deadline),
+            interrupt: self.interrupt,
+            step: AtomicU64::new(self.step.load(Ordering::Relaxed)),
+        }
+    }
+
+    /// Whether the run was interrupted.
+    pub fn interrupted(&self) -> bool {
+        self.interrupt.is_some_and(Interrupt::is_set)
+    }
+
+    /// Whether the caller's deadline has passed (or the run was interrupted).
+    pub fn caller_passed(&self) -> bool {
+        self.interrupted()
+            || self
+                .caller
+                .is_some_and(|deadline| Instant::now() >= deadline)
+    }
+
+    fn step_deadline(&self) -> Option<Tick> {
+        match self.step.load(Ordering::Relaxed) {
+            NO_STEP => None,
+            nanos => Some(Tick(nanos)),
+        }
+    }
+
+    fn set_step(&self, deadline: Option<Tick>) {
+        self.step
+            .store(deadline.map_or(NO_STEP, |t| t.0), Ordering::Relaxed);
+    }
+
+    /// Whether the deadline of the step running under this budget, or of its
+    /// caller, has passed.
+    pub fn passed(&self) -> bool {
+        self.step_deadline().is_some_and(|d| Tick::now() >= d) || self.caller_passed()
+    }
+
+    /// Moves the deadline of the step running `by` later: the step spent that
+    /// long on the engine's one-time set-up (a model loaded for a script's
+    /// `compare()`), not on its own work. The caller's deadline does not move:
+    /// the caller did wait.
+    pub fn postpone_step(&self, by: Duration) {
+        if let Some(deadline) = self.step_deadline() {
+            self.set_step(Some(deadline + by));
+        }
+    }
+
+    /// How long until the deadline of the step running, or of the caller:
+    /// `None` when neither has one, zero once one has passed. Work that can be
+    /// stopped from outside (a plugin's helper process) waits no longer.
+    pub fn remaining(&self) -> Option<Duration> {
+        if self.interrupted() {
+            return Some(Duration::ZERO);
+        }
+        let step = self
+            .step_deadline()
+            .map(|deadline| Duration::from_nanos(deadline.0.saturating_sub(Tick::now().0)));
+        let caller = self
+            .caller
+            .map(|deadline| deadline.saturating_duration_since(Instant::now()));
+        earliest(step, caller)
+    }
+
+    /// The `keep_going(cells)` of quadratic string work: false once
+    /// [`passed`](Self::passed). Reads the clock once per
+    /// [`CLOCK_EVERY_CELLS`] cells of work.
+    pub fn watch(&self) -> impl FnMut(usize) -> bool + '_ {
+        watch_with(|| self.passed())
+    }
+}
+
+/// How many cells of quadratic work pass between two clock reads.
+pub const CLOCK_EVERY_CELLS: usize = 1 << 16;
+
+/// The `keep_going(cells)` of quadratic string work, `false` once `passed`
+/// says so, asked once per [`CLOCK_EVERY_CELLS`] cells of work (for a host
+/// whose calls keep deadlines of their own, as the script host's do).
+pub fn watch_with(passed: impl Fn() -> bool) -> impl FnMut(usize) -> bool {
+    let mut work = 0usize;
+    move |cells| {
+        work += cells;
+        if work < CLOCK_EVERY_CELLS {
+            return true;
+        }
+        work = 0;
+        !passed()
+    }
+}
+
+/// A reading of the clock steps are timed by, in nanoseconds: on Linux the
+/// kernel's coarse monotonic clock, which advances once per timer tick (1–4
+/// ms) and takes about 3 ns to read, where the precise one takes about 21 ns
+/// (a record reads it once per step and once more: 2.5% of a short record's
+/// time); elsewhere the precise clock. A step's limit (1 s by default) is
+/// kept to within a tick. Readings compare only with each other.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-struct Tick(Duration);
+struct Tick(u64);
 
 impl Tick {
     #[cfg(target_os = "linux")]
@@ -103,25 +206,25 @@ impl Tick {
         // call.
         let failed = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &raw mut time) };
         debug_assert_eq!(failed, 0, "the coarse monotonic clock reads");
-        Self(Duration::new(
-            u64::try_from(time.tv_sec).unwrap_or(0),
-            u32::try_from(time.tv_nsec).unwrap_or(0),
-        ))
+        let seconds = u64::try_from(time.tv_sec).unwrap_or(0);
+        let nanos = u64::try_from(time.tv_nsec).unwrap_or(0);
+        Self(seconds.saturating_mul(1_000_000_000).saturating_add(nanos))
     }
 
     #[cfg(not(target_os = "linux"))]
     fn now() -> Self {
-        use std::time::Instant;
-        static START: OnceLock<Instant> = OnceLock::new();
-        Self(START.get_or_init(Instant::now).elapsed())
+        static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+        Self(u64::try_from(START.get_or_init(Instant::now).elapsed().as_nanos()).unwrap_or(LATEST))
     }
 }
 
 impl std::ops::Add<Duration> for Tick {
     type Output = Self;
 
+    /// (Never [`NO_STEP`]: a deadline that far is the one just before it.)
     fn add(self, limit: Duration) -> Self {
-        Self(self.0.saturating_add(limit))
+        let limit = u64::try_from(limit.as_nanos()).unwrap_or(u64::MAX);
+        Self(self.0.saturating_add(limit).min(LATEST))
     }
 }
 
@@ -151,21 +254,21 @@ impl Steps {
         Self { limit, ended: None }
     }
 
-    /// Runs the next step, `work`, with a deadline of the limit from its
-    /// start, never later than a deadline already running on this thread.
-    /// `Err` holds the result when the deadline passed before `work` ended:
-    /// work that gave up early returns a result that must not be used.
-    pub fn within<T>(&mut self, work: impl FnOnce() -> T) -> Result<T, T> {
-        let outer = STEP.get();
+    /// Runs the next step, `work`, under `budget` with a deadline of the
+    /// limit from its start, never later than a step deadline the budget
+    /// already has. `Err` holds the result when the deadline passed before
+    /// `work` ended: work that gave up early returns a result that must not be
+    /// used.
+    pub fn within<T>(&mut self, budget: &Budget<'_>, work: impl FnOnce() -> T) -> Result<T, T> {
+        let outer = budget.step_deadline();
         let own = self
             .limit
             .map(|limit| self.ended.take().unwrap_or_else(Tick::now) + limit);
-        let deadline = earliest(own, outer);
-        STEP.set(deadline);
+        budget.set_step(earliest(own, outer));
         let result = work();
         // Read again: the work may have postponed it (`postpone_step`).
-        let deadline = STEP.get();
-        STEP.set(outer);
+        let deadline = budget.step_deadline();
+        budget.set_step(outer);
         let Some(deadline) = deadline else {
             return Ok(result);
         };
@@ -181,51 +284,6 @@ impl Steps {
     }
 }
 
-/// How long until the deadline of the pipeline step running on this thread:
-/// `None` outside a step with a limit, zero once it has passed. Work that can
-/// be stopped from outside (a plugin's helper process) waits no longer.
-pub fn remaining() -> Option<Duration> {
-    if interrupted() {
-        return Some(Duration::ZERO);
-    }
-    let step = STEP
-        .get()
-        .map(|deadline| deadline.0.saturating_sub(Tick::now().0));
-    let caller = CALLER
-        .get()
-        .map(|deadline| deadline.saturating_duration_since(std::time::Instant::now()));
-    earliest(step, caller)
-}
-
-/// Installs the check "has the deadline of the call in progress on this thread
-/// passed?" (once per process; later installs are ignored).
-pub fn install(check: fn() -> bool) {
-    let _ = CHECK.set(check);
-}
-
-/// Whether the deadline of the work in progress on this thread has passed.
-pub fn passed() -> bool {
-    step_passed() || CHECK.get().is_some_and(|check| check())
-}
-
-/// How many cells of quadratic work pass between two clock reads.
-const CLOCK_EVERY_CELLS: usize = 1 << 16;
-
-/// The `keep_going(cells)` of quadratic string work: false once the deadline has
-/// passed; always true outside a call with a deadline. Reads the clock once per
-/// [`CLOCK_EVERY_CELLS`] cells of work.
-pub fn watch() -> impl FnMut(usize) -> bool {
-    let mut work = 0usize;
-    move |cells| {
-        work += cells;
-        if work < CLOCK_EVERY_CELLS {
-            return true;
-        }
-        work = 0;
-        !passed()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -234,48 +292,57 @@ mod tests {
     /// configured (1 to 10 ms each), so a 1 ms limit is past after it.
     const TICKS: Duration = Duration::from_millis(40);
 
-    fn within<T>(limit: Option<Duration>, work: impl FnOnce() -> T) -> Result<T, T> {
-        Steps::new(limit).within(work)
+    fn within<T>(
+        budget: &Budget<'_>,
+        limit: Option<Duration>,
+        work: impl FnOnce() -> T,
+    ) -> Result<T, T> {
+        Steps::new(limit).within(budget, work)
     }
 
     #[test]
     fn a_callers_deadline_ends_the_steps_inside_and_says_whose_it_was() {
-        let soon = std::time::Instant::now() + Duration::from_millis(1);
-        let late = by_caller(Some(soon), || {
-            within(Some(Duration::from_secs(60)), || {
-                std::thread::sleep(TICKS);
-                (passed(), caller_passed())
-            })
+        let soon = Budget::new(Some(Instant::now() + Duration::from_millis(1)), None);
+        let late = within(&soon, Some(Duration::from_secs(60)), || {
+            std::thread::sleep(TICKS);
+            (soon.passed(), soon.caller_passed())
         });
         // The step's own limit is far: it ends in time by its own clock, and
         // the caller's deadline has passed (the pipeline makes that an error).
         assert_eq!(late, Ok((true, true)));
-        assert!(!caller_passed(), "the caller's deadline ends with its work");
-        let later = std::time::Instant::now() + Duration::from_secs(60);
-        assert_eq!(by_caller(Some(later), || within(Some(TICKS), || 1)), Ok(1));
+        let later = Budget::new(Some(Instant::now() + Duration::from_secs(60)), None);
+        assert_eq!(within(&later, Some(TICKS), || 1), Ok(1));
         // A step's own limit, under a far caller's deadline, is not the caller's.
-        let own = by_caller(Some(later), || {
-            within(Some(Duration::from_millis(1)), || {
-                std::thread::sleep(TICKS);
-                caller_passed()
-            })
+        let own = within(&later, Some(Duration::from_millis(1)), || {
+            std::thread::sleep(TICKS);
+            later.caller_passed()
         });
         assert_eq!(own, Err(false));
+        assert_eq!(
+            later.remaining().map(|left| left > Duration::from_secs(50)),
+            Some(true)
+        );
+        // Work inside it with a deadline of its own ends by the earlier.
+        let inner = later.ending_by(Some(Instant::now() + Duration::from_millis(1)));
+        std::thread::sleep(TICKS);
+        assert!(inner.passed() && !later.passed());
+        assert_eq!(Budget::unlimited().remaining(), None);
     }
 
     #[test]
     fn work_past_its_deadline_is_flagged() {
-        assert_eq!(within(None, passed), Ok(false));
-        assert_eq!(within(Some(Duration::from_secs(60)), || 1), Ok(1));
-        let late = within(Some(Duration::from_millis(1)), || {
+        let budget = Budget::unlimited();
+        assert_eq!(within(&budget, None, || budget.passed()), Ok(false));
+        assert_eq!(within(&budget, Some(Duration::from_secs(60)), || 1), Ok(1));
+        let late = within(&budget, Some(Duration::from_millis(1)), || {
             std::thread::sleep(TICKS);
-            passed()
+            budget.passed()
         });
         assert_eq!(late, Err(true));
         // The deadline ends with the work; an inner one never outlives an outer one.
-        assert!(!passed());
-        let nested = within(Some(Duration::from_millis(1)), || {
-            within(Some(Duration::from_secs(60)), || {
+        assert!(!budget.passed());
+        let nested = within(&budget, Some(Duration::from_millis(1)), || {
+            within(&budget, Some(Duration::from_secs(60)), || {
                 std::thread::sleep(TICKS);
             })
         });
@@ -283,16 +350,49 @@ mod tests {
     }
 
     #[test]
+    fn a_postponed_step_ends_later_and_the_caller_does_not_wait() {
+        let budget = Budget::unlimited();
+        let postponed = within(&budget, Some(Duration::from_millis(1)), || {
+            std::thread::sleep(TICKS);
+            budget.postpone_step(Duration::from_secs(60));
+            budget.passed()
+        });
+        assert_eq!(postponed, Ok(false));
+        let soon = Budget::new(Some(Instant::now() + Duration::from_millis(1)), None);
+        let late = within(&soon, Some(Duration::from_secs(60)), || {
+            std::thread::sleep(TICKS);
+            soon.postpone_step(Duration::from_secs(60));
+            soon.passed()
+        });
+        assert_eq!(late, Ok(true));
+    }
+
+    #[test]
+    fn an_interrupt_passes_every_deadline_of_its_budgets_only() {
+        let interrupt = Interrupt::default();
+        let (run, other) = (Budget::new(None, Some(&interrupt)), Budget::unlimited());
+        assert!(!run.passed() && !run.interrupted());
+        interrupt.clone().interrupt();
+        assert!(run.passed() && run.caller_passed() && run.interrupted());
+        assert_eq!(run.remaining(), Some(Duration::ZERO));
+        assert!(!other.passed(), "another run's budget is its own");
+        let mut keep_going = run.watch();
+        assert!(keep_going(1), "asked only every CLOCK_EVERY_CELLS cells");
+        assert!(!keep_going(CLOCK_EVERY_CELLS));
+    }
+
+    #[test]
     fn each_step_has_the_whole_limit_from_where_the_one_before_ended() {
         // Two steps of 0.6 s under a limit of 1 s: each is within it, though
         // both together are not (the second is timed from the first's end).
+        let budget = Budget::unlimited();
         let mut steps = Steps::new(Some(Duration::from_secs(1)));
         let step = || std::thread::sleep(Duration::from_millis(600));
-        assert_eq!(steps.within(step), Ok(()));
-        assert_eq!(steps.within(step), Ok(()));
-        let late = steps.within(|| {
+        assert_eq!(steps.within(&budget, step), Ok(()));
+        assert_eq!(steps.within(&budget, step), Ok(()));
+        let late = steps.within(&budget, || {
             std::thread::sleep(Duration::from_millis(1_100));
-            passed()
+            budget.passed()
         });
         assert_eq!(late, Err(true));
     }

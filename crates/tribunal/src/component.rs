@@ -84,6 +84,14 @@ pub struct Context<'a> {
     /// What the record is judged as: the whole record, or the tool calls its
     /// last assistant message proposes ([`Judging::Proposal`]).
     pub judging: Judging,
+    /// The time budget of the step: work that can run long asks it as it
+    /// goes ([`Budget::watch`](crate::deadline::Budget::watch),
+    /// [`Budget::passed`](crate::deadline::Budget::passed)) and stops when
+    /// it has passed (the pipeline then makes the step a `timeout` error).
+    /// [`Budget::unlimited`](crate::deadline::Budget::unlimited) outside a
+    /// pipeline.
+    #[serde(skip)]
+    pub budget: &'a crate::deadline::Budget<'a>,
 }
 
 /// What a record is judged as.

@@ -76,6 +76,7 @@ pub use bundle::{
 };
 pub use component::{Judging, ToolDefinition};
 pub use contract::{tools_from_file, ToolRules, ToolsFileError};
+pub use deadline::Interrupt;
 pub use decision::{CallDecision, Decisions, Verdict};
 pub use engine::{
     Ask, Batch, Decision, Engine, EngineBuilder, EngineError, FedError, Judged, PackEvent,

@@ -6,6 +6,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::deadline::Interrupt;
 use crate::overrides::{Override, OverrideError};
 use crate::parallel::{self, Pool, MAX_JOBS};
 use crate::script::RegexCache;
@@ -50,6 +51,8 @@ struct Inner {
     limits: Vec<Override>,
     /// The patterns scripts' regex helpers compiled, for every pack's scripts.
     regexes: Arc<RegexCache>,
+    /// Ends every evaluation on the runtime once set ([`Runtime::interrupt`]).
+    interrupt: Interrupt,
 }
 
 /// Settings of a [`Runtime`] (see [`Runtime::builder`]).
@@ -112,6 +115,7 @@ impl RuntimeBuilder {
                 limits: self.limits,
                 plugins: crate::plugin::Libraries::default(),
                 regexes: Arc::default(),
+                interrupt: Interrupt::default(),
             }),
         }
     }
@@ -170,6 +174,16 @@ impl Runtime {
     /// regex helpers'): a cache the runtime owns, not the process.
     pub(crate) fn regexes(&self) -> &Arc<RegexCache> {
         &self.inner.regexes
+    }
+
+    /// The flag that ends the evaluations of every pack on this runtime:
+    /// once [`Interrupt::interrupt`] is called on it (or on a clone), every
+    /// step running stops at its next check of its deadline and is a
+    /// `timeout` error, and so is every step after it; it cannot be undone.
+    /// For a front end about to exit on a signal, after the records already
+    /// judged are written. Another runtime's evaluations go on.
+    pub fn interrupt(&self) -> &Interrupt {
+        &self.inner.interrupt
     }
 
     pub(crate) fn plugins(&self) -> &crate::plugin::Libraries {

@@ -178,7 +178,7 @@ impl<F: Finder> Postprocessor for Detector<F> {
                 }
             }
             Some(turns) => {
-                let mut keep_going = crate::deadline::watch();
+                let mut keep_going = ctx.budget.watch();
                 for (index, turn) in turns.iter().enumerate() {
                     let place = match turn.role {
                         Role::System => Place::System,

@@ -357,6 +357,8 @@ pub(crate) mod test_support {
         }
 
         pub fn ctx(&self) -> Context<'_> {
+            static UNLIMITED: crate::deadline::Budget<'static> =
+                crate::deadline::Budget::unlimited();
             Context {
                 turns: None,
                 turn: None,
@@ -370,6 +372,7 @@ pub(crate) mod test_support {
                 strategies: strategies(),
                 memo: None,
                 judging: crate::component::Judging::Whole,
+                budget: &UNLIMITED,
             }
         }
     }

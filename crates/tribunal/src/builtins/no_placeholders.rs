@@ -19,6 +19,7 @@ use crate::component::{
     Postprocessor,
 };
 use crate::contract::{pointer_of, Seg};
+use crate::deadline::Budget;
 use crate::json::escape_pointer;
 use crate::report::{Issue, Severity};
 
@@ -83,8 +84,8 @@ struct Matcher {
 
 impl Matcher {
     /// Index of the first token (in config order) that `text` contains. Stops
-    /// early at the step's deadline (the pipeline then discards the result).
-    fn first_token(&self, text: &str) -> Option<usize> {
+    /// early when `budget` has passed (the pipeline then discards the result).
+    fn first_token(&self, text: &str, budget: &Budget<'_>) -> Option<usize> {
         let folded;
         let text = if self.fold {
             folded = fold_case(text);
@@ -92,7 +93,7 @@ impl Matcher {
         } else {
             text
         };
-        let mut keep_going = crate::deadline::watch();
+        let mut keep_going = budget.watch();
         let mut first: Option<usize> = None;
         for found in self.automaton.find_overlapping_iter(text) {
             let token = found.pattern().as_usize();
@@ -259,8 +260,11 @@ impl EarlyStrings for NoPlaceholders {
     }
 
     fn string(&self, path: &[Seg], value: &str, done: &mut [bool], out: &mut Vec<Issue>) {
+        // (Read as the text streams in, outside any step: no deadline to
+        // stop by; the scan is linear in the value.)
+        let budget = &Budget::unlimited();
         let Some(fields) = &self.fields else {
-            if let Some(token) = self.first_token(value) {
+            if let Some(token) = self.first_token(value, budget) {
                 let pointer = pointer_of(path);
                 out.push(self.issue(&pointer, token).at(pointer));
             }
@@ -272,7 +276,7 @@ impl EarlyStrings for NoPlaceholders {
             if *done || !field.path.holds(path, exact) {
                 continue;
             }
-            let Some(token) = *token.get_or_insert_with(|| self.first_token(value)) else {
+            let Some(token) = *token.get_or_insert_with(|| self.first_token(value, budget)) else {
                 return;
             };
             *done = true;
@@ -283,20 +287,20 @@ impl EarlyStrings for NoPlaceholders {
 
 impl NoPlaceholders {
     /// Index of the first token (in config order) that `text` contains.
-    fn first_token(&self, text: &str) -> Option<usize> {
-        self.matcher.first_token(text)
+    fn first_token(&self, text: &str, budget: &Budget<'_>) -> Option<usize> {
+        self.matcher.first_token(text, budget)
     }
 
     /// The first token found in the string leaves of `value`, in document order.
-    fn first_token_in(&self, value: &Json) -> Option<usize> {
+    fn first_token_in(&self, value: &Json, budget: &Budget<'_>) -> Option<usize> {
         if self.containers == Containers::Python {
-            return self.first_token_python(value);
+            return self.first_token_python(value, budget);
         }
         let mut stack = vec![value];
         while let Some(value) = stack.pop() {
             match value {
                 Json::String(s) => {
-                    if let Some(token) = self.first_token(s) {
+                    if let Some(token) = self.first_token(s, budget) {
                         return Some(token);
                     }
                 }
@@ -310,10 +314,10 @@ impl NoPlaceholders {
 
     /// Python's `token in value`: substring of a string, element of a list, key of
     /// a dict; nothing else holds a token.
-    fn first_token_python(&self, value: &Json) -> Option<usize> {
+    fn first_token_python(&self, value: &Json, budget: &Budget<'_>) -> Option<usize> {
         let equal = |token: &str, text: &str| self.matcher.equal(token, text);
         match value {
-            Json::String(s) => self.first_token(s),
+            Json::String(s) => self.first_token(s, budget),
             Json::Array(items) => self.tokens.iter().position(|t| {
                 items
                     .iter()
@@ -347,13 +351,13 @@ impl NoPlaceholders {
                 let token = field
                     .path
                     .lookup(ctx.json)
-                    .and_then(|v| self.first_token_in(v));
+                    .and_then(|v| self.first_token_in(v, ctx.budget));
                 if let Some(token) = token {
                     issues.push(self.issue(&field.written, token).at(field.path.pointer()));
                 }
             }
         } else if ctx.json.is_null() {
-            if let Some(token) = self.first_token(ctx.output) {
+            if let Some(token) = self.first_token(ctx.output, ctx.budget) {
                 issues.push(self.issue("output", token));
             }
         } else {
@@ -362,7 +366,7 @@ impl NoPlaceholders {
             while let Some((value, pointer)) = stack.pop() {
                 match value {
                     Json::String(s) => {
-                        if let Some(token) = self.first_token(s) {
+                        if let Some(token) = self.first_token(s, ctx.budget) {
                             issues.push(self.issue(&pointer, token).at(pointer));
                         }
                     }

@@ -46,7 +46,7 @@ impl Resolved {
     ) -> Result<f64, EvalError> {
         let started = std::time::Instant::now();
         self.strategy.warm_up()?;
-        crate::deadline::postpone_step(started.elapsed());
+        ctx.budget.postpone_step(started.elapsed());
         self.strategy.compare(expected, actual, ctx)
     }
 }

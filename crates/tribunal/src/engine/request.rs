@@ -422,8 +422,9 @@ pub(super) fn decide(engine: &Engine, request: Request) -> Result<Decision, Requ
     let kept = request.keep_input.then(|| input.clone());
     let (judged, bytes) = match request.ask {
         Ask::Check if whole => {
-            let mut report =
-                crate::deadline::by_caller(request.deadline, || served.pack().evaluate(&input));
+            let mut report = served
+                .pack()
+                .evaluate_prepared(&input, None, request.deadline);
             report.note_first(note);
             let bytes = written(&report);
             (Judged::Report(report), bytes)

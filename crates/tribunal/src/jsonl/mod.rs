@@ -264,7 +264,7 @@ pub(crate) fn evaluate_records(
     let mut evaluated = Vec::with_capacity(records.len());
     // Each record is written here, then copied to a string of its size.
     let mut buffer = Vec::new();
-    reports(pack, records, lines, |report, written| {
+    reports(pack, records, lines, None, |report, written| {
         evaluated.push(Evaluated::of(report, written.as_ref(), &mut buffer));
     });
     evaluated
@@ -301,12 +301,16 @@ pub(crate) fn judge_record(
 ) -> Report {
     let records = [Ok((input, note))];
     let mut judged = None;
-    crate::deadline::by_caller(deadline, || {
-        reports(pack, &records, std::iter::once(None), |report, written| {
+    reports(
+        pack,
+        &records,
+        std::iter::once(None),
+        deadline,
+        |report, written| {
             report.write_record(out, Fields::ALL, written.as_ref(), tail);
             judged = Some(report.take());
-        });
-    });
+        },
+    );
     judged.expect("one report per record")
 }
 
@@ -346,6 +350,7 @@ fn reports(
     pack: &Pack,
     records: &[ReadRecord],
     mut lines: impl Iterator<Item = Option<u64>>,
+    deadline: Option<std::time::Instant>,
     mut each: impl FnMut(&mut Report, Option<Written>),
 ) {
     let inputs: Vec<&Input> = records
@@ -373,7 +378,7 @@ fn reports(
         }
         None
     };
-    pack.evaluate_for_records(&inputs, |report, written| {
+    pack.evaluate_for_records(&inputs, deadline, |report, written| {
         let (note, line) = unread(&mut each).expect("one read record per report");
         report.note_first(note);
         report.line = line;
@@ -396,7 +401,7 @@ struct BatchResult {
     metric_scores: Vec<Option<f64>>,
     /// The batch's issues per rule.
     issues: BatchIssues,
-    /// A record of the batch was stopped by [`crate::deadline::interrupt`]:
+    /// A record of the batch was stopped by its runtime's interrupt:
     /// it and the records after it are left out (not judged: a `--resume`
     /// evaluates them).
     cut: bool,
@@ -432,9 +437,9 @@ fn evaluate_batch(
     let mut inputs = read
         .iter()
         .map(|record| record.as_ref().ok().map(|(input, _)| input));
-    reports(pack, &read, lines, |report, written| {
+    reports(pack, &read, lines, None, |report, written| {
         let input = inputs.next().flatten();
-        if result.cut || crate::deadline::interrupted() && was_interrupted(report) {
+        if result.cut || pack.interrupted() && was_interrupted(report) {
             result.cut = true;
             return;
         }

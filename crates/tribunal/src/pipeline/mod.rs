@@ -9,7 +9,7 @@ use crate::json::Json;
 
 use crate::codes;
 use crate::component::{Context, EvalError, RecordMemo};
-use crate::deadline::Steps;
+use crate::deadline::{Budget, Steps};
 use crate::extract::{self, Document, Found, Tier, Written};
 use crate::manifest::Scope;
 use crate::pack::Pack;
@@ -108,6 +108,9 @@ struct Record<'a> {
     /// What the record is judged as (the input's, or the caller's instead:
     /// `decide` judges a record as a proposal without copying it).
     judging: crate::component::Judging,
+    /// The evaluation's time budget (its caller's deadline, the run's
+    /// interrupt, the step running).
+    budget: &'a Budget<'a>,
 }
 
 /// An assistant turn of a transcript record that steps run on by themselves
@@ -140,6 +143,17 @@ impl Pack {
     /// `allowed`, `no_repeat`, arguments, scripts and plugins). Fails closed:
     /// when the proposal cannot be judged, every call is denied.
     pub fn decide(&self, input: &Input) -> crate::decision::Decisions {
+        self.decide_within(input, None)
+    }
+
+    /// [`decide`](Self::decide) by the caller's `deadline` (a request's):
+    /// the steps running then stop, the proposal cannot be judged, and every
+    /// call is denied.
+    pub fn decide_within(
+        &self,
+        input: &Input,
+        deadline: Option<std::time::Instant>,
+    ) -> crate::decision::Decisions {
         // The transcript is read once, by the evaluation; the record is
         // judged as a proposal as it is, not copied.
         let mut decided = None;
@@ -149,6 +163,7 @@ impl Pack {
             Make::Value,
             None,
             proposal,
+            deadline,
             |report, _, proposed| {
                 decided = Some((report.take(), proposed));
             },
@@ -174,15 +189,9 @@ impl Pack {
         crate::decision::Decisions::of(report, &proposed)
     }
 
-    /// [`decide`](Self::decide) by the caller's `deadline` (a request's):
-    /// the steps running then stop, the proposal cannot be judged, and every
-    /// call is denied.
-    pub fn decide_within(
-        &self,
-        input: &Input,
-        deadline: Option<std::time::Instant>,
-    ) -> crate::decision::Decisions {
-        crate::deadline::by_caller(deadline, || self.decide(input))
+    /// Whether this pack's runtime was interrupted ([`Runtime::interrupt`](crate::Runtime::interrupt)).
+    pub(crate) fn interrupted(&self) -> bool {
+        self.runtime.interrupt().is_set()
     }
 
     /// Evaluates a batch of records, one report per input in order: extraction
@@ -193,21 +202,35 @@ impl Pack {
     pub fn evaluate_many(&self, inputs: &[Input]) -> Vec<Report> {
         let inputs: Vec<&Input> = inputs.iter().collect();
         let mut reports = Vec::with_capacity(inputs.len());
-        self.evaluate_staged(&inputs, Make::Value, None, None, |report, _, _| {
+        self.evaluate_staged(&inputs, Make::Value, None, None, None, |report, _, _| {
             reports.push(report.take());
         });
         reports
     }
 
-    /// [`evaluate`](Self::evaluate) of a record whose document a streaming
-    /// session has read: the report is the same, without reading the
-    /// document again (nor, when they found nothing, running the contract's
-    /// checks again).
-    pub(crate) fn evaluate_prepared(&self, input: &Input, prepared: Prepared) -> Report {
+    /// [`evaluate`](Self::evaluate) by the caller's `deadline` (a
+    /// request's: the steps running then stop, and the record is an error),
+    /// of a record whose document a streaming session may have read
+    /// (`prepared`): the report is the same, without reading the document
+    /// again (nor, when they found nothing, running the contract's checks
+    /// again).
+    pub(crate) fn evaluate_prepared(
+        &self,
+        input: &Input,
+        prepared: Option<Prepared>,
+        deadline: Option<std::time::Instant>,
+    ) -> Report {
         let mut report = None;
-        self.evaluate_staged(&[input], Make::Value, Some(prepared), None, |made, _, _| {
-            report = Some(made.take());
-        });
+        self.evaluate_staged(
+            &[input],
+            Make::Value,
+            prepared,
+            None,
+            deadline,
+            |made, _, _| {
+                report = Some(made.take());
+            },
+        );
         report.expect("one report per input")
     }
 
@@ -217,6 +240,7 @@ impl Pack {
     pub(crate) fn evaluate_for_records(
         &self,
         inputs: &[&Input],
+        deadline: Option<std::time::Instant>,
         mut each: impl FnMut(&mut Report, Option<Written>),
     ) {
         let make = if self.pipeline.json_unread {
@@ -224,7 +248,7 @@ impl Pack {
         } else {
             Make::Both
         };
-        self.evaluate_staged(inputs, make, None, None, |report, written, _| {
+        self.evaluate_staged(inputs, make, None, None, deadline, |report, written, _| {
             each(report, written);
         });
     }
@@ -237,9 +261,14 @@ impl Pack {
         make: Make,
         mut prepared: Option<Prepared>,
         judging: Option<crate::component::Judging>,
+        deadline: Option<std::time::Instant>,
         mut each: impl FnMut(&mut Report, Option<Written>, Vec<crate::transcript::ToolCall>),
     ) {
         let judged = |input: &Input| judging.unwrap_or(input.judging);
+        // One budget for the call: the caller's deadline covers every record,
+        // and each step sets its own deadline in it while it runs.
+        let budget = Budget::new(deadline, Some(self.runtime.interrupt()));
+        let budget = &budget;
         // Extraction is the engine's own code, not a component's: a panic in
         // it (a bug) is caught for the batch, which is then staged record by
         // record, so that only the record it panics on fails. (Caught per
@@ -247,13 +276,13 @@ impl Pack {
         let staged: Vec<Staged> = caught(|| {
             inputs
                 .iter()
-                .map(|i| self.stage(i, make, prepared.take(), judged(i)))
+                .map(|i| self.stage(i, make, prepared.take(), judged(i), budget))
                 .collect()
         })
         .unwrap_or_else(|_| {
             inputs
                 .iter()
-                .map(|i| self.stage_caught(i, make, judged(i)))
+                .map(|i| self.stage_caught(i, make, judged(i), budget))
                 .collect()
         });
         if !self.pipeline.metrics.is_empty() {
@@ -268,6 +297,7 @@ impl Pack {
                         turns: s.turns.as_deref(),
                         memo: &s.memo,
                         judging: s.judging,
+                        budget,
                     };
                     self.context(record, &s.extraction, &s.json, &s.issues, &scores)
                 })
@@ -298,7 +328,7 @@ impl Pack {
             // (Lent, not moved: a report is a few hundred bytes, and each
             // closure it passed through by value copied it: four copies a
             // record, 1.1% of a KSI record's instructions.)
-            each(&mut self.finish(input, staged), written, proposed);
+            each(&mut self.finish(input, staged, budget), written, proposed);
         }
     }
 
@@ -310,8 +340,9 @@ impl Pack {
         input: &Input,
         make: Make,
         judging: crate::component::Judging,
+        budget: &Budget<'_>,
     ) -> Staged {
-        caught(|| self.stage(input, make, None, judging)).unwrap_or_else(|err| Staged {
+        caught(|| self.stage(input, make, None, judging, budget)).unwrap_or_else(|err| Staged {
             failure: Some(err.within("extraction")),
             ..Staged::begun(Vec::new(), None, Vec::new(), RecordMemo::default(), judging)
         })
@@ -324,6 +355,7 @@ impl Pack {
         make: Make,
         prepared: Option<Prepared>,
         judging: crate::component::Judging,
+        budget: &Budget<'_>,
     ) -> Staged {
         let mut issues: Vec<Issue> = Vec::new();
         let turns = read_turns(&input.messages, &mut issues);
@@ -357,6 +389,7 @@ impl Pack {
             turns: turns.as_deref().or(output_calls.as_deref()),
             memo: &memo,
             judging,
+            budget,
         };
         let proposal = judging == crate::component::Judging::Proposal;
         'steps: for step in &self.pipeline.postprocessors {
@@ -365,7 +398,7 @@ impl Pack {
             }
             let Some(runs) = targets(step.scope, turns.is_some(), &mut runs) else {
                 let ctx = self.context(record, &extraction, &json, &issues, &scores);
-                match self.within_time(&mut steps, || step.run.process(&ctx)) {
+                match self.within_time(&mut steps, budget, || step.run.process(&ctx)) {
                     Ok(out) => {
                         placed(out.issues, &step.name, None, &mut issues);
                         if let Some(new_json) = out.json {
@@ -382,7 +415,7 @@ impl Pack {
             };
             for run in runs {
                 let ctx = self.turn_context(record, run, &issues, &scores);
-                match self.within_time(&mut steps, || step.run.process(&ctx)) {
+                match self.within_time(&mut steps, budget, || step.run.process(&ctx)) {
                     Ok(out) => {
                         placed(out.issues, &step.name, Some(run.turn), &mut issues);
                         if let Some(new_json) = out.json {
@@ -465,6 +498,7 @@ impl Pack {
     fn within_time<T>(
         &self,
         steps: &mut Steps,
+        budget: &Budget<'_>,
         step: impl FnOnce() -> Result<T, EvalError>,
     ) -> Result<T, EvalError> {
         // A component that panics (a bug in it, or in the engine under it) is
@@ -475,11 +509,11 @@ impl Pack {
                 .unwrap_or_else(|panic| Err(panicked(panic.as_ref())))
         };
         let late = |result: &Result<T, EvalError>| match result {
-            _ if crate::deadline::interrupted() => Some(EvalError::new(
+            _ if budget.interrupted() => Some(EvalError::new(
                 ErrorKind::Timeout,
                 crate::deadline::INTERRUPTED_MESSAGE,
             )),
-            _ if crate::deadline::caller_passed() => Some(EvalError::new(
+            _ if budget.caller_passed() => Some(EvalError::new(
                 ErrorKind::Timeout,
                 "ran past the caller's deadline (a request's timeout)",
             )),
@@ -493,8 +527,8 @@ impl Pack {
                 ),
             )),
         };
-        match steps.within(step) {
-            Ok(result) if !crate::deadline::caller_passed() => result,
+        match steps.within(budget, step) {
+            Ok(result) if !budget.caller_passed() => result,
             Ok(result) | Err(result) => late(&result).map_or(result, Err),
         }
     }
@@ -521,6 +555,7 @@ impl Pack {
             strategies: &self.pipeline.strategies,
             memo: Some(record.memo),
             judging: record.judging,
+            budget: record.budget,
         }
     }
 

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use super::{placed, targets, Input, Record, Staged, TurnRun};
 use crate::codes;
 use crate::component::EvalError;
-use crate::deadline::Steps;
+use crate::deadline::{Budget, Steps};
 use crate::manifest::NoJson;
 use crate::pack::{Pack, Step};
 use crate::report::{ErrorKind, Issue, MetricResult, Report, Severity, Status};
@@ -18,7 +18,7 @@ use serde_json::Value;
 
 impl Pack {
     /// The metrics in order, then score, status and feedback.
-    pub(super) fn finish(&self, input: &Input, staged: Staged) -> Report {
+    pub(super) fn finish(&self, input: &Input, staged: Staged, budget: &Budget<'_>) -> Report {
         let Staged {
             json,
             extraction,
@@ -38,6 +38,7 @@ impl Pack {
             turns: turns.as_deref().or(output_calls.as_deref()),
             memo: &memo,
             judging,
+            budget,
         };
 
         let failure = failure.map_or_else(
@@ -51,7 +52,7 @@ impl Pack {
                         None => {
                             let ctx = self.context(record, &extraction, &json, &issues, &scores);
                             let out = self
-                                .within_time(&mut steps, || step.run.evaluate(&ctx))
+                                .within_time(&mut steps, budget, || step.run.evaluate(&ctx))
                                 .map_err(|e| e.within(format_args!("metric `{}`", step.name)))?;
                             in_range(&step.name, None, &out)?;
                             placed(out.issues, &step.name, None, &mut issues);
@@ -145,7 +146,7 @@ impl Pack {
         // time whatever the transcript's length and the number of issues.
         let before: &[Issue] = issues;
         let failed_on = std::cell::Cell::new(None);
-        let outs = self.within_time(steps, || {
+        let outs = self.within_time(steps, record.budget, || {
             let mut outs = Vec::with_capacity(runs.len());
             for run in runs.iter() {
                 failed_on.set(Some(run.turn));
@@ -153,7 +154,7 @@ impl Pack {
                 let out = step.run.evaluate(&ctx)?;
                 in_range(&step.name, Some(run.turn), &out)?;
                 outs.push(out);
-                if crate::deadline::passed() {
+                if record.budget.passed() {
                     break; // `within_time` says which limit
                 }
             }

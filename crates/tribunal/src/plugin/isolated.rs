@@ -363,11 +363,18 @@ impl Isolated {
     /// One evaluation: the plugin's reply, read as in-process. The helper gets
     /// the component's `timeout_ms` (to start a new helper if none is idle, and
     /// to answer), but never past the deadline of the step the call is part of
-    /// (the pack's `limits.timeout_ms`, which only the user lifts): a record
-    /// already out of time is not made to wait for it.
-    pub(super) fn call(&self, input: &[u8]) -> Result<Value, (ErrorKind, String)> {
+    /// (the pack's `limits.timeout_ms`, which only the user lifts) or of its
+    /// caller, as `budget` has them: a record already out of time is not made
+    /// to wait for it.
+    pub(super) fn call(
+        &self,
+        input: &[u8],
+        budget: &crate::deadline::Budget<'_>,
+    ) -> Result<Value, (ErrorKind, String)> {
         let started = std::time::Instant::now();
-        let wait = crate::deadline::remaining().map_or(self.timeout, |left| left.min(self.timeout));
+        let wait = budget
+            .remaining()
+            .map_or(self.timeout, |left| left.min(self.timeout));
         if wait.is_zero() {
             return Err((
                 ErrorKind::Timeout,

@@ -520,7 +520,11 @@ struct CompareInput<'a> {
 }
 
 impl Instance {
-    fn call(&self, input: &impl Serialize) -> Result<Value, EvalError> {
+    fn call(
+        &self,
+        input: &impl Serialize,
+        budget: &crate::deadline::Budget<'_>,
+    ) -> Result<Value, EvalError> {
         let input = serde_json::to_vec(input).map_err(|err| {
             EvalError::new(
                 ErrorKind::Internal,
@@ -533,7 +537,7 @@ impl Instance {
                 .raw
                 .evaluate(local.handle, &input, envelope)
                 .map_err(|message| (ErrorKind::PluginReply, message)),
-            Backend::Process(isolated) => isolated.call(&input),
+            Backend::Process(isolated) => isolated.call(&input, budget),
         }
         .map_err(|(kind, message)| EvalError::new(kind, format!("{}: {message}", self.who)))
     }
@@ -549,9 +553,12 @@ impl fmt::Debug for PluginMetric {
 
 impl Metric for PluginMetric {
     fn evaluate(&self, ctx: &Context<'_>) -> Result<MetricOutput, EvalError> {
-        let value = self.0.call(&EvaluateInput {
-            context: ctx.with_config(&self.0.config),
-        })?;
+        let value = self.0.call(
+            &EvaluateInput {
+                context: ctx.with_config(&self.0.config),
+            },
+            ctx.budget,
+        )?;
         let out = crate::wire::metric_output(&self.0.who, &self.0.name, value)?;
         crate::wire::turns_in_range(&self.0.who, &out.issues, ctx)?;
         Ok(out)
@@ -568,9 +575,12 @@ impl fmt::Debug for PluginPostprocessor {
 
 impl Postprocessor for PluginPostprocessor {
     fn process(&self, ctx: &Context<'_>) -> Result<PostOutput, EvalError> {
-        let value = self.0.call(&EvaluateInput {
-            context: ctx.with_config(&self.0.config),
-        })?;
+        let value = self.0.call(
+            &EvaluateInput {
+                context: ctx.with_config(&self.0.config),
+            },
+            ctx.budget,
+        )?;
         let out = crate::wire::post_output(&self.0.who, &self.0.name, value)?;
         crate::wire::turns_in_range(&self.0.who, &out.issues, ctx)?;
         Ok(out)
@@ -587,11 +597,14 @@ impl fmt::Debug for PluginStrategy {
 
 impl Strategy for PluginStrategy {
     fn compare(&self, expected: &Json, actual: &Json, ctx: &Context<'_>) -> Result<f64, EvalError> {
-        let value = self.0.call(&CompareInput {
-            expected,
-            actual,
-            context: ctx.with_config(&self.0.config),
-        })?;
+        let value = self.0.call(
+            &CompareInput {
+                expected,
+                actual,
+                context: ctx.with_config(&self.0.config),
+            },
+            ctx.budget,
+        )?;
         crate::wire::similarity(&self.0.who, &value)
     }
 }
@@ -679,6 +692,7 @@ mod tests {
             strategies: &strategies,
             memo: None,
             judging: crate::component::Judging::Whole,
+            budget: &crate::deadline::Budget::unlimited(),
         };
         let config = serde_json::json!({"k": [1, 2]});
         // What a plugin reads, through the SDK's own type: every field arrives.

@@ -77,9 +77,8 @@ impl ScriptComponent {
         ctx: &Context<'_>,
     ) -> Result<Value, EvalError> {
         let script = &self.script;
-        let context = script.uses_compare.then_some(ctx);
-        let _frame =
-            CallFrame::enter(&self.who, &script.host.limits, context).map_err(|reason| {
+        let _frame = CallFrame::enter(&self.who, &script.host.limits, ctx, script.uses_compare)
+            .map_err(|reason| {
                 EvalError::new(ErrorKind::Script, format!("{}: {reason}", self.who))
             })?;
         let mut scope = Scope::new();

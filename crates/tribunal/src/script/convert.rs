@@ -336,6 +336,7 @@ mod tests {
             strategies: &strategies,
             memo: None,
             judging: crate::component::Judging::Whole,
+            budget: &crate::deadline::Budget::unlimited(),
         };
         let config = serde_json::json!({"threshold": 0.7, "list": ["a"]});
         let ours = to_value(&context(&ctx, to_dynamic(&Json::from(&config)))).unwrap();

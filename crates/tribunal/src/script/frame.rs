@@ -23,17 +23,36 @@ const CLOCK_EVERY_OPS: u64 = 256;
 const MAX_NESTED_CALLS: usize = 8;
 
 /// The context of a call in progress, its lifetime erased, for the `compare()`
-/// helper: a strategy takes a `Context`, and the helper runs inside a Rhai call
-/// that cannot borrow one. Only [`with_current_context`] reads it, while the
-/// frame holding it is on the stack (see there).
+/// helper (a strategy takes a `Context`, and the helper runs inside a Rhai call
+/// that cannot borrow one) and for the call's deadline (its budget). Read only
+/// through [`ContextPtr::get`], while the frame holding it is on the stack.
 #[derive(Debug, Clone, Copy)]
 struct ContextPtr(*const Context<'static>);
+
+impl ContextPtr {
+    /// The context, for as long as the frame holding it is borrowed.
+    #[allow(unsafe_code)]
+    fn get(&self) -> &Context<'_> {
+        // SAFETY: the pointer was made from the `&Context` a `CallFrame`
+        // borrows for as long as it lives; the guard pops its frame when
+        // dropped (it is a local of `ScriptComponent::call`, never leaked), so
+        // a frame still on this thread's stack points to a context that is
+        // still borrowed. The reference lives no longer than the borrow of the
+        // frame (or of the pointer copied out of it while the frame is on the
+        // stack).
+        unsafe { &*self.0 }
+    }
+}
 
 /// One script call in progress on this thread.
 struct Frame {
     who: String,
     deadline: Option<Instant>,
-    context: Option<ContextPtr>,
+    /// The context the call was made with: its budget (the deadline of the
+    /// step and of its caller) ends the call too.
+    context: ContextPtr,
+    /// Whether the script calls `compare()`, which reads the context.
+    compares: bool,
     /// The limit this call has hit (its token), if any: from then on every
     /// operation ends the call, and the call is an error even if the script
     /// went on (Rhai ignores errors in `sort` / `dedup` comparers).
@@ -63,7 +82,8 @@ impl<'c> CallFrame<'c> {
     pub(super) fn enter(
         who: &str,
         limits: &ScriptLimits,
-        context: Option<&'c Context<'c>>,
+        context: &'c Context<'c>,
+        compares: bool,
     ) -> Result<Self, String> {
         let timeout_ms = limits.timeout_ms;
         FRAMES.with_borrow_mut(|frames| {
@@ -80,7 +100,8 @@ impl<'c> CallFrame<'c> {
             frames.push(Frame {
                 who: who.to_owned(),
                 deadline,
-                context: context.map(|ctx| ContextPtr(std::ptr::from_ref(ctx).cast())),
+                context: ContextPtr(std::ptr::from_ref(context).cast()),
+                compares,
                 tripped: None,
                 memory_base: crate::alloc::thread_net_bytes(),
                 max_memory: memory_limit(limits),
@@ -118,7 +139,7 @@ impl Frame {
         // whichever comes first.
         if self.tripped.is_none()
             && (self.deadline.is_some_and(|d| Instant::now() >= d)
-                || crate::deadline::step_passed())
+                || self.context.get().budget.passed())
         {
             self.tripped = Some(TIMEOUT_TOKEN);
         }
@@ -152,14 +173,19 @@ pub(super) enum Time {
 /// Runs engine work a script asked for (a strategy's comparison through
 /// `compare()`) outside the limits of the calls in progress on this thread: what
 /// it leaves allocated does not count as theirs, nor, with [`Time::Uncounted`],
-/// the time it takes (their deadlines move by as much).
-pub(super) fn outside_limits<T>(time: Time, work: impl FnOnce() -> T) -> T {
+/// the time it takes (their deadlines, and that of the step in `budget`, move
+/// by as much).
+pub(super) fn outside_limits<T>(
+    time: Time,
+    budget: &crate::deadline::Budget<'_>,
+    work: impl FnOnce() -> T,
+) -> T {
     let (bytes, started) = (crate::alloc::thread_net_bytes(), Instant::now());
     let result = work();
     let kept = crate::alloc::thread_net_bytes() - bytes;
     let took = started.elapsed();
     if time == Time::Uncounted {
-        crate::deadline::postpone_step(took);
+        budget.postpone_step(took);
     }
     FRAMES.with_borrow_mut(|frames| {
         for frame in frames.iter_mut() {
@@ -229,6 +255,12 @@ pub(super) fn over_budget() -> Option<&'static str> {
     })
 }
 
+/// The `keep_going(cells)` of a helper's quadratic string work: false once
+/// the innermost call's deadline has passed (see [`past_deadline`]).
+pub(super) fn watch() -> impl FnMut(usize) -> bool {
+    crate::deadline::watch_with(past_deadline)
+}
+
 /// Whether the innermost call's deadline has passed (for helpers that work
 /// without counting operations); marks the call as timed out when it has.
 pub(super) fn past_deadline() -> bool {
@@ -239,6 +271,11 @@ pub(super) fn past_deadline() -> bool {
         frame.trip_on_deadline();
         frame.tripped.is_some()
     })
+}
+
+/// The deadline of the innermost call (its own, or its caller's call's).
+pub(super) fn innermost_deadline() -> Option<Instant> {
+    FRAMES.with_borrow(|frames| frames.last().and_then(|f| f.deadline))
 }
 
 /// The limit the innermost call has hit, if any.
@@ -255,16 +292,16 @@ pub(super) fn current_script() -> String {
     })
 }
 
-/// Runs `f` with the context of the innermost call that has one (for
-/// `compare()`); `None` outside of a call.
-#[allow(unsafe_code)]
+/// Runs `f` with the context of the innermost call of a script that calls
+/// `compare()`; `None` outside of such a call.
 pub(super) fn with_current_context<R>(f: impl FnOnce(&Context<'_>) -> R) -> Option<R> {
-    let ptr = FRAMES.with_borrow(|frames| frames.iter().rev().find_map(|frame| frame.context))?;
-    // SAFETY: the pointer was made from the `&Context` a `CallFrame` borrows for
-    // as long as it lives; the guard pops its frame when dropped (it is a local of
-    // `ScriptComponent::call`, never leaked), so a frame still on this thread's
-    // stack points to a context that is still borrowed. `f` cannot keep the
-    // reference: it is only valid for the closure's call.
-    let ctx = unsafe { &*ptr.0 };
-    Some(f(ctx))
+    let ptr = FRAMES.with_borrow(|frames| {
+        frames
+            .iter()
+            .rev()
+            .find_map(|frame| frame.compares.then_some(frame.context))
+    })?;
+    // (Its frame stays on the stack while `f` runs: `f` may push and pop
+    // frames of its own, inside it. `f` cannot keep the reference.)
+    Some(f(ptr.get()))
 }

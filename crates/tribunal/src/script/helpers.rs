@@ -12,6 +12,7 @@ use rhai::{Array, Dynamic, Engine, EvalAltResult, Map, FLOAT, INT};
 
 use super::convert::{int, text as text_value, to_dynamic, to_value};
 use super::strings::{jaro_winkler, token_set_ratio};
+use crate::component::Context;
 use crate::text::{count_sentences, levenshtein_until, similarity_until};
 
 type HelperResult<T> = Result<T, Box<EvalAltResult>>;
@@ -156,19 +157,19 @@ fn register_text(engine: &mut Engine) {
     engine.register_fn("levenshtein", |a: &str, b: &str| -> HelperResult<INT> {
         let a: Vec<char> = a.chars().collect();
         let b: Vec<char> = b.chars().collect();
-        levenshtein_until(&a, &b, &mut crate::deadline::watch())
+        levenshtein_until(&a, &b, &mut super::frame::watch())
             .map_or_else(timed_out, |d| settle(int(d)))
     });
     engine.register_fn("similarity", |a: &str, b: &str| -> HelperResult<FLOAT> {
-        similarity_until(a, b, &mut crate::deadline::watch()).map_or_else(timed_out, settle)
+        similarity_until(a, b, &mut super::frame::watch()).map_or_else(timed_out, settle)
     });
     engine.register_fn("jaro_winkler", |a: &str, b: &str| -> HelperResult<FLOAT> {
-        jaro_winkler(a, b, &mut crate::deadline::watch()).map_or_else(timed_out, settle)
+        jaro_winkler(a, b, &mut super::frame::watch()).map_or_else(timed_out, settle)
     });
     engine.register_fn(
         "token_set_ratio",
         |a: &str, b: &str| -> HelperResult<FLOAT> {
-            token_set_ratio(a, b, &mut crate::deadline::watch()).map_or_else(timed_out, settle)
+            token_set_ratio(a, b, &mut super::frame::watch()).map_or_else(timed_out, settle)
         },
     );
     // Rhai's `trim()` and `replace()` change the string in place and return
@@ -403,12 +404,21 @@ fn compare_strategy(name: &str, expected: Dynamic, actual: Dynamic) -> HelperRes
         // nor its memory; what the comparison keeps (the engine's caches) is
         // not the script's memory either: it gets back only a number.
         let compared =
-            super::frame::outside_limits(super::frame::Time::Uncounted, || strategy.warm_up())
-                .and_then(|()| {
-                    super::frame::outside_limits(super::frame::Time::Counted, || {
-                        strategy.compare(&expected, &actual, ctx)
-                    })
-                });
+            super::frame::outside_limits(super::frame::Time::Uncounted, ctx.budget, || {
+                strategy.warm_up()
+            })
+            .and_then(|()| {
+                // The comparison ends by this call's own deadline too (`fuzzy`
+                // on long strings is quadratic).
+                let budget = ctx.budget.ending_by(super::frame::innermost_deadline());
+                let ctx = Context {
+                    budget: &budget,
+                    ..*ctx
+                };
+                super::frame::outside_limits(super::frame::Time::Counted, ctx.budget, || {
+                    strategy.compare(&expected, &actual, &ctx)
+                })
+            });
         compared.or_else(|err| fail("compare", format!("strategy `{name}`: {err}")))
     });
     compared.unwrap_or_else(|| fail("compare", "no record is being evaluated"))

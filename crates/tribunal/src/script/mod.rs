@@ -59,8 +59,6 @@ impl ScriptHost {
     /// The regex helpers compile their patterns into `regexes` (the
     /// runtime's, shared by its packs).
     pub fn new(limits: ScriptLimits, regexes: &Arc<RegexCache>) -> Self {
-        // Quadratic text work below this layer stops at a script call's deadline.
-        crate::deadline::install(past_deadline);
         let mut engine = Engine::new_raw();
         engine.register_global_module(rhai::packages::Package::as_shared_module(
             &rhai::packages::StandardPackage::new(),

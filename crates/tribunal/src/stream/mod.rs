@@ -256,17 +256,22 @@ impl<P: Deref<Target = Pack>> Stream<P> {
     /// (When the session read the text whole as one document, that document
     /// is not read again, and when the contract's checks found nothing in it
     /// as it streamed, they do not run again.)
-    pub fn finish(mut self) -> Report {
-        let mut report = match self.scanner.take_document() {
-            Some((json, contract_clean)) => self.pack.evaluate_prepared(
-                &self.record,
-                Prepared {
-                    json,
-                    contract_clean,
-                },
-            ),
-            None => self.pack.evaluate(&self.record),
-        };
+    pub fn finish(self) -> Report {
+        self.finish_within(None)
+    }
+
+    /// [`finish`](Self::finish) by the caller's `deadline`.
+    fn finish_within(mut self, deadline: Option<std::time::Instant>) -> Report {
+        let prepared = self
+            .scanner
+            .take_document()
+            .map(|(json, contract_clean)| Prepared {
+                json,
+                contract_clean,
+            });
+        let mut report = self
+            .pack
+            .evaluate_prepared(&self.record, prepared, deadline);
         report.note_first(self.note);
         report
     }
@@ -286,7 +291,7 @@ impl<P: Deref<Target = Pack>> Stream<P> {
         out: &mut Vec<u8>,
         tail: &[(&'static str, &str)],
     ) -> Report {
-        let report = crate::deadline::by_caller(deadline, || self.finish());
+        let report = self.finish_within(deadline);
         report.write_record(out, crate::report::Fields::ALL, None, tail);
         report
     }
