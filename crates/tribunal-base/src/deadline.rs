@@ -47,7 +47,8 @@ pub struct Budget<'a> {
     /// The caller's deadline, on the precise clock: a caller compares it with
     /// its own reading.
     caller: Option<Instant>,
-    interrupt: Option<&'a Interrupt>,
+    /// The interrupt's flag (held as the flag itself: one load a check).
+    interrupt: Option<&'a AtomicBool>,
     /// The deadline of the step running ([`Steps`]), a [`Tick`] in
     /// nanoseconds ([`NO_STEP`]: none). Atomic, so that a budget shared with
     /// the components (which may hand their context to other threads) can be
@@ -77,7 +78,7 @@ impl<'a> Budget<'a> {
     pub fn new(deadline: Option<Instant>, interrupt: Option<&'a Interrupt>) -> Self {
         Self {
             caller: deadline,
-            interrupt,
+            interrupt: interrupt.map(|interrupt| &*interrupt.0),
             step: AtomicU64::new(NO_STEP),
         }
     }
@@ -103,7 +104,8 @@ impl<'a> Budget<'a> {
 
     /// Whether the run was interrupted.
     pub fn interrupted(&self) -> bool {
-        self.interrupt.is_some_and(Interrupt::is_set)
+        self.interrupt
+            .is_some_and(|flag| flag.load(Ordering::Relaxed))
     }
 
     /// Whether the caller's deadline has passed (or the run was interrupted).

@@ -383,7 +383,8 @@ impl Scanner {
                         break;
                     }
                 }
-                self.doc_byte(contract, text, at, found);
+                at = self.doc_byte(contract, text, at, found);
+                continue;
             } else {
                 self.outside_byte(contract, text, at);
             }
@@ -559,24 +560,32 @@ impl Scanner {
         }
     }
 
-    /// One byte of the document.
+    /// One byte of the document, and as many after it as it can take in the
+    /// same step (whitespace after it; a token it starts, when the chunk
+    /// holds its end): the offset of the next byte to read.
     fn doc_byte(
         &mut self,
         contract: Option<&Contract>,
         text: &str,
         at: usize,
         found: &mut Vec<Found>,
-    ) {
-        let b = text.as_bytes()[at];
+    ) -> usize {
+        let bytes = text.as_bytes();
+        let b = bytes[at];
         if self.token_byte(contract, text, at, found) {
-            return;
+            return at + 1;
         }
         // (JSON's whitespace: a form feed, which text around the document
         // may hold, is not JSON inside it.)
-        if matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
-            return;
+        if is_json_space(b) {
+            return at
+                + 1
+                + bytes[at + 1..]
+                    .iter()
+                    .take_while(|b| is_json_space(**b))
+                    .count();
         }
-        self.structure_byte(contract, text, at, found);
+        self.structure_byte(contract, text, at, found)
     }
 
     /// One byte while a string or a bare token (a number, a literal) is open:
@@ -626,7 +635,7 @@ impl Scanner {
                 true
             }
             Some(Token::Bare { start }) => {
-                if b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.') {
+                if in_bare(b) {
                     return true;
                 }
                 self.token = None;
@@ -638,27 +647,24 @@ impl Scanner {
     }
 
     /// One byte of the document's structure outside any token: a key or a
-    /// value starting, a colon, a comma, a container closing.
+    /// value starting, a colon, a comma, a container closing. The offset of
+    /// the next byte to read: past the token it starts, when the chunk holds
+    /// the token's end.
     fn structure_byte(
         &mut self,
         contract: Option<&Contract>,
         text: &str,
         at: usize,
         found: &mut Vec<Found>,
-    ) {
+    ) -> usize {
         let b = text.as_bytes()[at];
         let Some(frame) = self.stack[..self.depth].last_mut() else {
             self.mode = Mode::Done;
-            return;
+            return at + 1;
         };
         match (frame.state, b) {
             (State::ObjectFirst | State::ObjectKey, b'"') => {
-                self.token = Some(Token::Str {
-                    start: at,
-                    escape: false,
-                    key: true,
-                    plain: true,
-                });
+                return self.string_starts(contract, text, at, true, found);
             }
             (State::Colon, b':') => frame.state = State::Value { first: false },
             (State::Value { .. }, b'{' | b'[') => {
@@ -669,17 +675,12 @@ impl Scanner {
             (State::Value { .. }, b'"') => {
                 frame.value_start = at;
                 self.note_value_start(at);
-                self.token = Some(Token::Str {
-                    start: at,
-                    escape: false,
-                    key: false,
-                    plain: true,
-                });
+                return self.string_starts(contract, text, at, false, found);
             }
             (State::Value { .. }, b'-' | b'0'..=b'9' | b't' | b'f' | b'n') => {
                 frame.value_start = at;
                 self.note_value_start(at);
-                self.token = Some(Token::Bare { start: at });
+                return self.bare_starts(contract, text, at, found);
             }
             (State::Comma, b',') => {
                 frame.state = if frame.object {
@@ -698,5 +699,71 @@ impl Scanner {
             // of the wrong kind): the repair tier may read it otherwise.
             _ => self.mode = Mode::Done,
         }
+        at + 1
     }
+
+    /// A string (a key when `key`) starts at `at`: read to its closing quote
+    /// at once when the chunk holds it with nothing but plain bytes before
+    /// it (most strings), else left open for the bytes to come. The offset
+    /// of the next byte to read.
+    fn string_starts(
+        &mut self,
+        contract: Option<&Contract>,
+        text: &str,
+        at: usize,
+        key: bool,
+        found: &mut Vec<Found>,
+    ) -> usize {
+        let bytes = text.as_bytes();
+        let end = at + 1 + plain_run(&bytes[at + 1..]);
+        if bytes.get(end) == Some(&b'"') {
+            let span = (at, end + 1, true);
+            if key {
+                self.key_done(contract, text, span, found);
+            } else {
+                self.scalar_done(contract, text, span, found);
+            }
+            return end + 1;
+        }
+        self.token = Some(Token::Str {
+            start: at,
+            escape: false,
+            key,
+            plain: true,
+        });
+        end
+    }
+
+    /// A number, `true`, `false` or `null` starts at `at`: read to its end at
+    /// once when the chunk holds a byte after it, else left open. The offset
+    /// of the next byte to read (the one that ended it, which is read as the
+    /// document's).
+    fn bare_starts(
+        &mut self,
+        contract: Option<&Contract>,
+        text: &str,
+        at: usize,
+        found: &mut Vec<Found>,
+    ) -> usize {
+        let bytes = text.as_bytes();
+        let end = at + 1 + bytes[at + 1..].iter().take_while(|b| in_bare(**b)).count();
+        if end < bytes.len() {
+            self.scalar_done(contract, text, (at, end, false), found);
+        } else {
+            self.token = Some(Token::Bare { start: at });
+        }
+        end
+    }
+}
+
+/// JSON's whitespace.
+fn is_json_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// Whether a byte continues a number, `true`, `false` or `null` (as the
+/// strict reader would go on reading it: a byte it then refuses makes the
+/// token no JSON value, and the scanner stops).
+fn in_bare(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.')
 }
