@@ -52,8 +52,11 @@ pub struct Budget<'a> {
     /// The deadline of the step running ([`Steps`]), a [`Tick`] in
     /// nanoseconds ([`NO_STEP`]: none). Atomic, so that a budget shared with
     /// the components (which may hand their context to other threads) can be
-    /// postponed through a shared reference.
+    /// postponed through a shared reference. Unused in a budget made inside
+    /// another ([`ending_by`](Self::ending_by)): the step is the outer one's.
     step: AtomicU64,
+    /// The budget this one was made inside, whose step it shares.
+    outer: Option<&'a Budget<'a>>,
 }
 
 impl Budget<'static> {
@@ -64,6 +67,7 @@ impl Budget<'static> {
             caller: None,
             interrupt: None,
             step: AtomicU64::new(NO_STEP),
+            outer: None,
         }
     }
 }
@@ -80,6 +84,7 @@ impl<'a> Budget<'a> {
             caller: deadline,
             interrupt: interrupt.map(|interrupt| &*interrupt.0),
             step: AtomicU64::new(NO_STEP),
+            outer: None,
         }
     }
 
@@ -90,16 +95,25 @@ impl<'a> Budget<'a> {
 
     /// The budget of work inside this one that must also end by `deadline`
     /// (a script call's own, for the strategy it calls): the same interrupt
-    /// and step deadline, and `deadline` as its caller's when that is
-    /// earlier. (Its step is its own from then on: a postponement in it does
-    /// not move this one's.)
+    /// and the same step (a postponement in either moves both), and
+    /// `deadline` as its caller's when that is earlier.
     #[must_use]
-    pub fn ending_by(&self, deadline: Option<Instant>) -> Budget<'a> {
+    pub fn ending_by(&self, deadline: Option<Instant>) -> Budget<'_> {
         Budget {
             caller: earliest(self.caller, deadline),
             interrupt: self.interrupt,
-            step: AtomicU64::new(self.step.load(Ordering::Relaxed)),
+            step: AtomicU64::new(NO_STEP),
+            outer: Some(self),
         }
+    }
+
+    /// The budget that holds the step: the outermost.
+    fn stepping(&self) -> &Budget<'a> {
+        let mut budget = self;
+        while let Some(outer) = budget.outer {
+            budget = outer;
+        }
+        budget
     }
 
     /// Whether the run was interrupted.
@@ -117,14 +131,15 @@ impl<'a> Budget<'a> {
     }
 
     fn step_deadline(&self) -> Option<Tick> {
-        match self.step.load(Ordering::Relaxed) {
+        match self.stepping().step.load(Ordering::Relaxed) {
             NO_STEP => None,
             nanos => Some(Tick(nanos)),
         }
     }
 
     fn set_step(&self, deadline: Option<Tick>) {
-        self.step
+        self.stepping()
+            .step
             .store(deadline.map_or(NO_STEP, |t| t.0), Ordering::Relaxed);
     }
 
@@ -328,6 +343,15 @@ mod tests {
         let inner = later.ending_by(Some(Instant::now() + Duration::from_millis(1)));
         std::thread::sleep(TICKS);
         assert!(inner.passed() && !later.passed());
+        // ... and shares its step: a postponement inside moves the outer's.
+        let moved = within(&later, Some(Duration::from_millis(1)), || {
+            std::thread::sleep(TICKS);
+            let inner = later.ending_by(None);
+            assert!(inner.passed(), "the outer step's deadline holds inside");
+            inner.postpone_step(Duration::from_secs(60));
+            (inner.passed(), later.passed())
+        });
+        assert_eq!(moved, Ok((false, false)));
         assert_eq!(Budget::unlimited().remaining(), None);
     }
 
