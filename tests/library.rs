@@ -175,17 +175,10 @@ fn chosen_fields_are_written_in_the_records_order() {
     assert!(tribunal::Fields::parse(" , ").is_err());
 }
 
-#[test]
-fn a_runtime_sets_limits_for_every_pack_and_a_pack_s_own_win() {
-    // A script that loops (10,000 times: well within the default time limit
-    // unoptimised on a loaded machine): the runtime's 1,000-operation limit stops it in
-    // every pack loaded on the runtime, unless the pack's own --set lifts it.
+/// A pack (in a temporary folder) of one metric `m`, the Rhai `script`.
+fn script_metric_pack(script: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    fs::write(
-        dir.path().join("m.rhai"),
-        "fn evaluate(ctx) { let n = 0; for i in 0..10000 { n += i; } 1.0 }\n",
-    )
-    .unwrap();
+    fs::write(dir.path().join("m.rhai"), script).unwrap();
     fs::write(
         dir.path().join("m.yaml"),
         "kind: metric\nname: m\nimplementation: { script: m.rhai }\n",
@@ -196,6 +189,16 @@ fn a_runtime_sets_limits_for_every_pack_and_a_pack_s_own_win() {
         "name: t\nversion: 1.0.0\ncomponents: [m.yaml]\npipeline:\n  metrics: [m]\n",
     )
     .unwrap();
+    dir
+}
+
+#[test]
+fn a_runtime_sets_limits_for_every_pack_and_a_pack_s_own_win() {
+    // A script that loops (10,000 times: well within the default time limit
+    // unoptimised on a loaded machine): the runtime's 1,000-operation limit stops it in
+    // every pack loaded on the runtime, unless the pack's own --set lifts it.
+    let dir =
+        script_metric_pack("fn evaluate(ctx) { let n = 0; for i in 0..10000 { n += i; } 1.0 }\n");
     let cwd = Path::new(".");
     let runtime = Runtime::builder()
         .limit(Override::parse("limits.max_operations=1000", cwd).unwrap())
@@ -246,22 +249,9 @@ fn a_runtime_resolves_job_counts_in_one_place() {
 fn an_interrupt_ends_its_runtime_s_evaluations_and_no_other_s() {
     // A script that counts to the number its output gives, with no time or
     // operation limit: only an interrupt stops a long count.
-    let dir = tempfile::tempdir().unwrap();
-    fs::write(
-        dir.path().join("m.rhai"),
+    let dir = script_metric_pack(
         "fn evaluate(ctx) { let n = 0; for i in 0..parse_int(ctx.output) { n += 1; } 1.0 }\n",
-    )
-    .unwrap();
-    fs::write(
-        dir.path().join("m.yaml"),
-        "kind: metric\nname: m\nimplementation: { script: m.rhai }\n",
-    )
-    .unwrap();
-    fs::write(
-        dir.path().join("pack.yaml"),
-        "name: t\nversion: 1.0.0\ncomponents: [m.yaml]\npipeline:\n  metrics: [m]\n",
-    )
-    .unwrap();
+    );
     let cwd = Path::new(".");
     let unlimited = || {
         Runtime::builder()

@@ -419,6 +419,13 @@ fn compare_strategy(name: &str, expected: Dynamic, actual: Dynamic) -> HelperRes
                     strategy.compare(&expected, &actual, &ctx)
                 })
             });
+        // A comparison the deadline stopped returns a number that must not be
+        // used: the call ends as timed out, whatever the script would do with
+        // it. (The step's own clock may not say so yet: the call's deadline is
+        // read on the precise clock, the step's on the coarse one.)
+        if super::past_deadline() {
+            return timed_out();
+        }
         compared.or_else(|err| fail("compare", format!("strategy `{name}`: {err}")))
     });
     compared.unwrap_or_else(|| fail("compare", "no record is being evaluated"))
