@@ -45,6 +45,33 @@ impl Quote {
     }
 }
 
+/// Whether a string's content holds the byte as it is, whatever its quote, with
+/// nothing to decide: not a quote of any kind (nor the first byte of a curly
+/// one), a backslash, a control byte or a comma (which may end a value whose
+/// closing quote is missing).
+const PLAIN_CONTENT: [bool; 256] = {
+    let mut plain = [true; 256];
+    let mut byte = 0;
+    while byte < 0x20 {
+        plain[byte] = false;
+        byte += 1;
+    }
+    plain[b'"' as usize] = false;
+    plain[b'\'' as usize] = false;
+    plain[b'\\' as usize] = false;
+    plain[b',' as usize] = false;
+    plain[0xE2] = false;
+    plain
+};
+
+/// How many bytes at the start of `rest` a string's content holds as they are
+/// (see [`PLAIN_CONTENT`]): copied in one go.
+pub(super) fn plain_content_len(rest: &[u8]) -> usize {
+    rest.iter()
+        .take_while(|&&byte| PLAIN_CONTENT[usize::from(byte)])
+        .count()
+}
+
 /// The length of a `...` (three dots or more) or `…` placeholder at the start of `rest`.
 pub(super) fn placeholder_len(rest: &[u8]) -> Option<usize> {
     if rest.starts_with("…".as_bytes()) {

@@ -1121,3 +1121,89 @@ fn ten_megabytes_of_braces() {
     assert_eq!(value["a"].as_str().unwrap().len(), 10 * 1024 * 1024);
     assert_eq!(repairs, [ClosedString, ClosedBrackets]);
 }
+
+/// The rewriter's output, end, repairs and verdict for `source`, copying
+/// strings' plain content a run at a time or byte by byte.
+fn rewritten(source: &str, plain_runs: bool) -> (Vec<u8>, usize, RepairSet, bool, usize) {
+    let mut rewriter = Rewriter::new(source);
+    rewriter.plain_runs = plain_runs;
+    let ran = rewriter.run().is_ok();
+    (
+        rewriter.out,
+        rewriter.pos,
+        rewriter.repairs,
+        ran,
+        rewriter.steps,
+    )
+}
+
+#[test]
+fn strings_copied_a_run_at_a_time_are_those_copied_byte_by_byte() {
+    // Contents dense with what a string's end turns on (quotes of every kind,
+    // commas then spaces or a key, escapes, control bytes, brackets), in every
+    // place a string can be: a key, an object's or an array's value, quoted
+    // each way, closed or cut off.
+    const PIECES: &[&str] = &[
+        "a",
+        "word",
+        " ",
+        "  ",
+        ",",
+        ", ",
+        ",\"b\": 1",
+        ", 'c': ",
+        "\"",
+        "'",
+        "\\\"",
+        "\\n",
+        "\\u00e9",
+        "\\",
+        "\n",
+        "\t",
+        "\u{1}",
+        "“",
+        "”",
+        "‘",
+        "’",
+        "é",
+        "{",
+        "}",
+        "[",
+        "]",
+        ":",
+        "\"\"",
+        "+ \"x\"",
+        "...",
+        "…",
+        "TODO",
+    ];
+    let mut state = 0x9E37_79B9_7F4A_7C15_u64;
+    let mut next = |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        usize::try_from(state % n as u64).unwrap()
+    };
+    let mut compared = 0;
+    for _ in 0..4000 {
+        let content: String = (0..next(12)).map(|_| PIECES[next(PIECES.len())]).collect();
+        let documents = [
+            format!("{{\"k\": \"{content}\", \"n\": 1}}"),
+            format!("{{'k': '{content}'}}"),
+            format!("{{\"{content}\": 1}}"),
+            format!("[\"{content}\", \"{content}\"]"),
+            format!("{{“k”: “{content}”}}"),
+            format!("{{\"k\": \"{content}"),
+            format!("{{\"k\": \"{content}\"}}"),
+        ];
+        for document in &documents {
+            assert_eq!(
+                rewritten(document, true),
+                rewritten(document, false),
+                "{document:?}"
+            );
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, 28_000);
+}

@@ -87,6 +87,9 @@ pub(super) struct Rewriter<'a> {
     /// The string being read is in doubled quotes (`""text""`): its first closing
     /// quote ends it.
     doubled: bool,
+    /// Whether a string's plain content is copied a run at a time (always,
+    /// but in the test that holds it to copying byte by byte).
+    pub(super) plain_runs: bool,
 }
 
 impl<'a> Rewriter<'a> {
@@ -99,6 +102,7 @@ impl<'a> Rewriter<'a> {
             stack: Vec::new(),
             steps: 0,
             doubled: false,
+            plain_runs: true,
         }
     }
 

@@ -2,8 +2,8 @@
 //! doubled quotes, strings cut off or left open.
 
 use super::super::lex::{
-    hex_value, is_word_byte, number_shape, opening_quote, past_blanks, past_spaces, NumberShape,
-    Quote,
+    hex_value, is_word_byte, number_shape, opening_quote, past_blanks, past_spaces,
+    plain_content_len, NumberShape, Quote,
 };
 use super::{Fail, Rewriter, Role, StringEnd};
 use crate::Repair;
@@ -105,6 +105,9 @@ impl<'a> Rewriter<'a> {
         // The output length before a comma in the string followed by whitespace only.
         let mut comma_mark: Option<usize> = None;
         while let Some(byte) = self.peek() {
+            if self.copy_plain(&mut comma_mark) {
+                continue;
+            }
             self.steps += 1;
             if let Some(len) = quote.closing_len(&self.src[self.pos..]) {
                 let next_begins = comma_mark.is_some()
@@ -185,6 +188,25 @@ impl<'a> Rewriter<'a> {
             self.trim_cut_string(content_start);
         }
         Ok(StringEnd::EndOfText)
+    }
+
+    /// Copies the plain content at the current position, as most of a string
+    /// is, in one go, as [`string`](Self::string)'s byte-by-byte arm for
+    /// other bytes copies it (where a byte other than a space forgets a comma
+    /// seen before, `comma_mark`). Whether there was any.
+    fn copy_plain(&mut self, comma_mark: &mut Option<usize>) -> bool {
+        let plain = plain_content_len(&self.src[self.pos..]);
+        if plain == 0 || !self.plain_runs {
+            return false;
+        }
+        let run = &self.src[self.pos..self.pos + plain];
+        if run.iter().any(|&b| b != b' ') {
+            *comma_mark = None;
+        }
+        self.out.extend_from_slice(run);
+        self.pos += plain;
+        self.steps += plain;
+        true
     }
 
     /// A string that ran to the end of the text (from `string_start`; its text
