@@ -584,6 +584,102 @@ fn threads_start_only_where_stated() {
     );
 }
 
+/// Where state lives outside the values that carry it: a thread-local, or a
+/// process-wide static that changes (an atomic), with the count in each file
+/// and why it cannot be handed down. Deadlines and caches travel in the
+/// evaluation (`deadline::Budget` in each component's context, the runtime's
+/// caches): a new one here is state two runtimes, or two threads of one
+/// evaluation, would share or lose.
+const MUTABLE_STATE: &[(&str, usize, &str)] = &[
+    (
+        "crates/tribunal/src/alloc.rs",
+        2,
+        "the allocator's per-thread byte count (a global allocator holds no state of its own) and mimalloc's options, set once before its first allocation",
+    ),
+    (
+        "crates/tribunal/src/parallel.rs",
+        1,
+        "the deep stack a host's thread (Python's, Node's) borrows for a call, made once per thread",
+    ),
+    (
+        "crates/tribunal/src/script/frame.rs",
+        1,
+        "the script calls running on a thread: Rhai's `on_progress`, `print` and helpers cannot carry ours (each frame points to its call's context and budget)",
+    ),
+    (
+        "crates/tribunal-json/src/json_read.rs",
+        1,
+        "a scratch list of names `write_container` reuses on its thread",
+    ),
+    (
+        "crates/tribunal-semantic/src/bert/mod.rs",
+        1,
+        "the embedding passes running in the process: how many of the machine's cores a pass may take",
+    ),
+    (
+        "crates/semantic-kernels/src/lib.rs",
+        1,
+        "whether the AVX2 kernels may run (tests compare them with the portable ones)",
+    ),
+    (
+        "crates/tribunal-server/src/otlp.rs",
+        1,
+        "a counter mixed into span ids",
+    ),
+    (
+        "crates/tribunal/src/fuzzing/mod.rs",
+        1,
+        "scratch folder names (the fuzzing harness, feature `fuzzing`)",
+    ),
+];
+
+#[test]
+fn mutable_state_lives_only_where_stated() {
+    let root = repository();
+    let mut files = Vec::new();
+    for dir in [
+        "crates/tribunal/src",
+        "crates/tribunal-json/src",
+        "crates/tribunal-base/src",
+        "crates/tribunal-extract/src",
+        "crates/tribunal-semantic/src",
+        "crates/tribunal-server/src",
+        "crates/semantic-kernels/src",
+        "src",
+        "python/src",
+        "node/src",
+    ] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    let is_state = |line: &str| {
+        let line = line.trim_start();
+        line.starts_with("thread_local!")
+            || (line.contains("static ") && line.contains(": Atomic"))
+            || (line.contains("static ") && line.contains(": std::sync::atomic::Atomic"))
+    };
+    let mut found = Vec::new();
+    for file in &files {
+        let text = fs::read_to_string(file).unwrap();
+        // The code before the file's tests.
+        let code = text.split("#[cfg(test)]\nmod ").next().unwrap_or(&text);
+        let count = code.lines().filter(|line| is_state(line)).count();
+        if count > 0 {
+            let relative = file.strip_prefix(root).unwrap().display().to_string();
+            found.push((relative, count));
+        }
+    }
+    found.sort();
+    let mut stated: Vec<(String, usize)> = MUTABLE_STATE
+        .iter()
+        .map(|(file, count, _)| ((*file).to_owned(), *count))
+        .collect();
+    stated.sort();
+    assert_eq!(
+        found, stated,
+        "a thread-local or a changing static where the architecture does not say (MUTABLE_STATE)"
+    );
+}
+
 /// The engine's ways to evaluate other than `Engine`'s (`decide`, `submit`,
 /// `stream` with `finish`, `run`): a front end that calls one assembles its
 /// own evaluation.
