@@ -1,9 +1,10 @@
 //! The time budget of an evaluation, handed down explicitly.
 //!
-//! A [`Budget`] is made for each record an engine evaluates: the deadline of
-//! its caller (a server's request deadline, none for a batch), the run's
-//! [`Interrupt`] (a front end stopping on a signal) and the deadline of the
-//! pipeline step running on it ([`Steps`]). The pipeline hands it to every
+//! A [`Budget`] is made for each call into the pipeline (one record, or a
+//! batch of them): the deadline of its caller (a server's request deadline,
+//! none for a batch), the run's [`Interrupt`] (a front end stopping on a
+//! signal) and the deadline of the pipeline step running ([`Steps`]: a
+//! record's steps, one after another). The pipeline hands it to every
 //! component in its context; the work that can run long asks it as it goes:
 //! quadratic string work (similarity, Levenshtein) through [`Budget::watch`],
 //! a plugin's helper process through [`Budget::remaining`]. Nothing of it
