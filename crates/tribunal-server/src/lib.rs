@@ -106,6 +106,47 @@ pub struct Config {
     /// Export a span per request, with each decision's evaluation event, to
     /// this OTLP/HTTP collector (`http://HOST:4318`; `--otlp-endpoint`).
     pub otlp_endpoint: Option<String>,
+    /// Stops the service as SIGTERM does, from the program that runs it
+    /// ([`Stop::stop`]): a program that embeds the server, or a test.
+    pub stop: Stop,
+}
+
+/// Stops a running [`serve`] as SIGTERM does: no new connections, the
+/// requests in flight finished (within the shutdown timeout), then `serve`
+/// returns. Clones stop the same service; stopping before the service has
+/// started stops it as soon as it listens.
+#[derive(Debug, Clone, Default)]
+pub struct Stop(std::sync::Arc<StopInner>);
+
+#[derive(Debug, Default)]
+struct StopInner {
+    asked: std::sync::atomic::AtomicBool,
+    notify: tokio::sync::Notify,
+}
+
+impl Stop {
+    /// Asks the service to stop.
+    pub fn stop(&self) {
+        self.0
+            .asked
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        self.0.notify.notify_waiters();
+    }
+
+    /// Resolves once [`stop`](Self::stop) was called.
+    pub(crate) async fn asked(&self) {
+        loop {
+            let notified = self.0.notify.notified();
+            let mut notified = std::pin::pin!(notified);
+            // (Waiting before looking: a stop between the look and the wait
+            // is not missed.)
+            notified.as_mut().enable();
+            if self.0.asked.load(std::sync::atomic::Ordering::SeqCst) {
+                return;
+            }
+            notified.await;
+        }
+    }
 }
 
 impl Config {
@@ -127,6 +168,7 @@ impl Config {
             threads: 0,
             bundle: None,
             otlp_endpoint: None,
+            stop: Stop::default(),
         }
     }
 }

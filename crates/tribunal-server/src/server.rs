@@ -18,7 +18,7 @@ use crate::packs::log;
 use crate::routes::{handle, State};
 use crate::{Auth, Config, ServeError};
 
-/// Runs the service until SIGTERM or SIGINT. `on_ready` is called with the
+/// Runs the service until SIGTERM or SIGINT, or [`Config::stop`]. `on_ready` is called with the
 /// address listened on (a port of 0 picks a free one) once requests are
 /// accepted. Packs that do not load, or a public address without a token
 /// (unless [`Config::insecure_no_auth`]), are refused before anything listens.
@@ -154,7 +154,7 @@ async fn run(
         // (A client that sends its request and then shuts down its side of
         // the connection still gets its answer.)
         .half_close(true);
-    let mut shutdown = std::pin::pin!(shutdown_signal());
+    let mut shutdown = std::pin::pin!(shutdown_signal(&config.stop));
     log(&match &config.bundle {
         Some(bundle) => format!(
             "listening on http://{address} with the packs of the bundle {} (fetched every {} ms)",
@@ -216,8 +216,17 @@ async fn run(
     Ok(())
 }
 
+/// Resolves on SIGTERM or SIGINT (Ctrl-C), or when `stop` is asked, naming
+/// which.
+async fn shutdown_signal(stop: &crate::Stop) -> &'static str {
+    tokio::select! {
+        signal = os_signal() => signal,
+        () = stop.asked() => "stopped by the program that runs the service",
+    }
+}
+
 /// Resolves on SIGTERM or SIGINT (Ctrl-C), naming it.
-async fn shutdown_signal() -> &'static str {
+async fn os_signal() -> &'static str {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
