@@ -538,8 +538,10 @@ const STARTS: &[&str] = &[
     "Parallelism::Rayon",
 ];
 
-#[test]
-fn threads_start_only_where_stated() {
+/// Each source file of the engine's crates and front ends (tests and
+/// benches aside) with a line `counted` says yes to, before the file's tests,
+/// and how many: sorted by file.
+fn lines_counted(counted: impl Fn(&str) -> bool) -> Vec<(String, usize)> {
     let root = repository();
     let mut files = Vec::new();
     for dir in [
@@ -561,18 +563,24 @@ fn threads_start_only_where_stated() {
         let text = fs::read_to_string(file).unwrap();
         // The code before the file's tests.
         let code = text.split("#[cfg(test)]\nmod ").next().unwrap_or(&text);
-        let starts: usize = code
-            .lines()
-            .filter(|line| !line.trim_start().starts_with("//"))
-            .filter(|line| STARTS.iter().any(|start| line.contains(start)))
-            .filter(|line| !line.trim_start().starts_with("use "))
-            .count();
-        if starts > 0 {
+        let count = code.lines().filter(|line| counted(line)).count();
+        if count > 0 {
             let relative = file.strip_prefix(root).unwrap().display().to_string();
-            found.push((relative, starts));
+            found.push((relative, count));
         }
     }
     found.sort();
+    found
+}
+
+#[test]
+fn threads_start_only_where_stated() {
+    let found = lines_counted(|line| {
+        let line = line.trim_start();
+        !line.starts_with("//")
+            && !line.starts_with("use ")
+            && STARTS.iter().any(|start| line.contains(start))
+    });
     let mut stated: Vec<(String, usize)> = THREAD_STARTS
         .iter()
         .map(|(file, count, _)| ((*file).to_owned(), *count))
@@ -635,40 +643,12 @@ const MUTABLE_STATE: &[(&str, usize, &str)] = &[
 
 #[test]
 fn mutable_state_lives_only_where_stated() {
-    let root = repository();
-    let mut files = Vec::new();
-    for dir in [
-        "crates/tribunal/src",
-        "crates/tribunal-json/src",
-        "crates/tribunal-base/src",
-        "crates/tribunal-extract/src",
-        "crates/tribunal-semantic/src",
-        "crates/tribunal-server/src",
-        "crates/semantic-kernels/src",
-        "src",
-        "python/src",
-        "node/src",
-    ] {
-        rust_files(&root.join(dir), &mut files);
-    }
-    let is_state = |line: &str| {
+    let found = lines_counted(|line| {
         let line = line.trim_start();
         line.starts_with("thread_local!")
             || (line.contains("static ") && line.contains(": Atomic"))
             || (line.contains("static ") && line.contains(": std::sync::atomic::Atomic"))
-    };
-    let mut found = Vec::new();
-    for file in &files {
-        let text = fs::read_to_string(file).unwrap();
-        // The code before the file's tests.
-        let code = text.split("#[cfg(test)]\nmod ").next().unwrap_or(&text);
-        let count = code.lines().filter(|line| is_state(line)).count();
-        if count > 0 {
-            let relative = file.strip_prefix(root).unwrap().display().to_string();
-            found.push((relative, count));
-        }
-    }
-    found.sort();
+    });
     let mut stated: Vec<(String, usize)> = MUTABLE_STATE
         .iter()
         .map(|(file, count, _)| ((*file).to_owned(), *count))

@@ -39,8 +39,8 @@ fn request(address: SocketAddr, method: &str, path: &str, body: &str) -> (u16, S
     (status, body)
 }
 
-#[test]
-fn a_service_run_in_process_answers_and_stops_when_asked() {
+/// The KSI pack served on a free loopback port, stopped by `stop`.
+fn ksi_service(stop: &Stop) -> Config {
     let mut config = Config::new(
         vec![rules("ksi-emission")],
         Runtime::new(),
@@ -48,8 +48,14 @@ fn a_service_run_in_process_answers_and_stops_when_asked() {
     );
     config.listen = SocketAddr::from(([127, 0, 0, 1], 0));
     config.reload_every = None;
-    let stop = Stop::default();
     config.stop = stop.clone();
+    config
+}
+
+#[test]
+fn a_service_run_in_process_answers_and_stops_when_asked() {
+    let stop = Stop::default();
+    let config = ksi_service(&stop);
     let (ready, listening) = mpsc::channel();
     let service =
         std::thread::spawn(move || serve(&config, |address| ready.send(address).unwrap()));
@@ -75,13 +81,7 @@ fn a_service_run_in_process_answers_and_stops_when_asked() {
         "no longer listening"
     );
     // A stop asked before the service starts stops it as soon as it listens.
-    let mut config = Config::new(
-        vec![rules("ksi-emission")],
-        Runtime::new(),
-        LoadOptions::default(),
-    );
-    config.listen = SocketAddr::from(([127, 0, 0, 1], 0));
-    config.reload_every = None;
-    config.stop.stop();
-    assert!(serve(&config, |_| {}).is_ok());
+    let early = Stop::default();
+    early.stop();
+    assert!(serve(&ksi_service(&early), |_| {}).is_ok());
 }
