@@ -424,7 +424,7 @@ pub(super) fn decide(engine: &Engine, request: Request) -> Result<Decision, Requ
         Ask::Check if whole => {
             let mut report = served
                 .pack()
-                .evaluate_prepared(&input, None, request.deadline);
+                .evaluate_within(&input, None, request.deadline);
             report.note_first(note);
             let bytes = written(&report);
             (Judged::Report(report), bytes)

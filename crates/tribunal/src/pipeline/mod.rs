@@ -43,7 +43,7 @@ enum Make {
 }
 
 /// A document a streaming session read whole, as the strict tier reads it
-/// (see [`Pack::evaluate_prepared`]).
+/// (see [`Pack::evaluate_within`]).
 #[derive(Debug)]
 pub(crate) struct Prepared {
     /// The document's value.
@@ -214,7 +214,7 @@ impl Pack {
     /// (`prepared`): the report is the same, without reading the document
     /// again (nor, when they found nothing, running the contract's checks
     /// again).
-    pub(crate) fn evaluate_prepared(
+    pub(crate) fn evaluate_within(
         &self,
         input: &Input,
         prepared: Option<Prepared>,

@@ -269,9 +269,7 @@ impl<P: Deref<Target = Pack>> Stream<P> {
                 json,
                 contract_clean,
             });
-        let mut report = self
-            .pack
-            .evaluate_prepared(&self.record, prepared, deadline);
+        let mut report = self.pack.evaluate_within(&self.record, prepared, deadline);
         report.note_first(self.note);
         report
     }

@@ -616,12 +616,7 @@ impl Scanner {
                     });
                 } else if b == b'"' {
                     self.token = None;
-                    let span = (start, at + 1, plain);
-                    if key {
-                        self.key_done(contract, text, span, found);
-                    } else {
-                        self.scalar_done(contract, text, span, found);
-                    }
+                    self.string_closed(contract, text, (start, at + 1, plain), key, found);
                 } else if b < 0x20 {
                     // (The strict reader refuses the string: `finish()`
                     // will say so.)
@@ -717,12 +712,7 @@ impl Scanner {
         let bytes = text.as_bytes();
         let end = at + 1 + plain_run(&bytes[at + 1..]);
         if bytes.get(end) == Some(&b'"') {
-            let span = (at, end + 1, true);
-            if key {
-                self.key_done(contract, text, span, found);
-            } else {
-                self.scalar_done(contract, text, span, found);
-            }
+            self.string_closed(contract, text, (at, end + 1, true), key, found);
             return end + 1;
         }
         self.token = Some(Token::Str {
@@ -732,6 +722,22 @@ impl Scanner {
             plain: true,
         });
         end
+    }
+
+    /// A string (`span`) has closed: a key, or a value.
+    fn string_closed(
+        &mut self,
+        contract: Option<&Contract>,
+        text: &str,
+        span: Span,
+        key: bool,
+        found: &mut Vec<Found>,
+    ) {
+        if key {
+            self.key_done(contract, text, span, found);
+        } else {
+            self.scalar_done(contract, text, span, found);
+        }
     }
 
     /// A number, `true`, `false` or `null` starts at `at`: read to its end at
