@@ -1,15 +1,23 @@
-//! A running `tribunal serve` for the integration tests, and a small HTTP/1.1
-//! client for it.
+//! A running `tribunal serve` for the command line's integration tests, asked
+//! through the server crate's test client (its tests run the service
+//! in-process; these run the command and its flags).
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+
+#[path = "../../crates/tribunal-server/tests/support/client.rs"]
+mod client;
+#[allow(unused_imports)] // (each test file uses some)
+pub use client::{
+    load, ndjson, one_metric_pack, passing_check, read_response, wait_for, Response, PACKS,
+};
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -120,24 +128,7 @@ impl Server {
         headers: &[(&str, &str)],
         body: &[u8],
     ) -> Response {
-        let mut stream = TcpStream::connect(self.address).expect("connect");
-        stream
-            .set_read_timeout(Some(Duration::from_secs(60)))
-            .unwrap();
-        let mut head = format!(
-            "{method} {path} HTTP/1.1\r\nhost: test\r\nconnection: close\r\ncontent-length: {}\r\n",
-            body.len()
-        );
-        for (name, value) in headers {
-            head.push_str(name);
-            head.push_str(": ");
-            head.push_str(value);
-            head.push_str("\r\n");
-        }
-        head.push_str("\r\n");
-        stream.write_all(head.as_bytes()).unwrap();
-        stream.write_all(body).unwrap();
-        read_response(&mut stream).expect("a response")
+        client::request(self.address, method, path, headers, body)
     }
 }
 
@@ -147,105 +138,5 @@ impl Drop for Server {
             let _ = self.child.kill();
             let _ = self.child.wait();
         }
-    }
-}
-
-#[derive(Debug)]
-pub struct Response {
-    pub status: u16,
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
-}
-
-impl Response {
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-
-    pub fn text(&self) -> String {
-        String::from_utf8_lossy(&self.body).into_owned()
-    }
-
-    pub fn json(&self) -> Value {
-        serde_json::from_slice(&self.body)
-            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.text()))
-    }
-
-    /// The error code of an error response.
-    pub fn code(&self) -> String {
-        serde_json::from_slice::<Value>(&self.body)
-            .ok()
-            .and_then(|body| body["error"]["code"].as_str().map(str::to_owned))
-            .unwrap_or_default()
-    }
-}
-
-/// Reads one HTTP/1.1 response (a content length, or chunked) from `stream`.
-pub fn read_response(stream: &mut TcpStream) -> std::io::Result<Response> {
-    let mut reader = BufReader::new(stream);
-    let mut line = String::new();
-    reader.read_line(&mut line)?;
-    let status = line
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| std::io::Error::other(format!("no status line: {line:?}")))?;
-    let mut headers = Vec::new();
-    loop {
-        line.clear();
-        reader.read_line(&mut line)?;
-        let trimmed = line.trim_end();
-        if trimmed.is_empty() {
-            break;
-        }
-        let (name, value) = trimmed.split_once(':').unwrap();
-        headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
-    }
-    let find = |name: &str| {
-        headers
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v): &(String, String)| v.clone())
-    };
-    let mut body = Vec::new();
-    if find("transfer-encoding").is_some_and(|v| v.contains("chunked")) {
-        loop {
-            line.clear();
-            reader.read_line(&mut line)?;
-            let size = usize::from_str_radix(line.trim(), 16)
-                .map_err(|_| std::io::Error::other(format!("bad chunk size {line:?}")))?;
-            let mut chunk = vec![0; size + 2];
-            reader.read_exact(&mut chunk)?;
-            if size == 0 {
-                break;
-            }
-            body.extend_from_slice(&chunk[..size]);
-        }
-    } else if let Some(length) = find("content-length") {
-        body.resize(length.parse().unwrap(), 0);
-        reader.read_exact(&mut body)?;
-    } else {
-        reader.read_to_end(&mut body)?;
-    }
-    Ok(Response {
-        status,
-        headers,
-        body,
-    })
-}
-
-/// What `probe` finds, once it finds something (within 30 s; `what` names it
-/// when it never does).
-pub fn wait_for<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Some(found) = probe() {
-            return found;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
     }
 }

@@ -21,7 +21,6 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use crate::body::{self, BodyError};
-use crate::packs::log;
 use crate::routes::State;
 
 /// Where the bundle comes from and how it is fetched.
@@ -192,7 +191,7 @@ pub async fn fetch_once(state: &Arc<State>, status: &Arc<BundleStatus>) {
             }
         }
         Err(message) => {
-            log(&format!(
+            state.messages.line(&format!(
                 "bundle fetch from {} failed: {message}",
                 status.config.source
             ));

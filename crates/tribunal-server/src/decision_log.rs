@@ -116,7 +116,11 @@ fn micros(duration: std::time::Duration) -> u64 {
 
 impl DecisionLog {
     /// Opens (or creates) the log file and starts its writer.
-    pub fn open(config: &DecisionLogConfig, metrics: Arc<Metrics>) -> io::Result<Self> {
+    pub fn open(
+        config: &DecisionLogConfig,
+        metrics: Arc<Metrics>,
+        messages: crate::Log,
+    ) -> io::Result<Self> {
         let file = open_append(&config.path)?;
         let size = file.metadata().map_or(0, |m| m.len());
         let (sender, receiver) = mpsc::sync_channel(QUEUE);
@@ -126,6 +130,7 @@ impl DecisionLog {
             keep: config.keep,
             out: BufWriter::with_capacity(64 * 1024, file),
             size,
+            messages,
         };
         let writer = std::thread::Builder::new()
             .name("tribunal-decision-log".into())
@@ -282,6 +287,7 @@ struct Writer {
     keep: usize,
     out: BufWriter<File>,
     size: u64,
+    messages: crate::Log,
 }
 
 impl Writer {
@@ -293,10 +299,10 @@ impl Writer {
                 self.write(&line);
             }
             if let Err(err) = self.out.flush() {
-                eprintln!(
-                    "tribunal serve: cannot write the decision log {}: {err}",
+                self.messages.line(&format!(
+                    "cannot write the decision log {}: {err}",
                     self.path.display()
-                );
+                ));
             }
         }
         let _ = self.out.flush();
@@ -306,17 +312,17 @@ impl Writer {
         let length = line.len() as u64;
         if self.max_bytes > 0 && self.size > 0 && self.size + length > self.max_bytes {
             if let Err(err) = self.rotate() {
-                eprintln!(
-                    "tribunal serve: cannot rotate the decision log {}: {err}",
+                self.messages.line(&format!(
+                    "cannot rotate the decision log {}: {err}",
                     self.path.display()
-                );
+                ));
             }
         }
         if let Err(err) = self.out.write_all(line.as_bytes()) {
-            eprintln!(
-                "tribunal serve: cannot write the decision log {}: {err}",
+            self.messages.line(&format!(
+                "cannot write the decision log {}: {err}",
                 self.path.display()
-            );
+            ));
         }
         self.size += length;
     }

@@ -18,6 +18,26 @@
 //! | `GET /healthz`, `/readyz` | liveness, readiness |
 //! | `GET /metrics` | Prometheus text format |
 //!
+//! In a Rust program, the service runs on a thread of its own, its log lines
+//! go where the program says, and a [`Stop`] handle stops it as SIGTERM does:
+//!
+//! ```no_run
+//! use std::sync::mpsc;
+//! use tribunal::{LoadOptions, Runtime};
+//! use tribunal_server::{serve, Config, Log, Stop};
+//!
+//! let mut config = Config::new(vec!["rules/".into()], Runtime::new(), LoadOptions::default());
+//! config.listen = ([127, 0, 0, 1], 0).into(); // a free port
+//! config.log = Log::new(|line| println!("service: {line}"));
+//! let stop: Stop = config.stop.clone();
+//! let (ready, listening) = mpsc::channel();
+//! let service = std::thread::spawn(move || serve(&config, |address| ready.send(address).unwrap()));
+//! let address = listening.recv().unwrap(); // it listens: ask http://{address}/v1/...
+//! stop.stop(); // no new connections; the requests in flight are answered
+//! service.join().unwrap().unwrap();
+//! # let _ = address;
+//! ```
+//!
 //! Layers: the engine's [`Engine`](tribunal::Engine) holds the packs, reloads
 //! them and judges every check on its executor; [`packs`] shows them and
 //! logs what reloads did; [`routes`] answers one request; [`server`] accepts connections, applies the limits and shuts
@@ -109,6 +129,47 @@ pub struct Config {
     /// Stops the service as SIGTERM does, from the program that runs it
     /// ([`Stop::stop`]): a program that embeds the server, or a test.
     pub stop: Stop,
+    /// Where the service's log lines go (listening, reloads, stops, a
+    /// decision log that cannot be written): stderr unless a program that
+    /// embeds the server takes them ([`Log::new`]).
+    pub log: Log,
+}
+
+/// Where the service's log lines go: stderr, each line after the time and
+/// `tribunal serve:` ([`Log::stderr`], the default), or a function of the
+/// program that runs the service, given each message with its control
+/// characters made printable.
+#[derive(Clone)]
+pub struct Log(std::sync::Arc<dyn Fn(&str) + Send + Sync>);
+
+impl Log {
+    /// Each message to `line`, from whichever thread says it.
+    pub fn new(line: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        Self(std::sync::Arc::new(line))
+    }
+
+    /// Each message on stderr, after the time and `tribunal serve:`.
+    #[must_use]
+    pub fn stderr() -> Self {
+        Self::new(|message| eprintln!("{} tribunal serve: {message}", time::now()))
+    }
+
+    /// Says `message` (its control characters made printable).
+    pub(crate) fn line(&self, message: &str) {
+        (self.0)(&tribunal_base::text::printable(message));
+    }
+}
+
+impl Default for Log {
+    fn default() -> Self {
+        Self::stderr()
+    }
+}
+
+impl std::fmt::Debug for Log {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Log(..)")
+    }
 }
 
 /// Stops a running [`serve`] as SIGTERM does: no new connections, the
@@ -169,6 +230,7 @@ impl Config {
             bundle: None,
             otlp_endpoint: None,
             stop: Stop::default(),
+            log: Log::stderr(),
         }
     }
 }

@@ -1,29 +1,22 @@
-//! The packs as the service shows them (`/v1/packs`), and its log lines
-//! (stderr): the engine serves and reloads the packs; this says so.
+//! The packs as the service shows them (`/v1/packs`), and what a reload
+//! did, on the service's log: the engine serves and reloads the packs; this
+//! says so.
 
 use serde_json::{json, Value};
 use tribunal::{Engine, PackEvent, PackEventKind, Served};
 
 use crate::metrics::Metrics;
-
-/// A line on the service's log (stderr).
-pub fn log(message: &str) {
-    eprintln!(
-        "{} tribunal serve: {}",
-        crate::time::now(),
-        tribunal_base::text::printable(message)
-    );
-}
+use crate::Log;
 
 /// What the service does with what a reload did: a log line, and the
 /// reload counters (a problem with the folders is only logged).
-pub fn on_pack_event(metrics: &Metrics, event: &PackEvent) {
+pub fn on_pack_event(metrics: &Metrics, log: &Log, event: &PackEvent) {
     match event.kind {
         PackEventKind::Loaded | PackEventKind::Removed => metrics.reload(true),
         PackEventKind::Failed => metrics.reload(false),
         _ => {}
     }
-    log(&event.message);
+    log.line(&event.message);
 }
 
 /// What `/v1/packs` says of each pack, by name.

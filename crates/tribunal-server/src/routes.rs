@@ -55,6 +55,8 @@ pub struct State {
     pub bundle: Option<Arc<crate::bundle_source::BundleStatus>>,
     /// Where spans go (`--otlp-endpoint`).
     pub otlp: Option<Arc<crate::otlp::Exporter>>,
+    /// Where the service's log lines go.
+    pub messages: crate::Log,
 }
 
 impl State {
@@ -64,6 +66,7 @@ impl State {
         log: Option<DecisionLog>,
         limits: Limits,
         token: Option<Vec<u8>>,
+        messages: crate::Log,
     ) -> Self {
         Self {
             engine,
@@ -75,6 +78,7 @@ impl State {
             shutting_down: AtomicBool::new(false),
             bundle: None,
             otlp: None,
+            messages,
         }
     }
 }

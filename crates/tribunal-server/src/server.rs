@@ -14,7 +14,6 @@ use tokio::net::TcpListener;
 
 use crate::decision_log::DecisionLog;
 use crate::metrics::Metrics;
-use crate::packs::log;
 use crate::routes::{handle, State};
 use crate::{Auth, Config, ServeError};
 
@@ -59,13 +58,14 @@ pub fn serve(config: &Config, on_ready: impl FnOnce(SocketAddr)) -> Result<(), S
     // their own, which therefore always answer (`/healthz`, `/metrics`, a 503).
     let engine = {
         let metrics = Arc::clone(&metrics);
+        let log = config.log.clone();
         let mut builder = tribunal::Engine::builder()
             .runtime(config.runtime.clone())
             .load_options(load)
             .follow_links(config.follow_links)
             .settle(config.reload_settle)
             .threads(threads)
-            .on_pack_event(move |event| crate::packs::on_pack_event(&metrics, event));
+            .on_pack_event(move |event| crate::packs::on_pack_event(&metrics, &log, event));
         for source in &config.sources {
             builder = builder.source(source);
         }
@@ -79,7 +79,7 @@ pub fn serve(config: &Config, on_ready: impl FnOnce(SocketAddr)) -> Result<(), S
     }
     let decision_log = match &config.decision_log {
         Some(settings) => Some(
-            DecisionLog::open(settings, Arc::clone(&metrics)).map_err(|e| {
+            DecisionLog::open(settings, Arc::clone(&metrics), config.log.clone()).map_err(|e| {
                 ServeError::Io(format!(
                     "cannot open the decision log {}: {e}",
                     settings.path.display()
@@ -103,6 +103,7 @@ pub fn serve(config: &Config, on_ready: impl FnOnce(SocketAddr)) -> Result<(), S
         decision_log,
         config.limits.clone(),
         token,
+        config.log.clone(),
     );
     if let Some(endpoint) = &config.otlp_endpoint {
         state.otlp = Some(crate::otlp::Exporter::start(endpoint).map_err(ServeError::Config)?);
@@ -155,7 +156,8 @@ async fn run(
         // the connection still gets its answer.)
         .half_close(true);
     let mut shutdown = std::pin::pin!(shutdown_signal(&config.stop));
-    log(&match &config.bundle {
+    let log = &config.log;
+    log.line(&match &config.bundle {
         Some(bundle) => format!(
             "listening on http://{address} with the packs of the bundle {} (fetched every {} ms)",
             bundle.source,
@@ -174,13 +176,13 @@ async fn run(
                 Ok(accepted) => accepted,
                 Err(err) => {
                     // Out of file descriptors, say: wait a little, go on.
-                    log(&format!("accept failed: {err}"));
+                    log.line(&format!("accept failed: {err}"));
                     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
                     continue;
                 }
             },
             signal = &mut shutdown => {
-                log(&format!("{signal}: no new connections; finishing the requests in flight"));
+                log.line(&format!("{signal}: no new connections; finishing the requests in flight"));
                 break;
             }
         };
@@ -207,8 +209,8 @@ async fn run(
     state.shutting_down.store(true, Ordering::Relaxed);
     drop(listener);
     tokio::select! {
-        () = graceful.shutdown() => log("every request in flight finished; stopped"),
-        () = tokio::time::sleep(config.limits.shutdown_timeout) => log(&format!(
+        () = graceful.shutdown() => log.line("every request in flight finished; stopped"),
+        () = tokio::time::sleep(config.limits.shutdown_timeout) => log.line(&format!(
             "stopped with requests still in flight after {} ms (--shutdown-timeout-ms)",
             config.limits.shutdown_timeout.as_millis()
         )),

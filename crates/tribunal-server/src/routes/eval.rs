@@ -86,7 +86,7 @@ pub(super) fn eval(
         let mut progress = |_| {};
         let batch = tribunal::Batch::new(&options, &mut progress).beside(Some(beside));
         if let Err(err) = engine.run(&served, reader, &mut sink, batch) {
-            crate::packs::log(&format!(
+            log_state.messages.line(&format!(
                 "eval {request} on `{}` stopped: {err}",
                 served.pack().name()
             ));
