@@ -1,12 +1,12 @@
-//! OpenTelemetry from `tribunal serve --otlp-endpoint`: against a collector
+//! OpenTelemetry from the service (`tribunal serve --otlp-endpoint`, here
+//! `Config::otlp_endpoint`, run in-process): against a collector
 //! this test starts on loopback (an OTLP/HTTP receiver of the JSON encoding),
 //! a request's span is a child of the caller's `traceparent` and holds each
 //! decision's `gen_ai.evaluation.result` event; with the collector down or
 //! slow, requests are answered as fast as without one and the spans dropped
 //! are counted.
 
-#[path = "support/server.rs"]
-mod server_support;
+mod support;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener};
@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use server_support::{wait_for, Server};
+use support::{root, wait_for, Service};
 
 /// A collector: every batch of spans it was sent, decoded.
 struct Collector {
@@ -97,7 +97,7 @@ fn attribute<'a>(attributes: &'a Value, key: &str) -> &'a Value {
 
 const PARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
-fn check(server: &Server, output: &str) -> u16 {
+fn check(server: &Service, output: &str) -> u16 {
     let body = json!({"output": output}).to_string();
     server
         .request(
@@ -116,7 +116,7 @@ fn check(server: &Server, output: &str) -> u16 {
 fn a_request_s_span_is_the_caller_s_child_and_holds_each_decision() {
     let collector = Collector::start(Duration::ZERO);
     let endpoint = collector.endpoint();
-    let server = Server::start(&["rules/", "--otlp-endpoint", &endpoint]);
+    let server = Service::start(&["rules/"], |c| c.otlp_endpoint = Some(endpoint));
     assert_eq!(check(&server, "I would emit an agent:status event."), 200);
     let spans = wait_for("the span", || {
         let spans = collector.spans();
@@ -155,8 +155,7 @@ fn a_request_s_span_is_the_caller_s_child_and_holds_each_decision() {
     );
     // Without a traceparent: a trace of its own; an eval's records are its
     // span's events, one each, once the last record is judged.
-    let data =
-        std::fs::read(server_support_root().join("examples/data/ksi-emission.jsonl")).unwrap();
+    let data = std::fs::read(root().join("examples/data/ksi-emission.jsonl")).unwrap();
     let answer = server.request(
         "POST",
         "/v1/packs/ksi-emission/eval",
@@ -180,10 +179,6 @@ fn a_request_s_span_is_the_caller_s_child_and_holds_each_decision() {
     );
 }
 
-fn server_support_root() -> &'static std::path::Path {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
 /// With the collector down, or slow to take a batch, requests are answered
 /// at once; spans are dropped (and counted) rather than held up or piled up.
 #[test]
@@ -194,7 +189,7 @@ fn a_collector_down_or_slow_never_slows_a_request() {
         .unwrap();
     let slow = Collector::start(Duration::from_secs(20));
     for endpoint in [format!("http://{down}"), slow.endpoint()] {
-        let server = Server::start(&["rules/", "--otlp-endpoint", &endpoint]);
+        let server = Service::start(&["rules/"], |c| c.otlp_endpoint = Some(endpoint.clone()));
         let started = Instant::now();
         for _ in 0..200 {
             assert_eq!(
@@ -222,6 +217,6 @@ fn a_collector_down_or_slow_never_slows_a_request() {
                 "{dropped}"
             );
         }
-        assert_eq!(server.stop(), Some(0), "{endpoint}: the server stops");
+        assert_eq!(server.stop(), Ok(()), "{endpoint}: the service stops");
     }
 }
