@@ -20,7 +20,9 @@ const ENGINE: &[(&str, &str)] = &[
     ("deadline", "foundation"),
     // The JSON layer's modules, from crates/tribunal-json, and codes,
     // deadline, text, suggest and files from crates/tribunal-base (see
-    // `BORROWED`); `extract` is crates/tribunal-extract (`BORROWED_CRATES`).
+    // `BORROWED`); `extract` is crates/tribunal-extract (`BORROWED_CRATES`);
+    // alloc, strict_config, yaml, report, transcript, component, contract,
+    // strategy, build and wire are crates/tribunal-component's (`BORROWED`).
     ("json", "foundation"),
     ("json_write", "foundation"),
     ("decimal", "foundation"),
@@ -204,6 +206,33 @@ const BORROWED_CRATES: &[(&str, &str)] = &[
     ("semantic", "crates/tribunal-semantic/src"),
 ];
 
+/// The component layer's crate (crates/tribunal-component), its modules in
+/// order, after those of the crates below it that it names as its own: the
+/// allocator, configs and YAML, the report, transcripts, the component
+/// interface, the contract, strategies, what building sees, the wire format.
+const COMPONENT_LAYER: &[(&str, &str)] = &[
+    ("json", "value"),
+    ("json_write", "writer"),
+    ("decimal", "numbers"),
+    ("codes", "codes"),
+    ("deadline", "deadline"),
+    ("text", "text"),
+    ("suggest", "suggestions"),
+    ("files", "files"),
+    ("alloc", "allocator"),
+    ("strict_config", "configs"),
+    ("yaml", "yaml"),
+    ("extract", "extraction"),
+    ("report", "core"),
+    ("transcript", "core"),
+    ("component", "core"),
+    ("contract", "contract"),
+    ("semantic", "strategies"),
+    ("strategy", "strategies"),
+    ("build", "building"),
+    ("wire", "wire format"),
+];
+
 /// The sentence embeddings' crate (crates/tribunal-semantic), its modules in
 /// order, after the foundation's it names as its own: finding the model, the
 /// disk cache, the forward pass.
@@ -228,6 +257,16 @@ const BORROWED: &[(&str, &str)] = &[
     ("text", "crates/tribunal-base/src"),
     ("suggest", "crates/tribunal-base/src"),
     ("files", "crates/tribunal-base/src"),
+    ("alloc", "crates/tribunal-component/src"),
+    ("strict_config", "crates/tribunal-component/src"),
+    ("yaml", "crates/tribunal-component/src"),
+    ("report", "crates/tribunal-component/src"),
+    ("transcript", "crates/tribunal-component/src"),
+    ("component", "crates/tribunal-component/src"),
+    ("contract", "crates/tribunal-component/src"),
+    ("strategy", "crates/tribunal-component/src"),
+    ("build", "crates/tribunal-component/src"),
+    ("wire", "crates/tribunal-component/src"),
 ];
 
 /// Macros a crate exports (at its root, `#[macro_export]`), re-exported by
@@ -301,8 +340,9 @@ fn layer_problems(src: &Path, order: &[(&str, &str)]) -> Vec<String> {
 
 #[test]
 fn modules_use_only_the_layers_before_them() {
-    let crates: [(&str, &[(&str, &str)]); 6] = [
+    let crates: [(&str, &[(&str, &str)]); 7] = [
         ("crates/tribunal/src", ENGINE),
+        ("crates/tribunal-component/src", COMPONENT_LAYER),
         ("crates/tribunal-json/src", JSON_LAYER),
         ("crates/tribunal-base/src", BASE_LAYER),
         ("crates/tribunal-extract/src", EXTRACT_LAYER),
@@ -549,6 +589,7 @@ fn lines_counted(counted: impl Fn(&str) -> bool) -> Vec<(String, usize)> {
         "crates/tribunal-json/src",
         "crates/tribunal-base/src",
         "crates/tribunal-extract/src",
+        "crates/tribunal-component/src",
         "crates/tribunal-semantic/src",
         "crates/tribunal-server/src",
         "crates/semantic-kernels/src",
@@ -607,7 +648,7 @@ fn threads_start_only_where_stated() {
 /// evaluation, would share or lose.
 const MUTABLE_STATE: &[(&str, usize, &str)] = &[
     (
-        "crates/tribunal/src/alloc.rs",
+        "crates/tribunal-component/src/alloc.rs",
         2,
         "the allocator's per-thread byte count (a global allocator holds no state of its own) and mimalloc's options, set once before its first allocation",
     ),
@@ -1046,6 +1087,7 @@ const LIBRARIES: &[&str] = &[
     "crates/tribunal-json/src",
     "crates/tribunal-base/src",
     "crates/tribunal-extract/src",
+    "crates/tribunal-component/src",
     "crates/tribunal-semantic/src",
     "crates/tribunal-server/src",
     "crates/semantic-kernels/src",

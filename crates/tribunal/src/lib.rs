@@ -24,12 +24,8 @@
 
 // Every module is internal: the public API is the re-exports below and `jsonl`
 // (`fuzzing` is hidden, for the fuzz targets). `docs/architecture.md` maps the modules.
-mod alloc;
-mod build;
 mod builtins;
 mod bundle;
-mod component;
-mod contract;
 mod decision;
 mod engine;
 mod error;
@@ -40,16 +36,10 @@ mod pack_tests;
 mod parallel;
 mod pipeline;
 mod plugin;
-mod report;
 mod runtime;
 mod script;
 mod source;
-mod strategy;
-mod strict_config;
 mod summary;
-mod transcript;
-mod wire;
-mod yaml;
 
 // The JSON layer is a crate of its own (crates/tribunal-json): its modules
 // are named here as the engine's own (`crate::json::Json`).
@@ -57,6 +47,9 @@ use tribunal_json::{decimal, json, json_read, json_write};
 // The foundation is a crate of its own too (crates/tribunal-base).
 use tribunal_base::{codes, deadline, files, suggest, text};
 // And the extraction ladder (crates/tribunal-extract).
+use tribunal_component::{
+    alloc, build, component, contract, report, strategy, strict_config, transcript, wire, yaml,
+};
 use tribunal_extract as extract;
 // And the sentence embeddings (crates/tribunal-semantic).
 use tribunal_semantic as semantic;

@@ -1,5 +1,5 @@
 //! The `contract` postprocessor: validates the extracted JSON against the pack's
-//! contract (`src/contract.rs` holds the contract itself).
+//! contract (the component layer's `contract` module holds the contract itself).
 
 use std::sync::Arc;
 

@@ -310,7 +310,7 @@ mod tests {
 
     #[test]
     fn numbers_compare_by_their_exact_value() {
-        let n = |text: &str| crate::json_read::parse(text).unwrap();
+        let n = |text: &str| tribunal_json::json_read::parse(text).unwrap();
         let exact = |a: &str, b: &str| exact_match(&n(a), &n(b));
         assert!(!exact(
             "123456789012345678901234567890",

@@ -46,7 +46,7 @@ pub struct Issue {
 }
 
 impl Issue {
-    pub(crate) fn error(rule: impl Into<String>, message: impl Into<String>) -> Self {
+    pub fn error(rule: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             rule: rule.into(),
             code: Cow::Borrowed(""),
@@ -59,12 +59,12 @@ impl Issue {
 
     /// Gives the issue its code (`crate::codes`).
     #[must_use]
-    pub(crate) fn code(mut self, code: impl Into<Cow<'static, str>>) -> Self {
+    pub fn code(mut self, code: impl Into<Cow<'static, str>>) -> Self {
         self.code = code.into();
         self
     }
 
-    pub(crate) fn warning(rule: impl Into<String>, message: impl Into<String>) -> Self {
+    pub fn warning(rule: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             severity: Severity::Warning,
             ..Self::error(rule, message)
@@ -72,14 +72,14 @@ impl Issue {
     }
 
     #[must_use]
-    pub(crate) fn at(mut self, path: impl Into<String>) -> Self {
+    pub fn at(mut self, path: impl Into<String>) -> Self {
         self.path = Some(path.into());
         self
     }
 
     /// Places the issue at turn `turn` of the record's transcript.
     #[must_use]
-    pub(crate) fn in_turn(mut self, turn: usize) -> Self {
+    pub fn in_turn(mut self, turn: usize) -> Self {
         self.turn = Some(turn);
         self
     }
@@ -110,7 +110,7 @@ impl Role {
         }
     }
 
-    pub(crate) fn parse(role: &str) -> Option<Self> {
+    pub fn parse(role: &str) -> Option<Self> {
         match role {
             "system" | "developer" => Some(Self::System),
             "user" => Some(Self::User),
@@ -286,7 +286,7 @@ pub struct SchemaRepair {
 
 impl ExtractionInfo {
     /// No tier found JSON, and nothing stood in for it.
-    pub(crate) fn none() -> Self {
+    pub fn none() -> Self {
         Self {
             tier: None,
             repairs: Vec::new(),
@@ -406,7 +406,7 @@ impl Default for DetailsRepr {
 impl Details {
     /// JSON text written by [`json_write`] (so compact, and as `serde_json` would
     /// print the value it holds).
-    pub(crate) fn written(json: Vec<u8>) -> Self {
+    pub fn written(json: Vec<u8>) -> Self {
         debug_assert!(
             serde_json::from_slice::<Value>(&json).is_ok_and(|v| !v.is_null()),
             "details are one JSON value, not null"
@@ -433,7 +433,7 @@ impl Details {
     }
 
     /// Writes the details into a result record's buffer.
-    pub(crate) fn write(&self, out: &mut Vec<u8>) {
+    pub fn write(&self, out: &mut Vec<u8>) {
         match &self.0 {
             DetailsRepr::Value(value) => json_write::write_value(out, value),
             DetailsRepr::Written(text) => out.extend_from_slice(text),
@@ -549,7 +549,7 @@ impl Report {
 
     /// A record the pipeline evaluates, `FAIL` until its verdict is set: no
     /// metrics, issues, score or feedback yet.
-    pub(crate) fn evaluated(
+    pub fn evaluated(
         id: Json,
         extraction: Option<ExtractionInfo>,
         json: Json,
@@ -577,7 +577,8 @@ impl Report {
 
     /// The report, leaving an empty one in its place (no allocation): for
     /// the callers that keep a report lent to them.
-    pub(crate) fn take(&mut self) -> Report {
+    #[must_use = "the report taken"]
+    pub fn take(&mut self) -> Report {
         std::mem::replace(
             self,
             Report::evaluated(Json::Null, None, Json::Null, "", ""),
@@ -603,7 +604,7 @@ impl Report {
     /// Puts `note` (a warning about how the record was read: lone
     /// surrogates read as U+FFFD) first in the issues, where every front end's
     /// result has it.
-    pub(crate) fn note_first(&mut self, note: Option<Issue>) {
+    pub fn note_first(&mut self, note: Option<Issue>) {
         if let Some(note) = note {
             self.issues.insert(0, note);
         }
@@ -616,7 +617,7 @@ impl Report {
 
     /// Sets the verdict of a record evaluated to the end (not `ERROR`: see
     /// [`set_failed`](Self::set_failed)).
-    pub(crate) fn set_verdict(&mut self, status: Status) {
+    pub fn set_verdict(&mut self, status: Status) {
         assert_ne!(
             status,
             Status::Error,
@@ -629,7 +630,7 @@ impl Report {
     }
 
     /// Makes the record `ERROR`, for `reason`.
-    pub(crate) fn set_failed(&mut self, kind: ErrorKind, reason: String) {
+    pub fn set_failed(&mut self, kind: ErrorKind, reason: String) {
         self.status = Status::Error;
         self.passed = false;
         self.error = Some(reason);

@@ -587,7 +587,7 @@ impl<'r> Shape<'r> {
 impl Contract {
     /// `value`, at `path`, against `rule`: the checks of a whole value (for a
     /// container: its members and items too).
-    pub(crate) fn check_value_at(
+    pub fn check_value_at(
         &self,
         rule: &FieldRule,
         value: &Json,
@@ -600,7 +600,7 @@ impl Contract {
     }
 
     /// [`Contract::check_value_at`], its issues added to `issues`.
-    pub(crate) fn check_value_into(
+    pub fn check_value_into(
         &self,
         rule: &FieldRule,
         value: &Json,
@@ -615,7 +615,7 @@ impl Contract {
 
     /// The type check alone of a container value that has just opened (an
     /// object when `object`, else an array), at `path`.
-    pub(crate) fn container_type_at(
+    pub fn container_type_at(
         &self,
         rule: &FieldRule,
         object: bool,
@@ -639,11 +639,11 @@ impl Contract {
     /// the object takes no other members.
     /// The issue of the item `later` of the array at `path` that equals its
     /// item `first` (`unique_items`).
-    pub(crate) fn repeated_item_at(&self, path: &[Seg], later: usize, first: usize) -> Issue {
+    pub fn repeated_item_at(&self, path: &[Seg], later: usize, first: usize) -> Issue {
         with_place(path, None, &mut |place| repeated_item(place, later, first))
     }
 
-    pub(crate) fn unexpected_member_at(&self, key: &str, path: &[Seg]) -> Issue {
+    pub fn unexpected_member_at(&self, key: &str, path: &[Seg]) -> Issue {
         with_place(path, Some(Last::Member(key)), &mut |at| {
             Issue::error("", format!("unexpected field `{}`", at.label()))
                 .at(at.pointer())
@@ -654,7 +654,7 @@ impl Contract {
     /// A container's own counts, at `path`: its length (`min_length`,
     /// `max_length`: items or members) and, for an array, `min_items` and
     /// `max_items`.
-    pub(crate) fn counts_at(
+    pub fn counts_at(
         &self,
         rule: &FieldRule,
         length: usize,
@@ -675,7 +675,7 @@ impl Contract {
     }
 
     /// A required member `name` the object at `path` does not have.
-    pub(crate) fn missing_member_at(&self, name: &str, path: &[Seg]) -> Issue {
+    pub fn missing_member_at(&self, name: &str, path: &[Seg]) -> Issue {
         with_place(path, Some(Last::Member(name)), &mut |at| {
             Issue::error("", format!("missing required field `{}`", at.label()))
                 .at(at.pointer())
@@ -686,7 +686,7 @@ impl Contract {
     /// The kind check of the top-level object, once its kind is known.
     /// The kind the contract writes in place of `kind` at the top level, when
     /// it replaces it (`may_emit` with `on_violation: replace`).
-    pub(crate) fn replaced_kind(&self, kind: &str) -> Option<String> {
+    pub fn replaced_kind(&self, kind: &str) -> Option<String> {
         let mut object = Object::new();
         object.insert(self.kind_field.as_str(), Json::from(kind));
         let coerced = self.coerce_kind(&object, &mut Vec::new())?;
@@ -695,7 +695,7 @@ impl Contract {
             .map(str::to_owned)
     }
 
-    pub(crate) fn kind_issues(&self, kind: &str) -> Vec<Issue> {
+    pub fn kind_issues(&self, kind: &str) -> Vec<Issue> {
         let mut object = Object::new();
         object.insert(self.kind_field.as_str(), Json::from(kind));
         let mut issues = Vec::new();

@@ -28,7 +28,7 @@ impl Contract {
     /// Brings `json`, the document the ladder found, to the contract; the
     /// changes made, in the order made (none when the document is not an
     /// object, or the contract does not say `repair: schema`).
-    pub(crate) fn conform(&self, json: &mut Json) -> Vec<SchemaRepair> {
+    pub fn conform(&self, json: &mut Json) -> Vec<SchemaRepair> {
         let mut changes = Vec::new();
         if let (true, Json::Object(object)) = (self.repairs_schema(), json) {
             let shape = (

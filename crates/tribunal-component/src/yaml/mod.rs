@@ -6,7 +6,7 @@
 //! else sees typed manifests, `serde_json::Value`s and `LoadError`s with file,
 //! line and column.
 
-pub(crate) mod scan;
+pub mod scan;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -33,7 +33,7 @@ pub struct LoadError {
 }
 
 impl LoadError {
-    pub(crate) fn new(file: &Path, position: (usize, usize), message: impl Into<String>) -> Self {
+    pub fn new(file: &Path, position: (usize, usize), message: impl Into<String>) -> Self {
         Self {
             file: file.to_path_buf(),
             position: Some(position),
@@ -43,7 +43,7 @@ impl LoadError {
     }
 
     /// An error about `file` as a whole, not a place in it.
-    pub(crate) fn whole_file(file: &Path, message: impl Into<String>) -> Self {
+    pub fn whole_file(file: &Path, message: impl Into<String>) -> Self {
         Self {
             position: None,
             ..Self::new(file, (1, 1), message)
@@ -51,13 +51,13 @@ impl LoadError {
     }
 
     #[must_use]
-    pub(crate) fn with_help(mut self, help: Option<String>) -> Self {
+    pub fn with_help(mut self, help: Option<String>) -> Self {
         self.help = help;
         self
     }
 
     #[must_use]
-    pub(crate) fn suggest(self, suggestion: Option<String>) -> Self {
+    pub fn suggest(self, suggestion: Option<String>) -> Self {
         self.with_help(suggestion.map(|s| crate::suggest::did_you_mean(&s)))
     }
 }

@@ -74,18 +74,13 @@ impl Report {
     /// [`write_fields`](Self::write_fields), with `written` as the `json`
     /// field's text when the pipeline made only that (for a pack none of whose
     /// steps reads the extracted JSON).
-    pub(crate) fn write_fields_with(
-        &self,
-        out: &mut Vec<u8>,
-        fields: Fields,
-        written: Option<&Written>,
-    ) {
+    pub fn write_fields_with(&self, out: &mut Vec<u8>, fields: Fields, written: Option<&Written>) {
         self.write_record(out, fields, written, &[]);
     }
 
     /// [`write_fields_with`](Self::write_fields_with), ending with the string
     /// members `tail` (a service's answer: `bundle`, `decision_id`).
-    pub(crate) fn write_record(
+    pub fn write_record(
         &self,
         out: &mut Vec<u8>,
         fields: Fields,

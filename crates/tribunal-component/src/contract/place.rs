@@ -69,7 +69,7 @@ pub use crate::json::Seg;
 /// not copy a key into it to check the key's value): a member, by its key, or
 /// an item, by its index.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Last<'a> {
+pub enum Last<'a> {
     Member(&'a str),
     Item(usize),
 }
@@ -100,6 +100,6 @@ pub(super) fn with_place<R>(
 }
 
 /// The JSON pointer of `path` (`/citations/2/doc_id`), as issues give it.
-pub(crate) fn pointer_of(path: &[Seg]) -> String {
+pub fn pointer_of(path: &[Seg]) -> String {
     with_place(path, None, &mut |place| place.pointer())
 }

@@ -8,12 +8,12 @@ use super::{Contract, FieldRule, Variant};
 
 /// A field rule of one contract (see [`Contract::rule`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct RuleId(u32);
+pub struct RuleId(u32);
 
 /// The rules of an object's members: its common fields, in order, and each
 /// variant's own fields (`variants[v][i]` is the `i`th field of variant `v`).
 #[derive(Debug, Default, Clone)]
-pub(crate) struct Members {
+pub struct Members {
     pub fields: Vec<RuleId>,
     pub variants: Vec<Vec<RuleId>>,
 }
@@ -75,13 +75,13 @@ impl Contract {
     }
 
     /// The rule `id` names.
-    pub(crate) fn rule(&self, id: RuleId) -> &FieldRule {
+    pub fn rule(&self, id: RuleId) -> &FieldRule {
         &self.index().nodes[id.0 as usize].rule
     }
 
     /// The rules of the members of an object that follows `rule` (`None`:
     /// the top-level object).
-    pub(crate) fn member_ids(&self, rule: Option<RuleId>) -> &Members {
+    pub fn member_ids(&self, rule: Option<RuleId>) -> &Members {
         let index = self.index();
         match rule {
             None => &index.top,
@@ -90,7 +90,7 @@ impl Contract {
     }
 
     /// The rule of every item of an array that follows `rule`.
-    pub(crate) fn item_id(&self, rule: RuleId) -> Option<RuleId> {
+    pub fn item_id(&self, rule: RuleId) -> Option<RuleId> {
         self.index().nodes[rule.0 as usize].item
     }
 }

@@ -142,7 +142,7 @@ pub struct RecordMemo {
 impl RecordMemo {
     /// Notes that the contract's checks ran on the record's document and
     /// found nothing.
-    pub(crate) fn contract_judged(&self) {
+    pub fn contract_judged(&self) {
         self.contract_judged
             .store(true, std::sync::atomic::Ordering::Relaxed);
     }
@@ -150,7 +150,7 @@ impl RecordMemo {
     /// Whether the contract's checks already found nothing in the record's
     /// document: true once (for the first contract step, the one that sees
     /// the document as extracted), then false.
-    pub(crate) fn take_contract_judged(&self) -> bool {
+    pub fn take_contract_judged(&self) -> bool {
         self.contract_judged
             .swap(false, std::sync::atomic::Ordering::Relaxed)
     }
@@ -432,8 +432,9 @@ pub enum Compiled {
     Strategy(Arc<dyn Strategy>),
 }
 
-#[cfg(test)]
 impl Compiled {
+    /// The kind of component built.
+    #[must_use]
     pub fn kind(&self) -> Kind {
         match self {
             Compiled::Metric(_) => Kind::Metric,

@@ -16,7 +16,7 @@ mod conform;
 mod from_schema;
 pub use from_schema::{tools_from_file, ToolRules, ToolsFileError};
 mod index;
-pub(crate) use index::{Members, RuleId};
+pub use index::{Members, RuleId};
 mod prompt;
 mod schema;
 mod spec;
@@ -31,9 +31,9 @@ pub use spec::{
 };
 mod place;
 mod validate;
-pub(crate) use place::{pointer_of, Last, Seg};
+pub use place::{pointer_of, Last, Seg};
 mod uniques;
-pub(crate) use uniques::Uniques;
+pub use uniques::Uniques;
 
 /// The ladder used when a pack does not configure one.
 pub const DEFAULT_LADDER: [Tier; 4] = [Tier::Strict, Tier::Fence, Tier::Embedded, Tier::Repair];

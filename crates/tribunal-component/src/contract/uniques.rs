@@ -13,7 +13,7 @@ use crate::json::Json;
 /// order, as objects are equal whatever their order), so that a long array
 /// costs time linear in its length, read whole or streamed item by item.
 #[derive(Debug, Default)]
-pub(crate) struct Uniques<'v> {
+pub struct Uniques<'v> {
     /// The items, while there are at most [`Uniques::SHORT`].
     short: Vec<Cow<'v, Json>>,
     /// The first index of each item's canonical text, from then on.
