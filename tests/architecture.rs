@@ -22,7 +22,8 @@ const ENGINE: &[(&str, &str)] = &[
     // deadline, text, suggest and files from crates/tribunal-base (see
     // `BORROWED`); `extract` is crates/tribunal-extract (`BORROWED_CRATES`);
     // alloc, strict_config, yaml, report, transcript, component, contract,
-    // strategy, build and wire are crates/tribunal-component's (`BORROWED`).
+    // strategy and build are crates/tribunal-component's, and wire, script
+    // and plugin crates/tribunal-host's (`BORROWED`).
     ("json", "foundation"),
     ("json_write", "foundation"),
     ("decimal", "foundation"),
@@ -209,7 +210,7 @@ const BORROWED_CRATES: &[(&str, &str)] = &[
 /// The component layer's crate (crates/tribunal-component), its modules in
 /// order, after those of the crates below it that it names as its own: the
 /// allocator, configs and YAML, the report, transcripts, the component
-/// interface, the contract, strategies, what building sees, the wire format.
+/// interface, the contract, strategies, what building sees.
 const COMPONENT_LAYER: &[(&str, &str)] = &[
     ("json", "value"),
     ("json_write", "writer"),
@@ -230,7 +231,30 @@ const COMPONENT_LAYER: &[(&str, &str)] = &[
     ("semantic", "strategies"),
     ("strategy", "strategies"),
     ("build", "building"),
+];
+
+/// The hosts' crate (crates/tribunal-host), its modules in order, after
+/// those of the crates below it that it names as its own: the wire format
+/// both hosts speak, the Rhai script host, the plugin host.
+const HOST_LAYER: &[(&str, &str)] = &[
+    ("json", "value"),
+    ("codes", "codes"),
+    ("deadline", "deadline"),
+    ("text", "text"),
+    ("suggest", "suggestions"),
+    ("files", "files"),
+    ("alloc", "allocator"),
+    ("yaml", "yaml"),
+    ("extract", "extraction"),
+    ("report", "core"),
+    ("transcript", "core"),
+    ("component", "core"),
+    ("semantic", "strategies"),
+    ("strategy", "strategies"),
+    ("build", "building"),
     ("wire", "wire format"),
+    ("script", "sources"),
+    ("plugin", "sources"),
 ];
 
 /// The sentence embeddings' crate (crates/tribunal-semantic), its modules in
@@ -266,7 +290,9 @@ const BORROWED: &[(&str, &str)] = &[
     ("contract", "crates/tribunal-component/src"),
     ("strategy", "crates/tribunal-component/src"),
     ("build", "crates/tribunal-component/src"),
-    ("wire", "crates/tribunal-component/src"),
+    ("wire", "crates/tribunal-host/src"),
+    ("script", "crates/tribunal-host/src"),
+    ("plugin", "crates/tribunal-host/src"),
 ];
 
 /// Macros a crate exports (at its root, `#[macro_export]`), re-exported by
@@ -340,9 +366,10 @@ fn layer_problems(src: &Path, order: &[(&str, &str)]) -> Vec<String> {
 
 #[test]
 fn modules_use_only_the_layers_before_them() {
-    let crates: [(&str, &[(&str, &str)]); 7] = [
+    let crates: [(&str, &[(&str, &str)]); 8] = [
         ("crates/tribunal/src", ENGINE),
         ("crates/tribunal-component/src", COMPONENT_LAYER),
+        ("crates/tribunal-host/src", HOST_LAYER),
         ("crates/tribunal-json/src", JSON_LAYER),
         ("crates/tribunal-base/src", BASE_LAYER),
         ("crates/tribunal-extract/src", EXTRACT_LAYER),
@@ -539,7 +566,7 @@ const THREAD_STARTS: &[(&str, usize, &str)] = &[
         "the reload watcher: looks at files, sleeps",
     ),
     (
-        "crates/tribunal/src/plugin/isolated.rs",
+        "crates/tribunal-host/src/plugin/isolated.rs",
         1,
         "reads a plugin helper's pipe",
     ),
@@ -590,6 +617,7 @@ fn lines_counted(counted: impl Fn(&str) -> bool) -> Vec<(String, usize)> {
         "crates/tribunal-base/src",
         "crates/tribunal-extract/src",
         "crates/tribunal-component/src",
+        "crates/tribunal-host/src",
         "crates/tribunal-semantic/src",
         "crates/tribunal-server/src",
         "crates/semantic-kernels/src",
@@ -658,7 +686,7 @@ const MUTABLE_STATE: &[(&str, usize, &str)] = &[
         "the deep stack a host's thread (Python's, Node's) borrows for a call, made once per thread",
     ),
     (
-        "crates/tribunal/src/script/frame.rs",
+        "crates/tribunal-host/src/script/frame.rs",
         1,
         "the script calls running on a thread: Rhai's `on_progress`, `print` and helpers cannot carry ours (each frame points to its call's context and budget)",
     ),
@@ -1088,6 +1116,7 @@ const LIBRARIES: &[&str] = &[
     "crates/tribunal-base/src",
     "crates/tribunal-extract/src",
     "crates/tribunal-component/src",
+    "crates/tribunal-host/src",
     "crates/tribunal-semantic/src",
     "crates/tribunal-server/src",
     "crates/semantic-kernels/src",

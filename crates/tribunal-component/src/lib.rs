@@ -8,7 +8,6 @@
 //!   traits of metrics, checks and postprocessors, their errors;
 //! - [`report`]: the report a record's evaluation fills (scores, issues,
 //!   details) and its result record;
-//! - [`wire`]: the one JSON shape a script and a plugin see and return;
 //! - [`contract`]: the output contract (kinds, fields, tools) and its
 //!   checks; [`transcript`]: conversations in their three formats;
 //! - [`strategy`]: how two values compare; [`yaml`]: the bounded YAML
@@ -27,7 +26,6 @@ pub mod report;
 pub mod strategy;
 pub mod strict_config;
 pub mod transcript;
-pub mod wire;
 pub mod yaml;
 
 use tribunal_base::{codes, deadline, files, suggest, text};

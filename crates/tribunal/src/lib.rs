@@ -35,9 +35,7 @@ mod pack;
 mod pack_tests;
 mod parallel;
 mod pipeline;
-mod plugin;
 mod runtime;
-mod script;
 mod source;
 mod summary;
 
@@ -48,9 +46,12 @@ use tribunal_json::{decimal, json, json_read, json_write};
 use tribunal_base::{codes, deadline, files, suggest, text};
 // And the extraction ladder (crates/tribunal-extract).
 use tribunal_component::{
-    alloc, build, component, contract, report, strategy, strict_config, transcript, wire, yaml,
+    alloc, build, component, contract, report, strategy, strict_config, transcript, yaml,
 };
 use tribunal_extract as extract;
+#[cfg(feature = "fuzzing")]
+use tribunal_host::wire;
+use tribunal_host::{plugin, script};
 // And the sentence embeddings (crates/tribunal-semantic).
 use tribunal_semantic as semantic;
 

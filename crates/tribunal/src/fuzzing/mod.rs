@@ -429,7 +429,7 @@ pub fn stream(data: &[u8]) {
 /// envelope and checking it as a metric's, a postprocessor's and a strategy's
 /// result never panics.
 pub fn plugin_reply(data: &[u8]) {
-    let Ok(value) = crate::plugin::read_reply(Some(data)) else {
+    let Some(value) = crate::plugin::read_reply(Some(data)) else {
         return;
     };
     let _ = crate::wire::metric_output("fuzz", "fuzz", value.clone());

@@ -25,7 +25,7 @@ use std::path::{Component, Path, PathBuf};
 /// Whether the user consented to opening the pack's plugin libraries, and the
 /// places those libraries may come from.
 #[derive(Debug, Clone)]
-pub(crate) enum PluginAccess {
+pub enum PluginAccess {
     /// No consent: no plugin library is looked up or opened.
     NotConsented,
     /// Consent, for libraries in these places.
@@ -94,7 +94,7 @@ impl PluginPins {
 /// Where plugin libraries may be: the folders a library name is looked up in,
 /// and every place (folder or file) a library may resolve to, all canonical.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct PluginPlaces {
+pub struct PluginPlaces {
     /// `--plugin-dir` folders, then `TRIBUNAL_PLUGIN_PATH` folders, as given
     /// (looked up after the manifest's folder).
     search: Vec<PathBuf>,
@@ -108,7 +108,7 @@ pub(crate) struct PluginPlaces {
 impl PluginPlaces {
     /// The places of a pack in `pack_root` loaded with `plugin_dirs` and the
     /// (canonical) `allowed` paths; reads `TRIBUNAL_PLUGIN_PATH`.
-    pub(crate) fn new(pack_root: &Path, plugin_dirs: &[PathBuf], allowed: &[PathBuf]) -> Self {
+    pub fn new(pack_root: &Path, plugin_dirs: &[PathBuf], allowed: &[PathBuf]) -> Self {
         let search: Vec<PathBuf> = plugin_dirs
             .iter()
             .cloned()
@@ -138,7 +138,8 @@ impl PluginPlaces {
     }
 
     /// The same places, approving only the libraries `pins` allows.
-    pub(crate) fn with_pins(mut self, pins: Option<PluginPins>) -> Self {
+    #[must_use]
+    pub fn with_pins(mut self, pins: Option<PluginPins>) -> Self {
         self.pins = pins;
         self
     }
@@ -158,25 +159,25 @@ impl PluginPlaces {
 /// A plugin library the user consented to and that lies in the allowed places:
 /// its canonical path. Only [`approve`] makes one.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Approved(PathBuf);
+pub struct Approved(PathBuf);
 
 impl Approved {
     /// The canonical path of the library.
-    pub(crate) fn path(&self) -> &Path {
+    pub fn path(&self) -> &Path {
         &self.0
     }
 
     /// The library the engine named to its `isolation: process` helper (the
     /// hidden `__plugin-host` command): the engine approved it, and opened it
     /// itself, before starting the helper (see [`super::instantiate`]).
-    pub(crate) fn named_by_the_engine(path: &Path) -> Self {
+    pub fn named_by_the_engine(path: &Path) -> Self {
         Self(path.to_path_buf())
     }
 }
 
 /// Why a plugin library is not opened.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Refusal {
+pub enum Refusal {
     /// The user did not consent to opening plugin libraries.
     NotConsented,
     /// The library is outside the places a plugin may come from (or leads out
@@ -192,7 +193,7 @@ pub(crate) enum Refusal {
 impl Refusal {
     /// The message, about the library `library` (as the manifest wrote it) of
     /// the component `component` (its name in the pack).
-    pub(crate) fn message(&self, component: &str, library: &str) -> String {
+    pub fn message(&self, component: &str, library: &str) -> String {
         match self {
             Self::NotConsented => format!(
                 "plugin component `{component}` (library `{library}`) not loaded: pass --allow-plugins to load it"
@@ -216,7 +217,7 @@ impl Refusal {
     }
 
     /// What to do about it.
-    pub(crate) fn help(&self) -> String {
+    pub fn help(&self) -> String {
         match self {
             Self::NotConsented => "a plugin is native code that runs with your privileges as soon as it is opened: consent only for a pack you trust, with --allow-plugins (or TRIBUNAL_ALLOW_PLUGINS=1; in Python, Pack.load(..., allow_plugins=True))".into(),
             Self::Outside => "ship the library in the pack, or pass its folder with --plugin-dir (or --allow-path)".into(),
@@ -231,7 +232,7 @@ impl Refusal {
 /// a path as the manifest wrote it; a name or relative path is looked up next
 /// to the manifest (`manifest_dir`), then in each search folder, with the
 /// platform's prefix and suffix.
-pub(crate) fn approve(
+pub fn approve(
     library: &str,
     manifest_dir: &Path,
     access: &PluginAccess,

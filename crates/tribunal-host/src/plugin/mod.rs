@@ -16,7 +16,7 @@ mod ffi;
 mod isolated;
 
 pub use consent::PluginPins;
-pub(crate) use consent::{approve, Approved, PluginAccess, PluginPlaces, Refusal};
+pub use consent::{approve, Approved, PluginAccess, PluginPlaces, Refusal};
 
 pub use isolated::serve as serve_helper;
 
@@ -174,7 +174,7 @@ fn file_name(path: &Path) -> String {
 /// path, with the outcome of opening each (a library that failed its checks is
 /// not opened again).
 #[derive(Debug, Default)]
-pub(crate) struct Libraries(Mutex<BTreeMap<PathBuf, Result<Arc<PluginLibrary>, PluginError>>>);
+pub struct Libraries(Mutex<BTreeMap<PathBuf, Result<Arc<PluginLibrary>, PluginError>>>);
 
 /// Why a plugin library cannot be used.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -192,10 +192,7 @@ pub enum PluginError {
 
 /// Opens the plugin library [`approve`] approved (once per process) and reads
 /// its manifest.
-pub(crate) fn load(
-    libraries: &Libraries,
-    approved: &Approved,
-) -> Result<Arc<PluginLibrary>, PluginError> {
+pub fn load(libraries: &Libraries, approved: &Approved) -> Result<Arc<PluginLibrary>, PluginError> {
     let path = approved.path().to_path_buf();
     let mut loaded = libraries
         .0
@@ -242,11 +239,12 @@ fn open(path: &Path) -> Result<PluginLibrary, PluginError> {
     })
 }
 
-/// Reads what a plugin returned: the value of its `{"ok": value}`, or the
-/// message of its `{"error": "message"}` (the fuzz target's entry point).
+/// Reads what a plugin returned: the value of its `{"ok": value}`; `None`
+/// for an `{"error": "message"}` or a reply that is not one (the fuzz
+/// target's entry point).
 #[cfg(feature = "fuzzing")]
-pub(crate) fn read_reply(bytes: Option<&[u8]>) -> Result<Value, String> {
-    envelope(bytes)
+pub fn read_reply(bytes: Option<&[u8]>) -> Option<Value> {
+    envelope(bytes).ok()
 }
 
 /// Reads a `{"ok": value}` / `{"error": "message"}` reply.
@@ -312,7 +310,7 @@ pub struct CheckError {
 /// Finds and opens the library `plugin` names, if [`approve`] approves it, and
 /// checks that it exports the component as a `kind` (`name` is the component's
 /// name in the pack).
-pub(crate) fn check(
+pub fn check(
     libraries: &Libraries,
     plugin: &PluginRef,
     kind: Kind,

@@ -24,7 +24,7 @@ type FreeFn = unsafe extern "C" fn(*mut c_char);
 
 /// Why a library could not be opened as a plugin.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum OpenError {
+pub enum OpenError {
     /// The dynamic loader refused the file.
     Load(String),
     /// No `tribunal_plugin_abi_version` symbol.
@@ -37,7 +37,7 @@ pub(crate) enum OpenError {
 
 /// An opened plugin library of the right ABI version: its functions.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct RawPlugin {
+pub struct RawPlugin {
     manifest: ManifestFn,
     instantiate: InstantiateFn,
     evaluate: EvaluateFn,
@@ -47,7 +47,7 @@ pub(crate) struct RawPlugin {
 
 /// An instance handle a plugin returned from `instantiate`.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Handle(NonNull<c_void>);
+pub struct Handle(NonNull<c_void>);
 
 // SAFETY: the ABI requires instances to be usable from any thread, concurrently
 // (the SDK enforces it with `Send + Sync` bounds on every component); the engine
@@ -59,7 +59,7 @@ unsafe impl Sync for Handle {}
 impl RawPlugin {
     /// Opens `path`, checks its ABI version against `expected` first, then looks
     /// up the other five functions.
-    pub(crate) fn open(path: &Path, expected: u32) -> Result<Self, OpenError> {
+    pub fn open(path: &Path, expected: u32) -> Result<Self, OpenError> {
         // SAFETY: loading a library runs its initialisers. Plugins are trusted
         // code by design (see docs/plugins.md); this is the point where the user's
         // choice to load one is honoured.
@@ -92,7 +92,7 @@ impl RawPlugin {
     }
 
     /// Calls `tribunal_plugin_manifest`; `read` sees the returned JSON bytes.
-    pub(crate) fn manifest<T>(&self, read: impl FnOnce(Option<&[u8]>) -> T) -> T {
+    pub fn manifest<T>(&self, read: impl FnOnce(Option<&[u8]>) -> T) -> T {
         // SAFETY: no arguments; returns a string we own until `free`.
         let text = unsafe { (self.manifest)() };
         self.consume(text, read)
@@ -100,7 +100,7 @@ impl RawPlugin {
 
     /// Calls `tribunal_plugin_instantiate` with a JSON request; `read` sees the
     /// returned JSON bytes and the handle the plugin stored (if any).
-    pub(crate) fn instantiate<T>(
+    pub fn instantiate<T>(
         &self,
         request: &[u8],
         read: impl FnOnce(Option<&[u8]>, Option<Handle>) -> T,
@@ -114,7 +114,7 @@ impl RawPlugin {
     }
 
     /// Calls `tribunal_plugin_evaluate`; `read` sees the returned JSON bytes.
-    pub(crate) fn evaluate<T>(
+    pub fn evaluate<T>(
         &self,
         handle: Handle,
         input: &[u8],
@@ -127,7 +127,7 @@ impl RawPlugin {
     }
 
     /// Calls `tribunal_plugin_release`; the handle must not be used again.
-    pub(crate) fn release(&self, handle: Handle) {
+    pub fn release(&self, handle: Handle) {
         // SAFETY: the caller gives up the handle (called from `Drop` of its only owner).
         unsafe { (self.release)(handle.0.as_ptr()) };
     }
@@ -167,7 +167,7 @@ unsafe fn symbol<F: Copy>(
 /// process's standard output, which is then pointed at standard error, so
 /// that a plugin printing to stdout cannot break a reply frame.
 #[cfg(unix)]
-pub(crate) fn protocol_output() -> std::io::Result<std::fs::File> {
+pub fn protocol_output() -> std::io::Result<std::fs::File> {
     use std::os::fd::FromRawFd;
     // SAFETY: `fcntl(F_DUPFD_CLOEXEC)` only creates a new descriptor for fd 1,
     // closed on exec (a process the plugin starts must not hold the replies
@@ -186,6 +186,6 @@ pub(crate) fn protocol_output() -> std::io::Result<std::fs::File> {
 
 /// Elsewhere the replies share stdout with whatever the plugin prints.
 #[cfg(not(unix))]
-pub(crate) fn protocol_output() -> std::io::Result<std::io::Stdout> {
+pub fn protocol_output() -> std::io::Result<std::io::Stdout> {
     Ok(std::io::stdout())
 }
