@@ -215,6 +215,7 @@ const COMPONENT_LAYER: &[(&str, &str)] = &[
     ("json", "value"),
     ("json_write", "writer"),
     ("decimal", "numbers"),
+    ("json_read", "reader"),
     ("codes", "codes"),
     ("deadline", "deadline"),
     ("text", "text"),

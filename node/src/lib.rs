@@ -405,11 +405,11 @@ pub fn stream_push(
     chunk: String,
 ) -> Result<String> {
     let session = stream.session.as_mut().ok_or_else(finished)?;
-    let events: Vec<Value> = on_deep_stack(|| session.push(&chunk))
+    let events: Vec<tribunal::Json> = on_deep_stack(|| session.push(&chunk))
         .iter()
         .map(tribunal::StreamEvent::to_json)
         .collect();
-    Ok(Value::Array(events).to_string())
+    Ok(tribunal::Json::Array(events).to_string())
 }
 
 /// Ends the output; returns its result record (`evaluate` of the whole text).

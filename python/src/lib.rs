@@ -24,7 +24,7 @@ mod convert;
 mod result;
 mod stream;
 
-use convert::{read_members, read_overrides, read_record, to_python};
+use convert::{read_members, read_overrides, read_record, to_python, value_to_python};
 use result::PyRecord;
 use stream::PyStream;
 
@@ -500,7 +500,7 @@ fn pack_error(py: Python<'_>, errors: &LoadErrors) -> PyErr {
     let details = || -> PyResult<Bound<'_, PyList>> {
         let list = PyList::empty(py);
         for error in &errors.0 {
-            list.append(to_python(py, &error.to_json())?)?;
+            list.append(value_to_python(py, &error.to_json(), 0)?)?;
         }
         Ok(list)
     };

@@ -3,7 +3,7 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 
-use crate::convert::to_python;
+use crate::convert::value_to_python;
 use crate::result::PyRecord;
 use tribunal::{on_deep_stack, Engine, ServedPack};
 
@@ -42,7 +42,7 @@ impl PyStream {
         // (Each as the engine writes it for every front end.)
         let list = PyList::empty(py);
         for event in events {
-            list.append(to_python(py, &event.to_json())?)?;
+            list.append(value_to_python(py, &event.to_json(), 0)?)?;
         }
         Ok(list.unbind())
     }

@@ -30,7 +30,7 @@ pub mod yaml;
 
 use tribunal_base::{codes, deadline, files, suggest, text};
 use tribunal_extract as extract;
-use tribunal_json::{decimal, json, json_write};
+use tribunal_json::{decimal, json, json_read, json_write};
 use tribunal_semantic as semantic;
 
 // The unit tests run with the counting allocator the binary installs, as the

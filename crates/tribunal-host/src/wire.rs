@@ -1,6 +1,6 @@
 //! The result shapes an extension (a Rhai script or a native plugin) returns, and
 //! their validation. Both hosts turn what the extension produced into a
-//! `serde_json::Value` and hand it here, so a script and a plugin that return the
+//! [`Json`] value and hand it here, so a script and a plugin that return the
 //! same thing get the same outcome and the same error messages.
 //!
 //! - metric: a number in [0, 1], a bool (`true` = 1, `false` = 0), or an object
@@ -23,20 +23,20 @@
 //! record that becomes `ERROR` says which extension produced the bad value; issues
 //! without a `rule` of their own get `rule`, the component's name in the pack.
 
-use serde_json::{Map, Value};
+use crate::json::{Json, Object};
 
 use crate::component::{EvalError, MetricOutput, PostOutput};
 use crate::report::{ErrorKind, Issue, Severity};
-use crate::text::value_type_name as json_type_name;
+use crate::text::json_type_name;
 
 /// A metric's return value.
-pub fn metric_output(who: &str, rule: &str, value: Value) -> Result<MetricOutput, EvalError> {
+pub fn metric_output(who: &str, rule: &str, value: Json) -> Result<MetricOutput, EvalError> {
     match value {
-        Value::Object(mut map) => {
+        Json::Object(mut map) => {
             check_keys(who, "metric result", &map, &["score", "issues", "details", "skip"])?;
-            let skipped = match map.remove("skip") {
+            let skipped = match map.swap_remove("skip") {
                 None => None,
-                Some(Value::String(reason)) if !reason.trim().is_empty() => Some(reason),
+                Some(Json::String(reason)) if !reason.trim().is_empty() => Some(reason.into_string()),
                 Some(other) => {
                     return Err(EvalError::new(
                         ErrorKind::PluginReply,
@@ -47,7 +47,7 @@ pub fn metric_output(who: &str, rule: &str, value: Value) -> Result<MetricOutput
                     ))
                 }
             };
-            let score = match (map.remove("score"), &skipped) {
+            let score = match (map.swap_remove("score"), &skipped) {
                 (Some(_), Some(_)) => {
                     return Err(EvalError::new(
                         ErrorKind::PluginReply,
@@ -63,11 +63,11 @@ pub fn metric_output(who: &str, rule: &str, value: Value) -> Result<MetricOutput
                     ))
                 }
             };
-            let issues = match map.remove("issues") {
+            let issues = match map.swap_remove("issues") {
                 Some(issues) => issue_list(who, rule, issues)?,
                 None => Vec::new(),
             };
-            let details = map.remove("details").unwrap_or(Value::Null).into();
+            let details = map.swap_remove("details").unwrap_or(Json::Null).into();
             Ok(MetricOutput {
                 score,
                 issues,
@@ -75,7 +75,7 @@ pub fn metric_output(who: &str, rule: &str, value: Value) -> Result<MetricOutput
                 skipped,
             })
         }
-        Value::Null => Err(EvalError::new(
+        Json::Null => Err(EvalError::new(
             ErrorKind::PluginReply,
             format!(
                 "{who}: the metric returned nothing (`()` or null); return a score (a number in [0, 1] or a bool), an object {{ score, issues, details }}, or, when the metric does not apply to the record, {{ skip: REASON }} (in Rhai `skip(REASON)`)"
@@ -86,22 +86,22 @@ pub fn metric_output(who: &str, rule: &str, value: Value) -> Result<MetricOutput
 }
 
 /// A postprocessor's return value.
-pub fn post_output(who: &str, rule: &str, value: Value) -> Result<PostOutput, EvalError> {
+pub fn post_output(who: &str, rule: &str, value: Json) -> Result<PostOutput, EvalError> {
     match value {
-        Value::Array(_) => Ok(PostOutput {
+        Json::Array(_) => Ok(PostOutput {
             issues: issue_list(who, rule, value)?,
             json: None,
         }),
-        Value::Null => Ok(PostOutput::default()),
-        Value::Object(mut map) => {
+        Json::Null => Ok(PostOutput::default()),
+        Json::Object(mut map) => {
             check_keys(who, "postprocessor result", &map, &["issues", "json"])?;
-            let issues = match map.remove("issues") {
+            let issues = match map.swap_remove("issues") {
                 Some(issues) => issue_list(who, rule, issues)?,
                 None => Vec::new(),
             };
             Ok(PostOutput {
                 issues,
-                json: map.remove("json").map(crate::json::Json::from),
+                json: map.swap_remove("json"),
             })
         }
         other => Err(EvalError::new(ErrorKind::PluginReply, format!(
@@ -112,9 +112,9 @@ pub fn post_output(who: &str, rule: &str, value: Value) -> Result<PostOutput, Ev
 }
 
 /// A strategy's return value.
-pub fn similarity(who: &str, value: &Value) -> Result<f64, EvalError> {
+pub fn similarity(who: &str, value: &Json) -> Result<f64, EvalError> {
     match value {
-        Value::Number(_) => score_value(who, "the similarity", value),
+        Json::Number(_) => score_value(who, "the similarity", value),
         other => Err(EvalError::new(
             ErrorKind::PluginReply,
             format!(
@@ -126,10 +126,10 @@ pub fn similarity(who: &str, value: &Value) -> Result<f64, EvalError> {
 }
 
 /// Checks a score: a finite number within [0, 1], or a bool.
-pub fn score_value(who: &str, what: &str, value: &Value) -> Result<f64, EvalError> {
+pub fn score_value(who: &str, what: &str, value: &Json) -> Result<f64, EvalError> {
     let score = match value {
-        Value::Bool(b) => return Ok(if *b { 1.0 } else { 0.0 }),
-        Value::Number(n) => n.as_f64().unwrap_or(f64::NAN),
+        Json::Bool(b) => return Ok(if *b { 1.0 } else { 0.0 }),
+        Json::Number(n) => n.as_f64().unwrap_or(f64::NAN),
         other => {
             return Err(EvalError::new(
                 ErrorKind::PluginReply,
@@ -190,8 +190,8 @@ pub fn turns_in_range(
 }
 
 /// An array of issues (strings or objects).
-pub fn issue_list(who: &str, rule: &str, value: Value) -> Result<Vec<Issue>, EvalError> {
-    let Value::Array(items) = value else {
+pub fn issue_list(who: &str, rule: &str, value: Json) -> Result<Vec<Issue>, EvalError> {
+    let Json::Array(items) = value else {
         return Err(EvalError::new(
             ErrorKind::PluginReply,
             format!("{who}: `issues` must be an array, got {}", describe(&value)),
@@ -204,13 +204,15 @@ pub fn issue_list(who: &str, rule: &str, value: Value) -> Result<Vec<Issue>, Eva
         .collect()
 }
 
-fn issue(who: &str, rule: &str, index: usize, value: Value) -> Result<Issue, EvalError> {
+fn issue(who: &str, rule: &str, index: usize, value: Json) -> Result<Issue, EvalError> {
     // The component's own codes are namespaced by its name in the pack.
     let component = rule;
     let rule = rule.to_owned();
     match value {
-        Value::String(message) => Ok(Issue::error(rule, message).code(component.to_owned())),
-        Value::Object(mut map) => {
+        Json::String(message) => {
+            Ok(Issue::error(rule, message.into_string()).code(component.to_owned()))
+        }
+        Json::Object(mut map) => {
             let at = format!("issue {index}");
             check_keys(
                 who,
@@ -218,8 +220,8 @@ fn issue(who: &str, rule: &str, index: usize, value: Value) -> Result<Issue, Eva
                 &map,
                 &["message", "severity", "path", "rule", "code", "turn"],
             )?;
-            let message = match map.remove("message") {
-                Some(Value::String(m)) => m,
+            let message = match map.swap_remove("message") {
+                Some(Json::String(m)) => m.into_string(),
                 Some(other) => {
                     return Err(EvalError::new(ErrorKind::PluginReply, format!(
                         "{who}: {at}: `message` must be a string, got {}",
@@ -232,9 +234,9 @@ fn issue(who: &str, rule: &str, index: usize, value: Value) -> Result<Issue, Eva
                     )))
                 }
             };
-            let severity = match map.remove("severity") {
-                None | Some(Value::Null) => Severity::Error,
-                Some(Value::String(s)) => match s.to_ascii_lowercase().as_str() {
+            let severity = match map.swap_remove("severity") {
+                None | Some(Json::Null) => Severity::Error,
+                Some(Json::String(s)) => match s.to_ascii_lowercase().as_str() {
                     "error" => Severity::Error,
                     "warning" | "warn" => Severity::Warning,
                     "info" => Severity::Info,
@@ -251,10 +253,10 @@ fn issue(who: &str, rule: &str, index: usize, value: Value) -> Result<Issue, Eva
                     )))
                 }
             };
-            let path = path_of(who, &at, map.remove("path"))?;
-            let rule = match map.remove("rule") {
-                None | Some(Value::Null) => rule,
-                Some(Value::String(r)) => r,
+            let path = path_of(who, &at, map.swap_remove("path"))?;
+            let rule = match map.swap_remove("rule") {
+                None | Some(Json::Null) => rule,
+                Some(Json::String(r)) => r.into_string(),
                 Some(other) => {
                     return Err(EvalError::new(ErrorKind::PluginReply, format!(
                         "{who}: {at}: `rule` must be a string, got {}",
@@ -262,12 +264,12 @@ fn issue(who: &str, rule: &str, index: usize, value: Value) -> Result<Issue, Eva
                     )))
                 }
             };
-            let code = match map.remove("code") {
-                None | Some(Value::Null) => component.to_owned(),
-                Some(Value::String(code)) if crate::codes::is_custom_code(&code) => {
+            let code = match map.swap_remove("code") {
+                None | Some(Json::Null) => component.to_owned(),
+                Some(Json::String(code)) if crate::codes::is_custom_code(&code) => {
                     format!("{component}.{code}")
                 }
-                Some(Value::String(code)) => {
+                Some(Json::String(code)) => {
                     return Err(EvalError::new(ErrorKind::PluginReply, format!(
                         "{who}: {at}: `code` must be lower-case letters, digits, `-` and `.` (at most 64 bytes, not starting or ending with `.`), got {:?}",
                         crate::text::prefix_chars(&code, 80)
@@ -280,7 +282,7 @@ fn issue(who: &str, rule: &str, index: usize, value: Value) -> Result<Issue, Eva
                     )))
                 }
             };
-            let turn = turn_of(who, &at, map.remove("turn"))?;
+            let turn = turn_of(who, &at, map.swap_remove("turn"))?;
             Ok(Issue {
                 rule,
                 code: code.into(),
@@ -298,11 +300,11 @@ fn issue(who: &str, rule: &str, index: usize, value: Value) -> Result<Issue, Eva
 }
 
 /// An issue's `path`: a JSON pointer, or none.
-fn path_of(who: &str, at: &str, path: Option<Value>) -> Result<Option<String>, EvalError> {
+fn path_of(who: &str, at: &str, path: Option<Json>) -> Result<Option<String>, EvalError> {
     match path {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(p)) if p.is_empty() || p.starts_with('/') => Ok(Some(p)),
-        Some(Value::String(p)) => Err(EvalError::new(
+        None | Some(Json::Null) => Ok(None),
+        Some(Json::String(p)) if p.is_empty() || p.starts_with('/') => Ok(Some(p.into_string())),
+        Some(Json::String(p)) => Err(EvalError::new(
             ErrorKind::PluginReply,
             format!(
                 "{who}: {at}: `path` must be a JSON pointer (\"\" or starting with `/`), got \"{p}\""
@@ -316,10 +318,10 @@ fn path_of(who: &str, at: &str, path: Option<Value>) -> Result<Option<String>, E
 }
 
 /// An issue's `turn`: the index of a turn in `ctx.turns`, or none.
-fn turn_of(who: &str, at: &str, turn: Option<Value>) -> Result<Option<usize>, EvalError> {
+fn turn_of(who: &str, at: &str, turn: Option<Json>) -> Result<Option<usize>, EvalError> {
     match turn {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Number(n)) if n.as_u64().is_some() => Ok(Some(
+        None | Some(Json::Null) => Ok(None),
+        Some(Json::Number(n)) if n.as_u64().is_some() => Ok(Some(
             usize::try_from(n.as_u64().unwrap_or_default()).unwrap_or(usize::MAX),
         )),
         Some(other) => Err(EvalError::new(
@@ -332,12 +334,7 @@ fn turn_of(who: &str, at: &str, turn: Option<Value>) -> Result<Option<usize>, Ev
     }
 }
 
-fn check_keys(
-    who: &str,
-    what: &str,
-    map: &Map<String, Value>,
-    allowed: &[&str],
-) -> Result<(), EvalError> {
+fn check_keys(who: &str, what: &str, map: &Object, allowed: &[&str]) -> Result<(), EvalError> {
     if let Some(key) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
         let expected = allowed
             .iter()
@@ -352,7 +349,7 @@ fn check_keys(
     Ok(())
 }
 
-fn describe(value: &Value) -> String {
+fn describe(value: &Json) -> String {
     if value.is_null() {
         // A script that returned `()` (or nothing).
         return "null (nothing)".to_owned();
@@ -370,7 +367,7 @@ fn describe(value: &Value) -> String {
 #[allow(clippy::float_cmp)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::json::json;
 
     const WHO: &str = "script `fields`";
     const RULE: &str = "fields";
@@ -443,7 +440,7 @@ mod tests {
         assert!(out.issues.is_empty());
         assert_eq!(out.json, Some(crate::json::json!({"x": 1})));
         assert_eq!(
-            post_output(WHO, RULE, Value::Null).unwrap(),
+            post_output(WHO, RULE, Json::Null).unwrap(),
             PostOutput::default()
         );
         assert_eq!(

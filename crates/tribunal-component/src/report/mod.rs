@@ -380,17 +380,18 @@ fn score_or_null<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<f6
 
 /// What a metric reports beyond its score: any JSON value, `null` for nothing.
 ///
-/// A plugin or script hands over a [`Value`]; the built-in metrics write theirs as
-/// JSON text while they evaluate, because building a map per record (each key
-/// allocated and hashed, then dropped after the record is written) cost more than
-/// their own work. Either way it reads as a value ([`Details::to_value`]), compares
-/// by value, and is written into the result record unchanged.
+/// A plugin or script hands over a [`Json`] value; the built-in metrics write
+/// theirs as JSON text while they evaluate, because building a map per record
+/// (each key allocated and hashed, then dropped after the record is written)
+/// cost more than their own work. Either way it reads as a value
+/// ([`Details::to_json`], or [`Details::to_value`] for `serde_json`'s),
+/// compares by value, and is written into the result record unchanged.
 #[derive(Clone, Default)]
 pub struct Details(DetailsRepr);
 
 #[derive(Clone)]
 enum DetailsRepr {
-    Value(Value),
+    Value(Json),
     /// Compact JSON, as [`json_write`] writes a value (never `null`): kept as
     /// the bytes written, which are copied into the record as they are (not
     /// checked for UTF-8 once more for each record).
@@ -399,7 +400,7 @@ enum DetailsRepr {
 
 impl Default for DetailsRepr {
     fn default() -> Self {
-        Self::Value(Value::Null)
+        Self::Value(Json::Null)
     }
 }
 
@@ -408,7 +409,10 @@ impl Details {
     /// print the value it holds).
     pub fn written(json: Vec<u8>) -> Self {
         debug_assert!(
-            serde_json::from_slice::<Value>(&json).is_ok_and(|v| !v.is_null()),
+            std::str::from_utf8(&json)
+                .ok()
+                .and_then(crate::json_read::parse)
+                .is_some_and(|v| !v.is_null()),
             "details are one JSON value, not null"
         );
         Self(DetailsRepr::Written(json))
@@ -423,9 +427,20 @@ impl Details {
     }
 
     /// The details as a JSON value (read from their text when a built-in wrote them).
-    pub fn to_value(&self) -> Value {
+    pub fn to_json(&self) -> Json {
         match &self.0 {
             DetailsRepr::Value(value) => value.clone(),
+            DetailsRepr::Written(text) => std::str::from_utf8(text)
+                .ok()
+                .and_then(crate::json_read::parse)
+                .expect("written details are JSON"),
+        }
+    }
+
+    /// The details as a `serde_json` value.
+    pub fn to_value(&self) -> Value {
+        match &self.0 {
+            DetailsRepr::Value(value) => value.to_serde(),
             DetailsRepr::Written(text) => {
                 serde_json::from_slice(text).expect("written details are JSON")
             }
@@ -435,15 +450,21 @@ impl Details {
     /// Writes the details into a result record's buffer.
     pub fn write(&self, out: &mut Vec<u8>) {
         match &self.0 {
-            DetailsRepr::Value(value) => json_write::write_value(out, value),
+            DetailsRepr::Value(value) => json_write::write_json(out, value),
             DetailsRepr::Written(text) => out.extend_from_slice(text),
         }
     }
 }
 
+impl From<Json> for Details {
+    fn from(value: Json) -> Self {
+        Self(DetailsRepr::Value(value))
+    }
+}
+
 impl From<Value> for Details {
     fn from(value: Value) -> Self {
-        Self(DetailsRepr::Value(value))
+        Self(DetailsRepr::Value(Json::from(value)))
     }
 }
 
@@ -451,7 +472,8 @@ impl PartialEq for Details {
     fn eq(&self, other: &Self) -> bool {
         match (&self.0, &other.0) {
             (DetailsRepr::Written(a), DetailsRepr::Written(b)) => a == b,
-            _ => self.to_value() == other.to_value(),
+            (DetailsRepr::Value(a), DetailsRepr::Value(b)) => a == b,
+            _ => self.to_json() == other.to_json(),
         }
     }
 }
@@ -469,14 +491,14 @@ impl Serialize for Details {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match &self.0 {
             DetailsRepr::Value(value) => value.serialize(serializer),
-            DetailsRepr::Written(_) => self.to_value().serialize(serializer),
+            DetailsRepr::Written(_) => self.to_json().serialize(serializer),
         }
     }
 }
 
 impl<'de> Deserialize<'de> for Details {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Value::deserialize(deserializer).map(Details::from)
+        Json::deserialize(deserializer).map(Details::from)
     }
 }
 

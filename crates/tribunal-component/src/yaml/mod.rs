@@ -15,6 +15,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::files::{FileError, PackFiles, MAX_PACK_FILE_BYTES};
+use crate::json::{Json, Object};
 use scan::{ScanError, MAX_YAML_NODES};
 
 /// A load error: what went wrong, and where (1-based line and column).
@@ -97,25 +98,28 @@ impl LoadError {
     /// `PackError.errors`, Node's `PackError.errors`): `{"file", "line",
     /// "column", "message", "help"}`, `line` and `column` null for an error
     /// about the file as a whole, `help` null without one.
-    pub fn to_json(&self) -> Value {
-        serde_json::json!({
-            "file": self.file.display().to_string(),
-            "line": self.position.map(|(line, _)| line),
-            "column": self.position.map(|(_, column)| column),
-            "message": self.message,
-            "help": self.help,
-        })
+    pub fn to_json(&self) -> Json {
+        let mut error = Object::with_capacity(5);
+        error.push_new("file", self.file.display().to_string().into());
+        error.push_new("line", self.position.map(|(line, _)| line).into());
+        error.push_new("column", self.position.map(|(_, column)| column).into());
+        error.push_new("message", self.message.as_str().into());
+        error.push_new("help", self.help.as_deref().into());
+        Json::Object(error)
     }
 }
 
 impl LoadErrors {
     /// `{"message": the text the command line prints, "errors": [each
     /// error's` [`LoadError::to_json`]`]}`.
-    pub fn to_json(&self) -> Value {
-        serde_json::json!({
-            "message": self.to_string(),
-            "errors": self.0.iter().map(LoadError::to_json).collect::<Vec<_>>(),
-        })
+    pub fn to_json(&self) -> Json {
+        let mut errors = Object::with_capacity(2);
+        errors.push_new("message", self.to_string().into());
+        errors.push_new(
+            "errors",
+            Json::Array(self.0.iter().map(LoadError::to_json).collect()),
+        );
+        Json::Object(errors)
     }
 }
 

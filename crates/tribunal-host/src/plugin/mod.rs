@@ -243,8 +243,8 @@ fn open(path: &Path) -> Result<PluginLibrary, PluginError> {
 /// for an `{"error": "message"}` or a reply that is not one (the fuzz
 /// target's entry point).
 #[cfg(feature = "fuzzing")]
-pub fn read_reply(bytes: Option<&[u8]>) -> Option<Value> {
-    envelope(bytes).ok()
+pub fn read_reply(bytes: Option<&[u8]>) -> Option<Json> {
+    envelope(bytes).ok().map(Json::from)
 }
 
 /// Reads a `{"ok": value}` / `{"error": "message"}` reply.
@@ -522,7 +522,7 @@ impl Instance {
         &self,
         input: &impl Serialize,
         budget: &crate::deadline::Budget<'_>,
-    ) -> Result<Value, EvalError> {
+    ) -> Result<Json, EvalError> {
         let input = serde_json::to_vec(input).map_err(|err| {
             EvalError::new(
                 ErrorKind::Internal,
@@ -537,6 +537,9 @@ impl Instance {
                 .map_err(|message| (ErrorKind::PluginReply, message)),
             Backend::Process(isolated) => isolated.call(&input, budget),
         }
+        // The reply, read by the SDK's parser (one depth rule both ways), is
+        // the engine's value from here on.
+        .map(Json::from)
         .map_err(|(kind, message)| EvalError::new(kind, format!("{}: {message}", self.who)))
     }
 }

@@ -70,12 +70,7 @@ impl ScriptComponent {
     }
 
     /// Runs `entry` with `args` under the limits; the result as JSON.
-    fn call(
-        &self,
-        entry: &str,
-        args: impl FuncArgs,
-        ctx: &Context<'_>,
-    ) -> Result<Value, EvalError> {
+    fn call(&self, entry: &str, args: impl FuncArgs, ctx: &Context<'_>) -> Result<Json, EvalError> {
         let script = &self.script;
         let _frame = CallFrame::enter(&self.who, &script.host.limits, ctx, script.uses_compare)
             .map_err(|reason| {
@@ -101,7 +96,7 @@ impl ScriptComponent {
             // A non-finite number at the top level: JSON cannot hold it, and the
             // conversion words that for a score; a postprocessor returns no score.
             Ok(value) if script.kind == Kind::Postprocessor && value.is_float() => {
-                match convert::to_value(&value) {
+                match convert::to_json(&value) {
                     Ok(value) => Ok(value),
                     Err(_) => Err(EvalError::new(ErrorKind::Script, format!(
                         "{}: a postprocessor must return an array of issues or an object {{ issues, json }}, got {value}",
@@ -109,7 +104,7 @@ impl ScriptComponent {
                     ))),
                 }
             }
-            Ok(value) => convert::to_value(&value).map_err(|reason| {
+            Ok(value) => convert::to_json(&value).map_err(|reason| {
                 EvalError::new(ErrorKind::Script, format!("{}: {reason}", self.who))
             }),
             Err(err) => Err(self.runtime_error(&err)),
@@ -228,9 +223,7 @@ impl ScriptComponent {
                 }
             }
             let value = self.call("prepare", (context,), ctx)?;
-            Ok(convert::to_dynamic(&Json::from(value))
-                .into_read_only()
-                .into_shared())
+            Ok(convert::to_dynamic(&value).into_read_only().into_shared())
         };
         match ctx.memo {
             Some(memo) => memo.once(&format!("prepare:{}", self.name), run),

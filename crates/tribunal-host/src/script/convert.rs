@@ -5,10 +5,9 @@
 //! only as far as Rhai's sorted maps allow: Rhai maps are sorted by key).
 
 use rhai::{Array, Blob, Dynamic, ImmutableString, Map, FLOAT, INT};
-use serde_json::{Number, Value};
 
 use crate::component::Context;
-use crate::json::Json;
+use crate::json::{Json, Number, Object};
 use crate::report::Issue;
 
 /// How deeply nested a value a script returns may be (deeper is an error, not a
@@ -176,11 +175,11 @@ fn index_int(index: usize) -> INT {
 
 /// A Rhai value as JSON. Fails on values JSON cannot hold (NaN, functions,
 /// timestamps, ...), naming where in the value they are.
-pub(crate) fn to_value(value: &Dynamic) -> Result<Value, String> {
+pub(crate) fn to_json(value: &Dynamic) -> Result<Json, String> {
     convert(value, &mut String::new(), 0)
 }
 
-fn convert(value: &Dynamic, path: &mut String, depth: usize) -> Result<Value, String> {
+fn convert(value: &Dynamic, path: &mut String, depth: usize) -> Result<Json, String> {
     if depth > MAX_DEPTH {
         return Err(format!(
             "the returned value is nested more than {MAX_DEPTH} levels deep (at {})",
@@ -188,22 +187,22 @@ fn convert(value: &Dynamic, path: &mut String, depth: usize) -> Result<Value, St
         ));
     }
     if value.is_unit() {
-        return Ok(Value::Null);
+        return Ok(Json::Null);
     }
     if let Ok(b) = value.as_bool() {
-        return Ok(Value::Bool(b));
+        return Ok(Json::Bool(b));
     }
     if let Ok(i) = value.as_int() {
-        return Ok(Value::from(i));
+        return Ok(Json::from(i));
     }
     if let Ok(f) = value.as_float() {
         return float(f, path);
     }
     if let Ok(c) = value.as_char() {
-        return Ok(Value::String(c.to_string()));
+        return Ok(Json::from(c.to_string()));
     }
     if let Some(s) = value.read_lock::<ImmutableString>() {
-        return Ok(Value::String(s.as_str().to_owned()));
+        return Ok(Json::from(s.as_str()));
     }
     if let Some(items) = value.read_lock::<Array>() {
         let mut out = Vec::with_capacity(items.len());
@@ -214,21 +213,24 @@ fn convert(value: &Dynamic, path: &mut String, depth: usize) -> Result<Value, St
             out.push(convert(item, path, depth + 1)?);
             path.truncate(len);
         }
-        return Ok(Value::Array(out));
+        return Ok(Json::Array(out));
     }
     if let Some(map) = value.read_lock::<Map>() {
-        let mut out = serde_json::Map::with_capacity(map.len());
+        // (A Rhai map's keys are distinct: each is a new member.)
+        let mut out = Object::with_capacity(map.len());
         for (key, item) in map.iter() {
             let len = path.len();
             path.push('/');
             path.push_str(&crate::json::escape_pointer(key));
-            out.insert(key.to_string(), convert(item, path, depth + 1)?);
+            out.push_new(key.as_str(), convert(item, path, depth + 1)?);
             path.truncate(len);
         }
-        return Ok(Value::Object(out));
+        return Ok(Json::Object(out));
     }
     if let Some(blob) = value.read_lock::<Blob>() {
-        return Ok(Value::Array(blob.iter().map(|b| Value::from(*b)).collect()));
+        return Ok(Json::Array(
+            blob.iter().map(|b| Json::from(u64::from(*b))).collect(),
+        ));
     }
     Err(format!(
         "returned a value of type `{}` at {}, which has no JSON form (use numbers, strings, bools, (), arrays and maps)",
@@ -237,9 +239,9 @@ fn convert(value: &Dynamic, path: &mut String, depth: usize) -> Result<Value, St
     ))
 }
 
-fn float(f: FLOAT, path: &str) -> Result<Value, String> {
+fn float(f: FLOAT, path: &str) -> Result<Json, String> {
     if let Some(n) = Number::from_f64(f) {
-        return Ok(Value::Number(n));
+        return Ok(Json::Number(n));
     }
     // NaN or an infinity: JSON cannot hold it. At the top level the caller's own
     // check says what a score must be; deeper it is named by where it is.
@@ -272,7 +274,7 @@ mod tests {
     #[test]
     fn round_trip_keeps_every_json_shape() {
         let value = json!({"a": [1, 2.5, "x", null, true, {"b": -3}], "c": {}, "d": ""});
-        let back = to_value(&to_dynamic(&value)).unwrap();
+        let back = to_json(&to_dynamic(&value)).unwrap();
         // Rhai maps are sorted by key; compare as values.
         assert_eq!(back, value);
     }
@@ -289,19 +291,19 @@ mod tests {
     fn non_json_values_are_named() {
         let nan = Dynamic::from_float(f64::NAN);
         assert_eq!(
-            to_value(&nan).unwrap_err(),
+            to_json(&nan).unwrap_err(),
             "returned NaN; a score must be a number in [0, 1]"
         );
         let mut map = Map::new();
         map.insert("score".into(), Dynamic::from_float(f64::INFINITY));
         assert_eq!(
-            to_value(&Dynamic::from_map(map)).unwrap_err(),
+            to_json(&Dynamic::from_map(map)).unwrap_err(),
             "returned inf at /score, which has no JSON form"
         );
         let ts = Dynamic::from(std::time::Instant::now());
-        assert!(to_value(&ts).unwrap_err().contains("has no JSON form"));
+        assert!(to_json(&ts).unwrap_err().contains("has no JSON form"));
         assert_eq!(
-            to_value(&Dynamic::from('x')).unwrap(),
+            to_json(&Dynamic::from('x')).unwrap(),
             json!("x"),
             "a char is a one-character string"
         );
@@ -339,7 +341,7 @@ mod tests {
             budget: &crate::deadline::Budget::unlimited(),
         };
         let config = serde_json::json!({"threshold": 0.7, "list": ["a"]});
-        let ours = to_value(&context(&ctx, to_dynamic(&Json::from(&config)))).unwrap();
+        let ours = to_json(&context(&ctx, to_dynamic(&Json::from(&config)))).unwrap();
         assert_eq!(
             ours,
             serde_json::to_value(ctx.with_config(&config)).unwrap()
@@ -352,7 +354,7 @@ mod tests {
         for _ in 0..1000 {
             value = Dynamic::from_array(vec![value]);
         }
-        assert!(to_value(&value)
+        assert!(to_json(&value)
             .unwrap_err()
             .contains("nested more than 128"));
     }

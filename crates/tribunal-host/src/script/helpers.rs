@@ -10,7 +10,7 @@ use std::sync::{Arc, RwLock};
 use regex::{Regex, RegexBuilder};
 use rhai::{Array, Dynamic, Engine, EvalAltResult, Map, FLOAT, INT};
 
-use super::convert::{int, text as text_value, to_dynamic, to_value};
+use super::convert::{int, text as text_value, to_dynamic, to_json};
 use super::strings::{jaro_winkler, token_set_ratio};
 use crate::component::Context;
 use crate::text::{count_sentences, levenshtein_until, similarity_until};
@@ -288,7 +288,7 @@ fn register_json(engine: &mut Engine) {
         }
     });
     engine.register_fn("to_json", |value: &mut Dynamic| -> HelperResult<String> {
-        match to_value(value) {
+        match to_json(value) {
             Ok(value) => Ok(value.to_string()),
             Err(reason) => fail("to_json", reason.replacen("returned ", "", 1)),
         }
@@ -398,8 +398,8 @@ fn compare_strategy(name: &str, expected: Dynamic, actual: Dynamic) -> HelperRes
                 format!("unknown strategy `{name}` (known: {known}){hint}"),
             );
         };
-        let expected = to_value(&expected).or_else(|r| fail("compare", r))?.into();
-        let actual = to_value(&actual).or_else(|r| fail("compare", r))?.into();
+        let expected = to_json(&expected).or_else(|r| fail("compare", r))?;
+        let actual = to_json(&actual).or_else(|r| fail("compare", r))?;
         // The strategy's set-up (a model load) takes neither the script's time
         // nor its memory; what the comparison keeps (the engine's caches) is
         // not the script's memory either: it gets back only a number.

@@ -391,7 +391,7 @@ fn value_problem(rule: &ValueFrom, call: &ToolCall, state: &FlowState<'_>) -> Op
         "`{}` argument `{}` is {}, which no {} message before it holds (`values_from`)",
         call.name,
         rule.argument,
-        serde_json::Value::String(crate::files::excerpt(&text)),
+        Json::from(crate::files::excerpt(&text)),
         rule.role.as_str()
     ))
 }

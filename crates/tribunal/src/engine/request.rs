@@ -448,13 +448,21 @@ pub(super) fn decide(engine: &Engine, request: Request) -> Result<Decision, Requ
             let decisions = served.pack().decide_within(&input, request.deadline);
             let mut bytes = Vec::new();
             if !request.unwritten {
-                let mut value = decisions.to_value();
-                if let Some(fields) = value.as_object_mut() {
+                // Written straight from the decisions (no value built), the
+                // tail's members after theirs.
+                let written = serde_json::to_writer(&mut bytes, &decisions).is_ok()
+                    && bytes.pop() == Some(b'}');
+                if written {
                     for (name, member) in &tail {
-                        fields.insert((*name).into(), (*member).into());
+                        bytes.push(b',');
+                        crate::json_write::write_str(&mut bytes, name);
+                        bytes.push(b':');
+                        crate::json_write::write_str(&mut bytes, member);
                     }
+                    bytes.push(b'}');
+                } else {
+                    bytes.clear();
                 }
-                bytes = serde_json::to_vec(&value).unwrap_or_default();
                 bytes.push(b'\n');
             }
             (Judged::Calls(decisions), bytes)

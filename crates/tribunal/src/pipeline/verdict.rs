@@ -10,11 +10,11 @@ use super::{placed, targets, Input, Record, Staged, TurnRun};
 use crate::codes;
 use crate::component::EvalError;
 use crate::deadline::{Budget, Steps};
+use crate::json::{Json, Object};
 use crate::manifest::NoJson;
 use crate::pack::{Pack, Step};
 use crate::report::{ErrorKind, Issue, MetricResult, Report, Severity, Status};
 use crate::text::{short_numbers, write_python_repr_list};
-use serde_json::Value;
 
 impl Pack {
     /// The metrics in order, then score, status and feedback.
@@ -174,28 +174,28 @@ impl Pack {
         let mut found = Vec::new();
         for (run, out) in runs.iter_mut().zip(outs) {
             placed(out.issues, &step.name, Some(run.turn), &mut found);
-            let mut entry = serde_json::Map::new();
-            entry.insert("turn".into(), run.turn.into());
+            let mut entry = Object::with_capacity(4);
+            entry.push_new("turn", run.turn.into());
             if let Some(reason) = &out.skipped {
-                entry.insert("score".into(), Value::Null);
-                entry.insert("skipped".into(), reason.as_str().into());
+                entry.push_new("score", Json::Null);
+                entry.push_new("skipped", reason.as_str().into());
                 skipped.get_or_insert_with(|| reason.clone());
             } else {
-                entry.insert("score".into(), out.score.into());
+                entry.push_new("score", out.score.into());
                 scored.push(out.score);
                 run.scores.push((out.score, step.weight));
             }
             if !out.details.is_null() {
-                entry.insert("details".into(), out.details.to_value());
+                entry.push_new("details", out.details.to_json());
             }
-            each.push(Value::Object(entry));
+            each.push(Json::Object(entry));
         }
         issues.append(&mut found);
-        let details = serde_json::json!({
-            "scope": step.scope.as_str(),
-            "aggregate": step.aggregate.as_str(),
-            "turns": each,
-        });
+        let mut details = Object::with_capacity(3);
+        details.push_new("scope", step.scope.as_str().into());
+        details.push_new("aggregate", step.aggregate.as_str().into());
+        details.push_new("turns", Json::Array(each));
+        let details = Json::Object(details);
         if scored.is_empty() {
             let reason =
                 skipped.unwrap_or_else(|| "the transcript has no assistant turn".to_owned());

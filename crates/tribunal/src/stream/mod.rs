@@ -41,6 +41,7 @@ mod scanner;
 use std::collections::HashSet;
 use std::ops::Deref;
 
+use crate::json::{Json, Object};
 use crate::pack::Pack;
 use crate::pipeline::{Input, Prepared};
 use crate::report::{Issue, Report, Severity};
@@ -299,18 +300,30 @@ impl StreamEvent {
     /// The event as one JSON object, as the front ends write it:
     /// `{"event": "violation", "rule", "code", "severity", "message", "path",
     /// "start", "offset"}` or `{"event": "release", "up_to"}`.
-    pub fn to_json(&self) -> serde_json::Value {
+    pub fn to_json(&self) -> Json {
+        let mut event = Object::with_capacity(8);
         match self {
-            Self::Violation(v) => serde_json::json!({
-                "event": "violation", "rule": v.rule, "code": v.code,
-                "severity": v.severity.as_str(), "message": v.message, "path": v.path,
-                "start": v.start, "offset": v.offset,
-            }),
-            Self::Release { up_to } => serde_json::json!({"event": "release", "up_to": up_to}),
+            Self::Violation(v) => {
+                event.push_new("event", "violation".into());
+                event.push_new("rule", v.rule.as_str().into());
+                event.push_new("code", v.code.as_str().into());
+                event.push_new("severity", v.severity.as_str().into());
+                event.push_new("message", v.message.as_str().into());
+                event.push_new("path", v.path.as_deref().into());
+                event.push_new("start", v.start.into());
+                event.push_new("offset", v.offset.into());
+            }
+            Self::Release { up_to } => {
+                event.push_new("event", "release".into());
+                event.push_new("up_to", (*up_to).into());
+            }
             Self::Stopped { at, reason } => {
-                serde_json::json!({"event": "stopped", "at": at, "reason": reason})
+                event.push_new("event", "stopped".into());
+                event.push_new("at", (*at).into());
+                event.push_new("reason", reason.as_str().into());
             }
         }
+        Json::Object(event)
     }
 }
 
