@@ -12,7 +12,7 @@ mod server_support;
 use std::path::Path;
 use std::process::Command;
 
-use server_support::Server;
+use server_support::{Asks, Server};
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))

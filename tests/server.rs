@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use server_support::{load, one_metric_pack, read_response, Server, PACKS};
+use server_support::{load, one_metric_pack, read_response, Asks, Server, PACKS};
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -10,13 +10,11 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-
 #[path = "../../crates/tribunal-server/tests/support/client.rs"]
 mod client;
 #[allow(unused_imports)] // (each test file uses some)
 pub use client::{
-    load, ndjson, one_metric_pack, passing_check, read_response, wait_for, Response, PACKS,
+    load, ndjson, one_metric_pack, passing_check, read_response, wait_for, Asks, Response, PACKS,
 };
 
 fn root() -> &'static Path {
@@ -107,28 +105,11 @@ impl Server {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
+}
 
-    pub fn get(&self, path: &str) -> Response {
-        self.request("GET", path, &[], b"")
-    }
-
-    pub fn check(&self, pack: &str, record: &Value) -> Response {
-        self.request(
-            "POST",
-            &format!("/v1/packs/{pack}/check"),
-            &[("content-type", "application/json")],
-            record.to_string().as_bytes(),
-        )
-    }
-
-    pub fn request(
-        &self,
-        method: &str,
-        path: &str,
-        headers: &[(&str, &str)],
-        body: &[u8],
-    ) -> Response {
-        client::request(self.address, method, path, headers, body)
+impl Asks for Server {
+    fn address(&self) -> SocketAddr {
+        self.address
     }
 }
 

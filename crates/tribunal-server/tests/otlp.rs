@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use support::{root, wait_for, Service};
+use support::{root, wait_for, Asks, Service};
 
 /// A collector: every batch of spans it was sent, decoded.
 struct Collector {

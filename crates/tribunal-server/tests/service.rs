@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use support::client::{load, ndjson, one_metric_pack, passing_check, PACKS};
-use support::{read_response, root, wait_for, Service};
+use support::{read_response, root, wait_for, Asks, Service};
 use tribunal::{Override, Runtime};
 use tribunal_server::DecisionLogConfig;
 

@@ -24,6 +24,30 @@ pub const PACKS: [&str; 6] = [
     "structured-output",
 ];
 
+/// What the tests ask a running service of (run in-process, or `tribunal
+/// serve`): each request on a new connection.
+pub trait Asks {
+    /// Where it listens.
+    fn address(&self) -> SocketAddr;
+
+    fn get(&self, path: &str) -> Response {
+        self.request("GET", path, &[], b"")
+    }
+
+    fn check(&self, pack: &str, record: &Value) -> Response {
+        self.request(
+            "POST",
+            &format!("/v1/packs/{pack}/check"),
+            &[("content-type", "application/json")],
+            record.to_string().as_bytes(),
+        )
+    }
+
+    fn request(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Response {
+        request(self.address(), method, path, headers, body)
+    }
+}
+
 /// Sends one request on a new connection (closed after it) and reads the answer.
 pub fn request(
     address: SocketAddr,

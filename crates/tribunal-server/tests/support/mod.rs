@@ -12,12 +12,11 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use serde_json::Value;
 use tribunal::{LoadOptions, Runtime};
 use tribunal_server::{serve, Config, Log, Stop};
 
 #[allow(unused_imports)] // (each test file uses some)
-pub use client::{read_response, wait_for, Response};
+pub use client::{read_response, wait_for, Asks, Response};
 
 /// The repository's root: the shipped packs are under `rules/`.
 pub fn root() -> PathBuf {
@@ -96,28 +95,11 @@ impl Service {
             .join()
             .expect("the service panicked")
     }
+}
 
-    pub fn get(&self, path: &str) -> Response {
-        self.request("GET", path, &[], b"")
-    }
-
-    pub fn check(&self, pack: &str, record: &Value) -> Response {
-        self.request(
-            "POST",
-            &format!("/v1/packs/{pack}/check"),
-            &[("content-type", "application/json")],
-            record.to_string().as_bytes(),
-        )
-    }
-
-    pub fn request(
-        &self,
-        method: &str,
-        path: &str,
-        headers: &[(&str, &str)],
-        body: &[u8],
-    ) -> Response {
-        client::request(self.address, method, path, headers, body)
+impl Asks for Service {
+    fn address(&self) -> SocketAddr {
+        self.address
     }
 }
 
