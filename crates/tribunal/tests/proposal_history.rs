@@ -8,7 +8,7 @@
 use serde_json::{json, Value};
 use tribunal::{Input, Pack, Verdict};
 
-#[path = "support/rng.rs"]
+#[path = "../../../tests/support/rng.rs"]
 mod rng;
 use rng::Rng;
 
@@ -169,7 +169,11 @@ fn transcript(past: &[Call], proposed: &[Call], user_gave_the_address: bool) -> 
 
 #[test]
 fn each_proposed_call_is_decided_by_its_own_issues_and_the_past_is_history() {
-    let pack = Pack::load("examples/packs/support-agent").unwrap_or_else(|e| panic!("{e}"));
+    let pack = Pack::load(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/packs/support-agent"
+    ))
+    .unwrap_or_else(|e| panic!("{e}"));
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let (mut denied, mut allowed_after_a_bad_past, mut past_over_limit) = (0, 0, 0);
     for case in 0..600 {

@@ -17,7 +17,7 @@ use std::path::Path;
 use serde_json::Value;
 use tribunal::{Input, Pack, Status};
 
-#[path = "support/rng.rs"]
+#[path = "../../../tests/support/rng.rs"]
 mod rng;
 use rng::Rng;
 

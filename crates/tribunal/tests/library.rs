@@ -114,7 +114,7 @@ fn sample_reports() -> Vec<tribunal::Report> {
         ("rules/scripted-fields", "scripted-fields"),
         ("rules/structured-output", "structured-output"),
     ];
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
     for (pack, data) in packs {
         let pack = Pack::load(root.join(pack)).unwrap();
         let text = fs::read_to_string(root.join(format!("examples/data/{data}.jsonl"))).unwrap();

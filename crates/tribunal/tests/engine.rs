@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use tribunal::{jsonl, Engine, ErrorKind, Judged, Request, RequestErrorKind};
 
 fn repository() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
 }
 
 fn engine() -> Engine {

@@ -6,7 +6,7 @@
 
 #![allow(clippy::too_many_lines)] // a test reads top to bottom; the 100-line limit is for code
 
-#[path = "support/model.rs"]
+#[path = "../../../tests/support/model.rs"]
 mod model;
 
 use std::path::Path;
@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use tribunal::{Input, LoadOptions, Override, Pack};
 
 fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
 }
 
 /// Seed 002's walkthrough with the seed's own config (name FUZZY, bio SEMANTIC).
