@@ -21,7 +21,8 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use crate::body::{self, BodyError};
-use crate::routes::State;
+use crate::Log;
+use tribunal::Engine;
 
 /// Where the bundle comes from and how it is fetched.
 #[derive(Debug, Clone)]
@@ -155,15 +156,15 @@ impl BundleStatus {
 
 /// Fetches and installs the bundle now, then every poll interval, until the
 /// runtime ends.
-pub async fn poll(state: Arc<State>, status: Arc<BundleStatus>) {
+pub async fn poll(engine: Engine, log: Log, status: Arc<BundleStatus>) {
     loop {
-        fetch_once(&state, &status).await;
+        fetch_once(&engine, &log, &status).await;
         tokio::time::sleep(status.config.poll_every).await;
     }
 }
 
 /// One fetch, and the install of what changed.
-pub async fn fetch_once(state: &Arc<State>, status: &Arc<BundleStatus>) {
+pub async fn fetch_once(engine: &Engine, log: &Log, status: &Arc<BundleStatus>) {
     let etag = status.last().etag.clone();
     let fetched = tokio::time::timeout(status.config.timeout, fetch(&status.config, etag))
         .await
@@ -182,7 +183,7 @@ pub async fn fetch_once(state: &Arc<State>, status: &Arc<BundleStatus>) {
                 status.last().etag = etag;
                 Ok(None)
             } else {
-                install(state, bytes).await.map(|revision| {
+                install(engine, bytes).await.map(|revision| {
                     let mut last = status.last();
                     last.digest = Some(digest);
                     last.etag = etag;
@@ -191,7 +192,7 @@ pub async fn fetch_once(state: &Arc<State>, status: &Arc<BundleStatus>) {
             }
         }
         Err(message) => {
-            state.messages.line(&format!(
+            log.line(&format!(
                 "bundle fetch from {} failed: {message}",
                 status.config.source
             ));
@@ -218,11 +219,15 @@ pub async fn fetch_once(state: &Arc<State>, status: &Arc<BundleStatus>) {
 
 /// Installs `bytes` on the engine, on its threads (the engine logs how it
 /// went).
-async fn install(state: &Arc<State>, bytes: Vec<u8>) -> Result<String, String> {
+async fn install(engine: &Engine, bytes: Vec<u8>) -> Result<String, String> {
     let (sent, installed) = tokio::sync::oneshot::channel();
-    let engine = state.engine.clone();
-    state.engine.spawn(move || {
-        let _ = sent.send(engine.install_bundle(&bytes).map_err(|err| err.to_string()));
+    let installing = engine.clone();
+    engine.spawn(move || {
+        let _ = sent.send(
+            installing
+                .install_bundle(&bytes)
+                .map_err(|err| err.to_string()),
+        );
     });
     installed
         .await

@@ -116,7 +116,8 @@ pub fn serve(config: &Config, on_ready: impl FnOnce(SocketAddr)) -> Result<(), S
     let stop_watching = Arc::new(AtomicBool::new(false));
     if let Some(bundle) = &state.bundle {
         runtime.spawn(crate::bundle_source::poll(
-            Arc::clone(&state),
+            state.engine.clone(),
+            config.log.clone(),
             Arc::clone(bundle),
         ));
     } else if let Some(every) = config.reload_every {
