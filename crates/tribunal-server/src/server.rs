@@ -22,26 +22,7 @@ use crate::{Auth, Config, ServeError};
 /// accepted. Packs that do not load, or a public address without a token
 /// (unless [`Config::insecure_no_auth`]), are refused before anything listens.
 pub fn serve(config: &Config, on_ready: impl FnOnce(SocketAddr)) -> Result<(), ServeError> {
-    let token = match &config.auth {
-        Auth::Token(token) => Some(token.trim().as_bytes().to_vec()),
-        Auth::None if !config.listen.ip().is_loopback() && !config.insecure_no_auth => {
-            return Err(ServeError::Config(format!(
-                "--listen {} is not a loopback address: anyone who reaches it could call the service; \
-                 give --token-file FILE (callers send `Authorization: Bearer TOKEN`), or --insecure-no-auth \
-                 if something in front of it already checks callers",
-                config.listen
-            )))
-        }
-        Auth::None => None,
-    };
-    if token.as_ref().is_some_and(Vec::is_empty) {
-        return Err(ServeError::Config("the token file is empty".to_owned()));
-    }
-    if config.bundle.is_some() && !config.sources.is_empty() {
-        return Err(ServeError::Config(
-            "give pack folders or --bundle, not both: a bundle holds every pack served".to_owned(),
-        ));
-    }
+    let token = checked(config)?;
     let metrics = Arc::new(Metrics::default());
     // Consent to plugins covers the libraries present now, by digest: pinned
     // as the packs load, then sealed, so a reload opens no library dropped
@@ -130,6 +111,32 @@ pub fn serve(config: &Config, on_ready: impl FnOnce(SocketAddr)) -> Result<(), S
     // The decision log writes what is queued as the state goes.
     drop(state);
     result
+}
+
+/// The configuration checked before anything starts: the callers' token
+/// (`None`: anyone who reaches the port may call), or why it is refused.
+fn checked(config: &Config) -> Result<Option<Vec<u8>>, ServeError> {
+    let token = match &config.auth {
+        Auth::Token(token) => Some(token.trim().as_bytes().to_vec()),
+        Auth::None if !config.listen.ip().is_loopback() && !config.insecure_no_auth => {
+            return Err(ServeError::Config(format!(
+                "--listen {} is not a loopback address: anyone who reaches it could call the service; \
+                 give --token-file FILE (callers send `Authorization: Bearer TOKEN`), or --insecure-no-auth \
+                 if something in front of it already checks callers",
+                config.listen
+            )))
+        }
+        Auth::None => None,
+    };
+    if token.as_ref().is_some_and(Vec::is_empty) {
+        return Err(ServeError::Config("the token file is empty".to_owned()));
+    }
+    if config.bundle.is_some() && !config.sources.is_empty() {
+        return Err(ServeError::Config(
+            "give pack folders or --bundle, not both: a bundle holds every pack served".to_owned(),
+        ));
+    }
+    Ok(token)
 }
 
 /// Threads that serve connections: they read requests, write answers and
