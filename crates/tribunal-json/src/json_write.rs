@@ -437,6 +437,18 @@ impl<'a> Object<'a> {
         Self { out, first: true }
     }
 
+    /// Goes on with the object `out` ends with, written whole (by another
+    /// writer): its closing `}` taken off, so members can follow its own;
+    /// `None` when `out` does not end with `}`.
+    pub fn reopen(out: &'a mut Vec<u8>) -> Option<Self> {
+        if out.last() != Some(&b'}') {
+            return None;
+        }
+        out.pop();
+        let first = out.last() == Some(&b'{');
+        Some(Self { out, first })
+    }
+
     /// Writes the separator and `"key":`; the caller writes the value into the
     /// buffer returned.
     #[inline]
@@ -491,6 +503,22 @@ pub use crate::field;
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_reopened_object_takes_members_after_its_own() {
+        for (written, expected) in [
+            (&b"{}"[..], &br#"{"a":"b"}"#[..]),
+            (br#"{"x":1}"#, br#"{"x":1,"a":"b"}"#),
+        ] {
+            let mut out = written.to_vec();
+            let mut object = Object::reopen(&mut out).unwrap();
+            write_str(object.key("a"), "b");
+            object.close();
+            assert_eq!(out, expected);
+        }
+        assert!(Object::reopen(&mut b"[1]".to_vec()).is_none());
+        assert!(Object::reopen(&mut Vec::new()).is_none());
+    }
 
     #[test]
     fn plain_run_stops_at_the_first_byte_a_string_escapes() {

@@ -450,18 +450,14 @@ pub(super) fn decide(engine: &Engine, request: Request) -> Result<Decision, Requ
             if !request.unwritten {
                 // Written straight from the decisions (no value built), the
                 // tail's members after theirs.
-                let written = serde_json::to_writer(&mut bytes, &decisions).is_ok()
-                    && bytes.pop() == Some(b'}');
-                if written {
-                    for (name, member) in &tail {
-                        bytes.push(b',');
-                        crate::json_write::write_str(&mut bytes, name);
-                        bytes.push(b':');
-                        crate::json_write::write_str(&mut bytes, member);
-                    }
-                    bytes.push(b'}');
-                } else {
+                if serde_json::to_writer(&mut bytes, &decisions).is_err() {
                     bytes.clear();
+                }
+                if let Some(mut object) = crate::json_write::Object::reopen(&mut bytes) {
+                    for (name, member) in &tail {
+                        crate::json_write::write_str(object.key(name), member);
+                    }
+                    object.close();
                 }
                 bytes.push(b'\n');
             }
