@@ -299,10 +299,7 @@ impl Writer {
                 self.write(&line);
             }
             if let Err(err) = self.out.flush() {
-                self.messages.line(&format!(
-                    "cannot write the decision log {}: {err}",
-                    self.path.display()
-                ));
+                self.failed("write", &err);
             }
         }
         let _ = self.out.flush();
@@ -312,19 +309,22 @@ impl Writer {
         let length = line.len() as u64;
         if self.max_bytes > 0 && self.size > 0 && self.size + length > self.max_bytes {
             if let Err(err) = self.rotate() {
-                self.messages.line(&format!(
-                    "cannot rotate the decision log {}: {err}",
-                    self.path.display()
-                ));
+                self.failed("rotate", &err);
             }
         }
         if let Err(err) = self.out.write_all(line.as_bytes()) {
-            self.messages.line(&format!(
-                "cannot write the decision log {}: {err}",
-                self.path.display()
-            ));
+            self.failed("write", &err);
         }
         self.size += length;
+    }
+
+    /// Says on the service's log that the file could not be written or
+    /// rotated (`what`).
+    fn failed(&self, what: &str, err: &io::Error) {
+        self.messages.line(&format!(
+            "cannot {what} the decision log {}: {err}",
+            self.path.display()
+        ));
     }
 
     fn rotate(&mut self) -> io::Result<()> {

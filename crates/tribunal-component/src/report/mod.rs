@@ -409,10 +409,7 @@ impl Details {
     /// print the value it holds).
     pub fn written(json: Vec<u8>) -> Self {
         debug_assert!(
-            std::str::from_utf8(&json)
-                .ok()
-                .and_then(crate::json_read::parse)
-                .is_some_and(|v| !v.is_null()),
+            read_written(&json).is_some_and(|v| !v.is_null()),
             "details are one JSON value, not null"
         );
         Self(DetailsRepr::Written(json))
@@ -430,10 +427,7 @@ impl Details {
     pub fn to_json(&self) -> Json {
         match &self.0 {
             DetailsRepr::Value(value) => value.clone(),
-            DetailsRepr::Written(text) => std::str::from_utf8(text)
-                .ok()
-                .and_then(crate::json_read::parse)
-                .expect("written details are JSON"),
+            DetailsRepr::Written(text) => read_written(text).expect("written details are JSON"),
         }
     }
 
@@ -454,6 +448,13 @@ impl Details {
             DetailsRepr::Written(text) => out.extend_from_slice(text),
         }
     }
+}
+
+/// Details a built-in wrote, read back as a value.
+fn read_written(text: &[u8]) -> Option<Json> {
+    std::str::from_utf8(text)
+        .ok()
+        .and_then(crate::json_read::parse)
 }
 
 impl From<Json> for Details {
