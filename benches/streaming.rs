@@ -100,6 +100,7 @@ fn main() {
         .ok()
         .and_then(|n| n.parse().ok());
     println!("chunk      per output     ratio    per push");
+    let mut ratios = Vec::new();
     for chunk in only.map_or(vec![1usize, 4, 64, 4096], |n| vec![n]) {
         let n = match (only, chunk) {
             (Some(_), _) => 10_000,
@@ -111,12 +112,14 @@ fn main() {
         });
         let pushes = small.len().div_ceil(chunk);
         let per_push = (per.as_nanos() as f64 - whole.as_nanos() as f64).max(0.0) / pushes as f64;
+        let ratio = per.as_secs_f64() / whole.as_secs_f64();
+        ratios.push((chunk, ratio));
         println!(
-            "{chunk:>5} B   {:>9.1} µs   {:>5.2}x   {per_push:>7.0} ns",
+            "{chunk:>5} B   {:>9.1} µs   {ratio:>5.2}x   {per_push:>7.0} ns",
             micros(per),
-            per.as_secs_f64() / whole.as_secs_f64()
         );
     }
+    print_targets(&ratios);
     if only.is_some() {
         return;
     }
@@ -170,6 +173,20 @@ fn main() {
             ns_per_byte(whole, &text),
             ns_per_byte(per, &text)
         );
+    }
+}
+
+/// The targets of the performance plan (issue 63): a 4 KB output pushed in
+/// 64-byte chunks at most 1.3 times the whole check, in 4-byte chunks at most
+/// twice.
+const TARGETS: [(usize, f64); 2] = [(64, 1.3), (4, 2.0)];
+
+fn print_targets(ratios: &[(usize, f64)]) {
+    for (chunk, target) in TARGETS {
+        if let Some((_, ratio)) = ratios.iter().find(|(size, _)| *size == chunk) {
+            let met = if *ratio <= target { "met" } else { "not met" };
+            println!("target: {chunk}-byte chunks {ratio:.2}x the whole check (at most {target}x: {met})");
+        }
     }
 }
 

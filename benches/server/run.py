@@ -73,6 +73,12 @@ class Server:
                               str(self.process.pid)], capture_output=True, text=True).stdout
         return sum(int(x) for x in out.split())
 
+    def cpu_seconds(self):
+        """User and system CPU time the server process has used so far."""
+        with open(f"/proc/{self.process.pid}/stat", encoding="utf-8") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def stop(self):
         os.killpg(self.process.pid, signal.SIGTERM)
         try:
@@ -249,8 +255,15 @@ def main():
     server = Server("tribunal", tribunal_argv, port)
     try:
         for pack in packs:
+            loadgen(port, pack, bodies[pack], args.rate, 3)
+            cpu = server.cpu_seconds()
+            at_rate = loadgen(port, pack, bodies[pack], args.rate, args.latency_seconds)
+            # The server's CPU per request at this rate (open loop: each request
+            # may wake a sleeping thread, which saturation hides).
+            at_rate["cpu_us_per_request"] = ((server.cpu_seconds() - cpu) * 1e6
+                                             / max(at_rate["requests"], 1))
             latency["tribunal"][pack] = {
-                "at_rate": loadgen(port, pack, bodies[pack], args.rate, args.latency_seconds, warmup=3),
+                "at_rate": at_rate,
                 "at_fastapi_rate": loadgen(port, pack, bodies[pack],
                                            int(results["fastapi"][pack]["rate"] / 2), args.latency_seconds,
                                            warmup=3),
@@ -297,13 +310,35 @@ def report(results, args):
         at = lat["tribunal"][pack]["at_rate"]
         print(f"  open loop, tribunal at {args.rate}/s: achieved {at['rate']:.0f}/s, "
               f"p50 {at['p50_us']} µs, p99 {at['p99_us']} µs, p99.9 {at['p999_us']} µs, "
-              f"non-200 {at['non_200']}, errors {at['errors']}")
+              f"non-200 {at['non_200']}, errors {at['errors']}, "
+              f"server CPU {at['cpu_us_per_request']:.0f} µs a request")
         ours_same = lat["tribunal"][pack]["at_fastapi_rate"]
         theirs_same = lat["fastapi"][pack]["at_fastapi_rate"]
         print(f"  open loop, both at {theirs_same['rate']:.0f}/s (half FastAPI's most): "
               f"p99 tribunal {ours_same['p99_us']} µs, FastAPI {theirs_same['p99_us']} µs")
+    report_targets(results, args)
     report_semantic(results)
     report_soak(results)
+
+
+# The targets of the performance plan (issue 63): Tribunal's closed-loop rate at
+# least this share of the bare server's, for both packs; and its CPU per request
+# at 5,000 checks/s open loop at most half of the plan's figure (about 60 µs).
+FLOOR_SHARE_TARGET = 0.80
+CPU_TARGET_US = 30
+
+
+def report_targets(results, args):
+    print("\ntargets:")
+    for pack in ["ksi-emission", "context-agent"]:
+        share = results["tribunal"][pack]["rate"] / results["floor"][pack]["rate"]
+        met = "met" if share >= FLOOR_SHARE_TARGET else "not met"
+        line = f"- {pack}: tribunal / floor {share:.0%} (target ≥ {FLOOR_SHARE_TARGET:.0%}: {met})"
+        cpu = results["latency"]["tribunal"][pack]["at_rate"]["cpu_us_per_request"]
+        if args.rate == 5000:
+            met = "met" if cpu <= CPU_TARGET_US else "not met"
+            line += f"; CPU at 5,000/s {cpu:.0f} µs a request (target ≤ {CPU_TARGET_US} µs: {met})"
+        print(line)
 
 
 def report_semantic(results):

@@ -35,6 +35,12 @@ WORKS = [
 ]
 
 
+# The targets of the performance plan (issue 63), printed beside the figures:
+# Python ÷ jobs 1 at least this much, per work; and KSI emission with two jobs
+# within this much of the one-thread I/O floor.
+SPEED_TARGETS = {"ksi-emission": 10.0, "json-eval (EXACT/FUZZY)": 6.0, "context-agent": 6.0}
+FLOOR_TARGET = ("ksi-emission", 1.1)
+
 GNU_TIME = "/usr/bin/time"
 
 
@@ -191,6 +197,9 @@ def main():
         print(f"- {row['name']}: Tribunal --jobs 1 {replacing:.2f} µs/record "
               f"({(replacing / fresh - 1) * 100:+.0f}%), "
               f"Python ÷ jobs 1 {row['figures']['python']['wall'] / row['figures']['jobs1_replacing']['wall']:.2f}×")
+    print("\nTargets:")
+    for row in rows:
+        print("- " + targets_line(row))
     for row in rows:
         if row["first_difference"]:
             key, mine, theirs = row["first_difference"]
@@ -199,6 +208,23 @@ def main():
         with open(args.json, "w", encoding="utf-8") as out:
             json.dump({"fuzzy": fuzzy, "repeat": args.repeat, "rows": rows}, out, indent=2)
     return 1 if mismatched else 0
+
+
+def targets_line(row):
+    """What the row's figures say against the targets: each ratio, its target,
+    and whether it is met."""
+    f = row["figures"]
+    said = []
+    speed = f["python"]["wall"] / f["jobs1"]["wall"]
+    target = SPEED_TARGETS.get(row["name"])
+    if target is not None:
+        said.append(f"Python ÷ jobs 1 {speed:.2f}× (target ≥ {target:g}×: "
+                    f"{'met' if speed >= target else 'not met'})")
+    if row["name"] == FLOOR_TARGET[0]:
+        floor = f["jobs2"]["wall"] / f["floor"]["wall"]
+        said.append(f"jobs 2 ÷ floor {floor:.2f}× (target ≤ {FLOOR_TARGET[1]:g}×: "
+                    f"{'met' if floor <= FLOOR_TARGET[1] else 'not met'})")
+    return f"{row['name']}: " + ("; ".join(said) or "no target")
 
 
 if __name__ == "__main__":
