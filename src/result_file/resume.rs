@@ -49,13 +49,24 @@ fn input_hash(raw: &RawRecord<'_>) -> u64 {
 /// evaluated from `raw`, to `out` (the run's `tribunal::jsonl::SealFn`: it
 /// runs on the worker threads, for every record a run writes to a file).
 pub fn seal(raw: &RawRecord<'_>, result: &[u8], out: &mut Vec<u8>) {
-    // Two digits a byte, most significant first, in one write.
+    // Two digits a byte, most significant first, each pair from a table, in
+    // one write (digit by digit it was a third of the check line's cost).
     fn hex(out: &mut Vec<u8>, value: u64) {
-        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        static PAIRS: [[u8; 2]; 256] = {
+            const DIGITS: &[u8; 16] = b"0123456789abcdef";
+            let mut pairs = [[0u8; 2]; 256];
+            let mut byte = 0;
+            while byte < 256 {
+                pairs[byte] = [DIGITS[byte >> 4], DIGITS[byte & 0xf]];
+                byte += 1;
+            }
+            pairs
+        };
         let mut digits = [0u8; 16];
-        for (pair, byte) in digits.chunks_exact_mut(2).zip(value.to_be_bytes()) {
-            pair[0] = DIGITS[usize::from(byte >> 4)];
-            pair[1] = DIGITS[usize::from(byte & 0xf)];
+        for (at, byte) in value.to_be_bytes().into_iter().enumerate() {
+            let [high, low] = PAIRS[usize::from(byte)];
+            digits[2 * at] = high;
+            digits[2 * at + 1] = low;
         }
         out.extend_from_slice(&digits);
     }
@@ -268,6 +279,7 @@ mod tests {
         let (input, result) = parse_check(&out).unwrap();
         assert_eq!(input, input_hash(&raw(7, b"{\"output\": \"x\"}")));
         assert_eq!(result, xxh3_64_with_seed(b"{\"status\":\"PASS\"}", 0));
+        assert_eq!(out, format!("{input:016x} {result:016x}\n").into_bytes());
         // The same bytes on another line, another record, an oversized or
         // unreadable line: each a different input.
         let hashes = [

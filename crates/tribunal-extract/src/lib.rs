@@ -371,6 +371,9 @@ pub fn extract_as<D: Document>(
     tiers: &[Tier],
     multiple: MultipleValues,
 ) -> Option<(D, Tier, Vec<Repair>)> {
+    if !may_hold_document(text) {
+        return None;
+    }
     tiers.iter().enumerate().find_map(|(at, &tier)| {
         let (document, repairs) = match tier {
             Tier::Strict => (strict::parse(text)?, Vec::new()),
@@ -391,6 +394,15 @@ pub fn extract_as<D: Document>(
         };
         Some((document, tier, repairs))
     })
+}
+
+/// Whether any tier could find a document in `text`: one that has no `{`, no
+/// `[` and no backslash has none (a document is an object or an array, and
+/// only an escape, `\u007b` in a JSON string the repair tier unwraps, makes a
+/// bracket of other text). A quarter of the KSI records are prose without
+/// one: five scans of the tiers each said so.
+fn may_hold_document(text: &str) -> bool {
+    memchr::memchr3(b'{', b'[', b'\\', text.as_bytes()).is_some()
 }
 
 /// What the ladder makes of the document it finds: its value ([`Json`]), or
@@ -715,6 +727,84 @@ mod tests {
     use crate::json::json;
 
     const LADDER: [Tier; 4] = [Tier::Strict, Tier::Fence, Tier::Embedded, Tier::Repair];
+
+    /// The ladder's shortcut holds: no tier, asked on its own, finds a
+    /// document in text without `{`, `[` or a backslash, on generated texts of every
+    /// other character a tier looks for (quotes, fences, parentheses, closers,
+    /// colons, commas, literals, numbers, a JSONP call, Python's words).
+    #[test]
+    fn no_tier_finds_a_document_in_text_without_an_opener_or_an_escape() {
+        let pieces = [
+            "\"",
+            "'",
+            "`",
+            "```",
+            "```json\n",
+            "~~~",
+            "\n",
+            " ",
+            "(",
+            ")",
+            "}",
+            "]",
+            ":",
+            ",",
+            ";",
+            "true",
+            "false",
+            "null",
+            "None",
+            "True",
+            "1",
+            "-2.5e3",
+            "a",
+            "key",
+            "callback(",
+            "\u{00e9}",
+            "\t",
+            "/*",
+            "*/",
+            "//",
+            "#",
+            "=",
+            "<",
+            ">",
+        ];
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        for _ in 0..20_000 {
+            let text: String = (0..next(40)).map(|_| pieces[next(pieces.len())]).collect();
+            assert!(!may_hold_document(&text), "{text:?}");
+            assert!(strict::parse::<Json>(&text).is_none(), "strict: {text:?}");
+            assert!(fence::extract::<Json>(&text).is_none(), "fence: {text:?}");
+            for multiple in [
+                MultipleValues::First,
+                MultipleValues::Last,
+                MultipleValues::All,
+            ] {
+                assert!(
+                    embedded::extract_with::<Json>(&text, multiple).is_none(),
+                    "embedded: {text:?}"
+                );
+                assert!(
+                    repair::repair_with(&text, multiple).is_none(),
+                    "repair: {text:?}"
+                );
+            }
+        }
+        // And each opener or an escape alone makes the ladder look.
+        for text in ["{", "[", "\"\\u007b\\\"a\\\": 1\\u007d\""] {
+            assert!(may_hold_document(text), "{text:?}");
+        }
+        assert!(
+            repair::repair_with("\"\\u007b\\\"a\\\": 1\\u007d\"", MultipleValues::First).is_some()
+        );
+    }
 
     /// A document that cannot be read or repaired is a failure, never one of
     /// its valid inner objects reported as the whole (a scorer would score the

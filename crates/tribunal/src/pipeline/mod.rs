@@ -645,7 +645,11 @@ impl Pack {
             };
             return (Some(document), info);
         }
-        let tried: Vec<&str> = self.pipeline.ladder.iter().map(|t| t.as_str()).collect();
+        // Said only when an issue names them: most outputs without JSON have none.
+        let tried = || {
+            let tried: Vec<&str> = self.pipeline.ladder.iter().map(|t| t.as_str()).collect();
+            tried.join(", ")
+        };
         if let Some(fallback) = self
             .pipeline
             .contract
@@ -662,7 +666,7 @@ impl Pack {
                     "extraction",
                     format!(
                         "{found} (tried: {}); used the fallback values. Raw output starts: {:?}",
-                        tried.join(", "),
+                        tried(),
                         prefix_chars(output, FALLBACK_QUOTE_CHARS)
                     ),
                 )
@@ -679,10 +683,7 @@ impl Pack {
             issues.push(
                 Issue::warning(
                     "extraction",
-                    format!(
-                        "no JSON could be extracted (tried: {}): {why}",
-                        tried.join(", ")
-                    ),
+                    format!("no JSON could be extracted (tried: {}): {why}", tried()),
                 )
                 .code(codes::EXTRACTION_FAILED),
             );
