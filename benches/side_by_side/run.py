@@ -134,6 +134,10 @@ def main():
     fuzzy = subprocess.run([args.python, "-c", "import json_eval; print(json_eval.FUZZY_IMPL)"],
                            cwd=HERE, capture_output=True, text=True, check=True).stdout.strip()
 
+    empty_pack = os.path.join(args.out, "no-rules")
+    os.makedirs(empty_pack, exist_ok=True)
+    with open(os.path.join(empty_pack, "pack.yaml"), "w", encoding="utf-8") as manifest:
+        manifest.write("name: no-rules\nversion: 1.0.0\n")
     rows = []
     mismatched = False
     for name, data, pack, extra, scorer, field in WORKS:
@@ -151,6 +155,12 @@ def main():
 
         for jobs in (1, 2):
             figures[f"jobs{jobs}"] = timed(*tribunal(jobs), args.repeat, args.out)
+        # The ceiling: the same records through a pack with no rules (each is
+        # still read, its JSON found and written back in a full result record).
+        output = f"{out}.no-rules.jsonl"
+        figures["no_rules"] = timed([args.tribunal, "eval", empty_pack, "--input", source,
+                                     "--output", output, "--jobs", "1"], source, output,
+                                    args.repeat, args.out)
         # `--jobs 1` again, each run replacing the output the one before wrote.
         figures["jobs1_replacing"] = timed(*tribunal(1), args.repeat, args.out, fresh=False)
         output = f"{out}.python.jsonl"
@@ -218,8 +228,10 @@ def targets_line(row):
     speed = f["python"]["wall"] / f["jobs1"]["wall"]
     target = SPEED_TARGETS.get(row["name"])
     if target is not None:
+        ceiling = f["python"]["wall"] / f["no_rules"]["wall"]
         said.append(f"Python ÷ jobs 1 {speed:.2f}× (target ≥ {target:g}×: "
-                    f"{'met' if speed >= target else 'not met'})")
+                    f"{'met' if speed >= target else 'not met'}; a pack with no rules, "
+                    f"the engine's fixed costs alone: {ceiling:.2f}×)")
     if row["name"] == FLOOR_TARGET[0]:
         floor = f["jobs2"]["wall"] / f["floor"]["wall"]
         said.append(f"jobs 2 ÷ floor {floor:.2f}× (target ≤ {FLOOR_TARGET[1]:g}×: "
