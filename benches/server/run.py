@@ -3,7 +3,9 @@
 installs what it needs): one run, on the same bodies and the same machine, of
 
 - the floor: a bare hello server on the same stack (hyper on tokio), which reads
-  each body and answers a fixed JSON object;
+  each body and answers a fixed JSON object; and the same with each answer
+  made on another thread (`--hop`), as Tribunal's checks are: the ceiling of a
+  server that never judges on its connections' threads;
 - `tribunal serve rules/` answering `check`s (KSI and ContextAgent, ~4 KB each);
 - a FastAPI + uvicorn service running the seeds' Python metrics, one worker per
   core (what a user would build instead);
@@ -250,6 +252,10 @@ def main():
 
     port = free_port()
     results["floor"] = closed("hello", [HELLO, f"127.0.0.1:{port}"], port)
+    # The bare server with each answer made on another thread, as a check is:
+    # the floor of a design that never judges on the connections' threads.
+    port = free_port()
+    results["floor_hop"] = closed("hello --hop", [HELLO, f"127.0.0.1:{port}", "--hop"], port)
     port = free_port()
     tribunal_argv = [TRIBUNAL, "serve", "rules/", "--listen", f"127.0.0.1:{port}", "--no-reload"]
     results["tribunal"] = closed("tribunal", tribunal_argv, port)
@@ -275,14 +281,16 @@ def main():
             }
     finally:
         server.stop()
-    # The bare server at the same rate: the CPU a request costs the stack alone.
-    port = free_port()
-    server = Server("hello", [HELLO, f"127.0.0.1:{port}"], port)
-    try:
-        latency["floor"] = {pack: {"at_rate": at_rate_with_cpu(server, port, pack, bodies[pack], args)}
-                            for pack in packs}
-    finally:
-        server.stop()
+    # The bare server at the same rate, alone and with the hop: the CPU a
+    # request costs the stack alone, and with a thread woken for its answer.
+    for floor, hop in [("floor", []), ("floor_hop", ["--hop"])]:
+        port = free_port()
+        server = Server("hello", [HELLO, f"127.0.0.1:{port}", *hop], port)
+        try:
+            latency[floor] = {pack: {"at_rate": at_rate_with_cpu(server, port, pack, bodies[pack], args)}
+                              for pack in packs}
+        finally:
+            server.stop()
     port = free_port()
     fastapi_argv[5] = str(port)
     server = Server("fastapi", fastapi_argv, port, cwd=fastapi_cwd)
@@ -309,12 +317,12 @@ def report(results, args):
     print(f"server benchmark: {results['cores']} cores, wrk -t1 -c{args.connections}, "
           f"best of {args.repeat} x {args.seconds}s; open loop {args.latency_seconds}s, 50 connections")
     for pack in ["ksi-emission", "context-agent"]:
-        floor, ours, theirs = (results[k][pack] for k in ("floor", "tribunal", "fastapi"))
+        floor, hop, ours, theirs = (results[k][pack] for k in ("floor", "floor_hop", "tribunal", "fastapi"))
         size = results["bodies"][pack]["mean_bytes"]
         print(f"\n{pack} ({size:.0f}-byte bodies)")
         print(f"  {'':28} {'checks/s':>10} {'p50 µs':>9} {'p99 µs':>9}  non-2xx")
-        for name, run in [("floor (hello, same stack)", floor), ("tribunal serve", ours),
-                          ("FastAPI + uvicorn", theirs)]:
+        for name, run in [("floor (hello, same stack)", floor), ("floor with the hop (--hop)", hop),
+                          ("tribunal serve", ours), ("FastAPI + uvicorn", theirs)]:
             print(f"  {name:28} {run['rate']:>10.0f} {run.get('p50_us', 0):>9.0f} "
                   f"{run.get('p99_us', 0):>9.0f}  {run['non_2xx'] + run['socket_errors']}")
         print(f"  tribunal / floor: {ours['rate'] / floor['rate']:.0%}   "
@@ -347,12 +355,15 @@ def report_targets(results, args):
         share = results["tribunal"][pack]["rate"] / results["floor"][pack]["rate"]
         met = "met" if share >= FLOOR_SHARE_TARGET else "not met"
         line = f"- {pack}: tribunal / floor {share:.0%} (target ≥ {FLOOR_SHARE_TARGET:.0%}: {met})"
+        hop = results["floor_hop"][pack]["rate"] / results["floor"][pack]["rate"]
+        line += f" (ceiling: the floor with the hop, {hop:.0%})"
         cpu = results["latency"]["tribunal"][pack]["at_rate"]["cpu_us_per_request"]
         bare = results["latency"]["floor"][pack]["at_rate"]["cpu_us_per_request"]
+        bare_hop = results["latency"]["floor_hop"][pack]["at_rate"]["cpu_us_per_request"]
         if args.rate == 5000:
             met = "met" if cpu <= CPU_TARGET_US else "not met"
             line += (f"; CPU at 5,000/s {cpu:.0f} µs a request (target ≤ {CPU_TARGET_US} µs: {met}; "
-                     f"the bare server {bare:.0f} µs)")
+                     f"the bare server {bare:.0f} µs, with the hop {bare_hop:.0f} µs)")
         print(line)
 
 

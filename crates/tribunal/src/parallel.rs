@@ -370,9 +370,13 @@ impl Pending {
 
     /// One has ended.
     fn end_one(&self) {
-        let mut count = self.count.lock().unwrap_or_else(PoisonError::into_inner);
-        *count -= 1;
-        if *count == 0 {
+        let ended = {
+            let mut count = self.count.lock().unwrap_or_else(PoisonError::into_inner);
+            *count -= 1;
+            *count == 0
+        };
+        // (After the lock is let go: see `Jobs::send_off_core`.)
+        if ended {
             self.ended.notify_all();
         }
     }

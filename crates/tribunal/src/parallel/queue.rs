@@ -87,8 +87,11 @@ impl Jobs {
         if let Some(cpu) = cpu {
             waiter.keep_off(cpu);
         }
-        let mut slot = waiter.job.lock().unwrap_or_else(PoisonError::into_inner);
-        *slot = Slot::Job(job);
+        *waiter.job.lock().unwrap_or_else(PoisonError::into_inner) = Slot::Job(job);
+        // Woken after the slot is unlocked: woken while it was held, the
+        // thread found it locked and slept again until the sender let go
+        // (two more futex calls and a context switch for each job; a
+        // server's check at 5,000 a second went through that every time).
         waiter.given.notify_one();
     }
 }
