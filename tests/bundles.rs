@@ -811,3 +811,72 @@ fn plugin_libraries_load_only_from_a_trusted_signed_bundle_with_consent() {
     let error = wait_for("a refusal", || health(&refusing).1);
     assert!(error.contains("plugin libraries"), "{error}");
 }
+
+/// A server killed with SIGKILL cannot remove the folder it unpacked its
+/// bundle in: the next Tribunal to unpack a bundle in the same temporary
+/// folder removes it, and keeps those of the servers still running. (Each
+/// crash of a server restarted in a loop would otherwise leave a copy.)
+#[test]
+fn a_killed_servers_unpacked_bundle_is_removed_by_the_next_one_to_unpack() {
+    let workshop = Workshop::new();
+    let temp = workshop.path().join("tmp");
+    std::fs::create_dir(&temp).unwrap();
+    let bundle = workshop.path().join("ksi.tar.gz");
+    std::fs::write(&bundle, workshop.bundle("1.0.0", None)).unwrap();
+    let bundle = bundle.display().to_string();
+    let unpacked = || -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(&temp)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|name| name.starts_with(".tribunal-bundle."))
+            .collect();
+        names.sort();
+        names
+    };
+    // (A server listens before it has loaded its bundle.)
+    let serve = || {
+        let server = Server::try_start_with(&["--bundle", &bundle], &[("TMPDIR", &temp)])
+            .unwrap_or_else(|log| panic!("the server did not start:\n{log}"));
+        wait_for("the bundle", || (ksi_check(&server).0 == 200).then_some(()));
+        server
+    };
+    let killed = [serve(), serve()];
+    let stale = unpacked();
+    assert_eq!(stale.len(), 2, "{stale:?}");
+    for server in killed {
+        server.kill();
+    }
+    assert_eq!(unpacked(), stale, "SIGKILL leaves them");
+    let running = serve();
+    let mine = unpacked();
+    assert_eq!(
+        mine.len(),
+        1,
+        "the killed servers' folders are gone: {mine:?}"
+    );
+    assert!(!stale.contains(&mine[0]));
+    // The command line sweeps too, and leaves the running server's folder.
+    let dead = serve();
+    let dead_folder: Vec<String> = unpacked()
+        .into_iter()
+        .filter(|n| !mine.contains(n))
+        .collect();
+    dead.kill();
+    let data = root().join("examples/data/ksi-emission.jsonl");
+    let out = Command::new(env!("CARGO_BIN_EXE_tribunal"))
+        .args(["eval", &bundle, "--input", &data.display().to_string()])
+        .env("TMPDIR", &temp)
+        .current_dir(workshop.path())
+        .output()
+        .unwrap();
+    assert!(out.status.code().is_some(), "{out:?}");
+    assert_eq!(
+        unpacked(),
+        mine,
+        "{dead_folder:?} removed, the running one kept"
+    );
+    assert_eq!(ksi_check(&running).0, 200);
+    // Ended as users end it, the server removes its own.
+    assert_eq!(running.stop(), Some(0));
+    assert_eq!(unpacked(), Vec::<String>::new());
+}

@@ -36,10 +36,16 @@ impl Server {
 
     /// As [`start`](Self::start); `Err` holds what it printed when it exited instead.
     pub fn try_start(args: &[&str]) -> Result<Self, String> {
+        Self::try_start_with(args, &[])
+    }
+
+    /// As [`try_start`](Self::try_start), with `env` set for the server.
+    pub fn try_start_with(args: &[&str], env: &[(&str, &Path)]) -> Result<Self, String> {
         let mut command = Command::new(env!("CARGO_BIN_EXE_tribunal"));
         command
             .arg("serve")
             .args(args)
+            .envs(env.iter().copied())
             .current_dir(root())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -90,6 +96,13 @@ impl Server {
             .status();
     }
 
+    /// Ends it with SIGKILL, which no process can clean up after (the OOM
+    /// killer's, a container runtime's after its grace period).
+    pub fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
     /// Sends SIGTERM and waits for the exit code.
     pub fn stop(mut self) -> Option<i32> {
         self.terminate();
@@ -114,10 +127,21 @@ impl Asks for Server {
 }
 
 impl Drop for Server {
+    /// Ends the server as its users do, with SIGTERM (it removes what it
+    /// made, an unpacked bundle's folder), and kills it after a grace period.
     fn drop(&mut self) {
-        if self.child.try_wait().ok().flatten().is_none() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
+        if self.child.try_wait().ok().flatten().is_some() {
+            return;
         }
+        self.terminate();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if self.child.try_wait().ok().flatten().is_some() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }

@@ -63,14 +63,28 @@ impl Bundle {
 /// loaded from it is dropped) and revision.
 #[derive(Debug)]
 pub(crate) struct Unpacked {
-    dir: PathBuf,
+    /// Removed when the last pack loaded from it is dropped; while the
+    /// process lives, locked as its own (see [`sweep_once`]). (Held, not
+    /// read, outside the tests.)
+    #[cfg_attr(not(test), allow(dead_code))]
+    dir: crate::files::OwnedDir,
     pub(crate) revision: String,
 }
 
-impl Drop for Unpacked {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
+/// The stem of an unpacked bundle's folder's name in the temporary folder.
+const UNPACKED_STEM: &str = "tribunal-bundle";
+
+/// Removes, once a process, the folders of bundles that processes ended
+/// without removing (killed with `SIGKILL`, by the OOM killer, a container
+/// runtime after its grace period): each such end would otherwise leave a
+/// copy of a bundle in the temporary folder, and a server restarted in a
+/// loop one a restart. A folder some process still uses is locked by it,
+/// and kept.
+fn sweep_once(temp: &Path) {
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    SWEPT.call_once(|| {
+        crate::files::sweep_abandoned(temp, UNPACKED_STEM);
+    });
 }
 
 /// The bundle file `path` names, and the pack it names in it: `FILE` or
@@ -113,13 +127,14 @@ pub(crate) fn unpack(bytes: &[u8], options: &LoadOptions) -> Result<UnpackedPack
     let bundle = Bundle::read(bytes, bundle::MAX_UNPACKED_BYTES)?;
     trusted(&bundle, options)?;
     let failed = |err: std::io::Error| BundleError::Invalid(format!("cannot unpack it: {err}"));
-    let dir = crate::files::create_temporary_dir(&std::env::temp_dir(), "tribunal-bundle")
-        .map_err(failed)?;
+    let temp = std::env::temp_dir();
+    sweep_once(&temp);
+    let dir = crate::files::create_owned_dir(&temp, UNPACKED_STEM).map_err(failed)?;
+    let dirs = bundle.unpack(dir.path()).map_err(failed)?;
     let unpacked = Arc::new(Unpacked {
-        dir: dir.clone(),
+        dir,
         revision: bundle.revision().to_owned(),
     });
-    let dirs = bundle.unpack(&dir).map_err(failed)?;
     let packs = bundle
         .manifest()
         .packs
@@ -263,8 +278,9 @@ mod tests {
             "{err}"
         );
         // Its folder goes with the last pack loaded from it.
-        let unpacked = loaded.info.bundle.as_ref().unwrap().dir.clone();
+        let unpacked = loaded.info.bundle.as_ref().unwrap().dir.path().to_owned();
         assert!(unpacked.join("beta/pack.yaml").is_file());
+        assert!(unpacked.join(crate::files::OWNER_LOCK).is_file());
         drop(loaded);
         assert!(!unpacked.exists());
         // A change to one pack changes the bundle's revision.
