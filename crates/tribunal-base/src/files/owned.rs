@@ -21,7 +21,9 @@ pub const OWNER_LOCK: &str = ".tribunal-owner.lock";
 #[derive(Debug)]
 pub struct OwnedDir {
     path: PathBuf,
-    _lock: File,
+    /// `None` where the file system takes no lock (then the folder has no
+    /// [`OWNER_LOCK`], and is never swept).
+    _lock: Option<File>,
 }
 
 impl OwnedDir {
@@ -39,17 +41,18 @@ impl Drop for OwnedDir {
 /// Creates a new folder of the process's own in `folder`, named as by
 /// [`create_temporary_dir`], holding its [`OWNER_LOCK`], locked. The lock
 /// file is locked under another name first and renamed into place: no
-/// process sees it at its name unlocked.
+/// process sees it at its name unlocked. On a file system that takes no
+/// lock, the folder is made without it (and never swept).
 pub fn create_owned_dir(folder: &Path, stem: &str) -> io::Result<OwnedDir> {
     let path = create_temporary_dir(folder, stem)?;
     let locked = (|| {
         let (staged, lock) = create_temporary(&path, "owner")?;
-        lock.try_lock().map_err(|err| match err {
-            fs::TryLockError::Error(err) => err,
-            fs::TryLockError::WouldBlock => io::Error::other("a new lock file is locked"),
-        })?;
+        if lock.try_lock().is_err() {
+            fs::remove_file(&staged)?;
+            return Ok(None);
+        }
         fs::rename(&staged, path.join(OWNER_LOCK))?;
-        Ok(lock)
+        Ok(Some(lock))
     })();
     match locked {
         Ok(lock) => Ok(OwnedDir { path, _lock: lock }),
