@@ -87,12 +87,7 @@ impl Jobs {
         if let Some(cpu) = cpu {
             waiter.keep_off(cpu);
         }
-        *waiter.job.lock().unwrap_or_else(PoisonError::into_inner) = Slot::Job(job);
-        // Woken after the slot is unlocked: woken while it was held, the
-        // thread found it locked and slept again until the sender let go
-        // (two more futex calls and a context switch for each job; a
-        // server's check at 5,000 a second went through that every time).
-        waiter.given.notify_one();
+        waiter.give(Slot::Job(job));
     }
 }
 
@@ -106,8 +101,7 @@ impl Queue {
         let mut inner = self.lock();
         inner.closed = true;
         for waiter in inner.idle.drain(..) {
-            *waiter.job.lock().unwrap_or_else(PoisonError::into_inner) = Slot::Closed;
-            waiter.given.notify_one();
+            waiter.give(Slot::Closed);
         }
     }
 
@@ -159,6 +153,16 @@ impl Waiter {
             },
             kept_off: AtomicBool::new(false),
         }
+    }
+
+    /// Gives the (waiting) thread `slot` and wakes it.
+    fn give(&self, slot: Slot) {
+        *self.job.lock().unwrap_or_else(PoisonError::into_inner) = slot;
+        // Woken after the slot is unlocked: woken while it was held, the
+        // thread found it locked and slept again until the sender let go
+        // (two more futex calls and a context switch for each job; a
+        // server's check at 5,000 a second went through that every time).
+        self.given.notify_one();
     }
 
     /// The next job given to this thread; `None` when the pool is gone.
