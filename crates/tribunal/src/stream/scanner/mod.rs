@@ -14,7 +14,7 @@ use crate::component::EarlyStrings;
 use crate::contract::{Contract, Last, RuleId, Seg, Uniques};
 use crate::extract::{fence::is_json_info, Tier};
 use crate::json::{Json, Object, Str};
-use crate::json_write::plain_run;
+use crate::json_write::{plain_run, plain_run_from};
 use crate::report::Issue;
 
 /// What the scanner is reading.
@@ -351,7 +351,7 @@ impl Scanner {
         let mut from = from;
         if self.mode == Mode::Doc {
             if let Some(Token::Str { escape: false, .. }) = self.token {
-                from += plain_run(&text.as_bytes()[from..]);
+                from += plain_run_from(text.as_bytes(), from);
                 if from == text.len() {
                     return;
                 }
@@ -378,7 +378,7 @@ impl Scanner {
                 // Runs of plain string content (up to a quote, a backslash
                 // or a control byte) are skipped in one step.
                 if let Some(Token::Str { escape: false, .. }) = self.token {
-                    at += plain_run(&bytes[at..]);
+                    at += plain_run_from(bytes, at);
                     if at == bytes.len() {
                         break;
                     }
