@@ -126,7 +126,7 @@ fn word_as_read(text: &str) -> String {
 
 /// Whether `word` (the text before a period, from the last whitespace) is an
 /// abbreviation or an initial.
-pub(super) fn is_abbreviation(word: &str, extra: &[String]) -> bool {
+fn is_abbreviation(word: &str, extra: &[String]) -> bool {
     let word = word.trim_start_matches(|c: char| !c.is_alphanumeric());
     if word.is_empty() {
         return false;
@@ -168,99 +168,4 @@ pub(super) fn spells(known: &str, word: &str) -> bool {
         && word.last() != Some(&b'.')
         && known[..word.len()].eq_ignore_ascii_case(word)
         && known[word.len()..].iter().all(|&b| b == b'.')
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The counter as it was written first, character by character: what
-    /// the byte-level one must count, on any text.
-    fn reference(text: &str, abbreviations: &[String]) -> usize {
-        let mut count = 0;
-        let mut in_sentence = false;
-        let (mut word_start, mut skipped_inside) = (0, false);
-        let mut chars = text.char_indices().peekable();
-        while let Some((at, c)) = chars.next() {
-            if is_terminator(c) {
-                let abbreviated = c == '.'
-                    && chars.peek().map(|&(_, n)| n) != Some('.')
-                    && if skipped_inside {
-                        abbreviation(&word_as_read(&text[word_start..at]), abbreviations)
-                    } else {
-                        abbreviation(&text[word_start..at], abbreviations)
-                    };
-                let mut skipped = false;
-                while chars.next_if(|&(_, n)| is_closing(n)).is_some() {
-                    skipped = true;
-                }
-                let at_boundary = chars.peek().is_none_or(|&(_, n)| n.is_whitespace());
-                skipped_inside |= skipped && !at_boundary;
-                if at_boundary && in_sentence && !abbreviated {
-                    count += 1;
-                    in_sentence = false;
-                }
-            } else if c.is_whitespace() {
-                word_start = at + c.len_utf8();
-                skipped_inside = false;
-            } else {
-                in_sentence = true;
-            }
-        }
-        count + usize::from(in_sentence)
-    }
-
-    /// [`is_abbreviation`] as it was written first.
-    fn abbreviation(word: &str, extra: &[String]) -> bool {
-        let word = word.trim_start_matches(|c: char| !c.is_alphanumeric());
-        if word.is_empty() {
-            return false;
-        }
-        if word
-            .split('.')
-            .all(|part| part.chars().count() == 1 && part.chars().all(char::is_uppercase))
-        {
-            return true;
-        }
-        SENTENCE_ABBREVIATIONS
-            .iter()
-            .any(|known| spells(known, word))
-            || extra.iter().any(|known| spells(known, word))
-    }
-
-    #[test]
-    fn counts_as_the_character_by_character_counter_on_generated_texts() {
-        // Pieces that make every branch: terminators and their repeats,
-        // closing marks (ASCII and not), every kind of whitespace (ASCII,
-        // Unicode, and control bytes that are not whitespace), abbreviations,
-        // initials, numbers, non-ASCII letters, words.
-        const PIECES: &[&str] = &[
-            ".", ".", "!", "?", "…", "...", "?!", "\"", "'", ")", "”", "’", " ", " ", " ", "\n",
-            "\t", "\u{b}", "\u{c}", "\r", "\u{1c}", "\u{85}", "\u{a0}", "\u{2003}", "\u{3000}",
-            "Dr", "dr", "e.g", "i.e", "U.S", "J", "R", "No", "etc", "3", "14", "3.14", "word",
-            "The", "élan", "naïve", "日本", "Ω", "a", "x", ",", ";", "-", "(", "\u{0}", "approx",
-            "APPROX", "Approx", "approxi", "sept", "thurs", "É", "ǅ", "ß", "..", "Mr", "mR", "Jr",
-        ];
-        let extra = vec!["etc".to_owned(), "approx.".to_owned()];
-        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = |n: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % n as u64) as usize
-        };
-        let mut text = String::new();
-        for case in 0..60_000 {
-            text.clear();
-            for _ in 0..next(24) {
-                text.push_str(PIECES[next(PIECES.len())]);
-            }
-            let abbreviations: &[String] = if case % 2 == 0 { &[] } else { &extra };
-            assert_eq!(
-                count_sentences_with(&text, abbreviations),
-                reference(&text, abbreviations),
-                "{text:?}"
-            );
-        }
-    }
 }
