@@ -6,7 +6,7 @@
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -105,17 +105,24 @@ impl Server {
 
     /// Sends SIGTERM and waits for the exit code.
     pub fn stop(mut self) -> Option<i32> {
+        self.terminated_within(Duration::from_secs(30))
+            .expect("the server did not stop on SIGTERM")
+            .code()
+    }
+
+    /// Sends SIGTERM and waits up to `grace` for it to exit: how it exited,
+    /// or `None` if it still runs.
+    fn terminated_within(&mut self, grace: Duration) -> Option<ExitStatus> {
         self.terminate();
-        let deadline = Instant::now() + Duration::from_secs(30);
+        let deadline = Instant::now() + grace;
         loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status.code();
+            if let Some(status) = self.child.try_wait().ok().flatten() {
+                return Some(status);
             }
-            assert!(
-                Instant::now() < deadline,
-                "the server did not stop on SIGTERM"
-            );
-            std::thread::sleep(Duration::from_millis(20));
+            if Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
         }
     }
 }
@@ -133,15 +140,9 @@ impl Drop for Server {
         if self.child.try_wait().ok().flatten().is_some() {
             return;
         }
-        self.terminate();
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if self.child.try_wait().ok().flatten().is_some() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(10));
+        if self.terminated_within(Duration::from_secs(5)).is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
         }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
