@@ -9,7 +9,7 @@
 
 use std::borrow::Cow;
 
-use crate::json::{kept_number_text, number_end, Json, Number, Object};
+use crate::json::{kept_number_text, number_extent, Json, Number, Object};
 
 use crate::json_write::{plain_run, write_json, write_str, Room};
 
@@ -148,9 +148,15 @@ impl Writer<'_, '_> {
             b'n' => self.word(b"null")?,
             b'-' | b'0'..=b'9' => {
                 let start = reader.at;
-                reader.at = number_end(reader.bytes, start)?;
-                for piece in kept_number_text(&reader.text[start..reader.at]) {
-                    self.out.extend_from_slice(piece.as_bytes());
+                let (end, exponent) = number_extent(reader.bytes, start)?;
+                reader.at = end;
+                let text = &reader.text[start..end];
+                if exponent {
+                    for piece in kept_number_text(text) {
+                        self.out.extend_from_slice(piece.as_bytes());
+                    }
+                } else {
+                    self.out.extend_from_slice(text.as_bytes());
                 }
             }
             _ => return None,
@@ -408,8 +414,14 @@ impl<'a, S: Sink> Reader<'a, S> {
     /// A number as JSON writes it, kept as its text (`arbitrary_precision`).
     fn number(&mut self) -> Option<Json> {
         let start = self.at;
-        self.at = number_end(self.bytes, start)?;
-        let number = Number::from_json_text(&self.text[start..self.at]);
+        let (end, exponent) = number_extent(self.bytes, start)?;
+        self.at = end;
+        let text = &self.text[start..end];
+        let number = if exponent {
+            Number::from_json_text(text)
+        } else {
+            Number::without_exponent(text)
+        };
         self.sink.bytes(number.as_str().as_bytes());
         Some(Json::Number(number))
     }

@@ -381,6 +381,13 @@ impl Number {
         Number(kept)
     }
 
+    /// [`Number::from_json_text`] of a number the caller has read as one
+    /// without an exponent ([`number_extent`]): its text as it is.
+    pub(crate) fn without_exponent(text: &str) -> Number {
+        debug_assert!(number_extent(text.as_bytes(), 0) == Some((text.len(), false)));
+        Number(CompactString::new(text))
+    }
+
     /// The shortest text that reads back as `value` (as `serde_json` writes a
     /// float: `1.0`, `0.1`, `1e300`); `None` for NaN and the infinities.
     pub fn from_f64(value: f64) -> Option<Number> {
@@ -498,6 +505,13 @@ pub fn kept_number_text(text: &str) -> [&str; 3] {
 /// `-`, an integer part without a leading zero, then an optional fraction and
 /// exponent.
 pub fn number_end(bytes: &[u8], start: usize) -> Option<usize> {
+    number_extent(bytes, start).map(|(end, _)| end)
+}
+
+/// [`number_end`], and whether the number has an exponent: a reader that
+/// knows it has none keeps its text as it is ([`Number::without_exponent`]),
+/// without looking for one again ([`kept_number_text`]).
+pub(crate) fn number_extent(bytes: &[u8], start: usize) -> Option<(usize, bool)> {
     let digits = |mut at: usize| {
         while bytes.get(at).is_some_and(u8::is_ascii_digit) {
             at += 1;
@@ -517,18 +531,15 @@ pub fn number_end(bytes: &[u8], start: usize) -> Option<usize> {
         }
         at = end;
     }
-    if matches!(bytes.get(at), Some(b'e' | b'E')) {
-        at += 1;
-        if matches!(bytes.get(at), Some(b'+' | b'-')) {
-            at += 1;
-        }
-        let end = digits(at);
-        if end == at {
-            return None;
-        }
-        at = end;
+    if !matches!(bytes.get(at), Some(b'e' | b'E')) {
+        return Some((at, false));
     }
-    Some(at)
+    at += 1;
+    if matches!(bytes.get(at), Some(b'+' | b'-')) {
+        at += 1;
+    }
+    let end = digits(at);
+    (end > at).then_some((end, true))
 }
 
 impl fmt::Display for Number {
@@ -848,6 +859,67 @@ pub fn numbers(seed: u64) -> impl FnMut() -> u64 {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    /// Number texts made of every piece a JSON number has and a few it must
+    /// not (a leading zero, a bare `-`, `.`, `e` without digits, `+` first),
+    /// with what may follow one: the reader's end, exponent flag and kept
+    /// text agree with `serde_json`'s reading and with `from_json_text`.
+    #[test]
+    fn a_numbers_extent_says_where_it_ends_and_whether_it_has_an_exponent() {
+        let signs = ["", "-", "+", "--"];
+        let integers = [
+            "0",
+            "7",
+            "10",
+            "00",
+            "0123",
+            "123456789012345678901234567890",
+            "",
+        ];
+        let fractions = ["", ".5", ".", ".000", ".25e", "."];
+        let exponents = ["", "e5", "E5", "e+5", "E-05", "e", "e+", "E-", "e99999"];
+        let after = ["", ",", "}", " ", "x", "e", "."];
+        let mut checked = 0;
+        for sign in signs {
+            for integer in integers {
+                for fraction in fractions {
+                    for exponent in exponents {
+                        let number = format!("{sign}{integer}{fraction}{exponent}");
+                        let valid = serde_json::from_str::<serde_json::Number>(&number).is_ok();
+                        for tail in after {
+                            let text = format!("{number}{tail}");
+                            let extent = number_extent(text.as_bytes(), 0);
+                            assert_eq!(number_end(text.as_bytes(), 0), extent.map(|(end, _)| end));
+                            let Some((end, has_exponent)) = extent else {
+                                // Refused: not a number, or one a tail of
+                                // `e` or `.` leaves unfinished.
+                                assert!(!valid || matches!(tail, "e" | "."), "{text:?}");
+                                continue;
+                            };
+                            let read = &text[..end];
+                            assert!(
+                                serde_json::from_str::<serde_json::Number>(read).is_ok(),
+                                "{text:?}"
+                            );
+                            assert_eq!(has_exponent, read.contains(['e', 'E']), "{text:?}");
+                            if valid {
+                                assert_eq!(read, number, "{text:?}");
+                            }
+                            if !has_exponent {
+                                assert_eq!(
+                                    Number::without_exponent(read),
+                                    Number::from_json_text(read)
+                                );
+                            }
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(checked > 1000, "{checked}");
+    }
 
     #[test]
     fn one_pointer_escape_pair_round_trips_and_refuses_bad_escapes() {
@@ -867,8 +939,6 @@ mod tests {
         assert_eq!(value.pointer("/a~1b/~0/1"), Some(&json!(2)));
         assert_eq!(value.pointer("/a~2b"), None);
     }
-
-    use super::*;
 
     #[test]
     fn a_name_given_again_keeps_its_place_and_takes_the_new_value() {
