@@ -396,7 +396,7 @@ impl Metric for JsonCompare {
             );
             &empty
         };
-        let mut buckets = Buckets::default();
+        let mut buckets = Buckets::for_keys(gt.len());
         // Outputs usually follow the ground truth's order: each member is
         // looked for first at its own place.
         for (at, (key, gt_value)) in gt.iter().enumerate() {
@@ -488,6 +488,18 @@ struct Buckets<'a> {
 }
 
 impl Buckets<'_> {
+    /// Buckets for a ground truth of `keys` keys: the lists most of them go
+    /// to made once at their size (grown a push at a time they were nine
+    /// allocations a record, 3% of a json-eval record's instructions).
+    fn for_keys(keys: usize) -> Self {
+        Self {
+            gt_non_null: Vec::with_capacity(keys),
+            both_non_null: Vec::with_capacity(keys),
+            fields: Vec::with_capacity(keys),
+            ..Self::default()
+        }
+    }
+
     /// Phases 1 to 3: completeness, hallucination and accuracy, for a ground
     /// truth of `gt_len` keys.
     fn phases(&self, gt_len: usize) -> (f64, f64, f64) {
