@@ -383,7 +383,7 @@ impl Scanner {
                         break;
                     }
                 }
-                at = self.doc_byte(contract, text, at, found);
+                at = self.doc_run(contract, text, at, found);
                 continue;
             } else {
                 self.outside_byte(contract, text, at);
@@ -560,32 +560,39 @@ impl Scanner {
         }
     }
 
-    /// One byte of the document, and as many after it as it can take in the
-    /// same step (whitespace after it; a token it starts, when the chunk
-    /// holds its end): the offset of the next byte to read.
-    fn doc_byte(
+    /// The document from byte `at` on, as far as one step takes it: the byte
+    /// an open token takes; with no token open, whitespace and structure up
+    /// to the next token left open, a change of mode or the chunk's end (a
+    /// token the chunk holds whole is read as it starts). The offset of the
+    /// next byte to read.
+    fn doc_run(
         &mut self,
         contract: Option<&Contract>,
         text: &str,
-        at: usize,
+        mut at: usize,
         found: &mut Vec<Found>,
     ) -> usize {
         let bytes = text.as_bytes();
-        let b = bytes[at];
-        if self.token_byte(contract, text, at, found) {
+        if self.token.is_some() && self.token_byte(contract, text, at, found) {
             return at + 1;
         }
-        // (JSON's whitespace: a form feed, which text around the document
-        // may hold, is not JSON inside it.)
-        if is_json_space(b) {
-            return at
-                + 1
-                + bytes[at + 1..]
-                    .iter()
-                    .take_while(|b| is_json_space(**b))
-                    .count();
+        // Outside tokens a document is punctuation and the spaces after it:
+        // read here, a byte after another, without going round the scan's
+        // loop (its checks of the mode and the token) for each.
+        loop {
+            // (JSON's whitespace: a form feed, which text around the document
+            // may hold, is not JSON inside it.)
+            while bytes.get(at).is_some_and(|b| is_json_space(*b)) {
+                at += 1;
+            }
+            if at == bytes.len() {
+                return at;
+            }
+            at = self.structure_byte(contract, text, at, found);
+            if self.token.is_some() || self.mode != Mode::Doc || at >= bytes.len() {
+                return at;
+            }
         }
-        self.structure_byte(contract, text, at, found)
     }
 
     /// One byte while a string or a bare token (a number, a literal) is open:
