@@ -381,6 +381,23 @@ impl Number {
         Number(kept)
     }
 
+    /// The number `text` holds from byte `start` on, as the JSON reader reads
+    /// it (kept as written, the exponent as [`Number::from_json_text`] keeps
+    /// it), and where its text ends; `None` when no number starts there. Its
+    /// text is read once: one without an exponent is kept as it is, not
+    /// looked at again for one.
+    #[inline]
+    pub fn read_at(text: &str, start: usize) -> Option<(Number, usize)> {
+        let (end, exponent) = number_extent(text.as_bytes(), start)?;
+        let digits = &text[start..end];
+        let number = if exponent {
+            Number::from_json_text(digits)
+        } else {
+            Number::without_exponent(digits)
+        };
+        Some((number, end))
+    }
+
     /// [`Number::from_json_text`] of a number the caller has read as one
     /// without an exponent ([`number_extent`]): its text as it is.
     pub(crate) fn without_exponent(text: &str) -> Number {
@@ -462,10 +479,9 @@ impl FromStr for Number {
 
     /// A number written as JSON writes one (`-1`, `0.5`, `2e10`): the whole text.
     fn from_str(text: &str) -> Result<Self, NotANumber> {
-        if number_end(text.as_bytes(), 0) == Some(text.len()) {
-            Ok(Number::from_json_text(text))
-        } else {
-            Err(NotANumber)
+        match Number::read_at(text, 0) {
+            Some((number, end)) if end == text.len() => Ok(number),
+            _ => Err(NotANumber),
         }
     }
 }
@@ -891,6 +907,24 @@ mod tests {
                             let text = format!("{number}{tail}");
                             let extent = number_extent(text.as_bytes(), 0);
                             assert_eq!(number_end(text.as_bytes(), 0), extent.map(|(end, _)| end));
+                            // Read whole: the number its text is, and where it ends.
+                            assert_eq!(
+                                Number::read_at(&text, 0),
+                                extent.map(|(end, _)| {
+                                    (Number::from_json_text(&text[..end]), end)
+                                }),
+                                "{text:?}"
+                            );
+                            // After other text too.
+                            let later = format!("[{text}");
+                            assert_eq!(
+                                Number::read_at(&later, 1),
+                                extent.map(|(end, _)| (
+                                    Number::from_json_text(&text[..end]),
+                                    end + 1
+                                )),
+                                "{text:?}"
+                            );
                             let Some((end, has_exponent)) = extent else {
                                 // Refused: not a number, or one a tail of
                                 // `e` or `.` leaves unfinished.

@@ -454,10 +454,20 @@ impl Scanner {
 /// reader reads it (borrowed when it has no escape): a plain one as it is.
 /// `None` when it is not a JSON string (a control character in it, a bad
 /// escape).
+#[allow(clippy::inline_always)]
+#[inline(always)]
 fn string_at(text: &str, (start, end, plain): Span) -> Option<Cow<'_, str>> {
     if plain {
         return Some(Cow::Borrowed(&text[start + 1..end - 1]));
     }
+    escaped_string_at(text, start, end)
+}
+
+/// [`string_at`] of a string with an escape (or a control byte): read by the
+/// JSON reader. (Apart, so that the usual string is a slice where it is
+/// asked for, without a call.)
+#[inline(never)]
+fn escaped_string_at(text: &str, start: usize, end: usize) -> Option<Cow<'_, str>> {
     crate::json_read::string(&text[..end], start + 1)
         .filter(|(_, after)| *after == end)
         .map(|(string, _)| string)
@@ -473,8 +483,11 @@ fn scalar_at(text: &str, span: Span) -> Option<Json> {
         b"true" => Some(Json::Bool(true)),
         b"false" => Some(Json::Bool(false)),
         b"null" => Some(Json::Null),
-        _ => (crate::json::number_end(bytes, start) == Some(end))
-            .then(|| Json::Number(Number::from_json_text(&text[start..end]))),
+        // (Read from the token's bytes alone: a number ends where they do.)
+        _ => match Number::read_at(&text[..end], start) {
+            Some((number, read)) if read == end => Some(Json::Number(number)),
+            _ => None,
+        },
     }
 }
 
