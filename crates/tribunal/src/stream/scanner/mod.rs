@@ -732,6 +732,7 @@ impl Scanner {
     }
 
     /// A string (`span`) has closed: a key, or a value.
+    #[inline]
     fn string_closed(
         &mut self,
         contract: Option<&Contract>,
