@@ -20,15 +20,10 @@ pub fn kept_number_text(text: &str) -> [&str; 3] {
     }
 }
 
-/// Where the JSON number starting at `start` ends (`None` where none starts):
+/// Where the JSON number starting at `start` ends (`None` where none starts:
 /// `-`, an integer part without a leading zero, then an optional fraction and
-/// exponent.
-pub fn number_end(bytes: &[u8], start: usize) -> Option<usize> {
-    number_extent(bytes, start).map(|(end, _)| end)
-}
-
-/// [`number_end`], and whether the number has an exponent: a reader that
-/// knows it has none keeps its text as it is ([`Number::without_exponent`](super::Number::without_exponent)),
+/// exponent), and whether it has an exponent: a reader that knows it has none
+/// keeps its text as it is ([`Number::without_exponent`](super::Number::without_exponent)),
 /// without looking for one again ([`kept_number_text`]).
 pub(crate) fn number_extent(bytes: &[u8], start: usize) -> Option<(usize, bool)> {
     let digits = |mut at: usize| {
